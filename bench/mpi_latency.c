@@ -1,0 +1,76 @@
+/* MPI latency traced against untraced in the same run: run under
+ * LD_PRELOAD=libmpior.so; the MPI_* calls go through the tracer, the PMPI_*
+ * calls (the profiling interface the tracer itself uses) do not. Reports the
+ * median over repetitions of: a 1-byte ping-pong round trip between ranks 0
+ * and 1, and an 8-byte MPI_Bcast and MPI_Allreduce over all ranks.
+ * usage: mpirun -n 2 mpi_latency [iterations=10000] [repetitions=5] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int cmp(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return v[n / 2];
+}
+
+/* Microseconds per operation of one timed loop. */
+static double loop(int op, int traced, long n, int rank) {
+  char byte = 0;
+  double value = 1, sum = 0;
+  MPI_Status st;
+  PMPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  for (long i = 0; i < n; ++i) {
+    if (op == 0 && rank < 2) {
+      int peer = 1 - rank;
+      if (rank == 0) {
+        traced ? MPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD)
+               : PMPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+        traced ? MPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st)
+               : PMPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st);
+      } else {
+        traced ? MPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st)
+               : PMPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st);
+        traced ? MPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD)
+               : PMPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+      }
+    } else if (op == 1) {
+      traced ? MPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD) : PMPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    } else if (op == 2) {
+      traced ? MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+             : PMPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+  }
+  double us = (MPI_Wtime() - t0) * 1e6 / (double)n;
+  double worst = 0;
+  PMPI_Allreduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  long n = argc > 1 ? atol(argv[1]) : 10000;
+  int reps = argc > 2 ? atoi(argv[2]) : 5;
+  if (reps > 32) reps = 32;
+  const char* names[3] = {"ping-pong 1 B round trip", "MPI_Bcast 8 B", "MPI_Allreduce 8 B"};
+  if (rank == 0) printf("%-26s %12s %12s %12s %8s\n", "operation", "untraced us", "traced us", "added us", "ratio");
+  for (int op = 0; op < 3; ++op) {
+    double plain[32], traced[32];
+    for (int r = 0; r < reps; ++r) {
+      plain[r] = loop(op, 0, n, rank);
+      traced[r] = loop(op, 1, n, rank);
+    }
+    double p = median(plain, reps), t = median(traced, reps);
+    if (rank == 0) printf("%-26s %12.2f %12.2f %12.2f %8.3f\n", names[op], p, t, t - p, t / p);
+  }
+  MPI_Finalize();
+  return 0;
+}

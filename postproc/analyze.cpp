@@ -1,0 +1,70 @@
+#include "analyze.hpp"
+
+#include "rank_events.hpp"
+#include "scope.hpp"
+
+namespace mpior::postproc {
+
+namespace {
+
+constexpr size_t kListedUnreceived = 10;
+
+void scan_rank(const TraceSet& set, int32_t r, Analysis& a, MessageMatcher& matcher, CollectiveChecker& collectives,
+               SummaryCollector& summary) {
+  const trace::RankTrace& t = set.ranks[size_t(r)];
+  RankScope scope(r, set.path(r), a.files.local_to_global[size_t(r)], a.comms);
+  std::vector<uint32_t> threads;
+  for (const trace::Stream& s : t.streams) threads.push_back(s.thread);
+  scope.set_threads(std::move(threads));
+  matcher.begin_rank(scope);
+  summary.begin_rank(scope, t);
+  RankEvents events(t, r);
+  trace::Event ev;
+  EventPos pos;
+  while (events.next(ev, pos)) {
+    if (trace::is_io(ev.kind)) {
+      note_file_use(a.files, scope, ev, pos);
+    } else {
+      matcher.observe(ev, pos);
+      collectives.observe(scope, ev, pos);
+    }
+    summary.observe(scope, ev, pos);
+  }
+  matcher.end_rank();
+}
+
+void warn_unreceived(const TraceSet& set, Analysis& a) {
+  const PairingStats& m = a.messages;
+  size_t listed = 0;
+  for (const ChannelCount& c : m.unreceived_channels) {
+    if (++listed > kListedUnreceived) break;
+    a.warnings.push_back("rank " + std::to_string(c.channel.source) + " sent " + std::to_string(c.sent) +
+                         " messages to rank " + std::to_string(c.channel.dest) + " on communicator " +
+                         std::to_string(c.channel.comm) + " with tag " + std::to_string(c.channel.tag) + ", " +
+                         std::to_string(c.sent - c.received) + " never received (" + set.path(c.channel.dest) + ")");
+  }
+  if (m.unreceived_channels.size() > kListedUnreceived)
+    a.warnings.push_back("... and sends never received on " +
+                         std::to_string(m.unreceived_channels.size() - kListedUnreceived) + " more channels");
+}
+
+}  // namespace
+
+Analysis analyze(const TraceSet& set, PairSink sink) {
+  Analysis a;
+  a.warnings = set.warnings;
+  a.comms = resolve_comms(set);
+  a.files = number_files(set);
+  MessageMatcher matcher(set, std::move(sink));
+  CollectiveChecker collectives(set, a.comms);
+  SummaryCollector summary(size_t(set.size()), a.files.files.size());
+  for (int32_t r = 0; r < set.size(); ++r) scan_rank(set, r, a, matcher, collectives, summary);
+  finish_files(a.files);
+  a.collectives = collectives.finish();
+  a.messages = matcher.finish();
+  a.summary = summary.take();
+  warn_unreceived(set, a);
+  return a;
+}
+
+}  // namespace mpior::postproc

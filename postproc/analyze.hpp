@@ -1,0 +1,31 @@
+// The post-processing pass: resolves communicators and files, then walks every
+// rank's events once (in its MPI order) to pair messages, check collective
+// instances and total the summary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collectives.hpp"
+#include "comms.hpp"
+#include "files.hpp"
+#include "pairing.hpp"
+#include "summary.hpp"
+#include "trace_set.hpp"
+
+namespace mpior::postproc {
+
+struct Analysis {
+  CommResolution comms;
+  FileResolution files;
+  PairingStats messages;
+  CollectiveStats collectives;
+  Summary summary;
+  std::vector<std::string> warnings;  // the trace set's, then unreceived sends
+};
+
+// Throws PostError for anything that would make the plan wrong or the replay
+// hang. With a sink, every message pair is handed to it.
+Analysis analyze(const TraceSet& set, PairSink sink = {});
+
+}  // namespace mpior::postproc

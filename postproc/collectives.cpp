@@ -1,0 +1,107 @@
+#include "collectives.hpp"
+
+#include "error.hpp"
+#include "rank_events.hpp"
+
+namespace mpior::postproc {
+
+namespace arg = trace::arg;
+using trace::OpClass;
+
+namespace {
+
+bool is_rooted(OpClass op) { return trace::is_one_to_all(op) || trace::is_all_to_one(op); }
+
+// What members must agree on: the operation class and, if rooted, the root.
+uint64_t signature(const trace::Event& ev) {
+  OpClass op = ev.op();
+  uint64_t root = is_rooted(op) ? uint64_t(uint32_t(ev.args[arg::root])) : 0;
+  return (uint64_t(op) << 32) | root;
+}
+
+uint64_t fold(uint64_t h, uint64_t v) {
+  h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 29);
+}
+
+std::string call_text(const trace::Event& ev) {
+  std::string s(trace::name(ev.kind));
+  if (is_rooted(ev.op())) s += " (root " + std::to_string(ev.args[arg::root]) + ")";
+  return s;
+}
+
+// One rank's collectives on one global communicator, in its MPI order.
+class CollectiveWalk {
+ public:
+  CollectiveWalk(const TraceSet& set, const CommResolution& comms, int32_t rank, int32_t comm)
+      : events_(set.ranks[size_t(rank)], rank), to_global_(comms.local_to_global[size_t(rank)]), comm_(comm) {}
+
+  bool next(trace::Event& ev) {
+    EventPos pos;
+    while (events_.next(ev, pos)) {
+      if (!trace::is_mpi(ev.kind) || !trace::is_collective(ev.op())) continue;
+      int64_t local = ev.args[arg::comm];
+      if (local >= 0 && uint64_t(local) < to_global_.size() && to_global_[size_t(local)] == comm_) return true;
+    }
+    return false;
+  }
+
+ private:
+  RankEvents events_;
+  const std::vector<int32_t>& to_global_;
+  int32_t comm_;
+};
+
+}  // namespace
+
+CollectiveChecker::CollectiveChecker(const TraceSet& set, const CommResolution& comms) : set_(&set), comms_(&comms) {
+  tallies_.resize(comms.comms.size());
+  for (size_t g = 0; g < comms.comms.size(); ++g) tallies_[g].resize(comms.comms[g].members.size());
+}
+
+void CollectiveChecker::observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+  if (!trace::is_mpi(ev.kind) || !trace::is_collective(ev.op())) return;
+  int32_t g = scope.comm(ev, pos);
+  Tally& t = tallies_[size_t(g)][size_t(scope.position(ev))];
+  ++t.count;
+  t.hash = fold(t.hash, signature(ev));
+}
+
+CollectiveStats CollectiveChecker::finish() const {
+  CollectiveStats stats;
+  stats.per_comm.resize(tallies_.size());
+  for (size_t g = 0; g < tallies_.size(); ++g) {
+    const auto& members = tallies_[g];
+    if (members.empty()) continue;
+    for (size_t i = 1; i < members.size(); ++i)
+      if (members[i].count != members[0].count || members[i].hash != members[0].hash) diagnose(int32_t(g), 0, i);
+    stats.per_comm[g] = members[0].count;
+    stats.instances += members[0].count;
+  }
+  return stats;
+}
+
+void CollectiveChecker::diagnose(int32_t comm, size_t a, size_t b) const {
+  const auto& members = comms_->comms[size_t(comm)].members;
+  int32_t ra = members[a], rb = members[b];
+  CollectiveWalk wa(*set_, *comms_, ra, comm), wb(*set_, *comms_, rb, comm);
+  std::string g = std::to_string(comm), sa = "rank " + std::to_string(ra), sb = "rank " + std::to_string(rb);
+  trace::Event ea, eb;
+  for (uint64_t n = 0;; ++n) {
+    bool has_a = wa.next(ea), has_b = wb.next(eb);
+    std::string at = "collective #" + std::to_string(n) + " on communicator " + g + ": ";
+    if (!has_a && !has_b) break;
+    if (has_a != has_b)
+      throw PostError("communicator " + g + ": " + sa + " made " + std::to_string(tallies_[size_t(comm)][a].count) +
+                      " collective calls, " + sb + " made " + std::to_string(tallies_[size_t(comm)][b].count) + " (" +
+                      at +
+                      (has_a ? sa + " called " + call_text(ea) + ", " + sb + " none"
+                             : sa + " none, " + sb + " called " + call_text(eb)) +
+                      ")");
+    if (signature(ea) != signature(eb))
+      throw PostError(at + sa + " called " + call_text(ea) + ", " + sb + " called " + call_text(eb));
+  }
+  throw PostError("communicator " + g + ": " + sa + " and " + sb + " disagree on their collective calls");
+}
+
+}  // namespace mpior::postproc

@@ -1,0 +1,132 @@
+#include "dump.hpp"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "comms.hpp"
+#include "format.hpp"
+#include "text.hpp"
+#include "trace_set.hpp"
+
+namespace mpior::postproc {
+
+namespace {
+
+template <typename T>
+std::string list_text(const std::vector<T>& v) {
+  return "[" + fmt::format("{}", fmt::join(v, ", ")) + "]";
+}
+
+void dump_header(const std::string& path, std::span<const uint8_t> bytes, std::ostream& out) {
+  std::string type = trace::file_type(bytes);
+  trace::Decoder h(bytes.subspan(8), path);
+  uint32_t version = h.fixed32();
+  uint8_t compression = h.u8();
+  uint64_t body = h.fixed64(), stored = h.fixed64();
+  out << fmt::format("{}: mpior {}, format version {}, {}, body {} bytes, stored {} bytes\n", path, type, version,
+                     compression == 1   ? "zstd"
+                     : compression == 0 ? "uncompressed"
+                                        : "unknown compression",
+                     body, stored);
+}
+
+void dump_job(const trace::JobInfo& j, std::ostream& out) {
+  out << fmt::format("job {}: {} ranks, state {}\n", job_id_text(j.job_id), j.size,
+                     j.state == trace::JobState::complete ? "complete" : "running");
+  out << fmt::format("  command: {}\n  cwd: {}\n  host: {}\n  started (realtime ns): {}\n", j.cmdline, j.cwd, j.host,
+                     j.start_real_ns);
+  out << "  ranks written: " << list_text(j.ranks_written) << "\n";
+}
+
+void dump_process(const trace::ProcessInfo& p, std::ostream& out) {
+  out << fmt::format("process: job {}, rank {} of {}, mpi {}, {}\n", job_id_text(p.job_id), p.rank, p.size,
+                     p.mpi ? "yes" : "no", p.finished ? "finished" : "checkpoint (not finished)");
+  out << fmt::format("  pid {} on {}\n  exe: {}\n  command: {}\n  cwd: {}\n", p.pid, p.host, p.exe, p.cmdline, p.cwd);
+  out << fmt::format("  clocks at start: monotonic {} ns, realtime {} ns; traced {:.6f} s\n", p.clock_mono_ns,
+                     p.clock_real_ns, double(p.end_ns) / 1e9);
+}
+
+void dump_files(const std::vector<trace::FileEntry>& files, std::ostream& out) {
+  out << "files (" << files.size() << "):\n";
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string flags = files[i].flags < 0 ? "-" : fmt::format("{:#o}", files[i].flags);
+    out << fmt::format("  {:>4}  {}  flags {}\n", i, files[i].path, flags);
+  }
+}
+
+void dump_comms(const std::vector<trace::CommEntry>& comms, std::ostream& out) {
+  out << "communicators (" << comms.size() << "):\n";
+  for (const trace::CommEntry& c : comms) {
+    out << fmt::format("  {:>4}  {}", c.id, creator_name(c.origin));
+    if (c.parent >= 0)
+      out << fmt::format(" of {} after {} collectives (color {}, key {})", c.parent, c.parent_seq, c.color, c.key);
+    out << "  members " << list_text(c.members) << "\n";
+  }
+}
+
+void dump_pruned(const trace::KindTallies& pruned, std::ostream& out) {
+  bool any = false;
+  for (size_t k = 0; k < pruned.size(); ++k) {
+    if (!pruned[k].calls) continue;
+    if (!any) out << "pruned calls (counted, not kept):\n";
+    any = true;
+    out << fmt::format("  {:<24} {:>10} calls {:>14.6f} s\n", trace::name(trace::Kind(k)), pruned[k].calls,
+                       double(pruned[k].time_ns) / 1e9);
+  }
+  if (!any) out << "pruned calls: none\n";
+}
+
+void dump_streams(const std::vector<trace::Stream>& streams, std::ostream& out) {
+  out << "streams (" << streams.size() << "):\n";
+  for (const trace::Stream& s : streams) trace::print_stream(out, s);
+}
+
+void dump_plan(const trace::Plan& p, std::ostream& out) {
+  dump_job(p.job, out);
+  out << "ranks (" << p.ranks.size() << "):\n";
+  for (size_t r = 0; r < p.ranks.size(); ++r) {
+    const trace::PlanRank& pr = p.ranks[r];
+    out << fmt::format("  rank {}: host {}, cwd {}, traced {:.6f} s\n    files {}\n    comms {}\n", r, pr.host, pr.cwd,
+                       double(pr.traced_ns) / 1e9, list_text(pr.files), list_text(pr.comms));
+  }
+  out << "files (" << p.files.size() << "):\n";
+  for (size_t i = 0; i < p.files.size(); ++i) {
+    const trace::PlanFile& f = p.files[i];
+    out << fmt::format("  {:>4}  {}{}{}  initial size {}\n", i, f.path, f.created ? "  created" : "",
+                       f.directory ? "  directory" : "", f.initial_size);
+  }
+  out << "communicators (" << p.comms.size() << "):\n";
+  for (size_t i = 0; i < p.comms.size(); ++i)
+    out << fmt::format("  {:>4}  members {}\n", i, list_text(p.comms[i].members));
+  dump_pruned(p.pruned, out);
+  dump_streams(p.streams, out);
+}
+
+}  // namespace
+
+void dump_file(const std::string& path, std::ostream& out) {
+  std::vector<uint8_t> bytes = trace::read_file(path);
+  std::string type = trace::file_type(bytes);
+  if (type.empty()) throw trace::FormatError(path + ": not an mpior file (bad magic number)");
+  // Decode everything before printing anything: a damaged file gets one message.
+  if (type == "rank trace") {
+    trace::RankTrace t = trace::decode_rank_trace(bytes, path);
+    dump_header(path, bytes, out);
+    dump_process(t.process, out);
+    dump_files(t.files, out);
+    dump_comms(t.comms, out);
+    dump_pruned(t.pruned, out);
+    dump_streams(t.streams, out);
+  } else if (type == "job file") {
+    trace::JobInfo j = trace::decode_job(bytes, path);
+    dump_header(path, bytes, out);
+    dump_job(j, out);
+  } else {
+    trace::Plan p = trace::decode_plan(bytes, path);
+    dump_header(path, bytes, out);
+    dump_plan(p, out);
+  }
+}
+
+}  // namespace mpior::postproc

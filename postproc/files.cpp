@@ -1,0 +1,93 @@
+#include "files.hpp"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace mpior::postproc {
+
+using trace::OpClass;
+
+FileResolution number_files(const TraceSet& set) {
+  FileResolution out;
+  std::unordered_map<std::string, int32_t> ids;
+  auto id_of = [&](const std::string& path) {
+    auto [it, fresh] = ids.try_emplace(path, int32_t(out.files.size()));
+    if (fresh) out.files.push_back({path, false, false, 0});
+    return it->second;
+  };
+  // The standard streams are global 0, 1, 2 even if no rank lists them first.
+  for (const char* std_name : {"<stdin>", "<stdout>", "<stderr>"}) id_of(std_name);
+  out.local_to_global.resize(size_t(set.size()));
+  for (int32_t r = 0; r < set.size(); ++r) {
+    auto& map = out.local_to_global[size_t(r)];
+    for (const trace::FileEntry& f : set.ranks[size_t(r)].files) map.push_back(id_of(f.path));
+  }
+  return out;
+}
+
+namespace {
+
+// A rank's first call on a file that succeeded without creating it means the
+// file was there before the run: the replay must find it there too.
+void note_first_use(FileResolution& files, int32_t rank, int32_t file, const trace::Event& ev, bool creates) {
+  if (files.last_rank.size() < files.files.size()) files.last_rank.resize(files.files.size(), -1);
+  if (files.last_rank[size_t(file)] == rank) return;
+  files.last_rank[size_t(file)] = rank;
+  OpClass op = ev.op();
+  bool succeeded = op == OpClass::fopen ? ev.ret == 1 : ev.ret >= 0;
+  bool creating = creates || op == OpClass::mkdir;
+  if (succeeded && !creating) files.files[size_t(file)].existed = true;
+}
+
+}  // namespace
+
+void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+  namespace arg = trace::arg;
+  if (ev.depth != 0) return;
+  OpClass op = ev.op();
+  int32_t file = scope.file(ev, arg::file, pos);
+  if (file < 0) return;
+  bool creates = (ev.args[arg::flags] & O_CREAT) != 0;
+  note_first_use(files, scope.rank(), file, ev, creates);
+  if (op == OpClass::rename) {
+    int32_t target = scope.file(ev, arg::file2, pos);
+    if (target >= 0 && ev.ret == 0) files.files[size_t(target)].created = true;
+    return;
+  }
+  trace::PlanFile& f = files.files[size_t(file)];
+  bool opened = (op == OpClass::open && ev.ret >= 0) || (op == OpClass::fopen && ev.ret == 1);
+  switch (op) {
+    case OpClass::open:
+    case OpClass::fopen:
+      f.created = f.created || (creates && opened);
+      if (opened && (ev.args[arg::flags] & O_DIRECTORY)) f.directory = true;
+      if (opened && (ev.args[arg::flags] & O_TRUNC)) {
+        if (files.truncated.size() <= size_t(file)) files.truncated.resize(files.files.size());
+        files.truncated[size_t(file)] = true;
+      }
+      break;
+    case OpClass::mkdir:
+      // A directory the application made: the replay makes it then, not before.
+      f.directory = true;
+      f.created = f.created || ev.ret == 0;
+      break;
+    case OpClass::rmdir:
+      f.directory = true;
+      break;
+    case OpClass::read:
+      if (ev.args[arg::offset] >= 0 && ev.ret > 0)
+        f.initial_size = std::max(f.initial_size, ev.args[arg::offset] + ev.ret);
+      break;
+    default:
+      break;
+  }
+}
+
+void finish_files(FileResolution& files) {
+  for (size_t i = 0; i < files.truncated.size() && i < files.files.size(); ++i)
+    if (files.truncated[i]) files.files[i].initial_size = 0;
+}
+
+}  // namespace mpior::postproc

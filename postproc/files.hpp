@@ -1,0 +1,32 @@
+// The plan's global file table: every path any rank named, numbered by first
+// appearance (ranks in order, each rank's file table in order), with what the
+// replayer must prepare: files the application creates, directories, and the
+// bytes that must exist before replay.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model.hpp"
+#include "scope.hpp"
+#include "trace_set.hpp"
+
+namespace mpior::postproc {
+
+struct FileResolution {
+  std::vector<trace::PlanFile> files;                 // by global id; <stdin>, <stdout>, <stderr> are 0, 1, 2
+  std::vector<std::vector<int32_t>> local_to_global;  // per rank: file table index -> global id
+  std::vector<bool> truncated;                        // by global id: the application emptied it (O_TRUNC)
+  std::vector<int32_t> last_rank;                     // by global id: last rank seen using it (first-use test)
+};
+
+FileResolution number_files(const TraceSet& set);
+
+// Updates created / directory / initial_size from one event. Only calls the
+// application made (depth 0) count: they are what the replayer reissues.
+void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos);
+// After every event: a file the application truncated needs no bytes before
+// replay (what it reads back, it wrote).
+void finish_files(FileResolution& files);
+
+}  // namespace mpior::postproc

@@ -1,0 +1,79 @@
+#include "plan.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "error.hpp"
+#include "format.hpp"
+
+namespace mpior::postproc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_single_rank(const trace::Stream& s, int32_t rank) {
+  auto items = s.view(s.ranks);
+  if (trace::seq_length(items) != 1) return false;
+  trace::SeqCursor c(items);
+  return c.next() == rank;
+}
+
+void set_single_rank(trace::Stream& s, int32_t rank) {
+  if (is_single_rank(s, rank)) return;
+  trace::SeqItem item{rank, 0, 0};
+  s.ranks = s.values.add({&item, 1});
+}
+
+void add_tallies(trace::KindTallies& into, const trace::KindTallies& from) {
+  for (size_t k = 0; k < into.size(); ++k) {
+    into[k].calls += from[k].calls;
+    into[k].time_ns += from[k].time_ns;
+  }
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  trace::write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
+}  // namespace
+
+trace::Plan build_plan(TraceSet set, const Analysis& a) {
+  trace::Plan plan;
+  plan.job = set.job;
+  plan.files = a.files.files;
+  plan.comms = a.comms.plan_comms();
+  for (int32_t r = 0; r < set.size(); ++r) {
+    trace::RankTrace& t = set.ranks[size_t(r)];
+    plan.ranks.push_back({t.process.host, t.process.cwd, t.process.end_ns, a.files.local_to_global[size_t(r)],
+                          a.comms.local_to_global[size_t(r)]});
+    for (trace::Stream& s : t.streams) {
+      set_single_rank(s, r);
+      plan.streams.push_back(std::move(s));
+    }
+    add_tallies(plan.pruned, t.pruned);
+  }
+  return plan;
+}
+
+void write_plan_dir(const std::string& dir, const trace::Plan& plan, const std::string& summary_txt,
+                    const std::string& summary_json) {
+  std::vector<uint8_t> bytes = trace::encode(plan);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw PostError(
+        dir + ": cannot create the plan directory: " + (ec ? ec.message() : std::string("a file of that name exists")));
+  std::string plan_path = (fs::path(dir) / trace::kPlanFileName).string();
+  if (::unlink(plan_path.c_str()) != 0 && errno != ENOENT)
+    throw PostError(plan_path + ": cannot replace the earlier plan: " + std::strerror(errno));
+  write_text((fs::path(dir) / "summary.txt").string(), summary_txt);
+  write_text((fs::path(dir) / "summary.json").string(), summary_json);
+  trace::write_file_atomic(plan_path, bytes);
+}
+
+}  // namespace mpior::postproc

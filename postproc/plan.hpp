@@ -1,0 +1,24 @@
+// The plan mpior-replay runs, and the plan directory: plan.mpior,
+// summary.txt, summary.json.
+#pragma once
+
+#include <string>
+
+#include "analyze.hpp"
+#include "model.hpp"
+#include "trace_set.hpp"
+
+namespace mpior::postproc {
+
+// The ranks' streams unchanged (rank-local file and communicator ids), each
+// with its rank list set to its one rank; the global tables and each rank's
+// maps into them. Takes the set by value: its streams move into the plan.
+trace::Plan build_plan(TraceSet set, const Analysis& a);
+
+// Creates dir with its parents and writes the three files; a plan.mpior left
+// from an earlier run is removed first so a failed write never leaves a plan
+// that does not match its summary.
+void write_plan_dir(const std::string& dir, const trace::Plan& plan, const std::string& summary_txt,
+                    const std::string& summary_json);
+
+}  // namespace mpior::postproc

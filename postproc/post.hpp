@@ -1,0 +1,20 @@
+// mpior-post's main job: trace directory in, plan directory out.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "pairing.hpp"
+
+namespace mpior::postproc {
+
+// Reads and checks every rank of trace_dir, resolves and pairs, and only then
+// writes plan_dir (created with its parents). Progress goes to log, warnings
+// to warn. Throws PostError or trace::FormatError, naming the file(s).
+void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
+                  PairSink sink = {});
+
+// DIR/plan.
+std::string default_plan_dir(const std::string& trace_dir);
+
+}  // namespace mpior::postproc

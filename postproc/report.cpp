@@ -1,0 +1,183 @@
+#include "report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace mpior::postproc {
+
+namespace {
+
+constexpr size_t kTopFiles = 10;
+constexpr int32_t kListedRanks = 64;
+
+double seconds(int64_t ns) { return double(ns) / 1e9; }
+
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+void text_job(std::string& out, const TraceSet& set) {
+  const trace::JobInfo& j = set.job;
+  out += fmt::format("mpior summary of {}\n", set.dir);
+  out += fmt::format("job {}: {} ranks, started on {} in {}\n", job_id_text(j.job_id), j.size, j.host, j.cwd);
+  out += fmt::format("command: {}\n\n", j.cmdline);
+}
+
+void text_times(std::string& out, const TraceSet& set, const Summary& s) {
+  out += fmt::format("time (s)       {:>12} {:>12} {:>12} {:>12}\n", "io", "mpi", "compute", "traced");
+  auto row = [&](const std::string& label, const RankTotals& r) {
+    out += fmt::format("{:<14} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f}\n", label, seconds(r.io_ns), seconds(r.mpi_ns),
+                       seconds(r.compute_ns()), seconds(r.traced_ns));
+  };
+  for (int32_t r = 0; r < set.size() && r < kListedRanks; ++r) row(fmt::format("rank {}", r), s.ranks[size_t(r)]);
+  if (set.size() > kListedRanks) out += fmt::format("... {} more ranks in summary.json\n", set.size() - kListedRanks);
+  RankTotals t = s.total();
+  out += fmt::format("{:<14} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f}\n\n", "total", seconds(t.io_ns), seconds(t.mpi_ns),
+                     seconds(t.traced_ns - t.io_ns - t.mpi_ns), seconds(t.traced_ns));
+}
+
+void text_ops(std::string& out, const Summary& s) {
+  out += "operations (application calls, pruned MPI calls included)\n";
+  out += fmt::format("  {:<26} {:>12} {:>16} {:>12}\n", "function", "calls", "bytes", "time (s)");
+  std::vector<size_t> kinds;
+  for (size_t k = 0; k < s.kinds.size(); ++k)
+    if (s.kinds[k].calls) kinds.push_back(k);
+  std::stable_sort(kinds.begin(), kinds.end(), [&](size_t a, size_t b) { return s.kinds[a].calls > s.kinds[b].calls; });
+  for (size_t k : kinds) {
+    const KindTotals& t = s.kinds[k];
+    out += fmt::format("  {:<26} {:>12} {:>16} {:>12.6f}\n", trace::name(trace::Kind(k)), t.calls, t.bytes,
+                       seconds(t.time_ns));
+  }
+  if (kinds.empty()) out += "  (none)\n";
+  out += "\n";
+}
+
+void text_files(std::string& out, const Analysis& a) {
+  std::vector<int32_t> order = files_by_bytes(a);
+  out += fmt::format("files: {} (top {} by bytes)\n", a.files.files.size(), std::min(order.size(), kTopFiles));
+  out +=
+      fmt::format("  {:>14} {:>14} {:>10}  {:<7} {:>12}  {}\n", "written", "read", "calls", "created", "needs", "path");
+  for (size_t i = 0; i < order.size() && i < kTopFiles; ++i) {
+    const trace::PlanFile& f = a.files.files[size_t(order[i])];
+    const FileTotals& t = a.summary.files[size_t(order[i])];
+    out += fmt::format("  {:>14} {:>14} {:>10}  {:<7} {:>12}  {}{}\n", t.bytes_written, t.bytes_read, t.ops,
+                       yes_no(f.created), f.initial_size, f.path, f.directory ? "/" : "");
+  }
+  out += "\n";
+}
+
+void text_mpi(std::string& out, const Analysis& a) {
+  const Summary& s = a.summary;
+  const PairingStats& m = a.messages;
+  out += fmt::format("MPI: {} calls ({} logged, {} pruned)\n", s.mpi_logged + s.mpi_pruned, s.mpi_logged, s.mpi_pruned);
+  out += fmt::format("  {} communicators, {} collective instances\n", a.comms.comms.size(), a.collectives.instances);
+  out += fmt::format("  {} messages paired on {} channels, {} sends never received, {} receives never completed\n",
+                     m.messages, m.channels, m.unreceived, m.never_completed);
+}
+
+}  // namespace
+
+std::vector<int32_t> files_by_bytes(const Analysis& a) {
+  std::vector<int32_t> order(a.files.files.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto& t = a.summary.files;
+  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
+    int64_t bx = t[size_t(x)].bytes_written + t[size_t(x)].bytes_read;
+    int64_t by = t[size_t(y)].bytes_written + t[size_t(y)].bytes_read;
+    if (bx != by) return bx > by;
+    return t[size_t(x)].ops > t[size_t(y)].ops;
+  });
+  return order;
+}
+
+std::string summary_text(const TraceSet& set, const Analysis& a) {
+  std::string out;
+  text_job(out, set);
+  text_times(out, set, a.summary);
+  text_ops(out, a.summary);
+  text_files(out, a);
+  text_mpi(out, a);
+  if (!a.warnings.empty()) {
+    out += "\nwarnings:\n";
+    for (const std::string& w : a.warnings) out += "  " + w + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+nlohmann::json json_times(int64_t io_ns, int64_t mpi_ns, int64_t compute_ns, int64_t traced_ns) {
+  return {{"io_s", seconds(io_ns)},
+          {"mpi_s", seconds(mpi_ns)},
+          {"compute_s", seconds(compute_ns)},
+          {"traced_s", seconds(traced_ns)}};
+}
+
+nlohmann::json json_files(const Analysis& a) {
+  nlohmann::json files = nlohmann::json::array();
+  for (int32_t id : files_by_bytes(a)) {
+    const trace::PlanFile& f = a.files.files[size_t(id)];
+    const FileTotals& t = a.summary.files[size_t(id)];
+    files.push_back({{"path", f.path},
+                     {"id", id},
+                     {"bytes_written", t.bytes_written},
+                     {"bytes_read", t.bytes_read},
+                     {"ops", t.ops},
+                     {"created", f.created},
+                     {"directory", f.directory},
+                     {"initial_size", f.initial_size}});
+  }
+  return files;
+}
+
+nlohmann::json json_per_rank(const TraceSet& set, const Summary& s) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int32_t r = 0; r < set.size(); ++r) {
+    const RankTotals& t = s.ranks[size_t(r)];
+    nlohmann::json j = {{"rank", r}, {"host", set.ranks[size_t(r)].process.host}};
+    j.update(json_times(t.io_ns, t.mpi_ns, t.compute_ns(), t.traced_ns));
+    ranks.push_back(std::move(j));
+  }
+  return ranks;
+}
+
+}  // namespace
+
+nlohmann::json summary_json(const TraceSet& set, const Analysis& a) {
+  const Summary& s = a.summary;
+  nlohmann::json ops = nlohmann::json::object(), op_totals = nlohmann::json::object();
+  for (size_t k = 0; k < s.kinds.size(); ++k) {
+    const KindTotals& t = s.kinds[k];
+    if (!t.calls) continue;
+    std::string name(trace::name(trace::Kind(k)));
+    ops[name] = t.calls;
+    op_totals[name] = {{"calls", t.calls}, {"bytes", t.bytes}, {"time_s", seconds(t.time_ns)}};
+  }
+  const PairingStats& m = a.messages;
+  RankTotals total = s.total();
+  return {
+      {"job",
+       {{"id", job_id_text(set.job.job_id)},
+        {"size", set.job.size},
+        {"cmdline", set.job.cmdline},
+        {"cwd", set.job.cwd},
+        {"host", set.job.host}}},
+      {"ranks", set.size()},
+      {"ops", ops},
+      {"op_totals", op_totals},
+      {"files", json_files(a)},
+      {"mpi", {{"events", s.mpi_logged + s.mpi_pruned}, {"logged", s.mpi_logged}, {"pruned", s.mpi_pruned}}},
+      {"time", json_times(total.io_ns, total.mpi_ns, total.traced_ns - total.io_ns - total.mpi_ns, total.traced_ns)},
+      {"per_rank", json_per_rank(set, s)},
+      {"messages",
+       {{"paired", m.messages},
+        {"channels", m.channels},
+        {"unreceived_sends", m.unreceived},
+        {"never_completed_receives", m.never_completed}}},
+      {"collectives", {{"instances", a.collectives.instances}, {"per_comm", a.collectives.per_comm}}},
+      {"comms", a.comms.comms.size()},
+      {"warnings", a.warnings},
+  };
+}
+
+}  // namespace mpior::postproc

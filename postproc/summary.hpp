@@ -1,0 +1,56 @@
+// Totals for summary.txt / summary.json: application calls only (depth 0;
+// nested calls are the library's, completion records are not calls), time in
+// I/O, MPI and compute per rank, per function and per file.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "event.hpp"
+#include "model.hpp"
+#include "scope.hpp"
+
+namespace mpior::postproc {
+
+struct KindTotals {
+  uint64_t calls = 0;
+  int64_t time_ns = 0;
+  int64_t bytes = 0;  // file calls: bytes done; MPI calls: bytes sent, received or contributed
+};
+
+struct RankTotals {
+  int64_t io_ns = 0, mpi_ns = 0, traced_ns = 0;
+  // Overlapping calls on several threads can exceed the traced wall time.
+  int64_t compute_ns() const { return std::max<int64_t>(0, traced_ns - io_ns - mpi_ns); }
+};
+
+struct FileTotals {
+  int64_t bytes_written = 0, bytes_read = 0;
+  uint64_t ops = 0;  // application calls naming the file
+};
+
+struct Summary {
+  std::vector<RankTotals> ranks;
+  std::vector<KindTotals> kinds;  // by trace::Kind; pruned calls included
+  std::vector<FileTotals> files;  // by global file id
+  uint64_t mpi_logged = 0;        // MPI calls in the streams (depth 0)
+  uint64_t mpi_pruned = 0;        // MPI calls the tracer counted but did not keep
+
+  RankTotals total() const;
+};
+
+class SummaryCollector {
+ public:
+  SummaryCollector(size_t ranks, size_t files);
+  // Traced time and the calls pruned online (counted, with their time, as the
+  // application calls they were).
+  void begin_rank(const RankScope& scope, const trace::RankTrace& trace);
+  void observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
+  Summary take() { return std::move(s_); }
+
+ private:
+  Summary s_;
+};
+
+}  // namespace mpior::postproc

@@ -1,0 +1,36 @@
+// A complete trace directory in memory: the job record and every rank's trace,
+// checked to belong together before anything else looks at them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+
+namespace mpior::postproc {
+
+struct TraceSet {
+  std::string dir;
+  trace::JobInfo job;
+  std::vector<trace::RankTrace> ranks;  // index = world rank
+  std::vector<std::string> paths;       // the file each rank came from
+  std::vector<std::string> warnings;    // worth telling, not worth stopping for
+
+  int32_t size() const { return int32_t(ranks.size()); }
+  const std::string& path(int32_t rank) const { return paths[size_t(rank)]; }
+};
+
+// Reads DIR/job.mpior and DIR/rank-NNNNNN.mpior for every rank; throws
+// PostError (or trace::FormatError) naming the file(s) when the set is not one
+// complete run.
+TraceSet read_trace_dir(const std::string& dir);
+
+// The consistency checks read_trace_dir applies, for sets built in memory.
+// Fills paths with "<memory rank N>" when empty.
+void check_trace_set(TraceSet& set);
+
+// "0x1a2b" style, as messages print job ids.
+std::string job_id_text(uint64_t id);
+
+}  // namespace mpior::postproc

@@ -1,0 +1,67 @@
+// One intercepted call in flight. Every generated wrapper makes one first:
+// it decides whether to record (not inside the tracer, recording on), counts
+// the nesting depth, takes the timestamps, and on destruction hands the record
+// to the thread's recorder and restores the errno the real call left.
+#pragma once
+
+#include <cerrno>
+
+#include "clock.hpp"
+#include "thread_state.hpp"
+#include "trace/event.hpp"
+
+namespace mpior::preload {
+
+// Hands a finished record to the calling thread's recorder (recorder.cpp).
+void record_event(trace::RawEvent& ev) noexcept;
+
+class Call {
+ public:
+  __attribute__((always_inline)) explicit Call(trace::Kind k) noexcept {
+    ThreadState& t = t_state;
+    active_ = !t.in_tracer && g_recording.load(std::memory_order_relaxed);
+    if (!active_) return;
+    ev_.kind = k;
+    ev_.depth = t.depth;
+    if (t.depth < 255) ++t.depth;
+    ev_.callsite = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+    ev_.start = clock::now();
+  }
+
+  bool active() const noexcept { return active_; }
+
+  // After the real call: end time, errno; from here on the thread runs
+  // tracer code, so what the handler calls is not recorded.
+  __attribute__((always_inline)) void stop() noexcept {
+    ev_.end = clock::now();
+    errno_ = errno;
+    t_state.in_tracer = 1;
+  }
+
+  trace::RawEvent& ev() noexcept { return ev_; }
+  int saved_errno() const noexcept { return errno_; }
+  // Records errno when the call failed.
+  void failed_if(bool failed) noexcept { ev_.err = failed ? errno_ : 0; }
+  // The handler decided this call is not traced (excluded path, not a file).
+  void drop() noexcept { dropped_ = true; }
+
+  ~Call() {
+    if (!active_) return;
+    if (!dropped_) record_event(ev_);
+    ThreadState& t = t_state;
+    if (t.depth) --t.depth;
+    t.in_tracer = 0;
+    errno = errno_;
+  }
+
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+ private:
+  bool active_;
+  bool dropped_ = false;
+  int errno_ = 0;
+  trace::RawEvent ev_;
+};
+
+}  // namespace mpior::preload

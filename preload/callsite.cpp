@@ -1,0 +1,89 @@
+#include "callsite.hpp"
+
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <libunwind.h>
+
+#include <cstring>
+
+#include "config.hpp"
+
+namespace mpior::preload {
+namespace {
+
+constinit config::Option<int64_t> opt_stack_depth{
+    "MPIOR_STACK_DEPTH", 1,
+    "stack frames hashed into an event's call-site signature (1 = the calling instruction only, "
+    "no unwinding; more frames tell apart calls reached through a shared helper, at a cost per call)"};
+MPIOR_REGISTER_OPTION(opt_stack_depth);
+
+constexpr int kMaxDepth = 16;
+constexpr int kMaxSkip = 8;
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xFF51AFD7ED558CCDull;
+}
+
+uint64_t name_hash(const char* path) {
+  const char* base = path ? std::strrchr(path, '/') : nullptr;
+  base = base ? base + 1 : (path ? path : "");
+  uint64_t h = 1469598103934665603ull;
+  for (const char* p = base; *p; ++p) h = (h ^ uint8_t(*p)) * 1099511628211ull;
+  return h;
+}
+
+const void* own_base() {
+  static const void* base = [] {
+    Dl_info info{};
+    dladdr(reinterpret_cast<void*>(&own_base), &info);
+    return info.dli_fbase;
+  }();
+  return base;
+}
+
+}  // namespace
+
+int stack_depth() noexcept {
+  int64_t d = opt_stack_depth.get();
+  return d < 1 ? 1 : d > kMaxDepth ? kMaxDepth : int(d);
+}
+
+const CallsiteCache::Entry& CallsiteCache::lookup(uint64_t raw) noexcept {
+  Entry& e = slots_[(raw ^ (raw >> 9)) % kSlots];
+  if (e.raw == raw && raw != 0) return e;
+  Dl_info info{};
+  e.raw = raw;
+  if (raw && dladdr(reinterpret_cast<void*>(raw), &info) && info.dli_fbase) {
+    uint64_t offset = raw - reinterpret_cast<uint64_t>(info.dli_fbase);
+    e.hash = mix(name_hash(info.dli_fname), offset);
+    e.ours = info.dli_fbase == own_base();
+  } else {
+    e.hash = mix(0, raw);
+    e.ours = false;
+  }
+  return e;
+}
+
+uint64_t CallsiteCache::signature(uint64_t ret_addr, int depth) noexcept {
+  uint64_t h = lookup(ret_addr).hash;
+  if (depth <= 1) return h;
+  void* frames[kMaxDepth + kMaxSkip];
+  int n = unw_backtrace(frames, depth + kMaxSkip);
+  int taken = 1;
+  bool past_caller = false;
+  for (int i = 0; i < n && taken < depth; ++i) {
+    uint64_t raw = reinterpret_cast<uint64_t>(frames[i]);
+    if (!past_caller) {  // frames up to and including the application's call site
+      past_caller = raw == ret_addr;
+      continue;
+    }
+    const Entry& e = lookup(raw);
+    if (e.ours) continue;
+    h = mix(h, e.hash);
+    ++taken;
+  }
+  return h;
+}
+
+}  // namespace mpior::preload

@@ -1,0 +1,32 @@
+// Call-site signatures: a hash of the return addresses on the stack, each
+// made relative to the object it lies in (so every rank of a job, whatever its
+// address-space layout, gives the same call site the same signature).
+#pragma once
+
+#include <cstdint>
+
+namespace mpior::preload {
+
+// Per-thread cache from raw return addresses to module-relative hashes.
+class CallsiteCache {
+ public:
+  // Signature of the call whose innermost return address is `ret_addr`,
+  // hashing `depth` frames of the application's stack (1: that address only,
+  // no unwinding; more: libunwind, frames inside libmpior skipped).
+  uint64_t signature(uint64_t ret_addr, int depth) noexcept;
+
+ private:
+  struct Entry {
+    uint64_t raw = 0;
+    uint64_t hash = 0;
+    bool ours = false;
+  };
+  const Entry& lookup(uint64_t raw) noexcept;
+  static constexpr unsigned kSlots = 512;
+  Entry slots_[kSlots];
+};
+
+// Frames hashed per signature (MPIOR_STACK_DEPTH), read once at load.
+int stack_depth() noexcept;
+
+}  // namespace mpior::preload

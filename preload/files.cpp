@@ -1,0 +1,249 @@
+#include "files.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "real_table.hpp"
+#include "thread_state.hpp"
+
+namespace mpior::preload {
+namespace {
+
+std::vector<std::string>* g_excluded = nullptr;
+
+std::string fd_path(int fd) {
+  char link[64], buf[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  return std::string(buf, size_t(n));
+}
+
+}  // namespace
+
+// ---- file table -------------------------------------------------------------
+
+int32_t FileTable::intern(std::string_view path, int64_t flags) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  std::string key(path);
+  auto it = index_.find(key);
+  if (it != index_.end()) {
+    if (entries_[size_t(it->second)].flags < 0) entries_[size_t(it->second)].flags = flags;
+    return it->second;
+  }
+  int32_t id = int32_t(entries_.size());
+  entries_.push_back({key, flags});
+  index_.emplace(std::move(key), id);
+  return id;
+}
+
+std::string FileTable::path(int32_t index) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  return index >= 0 && size_t(index) < entries_.size() ? entries_[size_t(index)].path : std::string();
+}
+
+std::vector<trace::FileEntry> FileTable::entries() {
+  std::lock_guard<std::mutex> lk(mutex_);
+  return entries_;
+}
+
+// ---- fds --------------------------------------------------------------------
+
+FdTable::Slot* FdTable::traced(int fd) {
+  if (fd < 0 || fd >= kMaxFd) return nullptr;
+  Slot& s = slots_[fd];
+  int32_t f = s.file.load(std::memory_order_relaxed);
+  if (__builtin_expect(f >= 0, 1)) return &s;
+  if (f == kFdNotTraced) return nullptr;
+  // First use of an fd the tracer did not see opened (inherited, or opened
+  // by an untraced path inside a library): regular files are traced.
+  struct stat st;
+  int32_t file = kFdNotTraced;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    std::string p = fd_path(fd);
+    if (!p.empty() && p[0] == '/' && !is_excluded(p)) file = files().intern(p, -1);
+  }
+  s.file.store(file, std::memory_order_relaxed);
+  if (file < 0) return nullptr;
+  s.pos.store(lseek(fd, 0, SEEK_CUR), std::memory_order_relaxed);
+  return &s;
+}
+
+void FdTable::set(int fd, int32_t file, int64_t pos) {
+  if (fd < 0 || fd >= kMaxFd) return;
+  slots_[fd].pos.store(pos, std::memory_order_relaxed);
+  slots_[fd].file.store(file, std::memory_order_relaxed);
+}
+
+void FdTable::forget(int fd) {
+  if (fd >= 0 && fd < kMaxFd) slots_[fd].file.store(kFdUnknown, std::memory_order_relaxed);
+}
+
+void FdTable::copy(int from, int to) {
+  if (from < 0 || from >= kMaxFd || to < 0 || to >= kMaxFd) return;
+  set(to, slots_[from].file.load(std::memory_order_relaxed), slots_[from].pos.load(std::memory_order_relaxed));
+}
+
+int32_t FdTable::file_of(int fd) {
+  Slot* s = traced(fd);
+  return s ? s->file.load(std::memory_order_relaxed) : kFdNotTraced;
+}
+
+// ---- streams ----------------------------------------------------------------
+
+StreamTable::Entry* StreamTable::find(FILE* f) {
+  size_t h = (reinterpret_cast<uintptr_t>(f) >> 4) % kSlots;
+  for (size_t i = 0; i < kSlots; ++i) {
+    Entry& e = slots_[(h + i) % kSlots];
+    FILE* k = e.key.load(std::memory_order_acquire);
+    if (k == f) return &e;
+    if (k == nullptr) return nullptr;
+  }
+  return nullptr;
+}
+
+StreamTable::Entry* StreamTable::traced(FILE* f) {
+  if (!f) return nullptr;
+  Entry* e = find(f);
+  if (__builtin_expect(e != nullptr, 1)) return e->file >= 0 ? e : nullptr;
+  // A stream the tracer did not see opened (popen, fmemopen, opened before
+  // load): traced when its fd is a traced file; remembered either way.
+  int fd = fileno(f);
+  FdTable::Slot* slot = fd >= 0 ? fds().traced(fd) : nullptr;
+  if (!slot) {
+    add_with_id(f, -1, -1, fd);
+    return nullptr;
+  }
+  return add(f, slot->file.load(), fd, slot->pos.load());
+}
+
+StreamTable::Entry* StreamTable::add(FILE* f, int32_t file, int fd, int64_t pos) {
+  Entry* e = add_with_id(f, next_id_.fetch_add(1), file, fd);
+  if (e) e->pos.store(pos);
+  return e;
+}
+
+StreamTable::Entry* StreamTable::add_with_id(FILE* f, int32_t id, int32_t file, int fd) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  size_t h = (reinterpret_cast<uintptr_t>(f) >> 4) % kSlots;
+  const FILE* tomb = reinterpret_cast<FILE*>(uintptr_t(1));
+  for (size_t i = 0; i < kSlots; ++i) {
+    Entry& e = slots_[(h + i) % kSlots];
+    FILE* k = e.key.load(std::memory_order_relaxed);
+    if (k == nullptr || k == tomb || k == f) {
+      e.id = id;
+      e.file = file;
+      e.fd = fd;
+      e.pos.store(0);
+      e.key.store(f, std::memory_order_release);
+      return &e;
+    }
+  }
+  return nullptr;  // more than kSlots streams open at once: the rest go untraced
+}
+
+void StreamTable::remove(FILE* f) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  if (Entry* e = find(f)) e->key.store(reinterpret_cast<FILE*>(uintptr_t(1)), std::memory_order_release);
+}
+
+// ---- paths ------------------------------------------------------------------
+
+std::string lexically_normal(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    std::string_view part = path.substr(i, j - i);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (auto p : parts) {
+    out += '/';
+    out += p;
+  }
+  return out.empty() ? "/" : out;
+}
+
+std::string absolute_path(int dirfd, const char* path) {
+  if (!path) return {};
+  if (path[0] == '/') return lexically_normal(path);
+  std::string base;
+  if (dirfd == AT_FDCWD) {
+    char buf[PATH_MAX];
+    if (getcwd(buf, sizeof buf)) base = buf;
+  } else {
+    base = fd_path(dirfd);
+  }
+  return lexically_normal(base + "/" + path);
+}
+
+void set_excluded(std::vector<std::string> prefixes) {
+  for (auto& p : prefixes) p = lexically_normal(p);
+  g_excluded = new std::vector<std::string>(std::move(prefixes));
+}
+
+bool is_excluded(std::string_view p) {
+  if (!g_excluded) return false;
+  for (const std::string& pre : *g_excluded) {
+    if (pre == "/") return true;
+    if (p.size() >= pre.size() && p.compare(0, pre.size(), pre) == 0 &&
+        (p.size() == pre.size() || p[pre.size()] == '/'))
+      return true;
+  }
+  return false;
+}
+
+int64_t flags_of_mode(const char* mode) {
+  if (!mode) return 0;
+  bool plus = false;
+  int64_t extra = 0;
+  for (const char* m = mode + 1; *m; ++m) {
+    if (*m == '+') plus = true;
+    if (*m == 'x') extra |= O_EXCL;
+    if (*m == 'e') extra |= O_CLOEXEC;
+  }
+  switch (mode[0]) {
+    case 'r':
+      return (plus ? O_RDWR : O_RDONLY) | extra;
+    case 'w':
+      return (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC | extra;
+    case 'a':
+      return (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_APPEND | extra;
+    default:
+      return extra;
+  }
+}
+
+FileTable& files() {
+  static auto* t = new FileTable();
+  return *t;
+}
+FdTable& fds() {
+  static auto* t = new FdTable();
+  return *t;
+}
+StreamTable& streams() {
+  static auto* t = new StreamTable();
+  return *t;
+}
+
+void register_std_streams() {
+  const char* names[3] = {"<stdin>", "<stdout>", "<stderr>"};
+  FILE* std_streams[3] = {stdin, stdout, stderr};
+  for (int i = 0; i < 3; ++i) {
+    int32_t f = files().intern(names[i], -1);
+    fds().set(i, f, 0);
+    streams().add_with_id(std_streams[i], i, f, i);
+  }
+}
+
+}  // namespace mpior::preload

@@ -1,0 +1,101 @@
+// The process's view of files: the file table (paths, numbered in order of
+// first use), which fd refers to which file and where its position is, which
+// stdio stream is which, and which paths are not traced.
+#pragma once
+
+#include <stdio.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "trace/model.hpp"
+
+namespace mpior::preload {
+
+inline constexpr int32_t kFdUnknown = -2;    // not seen yet: classified on first use
+inline constexpr int32_t kFdNotTraced = -1;  // socket, pipe, excluded path
+
+class FileTable {
+ public:
+  // Index of the path, adding it on first use. Paths are absolute.
+  int32_t intern(std::string_view path, int64_t flags);
+  std::string path(int32_t index);
+  std::vector<trace::FileEntry> entries();
+
+ private:
+  std::mutex mutex_;
+  std::vector<trace::FileEntry> entries_;
+  std::unordered_map<std::string, int32_t> index_;
+};
+
+// Lock-free on the hot path: one slot per fd number below kMaxFd.
+class FdTable {
+ public:
+  static constexpr int kMaxFd = 1 << 16;
+  struct Slot {
+    std::atomic<int32_t> file{kFdUnknown};
+    std::atomic<int64_t> pos{0};
+  };
+  // The fd's slot, classifying an fd first seen here (fstat, /proc/self/fd).
+  // nullptr when the fd is not traced or out of range.
+  Slot* traced(int fd);
+  void set(int fd, int32_t file, int64_t pos);
+  void forget(int fd);  // closed: whatever gets the number next is classified again
+  void copy(int from, int to);
+  int32_t file_of(int fd);
+
+ private:
+  Slot slots_[kMaxFd];
+};
+
+// FILE* -> stream id, file and position; open addressing with lock-free reads.
+class StreamTable {
+ public:
+  struct Entry {
+    std::atomic<FILE*> key{nullptr};
+    int32_t id = 0;
+    int32_t file = 0;
+    int fd = -1;
+    std::atomic<int64_t> pos{0};
+  };
+  // The stream's entry, registering a stream first seen here when its fd is a
+  // traced file; nullptr when not traced.
+  Entry* traced(FILE* f);
+  Entry* add(FILE* f, int32_t file, int fd, int64_t pos);
+  Entry* add_with_id(FILE* f, int32_t id, int32_t file, int fd);
+  void remove(FILE* f);
+
+ private:
+  static constexpr size_t kSlots = 4096;
+  Entry* find(FILE* f);
+  std::mutex mutex_;
+  std::atomic<int32_t> next_id_{3};
+  Entry slots_[kSlots];
+};
+
+// Absolute, lexically normal form of path as seen from dirfd (AT_FDCWD: the
+// working directory now).
+std::string absolute_path(int dirfd, const char* path);
+std::string lexically_normal(std::string_view path);
+
+// Paths below these prefixes are not traced (MPIOR_EXCLUDE plus the trace
+// directory itself).
+void set_excluded(std::vector<std::string> prefixes);
+bool is_excluded(std::string_view abs_path);
+
+// open(2) flags equivalent to an fopen mode string.
+int64_t flags_of_mode(const char* mode);
+
+FileTable& files();
+FdTable& fds();
+StreamTable& streams();
+
+// Registers stdin, stdout and stderr as files 0, 1, 2 and streams 0, 1, 2.
+void register_std_streams();
+
+}  // namespace mpior::preload

@@ -1,0 +1,101 @@
+#include "mpi_handlers.hpp"
+
+namespace mpior::preload::mpi {
+
+using namespace trace;
+
+namespace expr {
+int64_t type_size(MPI_Datatype t) {
+  if (!pmpi::Type_size_c) pmpi::resolve();
+  MPI_Count size = 0;
+  if (t == MPI_DATATYPE_NULL || pmpi::Type_size_c(t, &size) != MPI_SUCCESS) return 0;
+  return size;
+}
+
+int64_t comm_size(MPI_Comm c) {
+  if (!pmpi::Comm_size) pmpi::resolve();
+  int n = 0;
+  pmpi::Comm_size(c, &n);
+  return n;
+}
+}  // namespace expr
+
+MPI_Status* StatusBuffer::get(MPI_Status* app, int n) {
+  if (app != MPI_STATUSES_IGNORE && app != MPI_STATUS_IGNORE) return app;
+  if (n <= int(small_.size())) return small_.data();
+  large_.resize(size_t(n));
+  return large_.data();
+}
+
+RequestSnapshot::RequestSnapshot(const MPI_Request* requests, int n) {
+  if (n < 0) n = 0;
+  if (n > int(small_.size())) large_.resize(size_t(n));
+  data_ = n > int(small_.size()) ? large_.data() : small_.data();
+  for (int i = 0; i < n; ++i) data_[i] = requests[i];
+}
+
+void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) noexcept {
+  auto& ev = c.ev();
+  ev.args[arg::comm] = state().comm_id(comm);
+  ev.args[arg::peer] = norm_peer(peer);
+  ev.args[arg::tag] = norm_tag(tag);
+  ev.args[arg::bytes] = bytes;
+  ev.ret = rc;
+}
+
+namespace {
+int64_t status_bytes(const MPI_Status& st) {
+  MPI_Count n = 0;
+  if (pmpi::Get_count_c(&st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return 0;
+  return n;
+}
+}  // namespace
+
+void fill_recv_status(Call& c, const MPI_Status& st) noexcept {
+  auto& ev = c.ev();
+  ev.args[arg::src] = norm_peer(st.MPI_SOURCE);
+  ev.args[arg::stag] = norm_tag(st.MPI_TAG);
+  ev.args[arg::bytes] = status_bytes(st);
+}
+
+int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind) noexcept {
+  try {
+    return state().add_request(r, {-1, state().comm_id(comm), norm_peer(peer), norm_tag(tag), bytes, kind});
+  } catch (...) {
+    return -1;
+  }
+}
+
+void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st) noexcept {
+  RawEvent ev;
+  ev.kind = Kind::mpior_complete;
+  ev.depth = uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255);
+  ev.start = ev.end = c.ev().end;
+  ev.callsite = c.ev().callsite;
+  ev.args[arg::comm] = info.comm;
+  ev.args[arg::peer] = info.peer;
+  ev.args[arg::tag] = info.tag;
+  ev.args[arg::bytes] = info.bytes;
+  ev.args[arg::req_kind] = info.id < 0 ? 0 : info.kind;
+  ev.args[arg::request] = info.id;
+  ev.args[arg::src] = -1;
+  ev.args[arg::stag] = -1;
+  if (st && (info.kind == kReqRecv || info.id < 0)) {
+    ev.args[arg::src] = norm_peer(st->MPI_SOURCE);
+    ev.args[arg::stag] = norm_tag(st->MPI_TAG);
+    if (info.kind == kReqRecv) ev.args[arg::bytes] = status_bytes(*st);
+  }
+  record_event(ev);
+}
+
+void fill_collective(Call& c, int rc, MPI_Comm comm, int64_t root, int64_t bytes) noexcept {
+  auto& ev = c.ev();
+  int32_t id = state().comm_id(comm);
+  ev.args[arg::coll_seq] = int64_t(state().next_collective(id));
+  ev.args[arg::comm] = id;
+  ev.args[arg::bytes] = bytes;
+  if (root >= 0) ev.args[arg::root] = root;
+  ev.ret = rc;
+}
+
+}  // namespace mpior::preload::mpi

@@ -1,0 +1,267 @@
+// Recording hooks for MPI calls. Each gets the real call as a callable and
+// runs it itself; a '&' argument in trace/api/mpi.list (a status pointer) is
+// passed to that callable so a handler can supply its own status when the
+// application passed MPI_STATUS(ES)_IGNORE. Requests completed by Wait/Test
+// calls are recorded as mpior_complete records nested under the call.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <vector>
+
+#include "call.hpp"
+#include "mpi_state.hpp"
+#include "trace/event.hpp"
+
+namespace mpior::preload::mpi {
+
+namespace expr {
+using trace::CommOrigin;
+int64_t type_size(MPI_Datatype t);
+template <typename Count>
+int64_t tbytes(Count count, MPI_Datatype t) {
+  return int64_t(count) * type_size(t);
+}
+inline bool in_place(const void* p) { return p == MPI_IN_PLACE; }
+int64_t comm_size(MPI_Comm c);
+template <typename Count>
+int64_t sum_counts(const Count* counts, int64_t n) {
+  int64_t total = 0;
+  for (int64_t i = 0; counts && i < n; ++i) total += int64_t(counts[i]);
+  return total;
+}
+}  // namespace expr
+
+// Lifecycle (session.cpp).
+void session_mpi_init(int thread_level) noexcept;
+void session_mpi_finalize() noexcept;
+
+// Handler bodies that do not depend on the callable (mpi_handlers.cpp).
+void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) noexcept;
+void fill_recv_status(Call& c, const MPI_Status& st) noexcept;
+int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind) noexcept;
+// One completion record under the call c, for a request the tracer knew (or not).
+void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st) noexcept;
+void fill_collective(Call& c, int rc, MPI_Comm comm, int64_t root, int64_t bytes) noexcept;
+
+// Room for statuses when the application ignores them
+// (MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE).
+class StatusBuffer {
+ public:
+  MPI_Status* get(MPI_Status* app, int n);
+
+ private:
+  std::array<MPI_Status, 16> small_;
+  std::vector<MPI_Status> large_;
+};
+
+// The request handles as they were before a Wait/Test call.
+class RequestSnapshot {
+ public:
+  RequestSnapshot(const MPI_Request* requests, int n);
+  RequestSnapshot(const RequestSnapshot&) = delete;
+  RequestSnapshot& operator=(const RequestSnapshot&) = delete;
+  MPI_Request operator[](int i) const { return data_[i]; }
+
+ private:
+  std::array<MPI_Request, 16> small_;
+  std::vector<MPI_Request> large_;
+  MPI_Request* data_;
+};
+
+template <typename Invoke>
+int mpi_init(Call& c, Invoke&& invoke, int*, char***, int required, int*) {
+  int rc = invoke();
+  c.stop();
+  if (rc == MPI_SUCCESS) session_mpi_init(required);
+  c.ev().ret = rc;
+  return rc;
+}
+
+// The record goes in before the trace is written, inside this call; MPI's
+// own teardown then runs untraced.
+template <typename Invoke>
+int mpi_finalize(Call& c, Invoke&& invoke) {
+  c.stop();
+  record_event(c.ev());
+  c.drop();
+  session_mpi_finalize();
+  return invoke();
+}
+
+template <typename Invoke>
+int p2p_send(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int tag, int64_t bytes) {
+  int rc = invoke();
+  c.stop();
+  fill_p2p(c, rc, comm, dest, tag, bytes);
+  return rc;
+}
+
+template <typename Invoke>
+int p2p_isend(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int tag, int64_t bytes, MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  fill_p2p(c, rc, comm, dest, tag, bytes);
+  if (rc == MPI_SUCCESS)
+    c.ev().args[trace::arg::request] = add_request(*request, comm, dest, tag, bytes, trace::kReqSend);
+  return rc;
+}
+
+template <typename Invoke>
+int p2p_recv(Call& c, Invoke&& invoke, MPI_Comm comm, int source, int tag, MPI_Datatype, MPI_Status* status) {
+  StatusBuffer buf;
+  MPI_Status* st = buf.get(status, 1);
+  int rc = invoke(st);
+  c.stop();
+  fill_p2p(c, rc, comm, source, tag, 0);
+  if (rc == MPI_SUCCESS) fill_recv_status(c, *st);
+  return rc;
+}
+
+template <typename Invoke>
+int p2p_irecv(Call& c, Invoke&& invoke, MPI_Comm comm, int source, int tag, int64_t bytes, MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  fill_p2p(c, rc, comm, source, tag, bytes);
+  if (rc == MPI_SUCCESS)
+    c.ev().args[trace::arg::request] = add_request(*request, comm, source, tag, bytes, trace::kReqRecv);
+  return rc;
+}
+
+template <typename Invoke>
+int sendrecv(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int sendtag, int64_t sendbytes, int source, int recvtag,
+             MPI_Datatype, MPI_Status* status) {
+  StatusBuffer buf;
+  MPI_Status* st = buf.get(status, 1);
+  int rc = invoke(st);
+  c.stop();
+  fill_p2p(c, rc, comm, dest, sendtag, sendbytes);
+  c.ev().args[trace::arg::peer2] = norm_peer(source);
+  c.ev().args[trace::arg::tag2] = norm_tag(recvtag);
+  if (rc == MPI_SUCCESS) {
+    int64_t sent = c.ev().args[trace::arg::bytes];
+    fill_recv_status(c, *st);
+    c.ev().args[trace::arg::bytes] = sent;
+  }
+  return rc;
+}
+
+// The shape every Wait/Test call shares: remember the requests (completion
+// sets them to MPI_REQUEST_NULL), run the call with statuses the tracer can
+// read, then record one completion per request it completed. `completed`
+// gets the statuses and an emit(request index, status) to call for each.
+template <typename Invoke, typename Completed>
+int complete(Call& c, Invoke&& invoke, int nrequests, const MPI_Request* requests, int nstatuses, MPI_Status* statuses,
+             Completed&& completed) {
+  StatusBuffer buf;
+  MPI_Status* st = buf.get(statuses, nstatuses);
+  RequestSnapshot before(requests, nrequests);
+  int rc = invoke(st);
+  c.stop();
+  c.ev().ret = rc;
+  if (rc == MPI_SUCCESS)
+    completed(st, [&](int i, const MPI_Status* s) {
+      if (i >= 0 && i < nrequests && before[i] != MPI_REQUEST_NULL)
+        record_completion(c, state().take_request(before[i]), s);
+    });
+  return rc;
+}
+
+template <typename Invoke>
+int wait_one(Call& c, Invoke&& invoke, MPI_Request* request, MPI_Status* status) {
+  return complete(c, invoke, 1, request, 1, status, [](MPI_Status* st, auto emit) { emit(0, st); });
+}
+
+template <typename Invoke>
+int wait_all(Call& c, Invoke&& invoke, int count, MPI_Request* requests, MPI_Status* statuses) {
+  return complete(c, invoke, count, requests, count, statuses, [count](MPI_Status* st, auto emit) {
+    for (int i = 0; i < count; ++i) emit(i, &st[i]);
+  });
+}
+
+template <typename Invoke>
+int wait_any(Call& c, Invoke&& invoke, int count, MPI_Request* requests, int* index, MPI_Status* status) {
+  return complete(c, invoke, count, requests, 1, status, [index](MPI_Status* st, auto emit) {
+    if (*index != MPI_UNDEFINED) emit(*index, st);
+  });
+}
+
+template <typename Invoke>
+int wait_some(Call& c, Invoke&& invoke, int incount, MPI_Request* requests, int* outcount, int* indices,
+              MPI_Status* statuses) {
+  return complete(c, invoke, incount, requests, incount, statuses, [outcount, indices](MPI_Status* st, auto emit) {
+    if (*outcount != MPI_UNDEFINED)
+      for (int k = 0; k < *outcount; ++k) emit(indices[k], &st[k]);
+  });
+}
+
+template <typename Invoke>
+int test_one(Call& c, Invoke&& invoke, MPI_Request* request, int* flag, MPI_Status* status) {
+  return complete(c, invoke, 1, request, 1, status, [flag](MPI_Status* st, auto emit) {
+    if (*flag) emit(0, st);
+  });
+}
+
+template <typename Invoke>
+int test_all(Call& c, Invoke&& invoke, int count, MPI_Request* requests, int* flag, MPI_Status* statuses) {
+  return complete(c, invoke, count, requests, count, statuses, [count, flag](MPI_Status* st, auto emit) {
+    if (*flag)
+      for (int i = 0; i < count; ++i) emit(i, &st[i]);
+  });
+}
+
+template <typename Invoke>
+int test_any(Call& c, Invoke&& invoke, int count, MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
+  return complete(c, invoke, count, requests, 1, status, [index, flag](MPI_Status* st, auto emit) {
+    if (*flag && *index != MPI_UNDEFINED) emit(*index, st);
+  });
+}
+
+template <typename Invoke>
+int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
+  int rc = invoke();
+  c.stop();
+  fill_collective(c, rc, comm, -1, bytes);
+  return rc;
+}
+
+template <typename Invoke>
+int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes) {
+  int rc = invoke();
+  c.stop();
+  fill_collective(c, rc, comm, root, bytes);
+  return rc;
+}
+
+template <typename Invoke>
+int comm_derive(Call& c, Invoke&& invoke, MPI_Comm parent, MPI_Comm* newcomm, trace::CommOrigin origin, int64_t color,
+                int64_t key) {
+  int rc = invoke();
+  c.stop();
+  int32_t parent_id = state().comm_id(parent);
+  uint64_t seq = state().next_collective(parent_id);
+  int32_t id = -1;
+  if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL)
+    id = state().add_comm(*newcomm, origin, parent_id, seq, color, key);
+  auto& ev = c.ev();
+  ev.args[trace::arg::comm] = parent_id;
+  ev.args[trace::arg::newcomm] = id;
+  ev.ret = rc;
+  return rc;
+}
+
+template <typename Invoke>
+int comm_free(Call& c, Invoke&& invoke, MPI_Comm* comm) {
+  MPI_Comm before = *comm;
+  int rc = invoke();
+  c.stop();
+  int32_t id = state().comm_id(before);
+  c.ev().args[trace::arg::coll_seq] = int64_t(state().next_collective(id));
+  state().forget_comm(before);
+  c.ev().args[trace::arg::comm] = id;
+  c.ev().ret = rc;
+  return rc;
+}
+
+}  // namespace mpior::preload::mpi

@@ -1,0 +1,84 @@
+// What the tracer knows about the application's MPI objects: its
+// communicators (rank-local ids, members, collective counts) and its pending
+// requests. Also the few PMPI functions the tracer calls for itself.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "trace/event.hpp"
+#include "trace/model.hpp"
+
+namespace mpior::preload::mpi {
+
+// PMPI functions the tracer calls itself, resolved with dlsym on first MPI
+// use (libmpior.so does not link MPI: non-MPI programs never load it).
+#define MPIOR_PMPI_HELPERS(X)                                                                                         \
+  X(Comm_rank)                                                                                                        \
+  X(Comm_size)                                                                                                        \
+  X(Comm_group) X(Comm_test_inter) X(Group_translate_ranks) X(Group_size) X(Group_free) X(Type_size_c) X(Get_count_c) \
+      X(Comm_dup) X(Comm_free) X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)    \
+          X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Iprobe)
+
+namespace pmpi {
+#define MPIOR_PMPI_DECL(name) extern decltype(&::PMPI_##name) name;
+MPIOR_PMPI_HELPERS(MPIOR_PMPI_DECL)
+#undef MPIOR_PMPI_DECL
+// Resolves the helpers; false when MPI is not loaded.
+bool resolve() noexcept;
+}  // namespace pmpi
+
+// Normalised peers and tags (trace::kAnySource, kProcNull, kAnyTag).
+int64_t norm_peer(int peer);
+int64_t norm_tag(int tag);
+
+struct RequestInfo {
+  int64_t id = -1;
+  int32_t comm = -1;
+  int64_t peer = 0;
+  int64_t tag = 0;
+  int64_t bytes = 0;
+  int64_t kind = 0;  // trace::kReqSend, kReqRecv
+};
+
+class MpiState {
+ public:
+  // World and self, once MPI is initialised.
+  void init(int world_rank, int world_size);
+  int world_rank() const { return world_rank_; }
+  int world_size() const { return world_size_; }
+
+  // Local id of a communicator, registering one never seen (origin unknown).
+  int32_t comm_id(MPI_Comm c);
+  int32_t add_comm(MPI_Comm c, trace::CommOrigin origin, int32_t parent, uint64_t parent_seq, int64_t color,
+                   int64_t key);
+  void forget_comm(MPI_Comm c);
+  // Number of collectives on the communicator before this one.
+  uint64_t next_collective(int32_t id);
+  std::vector<trace::CommEntry> comms();
+
+  int64_t add_request(MPI_Request r, const RequestInfo& info);
+  // Removes and returns what is known of a request (id -1 when unknown).
+  RequestInfo take_request(MPI_Request r);
+  RequestInfo peek_request(MPI_Request r);
+
+ private:
+  std::vector<int32_t> members_of(MPI_Comm c);
+  std::mutex mutex_;
+  std::atomic<uint32_t> generation_{1};  // bumped when a communicator is freed
+  int world_rank_ = 0, world_size_ = 1;
+  std::unordered_map<MPI_Comm, int32_t> comm_ids_;
+  std::vector<trace::CommEntry> comms_;
+  std::vector<uint64_t> collectives_;
+  std::unordered_map<MPI_Request, RequestInfo> requests_;
+  int64_t next_request_ = 1;
+};
+
+MpiState& state();
+
+}  // namespace mpior::preload::mpi

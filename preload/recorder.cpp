@@ -1,0 +1,122 @@
+#include "recorder.hpp"
+
+#include <mutex>
+
+#include "call.hpp"
+#include "log.hpp"
+
+namespace mpior::preload {
+namespace {
+
+std::mutex g_registry_mutex;
+std::vector<ThreadRecorder*>* g_registry = nullptr;  // never freed: threads may outlive exit handlers
+trace::BuilderOptions g_builder_options;
+
+ThreadRecorder* create_recorder() noexcept {
+  TracerGuard guard;
+  try {
+    std::lock_guard<std::mutex> lk(g_registry_mutex);
+    if (!g_registry) g_registry = new std::vector<ThreadRecorder*>();
+    auto* r = new ThreadRecorder(uint32_t(g_registry->size()), g_builder_options);
+    g_registry->push_back(r);
+    return r;
+  } catch (...) {
+    return nullptr;  // out of memory: this thread goes unrecorded rather than crash the app
+  }
+}
+
+}  // namespace
+
+void record_event(trace::RawEvent& ev) noexcept {
+  ThreadRecorder* r = t_state.recorder;
+  if (__builtin_expect(r == nullptr, 0)) {
+    r = create_recorder();
+    if (!r) return;
+    t_state.recorder = r;
+  }
+  r->record(ev);
+}
+
+ThreadRecorder::ThreadRecorder(uint32_t index, trace::BuilderOptions opt)
+    : index_(index), depth_(stack_depth()), builder_(opt) {
+  held_.reserve(16);
+}
+
+void ThreadRecorder::record(trace::RawEvent& ev) noexcept {
+  ev.callsite = callsites_.signature(ev.callsite, depth_);
+  if (ev.depth == 0) {
+    push(ev);
+    if (!held_.empty()) {
+      for (const auto& child : held_) push(child);
+      held_.clear();
+    }
+    return;
+  }
+  // Calls made inside this one finished first and sit at the end of held_:
+  // deeper than it and started after it. The parent goes before them.
+  size_t pos = held_.size();
+  while (pos > 0 && held_[pos - 1].depth > ev.depth && held_[pos - 1].start >= ev.start) --pos;
+  try {
+    held_.insert(held_.begin() + long(pos), ev);
+  } catch (...) {
+  }
+}
+
+void ThreadRecorder::push(const trace::RawEvent& ev) noexcept {
+  lock();
+  chunk_[used_++] = ev;
+  if (used_ == kChunk) flush_locked();
+  unlock();
+}
+
+void ThreadRecorder::flush_locked() noexcept {
+  TracerGuard guard;
+  try {
+    for (size_t i = 0; i < used_; ++i) {
+      trace::RawEvent& ev = chunk_[i];
+      ev.start = clock::to_ns(ev.start);
+      ev.end = clock::to_ns(ev.end);
+      builder_.append(ev);
+    }
+  } catch (...) {
+    log_once_error("out of memory while compressing the trace; events were lost");
+  }
+  used_ = 0;
+}
+
+trace::Stream ThreadRecorder::snapshot(int32_t rank) {
+  lock();
+  flush_locked();
+  trace::Stream s;
+  try {
+    s = builder_.snapshot(rank, index_);
+  } catch (...) {
+    unlock();
+    throw;
+  }
+  unlock();
+  return s;
+}
+
+uint64_t ThreadRecorder::events() {
+  lock();
+  uint64_t n = builder_.events() + used_;
+  unlock();
+  return n;
+}
+
+size_t ThreadRecorder::memory_bytes() {
+  lock();
+  size_t n = sizeof(*this) + builder_.memory_bytes() + held_.capacity() * sizeof(trace::RawEvent);
+  unlock();
+  return n;
+}
+
+std::vector<ThreadRecorder*> all_recorders() {
+  std::lock_guard<std::mutex> lk(g_registry_mutex);
+  return g_registry ? *g_registry : std::vector<ThreadRecorder*>{};
+}
+
+void set_builder_options(trace::BuilderOptions opt) { g_builder_options = opt; }
+
+}  // namespace mpior::preload

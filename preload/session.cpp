@@ -1,0 +1,388 @@
+// The traced process's life: load, MPI_Init, MPI_Finalize, exit, fork.
+// Decides whether this process is traced at all, agrees on one job id across
+// ranks, owns the trace directory, and writes the rank's trace.
+#include "session.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "clock.hpp"
+#include "config.hpp"
+#include "files.hpp"
+#include "log.hpp"
+#include "mpi_handlers.hpp"
+#include "real_table.hpp"
+#include "recorder.hpp"
+#include "trace/format.hpp"
+
+namespace mpior::preload {
+namespace {
+
+constinit config::Option<std::string_view> opt_dir{
+    "MPIOR_TRACE_DIR", "traces",
+    "directory the traces go to (relative: to the working directory at start); "
+    "a directory holding another job's trace is replaced whole"};
+constinit config::Option<std::string_view> opt_exclude{"MPIOR_EXCLUDE", "/proc,/sys,/dev",
+                                                       "comma-separated path prefixes whose files are not traced "
+                                                       "(the trace directory never is)"};
+constinit config::Option<std::string_view> opt_exclude_exe{
+    "MPIOR_EXCLUDE_EXE", "mpiexec*,mpirun*,hydra_*,orterun,prterun,prted,orted,srun",
+    "comma-separated executable names (shell patterns) never traced: MPI launchers and their proxies"};
+constinit config::Option<std::string_view> opt_timing{
+    "MPIOR_TIMING", "stats", "per-position timing kept: statistics and histograms, or every value", "stats|lossless"};
+constinit config::Option<std::string_view> opt_clock{
+    "MPIOR_CLOCK", "tsc",
+    "timestamp source: the invariant TSC (falls back when the CPU has none) "
+    "or CLOCK_MONOTONIC",
+    "tsc|monotonic"};
+constinit config::Option<bool> opt_disable{"MPIOR_DISABLE", false, "1: load but trace nothing"};
+MPIOR_REGISTER_OPTION(opt_dir);
+MPIOR_REGISTER_OPTION(opt_exclude);
+MPIOR_REGISTER_OPTION(opt_exclude_exe);
+MPIOR_REGISTER_OPTION(opt_timing);
+MPIOR_REGISTER_OPTION(opt_clock);
+MPIOR_REGISTER_OPTION(opt_disable);
+
+struct Session {
+  bool traced = false;    // this process records
+  bool writable = false;  // and may write its trace
+  bool forked_child = false;
+  bool under_mpi = false;  // started by an MPI launcher: only a process that calls MPI_Init writes
+  bool mpi = false;
+  bool finalized = false;
+  bool written_at_exit = false;
+  int rank = 0, size = 1;
+  uint64_t job_id = 0;
+  uint64_t events_written = 0;
+  std::string dir;
+  trace::ProcessInfo info;
+  MPI_Comm private_comm = MPI_COMM_NULL;
+  int dir_lock = -1;
+};
+
+Session& S() {
+  static auto* s = new Session();
+  return *s;
+}
+
+std::vector<std::string> split_commas(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t c = s.find(',', start);
+    std::string_view part = s.substr(start, c == std::string_view::npos ? s.npos : c - start);
+    if (!part.empty()) out.emplace_back(part);
+    if (c == std::string_view::npos) break;
+    start = c + 1;
+  }
+  return out;
+}
+
+std::string read_text(const char* path) {
+  std::string out;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
+  close(fd);
+  return out;
+}
+
+std::string basename_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool name_matches(const std::string& name, std::string_view patterns) {
+  for (const std::string& p : split_commas(patterns))
+    if (fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
+  return false;
+}
+
+std::string exe_path() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string();
+}
+
+bool launched_by_mpi() {
+  for (const char* v : {"PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+void fill_process_info(trace::ProcessInfo& info) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  char cwd[PATH_MAX] = {0};
+  if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
+  std::string cmd = read_text("/proc/self/cmdline");
+  for (char& ch : cmd)
+    if (ch == '\0') ch = ' ';
+  while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
+  info.pid = getpid();
+  info.host = host;
+  info.cwd = cwd;
+  info.exe = exe_path();
+  info.cmdline = cmd;
+  info.clock_mono_ns = clock::start_monotonic_ns();
+  info.clock_real_ns = clock::start_realtime_ns();
+}
+
+bool make_dirs(const std::string& dir) {
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    partial = dir.substr(0, pos);
+    if (!partial.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  struct stat st;
+  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Makes the directory ready for this job: exists, writable, and holding no
+// other job's files ("replaced whole"). Returns an error text, empty if ready.
+std::string prepare_dir(const std::string& dir) {
+  if (!make_dirs(dir)) return std::strerror(errno);
+  std::string probe = dir + "/.mpior-probe." + std::to_string(getpid());
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return std::strerror(errno);
+  close(fd);
+  unlink(probe.c_str());
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name == trace::kJobFileName || trace::rank_from_file_name(name) >= 0 ||
+          name.find(".mpior.tmp.") != std::string::npos)
+        unlink((dir + "/" + name).c_str());
+    }
+    closedir(d);
+  }
+  for (const char* f : {"plan.mpior", "summary.txt", "summary.json"}) unlink((dir + "/plan/" + f).c_str());
+  rmdir((dir + "/plan").c_str());
+  return {};
+}
+
+uint64_t new_job_id() {
+  uint64_t id = 0;
+  if (getrandom(&id, sizeof id, 0) != sizeof id) id = uint64_t(clock::realtime_ns()) ^ (uint64_t(getpid()) << 40);
+  return id ? id : 1;
+}
+
+trace::JobInfo job_info(trace::JobState state, std::vector<int32_t> written) {
+  Session& s = S();
+  trace::JobInfo j;
+  j.job_id = s.job_id;
+  j.size = s.size;
+  j.state = state;
+  j.cmdline = s.info.cmdline;
+  j.cwd = s.info.cwd;
+  j.host = s.info.host;
+  j.start_real_ns = s.info.clock_real_ns;
+  j.ranks_written = std::move(written);
+  return j;
+}
+
+bool write_job(trace::JobState state, std::vector<int32_t> written) {
+  try {
+    trace::write_file_atomic(S().dir + "/" + trace::kJobFileName, trace::encode(job_info(state, std::move(written))));
+    return true;
+  } catch (const std::exception& e) {
+    log_error("{}", e.what());
+    return false;
+  }
+}
+
+// Moves an fd the tracer keeps open far from the low numbers, so the
+// application gets the same fd numbers as it would untraced.
+int hold_high_fd(int fd) {
+  if (fd < 0) return fd;
+  rlimit lim{};
+  long floor = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY ? long(lim.rlim_cur) / 2 : 512;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+  if (high < 0) return fd;
+  close(fd);
+  return high;
+}
+
+void on_exit_handler() { session::on_exit(); }
+void on_fork_child() {
+  g_recording.store(false);
+  S().forked_child = true;
+}
+
+}  // namespace
+
+namespace session {
+
+void on_load() {
+  TracerGuard guard;
+  real::resolve_all();
+  config::load();
+  Session& s = S();
+  std::string exe = exe_path();
+  if (opt_disable.get() || name_matches(basename_of(exe), opt_exclude_exe.get())) return;
+  s.under_mpi = launched_by_mpi();
+  clock::start(opt_clock.get() == "tsc");
+  s.dir = absolute_path(AT_FDCWD, std::string(opt_dir.get()).c_str());
+  std::vector<std::string> excluded = split_commas(opt_exclude.get());
+  excluded.push_back(s.dir);
+  set_excluded(std::move(excluded));
+  register_std_streams();
+  set_builder_options({opt_timing.get() == "lossless"});
+  fill_process_info(s.info);
+  if (!s.under_mpi) {
+    // A standalone program holds the trace directory for its lifetime: a
+    // traced program it starts (which inherits LD_PRELOAD) finds it taken
+    // and stays untraced instead of overwriting the parent's trace.
+    if (!make_dirs(s.dir)) {
+      log_error("cannot write traces to {}: {}; the program runs untraced", s.dir, std::strerror(errno));
+      return;
+    }
+    s.dir_lock = hold_high_fd(open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (s.dir_lock < 0 || flock(s.dir_lock, LOCK_EX | LOCK_NB) != 0) {
+      log_debug("{} is in use by another traced process; this one is not traced", s.dir);
+      return;
+    }
+  }
+  s.traced = true;
+  s.writable = true;
+  atexit(on_exit_handler);
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  g_recording.store(true);
+}
+
+bool write_rank(bool finished) {
+  Session& s = S();
+  if (!s.writable) return false;
+  TracerGuard guard;
+  try {
+    trace::RankTrace t;
+    t.process = s.info;
+    t.process.job_id = s.job_id;
+    t.process.rank = s.rank;
+    t.process.size = s.size;
+    t.process.mpi = s.mpi;
+    t.process.finished = finished;
+    t.process.end_ns = clock::elapsed_ns();
+    t.files = files().entries();
+    if (s.mpi) t.comms = mpi::state().comms();
+    uint64_t events = 0;
+    for (ThreadRecorder* r : all_recorders()) {
+      t.streams.push_back(r->snapshot(s.rank));
+      events += r->events();
+    }
+    trace::write_file_atomic(s.dir + "/" + trace::rank_file_name(s.rank), trace::encode(t));
+    s.events_written = events;
+    return true;
+  } catch (const std::exception& e) {
+    log_error("rank {}: trace not written: {}", s.rank, e.what());
+    return false;
+  }
+}
+
+uint64_t events_recorded() {
+  uint64_t n = 0;
+  for (ThreadRecorder* r : all_recorders()) n += r->events();
+  return n;
+}
+
+void on_exit() {
+  Session& s = S();
+  if (!s.traced || s.forked_child || s.written_at_exit) return;
+  s.written_at_exit = true;
+  TracerGuard guard;
+  if (s.under_mpi && !s.mpi) {
+    // Under an MPI launcher but never a rank: a wrapper script or a program
+    // a rank started. Only ranks write.
+    log_debug("process {} did not call MPI_Init: its trace is not kept", s.info.pid);
+  } else if (!s.mpi) {
+    s.job_id = new_job_id();
+    std::string err = prepare_dir(s.dir);
+    if (!err.empty()) {
+      log_error("cannot write traces to {}: {}", s.dir, err);
+    } else if (write_rank(true)) {
+      write_job(trace::JobState::complete, {0});
+    }
+  } else if (!s.finalized || events_recorded() != s.events_written) {
+    // I/O after MPI_Finalize, or an exit without it (the job stays
+    // "running": mpior-post reports it as not finished).
+    write_rank(s.finalized);
+  }
+  g_recording.store(false);
+}
+
+}  // namespace session
+
+namespace mpi {
+
+void session_mpi_init(int) noexcept {
+  Session& s = S();
+  TracerGuard guard;
+  if (!pmpi::resolve()) {
+    log_error("MPI functions not found; MPI calls are not traced");
+    return;
+  }
+  pmpi::Comm_rank(MPI_COMM_WORLD, &s.rank);
+  pmpi::Comm_size(MPI_COMM_WORLD, &s.size);
+  state().init(s.rank, s.size);
+  s.mpi = true;
+  // A communicator of our own, so the tracer's messages never meet the
+  // application's.
+  pmpi::Comm_dup(MPI_COMM_WORLD, &s.private_comm);
+  uint64_t agreed[2] = {0, 0};  // job id, directory ready
+  if (s.rank == 0) {
+    agreed[0] = new_job_id();
+    s.job_id = agreed[0];
+    std::string err = s.writable ? prepare_dir(s.dir) : "tracing disabled";
+    if (err.empty() && write_job(trace::JobState::running, {}))
+      agreed[1] = 1;
+    else if (s.writable)
+      log_error("cannot write traces to {}: {}; the application runs untraced", s.dir, err);
+  }
+  pmpi::Bcast(agreed, 2, MPI_UINT64_T, 0, s.private_comm);
+  s.job_id = agreed[0];
+  if (!agreed[1]) {
+    s.writable = false;
+    g_recording.store(false);
+  }
+}
+
+void session_mpi_finalize() noexcept {
+  Session& s = S();
+  TracerGuard guard;
+  if (s.private_comm == MPI_COMM_NULL) return;
+  int ok = session::write_rank(true) ? 1 : 0;
+  std::vector<int> oks(s.rank == 0 ? size_t(s.size) : 1);
+  pmpi::Gather(&ok, 1, MPI_INT, oks.data(), 1, MPI_INT, 0, s.private_comm);
+  if (s.rank == 0 && s.writable) {
+    std::vector<int32_t> written;
+    for (int r = 0; r < s.size; ++r)
+      if (oks[size_t(r)]) written.push_back(r);
+    if (int(written.size()) != s.size)
+      log_error("{} of {} ranks could not write their trace to {}", s.size - int(written.size()), s.size, s.dir);
+    write_job(trace::JobState::complete, std::move(written));
+  }
+  pmpi::Comm_free(&s.private_comm);
+  s.finalized = true;
+}
+
+}  // namespace mpi
+
+}  // namespace mpior::preload

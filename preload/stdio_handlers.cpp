@@ -1,0 +1,113 @@
+// Recording hooks for stdio calls. Stream ids stand for FILE* (0-2 are stdin,
+// stdout, stderr); the byte count of a call is what it moved, so printf-style
+// calls record their output length.
+#include "files.hpp"
+#include "wrapper_support.hpp"
+
+namespace mpior::preload {
+
+using namespace trace;
+
+namespace {
+
+void fill(Call& c, const StreamTable::Entry& e) {
+  auto& ev = c.ev();
+  ev.args[arg::handle] = e.id;
+  ev.args[arg::file] = e.file;
+}
+
+}  // namespace
+
+void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcept {
+  std::string abs = absolute_path(AT_FDCWD, path);
+  int fd = ret ? fileno(ret) : -1;
+  if (abs.empty() || is_excluded(abs)) {
+    if (fd >= 0) fds().set(fd, kFdNotTraced, 0);
+    return c.drop();
+  }
+  int64_t flags = flags_of_mode(mode);
+  int32_t file = files().intern(abs, flags);
+  auto& ev = c.ev();
+  ev.args[arg::handle] = -1;
+  ev.args[arg::file] = file;
+  ev.args[arg::flags] = flags;
+  ev.ret = ret != nullptr;
+  c.failed_if(!ret);
+  if (!ret) return;
+  fds().set(fd, file, 0);
+  if (auto* e = streams().add(ret, file, fd, 0)) ev.args[arg::handle] = e->id;
+}
+
+void stream_fdopen(Call& c, FILE* ret, int fd, const char* mode) noexcept {
+  FdTable::Slot* slot = fds().traced(fd);
+  if (!slot) return c.drop();
+  auto& ev = c.ev();
+  ev.args[arg::handle] = -1;
+  ev.args[arg::file] = slot->file.load();
+  ev.args[arg::flags] = flags_of_mode(mode);
+  ev.args[arg::handle2] = fd;
+  ev.ret = ret != nullptr;
+  c.failed_if(!ret);
+  if (!ret) return;
+  if (auto* e = streams().add(ret, slot->file.load(), fd, slot->pos.load())) ev.args[arg::handle] = e->id;
+}
+
+void stream_reopen(Call& c, FILE* ret, const char* path, const char* mode, FILE* old) noexcept {
+  streams().remove(old);
+  if (!path) return c.drop();  // freopen(NULL, ...) changes the mode only
+  stream_open(c, ret, path, mode);
+}
+
+void stream_close(Call& c, int64_t ret, FILE* stream) noexcept {
+  StreamTable::Entry* e = streams().traced(stream);
+  if (!e) {
+    streams().remove(stream);
+    return c.drop();
+  }
+  fill(c, *e);
+  fds().forget(e->fd);
+  streams().remove(stream);
+  c.ev().ret = ret;
+  c.failed_if(ret != 0);
+}
+
+void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes) noexcept {
+  StreamTable::Entry* e = streams().traced(stream);
+  if (!e) return c.drop();
+  fill(c, *e);
+  int64_t pos = e->pos.load(std::memory_order_relaxed);
+  if (bytes > 0) e->pos.store(pos + bytes, std::memory_order_relaxed);
+  auto& ev = c.ev();
+  ev.args[arg::offset] = pos;
+  ev.args[arg::count] = count;
+  ev.ret = bytes < 0 ? 0 : bytes;
+  c.failed_if(ret < 0 || (bytes <= 0 && count != 0));
+}
+
+void stream_plain(Call& c, int64_t ret, FILE* stream) noexcept {
+  if (!stream) {  // fflush(NULL): every stream
+    c.ev().args[arg::handle] = -1;
+    c.ev().args[arg::file] = -1;
+    c.ev().ret = ret;
+    return c.failed_if(ret != 0);
+  }
+  StreamTable::Entry* e = streams().traced(stream);
+  if (!e) return c.drop();
+  fill(c, *e);
+  c.ev().ret = ret;
+  c.failed_if(ret < 0);
+}
+
+void stream_seek(Call& c, int64_t ret, FILE* stream, int64_t offset, int whence) noexcept {
+  StreamTable::Entry* e = streams().traced(stream);
+  if (!e) return c.drop();
+  fill(c, *e);
+  e->pos.store(ftello(stream), std::memory_order_relaxed);
+  auto& ev = c.ev();
+  ev.args[arg::offset] = offset;
+  ev.args[arg::flags] = whence;
+  ev.ret = ret;
+  c.failed_if(ret < 0);
+}
+
+}  // namespace mpior::preload

@@ -1,0 +1,38 @@
+// Per-thread tracer state, in initial-exec TLS so the hot path reads it with
+// one fs-relative load, and the process-wide switch that turns recording on.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace mpior::preload {
+
+class ThreadRecorder;
+
+struct ThreadState {
+  uint8_t in_tracer;  // the tracer's own code runs: intercepted calls pass through
+  uint8_t depth;      // intercepted calls open on this thread
+  ThreadRecorder* recorder;
+};
+
+constinit inline thread_local ThreadState t_state __attribute__((tls_model("initial-exec"))) = {0, 0, nullptr};
+
+// True between a successful load and the final write; false in excluded
+// processes (launchers), in forked children and after the final write.
+inline std::atomic<bool> g_recording{false};
+
+// Marks the tracer's own work on this thread: while one exists, intercepted
+// calls made by the tracer (its file writes, logging, unwinding, PMPI calls)
+// go straight to the real functions and are not recorded.
+class TracerGuard {
+ public:
+  TracerGuard() noexcept : prev_(t_state.in_tracer) { t_state.in_tracer = 1; }
+  ~TracerGuard() { t_state.in_tracer = prev_; }
+  TracerGuard(const TracerGuard&) = delete;
+  TracerGuard& operator=(const TracerGuard&) = delete;
+
+ private:
+  uint8_t prev_;
+};
+
+}  // namespace mpior::preload

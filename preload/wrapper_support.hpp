@@ -1,0 +1,63 @@
+// What the generated wrappers (wrappers_*.cpp) need: system declarations, the
+// real-symbol table, Call, and the file handlers with the helpers their
+// argument expressions use.
+#pragma once
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "call.hpp"
+#include "real_table.hpp"
+
+#define MPIOR_API __attribute__((visibility("default")))
+
+namespace mpior::preload {
+
+namespace expr {
+// Offset argument of calls that use (and move) the file position.
+inline constexpr int64_t kAtCursor = INT64_MIN;
+// Byte count a call does not state (printf-style output: see its return value).
+inline constexpr int64_t kUnknownCount = -1;
+
+inline int64_t iov_bytes(const struct iovec* iov, int n) {
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i) total += int64_t(iov[i].iov_len);
+  return total;
+}
+inline int64_t text_bytes(const char* s) { return s ? int64_t(strlen(s)) : 0; }
+}  // namespace expr
+
+// posix
+void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64_t mode) noexcept;
+void close_fd(Call& c, int64_t ret, int fd) noexcept;
+void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept;
+void fd_seek(Call& c, int64_t ret, int fd, int64_t offset, int whence) noexcept;
+void fd_plain(Call& c, int64_t ret, int fd) noexcept;
+void fd_truncate(Call& c, int64_t ret, int fd, int64_t length) noexcept;
+void dup_fd(Call& c, int64_t ret, int oldfd, int flags) noexcept;
+void fcntl_fd(Call& c, int64_t ret, int fd, int cmd, long arg) noexcept;
+void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) noexcept;
+void rename_path(Call& c, int64_t ret, const char* oldpath, const char* newpath) noexcept;
+
+// stdio
+void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcept;
+void stream_fdopen(Call& c, FILE* ret, int fd, const char* mode) noexcept;
+void stream_reopen(Call& c, FILE* ret, const char* path, const char* mode, FILE* old) noexcept;
+void stream_close(Call& c, int64_t ret, FILE* stream) noexcept;
+void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes) noexcept;
+void stream_plain(Call& c, int64_t ret, FILE* stream) noexcept;
+void stream_seek(Call& c, int64_t ret, FILE* stream, int64_t offset, int whence) noexcept;
+// fgets returns a pointer
+inline void stream_io(Call& c, char* ret, FILE* stream, int64_t count, int64_t bytes) noexcept {
+  stream_io(c, ret ? 1 : 0, stream, count, bytes);
+}
+
+}  // namespace mpior::preload

@@ -1,0 +1,65 @@
+#include "cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+
+#include "error.hpp"
+#include "format.hpp"
+
+namespace mpior::replay {
+
+void add_options(CLI::App& app, CliOptions& cli) {
+  app.add_option("PLAN", cli.plan, "plan directory written by mpior-post (or the plan.mpior in it)")->required();
+  app.add_option("--fs", cli.fs, "target directory: traced path P is replayed as DIR/P; nothing leaves it")->required();
+  app.add_option("--threads", cli.threads,
+                 "number of ranks to replay; must equal the plan's (use mpior-post --extrapolate for another)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--json", cli.json, "also write the report as JSON to FILE");
+  app.add_option("--timing", cli.timing,
+                 "gaps and durations of statistical streams: each position's mean, or "
+                 "draws from its histogram")
+      ->check(CLI::IsMember({"mean", "sample"}))
+      ->capture_default_str();
+  app.add_option("--seed", cli.seed, "seed of --timing sample")->capture_default_str();
+  app.add_option("--compute-scale", cli.compute_scale, "multiply every compute gap (0.5: compute twice as fast)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--stdio", cli.stdio,
+                 "stdout/stderr writes go to DIR/__stdout__, DIR/__stderr__ (file) or "
+                 "/dev/null (null)")
+      ->check(CLI::IsMember({"file", "null"}))
+      ->capture_default_str();
+  app.add_option("--stall-timeout", cli.stall_timeout_s,
+                 "seconds with every thread blocked before the replay stops as deadlocked")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
+std::string plan_file_of(const std::string& plan) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(plan, ec)) return (std::filesystem::path(plan) / trace::kPlanFileName).string();
+  return plan;
+}
+
+void check_thread_count(int64_t requested, const trace::Plan& plan) {
+  if (requested < 0 || size_t(requested) == plan.ranks.size()) return;
+  throw ReplayError("--threads " + std::to_string(requested) + " does not match the plan's " +
+                    std::to_string(plan.ranks.size()) +
+                    " ranks; to replay at another scale, extrapolate a plan for it first (mpior-post --extrapolate " +
+                    std::to_string(requested) + " ...)");
+}
+
+ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_file) {
+  ReplayOptions opt;
+  opt.plan_name = plan_file;
+  opt.setup.fs = cli.fs;
+  opt.setup.stdio_null = cli.stdio == "null";
+  opt.cursor.timing =
+      cli.timing == "sample" ? trace::CursorOptions::Timing::sample : trace::CursorOptions::Timing::mean;
+  opt.cursor.seed = cli.seed;
+  opt.compute_scale = cli.compute_scale;
+  opt.stall_timeout_s = cli.stall_timeout_s;
+  return opt;
+}
+
+}  // namespace mpior::replay

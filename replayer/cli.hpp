@@ -1,0 +1,38 @@
+// The command line of mpior-replay, apart from main so tests can parse it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine.hpp"
+#include "model.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace mpior::replay {
+
+struct CliOptions {
+  std::string plan;  // plan directory, or the plan.mpior in it
+  std::string fs;
+  std::string json;
+  int64_t threads = -1;  // -1: the plan's rank count
+  std::string timing = "mean";
+  uint64_t seed = 1;
+  double compute_scale = 1.0;
+  std::string stdio = "file";
+  double stall_timeout_s = 60.0;
+};
+
+void add_options(CLI::App& app, CliOptions& cli);
+
+// PLAN as given: a directory holds plan.mpior; anything else is the file.
+std::string plan_file_of(const std::string& plan);
+
+// --threads must match the plan: another scale is a job for extrapolation.
+void check_thread_count(int64_t requested, const trace::Plan& plan);
+
+ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_file);
+
+}  // namespace mpior::replay

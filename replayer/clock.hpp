@@ -1,0 +1,41 @@
+// Compute gaps as sleeps against absolute deadlines (CLOCK_MONOTONIC). A
+// sleep that overshoots leaves a debt that later gaps pay off, so wake-up
+// latency does not accumulate over millions of events.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace mpior::replay {
+
+int64_t mono_now_ns();
+
+// The deadline arithmetic, free of any clock so it can be checked exactly.
+class Pacer {
+ public:
+  Pacer(int64_t start_ns, double compute_scale) : prev_end_(start_ns), scale_(compute_scale) {}
+
+  // The previous replayed event ended at t.
+  void mark_end(int64_t t) { prev_end_ = t; }
+  // When the next event should start, given its traced gap; pays debt first.
+  int64_t deadline_for(int64_t gap_ns);
+  // A sleep to `deadline` woke at `woke`: late wake-ups become debt.
+  void woke_at(int64_t deadline, int64_t woke) {
+    if (woke > deadline) debt_ += woke - deadline;
+  }
+  int64_t debt() const { return debt_; }
+
+ private:
+  int64_t prev_end_;
+  double scale_;
+  int64_t debt_ = 0;
+};
+
+// Sleeps until the absolute monotonic deadline, in slices so that an abort
+// is noticed within a second; returns the time it woke.
+int64_t sleep_until(int64_t deadline_ns, const std::atomic<bool>& abort);
+
+// Sleep precision for the calling thread: 1 ns of timer slack instead of 50 µs.
+void tighten_timer_slack();
+
+}  // namespace mpior::replay

@@ -1,0 +1,277 @@
+#include "engine.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "clock.hpp"
+#include "error.hpp"
+#include "io_replay.hpp"
+#include "mpi_replay.hpp"
+#include "sync.hpp"
+
+namespace mpior::replay {
+namespace {
+
+// Holds every thread until all exist, then releases them at one instant.
+class StartGate {
+ public:
+  // Thread side: returns the common start time.
+  int64_t arrive() {
+    std::unique_lock lock(mu_);
+    ++ready_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return open_; });
+    return t0_;
+  }
+  // Main side: waits for `n` threads, then opens. The start lies a little
+  // ahead so that thousands of threads are awake before their first deadline.
+  int64_t open_when_ready(uint32_t n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return ready_ >= n; });
+    t0_ = mono_now_ns() + 1'000'000 + int64_t(n) * 2'000;
+    open_ = true;
+    cv_.notify_all();
+    return t0_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint32_t ready_ = 0;
+  bool open_ = false;
+  int64_t t0_ = 0;
+};
+
+struct Shared {
+  Shared(const trace::Plan& p, const Target& t, const ReplayOptions& o, uint32_t threads)
+      : plan(p), target(t), opt(o), progress(threads, o.stall_timeout_s), mpi(p, progress, threads) {}
+  const trace::Plan& plan;
+  const Target& target;
+  const ReplayOptions& opt;
+  Progress progress;
+  MpiWorld mpi;
+  ErrorLog errors;
+  StartGate gate;
+};
+
+class ReplayThread {
+ public:
+  ReplayThread(Shared& sh, const trace::Stream& stream, int32_t rank)
+      : sh_(sh), stream_(stream), who_("rank " + std::to_string(rank) + " thread " + std::to_string(stream.thread)) {
+    summary.rank = rank;
+    summary.thread = stream.thread;
+    summary.traced_ns = sh.plan.ranks[size_t(rank)].traced_ns;
+  }
+
+  static void* entry(void* self) {
+    static_cast<ReplayThread*>(self)->run_guarded();
+    return nullptr;
+  }
+
+  ThreadSummary summary;
+  OpTable ops;
+  uint64_t skipped = 0;
+  int64_t end_ns = 0;
+
+ private:
+  // A depth-0 event being replayed: completion records under a Wait extend it.
+  struct Current {
+    bool active = false;
+    bool waits = false;
+    trace::Kind kind{};
+    int64_t start = 0;
+    int64_t bytes = 0;
+  };
+
+  void run_guarded() {
+    tighten_timer_slack();
+    try {
+      run();
+    } catch (const std::exception& e) {
+      sh_.progress.abort(who_ + ": " + e.what());
+      if (!arrived_) sh_.gate.arrive();  // main waits for every thread at the gate
+      end_ns = mono_now_ns();
+    }
+    sh_.progress.thread_done();
+  }
+
+  void run();
+  bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, int64_t start);
+  void finish(int64_t end) {
+    if (cur_.active) ops.add(cur_.kind, end - cur_.start, cur_.bytes);
+    cur_.active = false;
+  }
+
+  Shared& sh_;
+  const trace::Stream& stream_;
+  std::string who_;
+  Current cur_;
+  int64_t last_end_ = 0;
+  bool arrived_ = false;
+};
+
+void ReplayThread::run() {
+  IoReplay io(sh_.target, sh_.plan, summary.rank, sh_.errors, sh_.progress, who_);
+  MpiReplay mpi(sh_.mpi, sh_.plan, summary.rank, sh_.errors, who_);
+  trace::EventCursor cursor(stream_, summary.rank, sh_.opt.cursor);
+  trace::Event ev;
+  const int64_t t0 = sh_.gate.arrive();
+  arrived_ = true;
+  const auto& aborted = sh_.progress.aborted();
+  sleep_until(t0, aborted);  // the gate opens a little ahead of the common start
+  Pacer pacer(t0, sh_.opt.compute_scale);
+  last_end_ = t0;
+  bool going = true;
+  while (going && !aborted.load(std::memory_order_relaxed) && cursor.next(ev)) {
+    if (ev.depth != 0) {
+      // Nested calls belong to their parent's duration; only the completion
+      // records of a Wait/Test matter, for the receives they finish.
+      if (ev.op() == trace::OpClass::complete && ev.depth == 1 && cur_.waits) {
+        going = mpi.complete(ev, cursor.delivered());
+        last_end_ = mono_now_ns();
+      }
+      continue;
+    }
+    finish(last_end_);
+    pacer.mark_end(last_end_);
+    int64_t deadline = pacer.deadline_for(ev.gap_ns);
+    int64_t woke = sleep_until(deadline, aborted);
+    pacer.woke_at(deadline, woke);
+    going = step(ev, cursor.delivered(), io, mpi, woke);
+  }
+  finish(last_end_);
+  io.close_all();
+  end_ns = mono_now_ns();
+  summary.replay_ns = end_ns - t0;
+}
+
+bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, int64_t start) {
+  ++summary.events;
+  cur_ = {true, ev.op() == trace::OpClass::wait || ev.op() == trace::OpClass::test, ev.kind, start, 0};
+  bool going = true;
+  if (trace::is_io(ev.kind)) {
+    IoOutcome r = io.replay(ev);
+    cur_.bytes = r.bytes;
+    if (!r.replayed) {
+      // Failed when traced: its time passes as if it were compute.
+      ++skipped;
+      cur_.active = false;
+      last_end_ = std::max(mono_now_ns(), start + ev.dur_ns);
+      return true;
+    }
+  } else if (ev.op() == trace::OpClass::init) {
+    // Start-up, not synchronisation the replay reproduces: its traced time
+    // passes as it did, so replay and traced times cover the same run.
+    cur_.active = false;
+    last_end_ = std::max(mono_now_ns(), start + ev.dur_ns);
+    return true;
+  } else if (trace::is_mpi(ev.kind)) {
+    cur_.bytes = ev.args[trace::arg::bytes];
+    going = mpi.replay(ev, event_no);
+  } else {
+    cur_.active = false;
+  }
+  last_end_ = mono_now_ns();
+  return going;
+}
+
+struct ThreadSpec {
+  const trace::Stream* stream;
+  int32_t rank;
+};
+
+std::vector<ThreadSpec> thread_specs(const trace::Plan& plan) {
+  std::vector<ThreadSpec> out;
+  for (const trace::Stream& s : plan.streams)
+    for (int64_t r : s.rank_list()) out.push_back({&s, int32_t(r)});
+  return out;
+}
+
+Report collect(const trace::Plan& plan, const ReplayOptions& opt, const Target& target, Shared& sh,
+               const std::vector<std::unique_ptr<ReplayThread>>& threads, int64_t t0) {
+  Report rep;
+  rep.plan = opt.plan_name;
+  rep.fs = opt.setup.fs;
+  rep.ranks = int32_t(plan.ranks.size());
+  rep.threads = threads.size();
+  for (const trace::PlanRank& r : plan.ranks) rep.traced_ns = std::max(rep.traced_ns, r.traced_ns);
+  int64_t last = t0;
+  for (const auto& t : threads) {
+    last = std::max(last, t->end_ns);
+    rep.per_thread.push_back(t->summary);
+    rep.skipped += t->skipped;
+    for (const auto& [kind, stats] : t->ops.entries()) rep.ops[std::string(trace::name(kind))].merge(stats);
+  }
+  std::sort(rep.per_thread.begin(), rep.per_thread.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.rank, a.thread) < std::tie(b.rank, b.thread); });
+  rep.replay_ns = last - t0;
+  rep.errors = sh.errors.count();
+  rep.first_errors = sh.errors.first();
+  rep.warnings = target.warnings;
+  return rep;
+}
+
+}  // namespace
+
+void validate_plan(const trace::Plan& plan, const std::string& name) {
+  if (plan.ranks.empty()) throw ReplayError(name + ": the plan has no ranks");
+  for (size_t i = 0; i < plan.streams.size(); ++i)
+    for (int64_t r : plan.streams[i].rank_list())
+      if (r < 0 || size_t(r) >= plan.ranks.size())
+        throw ReplayError(name + ": stream " + std::to_string(i) + " stands for rank " + std::to_string(r) +
+                          " but the plan has " + std::to_string(plan.ranks.size()) + " ranks");
+  for (size_t r = 0; r < plan.ranks.size(); ++r) {
+    for (int32_t g : plan.ranks[r].files)
+      if (g >= int64_t(plan.files.size()))
+        throw ReplayError(name + ": rank " + std::to_string(r) + " maps a file to global id " + std::to_string(g) +
+                          " past the plan's " + std::to_string(plan.files.size()) + " files");
+    for (int32_t g : plan.ranks[r].comms)
+      if (g >= int64_t(plan.comms.size()))
+        throw ReplayError(name + ": rank " + std::to_string(r) + " maps a communicator to global id " +
+                          std::to_string(g) + " past the plan's " + std::to_string(plan.comms.size()));
+  }
+  for (size_t c = 0; c < plan.comms.size(); ++c)
+    for (int32_t m : plan.comms[c].members)
+      if (m < 0 || size_t(m) >= plan.ranks.size())
+        throw ReplayError(name + ": communicator " + std::to_string(c) + " lists rank " + std::to_string(m) +
+                          " but the plan has " + std::to_string(plan.ranks.size()) + " ranks");
+}
+
+Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
+  validate_plan(plan, opt.plan_name);
+  std::unique_ptr<Target> target = prepare_target(plan, opt.setup);
+  std::vector<ThreadSpec> specs = thread_specs(plan);
+  Shared sh(plan, *target, opt, uint32_t(specs.size()));
+  std::vector<std::unique_ptr<ReplayThread>> threads;
+  std::vector<pthread_t> ids;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, std::max<size_t>(opt.stack_bytes, size_t(PTHREAD_STACK_MIN)));
+  int create_error = 0;
+  for (const ThreadSpec& s : specs) {
+    threads.push_back(std::make_unique<ReplayThread>(sh, *s.stream, s.rank));
+    pthread_t id;
+    create_error = pthread_create(&id, &attr, &ReplayThread::entry, threads.back().get());
+    if (create_error != 0) {
+      threads.pop_back();
+      break;
+    }
+    ids.push_back(id);
+  }
+  pthread_attr_destroy(&attr);
+  if (create_error != 0)  // let the ones that exist go, and stop them at once
+    sh.progress.abort("cannot start replay thread " + std::to_string(ids.size() + 1) + " of " +
+                      std::to_string(specs.size()) + ": " + std::strerror(create_error));
+  int64_t t0 = sh.gate.open_when_ready(uint32_t(ids.size()));
+  for (pthread_t id : ids) pthread_join(id, nullptr);
+  if (sh.progress.is_aborted()) throw ReplayError(sh.progress.reason());
+  return collect(plan, opt, *target, sh, threads, t0);
+}
+
+}  // namespace mpior::replay

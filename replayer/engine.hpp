@@ -1,0 +1,34 @@
+// The replay itself: one thread per (rank, traced thread), small stacks, all
+// released together; each walks its stream with an EventCursor, sleeping the
+// compute gaps, reissuing I/O and turning MPI into synchronisation.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "cursor.hpp"
+#include "model.hpp"
+#include "report.hpp"
+#include "setup.hpp"
+
+namespace mpior::replay {
+
+struct ReplayOptions {
+  SetupOptions setup;
+  trace::CursorOptions cursor;     // mean or sampled timing of statistical streams
+  double compute_scale = 1.0;      // multiplies every compute gap
+  double stall_timeout_s = 60.0;   // no thread able to proceed for this long: stop
+  size_t stack_bytes = 64 * 1024;  // per replay thread
+  std::string plan_name;           // for the report
+};
+
+// Throws ReplayError for a plan the replay cannot use (ranks out of range) and
+// for problems of the target; and, after stopping every thread, when the
+// replay stalled or the target file system failed under it.
+Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt);
+
+// The plan's inconsistencies that would make a replay meaningless; throws
+// ReplayError naming `name` (the plan file).
+void validate_plan(const trace::Plan& plan, const std::string& name);
+
+}  // namespace mpior::replay

@@ -1,0 +1,414 @@
+#include "io_replay.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace mpior::replay {
+namespace {
+
+using trace::Event;
+using trace::Kind;
+using trace::OpClass;
+namespace arg = trace::arg;
+
+// Facts about kinds the opclass does not carry (the lists name the functions).
+struct KindFacts {
+  bool positional = false;  // pread/pwrite family: an explicit offset, the file position untouched
+  bool fd_stat = false;     // fstat family: a descriptor, not a path
+  bool no_follow = false;   // lstat family
+};
+
+KindFacts facts_of(Kind k) {
+  std::string_view n = trace::name(k);
+  KindFacts f;
+  f.positional = n.find("pread") != n.npos || n.find("pwrite") != n.npos;
+  f.fd_stat = n == "fstat" || n == "fstat64" || n == "__fxstat" || n == "__fxstat64";
+  f.no_follow = n.find("lstat") != n.npos || n.find("__lxstat") != n.npos;
+  return f;
+}
+
+const KindFacts& facts(Kind k) {
+  static const std::vector<KindFacts> table = [] {
+    std::vector<KindFacts> t;
+    for (size_t i = 0; i < trace::kNumKinds; ++i) t.push_back(facts_of(Kind(i)));
+    return t;
+  }();
+  return table[size_t(k)];
+}
+
+// fopen's mode string back from the open flags the tracer derived from it.
+const char* stdio_mode(int flags) {
+  int acc = flags & O_ACCMODE;
+  if (acc == O_RDONLY) return "r";
+  if (flags & O_APPEND) return acc == O_RDWR ? "a+" : "a";
+  if (flags & (O_TRUNC | O_CREAT)) return acc == O_RDWR ? "w+" : "w";
+  return "r+";
+}
+
+// The traced call's own result said it worked.
+bool traced_ok(const Event& ev) { return ev.op() == OpClass::fopen ? ev.ret != 0 : ev.ret >= 0; }
+
+bool fatal_for_target(int err) { return err == ENOSPC || err == EDQUOT || err == EROFS; }
+
+}  // namespace
+
+IoReplay::IoReplay(const Target& target, const trace::Plan& plan, int32_t rank, ErrorLog& errors, Progress& progress,
+                   std::string who)
+    : target_(target),
+      plan_(plan),
+      rank_(plan.ranks[size_t(rank)]),
+      errors_(errors),
+      progress_(progress),
+      who_(std::move(who)) {
+  for (int i = 0; i < 3; ++i) fds_[i] = {target.stdio_fds[size_t(i)], Owner::shared};
+}
+
+IoReplay::~IoReplay() { close_all(); }
+
+void IoReplay::close_all() {
+  for (auto& [id, s] : streams_) std::fclose(s.fp);
+  streams_.clear();
+  for (auto& [handle, f] : fds_)
+    if (f.owner == Owner::self) ::close(f.fd);
+  fds_.clear();
+}
+
+int32_t IoReplay::global_file(int64_t local) const {
+  if (local < 0 || size_t(local) >= rank_.files.size()) return -1;
+  int32_t g = rank_.files[size_t(local)];
+  return g >= 0 && size_t(g) < plan_.files.size() ? g : -1;
+}
+
+const std::string* IoReplay::mapped(int64_t local) {
+  int32_t g = global_file(local);
+  if (g < 0) return nullptr;
+  if (!target_.relative[size_t(g)]) return &target_.mapped[size_t(g)];
+  auto it = relative_paths_.find(g);
+  if (it == relative_paths_.end())
+    it = relative_paths_.emplace(g, map_path(plan_.files[size_t(g)].path, rank_.cwd)).first;
+  return &it->second;
+}
+
+std::string IoReplay::traced_path(int64_t local) const {
+  int32_t g = global_file(local);
+  return g < 0 ? "file #" + std::to_string(local) : plan_.files[size_t(g)].path;
+}
+
+void IoReplay::fail(const Event& ev, int err, const std::string& detail) {
+  std::string msg = who_ + ": " + std::string(trace::name(ev.kind)) + " on " + traced_path(ev.args[arg::file]);
+  if (!detail.empty()) msg += " (" + detail + ")";
+  msg += ": " + std::string(std::strerror(err));
+  if (fatal_for_target(err))
+    progress_.abort("the target file system cannot take the replay: " + msg);
+  else
+    errors_.add(std::move(msg));
+}
+
+void IoReplay::set_fd(int64_t handle, int fd, Owner owner) {
+  auto it = fds_.find(handle);
+  // The traced process could only get this number back once it was free: the
+  // old descriptor here was closed by something the trace does not show.
+  if (it != fds_.end() && it->second.owner == Owner::self) ::close(it->second.fd);
+  fds_[handle] = {fd, owner};
+}
+
+// The descriptor for the event's handle; a handle the replay never saw opened
+// (inherited, or opened by an untraced call) is opened on the event's file.
+int IoReplay::fd_for(const Event& ev) {
+  int64_t handle = ev.args[arg::handle];
+  if (auto it = fds_.find(handle); it != fds_.end()) return it->second.fd;
+  const std::string* path = mapped(ev.args[arg::file]);
+  if (!path) return -EBADF;
+  int fd = target_.sandbox->open(*path, O_RDWR | O_CREAT, 0644);
+  if (fd == -EISDIR || fd == -EACCES) fd = target_.sandbox->open(*path, O_RDONLY);
+  if (fd >= 0) fds_[handle] = {fd, Owner::self};
+  return fd;
+}
+
+FILE* IoReplay::stream_for(const Event& ev) {
+  int64_t id = ev.args[arg::handle];
+  if (auto it = streams_.find(id); it != streams_.end()) return it->second.fp;
+  int fd = -1;
+  const char* mode = "r+";
+  if (id >= 0 && id < 3) {  // stdin, stdout, stderr: a stream of our own on the shared sink
+    fd = ::fcntl(target_.stdio_fds[size_t(id)], F_DUPFD_CLOEXEC, 0);
+    mode = id == 0 ? "r" : "a";
+  } else if (const std::string* path = mapped(ev.args[arg::file])) {
+    fd = target_.sandbox->open(*path, O_RDWR | O_CREAT, 0644);
+  }
+  if (fd < 0) return nullptr;
+  FILE* fp = ::fdopen(fd, mode);
+  if (!fp) {
+    ::close(fd);
+    return nullptr;
+  }
+  streams_[id] = {fp, fd};
+  return fp;
+}
+
+IoOutcome IoReplay::replay(const Event& ev) {
+  OpClass op = ev.op();
+  bool opens = op == OpClass::open || op == OpClass::fopen;
+  bool names_path = op == OpClass::unlink || op == OpClass::rename || op == OpClass::mkdir || op == OpClass::rmdir ||
+                    op == OpClass::access || (op == OpClass::stat && !facts(ev.kind).fd_stat);
+  // An open or a path lookup that failed when traced still costs the file
+  // system a lookup; anything on a handle that failed has nothing to reissue.
+  if (!traced_ok(ev) && !opens && !names_path) return {false, 0};
+  if (names_path) return path_op(ev);
+  return trace::info(ev.kind).family == trace::Family::stdio ? stdio(ev) : posix(ev);
+}
+
+IoOutcome IoReplay::path_op(const Event& ev) {
+  const std::string* path = mapped(ev.args[arg::file]);
+  if (!path) {
+    if (traced_ok(ev)) fail(ev, ENOENT, "file id outside the plan");
+    return {};
+  }
+  const Sandbox& box = *target_.sandbox;
+  int r = 0;
+  struct stat st {};
+  switch (ev.op()) {
+    case OpClass::unlink:
+      r = box.unlink(*path);
+      break;
+    case OpClass::rmdir:
+      r = box.rmdir(*path);
+      break;
+    case OpClass::mkdir:
+      r = box.mkdir(*path, mode_t(ev.args[arg::mode] & 07777));
+      break;
+    case OpClass::access:
+      r = box.access(*path, int(ev.args[arg::mode]));
+      break;
+    case OpClass::stat:
+      r = box.stat(*path, &st, !facts(ev.kind).no_follow);
+      break;
+    case OpClass::rename: {
+      const std::string* to = mapped(ev.args[arg::file2]);
+      r = to ? box.rename(*path, *to) : -ENOENT;
+      break;
+    }
+    default:
+      break;
+  }
+  if (r < 0 && traced_ok(ev)) fail(ev, -r);
+  return {};
+}
+
+IoOutcome IoReplay::open_file(const Event& ev) {
+  const std::string* path = mapped(ev.args[arg::file]);
+  if (!path) {
+    if (traced_ok(ev)) fail(ev, ENOENT, "file id outside the plan");
+    return {};
+  }
+  int flags = int(ev.args[arg::flags]);
+  mode_t mode = mode_t(ev.args[arg::mode]);
+  int fd = target_.sandbox->open(*path, flags, mode);
+  if (fd == -EINVAL && (flags & O_DIRECT)) fd = target_.sandbox->open(*path, flags & ~O_DIRECT, mode);
+  if (fd < 0) {
+    if (traced_ok(ev)) fail(ev, -fd, "open");
+    return {};
+  }
+  if (!traced_ok(ev)) {  // it failed when traced: keep nothing the application did not have
+    ::close(fd);
+    return {};
+  }
+  set_fd(ev.args[arg::handle], fd, Owner::self);
+  return {};
+}
+
+IoOutcome IoReplay::posix(const Event& ev) {
+  switch (ev.op()) {
+    case OpClass::open:
+      return open_file(ev);
+    case OpClass::close: {
+      auto it = fds_.find(ev.args[arg::handle]);
+      if (it == fds_.end()) return {};
+      if (it->second.owner == Owner::self && ::close(it->second.fd) != 0) fail(ev, errno);
+      fds_.erase(it);
+      return {};
+    }
+    default:
+      break;
+  }
+  int fd = fd_for(ev);
+  if (fd < 0) {
+    fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    return {};
+  }
+  return fd_call(ev, fd);
+}
+
+IoOutcome IoReplay::fd_call(const Event& ev, int fd) {
+  int r = 0;
+  switch (ev.op()) {
+    case OpClass::read:
+    case OpClass::write:
+      return transfer(ev, fd, nullptr);
+    case OpClass::seek:
+      r = ::lseek(fd, off_t(ev.args[arg::offset]), int(ev.args[arg::flags])) < 0 ? -1 : 0;
+      break;
+    case OpClass::tell:
+      r = ::lseek(fd, 0, SEEK_CUR) < 0 ? -1 : 0;
+      break;
+    case OpClass::sync:
+      r = ev.kind == Kind::fdatasync ? ::fdatasync(fd) : ::fsync(fd);
+      break;
+    case OpClass::truncate:
+      r = ::ftruncate(fd, off_t(ev.args[arg::offset]));
+      break;
+    case OpClass::stat: {
+      struct stat st {};
+      r = ::fstat(fd, &st);
+      break;
+    }
+    case OpClass::dup: {
+      int64_t target = ev.args[arg::handle2] >= 0 ? ev.args[arg::handle2] : ev.ret;
+      if (target == ev.args[arg::handle]) return {};  // dup2(fd, fd)
+      int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+      if (copy >= 0) set_fd(target, copy, Owner::self);
+      r = copy < 0 ? -1 : 0;
+      break;
+    }
+    default:
+      return {false, 0};
+  }
+  if (r < 0) fail(ev, errno);
+  return {};
+}
+
+// Bytes to move: writes repeat what the application actually wrote; reads
+// ask for what it asked (a short read at end of file happens again).
+// Stdio reads use what was consumed: fgets asks for a buffer, takes a line.
+IoOutcome IoReplay::transfer(const Event& ev, int fd, FILE* fp) {
+  bool write = ev.op() == OpClass::write;
+  int64_t want = write || fp ? ev.ret : (ev.args[arg::count] >= 0 ? ev.args[arg::count] : ev.ret);
+  if (want < 0) want = ev.args[arg::count];
+  if (want <= 0) return {true, 0};
+  const IoBuffer& buf = *target_.buffer;
+  bool positional = facts(ev.kind).positional && !fp;
+  int64_t offset = ev.args[arg::offset];
+  int64_t done = 0;
+  // The buffer holds the plan's largest count, so this loops once.
+  while (done < want) {
+    size_t n = size_t(std::min<int64_t>(want - done, int64_t(buf.size())));
+    ssize_t r;
+    if (fp)
+      r = ssize_t(write ? std::fwrite(buf.data(), 1, n, fp) : std::fread(buf.data(), 1, n, fp));
+    else if (positional)
+      r = write ? ::pwrite(fd, buf.data(), n, off_t(offset + done)) : ::pread(fd, buf.data(), n, off_t(offset + done));
+    else
+      r = write ? ::write(fd, buf.data(), n) : ::read(fd, buf.data(), n);
+    if (fp && size_t(r) < n && std::ferror(fp)) r = -1;
+    if (r < 0) {
+      fail(ev, errno, std::to_string(want) + " bytes");
+      break;
+    }
+    done += r;
+    if (size_t(r) < n) break;  // end of file (reads) or a short write the application also saw
+  }
+  return {true, done};
+}
+
+IoOutcome IoReplay::stdio(const Event& ev) {
+  switch (ev.op()) {
+    case OpClass::fopen:
+      return open_stream(ev);
+    case OpClass::fclose:
+      return close_stream(ev);
+    default:
+      break;
+  }
+  FILE* fp = stream_for(ev);
+  if (!fp) {
+    fail(ev, EBADF, "stream " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    return {};
+  }
+  return stream_call(ev, fp);
+}
+
+IoOutcome IoReplay::stream_call(const Event& ev, FILE* fp) {
+  int r = 0;
+  switch (ev.op()) {
+    case OpClass::read:
+    case OpClass::write:
+      return transfer(ev, -1, fp);
+    case OpClass::seek:
+      r = ::fseeko(fp, off_t(ev.args[arg::offset]), int(ev.args[arg::flags]));
+      break;
+    case OpClass::tell:
+      r = ::ftello(fp) < 0 ? -1 : 0;
+      break;
+    case OpClass::sync:
+      r = std::fflush(fp);
+      break;
+    default:
+      return {false, 0};
+  }
+  if (r != 0) fail(ev, errno);
+  return {};
+}
+
+IoOutcome IoReplay::open_stream(const Event& ev) {
+  int flags = int(ev.args[arg::flags]);
+  int fd;
+  Fd* taken = nullptr;            // the descriptor entry the stream took over, if any
+  if (ev.kind == Kind::fdopen) {  // the stream takes over an open descriptor
+    if (!traced_ok(ev)) return {};
+    auto it = fds_.find(ev.args[arg::handle2]);
+    if (it == fds_.end()) {
+      fail(ev, EBADF, "fdopen of a descriptor the replay does not have");
+      return {};
+    }
+    if (it->second.owner == Owner::self) {
+      fd = it->second.fd;
+      it->second.owner = Owner::stream;
+      taken = &it->second;
+    } else {  // a shared sink (stdout) or a descriptor another stream has: a copy of our own
+      fd = ::fcntl(it->second.fd, F_DUPFD_CLOEXEC, 0);
+    }
+  } else {
+    const std::string* path = mapped(ev.args[arg::file]);
+    fd = path ? target_.sandbox->open(*path, flags, 0666) : -ENOENT;
+  }
+  if (fd < 0) {
+    if (traced_ok(ev)) fail(ev, -fd, "fopen");
+    return {};
+  }
+  FILE* fp = ::fdopen(fd, stdio_mode(flags));
+  if (!fp) {
+    int e = errno;
+    if (taken)
+      taken->owner = Owner::self;
+    else
+      ::close(fd);
+    if (traced_ok(ev)) fail(ev, e, "fdopen");
+    return {};
+  }
+  if (!traced_ok(ev)) {
+    std::fclose(fp);
+    return {};
+  }
+  if (auto old = streams_.find(ev.args[arg::handle]); old != streams_.end()) std::fclose(old->second.fp);
+  streams_[ev.args[arg::handle]] = {fp, fd};
+  return {};
+}
+
+IoOutcome IoReplay::close_stream(const Event& ev) {
+  auto it = streams_.find(ev.args[arg::handle]);
+  if (it == streams_.end()) return {};
+  int fd = it->second.fd;
+  if (std::fclose(it->second.fp) != 0) fail(ev, errno);
+  streams_.erase(it);
+  // An fdopen'ed descriptor went with its stream.
+  std::erase_if(fds_, [fd](const auto& entry) { return entry.second.owner == Owner::stream && entry.second.fd == fd; });
+  return {};
+}
+
+}  // namespace mpior::replay

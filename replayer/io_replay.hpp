@@ -1,0 +1,79 @@
+// One replay thread's file system work: the traced calls reissued on files
+// below the target directory, through tables from traced handles (fd numbers,
+// stdio stream ids) to the real descriptors and FILE*s the replay opened.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+
+#include "event.hpp"
+#include "model.hpp"
+#include "report.hpp"
+#include "setup.hpp"
+#include "sync.hpp"
+
+namespace mpior::replay {
+
+struct IoOutcome {
+  bool replayed = true;  // false: the call had failed when traced and was not reissued
+  int64_t bytes = 0;     // bytes read or written by the replayed call
+};
+
+class IoReplay {
+ public:
+  // `who` names the thread in error messages ("rank 3 thread 0").
+  IoReplay(const Target& target, const trace::Plan& plan, int32_t rank, ErrorLog& errors, Progress& progress,
+           std::string who);
+  ~IoReplay();
+  IoReplay(const IoReplay&) = delete;
+  IoReplay& operator=(const IoReplay&) = delete;
+
+  IoOutcome replay(const trace::Event& ev);
+  // Closes every stream (flushing it, as exit does) and descriptor still open.
+  void close_all();
+
+ private:
+  enum class Owner : uint8_t { self, shared, stream };
+  struct Fd {
+    int fd;
+    Owner owner;
+  };
+  struct Stream {
+    FILE* fp;
+    int fd;
+  };
+
+  IoOutcome posix(const trace::Event& ev);
+  IoOutcome stdio(const trace::Event& ev);
+  IoOutcome path_op(const trace::Event& ev);
+  IoOutcome open_file(const trace::Event& ev);
+  IoOutcome open_stream(const trace::Event& ev);
+  IoOutcome close_stream(const trace::Event& ev);
+  IoOutcome transfer(const trace::Event& ev, int fd, FILE* fp);
+  IoOutcome fd_call(const trace::Event& ev, int fd);
+  IoOutcome stream_call(const trace::Event& ev, FILE* fp);
+
+  int fd_for(const trace::Event& ev);
+  FILE* stream_for(const trace::Event& ev);
+  void set_fd(int64_t handle, int fd, Owner owner);
+  int32_t global_file(int64_t local) const;
+  const std::string* mapped(int64_t local);
+  std::string traced_path(int64_t local) const;
+  // Records a failed replayed call; aborts the replay when the target file
+  // system cannot take more (full, read-only, over quota).
+  void fail(const trace::Event& ev, int err, const std::string& detail = {});
+
+  const Target& target_;
+  const trace::Plan& plan_;
+  const trace::PlanRank& rank_;
+  ErrorLog& errors_;
+  Progress& progress_;
+  std::string who_;
+  std::unordered_map<int64_t, Fd> fds_;
+  std::unordered_map<int64_t, Stream> streams_;
+  std::unordered_map<int32_t, std::string> relative_paths_;  // relative traced paths, below this rank's cwd
+};
+
+}  // namespace mpior::replay

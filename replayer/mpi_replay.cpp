@@ -1,0 +1,154 @@
+#include "mpi_replay.hpp"
+
+#include <algorithm>
+#include <climits>
+
+namespace mpior::replay {
+namespace {
+
+using trace::Event;
+using trace::OpClass;
+namespace arg = trace::arg;
+
+}  // namespace
+
+MpiWorld::MpiWorld(const trace::Plan& plan, Progress& progress, uint32_t threads)
+    : plan_(plan), progress_(progress), channels_(progress, threads) {
+  for (const trace::PlanComm& c : plan.comms) {
+    std::vector<std::pair<int32_t, int32_t>> index;
+    for (size_t i = 0; i < c.members.size(); ++i) index.emplace_back(c.members[i], int32_t(i));
+    std::sort(index.begin(), index.end());
+    ranks_of_.push_back(std::move(index));
+    barriers_.push_back(std::make_unique<CommBarrier>(uint32_t(c.members.size())));
+  }
+  progress_.set_waker([this] {
+    channels_.wake_all();
+    for (auto& b : barriers_) b->wake_all();
+  });
+}
+
+MpiWorld::~MpiWorld() { progress_.set_waker({}); }
+
+int32_t MpiWorld::comm_rank(int32_t comm, int32_t world_rank) const {
+  if (comm < 0 || size_t(comm) >= ranks_of_.size()) return -1;
+  const auto& index = ranks_of_[size_t(comm)];
+  auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(world_rank, INT32_MIN));
+  return it != index.end() && it->first == world_rank ? it->second : -1;
+}
+
+MpiReplay::MpiReplay(MpiWorld& world, const trace::Plan& plan, int32_t rank, ErrorLog& errors, std::string who)
+    : world_(world), rank_info_(plan.ranks[size_t(rank)]), rank_(rank), errors_(errors), who_(std::move(who)) {}
+
+std::string MpiReplay::where(const Event& ev, uint64_t event_no) const {
+  return who_ + " at event #" + std::to_string(event_no) + " (" + std::string(trace::name(ev.kind)) + ")";
+}
+
+std::optional<MpiReplay::Comm> MpiReplay::comm_of(const Event& ev) {
+  int64_t local = ev.args[arg::comm];
+  Comm c;
+  if (local >= 0 && size_t(local) < rank_info_.comms.size()) c.id = rank_info_.comms[size_t(local)];
+  if (c.id < 0 || size_t(c.id) >= world_.comm_count()) {
+    errors_.add(who_ + ": " + std::string(trace::name(ev.kind)) + " on communicator #" + std::to_string(local) +
+                " that the plan does not resolve; not synchronised");
+    return std::nullopt;
+  }
+  c.me = world_.comm_rank(c.id, rank_);
+  if (c.me < 0) {
+    errors_.add(who_ + ": " + std::string(trace::name(ev.kind)) + " on global communicator " + std::to_string(c.id) +
+                " that does not list rank " + std::to_string(rank_) + "; not synchronised");
+    return std::nullopt;
+  }
+  return c;
+}
+
+bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
+  OpClass op = ev.op();
+  if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
+  if (op == OpClass::finalize) {  // every rank leaves MPI together
+    Event world = ev;
+    world.args[arg::comm] = 0;
+    auto c = comm_of(world);
+    return !c || barrier(ev, *c, event_no);
+  }
+  auto c = comm_of(ev);
+  if (!c) return true;
+  Channels& ch = world_.channels();
+  switch (op) {
+    case OpClass::send:
+    case OpClass::isend:
+      if (ev.args[arg::peer] != trace::kProcNull)
+        ch.post({c->id, c->me, int32_t(ev.args[arg::peer]), ev.args[arg::tag]});
+      return true;
+    case OpClass::recv:
+      return receive(ev, *c, ev.args[arg::peer], ev.args[arg::tag], event_no);
+    case OpClass::sendrecv:
+      if (ev.args[arg::peer] != trace::kProcNull)
+        ch.post({c->id, c->me, int32_t(ev.args[arg::peer]), ev.args[arg::tag]});
+      return receive(ev, *c, ev.args[arg::peer2], ev.args[arg::tag2], event_no);
+    case OpClass::barrier:
+    case OpClass::allcoll:
+    case OpClass::comm_create:
+    case OpClass::comm_free:
+      return barrier(ev, *c, event_no);
+    case OpClass::bcast:
+    case OpClass::scatter:
+    case OpClass::reduce:
+    case OpClass::gather:
+      return rooted(ev, *c, event_no);
+    default:
+      return true;
+  }
+}
+
+bool MpiReplay::complete(const Event& ev, uint64_t event_no) {
+  if (ev.args[arg::req_kind] != trace::kReqRecv) return true;  // sends posted when they started
+  auto c = comm_of(ev);
+  return !c || receive(ev, *c, ev.args[arg::peer], ev.args[arg::tag], event_no);
+}
+
+// Waits for the message the traced receive got: from the actual source with
+// the actual tag (the status), which resolves MPI_ANY_SOURCE and MPI_ANY_TAG.
+bool MpiReplay::receive(const Event& ev, const Comm& c, int64_t given_src, int64_t given_tag, uint64_t event_no) {
+  int64_t src = ev.args[arg::src] >= 0 ? ev.args[arg::src] : given_src;
+  int64_t tag = ev.args[arg::stag] >= 0 ? ev.args[arg::stag] : given_tag;
+  if (given_src == trace::kProcNull || src == trace::kProcNull) return true;
+  if (src < 0 || tag < 0) {
+    errors_.add(where(ev, event_no) + ": the trace does not say which message it received; not synchronised");
+    return true;
+  }
+  return world_.channels().wait({c.id, int32_t(src), c.me, tag}, where(ev, event_no)) == WaitResult::ok;
+}
+
+bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no) {
+  std::string who = where(ev, event_no) + " on global communicator " + std::to_string(c.id);
+  return world_.barrier(c.id).wait(world_.progress(), who) == WaitResult::ok;
+}
+
+bool MpiReplay::rooted(const Event& ev, const Comm& c, uint64_t event_no) {
+  int32_t root = int32_t(ev.args[arg::root]);
+  int32_t size = int32_t(world_.members(c.id).size());
+  if (root < 0 || root >= size) {
+    errors_.add(where(ev, event_no) + ": root " + std::to_string(root) + " is not in the communicator");
+    return true;
+  }
+  Channels& ch = world_.channels();
+  bool down = trace::is_one_to_all(ev.op());
+  std::string who = where(ev, event_no);
+  if (c.me != root) {
+    if (!down) {
+      ch.post({c.id, c.me, root, kTagUp});
+      return true;
+    }
+    return ch.wait({c.id, root, c.me, kTagDown}, who) == WaitResult::ok;
+  }
+  for (int32_t m = 0; m < size; ++m) {
+    if (m == root) continue;
+    if (down)
+      ch.post({c.id, root, m, kTagDown});
+    else if (ch.wait({c.id, m, root, kTagUp}, who) != WaitResult::ok)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace mpior::replay

@@ -1,0 +1,71 @@
+// MPI events replayed as thread synchronisation (thesis §2.3): sends post,
+// receives wait, collectives meet. Rooted collectives wait only where data
+// flows: members of a bcast wait for the root, the root of a reduce for its
+// members.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "event.hpp"
+#include "model.hpp"
+#include "report.hpp"
+#include "sync.hpp"
+
+namespace mpior::replay {
+
+// What every replay thread shares: communicators, channels, barriers.
+class MpiWorld {
+ public:
+  MpiWorld(const trace::Plan& plan, Progress& progress, uint32_t threads);
+  ~MpiWorld();
+
+  // The world rank's rank in the global communicator, -1 when not a member.
+  int32_t comm_rank(int32_t comm, int32_t world_rank) const;
+  const std::vector<int32_t>& members(int32_t comm) const { return plan_.comms[size_t(comm)].members; }
+  size_t comm_count() const { return plan_.comms.size(); }
+  Channels& channels() { return channels_; }
+  CommBarrier& barrier(int32_t comm) { return *barriers_[size_t(comm)]; }
+  Progress& progress() { return progress_; }
+
+ private:
+  const trace::Plan& plan_;
+  Progress& progress_;
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> ranks_of_;  // per comm: (world rank, comm rank), sorted
+  std::vector<std::unique_ptr<CommBarrier>> barriers_;
+  Channels channels_;
+};
+
+class MpiReplay {
+ public:
+  MpiReplay(MpiWorld& world, const trace::Plan& plan, int32_t rank, ErrorLog& errors, std::string who);
+
+  // A depth-0 MPI event; false when the replay stopped (a stall or an abort).
+  bool replay(const trace::Event& ev, uint64_t event_no);
+  // A completion record under a Wait/Test: a receive request waits for its message.
+  bool complete(const trace::Event& ev, uint64_t event_no);
+
+ private:
+  struct Comm {
+    int32_t id = -1;  // global
+    int32_t me = -1;  // this rank's rank in it
+  };
+  // The event's communicator, or nullopt after logging why it cannot be used.
+  std::optional<Comm> comm_of(const trace::Event& ev);
+  bool receive(const trace::Event& ev, const Comm& c, int64_t src, int64_t tag, uint64_t event_no);
+  bool barrier(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  bool rooted(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  std::string where(const trace::Event& ev, uint64_t event_no) const;
+
+  MpiWorld& world_;
+  const trace::PlanRank& rank_info_;
+  int32_t rank_;
+  ErrorLog& errors_;
+  std::string who_;
+};
+
+}  // namespace mpior::replay

@@ -1,0 +1,82 @@
+// What a replay measured: total time against the traced time, per-thread
+// times, per-operation counts, bytes and latencies, and the calls that failed.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kind.hpp"
+
+namespace mpior::replay {
+
+struct OpStats {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  int64_t total_ns = 0;
+  int64_t max_ns = 0;
+  void add(int64_t ns, int64_t moved);
+  void merge(const OpStats& o);
+  double mean_us() const { return count ? double(total_ns) / double(count) / 1e3 : 0.0; }
+};
+
+// One replay thread's statistics by kind: a few kinds per thread, so a small
+// vector rather than a table of every kind (thousands of threads).
+class OpTable {
+ public:
+  void add(trace::Kind k, int64_t ns, int64_t moved);
+  const std::vector<std::pair<trace::Kind, OpStats>>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::pair<trace::Kind, OpStats>> entries_;
+};
+
+// Failed replayed calls, shared by every thread: a count and the first few messages.
+class ErrorLog {
+ public:
+  static constexpr size_t kKept = 10;
+  void add(std::string message);
+  uint64_t count() const;
+  std::vector<std::string> first() const;
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t count_ = 0;
+  std::vector<std::string> first_;
+};
+
+struct ThreadSummary {
+  int32_t rank = 0;
+  uint32_t thread = 0;
+  int64_t replay_ns = 0;
+  int64_t traced_ns = 0;
+  uint64_t events = 0;  // depth-0 events replayed
+};
+
+struct Report {
+  std::string plan, fs;
+  int32_t ranks = 0;
+  size_t threads = 0;
+  int64_t traced_ns = 0;  // longest traced rank
+  int64_t replay_ns = 0;  // release of the threads to the last one's end
+  std::vector<ThreadSummary> per_thread;
+  std::map<std::string, OpStats> ops;  // by kind name
+  uint64_t errors = 0;
+  std::vector<std::string> first_errors;
+  uint64_t skipped = 0;  // calls that failed when traced, replayed as their duration
+  std::vector<std::string> warnings;
+
+  double error_pct() const;
+};
+
+void print_text(std::ostream& out, const Report& r);
+nlohmann::json to_json(const Report& r);
+// Throws ReplayError naming the path when it cannot be written.
+void write_json(const std::string& path, const Report& r);
+
+}  // namespace mpior::replay

@@ -1,0 +1,309 @@
+#include "sandbox.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "error.hpp"
+
+namespace mpior::replay {
+namespace {
+
+std::vector<std::string> split_components(std::string_view p) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string_view::npos) j = p.size();
+    if (j > i) out.emplace_back(p.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+// Open flags openat2 accepts; it rejects unknown bits where open(2) ignores
+// them, and a traced application may have passed any.
+constexpr int kKnownOpenFlags = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |
+                                O_SYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |
+                                O_PATH | O_TMPFILE | FASYNC;
+
+int openat2_beneath(int dirfd, const std::string& rel, int flags, mode_t mode) {
+  open_how how{};
+  how.flags = uint64_t((flags & kKnownOpenFlags) | O_CLOEXEC);
+  how.mode = (flags & (O_CREAT | O_TMPFILE)) ? (mode & 07777) : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  const char* path = rel.empty() ? "." : rel.c_str();
+  for (int attempt = 0;; ++attempt) {
+    long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    if (fd >= 0) return int(fd);
+    // EAGAIN: a concurrent rename raced the `..` check; the kernel asks to retry.
+    if (errno != EAGAIN || attempt >= 16) return -errno;
+  }
+}
+
+// Closes the directory fds a userspace walk opened.
+struct FdStack {
+  std::vector<int> fds;
+  ~FdStack() {
+    for (int fd : fds) ::close(fd);
+  }
+  void pop() {
+    ::close(fds.back());
+    fds.pop_back();
+  }
+};
+
+// Target of a symlink, or -errno.
+int read_link(int dirfd, const std::string& name, std::string* target) {
+  std::vector<char> buf(PATH_MAX);
+  ssize_t n = ::readlinkat(dirfd, name.c_str(), buf.data(), buf.size());
+  if (n < 0) return -errno;
+  target->assign(buf.data(), size_t(n));
+  return 0;
+}
+
+}  // namespace
+
+std::string map_path(std::string_view traced, std::string_view cwd) {
+  if (traced == "<stdin>") return "__stdin__";
+  if (traced == "<stdout>") return "__stdout__";
+  if (traced == "<stderr>") return "__stderr__";
+  std::string full;
+  if (!traced.starts_with('/')) {
+    full.assign(cwd);
+    full += '/';
+  }
+  full += traced;
+  std::vector<std::string> kept;
+  for (std::string& c : split_components(full)) {
+    if (c == ".") continue;
+    if (c == "..") {
+      if (!kept.empty()) kept.pop_back();  // "/.." is "/" on every POSIX system
+      continue;
+    }
+    kept.push_back(std::move(c));
+  }
+  std::string out;
+  for (const std::string& c : kept) {
+    if (!out.empty()) out += '/';
+    out += c;
+  }
+  return out;
+}
+
+std::string parent_of(std::string_view rel) {
+  size_t slash = rel.rfind('/');
+  return slash == std::string_view::npos ? std::string() : std::string(rel.substr(0, slash));
+}
+
+std::string leaf_of(std::string_view rel) {
+  size_t slash = rel.rfind('/');
+  return std::string(slash == std::string_view::npos ? rel : rel.substr(slash + 1));
+}
+
+Sandbox::Sandbox(const std::string& root, Resolver resolver) : root_(root) {
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  if (ec && !std::filesystem::is_directory(root))
+    throw ReplayError("cannot create --fs directory " + root + ": " + ec.message());
+  root_fd_ = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd_ < 0) throw ReplayError("cannot use --fs directory " + root + ": " + std::strerror(errno));
+  // Can we create files there? Root bypasses permission bits, so try it.
+  int probe = ::openat(root_fd_, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (probe < 0 && errno != EACCES && errno != EROFS && errno != EPERM) {
+    std::string name = ".mpior-replay-probe-" + std::to_string(::getpid());
+    probe = ::openat(root_fd_, name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (probe >= 0) ::unlinkat(root_fd_, name.c_str(), 0);
+  }
+  if (probe < 0) {
+    int e = errno;
+    ::close(root_fd_);
+    throw ReplayError("--fs directory " + root + " is not writable: " + std::strerror(e));
+  }
+  ::close(probe);
+  if (resolver == Resolver::kernel || resolver == Resolver::automatic) {
+    int fd = openat2_beneath(root_fd_, "", O_PATH, 0);
+    kernel_ = fd >= 0 || (fd != -ENOSYS && fd != -EPERM);
+    if (fd >= 0) ::close(fd);
+    if (!kernel_ && resolver == Resolver::kernel) throw ReplayError("openat2(2) is not available on this kernel");
+  }
+}
+
+Sandbox::~Sandbox() {
+  if (root_fd_ >= 0) ::close(root_fd_);
+}
+
+std::string Sandbox::display(std::string_view rel) const {
+  std::string out = root_;
+  if (!rel.empty()) {
+    if (!out.ends_with('/')) out += '/';
+    out += rel;
+  }
+  return out;
+}
+
+int Sandbox::open(const std::string& rel, int flags, mode_t mode) const {
+  if (kernel_) return openat2_beneath(root_fd_, rel, flags, mode);
+  return resolve_user(rel, flags, mode);
+}
+
+// What openat2 RESOLVE_BENEATH does, for kernels without it: walk one
+// component at a time without following anything implicitly, expand
+// symlinks by hand, and refuse absolute targets and `..` above the root.
+int Sandbox::resolve_user(const std::string& rel, int flags, mode_t mode) const {
+  std::deque<std::string> todo;
+  for (std::string& c : split_components(rel)) todo.push_back(std::move(c));
+  FdStack dirs;
+  auto cur = [&] { return dirs.fds.empty() ? root_fd_ : dirs.fds.back(); };
+  const bool follow_last = !(flags & O_NOFOLLOW);
+  int links = 0;
+  auto expand_link = [&](int dirfd, const std::string& name) {
+    std::string target;
+    if (int r = read_link(dirfd, name, &target); r < 0) return r;
+    if (++links > 40) return -ELOOP;
+    if (target.empty()) return -ENOENT;
+    if (target.starts_with('/')) return -EXDEV;
+    auto parts = split_components(target);
+    todo.insert(todo.begin(), parts.begin(), parts.end());
+    return 0;
+  };
+  for (;;) {
+    if (todo.empty()) {  // the path names a directory already walked (or the root)
+      int fd = ::openat(cur(), ".", (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC, mode);
+      return fd >= 0 ? fd : -errno;
+    }
+    std::string c = std::move(todo.front());
+    todo.pop_front();
+    if (c == ".") continue;
+    if (c == "..") {
+      if (dirs.fds.empty()) return -EXDEV;
+      dirs.pop();
+      continue;
+    }
+    struct stat st {};
+    bool exists = ::fstatat(cur(), c.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!exists && (errno != ENOENT || !todo.empty())) return -errno;
+    if (exists && S_ISLNK(st.st_mode) && (follow_last || !todo.empty())) {
+      if (int r = expand_link(cur(), c); r < 0) return r;
+      continue;
+    }
+    if (todo.empty()) {
+      // O_NOFOLLOW: if a symlink was swapped in since fstatat, fail rather than follow it.
+      int fd = ::openat(cur(), c.c_str(), (flags & kKnownOpenFlags) | O_NOFOLLOW | O_CLOEXEC, mode);
+      return fd >= 0 ? fd : -errno;
+    }
+    if (!S_ISDIR(st.st_mode)) return -ENOTDIR;
+    int fd = ::openat(cur(), c.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    dirs.fds.push_back(fd);
+  }
+}
+
+int Sandbox::open_parent(const std::string& rel, std::string* leaf) const {
+  *leaf = leaf_of(rel);
+  if (leaf->empty()) return -EBUSY;  // the root itself
+  return open(parent_of(rel), O_PATH | O_DIRECTORY);
+}
+
+namespace {
+int result(int r) { return r < 0 ? -errno : 0; }
+}  // namespace
+
+int Sandbox::mkdir(const std::string& rel, mode_t mode) const {
+  std::string leaf;
+  int dir = open_parent(rel, &leaf);
+  if (dir < 0) return rel.empty() ? -EEXIST : dir;
+  int r = result(::mkdirat(dir, leaf.c_str(), mode));
+  ::close(dir);
+  return r;
+}
+
+int Sandbox::rmdir(const std::string& rel) const {
+  std::string leaf;
+  int dir = open_parent(rel, &leaf);
+  if (dir < 0) return dir;
+  int r = result(::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR));
+  ::close(dir);
+  return r;
+}
+
+int Sandbox::unlink(const std::string& rel) const {
+  std::string leaf;
+  int dir = open_parent(rel, &leaf);
+  if (dir < 0) return dir;
+  int r = result(::unlinkat(dir, leaf.c_str(), 0));
+  ::close(dir);
+  return r;
+}
+
+int Sandbox::rename(const std::string& from, const std::string& to) const {
+  std::string from_leaf, to_leaf;
+  int from_dir = open_parent(from, &from_leaf);
+  if (from_dir < 0) return from_dir;
+  int to_dir = open_parent(to, &to_leaf);
+  if (to_dir < 0) {
+    ::close(from_dir);
+    return to_dir;
+  }
+  int r = result(::renameat(from_dir, from_leaf.c_str(), to_dir, to_leaf.c_str()));
+  ::close(from_dir);
+  ::close(to_dir);
+  return r;
+}
+
+int Sandbox::stat(const std::string& rel, struct stat* st, bool follow) const {
+  int fd = open(rel, O_PATH | (follow ? 0 : O_NOFOLLOW));
+  if (fd < 0) return fd;
+  int r = result(::fstat(fd, st));
+  ::close(fd);
+  return r;
+}
+
+int Sandbox::access(const std::string& rel, int mode) const {
+  int fd = open(rel, O_PATH);
+  if (fd < 0) return fd;
+  int r = 0;
+  if (mode != F_OK) {
+    r = result(::faccessat(fd, "", mode, AT_EMPTY_PATH));
+    if (r == -EINVAL) r = 0;  // kernel without faccessat2: existence is what we can check
+  }
+  ::close(fd);
+  return r;
+}
+
+int Sandbox::make_dirs(const std::string& rel) const {
+  std::string prefix;
+  for (const std::string& c : split_components(rel)) {
+    if (!prefix.empty()) prefix += '/';
+    prefix += c;
+    int r = mkdir(prefix, 0755);
+    if (r < 0 && r != -EEXIST) return r;
+  }
+  int fd = open(rel, O_PATH | O_DIRECTORY);  // EEXIST above may have been a file
+  if (fd < 0) return fd;
+  ::close(fd);
+  return 0;
+}
+
+int Sandbox::check_contained(const std::string& rel) const {
+  for (std::string p = rel;; p = parent_of(p)) {
+    int fd = open(p, O_PATH);
+    if (fd >= 0) {
+      ::close(fd);
+      return 0;
+    }
+    if (fd == -EXDEV || fd == -ELOOP) return fd;
+    if (p.empty()) return 0;
+  }
+}
+
+}  // namespace mpior::replay

@@ -1,0 +1,147 @@
+#include "sync.hpp"
+
+#include <fmt/format.h>
+#include <time.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cmath>
+
+#include "clock.hpp"
+
+namespace mpior::replay {
+
+Progress::Progress(uint32_t threads, double stall_timeout_s)
+    : busy_(int64_t(threads)), stall_ns_(int64_t(std::llround(stall_timeout_s * 1e9))) {}
+
+void Progress::abort(const std::string& why) {
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mu_);
+    if (aborted_.load()) return;
+    reason_ = why;
+    aborted_.store(true);
+    wake = waker_;
+  }
+  if (wake) wake();
+}
+
+std::string Progress::reason() const {
+  std::lock_guard lock(mu_);
+  return reason_;
+}
+
+std::string describe(const ChannelKey& k) {
+  std::string what = k.tag == kTagDown ? "root-to-member" : k.tag == kTagUp ? "member-to-root" : "";
+  std::string s = "channel global comm " + std::to_string(k.comm) + " src " + std::to_string(k.src) + " -> dst " +
+                  std::to_string(k.dst);
+  return what.empty() ? s + " tag " + std::to_string(k.tag) : s + " (" + what + " collective)";
+}
+
+size_t Channels::Hash::operator()(const ChannelKey& k) const {
+  uint64_t h = uint64_t(uint32_t(k.comm)) * 0x9E3779B97F4A7C15ull;
+  h ^= (uint64_t(uint32_t(k.src)) << 32 | uint32_t(k.dst)) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+  h ^= uint64_t(k.tag) * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
+  return size_t(h ^ (h >> 29));
+}
+
+Channels::~Channels() {
+  for (Shard& s : shards_)
+    for (auto& [key, sem] : s.sems) sem_destroy(&sem);
+}
+
+sem_t* Channels::get(const ChannelKey& k) {
+  Shard& s = shards_[Hash{}(k) % kShards];
+  std::lock_guard lock(s.mu);
+  auto [it, inserted] = s.sems.try_emplace(k);
+  // A channel made after an abort starts open, like the ones wake_all opened.
+  if (inserted) sem_init(&it->second, 0, progress_.is_aborted() ? threads_ : 0);
+  return &it->second;
+}
+
+void Channels::post(const ChannelKey& k) {
+  sem_post(get(k));
+  progress_.tick();
+}
+
+WaitResult Channels::wait(const ChannelKey& k, const std::string& who) {
+  if (progress_.is_aborted()) return WaitResult::aborted;
+  sem_t* sem = get(k);
+  if (sem_trywait(sem) == 0) {
+    progress_.tick();
+    return progress_.is_aborted() ? WaitResult::aborted : WaitResult::ok;
+  }
+  progress_.enter_wait();
+  uint64_t seen = progress_.ticks();
+  int64_t deadline = mono_now_ns() + progress_.stall_timeout_ns();
+  for (;;) {
+    timespec ts{time_t(deadline / 1'000'000'000), long(deadline % 1'000'000'000)};
+    if (sem_clockwait(sem, CLOCK_MONOTONIC, &ts) == 0) break;
+    if (errno == EINTR) continue;
+    if (progress_.is_aborted()) break;
+    if (!progress_.stalled(seen)) {
+      seen = progress_.ticks();
+      deadline = mono_now_ns() + progress_.stall_timeout_ns();
+      continue;
+    }
+    progress_.abort(
+        fmt::format("replay stalled: {} waited {:g} s on {} while no thread could proceed (a receive "
+                    "with no matching send in the plan, or --stall-timeout too short)",
+                    who, double(progress_.stall_timeout_ns()) / 1e9, describe(k)));
+    progress_.leave_wait();
+    return WaitResult::stalled;
+  }
+  progress_.leave_wait();
+  return progress_.is_aborted() ? WaitResult::aborted : WaitResult::ok;
+}
+
+void Channels::wake_all() {
+  for (Shard& s : shards_) {
+    std::lock_guard lock(s.mu);
+    for (auto& [key, sem] : s.sems)
+      for (uint32_t i = 0; i < threads_; ++i) sem_post(&sem);
+  }
+}
+
+WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
+  std::unique_lock lock(mu_);
+  if (woken_ || progress.is_aborted()) return WaitResult::aborted;
+  uint64_t gen = generation_;
+  if (++arrived_ >= members_) {
+    arrived_ = 0;
+    ++generation_;
+    progress.tick();
+    cv_.notify_all();
+    return WaitResult::ok;
+  }
+  progress.enter_wait();
+  uint64_t seen = progress.ticks();
+  auto timeout = std::chrono::nanoseconds(progress.stall_timeout_ns());
+  for (;;) {
+    bool done = cv_.wait_for(lock, timeout, [&] { return generation_ != gen || woken_; });
+    if (done) break;
+    if (!progress.stalled(seen)) {
+      seen = progress.ticks();
+      continue;
+    }
+    uint32_t arrived = arrived_;
+    lock.unlock();  // abort() wakes every barrier, this one included
+    progress.abort(
+        fmt::format("replay stalled: {} waited {:g} s in a collective where {} of {} members arrived, "
+                    "while no thread could proceed",
+                    who, double(progress.stall_timeout_ns()) / 1e9, arrived, members_));
+    progress.leave_wait();
+    return WaitResult::stalled;
+  }
+  progress.leave_wait();
+  return generation_ != gen ? WaitResult::ok : WaitResult::aborted;
+}
+
+void CommBarrier::wake_all() {
+  std::lock_guard lock(mu_);
+  woken_ = true;
+  cv_.notify_all();
+}
+
+}  // namespace mpior::replay

@@ -1,0 +1,121 @@
+// MPI synchronisation between replay threads (thesis §2.3): a send posts the
+// channel's counting semaphore, a receive waits on it, collectives meet at
+// their communicator's barrier. Every wait is guarded: when no thread can
+// make progress any more, the replay stops with a message instead of hanging.
+#pragma once
+
+#include <semaphore.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace mpior::replay {
+
+// Who is running, who is blocked, and the first reason to stop.
+class Progress {
+ public:
+  Progress(uint32_t threads, double stall_timeout_s);
+
+  int64_t stall_timeout_ns() const { return stall_ns_; }
+  // A thread left the replay (finished or gave up).
+  void thread_done() { busy_.fetch_sub(1); }
+  void enter_wait() { busy_.fetch_sub(1); }
+  void leave_wait() {
+    busy_.fetch_add(1);
+    ticks_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void tick() { ticks_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t ticks() const { return ticks_.load(std::memory_order_relaxed); }
+  // A wait timed out: stalled when no thread is running (sleeping, doing I/O)
+  // and no synchronisation happened since `ticks_at_start`.
+  bool stalled(uint64_t ticks_at_start) const { return busy_.load() <= 0 && ticks() == ticks_at_start; }
+
+  const std::atomic<bool>& aborted() const { return aborted_; }
+  bool is_aborted() const { return aborted_.load(); }
+  // Records the reason (the first one wins) and wakes every waiter.
+  void abort(const std::string& why);
+  std::string reason() const;
+  // Called once per abort, to wake threads blocked on semaphores and barriers.
+  void set_waker(std::function<void()> wake) {
+    std::lock_guard lock(mu_);
+    waker_ = std::move(wake);
+  }
+
+ private:
+  std::atomic<int64_t> busy_;
+  std::atomic<uint64_t> ticks_{0};
+  std::atomic<bool> aborted_{false};
+  int64_t stall_ns_;
+  mutable std::mutex mu_;
+  std::string reason_;
+  std::function<void()> waker_;
+};
+
+// A message channel: (global communicator, source comm rank, destination comm
+// rank, tag). Rooted collectives use reserved negative tags.
+struct ChannelKey {
+  int32_t comm = 0;
+  int32_t src = 0;
+  int32_t dst = 0;
+  int64_t tag = 0;
+  bool operator==(const ChannelKey&) const = default;
+};
+inline constexpr int64_t kTagDown = -100;  // root -> member (bcast, scatter)
+inline constexpr int64_t kTagUp = -101;    // member -> root (reduce, gather)
+
+std::string describe(const ChannelKey& k);
+
+enum class WaitResult { ok, aborted, stalled };
+
+// One counting semaphore per channel, made on first use.
+class Channels {
+ public:
+  Channels(Progress& progress, uint32_t threads) : progress_(progress), threads_(threads) {}
+  ~Channels();
+  void post(const ChannelKey& k);
+  // Blocks until the channel has a message; on a stall, aborts the replay
+  // with `who` + the channel in the message.
+  WaitResult wait(const ChannelKey& k, const std::string& who);
+  // Lets every present and future waiter through (after an abort).
+  void wake_all();
+
+ private:
+  struct Hash {
+    size_t operator()(const ChannelKey& k) const;
+  };
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<ChannelKey, sem_t, Hash> sems;  // node-based: addresses stay put
+  };
+  sem_t* get(const ChannelKey& k);
+  static constexpr size_t kShards = 64;
+  Progress& progress_;
+  uint32_t threads_;
+  std::array<Shard, kShards> shards_;
+};
+
+// A barrier with a stall guard (pthread_barrier_wait cannot time out).
+class CommBarrier {
+ public:
+  explicit CommBarrier(uint32_t members) : members_(members) {}
+  WaitResult wait(Progress& progress, const std::string& who);
+  void wake_all();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint32_t members_;
+  uint32_t arrived_ = 0;
+  uint64_t generation_ = 0;
+  bool woken_ = false;
+};
+
+}  // namespace mpior::replay

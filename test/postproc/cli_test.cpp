@@ -1,0 +1,126 @@
+// End to end: the built mpior-post binary (path in $MPIOR_POST) on trace
+// directories written here.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "fixture.hpp"
+#include "format.hpp"
+
+using namespace mpior;
+using namespace mpior::test;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+Run run_post(const std::string& args) {
+  const char* bin = std::getenv("MPIOR_POST");
+  REQUIRE(bin != nullptr);
+  std::string cmd = std::string(bin) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  Run r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::vector<trace::RankTrace> small_job() {
+  std::vector<trace::RankTrace> out;
+  for (int32_t r = 0; r < 2; ++r) {
+    RankBuilder b(r, 2);
+    int32_t f = b.file("/scratch/out_" + std::to_string(r));
+    b.open(f, 3, 0101, 3);
+    b.pwrite(f, 3, 0, 100, 100);
+    if (r == 0) b.send(0, 1, 1);
+    if (r == 1) b.recv(0, 0, 1, 0, 1);
+    b.collective(trace::Kind::MPI_Barrier, 0);
+    out.push_back(b.finish());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("mpior-post DIR writes the plan and its summaries", "[postproc][cli]") {
+  TempDir tmp;
+  write_trace_dir(tmp / "t", complete_job(2), small_job());
+  Run r = run_post(tmp / "t");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  REQUIRE_THAT(r.output, Contains("wrote " + (tmp / "t/plan")));
+  trace::Plan plan = trace::read_plan(tmp / "t/plan/plan.mpior");
+  REQUIRE(plan.ranks.size() == 2);
+  REQUIRE(plan.files[4].path == "/scratch/out_1");
+  auto j = nlohmann::json::parse(read_text(tmp / "t/plan/summary.json"));
+  for (const char* key : {"ranks", "ops", "files", "mpi", "time"}) REQUIRE(j.contains(key));
+  REQUIRE(j["ops"]["pwrite"] == 2);
+  REQUIRE(j["mpi"]["logged"] == 4);
+  REQUIRE_THAT(read_text(tmp / "t/plan/summary.txt"), Contains("/scratch/out_0"));
+
+  Run other = run_post((tmp / "t") + " -o " + (tmp / "elsewhere/p"));
+  REQUIRE(other.status == 0);
+  REQUIRE(trace::read_plan(tmp / "elsewhere/p/plan.mpior") == plan);
+}
+
+TEST_CASE("mpior-post on a corrupt directory exits 1 naming the file", "[postproc][cli]") {
+  TempDir tmp;
+  write_trace_dir(tmp / "t", complete_job(2), small_job());
+  std::string bad = tmp / "t/rank-000001.mpior";
+  auto bytes = trace::read_file(bad);
+  bytes.resize(bytes.size() / 2);
+  trace::write_file_atomic(bad, bytes);
+  Run r = run_post(tmp / "t");
+  REQUIRE(r.status == 1);
+  REQUIRE_THAT(r.output, StartsWith("mpior-post: " + bad));
+  REQUIRE(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  REQUIRE_FALSE(std::filesystem::exists(tmp / "t/plan"));
+
+  std::filesystem::remove(bad);
+  Run missing = run_post(tmp / "t");
+  REQUIRE(missing.status == 1);
+  REQUIRE_THAT(missing.output, Contains("rank files missing") && Contains(bad));
+}
+
+TEST_CASE("mpior-post --dump prints files and rejects others", "[postproc][cli]") {
+  TempDir tmp;
+  write_trace_dir(tmp / "t", complete_job(2), small_job());
+  Run r = run_post("--dump " + (tmp / "t/rank-000000.mpior"));
+  REQUIRE(r.status == 0);
+  REQUIRE_THAT(r.output, Contains("mpior rank trace") && Contains("MPI_Send") && Contains("/scratch/out_0"));
+  Run bad = run_post("--dump " + (tmp / "nothing"));
+  REQUIRE(bad.status == 1);
+  REQUIRE_THAT(bad.output, StartsWith("mpior-post: " + (tmp / "nothing")));
+}
+
+TEST_CASE("mpior-post usage errors exit 2", "[postproc][cli]") {
+  REQUIRE(run_post("").status == 2);
+  REQUIRE(run_post("--no-such-flag x").status == 2);
+  REQUIRE(run_post("a b").status == 2);
+  Run both = run_post("--dump x dir");
+  REQUIRE(both.status == 2);
+  REQUIRE_THAT(both.output, Contains("excludes"));
+  REQUIRE(run_post("--help").status == 0);
+}
+
+TEST_CASE("an unwritable plan directory exits 1 naming it", "[postproc][cli]") {
+  TempDir tmp;
+  write_trace_dir(tmp / "t", complete_job(2), small_job());
+  trace::write_file_atomic(tmp / "file", std::vector<uint8_t>{'x'});
+  Run r = run_post((tmp / "t") + " -o " + (tmp / "file/plan"));
+  REQUIRE(r.status == 1);
+  REQUIRE_THAT(r.output, StartsWith("mpior-post: " + (tmp / "file/plan")));
+}

@@ -1,0 +1,102 @@
+#include <catch2/catch.hpp>
+
+#include "analyze.hpp"
+#include "error.hpp"
+#include "fixture.hpp"
+
+using namespace mpior;
+using namespace mpior::test;
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+using trace::Kind;
+
+namespace {
+
+std::vector<RankBuilder> job(int32_t size) {
+  std::vector<RankBuilder> ranks;
+  for (int32_t r = 0; r < size; ++r) ranks.emplace_back(r, size);
+  return ranks;
+}
+
+postproc::Analysis analyze_all(std::vector<RankBuilder>& ranks) {
+  std::vector<trace::RankTrace> traces;
+  for (RankBuilder& b : ranks) traces.push_back(b.finish());
+  auto set = make_set(std::move(traces));
+  return postproc::analyze(set);
+}
+
+// Every rank: barrier, bcast from 0, allreduce, a dup (collective on world),
+// a barrier on the dup and its free.
+std::vector<RankBuilder> agreeing(int32_t size) {
+  auto ranks = job(size);
+  for (auto& b : ranks) {
+    b.collective(Kind::MPI_Barrier, 0);
+    b.collective(Kind::MPI_Bcast, 0, 0);
+    b.collective(Kind::MPI_Allreduce, 0);
+    std::vector<int32_t> all;
+    for (int32_t r = 0; r < size; ++r) all.push_back(r);
+    int32_t dup = b.comm(trace::CommOrigin::dup, 0, 3, all);
+    b.create(Kind::MPI_Comm_dup, 0, dup);
+    b.collective(Kind::MPI_Barrier, dup);
+    b.call(Kind::MPI_Comm_free, {{trace::arg::comm, dup}});
+  }
+  return ranks;
+}
+
+}  // namespace
+
+TEST_CASE("collective instances are numbered per communicator", "[postproc][collectives]") {
+  auto ranks = agreeing(4);
+  auto a = analyze_all(ranks);
+  int32_t dup = a.comms.local_to_global[0][2];
+  REQUIRE(a.collectives.per_comm[0] == 4);            // barrier, bcast, allreduce, dup
+  REQUIRE(a.collectives.per_comm[size_t(dup)] == 2);  // barrier, free
+  REQUIRE(a.collectives.instances == 6);
+}
+
+TEST_CASE("a large-count variant is the same collective", "[postproc][collectives]") {
+  auto ranks = job(2);
+  ranks[0].collective(Kind::MPI_Bcast, 0, 1);
+  ranks[1].collective(Kind::MPI_Bcast_c, 0, 1);
+  REQUIRE(analyze_all(ranks).collectives.instances == 1);
+}
+
+TEST_CASE("members that disagree on a collective are rejected", "[postproc][collectives]") {
+  SECTION("different operations") {
+    auto ranks = job(4);
+    for (int32_t r = 0; r < 4; ++r) {
+      ranks[size_t(r)].collective(Kind::MPI_Barrier, 0);
+      if (r == 3)
+        ranks[size_t(r)].collective(Kind::MPI_Barrier, 0);
+      else
+        ranks[size_t(r)].collective(Kind::MPI_Bcast, 0, 0);
+    }
+    REQUIRE_THROWS_WITH(analyze_all(ranks),
+                        Equals("collective #1 on communicator 0: rank 0 called MPI_Bcast (root 0), rank 3 called "
+                               "MPI_Barrier"));
+  }
+  SECTION("different roots") {
+    auto ranks = job(3);
+    for (int32_t r = 0; r < 3; ++r) ranks[size_t(r)].collective(Kind::MPI_Reduce, 0, r == 2 ? 1 : 0);
+    REQUIRE_THROWS_WITH(analyze_all(ranks), Equals("collective #0 on communicator 0: rank 0 called MPI_Reduce (root "
+                                                   "0), rank 2 called MPI_Reduce (root 1)"));
+  }
+  SECTION("different numbers of calls") {
+    auto ranks = agreeing(3);
+    ranks[1].collective(Kind::MPI_Barrier, 0);
+    REQUIRE_THROWS_WITH(analyze_all(ranks), Contains("communicator 0: rank 0 made 4 collective calls, rank 1 made 5") &&
+                                                Contains("collective #4") && Contains("rank 1 called MPI_Barrier"));
+  }
+  SECTION("on a derived communicator, named by its global id") {
+    auto ranks = agreeing(2);
+    ranks[0].collective(Kind::MPI_Barrier, 2);
+    ranks[1].collective(Kind::MPI_Allreduce, 2);
+    int32_t dup = 0;
+    {
+      auto ok = agreeing(2);
+      dup = analyze_all(ok).comms.local_to_global[0][2];
+    }
+    REQUIRE_THROWS_WITH(analyze_all(ranks), Equals("collective #2 on communicator " + std::to_string(dup) +
+                                                   ": rank 0 called MPI_Barrier, rank 1 called MPI_Allreduce"));
+  }
+}

@@ -1,0 +1,151 @@
+#include "plan.hpp"
+
+#include <fcntl.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <sstream>
+
+#include "analyze.hpp"
+#include "dump.hpp"
+#include "error.hpp"
+#include "fixture.hpp"
+#include "format.hpp"
+#include "post.hpp"
+
+using namespace mpior;
+using namespace mpior::test;
+using Catch::Matchers::Contains;
+using trace::Kind;
+namespace arg = trace::arg;
+
+namespace {
+
+// N-to-N files plus one shared file; rank 0 renames a temporary file; rank 1
+// has a second thread; ranks 1 and 2 share a split communicator.
+std::vector<trace::RankTrace> n_to_n(int32_t size) {
+  std::vector<trace::RankTrace> out;
+  for (int32_t r = 0; r < size; ++r) {
+    RankBuilder b(r, size);
+    int32_t own = b.file("/out/file_" + std::to_string(r));
+    int32_t shared = b.file("/out/shared");
+    b.open(own, 3, O_CREAT | O_WRONLY, 3);
+    for (int i = 0; i < 4; ++i) b.pwrite(own, 3, 1024 * i, 1024, 1024);
+    b.open(shared, 4, O_RDONLY, 4);
+    b.pread(shared, 4, 4096 * r, 4096, 4096);
+    if (r == 0) {
+      int32_t tmp = b.file("/out/tmp"), fin = b.file("/out/final");
+      b.call(Kind::rename, {{arg::file, tmp}, {arg::file2, fin}});
+    }
+    if (r >= 1) b.comm(trace::CommOrigin::split, 0, 1, {1, 2});
+    b.collective(Kind::MPI_Barrier, 0);
+    b.create(Kind::MPI_Comm_split, 0, r >= 1 ? 2 : -1);
+    if (r == 1) {
+      b.thread(1);
+      b.send(2, 1, 5);
+    }
+    if (r == 2) b.recv(2, 0, 5, 0, 5);
+    out.push_back(b.finish());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("files are numbered by first appearance, rank by rank", "[postproc][plan]") {
+  auto set = make_set(n_to_n(3));
+  auto a = postproc::analyze(set);
+  const auto& f = a.files.files;
+  std::vector<std::string> paths;
+  for (const auto& p : f) paths.push_back(p.path);
+  REQUIRE(paths == std::vector<std::string>{"<stdin>", "<stdout>", "<stderr>", "/out/file_0", "/out/shared", "/out/tmp",
+                                            "/out/final", "/out/file_1", "/out/file_2"});
+  REQUIRE(a.files.local_to_global[1] == std::vector<int32_t>{0, 1, 2, 7, 4});
+  REQUIRE(a.files.local_to_global[2] == std::vector<int32_t>{0, 1, 2, 8, 4});
+  REQUIRE(f[3].created);
+  REQUIRE_FALSE(f[4].created);
+  REQUIRE(f[4].initial_size == 3 * 4096);  // rank 2 reads [8192, 12288)
+  REQUIRE_FALSE(f[5].created);
+  REQUIRE(f[6].created);  // rename target
+}
+
+TEST_CASE("the written plan decodes and equals the plan built", "[postproc][plan]") {
+  TempDir tmp;
+  auto ranks = n_to_n(3);
+  write_trace_dir(tmp / "traces", complete_job(3), ranks);
+  std::ostringstream log, warn;
+  postproc::post_process(tmp / "traces", tmp / "deep/plan", log, warn);
+  REQUIRE_THAT(log.str(), Contains("3 ranks, 4 streams, 9 files"));
+  REQUIRE(warn.str().empty());
+  trace::Plan written = trace::read_plan(tmp / "deep/plan/plan.mpior");
+  auto set = postproc::read_trace_dir(tmp / "traces");
+  auto a = postproc::analyze(set);
+  trace::Plan built = postproc::build_plan(set, a);
+  REQUIRE(written == built);
+
+  REQUIRE(written.job == complete_job(3));
+  REQUIRE(written.ranks.size() == 3);
+  REQUIRE(written.ranks[1].files == a.files.local_to_global[1]);
+  REQUIRE(written.ranks[2].comms == a.comms.local_to_global[2]);
+  REQUIRE(written.ranks[0].traced_ns == ranks[0].process.end_ns);
+  REQUIRE(written.ranks[1].host == ranks[1].process.host);
+  int32_t split = written.ranks[1].comms[2];
+  REQUIRE(written.ranks[2].comms[2] == split);
+  REQUIRE(written.comms[size_t(split)].members == std::vector<int32_t>{1, 2});
+  REQUIRE(written.comms[0].members == std::vector<int32_t>{0, 1, 2});
+  // the ranks' streams, unchanged, each for its one rank
+  REQUIRE(written.streams.size() == 4);
+  REQUIRE(written.streams[0] == ranks[0].streams[0]);
+  REQUIRE(written.streams[2] == ranks[1].streams[1]);
+  REQUIRE(written.streams[2].thread == 1);
+  REQUIRE(written.streams[2].rank_list() == std::vector<int64_t>{1});
+  REQUIRE(written.streams[3].rank_list() == std::vector<int64_t>{2});
+  REQUIRE(std::filesystem::exists(tmp / "deep/plan/summary.txt"));
+  REQUIRE(std::filesystem::exists(tmp / "deep/plan/summary.json"));
+}
+
+TEST_CASE("an unwritable plan directory is a clear error and writes nothing", "[postproc][plan]") {
+  TempDir tmp;
+  write_trace_dir(tmp / "traces", complete_job(3), n_to_n(3));
+  trace::write_file_atomic(tmp / "blocker", std::vector<uint8_t>{'x'});
+  std::ostringstream log, warn;
+  REQUIRE_THROWS_WITH(postproc::post_process(tmp / "traces", tmp / "blocker/plan", log, warn),
+                      Contains(tmp / "blocker/plan") && Contains("cannot create the plan directory"));
+  REQUIRE(log.str().empty());
+}
+
+TEST_CASE("a failed analysis leaves an earlier plan directory alone", "[postproc][plan]") {
+  TempDir tmp;
+  auto ranks = n_to_n(3);
+  write_trace_dir(tmp / "traces", complete_job(3), ranks);
+  std::ostringstream log, warn;
+  postproc::post_process(tmp / "traces", tmp / "plan", log, warn);
+  auto before = trace::read_file(tmp / "plan/plan.mpior");
+  ranks[2].process.job_id = 1;
+  write_trace_dir(tmp / "traces", complete_job(3), ranks);
+  REQUIRE_THROWS_AS(postproc::post_process(tmp / "traces", tmp / "plan", log, warn), postproc::PostError);
+  REQUIRE(trace::read_file(tmp / "plan/plan.mpior") == before);
+}
+
+TEST_CASE("--dump prints any mpior file with its tables and loops", "[postproc][dump]") {
+  TempDir tmp;
+  auto ranks = n_to_n(3);
+  write_trace_dir(tmp / "traces", complete_job(3), ranks);
+  std::ostringstream log, warn;
+  postproc::post_process(tmp / "traces", tmp / "plan", log, warn);
+  std::ostringstream rank, job, plan;
+  postproc::dump_file(tmp / "traces/rank-000001.mpior", rank);
+  REQUIRE_THAT(rank.str(), Contains("mpior rank trace, format version 1") && Contains("rank 1 of 3") &&
+                               Contains("/out/file_1") && Contains("MPI_Comm_split of 0 after 1 collectives") &&
+                               Contains("stream thread 1") && Contains("MPI_Send comm=2"));
+  postproc::dump_file(tmp / "traces/job.mpior", job);
+  REQUIRE_THAT(job.str(), Contains("mpior job file") && Contains("job 0x5eed: 3 ranks, state complete"));
+  postproc::dump_file(tmp / "plan/plan.mpior", plan);
+  REQUIRE_THAT(plan.str(), Contains("mpior plan") && Contains("/out/final  created") &&
+                               Contains("files [0, 1, 2, 8, 4]") && Contains("members [1, 2]") &&
+                               Contains("pwrite fd=3"));
+  trace::write_file_atomic(tmp / "junk", std::vector<uint8_t>(64, 'j'));
+  std::ostringstream junk;
+  REQUIRE_THROWS_WITH(postproc::dump_file(tmp / "junk", junk), Contains(tmp / "junk") && Contains("not an mpior file"));
+  REQUIRE(junk.str().empty());
+}

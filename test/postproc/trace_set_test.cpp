@@ -1,0 +1,109 @@
+#include "trace_set.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "error.hpp"
+#include "fixture.hpp"
+#include "format.hpp"
+
+using namespace mpior;
+using namespace mpior::test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::vector<trace::RankTrace> three_ranks() {
+  std::vector<trace::RankTrace> out;
+  for (int32_t r = 0; r < 3; ++r) {
+    RankBuilder b(r, 3);
+    b.collective(trace::Kind::MPI_Barrier, 0);
+    out.push_back(b.finish());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a complete trace directory is read in rank order", "[postproc][completeness]") {
+  TempDir tmp;
+  auto ranks = three_ranks();
+  write_trace_dir(tmp.path(), complete_job(3), ranks);
+  auto set = postproc::read_trace_dir(tmp.path());
+  REQUIRE(set.size() == 3);
+  for (int32_t r = 0; r < 3; ++r) {
+    REQUIRE(set.ranks[size_t(r)] == ranks[size_t(r)]);
+    REQUIRE(set.path(r) == tmp / trace::rank_file_name(r));
+  }
+  REQUIRE(set.warnings.empty());
+}
+
+TEST_CASE("incomplete or mixed trace directories are rejected naming the file", "[postproc][completeness]") {
+  TempDir tmp;
+  auto ranks = three_ranks();
+  trace::JobInfo job = complete_job(3);
+  SECTION("missing rank") {
+    write_trace_dir(tmp.path(), job, {ranks[0], ranks[2]});
+    REQUIRE_THROWS_AS(postproc::read_trace_dir(tmp.path()), postproc::PostError);
+    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()),
+                        Contains("1 of 3 rank files missing") && Contains(tmp / "rank-000001.mpior"));
+  }
+  SECTION("rank file of another job") {
+    ranks[2].process.job_id = 0x999;
+    write_trace_dir(tmp.path(), job, ranks);
+    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()),
+                        Contains(tmp / "rank-000002.mpior") && Contains("job 0x999") && Contains("another run"));
+  }
+  SECTION("job still running") {
+    job.state = trace::JobState::running;
+    write_trace_dir(tmp.path(), job, ranks);
+    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()),
+                        Contains(tmp / "job.mpior") && Contains("running") && Contains("crashed"));
+  }
+  SECTION("corrupt rank file") {
+    write_trace_dir(tmp.path(), job, ranks);
+    std::string path = tmp / "rank-000001.mpior";
+    auto bytes = trace::read_file(path);
+    bytes[bytes.size() / 2] ^= 0x5a;
+    trace::write_file_atomic(path, bytes);
+    REQUIRE_THROWS_AS(postproc::read_trace_dir(tmp.path()), trace::FormatError);
+    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()), Contains(path));
+  }
+  SECTION("truncated rank file") {
+    write_trace_dir(tmp.path(), job, ranks);
+    std::string path = tmp / "rank-000000.mpior";
+    auto bytes = trace::read_file(path);
+    bytes.resize(bytes.size() - 9);
+    trace::write_file_atomic(path, bytes);
+    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()), Contains(path) && Contains("truncated"));
+  }
+  SECTION("rank file under another rank's name") {
+    write_trace_dir(tmp.path(), job, ranks);
+    trace::write_file_atomic(tmp / "rank-000001.mpior", trace::encode(ranks[2]));
+    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()),
+                        Contains(tmp / "rank-000001.mpior") && Contains("holds rank 2"));
+  }
+  SECTION("rank file beyond the job's size") {
+    write_trace_dir(tmp.path(), job, ranks);
+    trace::write_file_atomic(tmp / "rank-000003.mpior", trace::encode(ranks[0]));
+    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()),
+                        Contains(tmp / "rank-000003.mpior") && Contains("has 3 ranks"));
+  }
+  SECTION("no job file") {
+    write_trace_dir(tmp.path(), job, ranks);
+    std::filesystem::remove(tmp / "job.mpior");
+    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()), Contains(tmp / "job.mpior") && Contains("missing"));
+  }
+  SECTION("not a directory") {
+    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp / "nowhere"),
+                        Contains(tmp / "nowhere") && Contains("not a directory"));
+  }
+}
+
+TEST_CASE("a rank that did not finish is a warning", "[postproc][completeness]") {
+  auto ranks = three_ranks();
+  ranks[1].process.finished = false;
+  auto set = make_set(ranks);
+  REQUIRE(set.warnings.size() == 1);
+  REQUIRE_THAT(set.warnings[0], Contains("<memory rank 1>") && Contains("checkpoint"));
+}

@@ -1,0 +1,85 @@
+#include "files.hpp"
+
+#include <fcntl.h>
+
+#include <catch2/catch.hpp>
+
+using namespace mpior::preload;
+
+TEST_CASE("paths are made absolute and lexically normal", "[preload][paths]") {
+  REQUIRE(lexically_normal("/a/b/../c/./d//e") == "/a/c/d/e");
+  REQUIRE(lexically_normal("/../..") == "/");
+  REQUIRE(lexically_normal("/a/b/") == "/a/b");
+  REQUIRE(absolute_path(AT_FDCWD, "/x/./y") == "/x/y");
+  char cwd[4096];
+  REQUIRE(getcwd(cwd, sizeof cwd));
+  REQUIRE(absolute_path(AT_FDCWD, "sub/../f.txt") == lexically_normal(std::string(cwd) + "/f.txt"));
+  int dir = open("/usr", O_RDONLY | O_DIRECTORY);
+  REQUIRE(dir >= 0);
+  REQUIRE(absolute_path(dir, "lib/../bin") == "/usr/bin");
+  close(dir);
+}
+
+TEST_CASE("excluded prefixes match whole path components", "[preload][paths]") {
+  set_excluded({"/proc", "/sys", "/data/traces/"});
+  REQUIRE(is_excluded("/proc"));
+  REQUIRE(is_excluded("/proc/self/maps"));
+  REQUIRE_FALSE(is_excluded("/processes/x"));
+  REQUIRE(is_excluded("/data/traces/rank-000000.mpior"));
+  REQUIRE_FALSE(is_excluded("/data/traces2/x"));
+  REQUIRE_FALSE(is_excluded("/home/u/out"));
+}
+
+TEST_CASE("fopen modes map to open flags", "[preload][stdio]") {
+  REQUIRE(flags_of_mode("r") == O_RDONLY);
+  REQUIRE(flags_of_mode("rb+") == O_RDWR);
+  REQUIRE(flags_of_mode("w") == (O_WRONLY | O_CREAT | O_TRUNC));
+  REQUIRE(flags_of_mode("a+") == (O_RDWR | O_CREAT | O_APPEND));
+  REQUIRE(flags_of_mode("wxe") == (O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_CLOEXEC));
+}
+
+TEST_CASE("the file table numbers paths in order of first use", "[preload][files]") {
+  FileTable t;
+  REQUIRE(t.intern("/a", -1) == 0);
+  REQUIRE(t.intern("/b", O_RDONLY) == 1);
+  REQUIRE(t.intern("/a", O_WRONLY) == 0);
+  auto e = t.entries();
+  REQUIRE(e.size() == 2);
+  REQUIRE(e[0].flags == O_WRONLY);  // named first by stat, opened later
+  REQUIRE(e[1].path == "/b");
+}
+
+TEST_CASE("the fd table classifies fds it did not see opened", "[preload][files]") {
+  set_excluded({"/proc"});
+  char path[] = "/tmp/mpior-fdtest-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, "abc", 3) == 3);
+  FdTable::Slot* s = fds().traced(fd);
+  REQUIRE(s != nullptr);
+  REQUIRE(files().path(s->file.load()) == path);
+  REQUIRE(s->pos.load() == 3);  // picked up from the fd
+  int pipefd[2];
+  REQUIRE(pipe(pipefd) == 0);
+  REQUIRE(fds().traced(pipefd[0]) == nullptr);  // not a file
+  fds().forget(fd);
+  close(fd);
+  close(pipefd[0]);
+  close(pipefd[1]);
+  unlink(path);
+}
+
+TEST_CASE("the stream table survives removal and reuse of slots", "[preload][stdio]") {
+  StreamTable t;
+  FILE* a = reinterpret_cast<FILE*>(uintptr_t(0x1000));
+  FILE* b = reinterpret_cast<FILE*>(uintptr_t(0x2000));
+  auto* ea = t.add(a, 5, 7, 0);
+  auto* eb = t.add(b, 6, 8, 100);
+  REQUIRE(ea != nullptr);
+  REQUIRE(eb != nullptr);
+  REQUIRE(ea->id != eb->id);
+  REQUIRE(eb->pos.load() == 100);
+  t.remove(a);
+  auto* again = t.add(a, 9, 7, 0);
+  REQUIRE(again->file == 9);
+}

@@ -1,0 +1,93 @@
+#include "recorder.hpp"
+
+#include <dlfcn.h>
+
+#include <catch2/catch.hpp>
+
+#include "callsite.hpp"
+#include "clock.hpp"
+#include "config.hpp"
+#include "cursor.hpp"
+
+using namespace mpior;
+using namespace mpior::preload;
+
+namespace {
+trace::RawEvent event(trace::Kind k, uint8_t depth, int64_t start, int64_t end) {
+  trace::RawEvent ev;
+  ev.kind = k;
+  ev.depth = depth;
+  ev.start = start;
+  ev.end = end;
+  return ev;
+}
+}  // namespace
+
+TEST_CASE("a call's record goes before the records of calls made inside it", "[preload][recorder]") {
+  clock::start(false);
+  ThreadRecorder r(0, {});
+  int64_t t = clock::now();
+  // Inner calls finish first: pwrite (depth 2) inside write (depth 1) inside MPI_Send (depth 0).
+  auto inner = event(trace::Kind::pwrite, 2, t + 20, t + 30);
+  auto middle = event(trace::Kind::write, 1, t + 10, t + 40);
+  auto sibling = event(trace::Kind::close, 1, t + 50, t + 60);
+  auto outer = event(trace::Kind::MPI_Send, 0, t, t + 100);
+  r.record(inner);
+  r.record(middle);
+  r.record(sibling);
+  r.record(outer);
+  trace::Stream s = r.snapshot(0);
+  trace::EventCursor c(s, 0);
+  trace::Event ev;
+  std::vector<std::pair<trace::Kind, int>> got;
+  while (c.next(ev)) got.emplace_back(ev.kind, ev.depth);
+  REQUIRE(got ==
+          std::vector<std::pair<trace::Kind, int>>{
+              {trace::Kind::MPI_Send, 0}, {trace::Kind::write, 1}, {trace::Kind::pwrite, 2}, {trace::Kind::close, 1}});
+}
+
+TEST_CASE("snapshots see everything recorded so far and recording goes on", "[preload][recorder]") {
+  clock::start(false);
+  ThreadRecorder r(3, {});
+  int64_t t = clock::now();
+  for (int i = 0; i < 1000; ++i) {
+    auto ev = event(trace::Kind::write, 0, t + 10 * i, t + 10 * i + 5);
+    r.record(ev);
+  }
+  REQUIRE(r.events() == 1000);
+  trace::Stream s = r.snapshot(7);
+  REQUIRE(s.thread == 3);
+  REQUIRE(s.rank_list() == std::vector<int64_t>{7});
+  auto ev = event(trace::Kind::close, 0, t + 20000, t + 20001);
+  r.record(ev);
+  REQUIRE(r.events() == 1001);
+}
+
+TEST_CASE("call-site signatures are stable and tell sites apart", "[preload][callsite]") {
+  CallsiteCache cache;
+  uint64_t here = reinterpret_cast<uint64_t>(&dlsym);
+  uint64_t there = reinterpret_cast<uint64_t>(&clock::elapsed_ns);
+  REQUIRE(cache.signature(here, 1) == cache.signature(here, 1));
+  REQUIRE(cache.signature(here, 1) != cache.signature(there, 1));
+  REQUIRE(cache.signature(here + 4, 1) != cache.signature(here, 1));
+}
+
+TEST_CASE("options parse their values and reject bad ones", "[preload][config]") {
+  config::Option<bool> b{"MPIOR_TEST_B", false, "test"};
+  config::Option<int64_t> n{"MPIOR_TEST_N", 3, "test"};
+  config::Option<std::string_view> s{"MPIOR_TEST_S", "stats", "test", "stats|lossless"};
+  REQUIRE(b.parse("yes"));
+  REQUIRE(b.get());
+  REQUIRE_FALSE(b.parse("maybe"));
+  REQUIRE(b.get());
+  REQUIRE(n.parse("0x10"));
+  REQUIRE(n.get() == 16);
+  REQUIRE_FALSE(n.parse("12abc"));
+  REQUIRE(s.parse("lossless"));
+  REQUIRE(s.get() == "lossless");
+  REQUIRE_FALSE(s.parse("exact"));
+  REQUIRE(s.get() == "lossless");
+  std::string all = config::describe_all();
+  for (const char* name : {"MPIOR_TRACE_DIR", "MPIOR_EXCLUDE", "MPIOR_TIMING", "MPIOR_STACK_DEPTH", "MPIOR_LOG"})
+    REQUIRE_THAT(all, Catch::Contains(name));
+}

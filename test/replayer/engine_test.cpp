@@ -1,0 +1,154 @@
+#include "engine.hpp"
+
+#include <fcntl.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <functional>
+
+#include "cli.hpp"
+#include "error.hpp"
+#include "plan_maker.hpp"
+
+using namespace mpior::replay;
+using namespace mpior::replay::testing;
+using mpior::trace::Kind;
+
+namespace {
+
+ReplayOptions options(const std::string& root) {
+  ReplayOptions opt;
+  opt.setup.fs = root;
+  opt.stall_timeout_s = 60;
+  opt.plan_name = "engine-plan";
+  return opt;
+}
+
+// Peak resident memory of this process, from /proc/self/status.
+int64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return -1;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ReplayError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("8192 replay threads run one merged stream in well under 1 GiB", "[engine]") {
+  constexpr int32_t kThreads = 8192;
+  TempDir tmp;
+  PlanMaker pm(kThreads, 5'000'000);
+  StreamMaker sm;
+  sm.call(Kind::MPI_Init, mpi_args(0));
+  sm.call(Kind::write, io_args(1, 1, -1, 8), 8, 1'000'000, 1000);
+  sm.call(Kind::MPI_Barrier, mpi_args(0));
+  sm.call(Kind::MPI_Bcast, mpi_args(0, 0, 0, 64, 0));
+  sm.call(Kind::MPI_Reduce, mpi_args(0, 0, 0, 64, kThreads - 1));
+  sm.call(Kind::MPI_Finalize, mpi_args(0));
+  pm.add(sm.stream(0, 0, kThreads));  // one stream standing for every rank
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  REQUIRE(rep.threads == kThreads);
+  REQUIRE(rep.errors == 0);
+  REQUIRE(rep.per_thread.size() == kThreads);
+  REQUIRE(rep.per_thread.back().rank == kThreads - 1);
+  REQUIRE(rep.ops.at("MPI_Barrier").count == kThreads);
+  REQUIRE(rep.ops.at("write").bytes == 8 * kThreads);
+  REQUIRE(file_size(tmp / "fs/__stdout__") == 8 * kThreads);
+  REQUIRE(peak_rss_bytes() > 0);
+#ifndef __SANITIZE_ADDRESS__  // AddressSanitizer's shadow memory and fake stacks are not the replayer's
+  REQUIRE(peak_rss_bytes() < (int64_t(1) << 30));
+#endif
+}
+
+TEST_CASE("a rank with several traced threads gets a replay thread for each", "[engine]") {
+  TempDir tmp;
+  PlanMaker pm(2);
+  int64_t f = pm.file("/t1.out", true);
+  StreamMaker main0, worker0, main1;
+  main0.call(Kind::MPI_Barrier, mpi_args(0));
+  worker0.call(Kind::open, io_args(7, f, -1, -1, O_WRONLY | O_CREAT | O_TRUNC, 0644), 7);
+  worker0.call(Kind::write, io_args(7, f, 0, 333), 333);
+  main1.call(Kind::MPI_Barrier, mpi_args(0));
+  pm.add(main0.stream(0, 0));
+  pm.add(worker0.stream(0, 1));
+  pm.add(main1.stream(1, 0));
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  REQUIRE(rep.threads == 3);
+  REQUIRE(rep.per_thread.at(1).rank == 0);
+  REQUIRE(rep.per_thread.at(1).thread == 1);
+  REQUIRE(file_size(tmp / "fs/t1.out") == 333);  // closed (and so complete) when its thread ended
+}
+
+TEST_CASE("a thread with nothing to replay ends at the common start", "[engine]") {
+  TempDir tmp;
+  PlanMaker pm(2);
+  StreamMaker empty, busy;
+  busy.call(Kind::write, io_args(1, 1, -1, 4), 4, 1000);
+  pm.add(empty.stream(0));
+  pm.add(busy.stream(1));
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  REQUIRE(rep.per_thread.at(0).events == 0);
+  REQUIRE(rep.per_thread.at(0).replay_ns >= 0);
+  REQUIRE(rep.per_thread.at(1).events == 1);
+  REQUIRE(rep.replay_ns >= rep.per_thread.at(1).replay_ns);
+}
+
+TEST_CASE("compute gaps are slept, scaled by --compute-scale", "[engine]") {
+  TempDir tmp;
+  PlanMaker pm(1, 300'000'000);
+  StreamMaker sm;
+  sm.call(Kind::write, io_args(1, 1, -1, 1), 1, 300'000'000, 10);
+  pm.add(sm.stream(0));
+  ReplayOptions opt = options(tmp / "fs");
+  Report full = replay_plan(pm.plan, opt);
+  REQUIRE(full.replay_ns >= 300'000'000);
+  REQUIRE(full.traced_ns == 300'000'000);
+  opt.compute_scale = 0;
+  Report none = replay_plan(pm.plan, opt);
+  REQUIRE(none.replay_ns < 300'000'000);
+  SECTION("sampled timing replays as well") {
+    opt.compute_scale = 1;
+    opt.cursor.timing = mpior::trace::CursorOptions::Timing::sample;
+    opt.cursor.seed = 7;
+    REQUIRE(replay_plan(pm.plan, opt).ops.at("write").count == 1);
+  }
+}
+
+TEST_CASE("--threads other than the plan's rank count points to extrapolation", "[engine]") {
+  PlanMaker pm(8);
+  REQUIRE_NOTHROW(check_thread_count(-1, pm.plan));
+  REQUIRE_NOTHROW(check_thread_count(8, pm.plan));
+  std::string msg = message_of([&] { check_thread_count(16, pm.plan); });
+  REQUIRE_THAT(msg, Catch::Contains("--threads 16") && Catch::Contains("8 ranks") &&
+                        Catch::Contains("mpior-post --extrapolate"));
+}
+
+TEST_CASE("plans that cannot be replayed are refused with a message naming them", "[engine]") {
+  TempDir tmp;
+  PlanMaker pm(2);
+  StreamMaker sm;
+  sm.call(Kind::MPI_Barrier, mpi_args(0));
+  SECTION("a stream for a rank the plan does not have") {
+    pm.add(sm.stream(5));
+    REQUIRE_THAT(message_of([&] { replay_plan(pm.plan, options(tmp / "fs")); }),
+                 Catch::Contains("engine-plan") && Catch::Contains("rank 5"));
+  }
+  SECTION("a communicator listing a rank the plan does not have") {
+    pm.plan.comms[0].members.push_back(9);
+    REQUIRE_THAT(message_of([&] { validate_plan(pm.plan, "p.mpior"); }), Catch::Contains("p.mpior"));
+  }
+  SECTION("no ranks at all") {
+    pm.plan.ranks.clear();
+    REQUIRE_THAT(message_of([&] { validate_plan(pm.plan, "p.mpior"); }), Catch::Contains("no ranks"));
+  }
+}

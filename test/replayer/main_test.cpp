@@ -1,0 +1,167 @@
+// The built mpior-replay binary, end to end: plan directory in, report and
+// JSON out, and every way it refuses bad input.
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "plan_maker.hpp"
+
+using namespace mpior::replay::testing;
+using mpior::trace::Kind;
+
+namespace {
+
+std::string binary() {
+  const char* root = std::getenv("MPIOR_BUILD_ROOT");
+  return std::string(root ? root : ".") + "/replayer/mpior-replay";
+}
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Run run(const TempDir& tmp, const std::string& args) {
+  std::string cmd = binary() + " " + args + " >" + tmp / "stdout" + " 2>" + tmp / "stderr";
+  int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(tmp / "stdout");
+  r.err = slurp(tmp / "stderr");
+  return r;
+}
+
+// Two ranks writing their own files, a message and a barrier between them.
+PlanMaker two_rank_plan() {
+  PlanMaker pm(2, 20'000'000);
+  for (int32_t r = 0; r < 2; ++r) {
+    int64_t f = pm.file("/out/rank" + std::to_string(r) + ".dat", true);
+    StreamMaker sm;
+    sm.call(Kind::MPI_Init, mpi_args(0), 0, 1'000'000);
+    sm.call(Kind::open, io_args(3, f, -1, -1, O_WRONLY | O_CREAT | O_TRUNC, 0644), 3, 1000, 1000);
+    for (int i = 0; i < 8; ++i) sm.call(Kind::pwrite, io_args(3, f, 65536 * i, 65536), 65536, 500'000, 20'000);
+    sm.call(Kind::close, io_args(3, f), 0);
+    if (r == 0)
+      sm.call(Kind::MPI_Send, mpi_args(0, 1, 3, 8));
+    else
+      sm.call(Kind::MPI_Recv, mpi_args(0, 0, 3, 8, 0, 0, 0, 3));
+    sm.call(Kind::MPI_Barrier, mpi_args(0));
+    sm.call(Kind::MPI_Finalize, mpi_args(0));
+    pm.add(sm.stream(r));
+  }
+  return pm;
+}
+
+}  // namespace
+
+TEST_CASE("mpior-replay replays a plan directory and writes the JSON report", "[main]") {
+  TempDir tmp;
+  two_rank_plan().write(tmp / "plan");
+  Run r = run(tmp, "--fs " + tmp / "fs" + " --json " + tmp / "report.json" + " " + tmp / "plan");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  REQUIRE(r.err.empty());
+  REQUIRE_THAT(r.out, Catch::Contains("traced time") && Catch::Contains("replay time") && Catch::Contains("pwrite"));
+  REQUIRE(file_size(tmp / "fs/out/rank0.dat") == 8 * 65536);
+  REQUIRE(file_size(tmp / "fs/out/rank1.dat") == 8 * 65536);
+
+  auto j = nlohmann::json::parse(slurp(tmp / "report.json"));
+  REQUIRE(j["ranks"] == 2);
+  REQUIRE(j["threads"] == 2);
+  REQUIRE(j["traced_s"].get<double>() == Approx(0.02));
+  double replay = j["replay_s"].get<double>();
+  REQUIRE(replay > 0.004);  // at least the eight 0.5 ms gaps
+  REQUIRE(j["error_pct"].get<double>() == Approx((replay - 0.02) / 0.02 * 100).epsilon(1e-6));
+  REQUIRE(j["per_rank"].size() == 2);
+  REQUIRE(j["per_rank"][1]["rank"] == 1);
+  REQUIRE(j["per_rank"][1]["replay_s"].get<double>() > 0);
+  REQUIRE(j["ops"]["pwrite"]["count"] == 16);
+  REQUIRE(j["ops"]["pwrite"]["bytes"] == 16 * 65536);
+  REQUIRE(j["ops"]["MPI_Recv"]["count"] == 1);
+  REQUIRE(j["ops"]["MPI_Send"]["bytes"] == 8);
+  REQUIRE(j["errors"]["count"] == 0);
+
+  SECTION("PLAN may be the plan.mpior file itself, with the other options") {
+    Run again = run(tmp,
+                    "--threads 2 --timing sample --seed 3 --compute-scale 0.5 --stdio null --stall-timeout 5 "
+                    "--fs " +
+                        tmp / "fs" + " " + tmp / "plan/plan.mpior");
+    INFO(again.err);
+    REQUIRE(again.code == 0);
+    REQUIRE_THAT(again.out, Catch::Contains("2 threads"));
+  }
+}
+
+TEST_CASE("mpior-replay refuses bad input with one message and a non-zero exit", "[main]") {
+  TempDir tmp;
+  two_rank_plan().write(tmp / "plan");
+  std::string fs_opt = "--fs " + tmp / "fs ";
+  SECTION("--threads that does not match the plan names extrapolation") {
+    Run r = run(tmp, fs_opt + "--threads 3 " + tmp / "plan");
+    REQUIRE(r.code == 1);
+    REQUIRE_THAT(r.err, Catch::StartsWith("mpior-replay: --threads 3") && Catch::Contains("mpior-post --extrapolate"));
+    REQUIRE(!fs::exists(tmp / "fs"));  // refused before touching the target
+  }
+  SECTION("a corrupt plan") {
+    std::string file = tmp / "plan/plan.mpior";
+    std::string bytes = slurp(file);
+    bytes[bytes.size() / 2] ^= 0x40;
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+    Run r = run(tmp, fs_opt + tmp / "plan");
+    REQUIRE(r.code == 1);
+    REQUIRE_THAT(r.err, Catch::StartsWith("mpior-replay: " + file));
+    REQUIRE(r.out.empty());
+  }
+  SECTION("a missing plan") {
+    Run r = run(tmp, fs_opt + tmp / "nowhere");
+    REQUIRE(r.code == 1);
+    REQUIRE_THAT(r.err, Catch::Contains(tmp / "nowhere"));
+  }
+  SECTION("--fs that is a file") {
+    std::ofstream(tmp / "afile") << "x";
+    Run r = run(tmp, "--fs " + tmp / "afile " + tmp / "plan");
+    REQUIRE(r.code == 1);
+    REQUIRE_THAT(r.err, Catch::StartsWith("mpior-replay: ") && Catch::Contains(tmp / "afile"));
+  }
+  SECTION("an unwritable --json path") {
+    Run r = run(tmp, fs_opt + "--json " + tmp / "no/dir/r.json " + tmp / "plan");
+    REQUIRE(r.code == 1);
+    REQUIRE_THAT(r.err, Catch::Contains(tmp / "no/dir/r.json"));
+    REQUIRE(r.out.empty());  // no report passed off as complete
+  }
+  SECTION("usage errors exit 2") {
+    REQUIRE(run(tmp, tmp / "plan").code == 2);                              // no --fs
+    REQUIRE(run(tmp, fs_opt + "--timing fast " + tmp / "plan").code == 2);  // not mean|sample
+    REQUIRE(run(tmp, fs_opt + "--threads -4 " + tmp / "plan").code == 2);
+    REQUIRE(run(tmp, fs_opt + "--bogus " + tmp / "plan").code == 2);
+    REQUIRE(run(tmp, "--help").code == 0);
+  }
+}
+
+TEST_CASE("mpior-replay stops a deadlocked plan with the stall message", "[main]") {
+  TempDir tmp;
+  PlanMaker pm(2);
+  StreamMaker r0, r1;
+  r0.call(Kind::MPI_Recv, mpi_args(0, 1, 9, 4, 0, 0, 1, 9));
+  r1.call(Kind::write, io_args(1, 1, -1, 2), 2);  // and ends: rank 0 alone is blocked
+  pm.add(r0.stream(0));
+  pm.add(r1.stream(1));
+  pm.write(tmp / "plan");
+  Run r = run(tmp, "--stall-timeout 0.3 --fs " + tmp / "fs " + tmp / "plan");
+  REQUIRE(r.code == 1);
+  REQUIRE_THAT(r.err, Catch::StartsWith("mpior-replay: replay stalled") && Catch::Contains("rank 0 thread 0") &&
+                          Catch::Contains("MPI_Recv"));
+  REQUIRE(r.out.empty());
+}

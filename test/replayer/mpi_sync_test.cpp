@@ -1,0 +1,189 @@
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "engine.hpp"
+#include "error.hpp"
+#include "plan_maker.hpp"
+#include "sync.hpp"
+
+using namespace mpior::replay;
+using namespace mpior::replay::testing;
+using mpior::trace::Kind;
+namespace trace = mpior::trace;
+
+namespace {
+
+ReplayOptions options(const std::string& root, double stall_s = 20) {
+  ReplayOptions opt;
+  opt.setup.fs = root;
+  opt.stall_timeout_s = stall_s;
+  opt.plan_name = "mpi-plan";
+  return opt;
+}
+
+constexpr int32_t kRanks = 4;
+constexpr int64_t kLateSend = 50'000'000;  // rank 0 computes 50 ms before its first send
+
+// Every MPI opclass, on MPI_COMM_WORLD and on a split communicator (local id
+// 1 on every rank: evens or odds).
+trace::Stream mpi_stream(int32_t r) {
+  int64_t next = (r + 1) % kRanks, prev = (r + kRanks - 1) % kRanks;
+  StreamMaker sm;
+  sm.call(Kind::MPI_Init, mpi_args(0), 0, 1000);
+  sm.call(Kind::MPI_Send, mpi_args(0, next, 5, 100), 0, r == 0 ? kLateSend : 0);
+  if (r == 1)  // MPI_ANY_SOURCE / MPI_ANY_TAG: the status says who it was
+    sm.call(Kind::MPI_Recv, mpi_args(0, trace::kAnySource, trace::kAnyTag, 100, 0, 0, prev, 5));
+  else
+    sm.call(Kind::MPI_Recv, mpi_args(0, prev, 5, 100, 0, 0, prev, 5));
+  sm.call(Kind::MPI_Barrier, mpi_args(0));
+  sm.call(Kind::MPI_Irecv, mpi_args(0, prev, 6, 64, 0, 1));
+  sm.call(Kind::MPI_Isend, mpi_args(0, next, 6, 64, 0, 2));
+  sm.call(Kind::MPI_Waitall, mpi_args(0), 0, 10, 1000);
+  sm.nested(Kind::mpior_complete, mpi_args(0, prev, 6, 64, trace::kReqRecv, 1, prev, 6));
+  sm.nested(Kind::mpior_complete, mpi_args(0, next, 6, 64, trace::kReqSend, 2));
+  sm.call(Kind::MPI_Test, mpi_args(0));  // completed nothing
+  sm.call(Kind::MPI_Sendrecv, mpi_args(0, next, 7, 8, prev, 7, prev, 7));
+  sm.call(Kind::MPI_Bcast, mpi_args(0, 0, 0, 1024, 0));
+  sm.call(Kind::MPI_Reduce, mpi_args(0, 0, 0, 8, 2));
+  sm.call(Kind::MPI_Gather, mpi_args(0, 0, 0, 8, 3));
+  sm.call(Kind::MPI_Scatter, mpi_args(0, 0, 0, 8, 1));
+  sm.call(Kind::MPI_Allreduce, mpi_args(0, 0, 0, 8));
+  sm.call(Kind::MPI_Comm_split, mpi_args(0, 0, 0, 0, 0, 1));
+  sm.call(Kind::MPI_Barrier, mpi_args(1));
+  sm.call(Kind::MPI_Bcast, mpi_args(1, 0, 0, 16, 1));  // root: comm rank 1 of the split
+  sm.call(Kind::MPI_Send, mpi_args(0, trace::kProcNull, 1, 0));
+  sm.call(Kind::MPI_Comm_free, mpi_args(1));
+  sm.call(Kind::MPI_Finalize, mpi_args(0));
+  return sm.stream(r);
+}
+
+PlanMaker mpi_plan() {
+  PlanMaker pm(kRanks, 60'000'000);
+  pm.plan.comms.push_back({{0, 2}});
+  pm.plan.comms.push_back({{1, 3}});
+  for (int32_t r = 0; r < kRanks; ++r) {
+    pm.plan.ranks[size_t(r)].comms = {0, r % 2 == 0 ? 1 : 2};
+    pm.add(mpi_stream(r));
+  }
+  return pm;
+}
+
+std::string replay_error(const trace::Plan& plan, const ReplayOptions& opt) {
+  try {
+    replay_plan(plan, opt);
+  } catch (const ReplayError& e) {
+    return e.what();
+  }
+  return "completed";
+}
+
+}  // namespace
+
+TEST_CASE("a plan with sends, receives, requests and collectives replays to the end", "[mpi]") {
+  TempDir tmp;
+  PlanMaker pm = mpi_plan();
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  REQUIRE(rep.errors == 0);
+  REQUIRE(rep.first_errors.empty());
+  REQUIRE(rep.threads == kRanks);
+  REQUIRE(rep.ops.at("MPI_Send").count == 2 * kRanks);
+  REQUIRE(rep.ops.at("MPI_Send").bytes == 100 * kRanks);
+  REQUIRE(rep.ops.at("MPI_Waitall").count == kRanks);
+  REQUIRE(rep.ops.at("MPI_Barrier").count == 2 * kRanks);
+  REQUIRE(rep.ops.at("MPI_Finalize").count == kRanks);
+  REQUIRE(rep.ops.count("mpior_complete") == 0);  // part of the Waitall, not an operation of its own
+  // Rank 1 cannot get past its receive before rank 0 has sent, 50 ms in.
+  REQUIRE(rep.per_thread.at(1).rank == 1);
+  REQUIRE(rep.per_thread.at(1).replay_ns >= kLateSend);
+  REQUIRE(rep.ops.at("MPI_Recv").max_ns > 0);
+}
+
+TEST_CASE("a receive whose message never comes stops the replay with the stall message", "[mpi]") {
+  TempDir tmp;
+  PlanMaker pm(2);
+  StreamMaker r0, r1;
+  r0.call(Kind::MPI_Recv, mpi_args(0, 1, 9, 4, 0, 0, 1, 9));
+  r1.call(Kind::write, io_args(1, 1, -1, 3), 3);
+  pm.add(r0.stream(0));
+  pm.add(r1.stream(1));
+  std::string msg = replay_error(pm.plan, options(tmp / "fs", 0.3));
+  REQUIRE_THAT(msg, Catch::Contains("rank 0 thread 0") && Catch::Contains("MPI_Recv") &&
+                        Catch::Contains("channel global comm 0 src 1 -> dst 0 tag 9"));
+}
+
+TEST_CASE("a nonblocking receive that never completes stalls at its Wait", "[mpi]") {
+  TempDir tmp;
+  PlanMaker pm(2);
+  StreamMaker r0, r1;
+  r0.call(Kind::MPI_Irecv, mpi_args(0, 1, 3, 4, 0, 1));
+  r0.call(Kind::MPI_Wait, mpi_args(0));
+  r0.nested(Kind::mpior_complete, mpi_args(0, 1, 3, 4, trace::kReqRecv, 1, 1, 3));
+  r1.call(Kind::MPI_Barrier, mpi_args(1));  // on a communicator the plan left unresolved: logged, not waited
+  pm.plan.ranks[1].comms = {0, -1};
+  pm.add(r0.stream(0));
+  pm.add(r1.stream(1));
+  std::string msg = replay_error(pm.plan, options(tmp / "fs", 0.3));
+  REQUIRE_THAT(msg, Catch::Contains("mpior_complete") && Catch::Contains("channel global comm 0 src 1 -> dst 0 tag 3"));
+}
+
+TEST_CASE("a collective some member never reaches stalls instead of hanging", "[mpi]") {
+  TempDir tmp;
+  PlanMaker pm(3);
+  StreamMaker r0, r1, r2;
+  r0.call(Kind::MPI_Barrier, mpi_args(0));
+  r1.call(Kind::MPI_Barrier, mpi_args(0));
+  r2.call(Kind::write, io_args(1, 1, -1, 1), 1);
+  pm.add(r0.stream(0));
+  pm.add(r1.stream(1));
+  pm.add(r2.stream(2));
+  std::string msg = replay_error(pm.plan, options(tmp / "fs", 0.3));
+  REQUIRE_THAT(msg, Catch::Contains("MPI_Barrier") && Catch::Contains("2 of 3 members arrived"));
+}
+
+TEST_CASE("channels count messages; a lone waiter with nobody running is a stall", "[mpi]") {
+  Progress progress(1, 0.2);
+  Channels ch(progress, 1);
+  ChannelKey k{0, 1, 0, 4};
+  for (int i = 0; i < 3; ++i) ch.post(k);
+  for (int i = 0; i < 3; ++i) REQUIRE(ch.wait(k, "t") == WaitResult::ok);
+  REQUIRE(ch.wait(k, "the waiter") == WaitResult::stalled);
+  REQUIRE(progress.is_aborted());
+  REQUIRE_THAT(progress.reason(), Catch::Contains("the waiter") && Catch::Contains(describe(k)));
+  REQUIRE(ch.wait(k, "after") == WaitResult::aborted);
+}
+
+TEST_CASE("a waiter is not declared stalled while another thread is still running", "[mpi]") {
+  Progress progress(2, 0.1);
+  Channels ch(progress, 2);
+  ChannelKey k{0, 1, 0, 0};
+  std::thread sender([&] {
+    // Busy (not waiting) for several stall timeouts, then sends.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ch.post(k);
+    progress.thread_done();
+  });
+  REQUIRE(ch.wait(k, "receiver") == WaitResult::ok);
+  sender.join();
+  REQUIRE(!progress.is_aborted());
+}
+
+TEST_CASE("an abort releases threads blocked on semaphores and barriers", "[mpi]") {
+  Progress progress(3, 60);
+  Channels ch(progress, 3);
+  CommBarrier barrier(3);
+  progress.set_waker([&] {
+    ch.wake_all();
+    barrier.wake_all();
+  });
+  WaitResult sem_result = WaitResult::ok, barrier_result = WaitResult::ok;
+  std::thread a([&] { sem_result = ch.wait({0, 1, 0, 0}, "a"); });
+  std::thread b([&] { barrier_result = barrier.wait(progress, "b"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  progress.abort("stop");
+  a.join();
+  b.join();
+  REQUIRE(sem_result == WaitResult::aborted);
+  REQUIRE(barrier_result == WaitResult::aborted);
+  REQUIRE(progress.reason() == "stop");
+  progress.set_waker({});
+}

@@ -1,0 +1,124 @@
+#include "format.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "builder.hpp"
+#include "cursor.hpp"
+
+using namespace mpior::trace;
+
+namespace {
+
+RankTrace sample_trace() {
+  RankTrace t;
+  t.process.job_id = 0xABCDEF;
+  t.process.rank = 1;
+  t.process.size = 4;
+  t.process.mpi = true;
+  t.process.host = "node7";
+  t.process.cmdline = "./app -n 3";
+  t.process.cwd = "/home/u";
+  t.files = {{"<stdin>", -1}, {"<stdout>", -1}, {"<stderr>", -1}, {"/data/out.1", 0101}};
+  t.comms = {{0, CommOrigin::world, -1, 0, 0, 0, {0, 1, 2, 3}}, {1, CommOrigin::self, -1, 0, 0, 0, {1}}};
+  StreamBuilder b(BuilderOptions{.lossless = true});  // exact times: the loop folds, statistics alone would give means
+  int64_t now = 100;
+  for (int i = 0; i < 50; ++i) {
+    RawEvent ev;
+    ev.kind = Kind::pwrite;
+    ev.start = now;
+    ev.end = now + 40;
+    now += 100;
+    ev.args[arg::handle] = 3;
+    ev.args[arg::file] = 3;
+    ev.args[arg::offset] = 4096 * i;
+    ev.args[arg::count] = 4096;
+    ev.ret = 4096;
+    b.append(ev);
+  }
+  t.streams.push_back(b.snapshot(1, 0));
+  t.pruned[size_t(Kind::MPI_Barrier)] = {7, 1234};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("a rank trace survives encode and decode unchanged", "[format]") {
+  RankTrace t = sample_trace();
+  auto bytes = encode(t);
+  RankTrace back = decode_rank_trace(bytes, "mem");
+  REQUIRE(back == t);
+  EventCursor c(back.streams[0], 1);
+  Event ev;
+  int n = 0;
+  while (c.next(ev)) {
+    REQUIRE(ev.kind == Kind::pwrite);
+    REQUIRE(ev.args[arg::offset] == 4096 * n);
+    REQUIRE(ev.start_ns == 100 + 100 * n);
+    REQUIRE(ev.dur_ns == 40);
+    ++n;
+  }
+  REQUIRE(n == 50);
+}
+
+TEST_CASE("jobs and plans round-trip", "[format]") {
+  JobInfo j;
+  j.job_id = 42;
+  j.size = 3;
+  j.state = JobState::complete;
+  j.ranks_written = {0, 1, 2};
+  REQUIRE(decode_job(encode(j), "job") == j);
+  Plan p;
+  p.job = j;
+  p.ranks.resize(3);
+  p.ranks[1].files = {0, 1, 2, 5};
+  p.files = {{"/a", true, false, false, 0}, {"/b", false, true, false, 4096}};
+  p.comms = {{{0, 1, 2}}};
+  p.streams = sample_trace().streams;
+  REQUIRE(decode_plan(encode(p), "plan") == p);
+}
+
+TEST_CASE("the reader rejects damaged files with a message naming them", "[format]") {
+  auto bytes = encode(sample_trace());
+  auto message = [](std::vector<uint8_t> b) {
+    try {
+      decode_rank_trace(b, "traces/rank-000001.mpior");
+    } catch (const FormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  SECTION("truncation at every length") {
+    for (size_t n = 0; n < bytes.size(); n += 7) {
+      std::string m = message({bytes.begin(), bytes.begin() + long(n)});
+      REQUIRE(m.find("traces/rank-000001.mpior") == 0);
+    }
+  }
+  SECTION("a flipped byte anywhere") {
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      auto b = bytes;
+      b[i] ^= 0x10;
+      REQUIRE(message(b) != "accepted");
+    }
+  }
+  SECTION("wrong magic") {
+    auto b = bytes;
+    b[0] = 'X';
+    REQUIRE_THAT(message(b), Catch::Contains("bad magic"));
+  }
+  SECTION("a job file where a rank trace is expected") {
+    JobInfo j;
+    REQUIRE_THAT(message(encode(j)), Catch::Contains("is an mpior job file"));
+  }
+  SECTION("a future version") {
+    auto b = bytes;
+    b[8] = 9;
+    REQUIRE_THAT(message(b), Catch::Contains("newer mpior"));
+  }
+}
+
+TEST_CASE("rank file names", "[format]") {
+  REQUIRE(rank_file_name(42) == "rank-000042.mpior");
+  REQUIRE(rank_from_file_name("rank-000042.mpior") == 42);
+  REQUIRE(rank_from_file_name("rank-000042.mpior.tmp.5") == -1);
+  REQUIRE(rank_from_file_name("job.mpior") == -1);
+}

@@ -1,0 +1,82 @@
+#include "value_seq.hpp"
+
+#include <catch2/catch.hpp>
+#include <random>
+
+using namespace mpior::trace;
+
+namespace {
+
+std::vector<SeqItem> build(const std::vector<int64_t>& values) {
+  SeqBuilder b;
+  for (int64_t v : values) b.append(v);
+  return b.items();
+}
+
+}  // namespace
+
+TEST_CASE("a constant run folds into one loop", "[value_seq]") {
+  auto items = build(std::vector<int64_t>(1000, 7));
+  REQUIRE(items.size() == 2);
+  REQUIRE(seq_expand(items) == std::vector<int64_t>(1000, 7));
+}
+
+TEST_CASE("a strided run folds into one loop", "[value_seq]") {
+  std::vector<int64_t> v;
+  for (int i = 0; i < 500; ++i) v.push_back(4096 * i + 17);
+  auto items = build(v);
+  REQUIRE(items.size() == 2);
+  REQUIRE(seq_expand(items) == v);
+  REQUIRE(seq_length(items) == 500);
+}
+
+TEST_CASE("nested strides fold into nested loops", "[value_seq]") {
+  std::vector<int64_t> v;
+  for (int i = 0; i < 50; ++i)
+    for (int j = 0; j < 8; ++j) v.push_back(100000 * i + 512 * j);
+  auto items = build(v);
+  REQUIRE(items.size() <= 4);
+  REQUIRE(seq_expand(items) == v);
+}
+
+TEST_CASE("a repeating pattern of unequal values folds by its period", "[value_seq]") {
+  std::vector<int64_t> v;
+  for (int i = 0; i < 300; ++i) {
+    v.push_back(16);
+    v.push_back(4096);
+    v.push_back(4096);
+  }
+  auto items = build(v);
+  REQUIRE(items.size() <= 6);
+  REQUIRE(seq_expand(items) == v);
+}
+
+TEST_CASE("random values round-trip exactly", "[value_seq]") {
+  std::mt19937_64 rng(42);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int64_t> v;
+    int n = int(rng() % 200);
+    for (int i = 0; i < n; ++i) {
+      switch (rng() % 3) {
+        case 0:
+          v.push_back(int64_t(rng() % 5));
+          break;
+        case 1:
+          v.push_back(v.empty() ? 0 : v.back() + 3);
+          break;
+        default:
+          v.push_back(int64_t(rng()) >> 1);
+          break;
+      }
+    }
+    auto items = build(v);
+    REQUIRE(seq_valid(items));
+    REQUIRE(seq_expand(items) == v);
+  }
+}
+
+TEST_CASE("the cursor yields zeros for an empty sequence", "[value_seq]") {
+  SeqCursor c;
+  REQUIRE(c.next() == 0);
+  REQUIRE(seq_length({}) == 0);
+}

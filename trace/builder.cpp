@@ -1,0 +1,52 @@
+#include "builder.hpp"
+
+#include <vector>
+
+#include "fold.hpp"
+
+namespace mpior::trace {
+
+struct StreamBuilder::Impl {
+  explicit Impl(const BuilderOptions& o) : opt(o), folder(o) {}
+
+  BuilderOptions opt;
+  std::vector<int64_t> ref = std::vector<int64_t>(8, 0);  // per depth: gap reference
+  fold::Folder folder;
+
+  int64_t gap_of(const RawEvent& ev) {
+    size_t d = ev.depth;
+    if (ref.size() < d + 2) ref.resize(d + 2, 0);
+    int64_t gap = ev.start - ref[d];
+    ref[d] = ev.end;
+    ref[d + 1] = ev.start;
+    return gap;
+  }
+
+  void append(const RawEvent& ev) { folder.add(ev, gap_of(ev), ev.end - ev.start, fold::event_signature(ev)); }
+};
+
+StreamBuilder::StreamBuilder(BuilderOptions opt) : impl_(std::make_unique<Impl>(opt)) {}
+StreamBuilder::~StreamBuilder() = default;
+StreamBuilder::StreamBuilder(StreamBuilder&&) noexcept = default;
+StreamBuilder& StreamBuilder::operator=(StreamBuilder&&) noexcept = default;
+
+void StreamBuilder::append(const RawEvent& ev) {
+  impl_->append(ev);
+  ++events_;
+}
+
+Stream StreamBuilder::snapshot(int32_t rank, uint32_t thread) const {
+  Stream s;
+  s.lossless = impl_->opt.lossless;
+  impl_->folder.snapshot(s);
+  s.thread = thread;
+  SeqItem r{rank, 0, 0};  // stored even for rank 0: a rank list needs the value
+  s.ranks = s.values.add({&r, 1});
+  return s;
+}
+
+size_t StreamBuilder::memory_bytes() const {
+  return sizeof(Impl) + impl_->ref.capacity() * sizeof(int64_t) + impl_->folder.memory_bytes();
+}
+
+}  // namespace mpior::trace

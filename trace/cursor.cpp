@@ -1,0 +1,136 @@
+#include "cursor.hpp"
+
+#include <cmath>
+
+namespace mpior::trace {
+
+// Values of one Param for the cursor's rank.
+struct EventCursor::ParamReader {
+  SeqCursor seq;
+  int64_t offset = 0;  // scale * rank of the variant that holds the rank
+};
+
+struct EventCursor::LeafState {
+  std::array<std::unique_ptr<ParamReader>, kNumArgs> args;
+  std::unique_ptr<ParamReader> ret, err, gap, dur;
+};
+
+EventCursor::EventCursor(const Stream& stream, int32_t rank, CursorOptions opt)
+    : stream_(&stream), rank_(rank), opt_(opt), rng_(opt.seed * 0x9E3779B97F4A7C15ull + 1) {
+  leaves_.resize(stream.leaves.size());
+  loop_iters_.resize(stream.nodes.size());
+  ref_.assign(8, 0);
+}
+
+EventCursor::~EventCursor() = default;
+EventCursor::EventCursor(EventCursor&&) noexcept = default;
+EventCursor& EventCursor::operator=(EventCursor&&) noexcept = default;
+
+namespace {
+inline bool is_constant(const Param& p) { return p.ranked < 0 && p.seq.len <= 1; }
+}  // namespace
+
+int64_t EventCursor::read(const Param& p, std::unique_ptr<ParamReader>& state) {
+  if (is_constant(p)) return p.seq.len ? stream_->values.view(p.seq)[0].v : 0;
+  if (!state) {
+    state = std::make_unique<ParamReader>();
+    SeqRef seq = p.seq;
+    if (p.ranked >= 0) {
+      for (const RankVariant& v : stream_->ranked[size_t(p.ranked)]) {
+        if (seq_contains(stream_->view(v.ranks), rank_)) {
+          seq = v.seq;
+          state->offset = v.scale * rank_;
+          break;
+        }
+      }
+    }
+    state->seq = SeqCursor(stream_->view(seq));
+  }
+  return state->seq.next() + state->offset;
+}
+
+EventCursor::LeafState& EventCursor::leaf_state(uint32_t leaf) {
+  auto& st = leaves_[leaf];
+  if (!st) st = std::make_unique<LeafState>();
+  return *st;
+}
+
+int64_t EventCursor::read_time(const Leaf& leaf, LeafState& st, bool gap) {
+  if (stream_->lossless) return gap ? read(leaf.exact_gap, st.gap) : read(leaf.exact_dur, st.dur);
+  const TimeStats& ts = gap ? leaf.gap : leaf.dur;
+  if (opt_.timing == CursorOptions::Timing::mean || ts.count() <= 1) return std::llround(ts.mean());
+  auto uniform = [this] {  // splitmix64
+    uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return double((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+  };
+  double a = uniform(), b = uniform();
+  return ts.sample(a, b);
+}
+
+void EventCursor::fill(const Leaf& leaf, uint32_t index, Event& ev) {
+  // Positions whose values never change (every position of a flat trace)
+  // need no per-position state.
+  static LeafState unused;
+  bool varies = stream_->lossless || !is_constant(leaf.ret) || !is_constant(leaf.err);
+  for (const Param& p : leaf.args) varies = varies || !is_constant(p);
+  LeafState& st = varies ? leaf_state(index) : unused;
+  ev.kind = leaf.kind;
+  ev.depth = leaf.depth;
+  ev.flags = leaf.flags;
+  ev.thread = stream_->thread;
+  ev.rank = rank_;
+  ev.leaf = index;
+  ev.callsite = leaf.callsite;
+  for (int i = 0; i < kNumArgs; ++i) ev.args[size_t(i)] = read(leaf.args[size_t(i)], st.args[size_t(i)]);
+  ev.ret = read(leaf.ret, st.ret);
+  ev.err = int32_t(read(leaf.err, st.err));
+  ev.gap_ns = read_time(leaf, st, true);
+  ev.dur_ns = read_time(leaf, st, false);
+  size_t d = leaf.depth;
+  if (ref_.size() < d + 2) ref_.resize(d + 2, ref_.empty() ? 0 : ref_.back());
+  ev.start_ns = ref_[d] + ev.gap_ns;
+  ev.end_ns = ev.start_ns + ev.dur_ns;
+  ref_[d] = ev.end_ns;
+  ref_[d + 1] = ev.start_ns;  // children measure their gaps from the parent's start
+}
+
+// Pushes a frame for the loop at pos, or skips it when it runs zero times.
+bool EventCursor::enter_or_skip_loop(uint32_t pos) {
+  const Node& n = stream_->nodes[pos];
+  int64_t count = read(n.iters, loop_iters_[pos]);
+  if (count <= 0) {
+    pos_ = pos + 1 + n.index;
+    return false;
+  }
+  frames_.push_back({pos + 1, pos + 1 + n.index, 0, uint64_t(count)});
+  pos_ = pos + 1;
+  return true;
+}
+
+bool EventCursor::next(Event& ev) {
+  const auto& nodes = stream_->nodes;
+  for (;;) {
+    while (!frames_.empty() && pos_ >= frames_.back().end) {
+      Frame& f = frames_.back();
+      if (++f.iter < f.count) {
+        pos_ = f.body;
+        break;
+      }
+      frames_.pop_back();
+    }
+    if (pos_ >= nodes.size()) return false;
+    const Node& n = nodes[pos_];
+    if (n.loop) {
+      enter_or_skip_loop(pos_);
+      continue;
+    }
+    fill(stream_->leaves[n.index], n.index, ev);
+    ++pos_;
+    ++delivered_;
+    return true;
+  }
+}
+
+}  // namespace mpior::trace

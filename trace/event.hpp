@@ -1,0 +1,91 @@
+// One traced call: the fixed-size record the tracer fills on the hot path
+// (RawEvent) and the expanded form every consumer reads back (Event).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "kind.hpp"
+
+namespace mpior::trace {
+
+inline constexpr int kNumArgs = 8;
+
+// What each argument slot holds. File calls and MPI calls share the slots;
+// the kind's family says which set of names applies.
+namespace arg {
+// files (posix, stdio)
+inline constexpr int handle = 0;   // fd, or stream id for stdio; -1 none
+inline constexpr int file = 1;     // index in the rank's file table (plans too: see PlanRank); -1 none
+inline constexpr int offset = 2;   // byte offset the call started at; -1 unknown
+inline constexpr int count = 3;    // bytes requested; -1 unknown
+inline constexpr int flags = 4;    // open flags, whence, fcntl command, dup3 flags
+inline constexpr int mode = 5;     // creation or access mode, fcntl argument
+inline constexpr int file2 = 6;    // rename: target path's file index
+inline constexpr int handle2 = 7;  // dup*/fcntl: the new handle
+// MPI
+inline constexpr int comm = 0;      // rank-local communicator id (plans too: see PlanRank)
+inline constexpr int peer = 1;      // destination or source as given, in comm ranks
+inline constexpr int tag = 2;       // tag as given
+inline constexpr int bytes = 3;     // bytes this rank sends or contributes
+inline constexpr int root = 4;      // rooted collectives
+inline constexpr int request = 5;   // request id (nonblocking calls, completion records)
+inline constexpr int src = 6;       // completed receive: actual source (from the status)
+inline constexpr int stag = 7;      // completed receive: actual tag (from the status)
+inline constexpr int peer2 = 4;     // MPI_Sendrecv: source as given
+inline constexpr int tag2 = 5;      // MPI_Sendrecv: receive tag as given
+inline constexpr int newcomm = 5;   // communicator creation: the new local id, -1 for MPI_COMM_NULL
+inline constexpr int coll_seq = 5;  // collectives and comm_free: collectives this rank made on comm before
+inline constexpr int req_kind = 4;  // completion record: 1 send, 2 receive, 0 unknown request
+}  // namespace arg
+
+// Request kinds in a completion record's req_kind slot.
+inline constexpr int64_t kReqSend = 1;
+inline constexpr int64_t kReqRecv = 2;
+
+// MPI wildcards and null peers, normalized so traces do not depend on one
+// MPI implementation's constants.
+inline constexpr int64_t kAnySource = -1;
+inline constexpr int64_t kProcNull = -2;
+inline constexpr int64_t kAnyTag = -1;
+inline constexpr int64_t kUnknown = -1;
+
+namespace flag {
+inline constexpr uint8_t on_behalf = 1;  // a send the receiver logged for its sender (§2.1.5)
+}
+
+// Hot-path record, filled by a wrapper and handed to the thread's builder.
+// Times are in the tracer's clock units until the builder converts them.
+struct RawEvent {
+  Kind kind{};
+  uint8_t depth = 0;
+  uint8_t flags = 0;
+  int32_t err = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+  uint64_t callsite = 0;
+  int64_t ret = 0;
+  std::array<int64_t, kNumArgs> args{};
+};
+
+// One occurrence of an event, as a consumer sees it after expansion.
+struct Event {
+  Kind kind{};
+  uint8_t depth = 0;
+  uint8_t flags = 0;
+  uint32_t thread = 0;
+  int32_t rank = 0;
+  uint32_t leaf = 0;  // the trace position (leaf index in its stream) it came from
+  uint64_t callsite = 0;
+  int64_t gap_ns = 0;  // time since the previous event at this depth (or the parent's start)
+  int64_t dur_ns = 0;
+  int64_t start_ns = 0;  // relative to the process's trace start
+  int64_t end_ns = 0;
+  int64_t ret = 0;
+  int32_t err = 0;
+  std::array<int64_t, kNumArgs> args{};
+
+  OpClass op() const { return info(kind).op; }
+};
+
+}  // namespace mpior::trace

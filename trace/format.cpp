@@ -1,0 +1,197 @@
+#include "format.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "format_body.hpp"
+
+namespace mpior::trace {
+namespace {
+
+constexpr size_t kMagicLen = 8;
+constexpr size_t kHeaderLen = kMagicLen + 4 + 1 + 8 + 8;
+constexpr size_t kTrailerLen = 4 + 8;
+constexpr char kEndMarker[] = "MPIOREND";
+constexpr size_t kCompressAbove = 512;
+
+struct TypeInfo {
+  const char* magic;
+  const char* noun;
+};
+constexpr TypeInfo kRankTrace{"MPIORTRC", "rank trace"};
+constexpr TypeInfo kJob{"MPIORJOB", "job file"};
+constexpr TypeInfo kPlan{"MPIORPLN", "plan"};
+
+std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body) {
+  std::vector<uint8_t> stored;
+  uint8_t compression = 0;
+  if (body.size() > kCompressAbove) {
+    stored.resize(ZSTD_compressBound(body.size()));
+    size_t n = ZSTD_compress(stored.data(), stored.size(), body.data(), body.size(), 3);
+    if (!ZSTD_isError(n) && n < body.size()) {
+      stored.resize(n);
+      compression = 1;
+    }
+  }
+  if (!compression) stored = std::move(body);
+  Encoder e;
+  e.raw({reinterpret_cast<const uint8_t*>(type.magic), kMagicLen});
+  e.fixed32(kFormatVersion);
+  e.u8(compression);
+  e.fixed64(compression ? ZSTD_getFrameContentSize(stored.data(), stored.size()) : stored.size());
+  e.fixed64(stored.size());
+  e.raw(stored);
+  e.fixed32(crc32c(e.bytes()));
+  e.raw({reinterpret_cast<const uint8_t*>(kEndMarker), kMagicLen});
+  return std::move(e.bytes());
+}
+
+std::string magic_of(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kMagicLen) return {};
+  return std::string(reinterpret_cast<const char*>(bytes.data()), kMagicLen);
+}
+
+const char* noun_of_magic(const std::string& m) {
+  for (const TypeInfo* t : {&kRankTrace, &kJob, &kPlan})
+    if (m == t->magic) return t->noun;
+  return nullptr;
+}
+
+// Checks the container and returns the decompressed body.
+std::vector<uint8_t> unwrap(const TypeInfo& type, std::span<const uint8_t> bytes, const std::string& name) {
+  std::string magic = magic_of(bytes);
+  if (magic != type.magic) {
+    const char* other = noun_of_magic(magic);
+    if (other) throw FormatError(name + ": is an mpior " + other + ", expected a " + type.noun);
+    throw FormatError(name + ": not an mpior " + type.noun + " (bad magic number)");
+  }
+  if (bytes.size() < kHeaderLen) throw FormatError(name + ": truncated (file ends inside the header)");
+  Decoder h(bytes.subspan(kMagicLen), name);
+  uint32_t version = h.fixed32();
+  if (version != kFormatVersion)
+    throw FormatError(name + ": format version " + std::to_string(version) + ", this mpior reads version " +
+                      std::to_string(kFormatVersion) + (version > kFormatVersion ? " (written by a newer mpior)" : ""));
+  uint8_t compression = h.u8();
+  uint64_t raw_len = h.fixed64(), stored_len = h.fixed64();
+  if (bytes.size() < kHeaderLen + kTrailerLen || stored_len > bytes.size() - kHeaderLen - kTrailerLen)
+    throw FormatError(name + ": truncated (" + std::to_string(bytes.size()) + " bytes, the header promises " +
+                      std::to_string(kHeaderLen + stored_len + kTrailerLen) + ")");
+  size_t end = kHeaderLen + stored_len;
+  if (std::memcmp(bytes.data() + end + 4, kEndMarker, kMagicLen) != 0)
+    throw FormatError(name + ": truncated or damaged (no end marker where the header says the file ends)");
+  uint32_t want = Decoder(bytes.subspan(end, 4), name).fixed32();
+  if (crc32c(bytes.first(end)) != want) throw FormatError(name + ": checksum mismatch, the file is corrupt");
+  if (end + kTrailerLen != bytes.size())
+    throw FormatError(name + ": " + std::to_string(bytes.size() - end - kTrailerLen) +
+                      " stray bytes after the end marker");
+  auto stored = bytes.subspan(kHeaderLen, stored_len);
+  if (compression == 0) {
+    if (raw_len != stored_len) throw FormatError(name + ": inconsistent body length");
+    return {stored.begin(), stored.end()};
+  }
+  if (compression != 1) throw FormatError(name + ": unknown compression " + std::to_string(compression));
+  if (raw_len > (uint64_t(1) << 40)) throw FormatError(name + ": implausible body length");
+  std::vector<uint8_t> body(raw_len);
+  size_t n = ZSTD_decompress(body.data(), body.size(), stored.data(), stored.size());
+  if (ZSTD_isError(n) || n != raw_len) throw FormatError(name + ": body does not decompress");
+  return body;
+}
+
+template <typename T, typename DecodeFn>
+T decode_whole(const TypeInfo& type, std::span<const uint8_t> bytes, const std::string& name, DecodeFn fn) {
+  std::vector<uint8_t> body = unwrap(type, bytes, name);
+  Decoder d(body, name);
+  T out = fn(d);
+  if (!d.done()) d.fail("unexpected bytes after the " + std::string(type.noun));
+  return out;
+}
+
+}  // namespace
+
+std::string rank_file_name(int32_t rank) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "rank-%06d.mpior", rank);
+  return buf;
+}
+
+int32_t rank_from_file_name(const std::string& name) {
+  int rank = -1, len = 0;
+  if (std::sscanf(name.c_str(), "rank-%d.mpior%n", &rank, &len) == 1 && size_t(len) == name.size() && rank >= 0)
+    return rank;
+  return -1;
+}
+
+std::vector<uint8_t> encode(const RankTrace& t) {
+  Encoder e;
+  body::put(e, t);
+  return wrap(kRankTrace, std::move(e.bytes()));
+}
+std::vector<uint8_t> encode(const JobInfo& j) {
+  Encoder e;
+  body::put(e, j);
+  return wrap(kJob, std::move(e.bytes()));
+}
+std::vector<uint8_t> encode(const Plan& p) {
+  Encoder e;
+  body::put(e, p);
+  return wrap(kPlan, std::move(e.bytes()));
+}
+
+RankTrace decode_rank_trace(std::span<const uint8_t> bytes, const std::string& name) {
+  return decode_whole<RankTrace>(kRankTrace, bytes, name, [](Decoder& d) { return body::get_rank_trace(d); });
+}
+JobInfo decode_job(std::span<const uint8_t> bytes, const std::string& name) {
+  return decode_whole<JobInfo>(kJob, bytes, name, [](Decoder& d) { return body::get_job(d); });
+}
+Plan decode_plan(std::span<const uint8_t> bytes, const std::string& name) {
+  return decode_whole<Plan>(kPlan, bytes, name, [](Decoder& d) { return body::get_plan(d); });
+}
+
+std::string file_type(std::span<const uint8_t> bytes) {
+  const char* n = noun_of_magic(magic_of(bytes));
+  return n ? n : "";
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FormatError(path + ": cannot open: " + std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw FormatError(path + ": read error: " + std::strerror(errno));
+  return bytes;
+}
+
+void write_file_atomic(const std::string& path, std::span<const uint8_t> bytes) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw FormatError(path + ": cannot write: " + std::strerror(errno));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw FormatError(path + ": cannot write: " + std::strerror(e));
+    }
+    done += size_t(n);
+  }
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    throw FormatError(path + ": cannot write: " + std::strerror(e));
+  }
+}
+
+RankTrace read_rank_trace(const std::string& path) { return decode_rank_trace(read_file(path), path); }
+JobInfo read_job(const std::string& path) { return decode_job(read_file(path), path); }
+Plan read_plan(const std::string& path) { return decode_plan(read_file(path), path); }
+
+}  // namespace mpior::trace

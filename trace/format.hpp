@@ -1,0 +1,46 @@
+// mpior's files. Every file is a container:
+//   magic (8 bytes: MPIORTRC rank trace, MPIORJOB job, MPIORPLN plan)
+//   version (u32) | compression (u8: 0 none, 1 zstd) | body length (u64)
+//   | stored length (u64) | body | CRC-32C of all before (u32) | "MPIOREND"
+// Readers reject a wrong magic, an unknown version, truncation and a checksum
+// mismatch with one FormatError naming the file.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codec.hpp"
+#include "model.hpp"
+
+namespace mpior::trace {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr const char* kJobFileName = "job.mpior";
+inline constexpr const char* kPlanFileName = "plan.mpior";
+
+std::string rank_file_name(int32_t rank);  // rank-000042.mpior
+// Rank number of a rank file name, or -1.
+int32_t rank_from_file_name(const std::string& name);
+
+std::vector<uint8_t> encode(const RankTrace& t);
+std::vector<uint8_t> encode(const JobInfo& j);
+std::vector<uint8_t> encode(const Plan& p);
+
+RankTrace decode_rank_trace(std::span<const uint8_t> bytes, const std::string& name);
+JobInfo decode_job(std::span<const uint8_t> bytes, const std::string& name);
+Plan decode_plan(std::span<const uint8_t> bytes, const std::string& name);
+
+// What kind of mpior file the bytes are, by magic; empty when none.
+std::string file_type(std::span<const uint8_t> bytes);
+
+// Whole-file helpers for the tools. Errors name the path.
+std::vector<uint8_t> read_file(const std::string& path);
+void write_file_atomic(const std::string& path, std::span<const uint8_t> bytes);
+
+RankTrace read_rank_trace(const std::string& path);
+JobInfo read_job(const std::string& path);
+Plan read_plan(const std::string& path);
+
+}  // namespace mpior::trace

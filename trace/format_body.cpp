@@ -1,0 +1,401 @@
+#include "format_body.hpp"
+
+namespace mpior::trace::body {
+namespace {
+
+// ---- streams ----------------------------------------------------------------
+
+void put_ref(Encoder& e, SeqRef r) {
+  e.uv(r.off);
+  e.uv(r.len);
+}
+
+void put_param(Encoder& e, const Param& p) {
+  put_ref(e, p.seq);
+  e.sv(p.ranked);
+}
+
+void put_stats(Encoder& e, const TimeStats& t) {
+  e.uv(t.count());
+  e.sv(t.sum());
+  e.sv(t.min());
+  e.sv(t.max());
+  e.f64(t.mean());
+  e.f64(t.m2());
+  e.uv(t.histogram().size());
+  for (auto [bin, n] : t.histogram()) {
+    e.u8(bin);
+    e.uv(n);
+  }
+}
+
+void put_leaf(Encoder& e, const Leaf& l, bool lossless) {
+  e.uv(uint64_t(l.kind));
+  e.u8(l.depth);
+  e.u8(l.flags);
+  e.uv(l.callsite);
+  for (const Param& p : l.args) put_param(e, p);
+  put_param(e, l.ret);
+  put_param(e, l.err);
+  put_stats(e, l.gap);
+  put_stats(e, l.dur);
+  if (lossless) {
+    put_param(e, l.exact_gap);
+    put_param(e, l.exact_dur);
+  }
+}
+
+void put_stream(Encoder& e, const Stream& s) {
+  e.uv(s.thread);
+  e.u8(s.lossless);
+  put_ref(e, s.ranks);
+  const auto& items = s.values.items();
+  e.uv(items.size());
+  for (const SeqItem& it : items) {
+    e.sv(it.v);
+    e.uv(it.count);
+    e.uv(it.span);
+  }
+  e.uv(s.nodes.size());
+  for (const Node& n : s.nodes) {
+    e.u8(n.loop);
+    e.uv(n.index);
+    if (n.loop) put_param(e, n.iters);
+  }
+  e.uv(s.leaves.size());
+  for (const Leaf& l : s.leaves) put_leaf(e, l, s.lossless);
+  e.uv(s.ranked.size());
+  for (const auto& variants : s.ranked) {
+    e.uv(variants.size());
+    for (const RankVariant& v : variants) {
+      put_ref(e, v.ranks);
+      put_ref(e, v.seq);
+      e.sv(v.scale);
+    }
+  }
+}
+
+SeqRef get_ref(Decoder& d, const SeqArena& arena) {
+  SeqRef r;
+  r.off = uint32_t(d.uv());
+  r.len = uint32_t(d.uv());
+  if (uint64_t(r.off) + r.len > arena.items().size()) d.fail("value sequence outside its stream");
+  if (!seq_valid(arena.view(r))) d.fail("malformed value sequence");
+  return r;
+}
+
+Param get_param(Decoder& d, const Stream& s) {
+  Param p;
+  p.seq = get_ref(d, s.values);
+  int64_t ranked = d.sv();
+  if (ranked < -1 || ranked > int64_t(INT32_MAX)) d.fail("bad rank-variant index");
+  p.ranked = int32_t(ranked);
+  return p;
+}
+
+TimeStats get_stats(Decoder& d) {
+  uint64_t count = d.uv();
+  int64_t sum = d.sv(), min = d.sv(), max = d.sv();
+  double mean = d.f64(), m2 = d.f64();
+  uint64_t n = d.count(2);
+  std::vector<std::pair<uint8_t, uint64_t>> hist;
+  hist.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint8_t bin = d.u8();
+    hist.emplace_back(bin, d.uv());
+  }
+  TimeStats t;
+  if (!TimeStats::restore(&t, count, sum, min, max, mean, m2, std::move(hist)))
+    d.fail("inconsistent timing statistics");
+  return t;
+}
+
+Leaf get_leaf(Decoder& d, const Stream& s) {
+  Leaf l;
+  uint64_t kind = d.uv();
+  if (kind >= kNumKinds) d.fail("unknown event kind " + std::to_string(kind));
+  l.kind = Kind(kind);
+  l.depth = d.u8();
+  l.flags = d.u8();
+  l.callsite = d.uv();
+  for (Param& p : l.args) p = get_param(d, s);
+  l.ret = get_param(d, s);
+  l.err = get_param(d, s);
+  l.gap = get_stats(d);
+  l.dur = get_stats(d);
+  if (s.lossless) {
+    l.exact_gap = get_param(d, s);
+    l.exact_dur = get_param(d, s);
+  }
+  return l;
+}
+
+void check_stream(Decoder& d, const Stream& s) {
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const Node& n = s.nodes[i];
+    if (n.loop ? i + 1 + uint64_t(n.index) > s.nodes.size() : n.index >= s.leaves.size())
+      d.fail("event tree node " + std::to_string(i) + " points outside the tree");
+  }
+  auto check = [&](const Param& p) {
+    if (p.ranked >= 0 && size_t(p.ranked) >= s.ranked.size()) d.fail("rank-variant index outside the stream");
+  };
+  for (const Leaf& l : s.leaves) {
+    for (const Param& p : l.args) check(p);
+    check(l.ret);
+    check(l.err);
+  }
+  for (const Node& n : s.nodes) check(n.iters);
+}
+
+Stream get_stream(Decoder& d) {
+  Stream s;
+  s.thread = uint32_t(d.uv());
+  s.lossless = d.u8() != 0;
+  SeqRef ranks{uint32_t(d.uv()), uint32_t(d.uv())};
+  auto& items = s.values.items();
+  uint64_t n = d.count(3);
+  items.resize(n);
+  for (SeqItem& it : items) {
+    it.v = d.sv();
+    it.count = uint32_t(d.uv());
+    it.span = uint32_t(d.uv());
+  }
+  if (uint64_t(ranks.off) + ranks.len > n || ranks.len == 0) d.fail("stream without a rank list");
+  s.ranks = ranks;
+  n = d.count(2);
+  s.nodes.resize(n);
+  for (Node& node : s.nodes) {
+    node.loop = d.u8() != 0;
+    node.index = uint32_t(d.uv());
+    if (node.loop) node.iters = get_param(d, s);
+  }
+  n = d.count(20);
+  s.leaves.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) s.leaves.push_back(get_leaf(d, s));
+  n = d.count(1);
+  s.ranked.resize(n);
+  for (auto& variants : s.ranked) {
+    uint64_t m = d.count(5);
+    variants.resize(m);
+    for (RankVariant& v : variants) {
+      v.ranks = get_ref(d, s.values);
+      v.seq = get_ref(d, s.values);
+      v.scale = d.sv();
+    }
+  }
+  check_stream(d, s);
+  return s;
+}
+
+void put_streams(Encoder& e, const std::vector<Stream>& streams) {
+  e.uv(streams.size());
+  for (const Stream& s : streams) put_stream(e, s);
+}
+
+std::vector<Stream> get_streams(Decoder& d) {
+  uint64_t n = d.count(8);
+  std::vector<Stream> out;
+  out.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) out.push_back(get_stream(d));
+  return out;
+}
+
+// ---- tables and headers -----------------------------------------------------
+
+void put_tallies(Encoder& e, const KindTallies& t) {
+  uint64_t used = 0;
+  for (const auto& k : t) used += k.calls != 0;
+  e.uv(used);
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].calls) continue;
+    e.str(name(Kind(i)));  // by name: kind numbers may change between versions
+    e.uv(t[i].calls);
+    e.sv(t[i].time_ns);
+  }
+}
+
+KindTallies get_tallies(Decoder& d) {
+  KindTallies t{};
+  uint64_t n = d.count(3);
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string kname = d.str();
+    auto k = kind_from_name(kname);
+    if (!k) d.fail("unknown event kind '" + kname + "'");
+    t[size_t(*k)].calls = d.uv();
+    t[size_t(*k)].time_ns = d.sv();
+  }
+  return t;
+}
+
+void put_ranks(Encoder& e, const std::vector<int32_t>& v) {
+  e.uv(v.size());
+  for (int32_t r : v) e.sv(r);
+}
+
+std::vector<int32_t> get_ranks(Decoder& d) {
+  std::vector<int32_t> v(d.count(1));
+  for (int32_t& r : v) r = int32_t(d.sv());
+  return v;
+}
+
+void put_process(Encoder& e, const ProcessInfo& p) {
+  e.fixed64(p.job_id);
+  e.sv(p.rank);
+  e.sv(p.size);
+  e.u8(p.mpi);
+  e.u8(p.finished);
+  e.sv(p.pid);
+  e.str(p.host);
+  e.str(p.exe);
+  e.str(p.cmdline);
+  e.str(p.cwd);
+  e.sv(p.clock_mono_ns);
+  e.sv(p.clock_real_ns);
+  e.sv(p.end_ns);
+}
+
+ProcessInfo get_process(Decoder& d) {
+  ProcessInfo p;
+  p.job_id = d.fixed64();
+  p.rank = int32_t(d.sv());
+  p.size = int32_t(d.sv());
+  p.mpi = d.u8() != 0;
+  p.finished = d.u8() != 0;
+  p.pid = d.sv();
+  p.host = d.str();
+  p.exe = d.str();
+  p.cmdline = d.str();
+  p.cwd = d.str();
+  p.clock_mono_ns = d.sv();
+  p.clock_real_ns = d.sv();
+  p.end_ns = d.sv();
+  if (p.size < 1 || p.rank < 0 || p.rank >= p.size)
+    d.fail("rank " + std::to_string(p.rank) + " of " + std::to_string(p.size));
+  return p;
+}
+
+}  // namespace
+
+void put(Encoder& e, const RankTrace& t) {
+  put_process(e, t.process);
+  e.uv(t.files.size());
+  for (const FileEntry& f : t.files) {
+    e.str(f.path);
+    e.sv(f.flags);
+  }
+  e.uv(t.comms.size());
+  for (const CommEntry& c : t.comms) {
+    e.sv(c.id);
+    e.u8(uint8_t(c.origin));
+    e.sv(c.parent);
+    e.uv(c.parent_seq);
+    e.sv(c.color);
+    e.sv(c.key);
+    put_ranks(e, c.members);
+  }
+  put_streams(e, t.streams);
+  put_tallies(e, t.pruned);
+}
+
+RankTrace get_rank_trace(Decoder& d) {
+  RankTrace t;
+  t.process = get_process(d);
+  t.files.resize(d.count(2));
+  for (FileEntry& f : t.files) {
+    f.path = d.str();
+    f.flags = d.sv();
+  }
+  t.comms.resize(d.count(7));
+  for (CommEntry& c : t.comms) {
+    c.id = int32_t(d.sv());
+    uint8_t origin = d.u8();
+    if (origin > uint8_t(CommOrigin::unknown)) d.fail("unknown communicator origin");
+    c.origin = CommOrigin(origin);
+    c.parent = int32_t(d.sv());
+    c.parent_seq = d.uv();
+    c.color = d.sv();
+    c.key = d.sv();
+    c.members = get_ranks(d);
+  }
+  t.streams = get_streams(d);
+  t.pruned = get_tallies(d);
+  return t;
+}
+
+void put(Encoder& e, const JobInfo& j) {
+  e.fixed64(j.job_id);
+  e.sv(j.size);
+  e.u8(uint8_t(j.state));
+  e.str(j.cmdline);
+  e.str(j.cwd);
+  e.str(j.host);
+  e.sv(j.start_real_ns);
+  put_ranks(e, j.ranks_written);
+}
+
+JobInfo get_job(Decoder& d) {
+  JobInfo j;
+  j.job_id = d.fixed64();
+  j.size = int32_t(d.sv());
+  uint8_t state = d.u8();
+  if (state > uint8_t(JobState::complete)) d.fail("unknown job state");
+  j.state = JobState(state);
+  j.cmdline = d.str();
+  j.cwd = d.str();
+  j.host = d.str();
+  j.start_real_ns = d.sv();
+  j.ranks_written = get_ranks(d);
+  if (j.size < 1) d.fail("job of " + std::to_string(j.size) + " ranks");
+  return j;
+}
+
+void put(Encoder& e, const Plan& p) {
+  put(e, p.job);
+  e.uv(p.ranks.size());
+  for (const PlanRank& r : p.ranks) {
+    e.str(r.host);
+    e.str(r.cwd);
+    e.sv(r.traced_ns);
+    put_ranks(e, r.files);
+    put_ranks(e, r.comms);
+  }
+  e.uv(p.files.size());
+  for (const PlanFile& f : p.files) {
+    e.str(f.path);
+    e.u8(uint8_t(f.created | (f.directory << 1) | (f.existed << 2)));
+    e.sv(f.initial_size);
+  }
+  e.uv(p.comms.size());
+  for (const PlanComm& c : p.comms) put_ranks(e, c.members);
+  put_streams(e, p.streams);
+  put_tallies(e, p.pruned);
+}
+
+Plan get_plan(Decoder& d) {
+  Plan p;
+  p.job = get_job(d);
+  p.ranks.resize(d.count(3));
+  for (PlanRank& r : p.ranks) {
+    r.host = d.str();
+    r.cwd = d.str();
+    r.traced_ns = d.sv();
+    r.files = get_ranks(d);
+    r.comms = get_ranks(d);
+  }
+  p.files.resize(d.count(3));
+  for (PlanFile& f : p.files) {
+    f.path = d.str();
+    uint8_t bits = d.u8();
+    f.created = bits & 1;
+    f.directory = (bits >> 1) & 1;
+    f.existed = (bits >> 2) & 1;
+    f.initial_size = d.sv();
+  }
+  p.comms.resize(d.count(1));
+  for (PlanComm& c : p.comms) c.members = get_ranks(d);
+  p.streams = get_streams(d);
+  p.pruned = get_tallies(d);
+  return p;
+}
+
+}  // namespace mpior::trace::body

@@ -1,0 +1,18 @@
+// Encoding of the model's documents inside a container (see format.hpp).
+// Internal to trace/: other parts use format.hpp.
+#pragma once
+
+#include "codec.hpp"
+#include "model.hpp"
+
+namespace mpior::trace::body {
+
+void put(Encoder& e, const RankTrace& t);
+void put(Encoder& e, const JobInfo& j);
+void put(Encoder& e, const Plan& p);
+
+RankTrace get_rank_trace(Decoder& d);
+JobInfo get_job(Decoder& d);
+Plan get_plan(Decoder& d);
+
+}  // namespace mpior::trace::body

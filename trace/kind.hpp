@@ -1,0 +1,59 @@
+// Event kinds: one per intercepted function (generated from trace/api/*.list)
+// plus the tracer's own records, and what each kind does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace mpior::trace {
+
+enum class Family : uint8_t { posix, stdio, mpi, internal };
+
+// What a call does, independent of which API spelled it. Consumers switch on
+// this, never on individual kinds, so a new function in a list needs no code.
+// clang-format off
+enum class OpClass : uint8_t {
+  open, close, read, write, seek, tell, sync, truncate, dup, unlink, rename, mkdir, rmdir,
+  stat, access, fopen, fclose,                                             // files
+  init, finalize, send, isend, recv, irecv, sendrecv, wait, test,          // MPI p2p
+  barrier, allcoll, bcast, scatter, reduce, gather, comm_create, comm_free, // MPI collectives
+  complete,                                                                // request completion
+};
+// clang-format on
+
+enum class Kind : uint16_t {
+#define MPIOR_KIND(name, family, opclass) name,
+#include "kinds.inc"
+#undef MPIOR_KIND
+};
+
+inline constexpr size_t kNumKinds = 0
+#define MPIOR_KIND(name, family, opclass) +1
+#include "kinds.inc"
+#undef MPIOR_KIND
+    ;
+
+struct KindInfo {
+  std::string_view name;
+  Family family;
+  OpClass op;
+};
+
+const KindInfo& info(Kind k);
+std::optional<Kind> kind_from_name(std::string_view name);
+std::string_view name(Kind k);
+std::string_view name(OpClass op);
+
+// File-system work the replayer reissues (posix and stdio families).
+bool is_io(Kind k);
+bool is_mpi(Kind k);
+// Operations whose every member waits for every other (thesis §2.1, class 1).
+bool is_all_to_all(OpClass op);
+// Rooted collectives: one-to-all (bcast, scatter) and all-to-one (reduce, gather).
+bool is_one_to_all(OpClass op);
+bool is_all_to_one(OpClass op);
+bool is_collective(OpClass op);
+
+}  // namespace mpior::trace

@@ -1,0 +1,175 @@
+// The trace model: per-thread event streams as PRSD trees (loops of events,
+// nested to any depth; a flat sequence is the degenerate case), the tables
+// they refer to, and the three documents built from them: a rank's trace, the
+// job record, and the plan mpior-post writes and mpior-replay runs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "event.hpp"
+#include "kind.hpp"
+#include "timing.hpp"
+#include "value_seq.hpp"
+
+namespace mpior::trace {
+
+// Values an argument took over a position's occurrences, for every rank of
+// the stream. Usually one sequence shared by all the stream's ranks; when
+// ranks differ, `ranked` indexes Stream::ranked.
+struct Param {
+  SeqRef seq;
+  int32_t ranked = -1;
+  bool operator==(const Param&) const = default;
+};
+
+// Values for a subset of a stream's ranks: value = seq[i] + scale * rank, so
+// file_<rank> ids and rank*blocksize offsets of all ranks share one entry.
+struct RankVariant {
+  SeqRef ranks;
+  SeqRef seq;
+  int64_t scale = 0;
+  bool operator==(const RankVariant&) const = default;
+};
+
+// One trace position: a call site and kind, with every occurrence's
+// arguments, return value, errno and timing.
+struct Leaf {
+  Kind kind{};
+  uint8_t depth = 0;
+  uint8_t flags = 0;
+  uint64_t callsite = 0;
+  std::array<Param, kNumArgs> args{};
+  Param ret, err;
+  TimeStats gap, dur;
+  Param exact_gap, exact_dur;  // every value, when the stream is lossless
+  bool operator==(const Leaf&) const = default;
+};
+
+// A node of the flattened tree: a leaf, or a loop whose body is the next
+// `span` nodes, repeated `iters` times (iteration counts may differ from one
+// occurrence of the loop to the next, and from rank to rank).
+struct Node {
+  bool loop = false;
+  uint32_t index = 0;  // leaf index, or body span for a loop
+  Param iters;
+  bool operator==(const Node&) const = default;
+};
+
+struct Stream {
+  SeqRef ranks;         // world ranks this stream stands for
+  uint32_t thread = 0;  // thread index within each of those ranks
+  bool lossless = false;
+  std::vector<Node> nodes;
+  std::vector<Leaf> leaves;
+  std::vector<std::vector<RankVariant>> ranked;
+  SeqArena values;
+
+  std::span<const SeqItem> view(SeqRef r) const { return values.view(r); }
+  std::vector<int64_t> rank_list() const { return seq_expand(view(ranks)); }
+  bool operator==(const Stream&) const = default;
+};
+
+// ---- tables ---------------------------------------------------------------
+
+struct FileEntry {
+  std::string path;    // absolute and lexically normal, as the process named it
+  int64_t flags = -1;  // flags of the first open, -1 when only named (stat, unlink)
+  bool operator==(const FileEntry&) const = default;
+};
+
+enum class CommOrigin : uint8_t { world, self, dup, split, create, cart, cart_sub, unknown };
+
+struct CommEntry {
+  int32_t id = 0;  // rank-local id (events use it)
+  CommOrigin origin = CommOrigin::unknown;
+  int32_t parent = -1;      // local id of the communicator it was made from
+  uint64_t parent_seq = 0;  // collectives on the parent before this creation
+  int64_t color = 0, key = 0;
+  std::vector<int32_t> members;  // world ranks, in communicator rank order
+  bool operator==(const CommEntry&) const = default;
+};
+
+// ---- documents ------------------------------------------------------------
+
+struct ProcessInfo {
+  uint64_t job_id = 0;
+  int32_t rank = 0;
+  int32_t size = 1;
+  bool mpi = false;       // the process called MPI_Init
+  bool finished = false;  // written at MPI_Finalize or exit, not a checkpoint
+  int64_t pid = 0;
+  std::string host, exe, cmdline, cwd;
+  int64_t clock_mono_ns = 0;  // CLOCK_MONOTONIC at trace start
+  int64_t clock_real_ns = 0;  // CLOCK_REALTIME at trace start
+  int64_t end_ns = 0;         // relative to trace start
+  bool operator==(const ProcessInfo&) const = default;
+};
+
+// Per kind: calls made but not kept (online pruning) and the time they took.
+struct KindTally {
+  uint64_t calls = 0;
+  int64_t time_ns = 0;
+  bool operator==(const KindTally&) const = default;
+};
+using KindTallies = std::array<KindTally, kNumKinds>;
+
+struct RankTrace {
+  ProcessInfo process;
+  std::vector<FileEntry> files;
+  std::vector<CommEntry> comms;
+  std::vector<Stream> streams;
+  KindTallies pruned{};
+  bool operator==(const RankTrace&) const = default;
+};
+
+enum class JobState : uint8_t { running, complete };
+
+struct JobInfo {
+  uint64_t job_id = 0;
+  int32_t size = 1;
+  JobState state = JobState::running;
+  std::string cmdline, cwd, host;
+  int64_t start_real_ns = 0;
+  std::vector<int32_t> ranks_written;  // ranks that reported a successful write at finalize
+  bool operator==(const JobInfo&) const = default;
+};
+
+struct PlanFile {
+  std::string path;          // absolute, as traced
+  bool created = false;      // the application created it (open with O_CREAT, mkdir, rename target)
+  bool existed = false;      // the application found it there: a call on it succeeded before any created it
+  bool directory = false;    // made with mkdir, or a directory the app used
+  int64_t initial_size = 0;  // bytes that must exist before replay (read, not written first)
+  bool operator==(const PlanFile&) const = default;
+};
+
+struct PlanComm {
+  std::vector<int32_t> members;  // world ranks in communicator rank order
+  bool operator==(const PlanComm&) const = default;
+};
+
+// Events keep their rank-local file and communicator ids (so ranks doing the
+// same thing have equal streams and merge); each rank maps them to global ids.
+struct PlanRank {
+  std::string host, cwd;
+  int64_t traced_ns = 0;       // wall time from trace start to end
+  std::vector<int32_t> files;  // local file id -> global file id
+  std::vector<int32_t> comms;  // local communicator id -> global id (-1: freed before use)
+  bool operator==(const PlanRank&) const = default;
+};
+
+// What mpior-replay runs.
+struct Plan {
+  JobInfo job;
+  std::vector<PlanRank> ranks;
+  std::vector<PlanFile> files;
+  std::vector<PlanComm> comms;
+  std::vector<Stream> streams;
+  KindTallies pruned{};
+  bool operator==(const Plan&) const = default;
+};
+
+}  // namespace mpior::trace

@@ -1,0 +1,268 @@
+#include "value_seq.hpp"
+
+#include <limits>
+
+namespace mpior::trace {
+
+SeqRef SeqArena::add(std::span<const SeqItem> items) {
+  SeqRef r{uint32_t(items_.size()), uint32_t(items.size())};
+  items_.insert(items_.end(), items.begin(), items.end());
+  return r;
+}
+
+SeqRef SeqArena::add_scalar(int64_t v) {
+  if (v == 0) return {};
+  SeqItem it{v, 0, 0};
+  return add({&it, 1});
+}
+
+namespace {
+
+// Length of the item at i and the index just past it.
+uint64_t item_length(std::span<const SeqItem> items, size_t i, size_t* next) {
+  const SeqItem& it = items[i];
+  if (!it.is_loop()) {
+    *next = i + 1;
+    return 1;
+  }
+  uint64_t body = 0;
+  size_t j = i + 1, end = i + 1 + it.span;
+  while (j < end) body += item_length(items, j, &j);
+  *next = end;
+  return body * it.count;
+}
+
+bool valid_range(std::span<const SeqItem> items, size_t begin, size_t end) {
+  size_t i = begin;
+  while (i < end) {
+    const SeqItem& it = items[i];
+    if (it.is_loop()) {
+      if (it.span == 0 || i + 1 + it.span > end) return false;
+      if (!valid_range(items, i + 1, i + 1 + it.span)) return false;
+      i += 1 + it.span;
+    } else {
+      if (it.span != 0) return false;
+      ++i;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+uint64_t seq_length(std::span<const SeqItem> items) {
+  uint64_t n = 0;
+  size_t i = 0;
+  while (i < items.size()) n += item_length(items, i, &i);
+  return n;
+}
+
+bool seq_valid(std::span<const SeqItem> items) { return valid_range(items, 0, items.size()); }
+
+std::vector<int64_t> seq_expand(std::span<const SeqItem> items) {
+  std::vector<int64_t> out;
+  SeqCursor c(items);
+  while (!c.at_end()) out.push_back(c.next());
+  return out;
+}
+
+bool seq_contains(std::span<const SeqItem> items, int64_t v) {
+  SeqCursor c(items);
+  while (!c.at_end())
+    if (c.next() == v) return true;
+  return false;
+}
+
+void seq_shift(std::span<SeqItem> items, int64_t delta) {
+  for (auto& it : items)
+    if (!it.is_loop()) it.v += delta;
+}
+
+bool seq_same_shape(std::span<const SeqItem> a, std::span<const SeqItem> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].count != b[i].count || a[i].span != b[i].span) return false;
+    if (a[i].is_loop() && a[i].v != b[i].v) return false;
+  }
+  return true;
+}
+
+bool seq_shifted(std::span<const SeqItem> a, std::span<const SeqItem> b, int64_t* shift) {
+  if (!seq_same_shape(a, b)) return false;
+  bool have = false;
+  int64_t s = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].is_loop()) continue;
+    int64_t d = b[i].v - a[i].v;
+    if (!have) {
+      s = d;
+      have = true;
+    } else if (d != s) {
+      return false;
+    }
+  }
+  *shift = s;
+  return true;
+}
+
+// ---- cursor ---------------------------------------------------------------
+
+SeqCursor::SeqCursor(std::span<const SeqItem> items) : items_(items) { descend(); }
+
+bool SeqCursor::at_end() const { return pos_ >= items_.size() && stack_.empty(); }
+
+// Enters loops until pos_ points at a scalar (or the end).
+void SeqCursor::descend() {
+  while (pos_ < items_.size() && items_[pos_].is_loop()) {
+    const SeqItem& it = items_[pos_];
+    stack_.push_back({pos_ + 1, pos_ + 1 + it.span, 0, it.count, it.v});
+    pos_ += 1;
+  }
+}
+
+int64_t SeqCursor::next() {
+  if (items_.empty()) return 0;
+  if (at_end()) return last_;
+  last_ = items_[pos_].v + base_;
+  ++pos_;
+  // Close finished bodies: next iteration or pop.
+  while (!stack_.empty() && pos_ >= stack_.back().end) {
+    Frame& f = stack_.back();
+    if (f.iter + 1 < f.count) {
+      ++f.iter;
+      base_ += f.shift;
+      pos_ = f.body;
+      break;
+    }
+    base_ -= int64_t(f.iter) * f.shift;
+    stack_.pop_back();
+  }
+  descend();
+  return last_;
+}
+
+// ---- online builder -------------------------------------------------------
+
+namespace {
+
+inline uint32_t item_end(const std::vector<SeqItem>& items, uint32_t start) {
+  return start + 1 + (items[start].is_loop() ? items[start].span : 0);
+}
+
+}  // namespace
+
+void SeqBuilder::append(int64_t v) {
+  ++length_;
+  tops_.push_back(uint32_t(items_.size()));
+  items_.push_back({v, 0, 0});
+  while (try_extend() || try_arith3() || try_create()) {
+  }
+}
+
+// [.. X, C1..CL] where X is a loop whose body equals C1..CL shifted by
+// X.count * X.shift: one more iteration of X.
+bool SeqBuilder::try_extend() {
+  const size_t nt = tops_.size();
+  for (unsigned L = 1; L <= window_ && L < nt; ++L) {
+    uint32_t x = tops_[nt - 1 - L];
+    const SeqItem& loop = items_[x];
+    if (!loop.is_loop() || loop.count == std::numeric_limits<uint32_t>::max()) continue;
+    uint32_t cand = tops_[nt - L];
+    uint32_t cand_len = uint32_t(items_.size()) - cand;
+    if (cand_len != loop.span) continue;
+    std::span<const SeqItem> body(items_.data() + x + 1, loop.span);
+    std::span<const SeqItem> c(items_.data() + cand, cand_len);
+    int64_t s = 0;
+    if (!seq_shifted(body, c, &s)) continue;
+    // Every body ends in scalars, so s is defined: it must be the shift the
+    // next iteration of X would apply.
+    if (s != int64_t(loop.count) * loop.v) continue;
+    items_[x].count += 1;
+    items_.resize(cand);
+    tops_.resize(nt - L);
+    return true;
+  }
+  return false;
+}
+
+// Three scalars a, b, c with c - b == b - a != 0: a strided run. (Two scalars
+// alone are not folded unless equal: a pair says nothing about a stride, and
+// folding it early would hide the period of a repeating pattern.)
+bool SeqBuilder::try_arith3() {
+  const size_t nt = tops_.size();
+  if (nt < 3) return false;
+  uint32_t a = tops_[nt - 3], b = tops_[nt - 2], c = tops_[nt - 1];
+  if (items_[a].is_loop() || items_[b].is_loop() || items_[c].is_loop()) return false;
+  int64_t d = items_[b].v - items_[a].v;
+  if (d == 0 || items_[c].v - items_[b].v != d) return false;
+  int64_t first = items_[a].v;
+  items_.resize(a);
+  items_.push_back({d, 3, 1});
+  items_.push_back({first, 0, 0});
+  tops_.resize(nt - 2);
+  return true;
+}
+
+// [.. A1..AL, B1..BL] with B equal to A shifted: a new two-iteration loop.
+bool SeqBuilder::try_create() {
+  const size_t nt = tops_.size();
+  for (unsigned L = 1; L <= window_ && 2 * L <= nt; ++L) {
+    uint32_t a = tops_[nt - 2 * L], b = tops_[nt - L];
+    uint32_t alen = b - a, blen = uint32_t(items_.size()) - b;
+    if (alen != blen) continue;
+    std::span<const SeqItem> A(items_.data() + a, alen), B(items_.data() + b, blen);
+    int64_t s = 0;
+    if (!seq_shifted(A, B, &s)) continue;
+    bool all_scalar = true;
+    for (auto& it : A) all_scalar &= !it.is_loop();
+    if (L == 1 && all_scalar && s != 0) continue;  // left to try_arith3
+    items_.resize(b);
+    items_.insert(items_.begin() + a, SeqItem{s, 2, alen});
+    tops_.resize(nt - 2 * L + 1);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace mpior::trace
+
+namespace mpior::trace {
+
+void SeqBuilder::append_group(std::span<const SeqItem> group) {
+  length_ += seq_length(group);
+  tops_.push_back(uint32_t(items_.size()));
+  items_.insert(items_.end(), group.begin(), group.end());
+  while (try_extend() || try_arith3() || try_create()) {
+  }
+}
+
+// The shape append() would give the same values one at a time: pairs of
+// unequal values stay scalars, equal pairs and longer strided runs are loops.
+void SeqBuilder::append_run(int64_t first, int64_t stride, uint64_t n) {
+  if (n == 0) return;
+  if (n == 1 || (n == 2 && stride != 0)) {
+    append(first);
+    if (n == 2) append(first + stride);
+    return;
+  }
+  const uint64_t max_count = std::numeric_limits<uint32_t>::max();
+  while (n > 0) {
+    uint64_t chunk = n < max_count ? n : max_count;
+    if (chunk == 1) {
+      append(first);
+    } else {
+      const SeqItem group[2] = {{stride, uint32_t(chunk), 1}, {first, 0, 0}};
+      append_group(group);
+    }
+    first += int64_t(chunk) * stride;
+    n -= chunk;
+  }
+}
+
+void SeqBuilder::clear_keep_capacity() {
+  length_ = 0;
+  items_.clear();
+  tops_.clear();
+}
+
+}  // namespace mpior::trace
