@@ -4,7 +4,9 @@
  * symbol (dlsym on libc, past the wrapper), interleaving repetitions so both
  * see the same machine state. Prints one table row per function.
  * usage: tracer_overhead [calls=1000000] [repetitions=5] [dir=.] */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -44,10 +46,18 @@ static double loop(int which, int direct, long n, int fd, FILE* f) {
   double t0 = now_ns();
   for (long i = 0; i < n; ++i) {
     switch (which) {
-      case 0: direct ? lw(fd, "x", 1) : write(fd, "x", 1); break;
-      case 1: direct ? lpw(fd, "x", 1, i) : pwrite(fd, "x", 1, i); break;
-      case 2: direct ? lfw("x", 1, 1, f) : fwrite("x", 1, 1, f); break;
-      default: direct ? lfp(f, "%c", 'x') : fprintf(f, "%c", 'x'); break;
+      case 0:
+        direct ? lw(fd, "x", 1) : write(fd, "x", 1);
+        break;
+      case 1:
+        direct ? lpw(fd, "x", 1, i) : pwrite(fd, "x", 1, i);
+        break;
+      case 2:
+        direct ? lfw("x", 1, 1, f) : fwrite("x", 1, 1, f);
+        break;
+      default:
+        direct ? lfp(f, "%c", 'x') : fprintf(f, "%c", 'x');
+        break;
     }
   }
   return (now_ns() - t0) / (double)n;

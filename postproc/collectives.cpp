@@ -1,5 +1,7 @@
 #include "collectives.hpp"
 
+#include <optional>
+
 #include "error.hpp"
 #include "rank_events.hpp"
 
@@ -56,20 +58,74 @@ class CollectiveWalk {
 
 CollectiveChecker::CollectiveChecker(const TraceSet& set, const CommResolution& comms) : set_(&set), comms_(&comms) {
   tallies_.resize(comms.comms.size());
-  for (size_t g = 0; g < comms.comms.size(); ++g) tallies_[g].resize(comms.comms[g].members.size());
+  rooted_.resize(comms.comms.size());
+  for (size_t g = 0; g < comms.comms.size(); ++g) {
+    tallies_[g].resize(comms.comms[g].members.size());
+    rooted_[g].kept.resize(comms.comms[g].members.size());
+    rooted_[g].expected.resize(comms.comms[g].members.size());
+  }
+}
+
+namespace {
+// One kept instance, for the order-free sums.
+uint64_t instance_hash(uint64_t instance, uint64_t sig) { return fold(fold(0x51ED27u, instance), sig); }
+}  // namespace
+
+// The root's expectations are settled once its member list (if any) is read.
+void CollectiveChecker::close_root() {
+  if (open_.comm < 0) return;
+  Rooted& r = rooted_[size_t(open_.comm)];
+  uint64_t h = open_.instance;
+  auto expect = [&](int32_t m) {
+    if (m >= 0 && size_t(m) < r.expected.size()) r.expected[size_t(m)] += h;
+  };
+  if (open_.listed < 0) {
+    for (size_t m = 0; m < r.expected.size(); ++m) expect(int32_t(m));
+  } else {
+    for (int32_t m : open_.members) expect(m);
+  }
+  open_ = {};
+}
+
+void CollectiveChecker::observe_all_to_one(const RankScope& scope, int32_t g, const trace::Event& ev) {
+  int32_t me = scope.position(ev);
+  uint64_t h = instance_hash(uint64_t(ev.args[arg::coll_seq]), signature(ev));
+  if (me != ev.args[arg::root]) {
+    rooted_[size_t(g)].kept[size_t(me)] += h;
+    return;
+  }
+  ++rooted_instances_;
+  // The root expects itself too, so its own entry balances.
+  open_ = {g, h, ev.args[arg::contributors] > 0 ? ev.args[arg::contributors] - 1 : -1, {me}};
+  rooted_[size_t(g)].kept[size_t(me)] += h;
 }
 
 void CollectiveChecker::observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+  if (ev.op() == OpClass::member && open_.comm >= 0) {
+    open_.members.push_back(int32_t(ev.args[arg::member]));
+    return;
+  }
+  if (ev.depth == 0) close_root();
   if (!trace::is_mpi(ev.kind) || !trace::is_collective(ev.op())) return;
   int32_t g = scope.comm(ev, pos);
+  if (trace::is_all_to_one(ev.op())) return observe_all_to_one(scope, g, ev);
   Tally& t = tallies_[size_t(g)][size_t(scope.position(ev))];
   ++t.count;
   t.hash = fold(t.hash, signature(ev));
 }
 
-CollectiveStats CollectiveChecker::finish() const {
+CollectiveStats CollectiveChecker::finish() {
+  close_root();
   CollectiveStats stats;
   stats.per_comm.resize(tallies_.size());
+  for (size_t g = 0; g < rooted_.size(); ++g) {
+    const Rooted& r = rooted_[g];
+    for (size_t m = 0; m < r.kept.size(); ++m) {
+      if (r.kept[m] == r.expected[m]) continue;
+      diagnose_rooted(int32_t(g), m);
+    }
+  }
+  stats.instances += rooted_instances_;
   for (size_t g = 0; g < tallies_.size(); ++g) {
     const auto& members = tallies_[g];
     if (members.empty()) continue;
@@ -79,6 +135,47 @@ CollectiveStats CollectiveChecker::finish() const {
     stats.instances += members[0].count;
   }
   return stats;
+}
+
+namespace {
+
+// The all-to-one call `rank` kept as instance n on comm, if any.
+std::optional<trace::Event> rooted_instance(const TraceSet& set, const CommResolution& comms, int32_t rank,
+                                            int32_t comm, int64_t n) {
+  CollectiveWalk w(set, comms, rank, comm);
+  trace::Event ev;
+  while (w.next(ev))
+    if (trace::is_all_to_one(ev.op()) && ev.args[arg::coll_seq] == n) return ev;
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Names the first instance of member m that another member saw differently,
+// or says which kept instance its root did not wait for.
+void CollectiveChecker::diagnose_rooted(int32_t comm, size_t m) const {
+  const auto& members = comms_->comms[size_t(comm)].members;
+  int32_t rm = members[m];
+  std::string g = std::to_string(comm);
+  CollectiveWalk w(*set_, *comms_, rm, comm);
+  trace::Event em;
+  while (w.next(em)) {
+    if (!trace::is_all_to_one(em.op())) continue;
+    int64_t n = em.args[arg::coll_seq];
+    for (size_t p = 0; p < members.size(); ++p) {
+      if (p == m) continue;
+      auto ep = rooted_instance(*set_, *comms_, members[p], comm, n);
+      if (!ep || signature(*ep) == signature(em)) continue;
+      bool first = members[p] < rm;
+      const trace::Event& ea = first ? *ep : em;
+      const trace::Event& eb = first ? em : *ep;
+      throw PostError("collective #" + std::to_string(n) + " on communicator " + g + ": rank " +
+                      std::to_string(std::min(rm, members[p])) + " called " + call_text(ea) + ", rank " +
+                      std::to_string(std::max(rm, members[p])) + " called " + call_text(eb));
+    }
+  }
+  throw PostError("communicator " + g + ": the Reduce/Gather calls rank " + std::to_string(rm) + " (" + set_->path(rm) +
+                  ") kept are not the ones its roots waited for (traces from different runs?)");
 }
 
 void CollectiveChecker::diagnose(int32_t comm, size_t a, size_t b) const {

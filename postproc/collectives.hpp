@@ -3,6 +3,12 @@
 // (same operation class and, for rooted ones, the same root). Each member
 // keeps a count and a running hash; only when they disagree are the two
 // ranks walked again to name the first instance that differs.
+//
+// Reduce and Gather (all to one) are checked apart: with online pruning a
+// member keeps its call only when it had I/O to pass to the root, and the
+// root lists the members whose calls were kept. Every member's kept
+// instances (numbered by the tracer, arg::coll_seq) must be exactly those the
+// roots expect of it: both sides are summed into order-free hashes.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +32,7 @@ class CollectiveChecker {
   // Any event; collectives (trace::is_collective) are counted.
   void observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
   // Throws PostError naming the first instance members disagree on.
-  CollectiveStats finish() const;
+  CollectiveStats finish();
 
  private:
   struct Tally {
@@ -34,6 +40,23 @@ class CollectiveChecker {
     uint64_t hash = 0;
   };
   [[noreturn]] void diagnose(int32_t comm, size_t a, size_t b) const;
+  [[noreturn]] void diagnose_rooted(int32_t comm, size_t member) const;
+  void observe_all_to_one(const RankScope& scope, int32_t comm, const trace::Event& ev);
+  void close_root();
+
+  // All to one, per global communicator and member position: what the member
+  // kept, and what the roots expected it to keep.
+  struct Rooted {
+    std::vector<uint64_t> kept, expected;
+  };
+  std::vector<Rooted> rooted_;
+  struct OpenRoot {  // a root's record whose member list may follow
+    int32_t comm = -1;
+    uint64_t instance = 0;
+    int64_t listed = -1;  // -1: every member contributed
+    std::vector<int32_t> members;
+  } open_;
+  uint64_t rooted_instances_ = 0;
 
   const TraceSet* set_;
   const CommResolution* comms_;

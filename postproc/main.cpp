@@ -1,4 +1,4 @@
-// mpior-post DIR [-o PLAN]   |   mpior-post --dump FILE
+// mpior-post DIR [-o PLAN] [--verify]   |   mpior-post --dump FILE
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <new>
@@ -12,13 +12,15 @@ namespace {
 
 constexpr int kUsageError = 2;
 
-int run(const std::string& dir, const std::string& plan, const std::string& dump) {
+int run(const std::string& dir, const std::string& plan, const std::string& dump, bool verify) {
   using namespace mpior;
   try {
-    if (!dump.empty())
+    if (!dump.empty()) {
       postproc::dump_file(dump, std::cout);
-    else
-      postproc::post_process(dir, plan.empty() ? postproc::default_plan_dir(dir) : plan, std::cout, std::cerr);
+    } else {
+      std::string plan_dir = plan.empty() ? postproc::default_plan_dir(dir) : plan;
+      postproc::post_process(dir, plan_dir, std::cout, std::cerr, {}, verify);
+    }
     std::cout.flush();
     if (!std::cout) {
       std::cerr << "mpior-post: cannot write to standard output\n";
@@ -46,14 +48,19 @@ int main(int argc, char** argv) {
   std::string dir, plan, dump;
   auto* dir_opt = app.add_option("DIR", dir, "trace directory written by libmpior.so");
   auto* plan_opt = app.add_option("-o,--output", plan, "plan directory to write (default DIR/plan)");
+  bool verify = false;
+  auto* verify_flag = app.add_flag("--verify", verify,
+                                   "check, before writing it, that the merged plan gives back every rank's events "
+                                   "exactly (walks every event once more)");
   app.add_option("--dump", dump, "print an mpior file (rank trace, job or plan) as text")
       ->excludes(dir_opt)
-      ->excludes(plan_opt);
+      ->excludes(plan_opt)
+      ->excludes(verify_flag);
   try {
     app.parse(argc, argv);
     if (dir.empty() && dump.empty()) throw CLI::RequiredError("DIR (or --dump FILE)");
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kUsageError;
   }
-  return run(dir, plan, dump);
+  return run(dir, plan, dump, verify);
 }

@@ -9,6 +9,7 @@
 
 #include "error.hpp"
 #include "format.hpp"
+#include "merge.hpp"
 
 namespace mpior::postproc {
 
@@ -57,6 +58,8 @@ trace::Plan build_plan(TraceSet set, const Analysis& a) {
     }
     add_tallies(plan.pruned, t.pruned);
   }
+  // Ranks that did the same thing become one stream with a rank list.
+  plan.streams = merge_streams(std::move(plan.streams));
   return plan;
 }
 

@@ -10,9 +10,10 @@
 
 namespace mpior::postproc {
 
-// The ranks' streams unchanged (rank-local file and communicator ids), each
-// with its rank list set to its one rank; the global tables and each rank's
-// maps into them. Takes the set by value: its streams move into the plan.
+// The ranks' streams (rank-local file and communicator ids), merged across
+// ranks (merge.hpp): streams of equal structure become one with a rank list;
+// the global tables and each rank's maps into them. Takes the set by value:
+// its streams move into the plan.
 trace::Plan build_plan(TraceSet set, const Analysis& a);
 
 // Creates dir with its parents and writes the three files; a plan.mpior left

@@ -1,32 +1,52 @@
 #include "post.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <ostream>
 
 #include "analyze.hpp"
+#include "behalf.hpp"
+#include "format.hpp"
+#include "merge_check.hpp"
 #include "plan.hpp"
 #include "report.hpp"
 #include "trace_set.hpp"
 
 namespace mpior::postproc {
 
+namespace {
+std::string plan_file(const std::string& plan_dir) {
+  return (std::filesystem::path(plan_dir) / trace::kPlanFileName).string();
+}
+}  // namespace
+
 std::string default_plan_dir(const std::string& trace_dir) {
   return (std::filesystem::path(trace_dir) / "plan").string();
 }
 
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
-                  PairSink sink) {
+                  PairSink sink, bool verify) {
   TraceSet set = read_trace_dir(trace_dir);
   Analysis a = analyze(set, std::move(sink));
   std::string text = summary_text(set, a);
-  std::string json = summary_json(set, a).dump(2) + "\n";
+  nlohmann::json json = summary_json(set, a);
   size_t ranks = size_t(set.size());
+  move_sends_to_senders(set, a.comms);
+  std::optional<TraceSet> unmerged;  // --verify: what the merged plan must read back
+  if (verify) unmerged = set;
   trace::Plan plan = build_plan(std::move(set), a);
-  write_plan_dir(plan_dir, plan, text, json);
+  uint64_t verified = unmerged ? check_encoded_plan(*unmerged, plan, plan_file(plan_dir)) : 0;
+  // The merged plan's streams: the one part of the summary not from the traces.
+  text += plan_streams_text(plan);
+  json["plan"] = plan_streams_json(plan);
+  write_plan_dir(plan_dir, plan, text, json.dump(2) + "\n");
   for (const std::string& w : a.warnings) warn << "mpior-post: warning: " << w << "\n";
   log << "mpior-post: wrote " << plan_dir << ": " << ranks << " ranks, " << plan.streams.size() << " streams, "
       << plan.files.size() << " files, " << plan.comms.size() << " communicators, " << a.messages.messages
       << " messages, " << a.collectives.instances << " collective instances\n";
+  if (unmerged)
+    log << "mpior-post: verified " << plan_file(plan_dir) << ": its " << plan.streams.size()
+        << " streams give back the " << verified << " events of " << ranks << " ranks exactly\n";
 }
 
 }  // namespace mpior::postproc

@@ -10,9 +10,11 @@ namespace mpior::postproc {
 
 // Reads and checks every rank of trace_dir, resolves and pairs, and only then
 // writes plan_dir (created with its parents). Progress goes to log, warnings
-// to warn. Throws PostError or trace::FormatError, naming the file(s).
+// to warn. Throws PostError or trace::FormatError, naming the file(s). With
+// verify, checks before writing that the plan, as encoded, reads back every
+// rank's events (merge_check.hpp; walks every event once more).
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
-                  PairSink sink = {});
+                  PairSink sink = {}, bool verify = false);
 
 // DIR/plan.
 std::string default_plan_dir(const std::string& trace_dir);

@@ -36,25 +36,41 @@ void text_times(std::string& out, const TraceSet& set, const Summary& s) {
                      seconds(t.traced_ns - t.io_ns - t.mpi_ns), seconds(t.traced_ns));
 }
 
+// Per MPI function: calls kept in the trace and calls pruned online.
+nlohmann::json json_mpi_kinds(const Summary& s) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t k = 0; k < s.kinds.size(); ++k) {
+    const KindTotals& t = s.kinds[k];
+    if (t.calls && trace::is_mpi(trace::Kind(k)))
+      j[std::string(trace::name(trace::Kind(k)))] = {{"logged", t.calls - t.pruned}, {"pruned", t.pruned}};
+  }
+  return j;
+}
+
 void text_ops(std::string& out, const Summary& s) {
-  out += "operations (application calls, pruned MPI calls included)\n";
-  out += fmt::format("  {:<26} {:>12} {:>16} {:>12}\n", "function", "calls", "bytes", "time (s)");
+  out += "operations (application calls; MPI calls kept in the trace and pruned online)\n";
+  out += fmt::format("  {:<26} {:>12} {:>10} {:>10} {:>16} {:>12}\n", "function", "calls", "logged", "pruned", "bytes",
+                     "time (s)");
   std::vector<size_t> kinds;
   for (size_t k = 0; k < s.kinds.size(); ++k)
     if (s.kinds[k].calls) kinds.push_back(k);
   std::stable_sort(kinds.begin(), kinds.end(), [&](size_t a, size_t b) { return s.kinds[a].calls > s.kinds[b].calls; });
   for (size_t k : kinds) {
     const KindTotals& t = s.kinds[k];
-    out += fmt::format("  {:<26} {:>12} {:>16} {:>12.6f}\n", trace::name(trace::Kind(k)), t.calls, t.bytes,
-                       seconds(t.time_ns));
+    out += fmt::format("  {:<26} {:>12} {:>10} {:>10} {:>16} {:>12.6f}\n", trace::name(trace::Kind(k)), t.calls,
+                       t.calls - t.pruned, t.pruned, t.bytes, seconds(t.time_ns));
   }
   if (kinds.empty()) out += "  (none)\n";
   out += "\n";
 }
 
 void text_files(std::string& out, const Analysis& a) {
-  std::vector<int32_t> order = files_by_bytes(a);
-  out += fmt::format("files: {} (top {} by bytes)\n", a.files.files.size(), std::min(order.size(), kTopFiles));
+  // Files only the libraries touched (nested calls) have no application calls.
+  std::vector<int32_t> order;
+  for (int32_t id : files_by_bytes(a))
+    if (a.summary.files[size_t(id)].ops > 0) order.push_back(id);
+  out += fmt::format("files: {} named, {} used by the application (top {} by bytes)\n", a.files.files.size(),
+                     order.size(), std::min(order.size(), kTopFiles));
   out +=
       fmt::format("  {:>14} {:>14} {:>10}  {:<7} {:>12}  {}\n", "written", "read", "calls", "created", "needs", "path");
   for (size_t i = 0; i < order.size() && i < kTopFiles; ++i) {
@@ -71,8 +87,9 @@ void text_mpi(std::string& out, const Analysis& a) {
   const PairingStats& m = a.messages;
   out += fmt::format("MPI: {} calls ({} logged, {} pruned)\n", s.mpi_logged + s.mpi_pruned, s.mpi_logged, s.mpi_pruned);
   out += fmt::format("  {} communicators, {} collective instances\n", a.comms.comms.size(), a.collectives.instances);
-  out += fmt::format("  {} messages paired on {} channels, {} sends never received, {} receives never completed\n",
-                     m.messages, m.channels, m.unreceived, m.never_completed);
+  out += fmt::format("  {} messages paired on {} channels, {} sends never received, {} receives {}\n", m.messages,
+                     m.channels, m.unreceived, m.never_completed,
+                     s.pruning ? "posted whose completion was pruned (or never came)" : "never completed");
 }
 
 }  // namespace
@@ -166,7 +183,12 @@ nlohmann::json summary_json(const TraceSet& set, const Analysis& a) {
       {"ops", ops},
       {"op_totals", op_totals},
       {"files", json_files(a)},
-      {"mpi", {{"events", s.mpi_logged + s.mpi_pruned}, {"logged", s.mpi_logged}, {"pruned", s.mpi_pruned}}},
+      {"mpi",
+       {{"events", s.mpi_logged + s.mpi_pruned},
+        {"logged", s.mpi_logged},
+        {"pruned", s.mpi_pruned},
+        {"pruning", s.pruning},
+        {"by_kind", json_mpi_kinds(s)}}},
       {"time", json_times(total.io_ns, total.mpi_ns, total.traced_ns - total.io_ns - total.mpi_ns, total.traced_ns)},
       {"per_rank", json_per_rank(set, s)},
       {"messages",
@@ -178,6 +200,96 @@ nlohmann::json summary_json(const TraceSet& set, const Analysis& a) {
       {"comms", a.comms.comms.size()},
       {"warnings", a.warnings},
   };
+}
+
+}  // namespace mpior::postproc
+
+namespace mpior::postproc {
+
+namespace {
+
+constexpr size_t kListedStreams = 64;
+
+struct StreamFacts {
+  std::vector<int64_t> ranks;
+  size_t loops = 0;
+  size_t varying = 0;  // Params whose values differ by rank (have rank variants)
+};
+
+StreamFacts facts_of(const trace::Stream& s) {
+  StreamFacts f{s.rank_list(), 0, 0};
+  for (const trace::Node& n : s.nodes) f.loops += n.loop;
+  auto count = [&f](const trace::Param& p) { f.varying += p.ranked >= 0; };
+  for (const trace::Node& n : s.nodes) count(n.iters);
+  for (const trace::Leaf& l : s.leaves) {
+    for (const trace::Param& p : l.args) count(p);
+    count(l.ret);
+    count(l.err);
+    if (s.lossless) {
+      count(l.exact_gap);
+      count(l.exact_dur);
+    }
+  }
+  return f;
+}
+
+size_t rank_threads(const trace::Plan& plan) {
+  size_t n = 0;
+  for (const trace::Stream& s : plan.streams) n += size_t(trace::seq_length(s.view(s.ranks)));
+  return n;
+}
+
+}  // namespace
+
+std::string rank_ranges(const std::vector<int64_t>& ranks, size_t max_chars) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i + 1;
+    int64_t stride = j < ranks.size() ? ranks[j] - ranks[i] : 0;
+    while (j < ranks.size() && ranks[j] - ranks[j - 1] == stride) ++j;
+    if (!out.empty()) out += ",";
+    if (j - i >= 3) {
+      out += fmt::format("{}-{}", ranks[i], ranks[j - 1]);
+      if (stride != 1) out += fmt::format(":{}", stride);
+      i = j;
+    } else {
+      out += std::to_string(ranks[i]);
+      ++i;
+    }
+    if (out.size() > max_chars) return out.substr(0, max_chars) + "…";
+  }
+  return out;
+}
+
+std::string plan_streams_text(const trace::Plan& plan) {
+  std::string out =
+      fmt::format("\nplan: {} streams for {} rank threads of {} ranks (ranks with equal streams merged)\n",
+                  plan.streams.size(), rank_threads(plan), plan.ranks.size());
+  out += fmt::format("  {:>6} {:>6} {:>6} {:>9} {:>5} {:>7}  {}\n", "stream", "thread", "ranks", "positions", "loops",
+                     "by-rank", "rank list");
+  for (size_t i = 0; i < plan.streams.size() && i < kListedStreams; ++i) {
+    const trace::Stream& s = plan.streams[i];
+    StreamFacts f = facts_of(s);
+    out += fmt::format("  {:>6} {:>6} {:>6} {:>9} {:>5} {:>7}  {}\n", i, s.thread, f.ranks.size(), s.leaves.size(),
+                       f.loops, f.varying, rank_ranges(f.ranks));
+  }
+  if (plan.streams.size() > kListedStreams)
+    out += fmt::format("  ... {} more streams in summary.json\n", plan.streams.size() - kListedStreams);
+  return out;
+}
+
+nlohmann::json plan_streams_json(const trace::Plan& plan) {
+  nlohmann::json streams = nlohmann::json::array();
+  for (const trace::Stream& s : plan.streams) {
+    StreamFacts f = facts_of(s);
+    streams.push_back({{"thread", s.thread},
+                       {"ranks", f.ranks.size()},
+                       {"rank_list", rank_ranges(f.ranks, SIZE_MAX)},
+                       {"positions", s.leaves.size()},
+                       {"loops", f.loops},
+                       {"params_by_rank", f.varying}});
+  }
+  return {{"streams", plan.streams.size()}, {"rank_threads", rank_threads(plan)}, {"per_stream", streams}};
 }
 
 }  // namespace mpior::postproc

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analyze.hpp"
+#include "model.hpp"
 #include "trace_set.hpp"
 
 namespace mpior::postproc {
@@ -18,5 +19,14 @@ std::string summary_text(const TraceSet& set, const Analysis& a);
 // Keys: ranks, ops, files, mpi, time (the contract), plus job, op_totals,
 // per_rank, messages, collectives, comms, warnings.
 nlohmann::json summary_json(const TraceSet& set, const Analysis& a);
+
+// The plan's streams after the cross-rank merge: how many, and which ranks
+// each stands for ("0-3,5,8-1022:2"), for summary.txt and summary.json's
+// "plan" key.
+std::string plan_streams_text(const trace::Plan& plan);
+nlohmann::json plan_streams_json(const trace::Plan& plan);
+// Ascending ranks as ranges: runs of three or more on one stride as
+// first-last (":stride" unless 1), others one by one; cut after max_chars.
+std::string rank_ranges(const std::vector<int64_t>& ranks, size_t max_chars = 60);
 
 }  // namespace mpior::postproc

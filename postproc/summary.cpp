@@ -28,10 +28,12 @@ SummaryCollector::SummaryCollector(size_t ranks, size_t files) {
 void SummaryCollector::begin_rank(const RankScope& scope, const trace::RankTrace& trace) {
   RankTotals& r = s_.ranks[size_t(scope.rank())];
   r.traced_ns = trace.process.end_ns;
+  s_.pruning = s_.pruning || trace.process.pruning;
   for (size_t k = 0; k < trace::kNumKinds; ++k) {
     const trace::KindTally& p = trace.pruned[k];
     if (!p.calls) continue;
     s_.kinds[k].calls += p.calls;
+    s_.kinds[k].pruned += p.calls;
     s_.kinds[k].time_ns += p.time_ns;
     if (trace::is_mpi(trace::Kind(k))) {
       s_.mpi_pruned += p.calls;

@@ -14,7 +14,8 @@
 namespace mpior::postproc {
 
 struct KindTotals {
-  uint64_t calls = 0;
+  uint64_t calls = 0;   // kept and pruned
+  uint64_t pruned = 0;  // of which left out of the trace by online pruning
   int64_t time_ns = 0;
   int64_t bytes = 0;  // file calls: bytes done; MPI calls: bytes sent, received or contributed
 };
@@ -36,6 +37,7 @@ struct Summary {
   std::vector<FileTotals> files;  // by global file id
   uint64_t mpi_logged = 0;        // MPI calls in the streams (depth 0)
   uint64_t mpi_pruned = 0;        // MPI calls the tracer counted but did not keep
+  bool pruning = false;           // some rank pruned online
 
   RankTotals total() const;
 };

@@ -56,6 +56,11 @@ int64_t to_ns(int64_t ticks) noexcept {
   return int64_t(double(ticks - g_start_ticks) * calibrate());
 }
 
+int64_t duration_ns(int64_t ticks) noexcept {
+  if (!g_use_tsc) return ticks;
+  return int64_t(double(ticks) * calibrate());
+}
+
 int64_t elapsed_ns() noexcept { return to_ns(now()); }
 
 }  // namespace mpior::preload::clock

@@ -34,6 +34,8 @@ int64_t start_realtime_ns() noexcept;
 // Ticks to nanoseconds since trace start. The first call may wait until the
 // TSC has been measured against CLOCK_MONOTONIC over a few milliseconds.
 int64_t to_ns(int64_t ticks) noexcept;
+// A length of time in ticks, in nanoseconds.
+int64_t duration_ns(int64_t ticks) noexcept;
 // Nanoseconds since trace start, now.
 int64_t elapsed_ns() noexcept;
 

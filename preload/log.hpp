@@ -32,6 +32,15 @@ void log_error(fmt::format_string<Args...> f, Args&&... args) noexcept {
 }
 
 template <typename... Args>
+void log_info(fmt::format_string<Args...> f, Args&&... args) noexcept {
+  TracerGuard guard;
+  try {
+    logger().info(f, std::forward<Args>(args)...);
+  } catch (...) {
+  }
+}
+
+template <typename... Args>
 void log_debug(fmt::format_string<Args...> f, Args&&... args) noexcept {
   TracerGuard guard;
   try {

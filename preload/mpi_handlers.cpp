@@ -58,9 +58,10 @@ void fill_recv_status(Call& c, const MPI_Status& st) noexcept {
   ev.args[arg::bytes] = status_bytes(st);
 }
 
-int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind) noexcept {
+int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
+                    bool logged) noexcept {
   try {
-    return state().add_request(r, {-1, state().comm_id(comm), norm_peer(peer), norm_tag(tag), bytes, kind});
+    return state().add_request(r, {-1, state().comm_id(comm), norm_peer(peer), norm_tag(tag), bytes, kind, logged});
   } catch (...) {
     return -1;
   }
@@ -86,6 +87,20 @@ void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st) n
     if (info.kind == kReqRecv) ev.args[arg::bytes] = status_bytes(*st);
   }
   record_event(ev);
+}
+
+bool settle_completion(Call& c, MPI_Request handle, const MPI_Status* st) noexcept {
+  RequestInfo info = state().take_request(handle);
+  bool kept = info.logged;
+  piggyback::Received r;
+  if (info.kind == kReqRecv && st) {
+    r = gate_receive(c, info.comm, handle, *st);
+    kept = r.log;
+  }
+  if (!kept) return false;
+  record_completion(c, info, st);
+  if (r.on_behalf) record_on_behalf(c, info.comm, *st, r.aux);
+  return true;
 }
 
 void fill_collective(Call& c, int rc, MPI_Comm comm, int64_t root, int64_t bytes) noexcept {

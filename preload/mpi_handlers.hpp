@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "call.hpp"
+#include "mpi_pruning.hpp"
 #include "mpi_state.hpp"
 #include "trace/event.hpp"
 
@@ -40,7 +41,8 @@ void session_mpi_finalize() noexcept;
 // Handler bodies that do not depend on the callable (mpi_handlers.cpp).
 void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) noexcept;
 void fill_recv_status(Call& c, const MPI_Status& st) noexcept;
-int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind) noexcept;
+int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
+                    bool logged = true) noexcept;
 // One completion record under the call c, for a request the tracer knew (or not).
 void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st) noexcept;
 void fill_collective(Call& c, int rc, MPI_Comm comm, int64_t root, int64_t bytes) noexcept;
@@ -92,19 +94,23 @@ int mpi_finalize(Call& c, Invoke&& invoke) {
 
 template <typename Invoke>
 int p2p_send(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int tag, int64_t bytes) {
+  bool log = gate_send(c, state().comm_id(comm), dest, tag, bytes, false);
   int rc = invoke();
   c.stop();
   fill_p2p(c, rc, comm, dest, tag, bytes);
+  if (!log) prune(c);
   return rc;
 }
 
 template <typename Invoke>
 int p2p_isend(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int tag, int64_t bytes, MPI_Request* request) {
+  bool log = gate_send(c, state().comm_id(comm), dest, tag, bytes, false);
   int rc = invoke();
   c.stop();
   fill_p2p(c, rc, comm, dest, tag, bytes);
   if (rc == MPI_SUCCESS)
-    c.ev().args[trace::arg::request] = add_request(*request, comm, dest, tag, bytes, trace::kReqSend);
+    c.ev().args[trace::arg::request] = add_request(*request, comm, dest, tag, bytes, trace::kReqSend, log);
+  if (!log) prune(c);
   return rc;
 }
 
@@ -115,7 +121,12 @@ int p2p_recv(Call& c, Invoke&& invoke, MPI_Comm comm, int source, int tag, MPI_D
   int rc = invoke(st);
   c.stop();
   fill_p2p(c, rc, comm, source, tag, 0);
-  if (rc == MPI_SUCCESS) fill_recv_status(c, *st);
+  if (rc != MPI_SUCCESS) return rc;
+  fill_recv_status(c, *st);
+  int32_t id = state().comm_id(comm);
+  piggyback::Received r = gate_receive(c, id, MPI_REQUEST_NULL, *st);
+  if (r.on_behalf) record_on_behalf(c, id, *st, r.aux);
+  if (!r.log) prune(c);
   return rc;
 }
 
@@ -124,28 +135,39 @@ int p2p_irecv(Call& c, Invoke&& invoke, MPI_Comm comm, int source, int tag, int6
   int rc = invoke();
   c.stop();
   fill_p2p(c, rc, comm, source, tag, bytes);
-  if (rc == MPI_SUCCESS)
-    c.ev().args[trace::arg::request] = add_request(*request, comm, source, tag, bytes, trace::kReqRecv);
+  if (rc != MPI_SUCCESS) return rc;
+  c.ev().args[trace::arg::request] = add_request(*request, comm, source, tag, bytes, trace::kReqRecv);
+  int32_t id = state().comm_id(comm);
+  if (pruning(id)) piggyback::pruner().receive_posted(id, *request, source, tag);
   return rc;
 }
 
+// Always logged: its send half tells the receiver so, whatever its receive
+// half turns out to need.
 template <typename Invoke>
 int sendrecv(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int sendtag, int64_t sendbytes, int source, int recvtag,
              MPI_Datatype, MPI_Status* status) {
   StatusBuffer buf;
   MPI_Status* st = buf.get(status, 1);
+  int32_t id = state().comm_id(comm);
+  gate_send(c, id, dest, sendtag, sendbytes, true);
   int rc = invoke(st);
   c.stop();
   fill_p2p(c, rc, comm, dest, sendtag, sendbytes);
   c.ev().args[trace::arg::peer2] = norm_peer(source);
   c.ev().args[trace::arg::tag2] = norm_tag(recvtag);
-  if (rc == MPI_SUCCESS) {
-    int64_t sent = c.ev().args[trace::arg::bytes];
-    fill_recv_status(c, *st);
-    c.ev().args[trace::arg::bytes] = sent;
-  }
+  if (rc != MPI_SUCCESS) return rc;
+  fill_recv_status(c, *st);
+  c.ev().args[trace::arg::bytes] = sendbytes;
+  piggyback::Received r = gate_receive(c, id, MPI_REQUEST_NULL, *st);
+  if (r.on_behalf) record_on_behalf(c, id, *st, r.aux);
   return rc;
 }
+
+// One request a Wait/Test call completed: decides whether it is kept (a
+// receive asks its auxiliary message; a send was decided when posted) and
+// records it. Returns whether it was kept.
+bool settle_completion(Call& c, MPI_Request handle, const MPI_Status* st) noexcept;
 
 // The shape every Wait/Test call shares: remember the requests (completion
 // sets them to MPI_REQUEST_NULL), run the call with statuses the tracer can
@@ -160,11 +182,13 @@ int complete(Call& c, Invoke&& invoke, int nrequests, const MPI_Request* request
   int rc = invoke(st);
   c.stop();
   c.ev().ret = rc;
+  bool kept = false;
   if (rc == MPI_SUCCESS)
     completed(st, [&](int i, const MPI_Status* s) {
-      if (i >= 0 && i < nrequests && before[i] != MPI_REQUEST_NULL)
-        record_completion(c, state().take_request(before[i]), s);
+      if (i >= 0 && i < nrequests && before[i] != MPI_REQUEST_NULL) kept = settle_completion(c, before[i], s) || kept;
     });
+  // A call that completed nothing kept is synchronisation pruned with it.
+  if (!kept && piggyback::pruner().active() && c.ev().depth == 0) prune(c);
   return rc;
 }
 
@@ -218,19 +242,32 @@ int test_any(Call& c, Invoke&& invoke, int count, MPI_Request* requests, int* in
   });
 }
 
+// All to all. With pruning, a Barrier is replaced by the decision's own
+// reduction, which synchronises every member just as well.
 template <typename Invoke>
 int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
-  int rc = invoke();
+  int32_t id = state().comm_id(comm);
+  bool replace = pruning(id) && trace::info(c.ev().kind).op == trace::OpClass::barrier;
+  piggyback::DecisionExchange decision;
+  begin_decision(c, id, -1, decision);
+  int rc = replace ? MPI_SUCCESS : invoke();
+  bool log = end_decision(c, id, -1, decision);
   c.stop();
   fill_collective(c, rc, comm, -1, bytes);
+  if (!log) prune(c);
   return rc;
 }
 
 template <typename Invoke>
 int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes) {
+  int32_t id = state().comm_id(comm);
+  piggyback::DecisionExchange decision;
+  begin_decision(c, id, root, decision);
   int rc = invoke();
+  bool log = end_decision(c, id, root, decision);
   c.stop();
   fill_collective(c, rc, comm, root, bytes);
+  if (!log) prune(c);
   return rc;
 }
 
@@ -244,6 +281,7 @@ int comm_derive(Call& c, Invoke&& invoke, MPI_Comm parent, MPI_Comm* newcomm, tr
   int32_t id = -1;
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL)
     id = state().add_comm(*newcomm, origin, parent_id, seq, color, key);
+  comm_made(parent_id, id, id >= 0 ? *newcomm : MPI_COMM_NULL);
   auto& ev = c.ev();
   ev.args[trace::arg::comm] = parent_id;
   ev.args[trace::arg::newcomm] = id;
@@ -254,9 +292,10 @@ int comm_derive(Call& c, Invoke&& invoke, MPI_Comm parent, MPI_Comm* newcomm, tr
 template <typename Invoke>
 int comm_free(Call& c, Invoke&& invoke, MPI_Comm* comm) {
   MPI_Comm before = *comm;
+  int32_t id = state().comm_id(before);
+  comm_unmade(id);
   int rc = invoke();
   c.stop();
-  int32_t id = state().comm_id(before);
   c.ev().args[trace::arg::coll_seq] = int64_t(state().next_collective(id));
   state().forget_comm(before);
   c.ev().args[trace::arg::comm] = id;

@@ -113,14 +113,25 @@ uint64_t MpiState::next_collective(int32_t id) {
 
 std::vector<trace::CommEntry> MpiState::comms() {
   std::lock_guard<std::mutex> lk(mutex_);
-  return comms_;
+  return {comms_.begin(), comms_.end()};
+}
+
+const std::vector<int32_t>& MpiState::members(int32_t id) {
+  static const std::vector<int32_t> none;
+  std::lock_guard<std::mutex> lk(mutex_);
+  return id >= 0 && size_t(id) < comms_.size() ? comms_[size_t(id)].members : none;
+}
+
+int32_t MpiState::world_of(int32_t id, int64_t comm_rank) {
+  const std::vector<int32_t>& m = members(id);
+  return comm_rank >= 0 && size_t(comm_rank) < m.size() ? m[size_t(comm_rank)] : -1;
 }
 
 int64_t MpiState::add_request(MPI_Request r, const RequestInfo& info) {
   std::lock_guard<std::mutex> lk(mutex_);
   RequestInfo stored = info;
   stored.id = next_request_++;
-  requests_[r] = stored;
+  requests_[r].push_back(stored);
   return stored.id;
 }
 
@@ -128,15 +139,16 @@ RequestInfo MpiState::take_request(MPI_Request r) {
   std::lock_guard<std::mutex> lk(mutex_);
   auto it = requests_.find(r);
   if (it == requests_.end()) return {};
-  RequestInfo info = it->second;
-  requests_.erase(it);
+  RequestInfo info = it->second.front();
+  it->second.pop_front();
+  if (it->second.empty()) requests_.erase(it);
   return info;
 }
 
 RequestInfo MpiState::peek_request(MPI_Request r) {
   std::lock_guard<std::mutex> lk(mutex_);
   auto it = requests_.find(r);
-  return it == requests_.end() ? RequestInfo{} : it->second;
+  return it == requests_.end() ? RequestInfo{} : it->second.front();
 }
 
 MpiState& state() {

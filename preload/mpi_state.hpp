@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -18,12 +19,14 @@ namespace mpior::preload::mpi {
 
 // PMPI functions the tracer calls itself, resolved with dlsym on first MPI
 // use (libmpior.so does not link MPI: non-MPI programs never load it).
-#define MPIOR_PMPI_HELPERS(X)                                                                                         \
-  X(Comm_rank)                                                                                                        \
-  X(Comm_size)                                                                                                        \
-  X(Comm_group) X(Comm_test_inter) X(Group_translate_ranks) X(Group_size) X(Group_free) X(Type_size_c) X(Get_count_c) \
-      X(Comm_dup) X(Comm_free) X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)    \
-          X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Iprobe)
+// clang-format off
+#define MPIOR_PMPI_HELPERS(X)                                                                   \
+  X(Comm_rank) X(Comm_size) X(Comm_group) X(Comm_test_inter) X(Group_translate_ranks)        \
+  X(Group_size) X(Group_free) X(Type_size_c) X(Get_count_c) X(Comm_dup) X(Comm_free)         \
+  X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)       \
+  X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
+  X(Iallreduce) X(Ibcast) X(Igather)
+// clang-format on
 
 namespace pmpi {
 #define MPIOR_PMPI_DECL(name) extern decltype(&::PMPI_##name) name;
@@ -43,7 +46,8 @@ struct RequestInfo {
   int64_t peer = 0;
   int64_t tag = 0;
   int64_t bytes = 0;
-  int64_t kind = 0;  // trace::kReqSend, kReqRecv
+  int64_t kind = 0;    // trace::kReqSend, kReqRecv
+  bool logged = true;  // sends: the sender's decision when it posted the send
 };
 
 class MpiState {
@@ -61,6 +65,10 @@ class MpiState {
   // Number of collectives on the communicator before this one.
   uint64_t next_collective(int32_t id);
   std::vector<trace::CommEntry> comms();
+  // Members (world ranks, in communicator rank order); empty when unknown.
+  // The reference stays valid: entries are never moved.
+  const std::vector<int32_t>& members(int32_t id);
+  int32_t world_of(int32_t id, int64_t comm_rank);
 
   int64_t add_request(MPI_Request r, const RequestInfo& info);
   // Removes and returns what is known of a request (id -1 when unknown).
@@ -73,9 +81,11 @@ class MpiState {
   std::atomic<uint32_t> generation_{1};  // bumped when a communicator is freed
   int world_rank_ = 0, world_size_ = 1;
   std::unordered_map<MPI_Comm, int32_t> comm_ids_;
-  std::vector<trace::CommEntry> comms_;
+  std::deque<trace::CommEntry> comms_;
   std::vector<uint64_t> collectives_;
-  std::unordered_map<MPI_Request, RequestInfo> requests_;
+  // A handle may stand for several requests at once: MPICH gives every send
+  // that completed at once the same handle. Those complete in posting order.
+  std::unordered_map<MPI_Request, std::deque<RequestInfo>> requests_;
   int64_t next_request_ = 1;
 };
 

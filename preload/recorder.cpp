@@ -4,6 +4,7 @@
 
 #include "call.hpp"
 #include "log.hpp"
+#include "piggyback/pruner.hpp"
 
 namespace mpior::preload {
 namespace {
@@ -25,7 +26,27 @@ ThreadRecorder* create_recorder() noexcept {
   }
 }
 
+struct PrunedCounter {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<int64_t> ticks{0};
+};
+PrunedCounter g_pruned[trace::kNumKinds];
+
 }  // namespace
+
+void count_pruned(trace::Kind k, int64_t ticks) noexcept {
+  g_pruned[size_t(k)].calls.fetch_add(1, std::memory_order_relaxed);
+  g_pruned[size_t(k)].ticks.fetch_add(ticks, std::memory_order_relaxed);
+}
+
+trace::KindTallies pruned_tallies() {
+  trace::KindTallies out{};
+  for (size_t k = 0; k < trace::kNumKinds; ++k) {
+    out[k].calls = g_pruned[k].calls.load(std::memory_order_relaxed);
+    out[k].time_ns = clock::duration_ns(g_pruned[k].ticks.load(std::memory_order_relaxed));
+  }
+  return out;
+}
 
 void record_event(trace::RawEvent& ev) noexcept {
   ThreadRecorder* r = t_state.recorder;
@@ -34,6 +55,7 @@ void record_event(trace::RawEvent& ev) noexcept {
     if (!r) return;
     t_state.recorder = r;
   }
+  if (ev.depth == 0 && trace::is_io(ev.kind)) piggyback::note_io();
   r->record(ev);
 }
 

@@ -45,6 +45,11 @@ class ThreadRecorder {
   trace::StreamBuilder builder_;
 };
 
+// Calls left out of the trace (online pruning): per kind, how many and their
+// time in clock ticks.
+void count_pruned(trace::Kind k, int64_t ticks) noexcept;
+trace::KindTallies pruned_tallies();
+
 // Every thread's recorder, in creation order (recorders outlive their threads).
 std::vector<ThreadRecorder*> all_recorders();
 // Options for recorders created from now on.

@@ -25,6 +25,7 @@
 #include "files.hpp"
 #include "log.hpp"
 #include "mpi_handlers.hpp"
+#include "piggyback/pruner.hpp"
 #include "real_table.hpp"
 #include "recorder.hpp"
 #include "trace/format.hpp"
@@ -50,12 +51,17 @@ constinit config::Option<std::string_view> opt_clock{
     "or CLOCK_MONOTONIC",
     "tsc|monotonic"};
 constinit config::Option<bool> opt_disable{"MPIOR_DISABLE", false, "1: load but trace nothing"};
+constinit config::Option<bool> opt_prune{
+    "MPIOR_PRUNE", true,
+    "keep only the MPI synchronisation that can change when I/O is issued (thesis 2.1); 0 logs every MPI call. "
+    "Off when the application uses MPI_THREAD_MULTIPLE"};
 MPIOR_REGISTER_OPTION(opt_dir);
 MPIOR_REGISTER_OPTION(opt_exclude);
 MPIOR_REGISTER_OPTION(opt_exclude_exe);
 MPIOR_REGISTER_OPTION(opt_timing);
 MPIOR_REGISTER_OPTION(opt_clock);
 MPIOR_REGISTER_OPTION(opt_disable);
+MPIOR_REGISTER_OPTION(opt_prune);
 
 struct Session {
   bool traced = false;    // this process records
@@ -64,6 +70,7 @@ struct Session {
   bool under_mpi = false;  // started by an MPI launcher: only a process that calls MPI_Init writes
   bool mpi = false;
   bool finalized = false;
+  bool pruning = false;
   bool written_at_exit = false;
   int rank = 0, size = 1;
   uint64_t job_id = 0;
@@ -221,6 +228,15 @@ int hold_high_fd(int fd) {
   return high;
 }
 
+bool newer_job_in_dir() {
+  try {
+    trace::JobInfo j = trace::read_job(S().dir + "/" + trace::kJobFileName);
+    return j.start_real_ns > S().info.clock_real_ns;
+  } catch (const std::exception&) {
+    return false;  // none, or unreadable: replaced
+  }
+}
+
 void on_exit_handler() { session::on_exit(); }
 void on_fork_child() {
   g_recording.store(false);
@@ -280,16 +296,23 @@ bool write_rank(bool finished) {
     t.process.size = s.size;
     t.process.mpi = s.mpi;
     t.process.finished = finished;
+    t.process.pruning = s.pruning;
+    t.pruned = pruned_tallies();
     t.process.end_ns = clock::elapsed_ns();
     t.files = files().entries();
     if (s.mpi) t.comms = mpi::state().comms();
     uint64_t events = 0;
+    size_t memory = 0;
     for (ThreadRecorder* r : all_recorders()) {
       t.streams.push_back(r->snapshot(s.rank));
       events += r->events();
+      memory += r->memory_bytes();
     }
-    trace::write_file_atomic(s.dir + "/" + trace::rank_file_name(s.rank), trace::encode(t));
+    std::vector<uint8_t> bytes = trace::encode(t);
+    trace::write_file_atomic(s.dir + "/" + trace::rank_file_name(s.rank), bytes);
     s.events_written = events;
+    log_info("rank {}: {} events in {} streams, tracer memory {} bytes, trace {} bytes", s.rank, events,
+             t.streams.size(), memory, bytes.size());
     return true;
   } catch (const std::exception& e) {
     log_error("rank {}: trace not written: {}", s.rank, e.what());
@@ -312,6 +335,11 @@ void on_exit() {
     // Under an MPI launcher but never a rank: a wrapper script or a program
     // a rank started. Only ranks write.
     log_debug("process {} did not call MPI_Init: its trace is not kept", s.info.pid);
+  } else if (!s.mpi && newer_job_in_dir()) {
+    // A job started after this process (an MPI run it launched: `time mpirun
+    // ...` with the preload set) owns the directory now; replacing it with
+    // this process's trace would lose that job's.
+    log_info("{} holds a job started after this process; its trace is left in place", s.dir);
   } else if (!s.mpi) {
     s.job_id = new_job_id();
     std::string err = prepare_dir(s.dir);
@@ -331,6 +359,22 @@ void on_exit() {
 }  // namespace session
 
 namespace mpi {
+
+namespace {
+
+// Every rank prunes or none does: auxiliary messages need both sides. Not
+// with MPI_THREAD_MULTIPLE, where calls on one channel may race between
+// threads and no message order is known.
+void start_pruning(Session& s) {
+  int provided = MPI_THREAD_SINGLE;
+  pmpi::Query_thread(&provided);
+  int mine = opt_prune.get() && provided < MPI_THREAD_MULTIPLE, all = 0;
+  pmpi::Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, s.private_comm);
+  s.pruning = all;
+  piggyback::pruner().start(all, s.rank, s.size);
+}
+
+}  // namespace
 
 void session_mpi_init(int) noexcept {
   Session& s = S();
@@ -361,13 +405,16 @@ void session_mpi_init(int) noexcept {
   if (!agreed[1]) {
     s.writable = false;
     g_recording.store(false);
+    return;
   }
+  start_pruning(s);
 }
 
 void session_mpi_finalize() noexcept {
   Session& s = S();
   TracerGuard guard;
   if (s.private_comm == MPI_COMM_NULL) return;
+  piggyback::pruner().finish();
   int ok = session::write_rank(true) ? 1 : 0;
   std::vector<int> oks(s.rank == 0 ? size_t(s.size) : 1);
   pmpi::Gather(&ok, 1, MPI_INT, oks.data(), 1, MPI_INT, 0, s.private_comm);

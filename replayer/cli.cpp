@@ -29,6 +29,9 @@ void add_options(CLI::App& app, CliOptions& cli) {
                  "/dev/null (null)")
       ->check(CLI::IsMember({"file", "null"}))
       ->capture_default_str();
+  app.add_option("--io-log", cli.io_log,
+                 "also write every replayed file call, per rank and thread in order, to FILE "
+                 "(for comparing replays; grows with the number of calls)");
   app.add_option("--stall-timeout", cli.stall_timeout_s,
                  "seconds with every thread blocked before the replay stops as deadlocked")
       ->check(CLI::PositiveNumber)
@@ -59,6 +62,7 @@ ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_f
   opt.cursor.seed = cli.seed;
   opt.compute_scale = cli.compute_scale;
   opt.stall_timeout_s = cli.stall_timeout_s;
+  opt.io_log = cli.io_log;
   return opt;
 }
 

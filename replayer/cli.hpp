@@ -23,6 +23,7 @@ struct CliOptions {
   double compute_scale = 1.0;
   std::string stdio = "file";
   double stall_timeout_s = 60.0;
+  std::string io_log;
 };
 
 void add_options(CLI::App& app, CliOptions& cli);

@@ -1,10 +1,12 @@
 #include "engine.hpp"
 
+#include <fmt/format.h>
 #include <pthread.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -76,6 +78,7 @@ class ReplayThread {
 
   ThreadSummary summary;
   OpTable ops;
+  std::string io_lines;  // --io-log: "kind path offset count", one per replayed file call
   uint64_t skipped = 0;
   int64_t end_ns = 0;
 
@@ -102,6 +105,15 @@ class ReplayThread {
   }
 
   void run();
+  void log_io(const trace::Event& ev) {
+    const trace::PlanRank& r = sh_.plan.ranks[size_t(summary.rank)];
+    int64_t local = ev.args[trace::arg::file];
+    std::string path = local >= 0 && size_t(local) < r.files.size()
+                           ? sh_.plan.files[size_t(r.files[size_t(local)])].path
+                           : std::string("-");
+    io_lines += fmt::format("{} {} {} {}\n", trace::name(ev.kind), path, ev.args[trace::arg::offset],
+                            ev.args[trace::arg::count]);
+  }
   bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, int64_t start);
   void finish(int64_t end) {
     if (cur_.active) ops.add(cur_.kind, end - cur_.start, cur_.bytes);
@@ -135,6 +147,9 @@ void ReplayThread::run() {
       if (ev.op() == trace::OpClass::complete && ev.depth == 1 && cur_.waits) {
         going = mpi.complete(ev, cursor.delivered());
         last_end_ = mono_now_ns();
+      } else if (ev.op() == trace::OpClass::member && ev.depth == 1) {
+        going = mpi.member(ev, cursor.delivered());
+        last_end_ = mono_now_ns();
       }
       continue;
     }
@@ -156,6 +171,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
   cur_ = {true, ev.op() == trace::OpClass::wait || ev.op() == trace::OpClass::test, ev.kind, start, 0};
   bool going = true;
   if (trace::is_io(ev.kind)) {
+    if (!sh_.opt.io_log.empty()) log_io(ev);
     IoOutcome r = io.replay(ev);
     cur_.bytes = r.bytes;
     if (!r.replayed) {
@@ -174,6 +190,11 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
   } else if (trace::is_mpi(ev.kind)) {
     cur_.bytes = ev.args[trace::arg::bytes];
     going = mpi.replay(ev, event_no);
+    // Semaphores and barriers reproduce the waiting, not what the call costs
+    // when nobody waits (latency, copies): the shortest traced duration of
+    // this position is that cost, so the call takes at least as long.
+    int64_t floor = stream_.leaves[ev.leaf].dur.min();
+    if (going && floor > 0) sleep_until(start + floor, sh_.progress.aborted());
   } else {
     cur_.active = false;
   }
@@ -215,6 +236,18 @@ Report collect(const trace::Plan& plan, const ReplayOptions& opt, const Target& 
   rep.first_errors = sh.errors.first();
   rep.warnings = target.warnings;
   return rep;
+}
+
+void write_io_log(const std::string& path, const std::vector<std::unique_ptr<ReplayThread>>& threads) {
+  std::vector<const ReplayThread*> order;
+  for (const auto& t : threads) order.push_back(t.get());
+  std::sort(order.begin(), order.end(), [](const ReplayThread* a, const ReplayThread* b) {
+    return std::tie(a->summary.rank, a->summary.thread) < std::tie(b->summary.rank, b->summary.thread);
+  });
+  std::ofstream out(path);
+  for (const ReplayThread* t : order)
+    out << "== rank " << t->summary.rank << " thread " << t->summary.thread << "\n" << t->io_lines;
+  if (!out) throw ReplayError("cannot write --io-log " + path);
 }
 
 }  // namespace
@@ -271,6 +304,7 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   int64_t t0 = sh.gate.open_when_ready(uint32_t(ids.size()));
   for (pthread_t id : ids) pthread_join(id, nullptr);
   if (sh.progress.is_aborted()) throw ReplayError(sh.progress.reason());
+  if (!opt.io_log.empty()) write_io_log(opt.io_log, threads);
   return collect(plan, opt, *target, sh, threads, t0);
 }
 

@@ -20,6 +20,7 @@ struct ReplayOptions {
   double stall_timeout_s = 60.0;   // no thread able to proceed for this long: stop
   size_t stack_bytes = 64 * 1024;  // per replay thread
   std::string plan_name;           // for the report
+  std::string io_log;              // file listing every replayed file call, when set
 };
 
 // Throws ReplayError for a plan the replay cannot use (ranks out of range) and

@@ -124,6 +124,13 @@ bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no) {
   return world_.barrier(c.id).wait(world_.progress(), who) == WaitResult::ok;
 }
 
+bool MpiReplay::member(const Event& ev, uint64_t event_no) {
+  auto c = comm_of(ev);
+  if (!c) return true;
+  int32_t m = int32_t(ev.args[arg::member]);
+  return world_.channels().wait({c->id, m, c->me, kTagUp}, where(ev, event_no)) == WaitResult::ok;
+}
+
 bool MpiReplay::rooted(const Event& ev, const Comm& c, uint64_t event_no) {
   int32_t root = int32_t(ev.args[arg::root]);
   int32_t size = int32_t(world_.members(c.id).size());
@@ -141,6 +148,9 @@ bool MpiReplay::rooted(const Event& ev, const Comm& c, uint64_t event_no) {
     }
     return ch.wait({c.id, root, c.me, kTagDown}, who) == WaitResult::ok;
   }
+  // Only some members' calls were kept (the others had no I/O to pass on):
+  // the mpior_member records that follow name them, and member() waits.
+  if (!down && ev.args[arg::contributors] > 0) return true;
   for (int32_t m = 0; m < size; ++m) {
     if (m == root) continue;
     if (down)

@@ -48,6 +48,8 @@ class MpiReplay {
   bool replay(const trace::Event& ev, uint64_t event_no);
   // A completion record under a Wait/Test: a receive request waits for its message.
   bool complete(const trace::Event& ev, uint64_t event_no);
+  // A member record under a root's Reduce/Gather: waits for that member.
+  bool member(const trace::Event& ev, uint64_t event_no);
 
  private:
   struct Comm {

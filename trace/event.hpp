@@ -51,8 +51,23 @@ inline constexpr int64_t kAnyTag = -1;
 inline constexpr int64_t kUnknown = -1;
 
 namespace flag {
-inline constexpr uint8_t on_behalf = 1;  // a send the receiver logged for its sender (§2.1.5)
-}
+// A send the receiver logged for its sender (thesis §2.1.5), nested under the
+// call that completed the receive. Slots: comm, peer (the sender, a rank in
+// comm), tag and bytes as for a send; sender_thread, sender_position (events
+// the sender's thread had recorded before it), sender_start (ns, sender's
+// trace time). mpior-post moves it into the sender's stream.
+inline constexpr uint8_t on_behalf = 1;
+}  // namespace flag
+
+namespace arg {
+inline constexpr int sender_thread = 4;
+inline constexpr int sender_position = 5;
+inline constexpr int sender_start = 6;
+inline constexpr int member = 1;  // mpior_member: the member's rank in the collective's communicator
+// Reduce/Gather, the root's record: 0 when every member's call was kept; n > 0
+// when only the n - 1 members named by the mpior_member records under it were.
+inline constexpr int contributors = 1;
+}  // namespace arg
 
 // Hot-path record, filled by a wrapper and handed to the thread's builder.
 // Times are in the tracer's clock units until the builder converts them.

@@ -242,7 +242,7 @@ void put_process(Encoder& e, const ProcessInfo& p) {
   e.fixed64(p.job_id);
   e.sv(p.rank);
   e.sv(p.size);
-  e.u8(p.mpi);
+  e.u8(uint8_t(p.mpi | (p.pruning << 1)));
   e.u8(p.finished);
   e.sv(p.pid);
   e.str(p.host);
@@ -259,7 +259,9 @@ ProcessInfo get_process(Decoder& d) {
   p.job_id = d.fixed64();
   p.rank = int32_t(d.sv());
   p.size = int32_t(d.sv());
-  p.mpi = d.u8() != 0;
+  uint8_t bits = d.u8();
+  p.mpi = bits & 1;
+  p.pruning = (bits >> 1) & 1;
   p.finished = d.u8() != 0;
   p.pid = d.sv();
   p.host = d.str();

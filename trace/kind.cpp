@@ -11,11 +11,11 @@ constexpr std::array<KindInfo, kNumKinds> kInfos = {{
 #undef MPIOR_KIND
 }};
 
-constexpr std::array<std::string_view, size_t(OpClass::complete) + 1> kOpNames = {
+constexpr std::array<std::string_view, size_t(OpClass::member) + 1> kOpNames = {
     "open",     "close",  "read",    "write",  "seek",   "tell",        "sync",      "truncate", "dup",
     "unlink",   "rename", "mkdir",   "rmdir",  "stat",   "access",      "fopen",     "fclose",   "init",
     "finalize", "send",   "isend",   "recv",   "irecv",  "sendrecv",    "wait",      "test",     "barrier",
-    "allcoll",  "bcast",  "scatter", "reduce", "gather", "comm_create", "comm_free", "complete"};
+    "allcoll",  "bcast",  "scatter", "reduce", "gather", "comm_create", "comm_free", "complete", "member"};
 
 }  // namespace
 

@@ -19,7 +19,7 @@ enum class OpClass : uint8_t {
   stat, access, fopen, fclose,                                             // files
   init, finalize, send, isend, recv, irecv, sendrecv, wait, test,          // MPI p2p
   barrier, allcoll, bcast, scatter, reduce, gather, comm_create, comm_free, // MPI collectives
-  complete,                                                                // request completion
+  complete, member,                                                        // tracer records
 };
 // clang-format on
 

@@ -100,6 +100,7 @@ struct ProcessInfo {
   int32_t size = 1;
   bool mpi = false;       // the process called MPI_Init
   bool finished = false;  // written at MPI_Finalize or exit, not a checkpoint
+  bool pruning = false;   // MPI synchronisation that cannot affect I/O was left out (online pruning)
   int64_t pid = 0;
   std::string host, exe, cmdline, cwd;
   int64_t clock_mono_ns = 0;  // CLOCK_MONOTONIC at trace start

@@ -66,12 +66,35 @@ std::vector<int64_t> seq_expand(std::span<const SeqItem> items) {
   return out;
 }
 
-bool seq_contains(std::span<const SeqItem> items, int64_t v) {
-  SeqCursor c(items);
-  while (!c.at_end())
-    if (c.next() == v) return true;
+namespace {
+
+// Whether the range [begin, end) of items, with `base` added to every value,
+// holds v. Arithmetic runs are answered by division, so a rank list of 8,192
+// ranks costs a few operations, not 8,192.
+bool range_contains(std::span<const SeqItem> items, size_t begin, size_t end, int64_t base, int64_t v) {
+  for (size_t i = begin; i < end;) {
+    const SeqItem& it = items[i];
+    if (!it.is_loop()) {
+      if (it.v + base == v) return true;
+      ++i;
+      continue;
+    }
+    size_t body_end = i + 1 + it.span;
+    if (it.span == 1 && !items[i + 1].is_loop()) {
+      int64_t first = items[i + 1].v + base, d = v - first;
+      if (it.v == 0 ? d == 0 : (d % it.v == 0 && d / it.v >= 0 && uint64_t(d / it.v) < it.count)) return true;
+    } else {
+      for (uint32_t k = 0; k < it.count; ++k)
+        if (range_contains(items, i + 1, body_end, base + int64_t(k) * it.v, v)) return true;
+    }
+    i = body_end;
+  }
   return false;
 }
+
+}  // namespace
+
+bool seq_contains(std::span<const SeqItem> items, int64_t v) { return range_contains(items, 0, items.size(), 0, v); }
 
 void seq_shift(std::span<SeqItem> items, int64_t delta) {
   for (auto& it : items)

@@ -53,7 +53,45 @@ std::vector<trace::RankTrace> small_job() {
   return out;
 }
 
+// N-to-N: rank r writes file_<r> at r*512 + i*N*512.
+std::vector<trace::RankTrace> n_to_n(int32_t size) {
+  std::vector<trace::RankTrace> out;
+  for (int32_t r = 0; r < size; ++r) {
+    RankBuilder b(r, size);
+    int32_t f = b.file("/scratch/file_" + std::to_string(r));
+    b.open(f, 3, 0101, 3);
+    for (int64_t i = 0; i < 6; ++i) b.pwrite(f, 3, r * 512 + i * size * 512, 512, 512);
+    b.collective(trace::Kind::MPI_Barrier, 0);
+    out.push_back(b.finish());
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("mpior-post merges equal ranks, says so, and --verify checks the plan", "[postproc][cli][merge]") {
+  TempDir tmp;
+  write_trace_dir(tmp / "t", complete_job(8), n_to_n(8));
+  Run r = run_post((tmp / "t") + " --verify");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  REQUIRE_THAT(r.output, Contains("8 ranks, 1 streams") &&
+                             Contains("verified " + (tmp / "t/plan/plan.mpior") +
+                                      ": its 1 streams give back the 64 events of 8 ranks exactly"));
+  REQUIRE_THAT(read_text(tmp / "t/plan/summary.txt"),
+               Contains("plan: 1 streams for 8 rank threads of 8 ranks") && Contains("0-7"));
+  auto j = nlohmann::json::parse(read_text(tmp / "t/plan/summary.json"));
+  REQUIRE(j["plan"]["streams"] == 1);
+  REQUIRE(j["plan"]["per_stream"][0]["rank_list"] == "0-7");
+  REQUIRE(j["plan"]["per_stream"][0]["params_by_rank"] == 1);
+  REQUIRE(j["ops"]["pwrite"] == 48);  // the summary still counts every rank's calls
+
+  Run dump = run_post("--dump " + (tmp / "t/plan/plan.mpior"));
+  REQUIRE(dump.status == 0);
+  REQUIRE_THAT(dump.output, Contains("stream thread 0 ranks 0+1*i (x8)") &&
+                                Contains("off=<ranks 0+1*i (x8): 0+4096*i (x6)+512*rank>"));
+  REQUIRE(run_post("--dump x --verify").status == 2);
+}
 
 TEST_CASE("mpior-post DIR writes the plan and its summaries", "[postproc][cli]") {
   TempDir tmp;

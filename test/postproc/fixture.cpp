@@ -15,7 +15,9 @@ namespace mpior::test {
 namespace arg = trace::arg;
 using trace::Kind;
 
-RankBuilder::RankBuilder(int32_t rank, int32_t size) : builders_(1), now_(1, 1000) {
+RankBuilder::RankBuilder(int32_t rank, int32_t size, trace::BuilderOptions opt)
+    : builders_(1), now_(1, 1000), opt_(opt) {
+  builders_[0] = trace::StreamBuilder(opt);
   trace_.process.job_id = kJobId;
   trace_.process.rank = rank;
   trace_.process.size = size;
@@ -42,10 +44,8 @@ int32_t RankBuilder::comm(trace::CommOrigin origin, int32_t parent, uint64_t par
 }
 
 void RankBuilder::thread(uint32_t t) {
-  if (t >= builders_.size()) {
-    builders_.resize(t + 1);
-    now_.resize(t + 1, 1000);
-  }
+  while (t >= builders_.size()) builders_.emplace_back(opt_);
+  if (t >= now_.size()) now_.resize(t + 1, 1000);
   cur_ = t;
 }
 
@@ -57,6 +57,7 @@ void RankBuilder::call(Kind kind, std::initializer_list<std::pair<int, int64_t>>
   ev.flags = flags;
   for (auto [slot, v] : args) ev.args[size_t(slot)] = v;
   ev.ret = ret;
+  ev.callsite = site_;
   if (depth == 0) now_[cur_] += 500;
   ev.start = now_[cur_];
   ev.end = ev.start + dur;

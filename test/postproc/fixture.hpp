@@ -19,7 +19,7 @@ inline constexpr uint64_t kJobId = 0x5eed;
 
 class RankBuilder {
  public:
-  RankBuilder(int32_t rank, int32_t size);
+  RankBuilder(int32_t rank, int32_t size, trace::BuilderOptions opt = {});
 
   // Tables. Entries 0..2 of the file table and comms 0 (world), 1 (self) exist.
   int32_t file(const std::string& path, int64_t flags = -1);
@@ -28,6 +28,8 @@ class RankBuilder {
   // Calls go to the current thread, each `dur` ns long after a `gap` ns pause.
   void thread(uint32_t t);
   void at(int64_t start_ns) { now_[cur_] = start_ns; }
+  // The call site recorded with the calls that follow (0 to start with).
+  void site(uint64_t callsite) { site_ = callsite; }
   void call(trace::Kind kind, std::initializer_list<std::pair<int, int64_t>> args, int64_t ret = 0, int64_t dur = 1000,
             uint8_t depth = 0, uint8_t flags = 0);
 
@@ -58,6 +60,8 @@ class RankBuilder {
   std::vector<trace::StreamBuilder> builders_;
   std::vector<int64_t> now_;
   uint32_t cur_ = 0;
+  uint64_t site_ = 0;
+  trace::BuilderOptions opt_;
 };
 
 trace::JobInfo complete_job(int32_t size);

@@ -1,5 +1,6 @@
 #include "value_seq.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -79,4 +80,27 @@ TEST_CASE("the cursor yields zeros for an empty sequence", "[value_seq]") {
   SeqCursor c;
   REQUIRE(c.next() == 0);
   REQUIRE(seq_length({}) == 0);
+}
+
+TEST_CASE("membership is answered for every shape of sequence", "[value_seq]") {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 100; ++trial) {
+    std::vector<int64_t> v;
+    int64_t base = int64_t(rng() % 50) - 25;
+    int n = 1 + int(rng() % 6), m = 1 + int(rng() % 5), stride = int(rng() % 7) - 3;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < m; ++j) v.push_back(base + 100 * i + stride * j);
+    if (trial % 3 == 0) v.push_back(int64_t(rng() % 1000));
+    auto items = build(v);
+    for (int64_t x = -150; x < 700; ++x)
+      REQUIRE(seq_contains(items, x) == (std::find(v.begin(), v.end(), x) != v.end()));
+  }
+  auto ranks = build([] {
+    std::vector<int64_t> r;
+    for (int i = 0; i < 8192; ++i) r.push_back(i);
+    return r;
+  }());
+  REQUIRE(seq_contains(ranks, 8191));
+  REQUIRE_FALSE(seq_contains(ranks, 8192));
+  REQUIRE_FALSE(seq_contains(ranks, -1));
 }

@@ -1,0 +1,53 @@
+// The node array of thesis §2.1.3/§2.1.6: for every world rank, whether this
+// process has synchronised with it since its own last I/O. I/O "clears" the
+// array; a communication is logged when a participant had I/O since it last
+// synchronised with the others; afterwards the participants' entries are set.
+//
+// Clearing is O(1): entries hold the I/O epoch at which they were set, and
+// I/O starts a new epoch, so no I/O call ever touches the array itself.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace mpior::piggyback {
+
+class NodeArray {
+ public:
+  void resize(int world_size) { synced_.assign(size_t(world_size), 0); }
+  int size() const { return int(synced_.size()); }
+
+  // An I/O call: nobody is synchronised with since.
+  void on_io() { epoch_.store(epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
+  // True when this process had I/O since it last synchronised with `rank`
+  // (or never did): a communication with it must be logged.
+  bool pending(int32_t rank) const {
+    return rank >= 0 && size_t(rank) < synced_.size() && synced_[size_t(rank)] != epoch();
+  }
+  bool pending_any(std::span<const int32_t> ranks, int32_t self) const {
+    for (int32_t r : ranks)
+      if (r != self && pending(r)) return true;
+    return false;
+  }
+
+  void mark(int32_t rank) {
+    if (rank >= 0 && size_t(rank) < synced_.size()) synced_[size_t(rank)] = epoch();
+  }
+  void mark_all(std::span<const int32_t> ranks) {
+    uint64_t e = epoch();
+    for (int32_t r : ranks)
+      if (r >= 0 && size_t(r) < synced_.size()) synced_[size_t(r)] = e;
+  }
+
+ private:
+  uint64_t epoch() const { return epoch_.load(std::memory_order_relaxed); }
+  // Starts at 1 and entries at 0: before any synchronisation, every peer is
+  // pending, so the first synchronisation with each is logged (thesis §2.1.6).
+  std::atomic<uint64_t> epoch_{1};
+  std::vector<uint64_t> synced_;
+};
+
+}  // namespace mpior::piggyback

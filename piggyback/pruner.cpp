@@ -1,0 +1,159 @@
+#include "pruner.hpp"
+
+#include "mpi_state.hpp"
+
+namespace mpior::piggyback {
+
+namespace pmpi = preload::mpi::pmpi;
+
+namespace {
+
+// Whether a posted receive was matched, and by which message: asks MPI for
+// the request's status without completing it, driving progress until the
+// data has arrived (MPI matched it already: see receive_order.hpp).
+bool probe_matched(uint64_t handle, Envelope* matched) {
+  MPI_Request req = MPI_Request(handle);
+  MPI_Status st;
+  int flag = 0;
+  while (!flag)
+    if (pmpi::Request_get_status(req, &flag, &st) != MPI_SUCCESS) return false;
+  int cancelled = 0;
+  if (st.MPI_SOURCE == MPI_PROC_NULL || (pmpi::Test_cancelled(&st, &cancelled) == MPI_SUCCESS && cancelled))
+    return false;
+  matched->source = st.MPI_SOURCE;
+  matched->tag = st.MPI_TAG;
+  return true;
+}
+
+}  // namespace
+
+void Pruner::start(bool enable, int world_rank, int world_size) {
+  active_ = enable;
+  me_ = world_rank;
+  nodes_.resize(world_size);
+  recv_order_ = ReceiveOrder(probe_matched);
+  if (!active_) return;
+  comm_created(0, MPI_COMM_WORLD);
+  comm_created(1, MPI_COMM_SELF);
+}
+
+void Pruner::finish() {
+  if (!active_) return;
+  aux_.finish();
+  for (auto& [id, shadow] : shadows_) pmpi::Comm_free(&shadow);
+  shadows_.clear();
+  active_ = false;
+}
+
+void Pruner::comm_created(int32_t comm, MPI_Comm app) {
+  if (!active_ || comm < 0 || app == MPI_COMM_NULL) return;
+  MPI_Comm shadow = MPI_COMM_NULL;
+  if (pmpi::Comm_dup(app, &shadow) == MPI_SUCCESS) shadows_[comm] = shadow;
+}
+
+void Pruner::comm_freed(int32_t comm) {
+  auto it = shadows_.find(comm);
+  if (it == shadows_.end()) return;
+  pmpi::Comm_free(&it->second);
+  shadows_.erase(it);
+}
+
+MPI_Comm Pruner::shadow(int32_t comm) const {
+  auto it = shadows_.find(comm);
+  return it == shadows_.end() ? MPI_COMM_NULL : it->second;
+}
+
+bool Pruner::send(int32_t comm, int dest, int32_t dest_world, int tag, AuxMessage aux, bool force) {
+  bool log = force || nodes_.pending(dest_world);
+  aux.decision = log;
+  aux.tag = tag;
+  aux.seq = send_order_.next(comm, dest, tag);
+  aux_.send(shadow(comm), dest, aux);
+  nodes_.mark(dest_world);
+  return log;
+}
+
+void Pruner::receive_posted(int32_t comm, MPI_Request handle, int source, int tag) {
+  recv_order_.posted(comm, uint64_t(handle), {source == MPI_ANY_SOURCE ? -1 : source, tag == MPI_ANY_TAG ? -1 : tag});
+}
+
+void Pruner::receive_dropped(int32_t comm, MPI_Request handle) { recv_order_.forget(comm, uint64_t(handle)); }
+
+Received Pruner::received(int32_t comm, MPI_Request handle, int source, int32_t source_world, int tag) {
+  Envelope status{source, tag};
+  uint64_t seq = handle == MPI_REQUEST_NULL ? recv_order_.completed_blocking(comm, status)
+                                            : recv_order_.completed(comm, uint64_t(handle), status);
+  Received r;
+  r.aux = aux_.receive(comm, shadow(comm), source, tag, seq);
+  r.log = r.aux.decision || nodes_.pending(source_world);
+  r.on_behalf = r.log && !r.aux.decision;
+  nodes_.mark(source_world);
+  return r;
+}
+
+void Pruner::all_to_all_begin(int32_t comm, std::span<const int32_t> members, DecisionExchange& x) {
+  x.mine = nodes_.pending_any(members, me_);
+  pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, shadow(comm), &x.req);
+}
+
+bool Pruner::all_to_all_end(std::span<const int32_t> members, DecisionExchange& x) {
+  pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
+  nodes_.mark_all(members);
+  return x.result;
+}
+
+namespace {
+int32_t world_of(std::span<const int32_t> members, int rank) {
+  return rank >= 0 && size_t(rank) < members.size() ? members[size_t(rank)] : -1;
+}
+}  // namespace
+
+void Pruner::one_to_all_begin(int32_t comm, std::span<const int32_t> members, int root, int me, DecisionExchange& x) {
+  x.result = me == root ? nodes_.pending_any(members, me_) : 0;
+  pmpi::Ibcast(&x.result, 1, MPI_INT, root, shadow(comm), &x.req);
+}
+
+bool Pruner::one_to_all_end(std::span<const int32_t> members, int root, int me, DecisionExchange& x) {
+  pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
+  if (me == root)
+    nodes_.mark_all(members);
+  else
+    nodes_.mark(world_of(members, root));
+  return x.result;
+}
+
+void Pruner::all_to_one_begin(int32_t comm, std::span<const int32_t> members, int root, int me, DecisionExchange& x) {
+  bool am_root = me == root;
+  x.mine_byte = am_root ? nodes_.pending_any(members, me_) : nodes_.pending(world_of(members, root));
+  x.all.assign(am_root ? members.size() : 0, 0);
+  pmpi::Igather(&x.mine_byte, 1, MPI_CHAR, x.all.data(), 1, MPI_CHAR, root, shadow(comm), &x.req);
+}
+
+RootedDecision Pruner::all_to_one_end(std::span<const int32_t> members, int root, int me, DecisionExchange& x) {
+  pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
+  RootedDecision d;
+  d.log = x.mine_byte;
+  if (me != root) {
+    nodes_.mark(world_of(members, root));
+    return d;
+  }
+  for (size_t i = 0; i < x.all.size(); ++i) {
+    if (int(i) == root) continue;
+    if (x.all[i]) {
+      d.log = true;
+      d.members_logged.push_back(int32_t(i));
+    } else {
+      d.all_members = false;
+    }
+  }
+  if (d.all_members) d.members_logged.clear();
+  nodes_.mark_all(members);
+  return d;
+}
+
+Pruner& pruner() {
+  static auto* p = new Pruner();
+  return *p;
+}
+
+}  // namespace mpior::piggyback

@@ -1,0 +1,116 @@
+// Online pruning (thesis §2.1): decides, call by call, whether an MPI
+// synchronisation can change when I/O is issued, so the trace keeps it, or
+// not, so it is dropped — in a single run, with no sampling. The MPI handlers
+// in preload/ ask it; it keeps the node array, the shadow communicators and
+// the auxiliary messages.
+//
+// Decisions by dependency class:
+//   point to point   the sender decides (it had I/O since it last synchronised
+//                    with the receiver) and says so in the auxiliary message;
+//                    the receiver logs when either side decided, and logs the
+//                    send for the sender when only it did (§2.1.5);
+//   all to all       one small reduction of the decisions on the shadow (a
+//                    Barrier becomes that reduction);
+// The collective exchanges are posted nonblocking just before the
+// application's own collective and completed just after it: MPI progresses
+// both in the same rounds, so a decision adds no synchronisation of its own.
+//   one to all       only the root's decision travels, root to the others;
+//   all to one       only the members' decisions travel, toward the root,
+//                    which learns which members logged.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "aux.hpp"
+#include "node_array.hpp"
+#include "receive_order.hpp"
+
+namespace mpior::piggyback {
+
+struct Received {
+  bool log = true;         // keep the receive
+  bool on_behalf = false;  // and log the send for its sender, who did not
+  AuxMessage aux;
+};
+
+struct RootedDecision {
+  bool log = true;
+  bool all_members = true;              // root: every member logged its call
+  std::vector<int32_t> members_logged;  // root, when not all: the comm ranks that did
+};
+
+// A decision exchange in flight. It lives on the caller's stack: MPI owns
+// its buffers until end().
+struct DecisionExchange {
+  bool posted = false;  // false: the communicator is not pruned
+  MPI_Request req = MPI_REQUEST_NULL;
+  int mine = 0, result = 0;
+  char mine_byte = 0;
+  std::vector<char> all;  // all to one, at the root: every member's decision
+};
+
+class Pruner {
+ public:
+  // MPI_Init, after every rank agreed on `enable`: the shadows of
+  // MPI_COMM_WORLD (local id 0) and MPI_COMM_SELF (1).
+  void start(bool enable, int world_rank, int world_size);
+  bool active() const { return active_; }
+  // MPI_Finalize: pending auxiliary sends complete, shadows are freed.
+  void finish();
+
+  // Collective over the new communicator's members (inside the creating call).
+  void comm_created(int32_t comm, MPI_Comm app);
+  void comm_freed(int32_t comm);
+  // Pruning applies to calls on communicators with a shadow; others (made by
+  // calls mpior does not wrap) are always logged, on every member alike.
+  bool shadowed(int32_t comm) const { return active_ && shadows_.count(comm); }
+
+  // Before an application send: posts its auxiliary message. `aux` carries
+  // the sender's position and time; `force` (nested calls, MPI_Sendrecv)
+  // logs whatever the node array says. Returns whether the sender logs.
+  bool send(int32_t comm, int dest, int32_t dest_world, int tag, AuxMessage aux, bool force);
+  void receive_posted(int32_t comm, MPI_Request handle, int source, int tag);
+  void receive_dropped(int32_t comm, MPI_Request handle);
+  // After a receive completed with (source, tag); MPI_REQUEST_NULL for a
+  // blocking receive.
+  Received received(int32_t comm, MPI_Request handle, int source, int32_t source_world, int tag);
+
+  // Members are world ranks in communicator rank order; `me` and `root` are
+  // communicator ranks. Each begin() is followed by the application's call,
+  // then by the matching end() with the same arguments.
+  void all_to_all_begin(int32_t comm, std::span<const int32_t> members, DecisionExchange& x);
+  bool all_to_all_end(std::span<const int32_t> members, DecisionExchange& x);
+  void one_to_all_begin(int32_t comm, std::span<const int32_t> members, int root, int me, DecisionExchange& x);
+  bool one_to_all_end(std::span<const int32_t> members, int root, int me, DecisionExchange& x);
+  void all_to_one_begin(int32_t comm, std::span<const int32_t> members, int root, int me, DecisionExchange& x);
+  RootedDecision all_to_one_end(std::span<const int32_t> members, int root, int me, DecisionExchange& x);
+  // Always-logged collectives (communicator creation and free) still
+  // synchronise everyone.
+  void synced_all(std::span<const int32_t> members) { nodes_.mark_all(members); }
+
+  NodeArray& nodes() { return nodes_; }
+
+ private:
+  MPI_Comm shadow(int32_t comm) const;
+
+  bool active_ = false;
+  int32_t me_ = 0;
+  NodeArray nodes_;
+  std::unordered_map<int32_t, MPI_Comm> shadows_;
+  SendOrder send_order_;
+  ReceiveOrder recv_order_{nullptr};
+  AuxMessenger aux_;
+};
+
+Pruner& pruner();
+
+// The hot-path hook: an application I/O call happened (called for every
+// recorded depth-0 file call; one relaxed store).
+inline void note_io() { pruner().nodes().on_io(); }
+
+}  // namespace mpior::piggyback

@@ -1,0 +1,27 @@
+// Cross-rank merge of the plan's streams (scalaioextrap §II, inter-node
+// compression): streams of one thread index whose compressed structure is
+// equal merge into one stream with a rank list, their differing parameters
+// becoming rank variants (merge_params.hpp). Works on the compressed trees
+// only: cost follows the streams' compressed sizes, never their iterations.
+#pragma once
+
+#include <vector>
+
+#include "model.hpp"
+
+namespace mpior::postproc {
+
+// Two streams merge when they have the same thread index and lossless flag,
+// the same tree (loops and spans, leaf by leaf kind, depth, flags and call
+// site). Iteration counts and every Param may differ.
+bool same_structure(const trace::Stream& a, const trace::Stream& b);
+
+// streams: each for one rank (rank list of one rank, no rank variants), as
+// build_plan collects them. Returns the merged streams, in order of each
+// group's first stream; a stream that matches no other, stands for several
+// ranks already or has rank variants is returned unchanged. Within a group
+// ranks must ascend: a stream whose rank is not above the group's last rank
+// starts a group of its own rather than break that order.
+std::vector<trace::Stream> merge_streams(std::vector<trace::Stream> streams);
+
+}  // namespace mpior::postproc

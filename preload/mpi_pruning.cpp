@@ -1,0 +1,129 @@
+#include "mpi_pruning.hpp"
+
+#include <algorithm>
+
+#include "mpi_handlers.hpp"
+#include "recorder.hpp"
+
+namespace mpior::preload::mpi {
+
+using namespace trace;
+using piggyback::pruner;
+
+namespace {
+
+// Nested MPI calls (made from inside another intercepted call) never run the
+// pruning logic: they are logged, and still send and take their auxiliary
+// messages so both sides of every channel stay in step.
+bool nested(const Call& c) { return const_cast<Call&>(c).ev().depth > 0; }
+
+void record_child(Call& c, Kind kind, uint8_t flags, const std::array<int64_t, kNumArgs>& args) {
+  RawEvent ev;
+  ev.kind = kind;
+  ev.flags = flags;
+  ev.depth = uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255);
+  ev.start = ev.end = clock::now();  // after the parent started: it stays first
+  ev.callsite = c.ev().callsite;
+  ev.args = args;
+  record_event(ev);
+}
+
+int my_rank_in(const std::vector<int32_t>& members) {
+  auto it = std::find(members.begin(), members.end(), state().world_rank());
+  return it == members.end() ? -1 : int(it - members.begin());
+}
+
+}  // namespace
+
+bool pruning(int32_t comm) noexcept { return pruner().shadowed(comm); }
+
+bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool force) noexcept {
+  if (!pruning(comm) || dest == MPI_PROC_NULL) return true;
+  TracerGuard guard;
+  piggyback::AuxMessage aux;
+  ThreadRecorder* r = t_state.recorder;
+  aux.position = r ? int64_t(r->events()) : 0;
+  aux.thread = r ? int32_t(r->index()) : 0;
+  aux.start_ns = clock::to_ns(c.ev().start);
+  aux.bytes = bytes;
+  aux.kind = uint16_t(c.ev().kind);
+  return pruner().send(comm, dest, state().world_of(comm, dest), tag, aux, force || nested(c));
+}
+
+piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, const MPI_Status& st) noexcept {
+  if (!pruning(comm) || st.MPI_SOURCE == MPI_PROC_NULL) return {};
+  TracerGuard guard;
+  piggyback::Received r =
+      pruner().received(comm, handle, st.MPI_SOURCE, state().world_of(comm, st.MPI_SOURCE), st.MPI_TAG);
+  if (nested(c)) r.log = true;
+  return r;
+}
+
+void record_on_behalf(Call& c, int32_t comm, const MPI_Status& st, const piggyback::AuxMessage& aux) noexcept {
+  std::array<int64_t, kNumArgs> args{};
+  args[arg::comm] = comm;
+  args[arg::peer] = st.MPI_SOURCE;
+  args[arg::tag] = aux.tag;
+  args[arg::bytes] = aux.bytes;
+  args[arg::sender_thread] = aux.thread;
+  args[arg::sender_position] = aux.position;
+  args[arg::sender_start] = aux.start_ns;
+  record_child(c, Kind(aux.kind), flag::on_behalf, args);
+}
+
+void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept {
+  if (!pruning(comm)) return;
+  TracerGuard guard;
+  x.posted = true;
+  const std::vector<int32_t>& members = state().members(comm);
+  if (root < 0) return pruner().all_to_all_begin(comm, members, x);
+  int me = my_rank_in(members);
+  if (is_one_to_all(info(c.ev().kind).op)) return pruner().one_to_all_begin(comm, members, root, me, x);
+  pruner().all_to_one_begin(comm, members, root, me, x);
+}
+
+namespace {
+void record_members(Call& c, int32_t comm, const piggyback::RootedDecision& d) noexcept {
+  c.ev().args[arg::contributors] = int64_t(d.members_logged.size()) + 1;
+  for (int32_t m : d.members_logged) {
+    std::array<int64_t, kNumArgs> args{};
+    args[arg::comm] = comm;
+    args[arg::member] = m;
+    record_child(c, Kind::mpior_member, 0, args);
+  }
+}
+}  // namespace
+
+bool end_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept {
+  if (!x.posted) return true;
+  TracerGuard guard;
+  const std::vector<int32_t>& members = state().members(comm);
+  if (root < 0) return pruner().all_to_all_end(members, x) || nested(c);
+  int me = my_rank_in(members);
+  if (is_one_to_all(info(c.ev().kind).op)) return pruner().one_to_all_end(members, root, me, x) || nested(c);
+  piggyback::RootedDecision d = pruner().all_to_one_end(members, root, me, x);
+  bool log = d.log || nested(c);
+  if (log && me == root && !d.all_members) record_members(c, comm, d);
+  return log;
+}
+
+void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept {
+  if (!pruner().active()) return;
+  TracerGuard guard;
+  pruner().synced_all(state().members(parent));
+  if (comm >= 0) pruner().comm_created(comm, app);
+}
+
+void comm_unmade(int32_t comm) noexcept {
+  if (!pruner().active()) return;
+  TracerGuard guard;
+  pruner().synced_all(state().members(comm));
+  pruner().comm_freed(comm);
+}
+
+void prune(Call& c) noexcept {
+  count_pruned(c.ev().kind, c.ev().end - c.ev().start);
+  c.drop();
+}
+
+}  // namespace mpior::preload::mpi

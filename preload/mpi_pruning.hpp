@@ -1,0 +1,37 @@
+// The MPI handlers' side of online pruning (piggyback/): asks the pruner
+// before and after the real calls, drops the records it says need not be
+// kept (counting them), and records sends logged on their sender's behalf
+// and the members a rooted collective waited for.
+#pragma once
+
+#include <mpi.h>
+
+#include "call.hpp"
+#include "piggyback/pruner.hpp"
+
+namespace mpior::preload::mpi {
+
+// Whether the pruner decides for calls on this communicator.
+bool pruning(int32_t comm) noexcept;
+
+// Before a send: posts its auxiliary message; whether the sender logs it
+// (always true when pruning is off, for nested calls and when forced).
+bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool force) noexcept;
+// A receive completed (MPI_REQUEST_NULL: a blocking one): whether to log it.
+piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, const MPI_Status& st) noexcept;
+// The send a receive's sender did not log, recorded under c for it.
+void record_on_behalf(Call& c, int32_t comm, const MPI_Status& st, const piggyback::AuxMessage& aux) noexcept;
+
+// Collectives: the decision, exchanged by dependency class (root -1: all to
+// all), posted before the application's call and completed after it, when it
+// says whether to log the call. For a Barrier, the exchange replaces the call.
+void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept;
+bool end_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept;
+// Communicator creation and free are always logged; they give or take a shadow.
+void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept;
+void comm_unmade(int32_t comm) noexcept;
+
+// Drops c's record, counting it (and its time) as pruned.
+void prune(Call& c) noexcept;
+
+}  // namespace mpior::preload::mpi

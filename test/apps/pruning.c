@@ -1,0 +1,121 @@
+/* Scenarios of the MPIOR thesis for online pruning.
+ *   fig15  (2 ranks) Figure 1.5: rank 0 writes, two barriers, rank 1 writes;
+ *          the second barrier cannot change when rank 1's I/O is issued.
+ *   fig14  (3 ranks) Figure 1.4: I/O on ranks 0 and 1 and barriers on {0,1},
+ *          {1,2} and all; every barrier matters. A fifth barrier, after no
+ *          I/O, does not.
+ *   fig41  (2 ranks) Figure 4.1: two messages with the same source and tag
+ *          received by two receives completed in reverse order; only the
+ *          first message follows I/O.
+ *   rooted (6 ranks) Bcast, Scatter, Reduce and Gather on the halves of the
+ *          world (3 ranks each), with I/O by different members in between:
+ *          some calls kept, some pruned, and Gathers whose root waited for
+ *          only the member that had I/O.
+ * usage: pruning MODE */
+#include <fcntl.h>
+#include <mpi.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static int rank, size;
+
+static void io(const char* tag) {
+  char name[64];
+  snprintf(name, sizeof name, "%s.%d", tag, rank);
+  int fd = open(name, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  CHECK(fd >= 0 && write(fd, tag, strlen(tag)) == (ssize_t)strlen(tag) && close(fd) == 0);
+}
+
+/* A communicator of the ranks in `who` (a bit mask), MPI_COMM_NULL elsewhere. */
+static MPI_Comm subset(unsigned who) {
+  MPI_Comm c;
+  MPI_Comm_split(MPI_COMM_WORLD, (who >> rank) & 1 ? 0 : MPI_UNDEFINED, rank, &c);
+  return c;
+}
+
+static void fig15(void) {
+  if (rank == 0) io("i1");
+  MPI_Barrier(MPI_COMM_WORLD); /* B1: logged */
+  MPI_Barrier(MPI_COMM_WORLD); /* B2: pruned */
+  if (rank == 1) io("i2");
+}
+
+static void fig14(void) {
+  MPI_Comm c01 = subset(0x3), c12 = subset(0x6);
+  io("input"); /* making the communicators synchronised everyone: start from I/O, as the figure does */
+  if (rank == 0) io("i1");
+  if (c01 != MPI_COMM_NULL) MPI_Barrier(c01); /* B1 */
+  if (c12 != MPI_COMM_NULL) MPI_Barrier(c12); /* B2 */
+  if (rank == 1) io("i2");
+  MPI_Barrier(MPI_COMM_WORLD); /* B3 */
+  if (rank == 0) io("i3");
+  MPI_Barrier(MPI_COMM_WORLD); /* B4 */
+  MPI_Barrier(MPI_COMM_WORLD); /* B5: no I/O since B4, pruned */
+  if (c01 != MPI_COMM_NULL) MPI_Comm_free(&c01);
+  if (c12 != MPI_COMM_NULL) MPI_Comm_free(&c12);
+}
+
+static void fig41(void) {
+  long a = 1, b = 2, got1 = 0, got2 = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    io("before");
+    MPI_Send(&a, 1, MPI_LONG, 1, 1234, MPI_COMM_WORLD); /* follows I/O: logged */
+    MPI_Send(&b, 1, MPI_LONG, 1, 1234, MPI_COMM_WORLD); /* does not */
+  } else {
+    MPI_Request r1, r2;
+    MPI_Irecv(&got1, 1, MPI_LONG, 0, 1234, MPI_COMM_WORLD, &r1);
+    MPI_Irecv(&got2, 1, MPI_LONG, 0, 1234, MPI_COMM_WORLD, &r2);
+    MPI_Wait(&r2, MPI_STATUS_IGNORE);
+    MPI_Wait(&r1, MPI_STATUS_IGNORE);
+    CHECK(got1 == 1 && got2 == 2); /* non-overtaking: r1 got the first message */
+    io("after");
+  }
+}
+
+static void rooted(void) {
+  MPI_Comm half;
+  MPI_Comm_split(MPI_COMM_WORLD, rank / 3, rank, &half);
+  int hr, hs;
+  MPI_Comm_rank(half, &hr);
+  MPI_Comm_size(half, &hs);
+  CHECK(hs == 3);
+  long v = rank, sum = 0, all[3], one = 0, base = (rank / 3) * 3;
+  for (int round = 0; round < 6; ++round) {
+    if (hr == 1 + round % 2) io("gather"); /* one member has I/O to pass to the root */
+    MPI_Gather(&v, 1, MPI_LONG, all, 1, MPI_LONG, 0, half);
+    if (hr == 0) CHECK(all[0] == base && all[2] == base + 2);
+    MPI_Reduce(&v, &sum, 1, MPI_LONG, MPI_SUM, 0, half);
+    if (hr == 0) CHECK(sum == 3 * base + 3);
+    if (hr == 0 && round % 2 == 0) io("bcast");
+    long token = hr == 0 ? round : -1;
+    MPI_Bcast(&token, 1, MPI_LONG, 0, half);
+    CHECK(token == round);
+    for (int i = 0; i < 3; ++i) all[i] = 100 * round + i;
+    MPI_Scatter(all, 1, MPI_LONG, &one, 1, MPI_LONG, 2, half);
+    CHECK(one == 100 * round + hr);
+  }
+  MPI_Comm_free(&half);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char* mode = argc > 1 ? argv[1] : "fig15";
+  if (!strcmp(mode, "fig15"))
+    fig15();
+  else if (!strcmp(mode, "fig14"))
+    fig14();
+  else if (!strcmp(mode, "fig41"))
+    fig41();
+  else if (!strcmp(mode, "rooted"))
+    rooted();
+  else
+    CHECK(!"unknown mode");
+  if (rank == 0) printf("pruning %s ranks=%d done\n", mode, size);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Online pruning integration tests (thesis §1.3, §2.1, §4): the programs of
+test/apps/pruning.c reproduce the thesis' figures; the bundled programs are
+traced with and without pruning and their replays compared. One scenario per
+meson test: pruning_test.py NAME."""
+import os
+import re
+
+from harness import POST, Scenario, check, check_eq, main, run
+
+APP = "pruning"
+
+
+def by_kind(summary, kind):
+    k = summary["mpi"]["by_kind"].get(kind, {"logged": 0, "pruned": 0})
+    return k["logged"], k["pruned"]
+
+
+def figure(mode, ranks):
+    s = Scenario(APP, [mode], ranks=ranks).run_both()
+    summary = s.post()
+    check(summary["mpi"]["pruning"], "the trace was pruned")
+    s.replay_and_check("--stall-timeout", "30")
+    return s, summary
+
+
+def fig15():
+    """Figure 1.5: the barrier after the first one, with no I/O between, is pruned."""
+    s, summary = figure("fig15", 2)
+    check_eq(by_kind(summary, "MPI_Barrier"), (2, 2), "barriers (logged, pruned) over both ranks")
+    s.cleanup()
+
+
+def fig14():
+    """Figure 1.4: the four barriers all change when I/O is issued; a fifth, after no I/O, does not."""
+    s, summary = figure("fig14", 3)
+    check_eq(by_kind(summary, "MPI_Barrier"), (2 + 2 + 3 + 3, 3), "barriers (logged, pruned)")
+    s.cleanup()
+
+
+def fig41():
+    """Figure 4.1: two messages of one channel received in reverse order; the
+    auxiliary messages are matched exactly, so the receive of the message that
+    followed I/O is the one kept."""
+    s, summary = figure("fig41", 2)
+    check_eq(by_kind(summary, "MPI_Send"), (1, 1), "sends (logged, pruned)")
+    check_eq(by_kind(summary, "MPI_Wait"), (1, 1), "waits (logged, pruned)")
+    dump = run([POST, "--dump", os.path.join(s.traces, "rank-000001.mpior")]).stdout
+    done = [l for l in dump.splitlines() if "mpior_complete" in l]
+    check_eq(len(done), 1, f"completion records kept on the receiver ({done})")
+    # Requests are numbered from 1 in posting order: r1 is 1, r2 is 2.
+    check(re.search(r"\breq=1\b", done[0]), f"the kept completion is the first receive's: {done[0]}")
+    s.cleanup()
+
+
+def rooted():
+    """Bcast, Scatter, Reduce, Gather on sub-communicators: only the root's
+    decision travels down, only members' decisions travel up; a root that kept
+    a Gather lists the members it waited for, and the replay waits for those."""
+    s, summary = figure("rooted", 6)
+    check_eq(by_kind(summary, "MPI_Gather"), (24, 12), "gathers (logged, pruned)")
+    for kind in ("MPI_Bcast", "MPI_Scatter"):
+        logged, pruned = by_kind(summary, kind)
+        check(logged > 0 and pruned > 0, f"{kind}: some kept, some pruned ({logged}, {pruned})")
+    dump = run([POST, "--dump", os.path.join(s.traces, "rank-000000.mpior")]).stdout
+    check("mpior_member" in dump, "the root's Gathers list the members they waited for")
+    s.cleanup()
+
+
+def prune_off():
+    """MPIOR_PRUNE=0 logs every MPI call, as the foundation did."""
+    s = Scenario(APP, ["fig15"], ranks=2, env={"MPIOR_PRUNE": "0"}).run_both()
+    summary = s.post()
+    check(not summary["mpi"]["pruning"], "pruning off")
+    check_eq(summary["mpi"]["pruned"], 0, "pruned calls")
+    check_eq(by_kind(summary, "MPI_Barrier"), (4, 0), "barriers (logged, pruned)")
+    s.cleanup()
+
+
+def io_log(s, name):
+    path = os.path.join(s.root, name)
+    s.replay_and_check("--io-log", path)
+    with open(path) as f:
+        return f.read()
+
+
+def same_io(app, args, ranks):
+    """Replaying the pruned and the unpruned plan issues the same I/O in the
+    same per-rank order."""
+    logs = []
+    for prune in ("0", "1"):
+        s = Scenario(app, args, ranks=ranks, env={"MPIOR_PRUNE": prune}).run_both()
+        s.post()
+        log = io_log(s, "io.log")
+        # Paths differ between the two runs' directories only by their root.
+        logs.append(log.replace(s.work, "<work>"))
+        s.cleanup()
+    check(len(logs[0]) > 0, "the replay issued I/O")
+    check_eq(logs[1], logs[0], f"I/O replayed from the pruned plan of {app} (against the unpruned plan's)")
+
+
+def equivalence():
+    for app, args, ranks in (("nton_barrier", [30, 1024], 4), ("nto1", [10, 4096], 4),
+                             ("serial_gather", [10, 64], 4), ("checkpoint_sim", [20, 1000, 5, 4096], 4),
+                             ("wildcard", [6], 4)):
+        same_io(app, args, ranks)
+
+
+if __name__ == "__main__":
+    main({f.__name__: f for f in (fig15, fig14, fig41, rooted, prune_off, equivalence)})
