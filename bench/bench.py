@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""mpior's benchmarks: the figures the issues ask for, one table each.
+scripts/bench.sh builds a release tree and runs this; run it directly as
+  bench.py BUILD_DIR [--quick] [--only SECTION ...]
+Sections: overhead, latency, sizes, builder, merge, apps, replay.
+Every ratio is traced against untraced on the same machine in the same
+session, interleaved, medians of repetitions: the machine's noise shows in
+the spread column where there is one."""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+class Bench:
+    def __init__(self, build, quick):
+        self.build = os.path.abspath(build)
+        self.quick = quick
+        self.lib = os.path.join(self.build, "preload", "libmpior.so")
+        self.post = os.path.join(self.build, "postproc", "mpior-post")
+        self.replay = os.path.join(self.build, "replayer", "mpior-replay")
+        self.work = tempfile.mkdtemp(prefix="mpior-bench-")
+
+    def exe(self, rel):
+        return os.path.join(self.build, rel)
+
+    def run(self, cmd, env=None, cwd=None):
+        full = dict(os.environ)
+        full.update(env or {})
+        p = subprocess.run([str(c) for c in cmd], env=full, cwd=cwd or self.work, capture_output=True, text=True,
+                           timeout=900)
+        if p.returncode != 0:
+            sys.exit(f"bench: {' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        return p.stdout + p.stderr
+
+    def traced(self, **env):
+        base = {"LD_PRELOAD": self.lib, "MPIOR_TRACE_DIR": os.path.join(self.work, "traces")}
+        base.update({k: str(v) for k, v in env.items()})
+        return base
+
+    def fresh(self, name):
+        d = os.path.join(self.work, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        return d
+
+
+def table(title, header, rows):
+    print(f"\n== {title}")
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    for r in [header] + rows:
+        print("  ".join(str(x).rjust(w) if i else str(x).ljust(w) for i, (x, w) in enumerate(zip(r, widths))))
+
+
+def overhead(b):
+    """Added ns per call, write/pwrite/fwrite/fprintf, at several call-site stack depths."""
+    rows = []
+    calls = 200000 if b.quick else 1000000
+    for depth in (1, 2, 4, 8):
+        out = b.run([b.exe("bench/tracer_overhead"), calls, 5, b.work], env=b.traced(MPIOR_STACK_DEPTH=depth))
+        added = {m.group(1): m.group(2) for m in re.finditer(r"^(\w+) 1 B\s+\S+\s+\S+\s+(\S+)$", out, re.M)}
+        rows.append([depth] + [added.get(f, "?") for f in ("write", "pwrite", "fwrite", "fprintf")])
+    table(f"tracer overhead: added ns per 1-byte call ({calls} calls x 5, traced vs untraced in one run)",
+          ["MPIOR_STACK_DEPTH", "write", "pwrite", "fwrite", "fprintf"], rows)
+
+
+def latency(b):
+    """MPI latency traced against untraced, pruning on and off."""
+    iters = 2000 if b.quick else 10000
+    results = {}
+    for prune in ("1", "0"):
+        out = b.run(["mpirun", "-n", 2, b.exe("bench/mpi_latency"), iters, 5], env=b.traced(MPIOR_PRUNE=prune))
+        for m in re.finditer(r"^(.+?)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(-?\d+\.\d+)\s+(\d+\.\d+)$", out, re.M):
+            results.setdefault(m.group(1).strip(), {})[prune] = (m.group(2), m.group(3), m.group(4))
+    rows = [[op, r["1"][0], r["1"][1], r["1"][2], r["0"][1], r["0"][2]] for op, r in results.items()]
+    table(f"MPI latency, 2 ranks, us per operation ({iters} x 5, medians)",
+          ["operation", "untraced", "pruning on", "added", "pruning off", "added"], rows)
+
+
+INFO = re.compile(r"rank 0: (\d+) events in (\d+) streams, tracer memory (\d+) bytes, trace (\d+) bytes")
+
+
+def traced_size(b, app, args, ranks=2):
+    d = b.fresh("sizes")
+    out = b.run(["mpirun", "-n", ranks, b.exe(f"test/apps/{app}")] + list(args), cwd=d,
+                env=b.traced(MPIOR_LOG="info", MPIOR_TRACE_DIR=os.path.join(d, "traces")))
+    m = INFO.search(out)
+    if not m:
+        sys.exit(f"bench: no tracer summary line from {app}:\n{out[-1000:]}")
+    events, streams, memory, size = map(int, m.groups())
+    b.run([b.post, os.path.join(d, "traces")])
+    plan = os.path.getsize(os.path.join(d, "traces", "plan", "plan.mpior"))
+    return [app, " ".join(map(str, args)), events, size, f"{size / events:.4f}", f"{memory / 1024:.1f} KiB", plan]
+
+
+def sizes(b):
+    """Trace bytes per rank and per event, tracer memory, plan size at growing iteration counts."""
+    counts = (10**3, 10**4, 10**5) if b.quick else (10**3, 10**4, 10**5, 10**6)
+    rows = [traced_size(b, "nton_barrier", [n, 16]) for n in counts]
+    rows += [traced_size(b, "checkpoint_sim", [n, 0, 10, 1024]) for n in counts[:3]]
+    rows += [traced_size(b, "wildcard", [n]) for n in (100, 1000)]
+    table("trace size, 2 ranks (rank 0's compressed trace, MPIOR_LOG=info figures)",
+          ["program", "args", "events", "trace B", "B/event", "tracer memory", "plan B"], rows)
+
+
+def passthrough(b, title, cmd):
+    print(f"\n== {title}")
+    print(b.run(cmd).rstrip())
+
+
+def builder(b):
+    passthrough(b, "online loop folding (trace/builder), per appended event",
+                [b.exe("bench/builder_bench")] + (["100000"] if b.quick else []))
+
+
+def merge(b):
+    passthrough(b, "cross-rank merge (mpior-post), plan size against ranks", [b.exe("bench/plan_merge_bench")])
+
+
+def elapsed(out):
+    m = re.search(r"elapsed_s (\S+)", out)
+    if not m:
+        sys.exit(f"bench: no elapsed_s line in:\n{out[-1000:]}")
+    return float(m.group(1))
+
+
+def apps(b):
+    """Traced/untraced run time of the LAMMPS-shaped and Pseudo-shaped programs."""
+    reps = 3 if b.quick else 5
+    modes = (("untraced", None), ("pruning on", "1"), ("pruning off", "0"))
+    rows = []
+    for shape, args in (("lammps_shape", []), ("pseudo_shape", [])):
+        for ranks in (2, 4):
+            times = {name: [] for name, _ in modes}
+            for _ in range(reps):
+                for name, prune in modes:  # interleaved: all modes see the same machine state
+                    d = b.fresh("apps")
+                    env = b.traced(MPIOR_PRUNE=prune, MPIOR_TRACE_DIR=os.path.join(d, "traces")) if prune else {}
+                    times[name].append(elapsed(b.run(["mpirun", "-n", ranks, b.exe(f"bench/{shape}")] + args,
+                                                     env=env, cwd=d)))
+            base = statistics.median(times["untraced"])
+            spread = (max(times["untraced"]) - min(times["untraced"])) / base * 100
+            row = [shape, ranks, f"{base:.3f}", f"{spread:.1f}%"]
+            for name, _ in modes[1:]:
+                row.append(f"{statistics.median(times[name]) / base:.3f}")
+            rows.append(row)
+    table(f"application-shaped programs: run time traced / untraced (medians of {reps}, interleaved)",
+          ["program", "ranks", "untraced s", "untraced spread", "pruning on", "pruning off"], rows)
+
+
+def replay_once(b, app, args, prune):
+    d = b.fresh("replay")
+    traces = os.path.join(d, "traces")
+    b.run(["mpirun", "-n", 2, b.exe(f"test/apps/{app}")] + list(args), cwd=d,
+          env=b.traced(MPIOR_PRUNE=prune, MPIOR_TRACE_DIR=traces))
+    b.run([b.post, traces])
+    fs, report = os.path.join(d, "fs"), os.path.join(d, "report.json")
+    os.makedirs(fs)
+    b.run([b.replay, "--fs", fs, "--json", report, os.path.join(traces, "plan")])
+    with open(report) as f:
+        r = json.load(f)
+    return r["traced_s"], r["replay_s"]
+
+
+def replay(b):
+    """Replay time against traced time, for plans traced with pruning on and off."""
+    reps = 2 if b.quick else 5
+    rows = []
+    # Steps of 20 ms, 10 ms and 5 ms of compute between halo exchanges, with
+    # checkpoints (pwrite + fsync + barrier) every 5, 1 and 10 steps.
+    cases = (("checkpoint_sim", [40, 20000, 5, 65536]), ("checkpoint_sim", [60, 10000, 1, 65536]),
+             ("checkpoint_sim", [150, 5000, 10, 65536]))
+    for app, args in cases:
+        got = {"0": [], "1": []}
+        for _ in range(reps):
+            for prune in ("0", "1"):
+                got[prune].append(replay_once(b, app, args, prune))
+        med = {p: (statistics.median(t for t, _ in v), statistics.median(r for _, r in v)) for p, v in got.items()}
+        err = {p: (r - t) / t * 100 for p, (t, r) in med.items()}
+        gap = (med["1"][1] - med["0"][1]) / med["0"][1] * 100
+        rows.append([app, " ".join(map(str, args)), f"{med['0'][0]:.3f}", f"{med['0'][1]:.3f}", f"{err['0']:+.1f}%",
+                     f"{med['1'][0]:.3f}", f"{med['1'][1]:.3f}", f"{err['1']:+.1f}%", f"{gap:+.1f}%"])
+    table(f"replay against trace, 2 ranks (medians of {reps})",
+          ["program", "args", "unpruned traced s", "replay s", "error", "pruned traced s", "replay s", "error",
+           "pruned vs unpruned replay"], rows)
+
+
+SECTIONS = {"overhead": overhead, "latency": latency, "sizes": sizes, "builder": builder, "merge": merge,
+            "apps": apps, "replay": replay}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("build", help="a release build directory")
+    ap.add_argument("--quick", action="store_true", help="fewer calls and repetitions")
+    ap.add_argument("--only", nargs="+", choices=sorted(SECTIONS), help="run only these sections")
+    a = ap.parse_args()
+    b = Bench(a.build, a.quick)
+    try:
+        print(f"mpior benchmarks, build {b.build}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+        for name in a.only or SECTIONS:
+            SECTIONS[name](b)
+    finally:
+        shutil.rmtree(b.work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
