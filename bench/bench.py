@@ -95,7 +95,14 @@ def traced_size(b, app, args, ranks=2):
     events, streams, memory, size = map(int, m.groups())
     b.run([b.post, os.path.join(d, "traces")])
     plan = os.path.getsize(os.path.join(d, "traces", "plan", "plan.mpior"))
-    return [app, " ".join(map(str, args)), events, size, f"{size / events:.4f}", f"{memory / 1024:.1f} KiB", plan]
+    fs = os.path.join(d, "fs")
+    os.makedirs(fs)
+    # The replayer's peak memory, measured in a child of its own.
+    rss = b.run([sys.executable, "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
+                 "stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                 b.replay, "--fs", fs, os.path.join(d, "traces", "plan")])
+    return [app, " ".join(map(str, args)), events, size, f"{size / events:.4f}", f"{memory / 1024:.1f} KiB", plan,
+            f"{int(rss.split()[-1]) / 1024:.1f} MiB"]
 
 
 def sizes(b):
@@ -104,8 +111,8 @@ def sizes(b):
     rows = [traced_size(b, "nton_barrier", [n, 16]) for n in counts]
     rows += [traced_size(b, "checkpoint_sim", [n, 0, 10, 1024]) for n in counts[:3]]
     rows += [traced_size(b, "wildcard", [n]) for n in (100, 1000)]
-    table("trace size, 2 ranks (rank 0's compressed trace, MPIOR_LOG=info figures)",
-          ["program", "args", "events", "trace B", "B/event", "tracer memory", "plan B"], rows)
+    table("trace size, 2 ranks (rank 0's compressed trace, MPIOR_LOG=info figures; the plan replayed)",
+          ["program", "args", "events", "trace B", "B/event", "tracer memory", "plan B", "replay max RSS"], rows)
 
 
 def passthrough(b, title, cmd):

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <utility>
+
 #include "real_table.hpp"
 #include "thread_state.hpp"
 
@@ -188,7 +190,9 @@ std::string absolute_path(int dirfd, const char* path) {
 
 void set_excluded(std::vector<std::string> prefixes) {
   for (auto& p : prefixes) p = lexically_normal(p);
-  g_excluded = new std::vector<std::string>(std::move(prefixes));
+  // Set once at load; a later call (tests) replaces the list. Never freed
+  // otherwise: calls made from exit handlers still read it.
+  delete std::exchange(g_excluded, new std::vector<std::string>(std::move(prefixes)));
 }
 
 bool is_excluded(std::string_view p) {
