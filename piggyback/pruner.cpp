@@ -91,54 +91,54 @@ Received Pruner::received(int32_t comm, MPI_Request handle, int source, int32_t 
   return r;
 }
 
-void Pruner::all_to_all_begin(int32_t comm, std::span<const int32_t> members, DecisionExchange& x) {
-  x.mine = nodes_.pending_any(members, me_);
+void Pruner::all_to_all_begin(int32_t comm, DecisionExchange& x) {
+  x.mine = nodes_.pending_any(x.members, me_);
   pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, shadow(comm), &x.req);
 }
 
-bool Pruner::all_to_all_end(std::span<const int32_t> members, DecisionExchange& x) {
+bool Pruner::all_to_all_end(DecisionExchange& x) {
   pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
-  nodes_.mark_all(members);
+  nodes_.mark_all(x.members);
   return x.result;
 }
 
 namespace {
-int32_t world_of(std::span<const int32_t> members, int rank) {
-  return rank >= 0 && size_t(rank) < members.size() ? members[size_t(rank)] : -1;
+int32_t root_world(const DecisionExchange& x) {
+  return x.root >= 0 && size_t(x.root) < x.members.size() ? x.members[size_t(x.root)] : -1;
 }
 }  // namespace
 
-void Pruner::one_to_all_begin(int32_t comm, std::span<const int32_t> members, int root, int me, DecisionExchange& x) {
-  x.result = me == root ? nodes_.pending_any(members, me_) : 0;
-  pmpi::Ibcast(&x.result, 1, MPI_INT, root, shadow(comm), &x.req);
+void Pruner::one_to_all_begin(int32_t comm, DecisionExchange& x) {
+  x.result = x.me == x.root ? nodes_.pending_any(x.members, me_) : 0;
+  pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, shadow(comm), &x.req);
 }
 
-bool Pruner::one_to_all_end(std::span<const int32_t> members, int root, int me, DecisionExchange& x) {
+bool Pruner::one_to_all_end(DecisionExchange& x) {
   pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
-  if (me == root)
-    nodes_.mark_all(members);
+  if (x.me == x.root)
+    nodes_.mark_all(x.members);
   else
-    nodes_.mark(world_of(members, root));
+    nodes_.mark(root_world(x));
   return x.result;
 }
 
-void Pruner::all_to_one_begin(int32_t comm, std::span<const int32_t> members, int root, int me, DecisionExchange& x) {
-  bool am_root = me == root;
-  x.mine_byte = am_root ? nodes_.pending_any(members, me_) : nodes_.pending(world_of(members, root));
-  x.all.assign(am_root ? members.size() : 0, 0);
-  pmpi::Igather(&x.mine_byte, 1, MPI_CHAR, x.all.data(), 1, MPI_CHAR, root, shadow(comm), &x.req);
+void Pruner::all_to_one_begin(int32_t comm, DecisionExchange& x) {
+  bool am_root = x.me == x.root;
+  x.mine_byte = am_root ? nodes_.pending_any(x.members, me_) : nodes_.pending(root_world(x));
+  x.all.assign(am_root ? x.members.size() : 0, 0);
+  pmpi::Igather(&x.mine_byte, 1, MPI_CHAR, x.all.data(), 1, MPI_CHAR, x.root, shadow(comm), &x.req);
 }
 
-RootedDecision Pruner::all_to_one_end(std::span<const int32_t> members, int root, int me, DecisionExchange& x) {
+RootedDecision Pruner::all_to_one_end(DecisionExchange& x) {
   pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
   RootedDecision d;
   d.log = x.mine_byte;
-  if (me != root) {
-    nodes_.mark(world_of(members, root));
+  if (x.me != x.root) {
+    nodes_.mark(root_world(x));
     return d;
   }
   for (size_t i = 0; i < x.all.size(); ++i) {
-    if (int(i) == root) continue;
+    if (int(i) == x.root) continue;
     if (x.all[i]) {
       d.log = true;
       d.members_logged.push_back(int32_t(i));
@@ -147,7 +147,7 @@ RootedDecision Pruner::all_to_one_end(std::span<const int32_t> members, int root
     }
   }
   if (d.all_members) d.members_logged.clear();
-  nodes_.mark_all(members);
+  nodes_.mark_all(x.members);
   return d;
 }
 

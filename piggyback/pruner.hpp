@@ -47,7 +47,9 @@ struct RootedDecision {
 // A decision exchange in flight. It lives on the caller's stack: MPI owns
 // its buffers until end().
 struct DecisionExchange {
-  bool posted = false;  // false: the communicator is not pruned
+  bool posted = false;               // false: the communicator is not pruned
+  std::span<const int32_t> members;  // world ranks, in communicator rank order
+  int root = -1, me = -1;            // communicator ranks (rooted collectives)
   MPI_Request req = MPI_REQUEST_NULL;
   int mine = 0, result = 0;
   char mine_byte = 0;
@@ -80,15 +82,15 @@ class Pruner {
   // blocking receive.
   Received received(int32_t comm, MPI_Request handle, int source, int32_t source_world, int tag);
 
-  // Members are world ranks in communicator rank order; `me` and `root` are
-  // communicator ranks. Each begin() is followed by the application's call,
-  // then by the matching end() with the same arguments.
-  void all_to_all_begin(int32_t comm, std::span<const int32_t> members, DecisionExchange& x);
-  bool all_to_all_end(std::span<const int32_t> members, DecisionExchange& x);
-  void one_to_all_begin(int32_t comm, std::span<const int32_t> members, int root, int me, DecisionExchange& x);
-  bool one_to_all_end(std::span<const int32_t> members, int root, int me, DecisionExchange& x);
-  void all_to_one_begin(int32_t comm, std::span<const int32_t> members, int root, int me, DecisionExchange& x);
-  RootedDecision all_to_one_end(std::span<const int32_t> members, int root, int me, DecisionExchange& x);
+  // Each begin() posts the exchange described by x (members, and root and me
+  // for rooted collectives) before the application's call; the matching end()
+  // completes it after the call and gives the decision.
+  void all_to_all_begin(int32_t comm, DecisionExchange& x);
+  bool all_to_all_end(DecisionExchange& x);
+  void one_to_all_begin(int32_t comm, DecisionExchange& x);
+  bool one_to_all_end(DecisionExchange& x);
+  void all_to_one_begin(int32_t comm, DecisionExchange& x);
+  RootedDecision all_to_one_end(DecisionExchange& x);
   // Always-logged collectives (communicator creation and free) still
   // synchronise everyone.
   void synced_all(std::span<const int32_t> members) { nodes_.mark_all(members); }

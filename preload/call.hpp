@@ -39,6 +39,7 @@ class Call {
   }
 
   trace::RawEvent& ev() noexcept { return ev_; }
+  const trace::RawEvent& ev() const noexcept { return ev_; }
   int saved_errno() const noexcept { return errno_; }
   // Records errno when the call failed.
   void failed_if(bool failed) noexcept { ev_.err = failed ? errno_ : 0; }

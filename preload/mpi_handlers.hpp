@@ -251,7 +251,7 @@ int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
   piggyback::DecisionExchange decision;
   begin_decision(c, id, -1, decision);
   int rc = replace ? MPI_SUCCESS : invoke();
-  bool log = end_decision(c, id, -1, decision);
+  bool log = end_decision(c, id, decision);
   c.stop();
   fill_collective(c, rc, comm, -1, bytes);
   if (!log) prune(c);
@@ -264,7 +264,7 @@ int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes
   piggyback::DecisionExchange decision;
   begin_decision(c, id, root, decision);
   int rc = invoke();
-  bool log = end_decision(c, id, root, decision);
+  bool log = end_decision(c, id, decision);
   c.stop();
   fill_collective(c, rc, comm, root, bytes);
   if (!log) prune(c);

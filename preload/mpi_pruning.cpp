@@ -15,7 +15,7 @@ namespace {
 // Nested MPI calls (made from inside another intercepted call) never run the
 // pruning logic: they are logged, and still send and take their auxiliary
 // messages so both sides of every channel stay in step.
-bool nested(const Call& c) { return const_cast<Call&>(c).ev().depth > 0; }
+bool nested(const Call& c) { return c.ev().depth > 0; }
 
 void record_child(Call& c, Kind kind, uint8_t flags, const std::array<int64_t, kNumArgs>& args) {
   RawEvent ev;
@@ -76,10 +76,12 @@ void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange
   TracerGuard guard;
   x.posted = true;
   const std::vector<int32_t>& members = state().members(comm);
-  if (root < 0) return pruner().all_to_all_begin(comm, members, x);
-  int me = my_rank_in(members);
-  if (is_one_to_all(info(c.ev().kind).op)) return pruner().one_to_all_begin(comm, members, root, me, x);
-  pruner().all_to_one_begin(comm, members, root, me, x);
+  x.members = members;
+  if (root < 0) return pruner().all_to_all_begin(comm, x);
+  x.root = root;
+  x.me = my_rank_in(members);
+  if (is_one_to_all(info(c.ev().kind).op)) return pruner().one_to_all_begin(comm, x);
+  pruner().all_to_one_begin(comm, x);
 }
 
 namespace {
@@ -94,16 +96,14 @@ void record_members(Call& c, int32_t comm, const piggyback::RootedDecision& d) n
 }
 }  // namespace
 
-bool end_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept {
+bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcept {
   if (!x.posted) return true;
   TracerGuard guard;
-  const std::vector<int32_t>& members = state().members(comm);
-  if (root < 0) return pruner().all_to_all_end(members, x) || nested(c);
-  int me = my_rank_in(members);
-  if (is_one_to_all(info(c.ev().kind).op)) return pruner().one_to_all_end(members, root, me, x) || nested(c);
-  piggyback::RootedDecision d = pruner().all_to_one_end(members, root, me, x);
+  if (x.root < 0) return pruner().all_to_all_end(x) || nested(c);
+  if (is_one_to_all(info(c.ev().kind).op)) return pruner().one_to_all_end(x) || nested(c);
+  piggyback::RootedDecision d = pruner().all_to_one_end(x);
   bool log = d.log || nested(c);
-  if (log && me == root && !d.all_members) record_members(c, comm, d);
+  if (log && x.me == x.root && !d.all_members) record_members(c, comm, d);
   return log;
 }
 

@@ -26,7 +26,7 @@ void record_on_behalf(Call& c, int32_t comm, const MPI_Status& st, const piggyba
 // all), posted before the application's call and completed after it, when it
 // says whether to log the call. For a Barrier, the exchange replaces the call.
 void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept;
-bool end_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept;
+bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcept;
 // Communicator creation and free are always logged; they give or take a shadow.
 void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept;
 void comm_unmade(int32_t comm) noexcept;
