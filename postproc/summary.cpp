@@ -26,11 +26,18 @@ SummaryCollector::SummaryCollector(size_t ranks, size_t files) {
 }
 
 void SummaryCollector::begin_rank(const RankScope& scope, const trace::RankTrace& trace) {
-  RankTotals& r = s_.ranks[size_t(scope.rank())];
-  r.traced_ns = trace.process.end_ns;
-  s_.pruning = s_.pruning || trace.process.pruning;
+  begin_rank(scope.rank(), trace.process.end_ns);
+  add_pruned(scope.rank(), trace.process.pruning, trace.pruned);
+}
+
+void SummaryCollector::begin_rank(int32_t rank, int64_t traced_ns) { s_.ranks[size_t(rank)].traced_ns = traced_ns; }
+
+void SummaryCollector::add_pruned(int32_t rank, bool pruning, const trace::KindTallies& pruned) {
+  s_.pruning = s_.pruning || pruning;
+  RankTotals none;
+  RankTotals& r = rank >= 0 ? s_.ranks[size_t(rank)] : none;
   for (size_t k = 0; k < trace::kNumKinds; ++k) {
-    const trace::KindTally& p = trace.pruned[k];
+    const trace::KindTally& p = pruned[k];
     if (!p.calls) continue;
     s_.kinds[k].calls += p.calls;
     s_.kinds[k].pruned += p.calls;

@@ -48,6 +48,10 @@ class SummaryCollector {
   // Traced time and the calls pruned online (counted, with their time, as the
   // application calls they were).
   void begin_rank(const RankScope& scope, const trace::RankTrace& trace);
+  // The same from a plan: the rank's traced time; the calls pruned online
+  // (counted per kind, their time in rank's MPI or I/O time when rank >= 0).
+  void begin_rank(int32_t rank, int64_t traced_ns);
+  void add_pruned(int32_t rank, bool pruning, const trace::KindTallies& pruned);
   void observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
   Summary take() { return std::move(s_); }
 

@@ -36,11 +36,14 @@ class StartGate {
   int64_t open_when_ready(uint32_t n) {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return ready_ >= n; });
-    t0_ = mono_now_ns() + 1'000'000 + int64_t(n) * 2'000;
+    ready_at_ = mono_now_ns();
+    t0_ = ready_at_ + 1'000'000 + int64_t(n) * 2'000;
     open_ = true;
     cv_.notify_all();
     return t0_;
   }
+  // When the last thread arrived (after open_when_ready).
+  int64_t ready_at() const { return ready_at_; }
 
  private:
   std::mutex mu_;
@@ -48,6 +51,7 @@ class StartGate {
   uint32_t ready_ = 0;
   bool open_ = false;
   int64_t t0_ = 0;
+  int64_t ready_at_ = 0;
 };
 
 struct Shared {
@@ -194,7 +198,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
     // when nobody waits (latency, copies): the shortest traced duration of
     // this position is that cost, so the call takes at least as long.
     int64_t floor = stream_.leaves[ev.leaf].dur.min();
-    if (going && floor > 0) sleep_until(start + floor, sh_.progress.aborted());
+    if (going && floor > 0 && !sh_.opt.io_only) sleep_until(start + floor, sh_.progress.aborted());
   } else {
     cur_.active = false;
   }
@@ -277,6 +281,7 @@ void validate_plan(const trace::Plan& plan, const std::string& name) {
 }
 
 Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
+  int64_t launch = mono_now_ns();
   validate_plan(plan, opt.plan_name);
   std::unique_ptr<Target> target = prepare_target(plan, opt.setup);
   std::vector<ThreadSpec> specs = thread_specs(plan);
@@ -305,7 +310,9 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   for (pthread_t id : ids) pthread_join(id, nullptr);
   if (sh.progress.is_aborted()) throw ReplayError(sh.progress.reason());
   if (!opt.io_log.empty()) write_io_log(opt.io_log, threads);
-  return collect(plan, opt, *target, sh, threads, t0);
+  Report rep = collect(plan, opt, *target, sh, threads, t0);
+  rep.setup_ns = sh.gate.ready_at() - launch;  // setup, then until every thread runs
+  return rep;
 }
 
 }  // namespace mpior::replay

@@ -39,6 +39,17 @@ inline constexpr int coll_seq = 5;  // collectives and comm_free: collectives th
 inline constexpr int req_kind = 4;  // completion record: 1 send, 2 receive, 0 unknown request
 }  // namespace arg
 
+// Handles (fds, stdio stream ids) name open files; their values are names,
+// not quantities: plans that number them differently but consistently are the
+// same run (mpior-post --compare), and extrapolation copies them.
+inline bool is_handle_slot(Kind k, int slot) {
+  return is_io(k) && !is_mpi(k) && (slot == arg::handle || slot == arg::handle2);
+}
+inline bool returns_handle(Kind k) {
+  OpClass op = info(k).op;
+  return is_io(k) && !is_mpi(k) && (op == OpClass::open || op == OpClass::dup);
+}
+
 // Request kinds in a completion record's req_kind slot.
 inline constexpr int64_t kReqSend = 1;
 inline constexpr int64_t kReqRecv = 2;
