@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "transfer.hpp"
+
 namespace mpior::postproc {
 
 using trace::OpClass;
@@ -41,10 +43,23 @@ void note_first_use(FileResolution& files, int32_t rank, int32_t file, const tra
   if (succeeded && !creating) files.files[size_t(file)].existed = true;
 }
 
+// Reads at a known offset say how large the file was at least.
+void note_reads(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+  trace::Transfer t[2];
+  int n = trace::transfers(ev, t);
+  for (int i = 0; i < n; ++i) {
+    int32_t file = scope.file(ev, t[i].file_slot, pos);
+    if (t[i].write || file < 0 || t[i].offset < 0 || t[i].bytes <= 0) continue;
+    trace::PlanFile& f = files.files[size_t(file)];
+    f.initial_size = std::max(f.initial_size, t[i].offset + t[i].bytes);
+  }
+}
+
 }  // namespace
 
 void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
   namespace arg = trace::arg;
+  if (trace::app_level(ev)) note_reads(files, scope, ev, pos);
   if (ev.depth != 0) return;
   OpClass op = ev.op();
   int32_t file = scope.file(ev, arg::file, pos);
@@ -75,10 +90,6 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
       break;
     case OpClass::rmdir:
       f.directory = true;
-      break;
-    case OpClass::read:
-      if (ev.args[arg::offset] >= 0 && ev.ret > 0)
-        f.initial_size = std::max(f.initial_size, ev.args[arg::offset] + ev.ret);
       break;
     default:
       break;

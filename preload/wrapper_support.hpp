@@ -3,10 +3,14 @@
 // argument expressions use.
 #pragma once
 
+#include <aio.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -33,6 +37,15 @@ inline int64_t iov_bytes(const struct iovec* iov, int n) {
   return total;
 }
 inline int64_t text_bytes(const char* s) { return s ? int64_t(strlen(s)) : 0; }
+
+// glibc's 64-bit AIO names take struct aiocb64, the same layout as struct aiocb.
+inline const struct aiocb* as_aiocb(const struct aiocb64* cb) { return reinterpret_cast<const struct aiocb*>(cb); }
+inline const struct aiocb* const* as_aiocbs(const struct aiocb64* const* list) {
+  return reinterpret_cast<const struct aiocb* const*>(list);
+}
+using ::mpior::trace::kAioRead;
+using ::mpior::trace::kAioSync;
+using ::mpior::trace::kAioWrite;
 }  // namespace expr
 
 // posix
@@ -46,6 +59,14 @@ void dup_fd(Call& c, int64_t ret, int oldfd, int flags) noexcept;
 void fcntl_fd(Call& c, int64_t ret, int fd, int cmd, long arg) noexcept;
 void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) noexcept;
 void rename_path(Call& c, int64_t ret, const char* oldpath, const char* newpath) noexcept;
+
+// aio
+void aio_submit(Call& c, int64_t ret, const struct aiocb* cb, int64_t op) noexcept;
+void aio_list(Call& c, int64_t ret, int mode, const struct aiocb* const* list, int nent) noexcept;
+void aio_error_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept;
+void aio_return_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept;
+void aio_wait(Call& c, int64_t ret, const struct aiocb* const* list, int nent) noexcept;
+void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcept;
 
 // stdio
 void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcept;

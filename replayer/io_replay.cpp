@@ -72,6 +72,7 @@ IoReplay::IoReplay(const Target& target, const trace::Plan& plan, int32_t rank, 
 IoReplay::~IoReplay() { close_all(); }
 
 void IoReplay::close_all() {
+  aio_.drain();
   for (auto& [id, s] : streams_) std::fclose(s.fp);
   streams_.clear();
   for (auto& [handle, f] : fds_)
@@ -161,7 +162,38 @@ IoOutcome IoReplay::replay(const Event& ev) {
   // system a lookup; anything on a handle that failed has nothing to reissue.
   if (!traced_ok(ev) && !opens && !names_path) return {false, 0};
   if (names_path) return path_op(ev);
-  return trace::info(ev.kind).family == trace::Family::stdio ? stdio(ev) : posix(ev);
+  switch (trace::info(ev.kind).family) {
+    case trace::Family::stdio:
+      return stdio(ev);
+    case trace::Family::aio:  // lio_listio, aio_error, aio_suspend...: their nested records do the work
+      return op == OpClass::asubmit ? aio_submit(ev) : IoOutcome{};
+    default:
+      return posix(ev);
+  }
+}
+
+IoOutcome IoReplay::nested(const Event& ev, bool under_list) {
+  if (ev.op() == OpClass::asubmit && under_list && ev.ret == 0) return aio_submit(ev);
+  if (ev.op() != OpClass::adone) return {false, 0};
+  int64_t result = 0;
+  if (aio_.complete(ev.args[arg::aio_req], result) && result < 0 && ev.ret >= 0) fail(ev, int(-result), "aio");
+  return {};
+}
+
+IoOutcome IoReplay::aio_submit(const Event& ev) {
+  int fd = fd_for(ev);
+  if (fd < 0) {
+    fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    return {};
+  }
+  int64_t op = ev.args[arg::lio_op];
+  int64_t count = std::min<int64_t>(std::max<int64_t>(ev.args[arg::count], 0), int64_t(target_.buffer->size()));
+  int err = aio_.submit(ev.args[arg::aio_req], fd, op, ev.args[arg::offset], count, target_.buffer->data());
+  if (err) {
+    fail(ev, err, "submit");
+    return {};
+  }
+  return {true, op == trace::kAioRead || op == trace::kAioWrite ? count : 0};
 }
 
 IoOutcome IoReplay::path_op(const Event& ev) {

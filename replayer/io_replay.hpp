@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "aio_replay.hpp"
 #include "event.hpp"
 #include "model.hpp"
 #include "report.hpp"
@@ -31,6 +32,9 @@ class IoReplay {
   IoReplay& operator=(const IoReplay&) = delete;
 
   IoOutcome replay(const trace::Event& ev);
+  // A nested record that matters to the replay: AIO submits listed by a
+  // replayed lio_listio (under_list) and AIO completions wherever they sit.
+  IoOutcome nested(const trace::Event& ev, bool under_list);
   // Closes every stream (flushing it, as exit does) and descriptor still open.
   void close_all();
 
@@ -54,6 +58,7 @@ class IoReplay {
   IoOutcome transfer(const trace::Event& ev, int fd, FILE* fp);
   IoOutcome fd_call(const trace::Event& ev, int fd);
   IoOutcome stream_call(const trace::Event& ev, FILE* fp);
+  IoOutcome aio_submit(const trace::Event& ev);
 
   int fd_for(const trace::Event& ev);
   FILE* stream_for(const trace::Event& ev);
@@ -74,6 +79,7 @@ class IoReplay {
   std::unordered_map<int64_t, Fd> fds_;
   std::unordered_map<int64_t, Stream> streams_;
   std::unordered_map<int32_t, std::string> relative_paths_;  // relative traced paths, below this rank's cwd
+  AioReplay aio_;
 };
 
 }  // namespace mpior::replay

@@ -39,6 +39,24 @@ inline constexpr int coll_seq = 5;  // collectives and comm_free: collectives th
 inline constexpr int req_kind = 4;  // completion record: 1 send, 2 receive, 0 unknown request
 }  // namespace arg
 
+// POSIX AIO (aio family): submits carry handle, file, offset, count like a
+// pread/pwrite; completion records (mpior_aio_done) also carry bytes done in ret.
+namespace arg {
+inline constexpr int lio_op = 4;        // kAioRead, kAioWrite, kAioNop, kAioSync
+inline constexpr int submit_depth = 5;  // mpior_aio_done: depth of the call that submitted it
+inline constexpr int aio_req = 7;       // request id (per rank, from 1)
+inline constexpr int map_id = 7;        // mmap family: mapping id (per rank, from 1)
+inline constexpr int map_prot = 4;      // mmap: PROT_* ; msync: MS_* flags
+inline constexpr int map_flags = 5;     // mmap: MAP_* flags
+inline constexpr int map_len = 6;       // mmap family: length of the mapping or range (count: bytes counted)
+inline constexpr int offset2 = 5;       // copy calls: offset at the out end, -1 its file position
+}  // namespace arg
+// Operation codes of an AIO request (glibc's LIO_* values plus fsync).
+inline constexpr int64_t kAioRead = 0;
+inline constexpr int64_t kAioWrite = 1;
+inline constexpr int64_t kAioNop = 2;
+inline constexpr int64_t kAioSync = 3;
+
 // Request kinds in a completion record's req_kind slot.
 inline constexpr int64_t kReqSend = 1;
 inline constexpr int64_t kReqRecv = 2;
