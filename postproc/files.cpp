@@ -64,10 +64,11 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
   OpClass op = ev.op();
   int32_t file = scope.file(ev, arg::file, pos);
   if (file < 0) return;
-  bool creates = (ev.args[arg::flags] & O_CREAT) != 0;
+  bool creates = (op == OpClass::open || op == OpClass::fopen) && (ev.args[arg::flags] & O_CREAT) != 0;
   note_first_use(files, scope.rank(), file, ev, creates);
-  if (op == OpClass::rename) {
+  if (op == OpClass::rename || op == OpClass::link) {  // the new name is made by the call
     int32_t target = scope.file(ev, arg::file2, pos);
+    if (target >= 0) note_first_use(files, scope.rank(), target, ev, true);
     if (target >= 0 && ev.ret == 0) files.files[size_t(target)].created = true;
     return;
   }
@@ -89,7 +90,11 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
       f.created = f.created || ev.ret == 0;
       break;
     case OpClass::rmdir:
+    case OpClass::opendir:
       f.directory = true;
+      break;
+    case OpClass::unlink:
+      if (ev.args[arg::flags] & AT_REMOVEDIR) f.directory = true;
       break;
     default:
       break;

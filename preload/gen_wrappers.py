@@ -194,11 +194,18 @@ def gen_wrappers(family, out, funcs):
         lines.append("using namespace ::mpior::preload::mpi::expr;")
     else:
         lines.append("using namespace ::mpior::preload::expr;")
+        lines.append("// Headers' nonnull and similar attributes do not change a function's type.")
+        lines.append('#pragma GCC diagnostic ignored "-Wignored-attributes"')
     lines.append("")
     for fn in funcs:
         if fn.family != family or fn.internal:
             continue
         lines += (gen_mpi_wrapper(fn) if family == "mpi" else gen_io_wrapper(fn)) + [""]
+        if family != "mpi" and "undeclared" not in fn.options:
+            # The list's declaration must be the system header's.
+            lines += [f"static_assert(::mpior::preload::check::same<decltype(&::{fn.name}), "
+                      f"::mpior::preload::real::Table::{fn.name}_t>,",
+                      f"              \"{fn.name}: the list's declaration differs from the system header's\");", ""]
     with open(out, "w") as f:
         f.write("\n".join(lines))
 

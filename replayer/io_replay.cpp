@@ -22,6 +22,7 @@ struct KindFacts {
   bool positional = false;  // pread/pwrite family: an explicit offset, the file position untouched
   bool fd_stat = false;     // fstat family: a descriptor, not a path
   bool no_follow = false;   // lstat family
+  bool by_path = false;     // truncate by path
 };
 
 KindFacts facts_of(Kind k) {
@@ -30,6 +31,7 @@ KindFacts facts_of(Kind k) {
   f.positional = n.find("pread") != n.npos || n.find("pwrite") != n.npos;
   f.fd_stat = n == "fstat" || n == "fstat64" || n == "__fxstat" || n == "__fxstat64";
   f.no_follow = n.find("lstat") != n.npos || n.find("__lxstat") != n.npos;
+  f.by_path = n == "truncate" || n == "truncate64";
   return f;
 }
 
@@ -73,6 +75,8 @@ IoReplay::~IoReplay() { close_all(); }
 
 void IoReplay::close_all() {
   aio_.drain();
+  for (auto& [handle, d] : dirs_) ::closedir(d);
+  dirs_.clear();
   for (auto& [id, s] : streams_) std::fclose(s.fp);
   streams_.clear();
   for (auto& [handle, f] : fds_)
@@ -121,10 +125,9 @@ void IoReplay::set_fd(int64_t handle, int fd, Owner owner) {
 
 // The descriptor for the event's handle; a handle the replay never saw opened
 // (inherited, or opened by an untraced call) is opened on the event's file.
-int IoReplay::fd_for(const Event& ev) {
-  int64_t handle = ev.args[arg::handle];
+int IoReplay::fd_for(int64_t handle, int64_t file) {
   if (auto it = fds_.find(handle); it != fds_.end()) return it->second.fd;
-  const std::string* path = mapped(ev.args[arg::file]);
+  const std::string* path = mapped(file);
   if (!path) return -EBADF;
   int fd = target_.sandbox->open(*path, O_RDWR | O_CREAT, 0644);
   if (fd == -EISDIR || fd == -EACCES) fd = target_.sandbox->open(*path, O_RDONLY);
@@ -157,7 +160,9 @@ IoOutcome IoReplay::replay(const Event& ev) {
   OpClass op = ev.op();
   bool opens = op == OpClass::open || op == OpClass::fopen;
   bool names_path = op == OpClass::unlink || op == OpClass::rename || op == OpClass::mkdir || op == OpClass::rmdir ||
-                    op == OpClass::access || (op == OpClass::stat && !facts(ev.kind).fd_stat);
+                    op == OpClass::access || op == OpClass::link || (op == OpClass::stat && !facts(ev.kind).fd_stat) ||
+                    (op == OpClass::truncate && facts(ev.kind).by_path) ||
+                    (op == OpClass::opendir && ev.args[arg::handle2] < 0);
   // An open or a path lookup that failed when traced still costs the file
   // system a lookup; anything on a handle that failed has nothing to reissue.
   if (!traced_ok(ev) && !opens && !names_path) return {false, 0};
@@ -172,30 +177,6 @@ IoOutcome IoReplay::replay(const Event& ev) {
   }
 }
 
-IoOutcome IoReplay::nested(const Event& ev, bool under_list) {
-  if (ev.op() == OpClass::asubmit && under_list && ev.ret == 0) return aio_submit(ev);
-  if (ev.op() != OpClass::adone) return {false, 0};
-  int64_t result = 0;
-  if (aio_.complete(ev.args[arg::aio_req], result) && result < 0 && ev.ret >= 0) fail(ev, int(-result), "aio");
-  return {};
-}
-
-IoOutcome IoReplay::aio_submit(const Event& ev) {
-  int fd = fd_for(ev);
-  if (fd < 0) {
-    fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
-    return {};
-  }
-  int64_t op = ev.args[arg::lio_op];
-  int64_t count = std::min<int64_t>(std::max<int64_t>(ev.args[arg::count], 0), int64_t(target_.buffer->size()));
-  int err = aio_.submit(ev.args[arg::aio_req], fd, op, ev.args[arg::offset], count, target_.buffer->data());
-  if (err) {
-    fail(ev, err, "submit");
-    return {};
-  }
-  return {true, op == trace::kAioRead || op == trace::kAioWrite ? count : 0};
-}
-
 IoOutcome IoReplay::path_op(const Event& ev) {
   const std::string* path = mapped(ev.args[arg::file]);
   if (!path) {
@@ -207,7 +188,7 @@ IoOutcome IoReplay::path_op(const Event& ev) {
   struct stat st {};
   switch (ev.op()) {
     case OpClass::unlink:
-      r = box.unlink(*path);
+      r = ev.args[arg::flags] & AT_REMOVEDIR ? box.rmdir(*path) : box.unlink(*path);
       break;
     case OpClass::rmdir:
       r = box.rmdir(*path);
@@ -226,6 +207,20 @@ IoOutcome IoReplay::path_op(const Event& ev) {
       r = to ? box.rename(*path, *to) : -ENOENT;
       break;
     }
+    case OpClass::link: {
+      const std::string* to = mapped(ev.args[arg::file2]);
+      r = !to ? -ENOENT : ev.args[arg::flags] == trace::kSymlink ? box.symlink(*path, *to) : box.link(*path, *to);
+      break;
+    }
+    case OpClass::truncate: {
+      int fd = box.open(*path, O_WRONLY);
+      r = fd < 0 ? fd : ::ftruncate(fd, off_t(ev.args[arg::offset])) == 0 ? 0 : -errno;
+      if (fd >= 0) ::close(fd);
+      break;
+    }
+    case OpClass::opendir:
+      r = open_dir(ev, path);
+      break;
     default:
       break;
   }
@@ -266,6 +261,12 @@ IoOutcome IoReplay::posix(const Event& ev) {
       fds_.erase(it);
       return {};
     }
+    case OpClass::copy:
+      return copy(ev);
+    case OpClass::opendir:
+    case OpClass::readdir:
+    case OpClass::closedir:
+      return dir_call(ev);
     default:
       break;
   }
@@ -290,7 +291,22 @@ IoOutcome IoReplay::fd_call(const Event& ev, int fd) {
       r = ::lseek(fd, 0, SEEK_CUR) < 0 ? -1 : 0;
       break;
     case OpClass::sync:
-      r = ev.kind == Kind::fdatasync ? ::fdatasync(fd) : ::fsync(fd);
+      if (ev.kind == Kind::fdatasync)
+        r = ::fdatasync(fd);
+      else if (ev.kind == Kind::syncfs)
+        r = ::syncfs(fd);
+      else if (ev.kind == Kind::sync_file_range)
+        r = ::sync_file_range(fd, ev.args[arg::offset], ev.args[arg::count], unsigned(ev.args[arg::flags]));
+      else
+        r = ::fsync(fd);
+      break;
+    case OpClass::allocate:
+      if (ev.args[arg::mode] == trace::kPosixAllocate) {
+        r = ::posix_fallocate(fd, off_t(ev.args[arg::offset]), off_t(ev.args[arg::count]));
+        if (r != 0) errno = r, r = -1;
+      } else {
+        r = ::fallocate(fd, int(ev.args[arg::mode]), off_t(ev.args[arg::offset]), off_t(ev.args[arg::count]));
+      }
       break;
     case OpClass::truncate:
       r = ::ftruncate(fd, off_t(ev.args[arg::offset]));

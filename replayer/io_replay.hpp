@@ -3,6 +3,8 @@
 // stdio stream ids) to the real descriptors and FILE*s the replay opened.
 #pragma once
 
+#include <dirent.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -59,8 +61,12 @@ class IoReplay {
   IoOutcome fd_call(const trace::Event& ev, int fd);
   IoOutcome stream_call(const trace::Event& ev, FILE* fp);
   IoOutcome aio_submit(const trace::Event& ev);
+  IoOutcome copy(const trace::Event& ev);
+  IoOutcome dir_call(const trace::Event& ev);
+  int open_dir(const trace::Event& ev, const std::string* path);
 
-  int fd_for(const trace::Event& ev);
+  int fd_for(const trace::Event& ev) { return fd_for(ev.args[trace::arg::handle], ev.args[trace::arg::file]); }
+  int fd_for(int64_t handle, int64_t file);
   FILE* stream_for(const trace::Event& ev);
   void set_fd(int64_t handle, int fd, Owner owner);
   int32_t global_file(int64_t local) const;
@@ -80,6 +86,7 @@ class IoReplay {
   std::unordered_map<int64_t, Stream> streams_;
   std::unordered_map<int32_t, std::string> relative_paths_;  // relative traced paths, below this rank's cwd
   AioReplay aio_;
+  std::unordered_map<int64_t, DIR*> dirs_;  // directory streams by traced fd
 };
 
 }  // namespace mpior::replay

@@ -51,6 +51,16 @@ inline constexpr int map_flags = 5;     // mmap: MAP_* flags
 inline constexpr int map_len = 6;       // mmap family: length of the mapping or range (count: bytes counted)
 inline constexpr int offset2 = 5;       // copy calls: offset at the out end, -1 its file position
 }  // namespace arg
+// Copy calls' flags slot: which ends had an explicit offset (the others used
+// and moved their fd's position).
+inline constexpr int64_t kCopyInPositional = 1;
+inline constexpr int64_t kCopyOutPositional = 2;
+
+// link kinds' flags slot for a symbolic link (file: its target; file2: the link).
+inline constexpr int64_t kSymlink = -1;
+// allocate kinds' mode slot for posix_fallocate (which returns an errno).
+inline constexpr int64_t kPosixAllocate = -1;
+
 // Operation codes of an AIO request (glibc's LIO_* values plus fsync).
 inline constexpr int64_t kAioRead = 0;
 inline constexpr int64_t kAioWrite = 1;

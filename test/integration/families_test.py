@@ -3,7 +3,9 @@
 family of calls (test/apps), traced, post-processed and replayed; exact bytes
 per file and direction in summary.json, calls in ops, replayed file sizes.
 One scenario per meson test: families_test.py NAME."""
-from harness import Scenario, check, check_eq, file_entry, main
+import os
+
+from harness import Scenario, check, check_eq, expect_ops, file_entry, main
 
 MPI_FRAME = lambda n: {"MPI_Init": n, "MPI_Finalize": n}  # noqa: E731
 
@@ -51,5 +53,32 @@ def mpiio_aio():
     s.cleanup()
 
 
+def files_more():
+    s = Scenario("files_more").run_both()
+    summary = s.post()
+    expect_ops(summary, {
+        "open": 5, "openat": 1, "close": 6, "lseek": 1, "pwritev2": 2, "preadv2": 1, "preadv64": 1,
+        "pwritev64": 1, "posix_fallocate": 1, "fallocate": 1, "sync_file_range": 1, "syncfs": 1,
+        "copy_file_range": 1, "sendfile": 1, "splice": 2, "truncate": 1, "mkdirat": 2, "write": 2,
+        "renameat": 1, "renameat2": 1, "linkat": 1, "symlinkat": 1, "faccessat": 1, "unlinkat": 2,
+        "opendir": 1, "readdir": 5, "closedir": 1, "puts": 1})
+    # v2.dat: pwritev2 x2 (2000 each), pwritev64 (1000); read by preadv2
+    # (2000), preadv64 (1000), copy_file_range (3000), sendfile (2048), splice (1024).
+    expect_bytes(summary, s.abs("v2.dat"), 5000, 2000 + 1000 + 3000 + 2048 + 1024)
+    expect_bytes(summary, s.abs("copy.dat"), 3000, 0)
+    expect_bytes(summary, s.abs("sent.dat"), 2048, 0)
+    expect_bytes(summary, s.abs("spliced.dat"), 1024, 0)
+    # Bytes go under the name the file had when they moved.
+    expect_bytes(summary, s.abs("d/a.tmp"), 100, 0)
+    expect_bytes(summary, s.abs("d/a.dat"), 50, 0)
+    d = file_entry(summary, s.abs("d"))
+    check(d["directory"], "d is a directory")
+    check_eq(d["ops"], 1 + 5 + 1 + 3, "calls on d (opendir, readdir x5, closedir, open, mkdirat, close)")
+    s.replay_and_check()  # v2.dat 8192 (posix_fallocate), copy.dat 1500 (truncate), d/final.dat 150 (renames)
+    link = os.path.join(s.fs, s.abs("d/c.lnk").lstrip("/"))
+    check_eq(os.readlink(link), "final.dat", "replayed symlink")
+    s.cleanup()
+
+
 if __name__ == "__main__":
-    main({"aio": aio, "mpiio_aio": mpiio_aio})
+    main({"aio": aio, "mpiio_aio": mpiio_aio, "files_more": files_more})
