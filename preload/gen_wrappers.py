@@ -114,6 +114,11 @@ def va_prologue(fn):
                  f"  va_start(ap, {last});",
                  f"  long arg = va_arg(ap, long);",
                  f"  va_end(ap);"], f"{args}, arg", "", fn.name)
+    if "va_ptr" in fn.options:
+        return ([f"  va_list ap;",
+                 f"  va_start(ap, {last});",
+                 f"  void* arg = va_arg(ap, void*);",
+                 f"  va_end(ap);"], f"{args}, arg", "", fn.name)
     if "va" in fn.options:
         target = fn.options["va"]
         twin = target.split("(", 1)[0].strip()

@@ -111,6 +111,7 @@ void stream_reopen(Call& c, FILE* ret, const char* path, const char* mode, FILE*
 void stream_close(Call& c, int64_t ret, FILE* stream) noexcept;
 void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes) noexcept;
 void stream_plain(Call& c, int64_t ret, FILE* stream) noexcept;
+void stream_scan(Call& c, int64_t ret, FILE* stream) noexcept;
 void stream_seek(Call& c, int64_t ret, FILE* stream, int64_t offset, int whence) noexcept;
 // fgets returns a pointer
 inline void stream_io(Call& c, char* ret, FILE* stream, int64_t count, int64_t bytes) noexcept {

@@ -80,5 +80,37 @@ def files_more():
     s.cleanup()
 
 
+STDIO_COMMON = {"open": 1, "close": 1, "fopen": 2, "fclose": 2, "fputs_unlocked": 20, "fwrite_unlocked": 1,
+                "fgetpos": 1, "fsetpos": 1, "getdelim": 1, "__isoc99_vfscanf": 1, "fread": 1, "fread_unlocked": 1}
+
+
+def stdio_check(app, want):
+    lines = 20
+    s = Scenario(app, [lines]).run_both()
+    summary = s.post()
+    expect_ops(summary, {**STDIO_COMMON, **want})
+    size = lines * 10 + 102
+    # Read once through, plus the line read again after fsetpos.
+    f = expect_bytes(summary, s.abs("lines.txt"), size, size + 10)
+    check_eq(f["stdio_read"], size + 10, "bytes read through stdio")
+    expect_bytes(summary, s.abs("dprintf.txt"), 15, 0)
+    check_eq(file_entry(summary, "<stdout>")["bytes_written"], 3, "putchar bytes")
+    s.replay_and_check()
+    s.cleanup()
+
+
+def stdio():
+    stdio_check("stdio_more", {"getline": 18, "fgets_unlocked": 1, "fgets": 1, "fputc_unlocked": 1,
+                               "putc_unlocked": 1, "fgetc_unlocked": 1, "getc_unlocked": 1, "fgetc": 1,
+                               "dprintf": 1, "vdprintf": 1, "putchar": 3})
+
+
+def stdio_chk():
+    # Fortified: getline is inlined into __getdelim, putchar into putc, the
+    # character _unlocked macros are not calls (the program uses fputc/fgetc).
+    stdio_check("stdio_more_chk", {"__getdelim": 18, "__fgets_unlocked_chk": 1, "__fgets_chk": 1, "fputc": 2,
+                                   "fgetc": 3, "__dprintf_chk": 1, "__vdprintf_chk": 1, "putc": 3})
+
+
 if __name__ == "__main__":
-    main({"aio": aio, "mpiio_aio": mpiio_aio, "files_more": files_more})
+    main({"aio": aio, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk})
