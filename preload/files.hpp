@@ -101,6 +101,10 @@ FileTable& files();
 FdTable& fds();
 StreamTable& streams();
 
+// Records the shared writable mappings of traced files still mapped
+// (mmap_handlers.cpp; called at exit).
+void map_record_live() noexcept;
+
 // Registers stdin, stdout and stderr as files 0, 1, 2 and streams 0, 1, 2.
 void register_std_streams();
 

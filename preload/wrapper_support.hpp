@@ -104,6 +104,12 @@ void aio_return_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept;
 void aio_wait(Call& c, int64_t ret, const struct aiocb* const* list, int nent) noexcept;
 void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcept;
 
+// mmap
+void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t offset) noexcept;
+void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept;
+void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept;
+void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept;
+
 // stdio
 void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcept;
 void stream_fdopen(Call& c, FILE* ret, int fd, const char* mode) noexcept;

@@ -1,6 +1,7 @@
 #include "io_replay.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -77,6 +78,11 @@ void IoReplay::close_all() {
   aio_.drain();
   for (auto& [handle, d] : dirs_) ::closedir(d);
   dirs_.clear();
+  for (auto& [id, m] : maps_) {
+    ::munmap(m.addr, m.len);
+    ::close(m.fd);
+  }
+  maps_.clear();
   for (auto& [id, s] : streams_) std::fclose(s.fp);
   streams_.clear();
   for (auto& [handle, f] : fds_)
@@ -170,6 +176,8 @@ IoOutcome IoReplay::replay(const Event& ev) {
   switch (trace::info(ev.kind).family) {
     case trace::Family::stdio:
       return stdio(ev);
+    case trace::Family::mmap:
+      return map_call(ev);
     case trace::Family::aio:  // lio_listio, aio_error, aio_suspend...: their nested records do the work
       return op == OpClass::asubmit ? aio_submit(ev) : IoOutcome{};
     default:

@@ -62,6 +62,8 @@ class IoReplay {
   IoOutcome stream_call(const trace::Event& ev, FILE* fp);
   IoOutcome aio_submit(const trace::Event& ev);
   IoOutcome copy(const trace::Event& ev);
+  IoOutcome map_call(const trace::Event& ev);
+  IoOutcome map_new(const trace::Event& ev);
   IoOutcome dir_call(const trace::Event& ev);
   int open_dir(const trace::Event& ev, const std::string* path);
 
@@ -87,6 +89,13 @@ class IoReplay {
   std::unordered_map<int32_t, std::string> relative_paths_;  // relative traced paths, below this rank's cwd
   AioReplay aio_;
   std::unordered_map<int64_t, DIR*> dirs_;  // directory streams by traced fd
+  struct Mapping {
+    char* addr;
+    size_t len;
+    int64_t offset;  // file offset of addr
+    int fd;          // a copy of the mapped fd: the file's size bounds what is touched
+  };
+  std::unordered_map<int64_t, Mapping> maps_;  // by traced mapping id
 };
 
 }  // namespace mpior::replay

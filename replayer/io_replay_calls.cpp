@@ -1,6 +1,8 @@
 // IoReplay's calls beyond plain reads and writes: POSIX AIO requests,
 // in-kernel copies and directory streams.
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -122,6 +124,87 @@ IoOutcome IoReplay::dir_call(const Event& ev) {
   ::closedir(it->second);
   dirs_.erase(it);
   return {};
+}
+
+namespace {
+
+// Touches one byte per page of [from, from + len) within the file's size:
+// reads fault the pages in, writes dirty them.
+void touch(char* addr, int64_t from, int64_t len, int64_t map_offset, int fd, bool write) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return;
+  int64_t end = std::min(from + len, int64_t(st.st_size) - map_offset);
+  long page = ::sysconf(_SC_PAGESIZE);
+  volatile char sink = 0;
+  for (int64_t at = from; at < end; at += page) {
+    if (write)
+      addr[at] = sink;
+    else
+      sink = sink + addr[at];
+  }
+}
+
+}  // namespace
+
+IoOutcome IoReplay::map_new(const Event& ev) {
+  int fd = fd_for(ev);
+  if (fd < 0) {
+    fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    return {};
+  }
+  int prot = int(ev.args[arg::map_prot]), flags = int(ev.args[arg::map_flags]) & (MAP_SHARED | MAP_PRIVATE);
+  size_t len = size_t(ev.args[arg::map_len]);
+  void* p = ::mmap(nullptr, len, prot, flags, fd, off_t(ev.args[arg::offset]));
+  int copy = p == MAP_FAILED ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (p == MAP_FAILED || copy < 0) {
+    fail(ev, errno, "mmap");
+    if (p != MAP_FAILED) ::munmap(p, len);
+    return {};
+  }
+  Mapping m{static_cast<char*>(p), len, ev.args[arg::offset], copy};
+  if (auto old = maps_.find(ev.args[arg::map_id]); old != maps_.end()) {
+    ::munmap(old->second.addr, old->second.len);
+    ::close(old->second.fd);
+  }
+  maps_[ev.args[arg::map_id]] = m;
+  int64_t bytes = ev.args[arg::count];
+  if (bytes > 0) touch(m.addr, 0, bytes, m.offset, m.fd, false);
+  return {true, std::max<int64_t>(bytes, 0)};
+}
+
+// msync and munmap write back (dirty, then sync or unmap) the bytes the trace
+// counted; mremap moves the mapping.
+IoOutcome IoReplay::map_call(const Event& ev) {
+  if (ev.op() == OpClass::map) return map_new(ev);
+  auto it = maps_.find(ev.args[arg::map_id]);
+  if (it == maps_.end()) return {true, 0};
+  Mapping& m = it->second;
+  int64_t skip = std::clamp<int64_t>(ev.args[arg::offset] - m.offset, 0, int64_t(m.len));
+  int64_t len = std::min<int64_t>(ev.args[arg::map_len], int64_t(m.len) - skip);
+  int64_t bytes = std::max<int64_t>(ev.args[arg::count], 0);
+  if (bytes > 0 && ev.op() != OpClass::remap) touch(m.addr, skip, bytes, m.offset, m.fd, true);
+  long page = ::sysconf(_SC_PAGESIZE);
+  int64_t start = skip / page * page;
+  int r = 0;
+  if (ev.op() == OpClass::msync) {
+    r = ::msync(m.addr + start, size_t(len + skip - start), int(ev.args[arg::map_prot]) & (MS_ASYNC | MS_SYNC));
+  } else if (ev.op() == OpClass::remap) {
+    void* p = ::mremap(m.addr, m.len, size_t(ev.args[arg::map_len]), MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) {
+      r = -1;
+    } else {
+      m.addr = static_cast<char*>(p);
+      m.len = size_t(ev.args[arg::map_len]);
+    }
+  } else if (start == 0 && skip + len >= int64_t(m.len)) {  // unmapped whole (or alive at exit)
+    r = ::munmap(m.addr, m.len);
+    ::close(m.fd);
+    maps_.erase(it);
+  } else {
+    r = ::munmap(m.addr + start, size_t(len + skip - start));
+  }
+  if (r != 0) fail(ev, errno, std::string(trace::name(ev.kind)));
+  return {true, bytes};
 }
 
 }  // namespace mpior::replay

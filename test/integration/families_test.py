@@ -112,5 +112,24 @@ def stdio_chk():
                                    "fgetc": 3, "__dprintf_chk": 1, "__vdprintf_chk": 1, "putc": 3})
 
 
+def mmap():
+    pages = 16
+    s = Scenario("mmap_io", [pages]).run_both()
+    summary = s.post()
+    expect_ops(summary, {"open": 3, "close": 3, "ftruncate": 2, "mmap": 3, "msync": 1, "munmap": 2, "mremap": 1,
+                         "mpior_map_exit": 1, "printf": 1})
+    size = pages * 4096
+    # Upper bounds: out.dat's read-write mapping reads its range when mapped and
+    # writes it at msync and again at munmap; the read-only one reads it.
+    f = expect_bytes(summary, s.abs("out.dat"), 2 * size, 2 * size)
+    check_eq((f["mapped_written"], f["mapped_read"]), (2 * size, 2 * size), "out.dat bytes through mappings")
+    # grow.dat: write-only, grown by mremap, still mapped at exit.
+    expect_bytes(summary, s.abs("grow.dat"), size, 0)
+    s.replay_and_check()
+    check_eq(s.report["ops"]["msync"]["bytes"], size, "replayed msync bytes")
+    s.cleanup()
+
+
 if __name__ == "__main__":
-    main({"aio": aio, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk})
+    main({"aio": aio, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
+          "mmap": mmap})
