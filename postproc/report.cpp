@@ -149,6 +149,11 @@ nlohmann::json json_files(const Analysis& a) {
                      {"bytes_written", t.bytes_written},
                      {"bytes_read", t.bytes_read},
                      {"ops", t.ops},
+                     {"mapped_written", t.mapped_written},
+                     {"mapped_read", t.mapped_read},
+                     {"stdio_read", t.stdio_read},
+                     {"nested_written", t.nested_written},
+                     {"nested_read", t.nested_read},
                      {"created", f.created},
                      {"directory", f.directory},
                      {"initial_size", f.initial_size}});

@@ -1,5 +1,7 @@
 #include "summary.hpp"
 
+#include "transfer.hpp"
+
 namespace mpior::postproc {
 
 namespace arg = trace::arg;
@@ -53,6 +55,7 @@ void SummaryCollector::add_pruned(int32_t rank, bool pruning, const trace::KindT
 
 void SummaryCollector::observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
   bool io = trace::is_io(ev.kind), mpi = trace::is_mpi(ev.kind);
+  if (io) count_bytes(scope, ev, pos);
   if (ev.depth != 0 || (!io && !mpi)) return;
   if (mpi) ++s_.mpi_logged;
   if (ev.flags & trace::flag::on_behalf) return;  // the sender's call, logged by this rank
@@ -66,14 +69,34 @@ void SummaryCollector::observe(const RankScope& scope, const trace::Event& ev, c
     return;
   }
   r.io_ns += ev.dur_ns;
-  OpClass op = ev.op();
-  bool moved = (op == OpClass::read || op == OpClass::write) && ev.ret >= 0;
-  if (moved) k.bytes += ev.ret;
   int32_t file = scope.file(ev, arg::file, pos);
-  if (file < 0) return;
-  FileTotals& f = s_.files[size_t(file)];
-  ++f.ops;
-  if (moved) (op == OpClass::write ? f.bytes_written : f.bytes_read) += ev.ret;
+  if (file >= 0) ++s_.files[size_t(file)].ops;
+}
+
+// Bytes per file and per function, wherever the record sits: an AIO
+// completion is nested under the call that learned of it, and counts for the
+// submitting function.
+void SummaryCollector::count_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+  trace::Transfer t[2];
+  int n = trace::transfers(ev, t);
+  bool app = trace::app_level(ev);
+  for (int i = 0; i < n; ++i) {
+    if (app) {
+      trace::Kind k = ev.kind;
+      if (ev.op() == OpClass::adone) k = t[i].write ? trace::Kind::aio_write : trace::Kind::aio_read;
+      if (i == 0) s_.kinds[size_t(k)].bytes += t[i].bytes;
+    }
+    int32_t file = scope.file(ev, t[i].file_slot, pos);
+    if (file < 0) continue;
+    FileTotals& f = s_.files[size_t(file)];
+    if (!app) {
+      (t[i].write ? f.nested_written : f.nested_read) += t[i].bytes;
+      continue;
+    }
+    (t[i].write ? f.bytes_written : f.bytes_read) += t[i].bytes;
+    if (t[i].mapped) (t[i].write ? f.mapped_written : f.mapped_read) += t[i].bytes;
+    if (t[i].stdio && !t[i].write) f.stdio_read += t[i].bytes;
+  }
 }
 
 }  // namespace mpior::postproc

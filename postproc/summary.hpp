@@ -27,8 +27,11 @@ struct RankTotals {
 };
 
 struct FileTotals {
-  int64_t bytes_written = 0, bytes_read = 0;
-  uint64_t ops = 0;  // application calls naming the file
+  int64_t bytes_written = 0, bytes_read = 0;    // by the application's calls (trace::app_level)
+  int64_t mapped_written = 0, mapped_read = 0;  // of which through memory mappings (upper bounds)
+  int64_t stdio_read = 0;                       // of which read through stdio streams
+  int64_t nested_written = 0, nested_read = 0;  // by calls libraries made inside intercepted calls
+  uint64_t ops = 0;                             // application calls naming the file
 };
 
 struct Summary {
@@ -56,6 +59,7 @@ class SummaryCollector {
   Summary take() { return std::move(s_); }
 
  private:
+  void count_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
   Summary s_;
 };
 

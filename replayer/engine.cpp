@@ -154,6 +154,9 @@ void ReplayThread::run() {
       } else if (ev.op() == trace::OpClass::member && ev.depth == 1) {
         going = mpi.member(ev, cursor.delivered());
         last_end_ = mono_now_ns();
+      } else if (trace::info(ev.kind).family == trace::Family::aio) {
+        bool under_list = ev.depth == 1 && trace::info(cur_.kind).op == trace::OpClass::alist;
+        if (io.nested(ev, under_list).replayed) last_end_ = mono_now_ns();
       }
       continue;
     }

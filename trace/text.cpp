@@ -113,6 +113,9 @@ const char* arg_name(Kind k, int slot) {
   static const char* sr[kNumArgs] = {"comm", "dest", "tag", "bytes", "source", "rtag", "src", "stag"};
   static const char* done[kNumArgs] = {"comm", "peer", "tag", "bytes", "kind", "req", "src", "stag"};
   static const char* create[kNumArgs] = {"comm", "peer", "tag", "bytes", "root", "newcomm", "src", "stag"};
+  static const char* aio[kNumArgs] = {"fd", "file", "off", "count", "op", "depth", "file2", "req"};
+  static const char* map[kNumArgs] = {"fd", "file", "off", "count", "prot", "mflags", "len", "map"};
+  static const char* copy[kNumArgs] = {"fd", "file", "off", "count", "flags", "off2", "file2", "fd2"};
   switch (info(k).op) {
     case OpClass::sendrecv:
       return sr[slot];
@@ -120,10 +123,14 @@ const char* arg_name(Kind k, int slot) {
       return done[slot];
     case OpClass::comm_create:
       return create[slot];
+    case OpClass::copy:
+      return copy[slot];
     default:
       break;
   }
   if (info(k).family == Family::stdio) return stdio[slot];
+  if (info(k).family == Family::aio) return aio[slot];
+  if (info(k).family == Family::mmap) return map[slot];
   return is_io(k) ? io[slot] : mpi[slot];
 }
 
