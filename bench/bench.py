@@ -207,8 +207,14 @@ def replay(b):
            "pruned vs unpruned replay"], rows)
 
 
+def extrap(b):
+    """Extrapolation time and plan size to 8,192 and 65,536 ranks; 8,192-thread replay (bench/extrap_bench.py)."""
+    import extrap_bench
+    extrap_bench.extrapolation(b, table)
+
+
 SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder, "merge": merge,
-            "apps": apps, "replay": replay}
+            "apps": apps, "replay": replay, "extrap": extrap}
 
 
 def main():

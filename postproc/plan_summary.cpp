@@ -22,10 +22,13 @@ Summary totals(const trace::Plan& plan, const std::string& title) {
   for (size_t r = 0; r < plan.ranks.size(); ++r) collect.begin_rank(int32_t(r), plan.ranks[r].traced_ns);
   collect.add_pruned(-1, any_pruned(plan.pruned), plan.pruned);
   static const CommResolution no_comms;  // the summary needs files only
+  std::vector<uint32_t> threads;         // by stream, for messages
+  for (const trace::Stream& s : plan.streams) threads.push_back(s.thread);
   for (uint32_t si = 0; si < plan.streams.size(); ++si) {
     const trace::Stream& s = plan.streams[si];
     for (int64_t r : s.rank_list()) {
       RankScope scope(int32_t(r), title, plan.ranks[size_t(r)].files, no_comms);
+      scope.set_threads(threads);
       trace::EventCursor cursor(s, int32_t(r));
       trace::Event ev;
       EventPos pos{si, 0};

@@ -104,10 +104,30 @@ std::vector<uint8_t> unwrap(const TypeInfo& type, std::span<const uint8_t> bytes
   return body;
 }
 
+// Event kinds are stored by number: a file is only readable by an mpior whose
+// kind table (trace/api/*.list) is the same, which this checksum of the
+// names in order tells.
+uint32_t kinds_fingerprint() {
+  static const uint32_t fp = [] {
+    uint32_t crc = 0;
+    for (size_t k = 0; k < kNumKinds; ++k) {
+      std::string_view n = name(Kind(k));
+      crc = crc32c({reinterpret_cast<const uint8_t*>(n.data()), n.size()}, crc);
+      crc = crc32c({reinterpret_cast<const uint8_t*>("\n"), 1}, crc);
+    }
+    return crc;
+  }();
+  return fp;
+}
+
 template <typename T, typename DecodeFn>
 T decode_whole(const TypeInfo& type, std::span<const uint8_t> bytes, const std::string& name, DecodeFn fn) {
   std::vector<uint8_t> body = unwrap(type, bytes, name);
   Decoder d(body, name);
+  if (d.fixed32() != kinds_fingerprint())
+    d.fail(
+        "written by an mpior that intercepts another list of functions (its event kinds are numbered "
+        "differently); read it with the mpior that wrote it");
   T out = fn(d);
   if (!d.done()) d.fail("unexpected bytes after the " + std::string(type.noun));
   return out;
@@ -130,16 +150,19 @@ int32_t rank_from_file_name(const std::string& name) {
 
 std::vector<uint8_t> encode(const RankTrace& t) {
   Encoder e;
+  e.fixed32(kinds_fingerprint());
   body::put(e, t);
   return wrap(kRankTrace, std::move(e.bytes()));
 }
 std::vector<uint8_t> encode(const JobInfo& j) {
   Encoder e;
+  e.fixed32(kinds_fingerprint());
   body::put(e, j);
   return wrap(kJob, std::move(e.bytes()));
 }
 std::vector<uint8_t> encode(const Plan& p) {
   Encoder e;
+  e.fixed32(kinds_fingerprint());
   body::put(e, p);
   return wrap(kPlan, std::move(e.bytes()));
 }

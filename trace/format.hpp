@@ -2,6 +2,9 @@
 //   magic (8 bytes: MPIORTRC rank trace, MPIORJOB job, MPIORPLN plan)
 //   version (u32) | compression (u8: 0 none, 1 zstd) | body length (u64)
 //   | stored length (u64) | body | CRC-32C of all before (u32) | "MPIOREND"
+// The body starts with a CRC-32C of the event kinds' names in order: kinds are
+// stored by number, so a file from an mpior with another function list is
+// refused, not misread.
 // Readers reject a wrong magic, an unknown version, truncation and a checksum
 // mismatch with one FormatError naming the file.
 #pragma once
@@ -17,7 +20,8 @@
 namespace mpior::trace {
 
 // 2: plans carry how they were extrapolated (ExtrapInfo).
-inline constexpr uint32_t kFormatVersion = 2;
+// 3: every body starts with a checksum of the event kind table.
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr const char* kJobFileName = "job.mpior";
 inline constexpr const char* kPlanFileName = "plan.mpior";
 
