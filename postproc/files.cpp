@@ -43,9 +43,10 @@ void note_first_use(FileResolution& files, int32_t rank, int32_t file, const tra
 
 }  // namespace
 
-void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos,
+                   bool under_mpiio) {
   namespace arg = trace::arg;
-  if (ev.depth != 0) return;
+  if (ev.depth != 0 && !under_mpiio) return;
   OpClass op = ev.op();
   int32_t file = scope.file(ev, arg::file, pos);
   if (file < 0) return;

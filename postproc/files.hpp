@@ -24,7 +24,9 @@ FileResolution number_files(const TraceSet& set);
 
 // Updates created / directory / initial_size from one event. Only calls the
 // application made (depth 0) count: they are what the replayer reissues.
-void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos);
+// Application calls, and the POSIX calls made under an MPI-IO call (under_mpiio).
+void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos,
+                   bool under_mpiio = false);
 // After every event: a file the application truncated needs no bytes before
 // replay (what it reads back, it wrote).
 void finish_files(FileResolution& files);

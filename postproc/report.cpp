@@ -135,14 +135,16 @@ nlohmann::json json_files(const Analysis& a) {
   for (int32_t id : files_by_bytes(a)) {
     const trace::PlanFile& f = a.files.files[size_t(id)];
     const FileTotals& t = a.summary.files[size_t(id)];
-    files.push_back({{"path", f.path},
-                     {"id", id},
-                     {"bytes_written", t.bytes_written},
-                     {"bytes_read", t.bytes_read},
-                     {"ops", t.ops},
-                     {"created", f.created},
-                     {"directory", f.directory},
-                     {"initial_size", f.initial_size}});
+    files.push_back(
+        {{"path", f.path},
+         {"id", id},
+         {"bytes_written", t.bytes_written},
+         {"bytes_read", t.bytes_read},
+         {"ops", t.ops},
+         {"created", f.created},
+         {"directory", f.directory},
+         {"initial_size", f.initial_size},
+         {"mpiio", {{"bytes_written", t.mpiio_written}, {"bytes_read", t.mpiio_read}, {"calls", t.mpiio_ops}}}});
   }
   return files;
 }

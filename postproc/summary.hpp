@@ -27,8 +27,10 @@ struct RankTotals {
 };
 
 struct FileTotals {
-  int64_t bytes_written = 0, bytes_read = 0;
-  uint64_t ops = 0;  // application calls naming the file
+  int64_t bytes_written = 0, bytes_read = 0;  // POSIX level: the application's and those under its MPI-IO calls
+  uint64_t ops = 0;                           // application calls naming the file
+  int64_t mpiio_written = 0, mpiio_read = 0;  // MPI-IO level: count x type size of successful calls
+  uint64_t mpiio_ops = 0;                     // MPI_File_* calls naming the file
 };
 
 struct Summary {
@@ -52,7 +54,10 @@ class SummaryCollector {
   Summary take() { return std::move(s_); }
 
  private:
+  void observe_mpiio(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
+  void file_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos, bool count_call);
   Summary s_;
+  bool under_mpiio_ = false;  // the last application call was an MPI_File_* call
 };
 
 }  // namespace mpior::postproc

@@ -34,6 +34,13 @@ class IoReplay {
   // Closes every stream (flushing it, as exit does) and descriptor still open.
   void close_all();
 
+  // The path below the target of a rank-local file id; nullptr when none.
+  const std::string* mapped(int64_t local);
+  int32_t global_file(int64_t local) const;
+  // Records a failed replayed call; aborts the replay when the target file
+  // system cannot take more (full, read-only, over quota).
+  void fail(const trace::Event& ev, int err, const std::string& detail = {});
+
  private:
   enum class Owner : uint8_t { self, shared, stream };
   struct Fd {
@@ -58,12 +65,7 @@ class IoReplay {
   int fd_for(const trace::Event& ev);
   FILE* stream_for(const trace::Event& ev);
   void set_fd(int64_t handle, int fd, Owner owner);
-  int32_t global_file(int64_t local) const;
-  const std::string* mapped(int64_t local);
   std::string traced_path(int64_t local) const;
-  // Records a failed replayed call; aborts the replay when the target file
-  // system cannot take more (full, read-only, over quota).
-  void fail(const trace::Event& ev, int err, const std::string& detail = {});
 
   const Target& target_;
   const trace::Plan& plan_;

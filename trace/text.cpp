@@ -113,7 +113,14 @@ const char* arg_name(Kind k, int slot) {
   static const char* sr[kNumArgs] = {"comm", "dest", "tag", "bytes", "source", "rtag", "src", "stag"};
   static const char* done[kNumArgs] = {"comm", "peer", "tag", "bytes", "kind", "req", "src", "stag"};
   static const char* create[kNumArgs] = {"comm", "peer", "tag", "bytes", "root", "newcomm", "src", "stag"};
+  static const char* mpiio[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "req", "whence"};
+  static const char* fopen[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "amode", "oflags"};
+  static const char* view[kNumArgs] = {"fh", "file", "disp", "ftsize", "access", "comm", "etsize", "extent"};
   switch (info(k).op) {
+    case OpClass::mpiio_open:
+      return fopen[slot];
+    case OpClass::mpiio_view:
+      return view[slot];
     case OpClass::sendrecv:
       return sr[slot];
     case OpClass::complete:
@@ -124,6 +131,7 @@ const char* arg_name(Kind k, int slot) {
       break;
   }
   if (info(k).family == Family::stdio) return stdio[slot];
+  if (is_mpiio(k)) return mpiio[slot];
   return is_io(k) ? io[slot] : mpi[slot];
 }
 
