@@ -179,8 +179,11 @@ void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
   ev.args[arg::fextra] = expr::type_size(etype);
   ev.args[arg::count] = expr::type_size(filetype);
   if (rc != MPI_SUCCESS || !fpmpi().resolved) return;
+  // Tile k of the filetype covers [disp + lb + k * extent, + extent): the
+  // record's disp is where tile 0 starts, the blocks are relative to it.
   MPI_Count lb = 0, extent = 0;
   fpmpi().get_extent(filetype, &lb, &extent);
+  ev.args[arg::offset] = disp + lb;
   ev.args[arg::fextent] = extent;
   try {
     std::vector<Block> blocks;
@@ -188,7 +191,7 @@ void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
       ev.args[arg::flags] |= fio::kUnflattened;
       return;
     }
-    for (const Block& b : blocks) record_block(c, b);
+    for (const Block& b : blocks) record_block(c, {b.offset - lb, b.length});
   } catch (...) {
     ev.args[arg::flags] |= fio::kUnflattened;
   }

@@ -34,6 +34,10 @@ class IoReplay {
   // Closes every stream (flushing it, as exit does) and descriptor still open.
   void close_all();
 
+  // Under MPI_File_close every rank that used the shared file pointer deletes
+  // ROMIO's hidden pointer file: which deletion finds it is a race, not an error.
+  void set_racing_unlinks(bool on) { racing_unlinks_ = on; }
+
   // The path below the target of a rank-local file id; nullptr when none.
   const std::string* mapped(int64_t local);
   int32_t global_file(int64_t local) const;
@@ -75,7 +79,8 @@ class IoReplay {
   std::string who_;
   std::unordered_map<int64_t, Fd> fds_;
   std::unordered_map<int64_t, Stream> streams_;
-  std::unordered_map<int32_t, std::string> relative_paths_;  // relative traced paths, below this rank's cwd
+  std::unordered_map<int32_t, std::string> relative_paths_;
+  bool racing_unlinks_ = false;  // relative traced paths, below this rank's cwd
 };
 
 }  // namespace mpior::replay

@@ -115,7 +115,7 @@ const char* arg_name(Kind k, int slot) {
   static const char* create[kNumArgs] = {"comm", "peer", "tag", "bytes", "root", "newcomm", "src", "stag"};
   static const char* mpiio[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "req", "whence"};
   static const char* fopen[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "amode", "oflags"};
-  static const char* view[kNumArgs] = {"fh", "file", "disp", "ftsize", "access", "comm", "etsize", "extent"};
+  static const char* view[kNumArgs] = {"fh", "file", "tile0", "ftsize", "access", "comm", "etsize", "extent"};
   switch (info(k).op) {
     case OpClass::mpiio_open:
       return fopen[slot];
