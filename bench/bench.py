@@ -2,7 +2,7 @@
 """mpior's benchmarks: the figures the issues ask for, one table each.
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
-Sections: overhead, latency, sizes, builder, merge, apps, replay, mpiio.
+Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -67,6 +67,16 @@ def overhead(b):
         rows.append([depth] + [added.get(f, "?") for f in ("write", "pwrite", "fwrite", "fprintf")])
     table(f"tracer overhead: added ns per 1-byte call ({calls} calls x 5, traced vs untraced in one run)",
           ["MPIOR_STACK_DEPTH", "write", "pwrite", "fwrite", "fprintf"], rows)
+
+
+def families(b):
+    """Added ns per AIO round, getline, fwrite_unlocked, msync of 1 MiB (issue 18)."""
+    calls = 20000 if b.quick else 100000
+    out = b.run([b.exe("bench/family_overhead"), calls, 5, b.work], env=b.traced())
+    rows = [[m.group(1).strip(), m.group(2), m.group(3), m.group(4)]
+            for m in re.finditer(r"^(.{12}) +(\S+) +(\S+) +(-?\d+\.\d+)$", out, re.M)]
+    table(f"tracer overhead, more families: added ns per call ({calls} calls x 5, traced vs untraced in one run)",
+          ["call", "untraced ns", "traced ns", "added ns"], rows)
 
 
 def latency(b):
@@ -212,8 +222,8 @@ def mpiio(b):
           ["program", "steps", "events", "trace B", "B/event", "tracer memory", "plan B", "replay max RSS"], rows)
 
 
-SECTIONS = {"overhead": overhead, "latency": latency, "sizes": sizes, "builder": builder, "merge": merge,
-            "apps": apps, "replay": replay, "mpiio": mpiio}
+SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
+            "merge": merge, "apps": apps, "replay": replay, "mpiio": mpiio}
 
 
 def main():

@@ -82,6 +82,26 @@ void dump_streams(const std::vector<trace::Stream>& streams, std::ostream& out) 
   for (const trace::Stream& s : streams) trace::print_stream(out, s);
 }
 
+// How an extrapolated plan was made: its inputs and the model of every
+// quantity that is not one constant, by stream and position.
+void dump_extrap(const trace::Plan& p, std::ostream& out) {
+  const trace::ExtrapInfo& x = p.extrap;
+  if (!x.target) return;
+  out << fmt::format("extrapolated to {} ranks from {} runs:\n", x.target, x.inputs.size());
+  for (size_t i = 0; i < x.inputs.size(); ++i) out << fmt::format("  {} ({} ranks)\n", x.inputs[i], x.input_ranks[i]);
+  out << "models (quantities that are not one constant):\n";
+  for (const trace::ExtrapNote& n : x.notes) {
+    std::string where = n.stream < 0 ? "tables" : fmt::format("stream {}", n.stream);
+    if (n.stream >= 0 && n.leaf >= 0 && size_t(n.stream) < p.streams.size() &&
+        size_t(n.leaf) < p.streams[size_t(n.stream)].leaves.size())
+      where += fmt::format(" position {} ({})", n.leaf,
+                           trace::name(p.streams[size_t(n.stream)].leaves[size_t(n.leaf)].kind));
+    else if (n.node >= 0)
+      where += fmt::format(" loop node {}", n.node);
+    out << fmt::format("  {}: {}: {} [{}]\n", where, n.what, n.model, n.name);
+  }
+}
+
 void dump_plan(const trace::Plan& p, std::ostream& out) {
   dump_job(p.job, out);
   out << "ranks (" << p.ranks.size() << "):\n";
@@ -101,6 +121,7 @@ void dump_plan(const trace::Plan& p, std::ostream& out) {
     out << fmt::format("  {:>4}  members {}\n", i, list_text(p.comms[i].members));
   dump_pruned(p.pruned, out);
   dump_streams(p.streams, out);
+  dump_extrap(p, out);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "transfer.hpp"
+
 namespace mpior::postproc {
 
 using trace::OpClass;
@@ -41,19 +43,35 @@ void note_first_use(FileResolution& files, int32_t rank, int32_t file, const tra
   if (succeeded && !creating) files.files[size_t(file)].existed = true;
 }
 
+// Reads at a known offset say how large the file was at least.
+void note_reads(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+  trace::Transfer t[2];
+  int n = trace::transfers(ev, t);
+  for (int i = 0; i < n; ++i) {
+    int32_t file = scope.file(ev, t[i].file_slot, pos);
+    if (t[i].write || file < 0 || t[i].offset < 0 || t[i].bytes <= 0) continue;
+    trace::PlanFile& f = files.files[size_t(file)];
+    f.initial_size = std::max(f.initial_size, t[i].offset + t[i].bytes);
+  }
+}
+
 }  // namespace
 
 void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos,
-                   bool under_mpiio) {
+                   trace::Level level) {
   namespace arg = trace::arg;
-  if (ev.depth != 0 && !under_mpiio) return;
+  // Reads by the application and under its MPI-IO calls bound the file's size;
+  // the calls themselves: the application's and those under its MPI-IO calls.
+  if (level != trace::Level::nested) note_reads(files, scope, ev, pos);
+  if (ev.depth != 0 && (level != trace::Level::mpiio || ev.op() == OpClass::adone)) return;
   OpClass op = ev.op();
   int32_t file = scope.file(ev, arg::file, pos);
   if (file < 0) return;
-  bool creates = (ev.args[arg::flags] & O_CREAT) != 0;
+  bool creates = (op == OpClass::open || op == OpClass::fopen) && (ev.args[arg::flags] & O_CREAT) != 0;
   note_first_use(files, scope.rank(), file, ev, creates);
-  if (op == OpClass::rename) {
+  if (op == OpClass::rename || op == OpClass::link) {  // the new name is made by the call
     int32_t target = scope.file(ev, arg::file2, pos);
+    if (target >= 0) note_first_use(files, scope.rank(), target, ev, true);
     if (target >= 0 && ev.ret == 0) files.files[size_t(target)].created = true;
     return;
   }
@@ -75,11 +93,11 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
       f.created = f.created || ev.ret == 0;
       break;
     case OpClass::rmdir:
+    case OpClass::opendir:
       f.directory = true;
       break;
-    case OpClass::read:
-      if (ev.args[arg::offset] >= 0 && ev.ret > 0)
-        f.initial_size = std::max(f.initial_size, ev.args[arg::offset] + ev.ret);
+    case OpClass::unlink:
+      if (ev.args[arg::flags] & AT_REMOVEDIR) f.directory = true;
       break;
     default:
       break;

@@ -1,40 +1,108 @@
-// mpior-post DIR [-o PLAN] [--verify]   |   mpior-post --dump FILE
+// mpior-post DIR [-o PLAN] [--verify]
+// mpior-post --extrapolate N -o PLAN DIR DIR DIR...
+// mpior-post --compare PLAN_A PLAN_B
+// mpior-post --dump FILE
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <new>
 
+#include "compare.hpp"
 #include "dump.hpp"
 #include "error.hpp"
+#include "extrap_error.hpp"
+#include "extrapolate.hpp"
 #include "format.hpp"
+#include "plan.hpp"
+#include "plan_summary.hpp"
 #include "post.hpp"
 
 namespace {
 
 constexpr int kUsageError = 2;
 
-int run(const std::string& dir, const std::string& plan, const std::string& dump, bool verify) {
+struct Options {
+  std::vector<std::string> dirs;
+  std::string plan, dump;
+  std::vector<std::string> compare;
+  int64_t extrapolate = 0;
+  bool verify = false;
+};
+
+std::string plan_file_of(const std::string& p) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) return (std::filesystem::path(p) / mpior::trace::kPlanFileName).string();
+  return p;
+}
+
+int extrapolate(const Options& o) {
+  using namespace mpior;
+  std::vector<extrap::Input> inputs;
+  for (const std::string& d : o.dirs) inputs.push_back(extrap::load_input(d));
+  trace::Plan plan = extrap::extrapolate(std::move(inputs), o.extrapolate);
+  postproc::PlanSummary summary = postproc::summarize_plan(plan, o.plan);
+  postproc::write_plan_dir_atomic(o.plan, plan, summary.text, summary.json.dump(2) + "\n");
+  std::cout << "mpior-post: wrote " << o.plan << ": " << plan.ranks.size() << " ranks extrapolated from "
+            << o.dirs.size() << " runs, " << plan.streams.size() << " streams, " << plan.files.size() << " files, "
+            << plan.comms.size() << " communicators, " << plan.extrap.notes.size() << " modelled quantities\n";
+  return 0;
+}
+
+int compare(const Options& o) {
+  using namespace mpior;
+  trace::Plan a = trace::read_plan(plan_file_of(o.compare[0]));
+  trace::Plan b = trace::read_plan(plan_file_of(o.compare[1]));
+  std::string diff = postproc::compare_plans(a, b);
+  if (diff.empty()) {
+    std::cout << "mpior-post: " << o.compare[0] << " and " << o.compare[1] << " are identical except timing\n";
+    return 0;
+  }
+  std::cout << "mpior-post: " << o.compare[0] << " and " << o.compare[1] << " differ: " << diff << "\n";
+  return 1;
+}
+
+int run(const Options& o) {
   using namespace mpior;
   try {
-    if (!dump.empty()) {
-      postproc::dump_file(dump, std::cout);
+    int rc = 0;
+    if (!o.dump.empty()) {
+      postproc::dump_file(o.dump, std::cout);
+    } else if (!o.compare.empty()) {
+      rc = compare(o);
+    } else if (o.extrapolate) {
+      rc = extrapolate(o);
     } else {
-      std::string plan_dir = plan.empty() ? postproc::default_plan_dir(dir) : plan;
-      postproc::post_process(dir, plan_dir, std::cout, std::cerr, {}, verify);
+      std::string plan_dir = o.plan.empty() ? postproc::default_plan_dir(o.dirs[0]) : o.plan;
+      postproc::post_process(o.dirs[0], plan_dir, std::cout, std::cerr, {}, o.verify);
     }
     std::cout.flush();
     if (!std::cout) {
       std::cerr << "mpior-post: cannot write to standard output\n";
-      return 1;
+      return kUsageError;
     }
-    return 0;
+    return rc;
   } catch (const postproc::PostError& e) {
     std::cerr << "mpior-post: " << e.what() << "\n";
+  } catch (const extrap::ExtrapError& e) {
+    std::cerr << "mpior-post: cannot extrapolate: " << e.what() << "\n";
   } catch (const trace::FormatError& e) {
     std::cerr << "mpior-post: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
     std::cerr << "mpior-post: out of memory\n";
   }
-  return 1;
+  return o.compare.empty() ? 1 : kUsageError;
+}
+
+void check_usage(const Options& o) {
+  if (o.extrapolate) {
+    if (o.plan.empty()) throw CLI::ValidationError("--extrapolate", "needs -o PLAN, the directory to write");
+    if (o.dirs.size() < 3)
+      throw CLI::ValidationError("--extrapolate", "needs three or more trace or plan directories of the same program");
+    return;
+  }
+  if (!o.compare.empty() || !o.dump.empty()) return;
+  if (o.dirs.empty()) throw CLI::RequiredError("DIR (or --dump FILE, --compare A B)");
+  if (o.dirs.size() > 1) throw CLI::ValidationError("DIR", "one trace directory (several only with --extrapolate)");
 }
 
 }  // namespace
@@ -45,22 +113,39 @@ int main(int argc, char** argv) {
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "mpior-post: " + std::string(e.what()) + " (see mpior-post --help)\n";
   });
-  std::string dir, plan, dump;
-  auto* dir_opt = app.add_option("DIR", dir, "trace directory written by libmpior.so");
-  auto* plan_opt = app.add_option("-o,--output", plan, "plan directory to write (default DIR/plan)");
-  bool verify = false;
-  auto* verify_flag = app.add_flag("--verify", verify,
+  Options o;
+  auto* dir_opt = app.add_option("DIR", o.dirs,
+                                 "trace directory written by libmpior.so (with --extrapolate: "
+                                 "three or more trace or plan directories)");
+  auto* plan_opt = app.add_option("-o,--output", o.plan, "plan directory to write (default DIR/plan)");
+  auto* verify_flag = app.add_flag("--verify", o.verify,
                                    "check, before writing it, that the merged plan gives back every rank's events "
                                    "exactly (walks every event once more)");
-  app.add_option("--dump", dump, "print an mpior file (rank trace, job or plan) as text")
+  auto* extrap_opt =
+      app.add_option("--extrapolate", o.extrapolate,
+                     "write a plan for N ranks from runs of the same program at three or more smaller rank counts "
+                     "(DIRs); -o names the plan directory, written only when every quantity fits a model")
+          ->check(CLI::Range(int64_t(1), int64_t(INT32_MAX)))
+          ->excludes(verify_flag);
+  auto* compare_opt = app.add_option("--compare", o.compare,
+                                     "compare two plans (directories or plan.mpior files): exit 0 when identical "
+                                     "except timing, 1 naming the first difference, 2 on error")
+                          ->expected(2)
+                          ->excludes(dir_opt)
+                          ->excludes(plan_opt)
+                          ->excludes(verify_flag)
+                          ->excludes(extrap_opt);
+  app.add_option("--dump", o.dump, "print an mpior file (rank trace, job or plan) as text")
       ->excludes(dir_opt)
       ->excludes(plan_opt)
-      ->excludes(verify_flag);
+      ->excludes(verify_flag)
+      ->excludes(extrap_opt)
+      ->excludes(compare_opt);
   try {
     app.parse(argc, argv);
-    if (dir.empty() && dump.empty()) throw CLI::RequiredError("DIR (or --dump FILE)");
+    check_usage(o);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kUsageError;
   }
-  return run(dir, plan, dump, verify);
+  return run(o);
 }

@@ -79,4 +79,32 @@ void write_plan_dir(const std::string& dir, const trace::Plan& plan, const std::
   trace::write_file_atomic(plan_path, bytes);
 }
 
+void write_plan_dir_atomic(const std::string& dir, const trace::Plan& plan, const std::string& summary_txt,
+                           const std::string& summary_json) {
+  fs::path target = fs::path(dir).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  fs::path tmp = target;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  try {
+    write_plan_dir(tmp.string(), plan, summary_txt, summary_json);
+    if (!fs::exists(target, ec)) {
+      fs::rename(tmp, target);
+      return;
+    }
+    if (!fs::is_directory(target, ec)) throw PostError(dir + ": exists and is not a directory");
+    // An existing directory: the plan's files move in one by one, the plan last.
+    for (const char* name : {"summary.txt", "summary.json", trace::kPlanFileName})
+      fs::rename(tmp / name, target / name);
+    fs::remove(tmp, ec);
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(tmp, ec);
+    throw PostError(dir + ": cannot write the plan directory: " + e.code().message());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
 }  // namespace mpior::postproc

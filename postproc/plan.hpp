@@ -22,4 +22,10 @@ trace::Plan build_plan(TraceSet set, const Analysis& a);
 void write_plan_dir(const std::string& dir, const trace::Plan& plan, const std::string& summary_txt,
                     const std::string& summary_json);
 
+// Writes the three files into a fresh sibling directory first and moves them
+// into dir only when all are written: a failure leaves no partial plan (and
+// no dir, when it did not exist before).
+void write_plan_dir_atomic(const std::string& dir, const trace::Plan& plan, const std::string& summary_txt,
+                           const std::string& summary_json);
+
 }  // namespace mpior::postproc

@@ -24,6 +24,13 @@ std::string default_plan_dir(const std::string& trace_dir) {
   return (std::filesystem::path(trace_dir) / "plan").string();
 }
 
+trace::Plan plan_of_trace_dir(const std::string& trace_dir) {
+  TraceSet set = read_trace_dir(trace_dir);
+  Analysis a = analyze(set);
+  move_sends_to_senders(set, a.comms);
+  return build_plan(std::move(set), a);
+}
+
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
                   PairSink sink, bool verify) {
   TraceSet set = read_trace_dir(trace_dir);

@@ -4,6 +4,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "model.hpp"
 #include "pairing.hpp"
 
 namespace mpior::postproc {
@@ -15,6 +16,10 @@ namespace mpior::postproc {
 // rank's events (merge_check.hpp; walks every event once more).
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
                   PairSink sink = {}, bool verify = false);
+
+// The plan post_process would write for trace_dir, in memory (warnings
+// dropped): what --extrapolate reads when given trace directories.
+trace::Plan plan_of_trace_dir(const std::string& trace_dir);
 
 // DIR/plan.
 std::string default_plan_dir(const std::string& trace_dir);

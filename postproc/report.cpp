@@ -16,14 +16,14 @@ double seconds(int64_t ns) { return double(ns) / 1e9; }
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
-void text_job(std::string& out, const TraceSet& set) {
+void text_job(std::string& out, const SummaryHeader& set) {
   const trace::JobInfo& j = set.job;
   out += fmt::format("mpior summary of {}\n", set.dir);
   out += fmt::format("job {}: {} ranks, started on {} in {}\n", job_id_text(j.job_id), j.size, j.host, j.cwd);
   out += fmt::format("command: {}\n\n", j.cmdline);
 }
 
-void text_times(std::string& out, const TraceSet& set, const Summary& s) {
+void text_times(std::string& out, const SummaryHeader& set, const Summary& s) {
   out += fmt::format("time (s)       {:>12} {:>12} {:>12} {:>12}\n", "io", "mpi", "compute", "traced");
   auto row = [&](const std::string& label, const RankTotals& r) {
     out += fmt::format("{:<14} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f}\n", label, seconds(r.io_ns), seconds(r.mpi_ns),
@@ -94,6 +94,15 @@ void text_mpi(std::string& out, const Analysis& a) {
 
 }  // namespace
 
+SummaryHeader header_of(const TraceSet& set) {
+  SummaryHeader h{set.dir, set.job, {}};
+  for (const trace::RankTrace& t : set.ranks) h.hosts.push_back(t.process.host);
+  return h;
+}
+
+std::string summary_text(const TraceSet& set, const Analysis& a) { return summary_text(header_of(set), a); }
+nlohmann::json summary_json(const TraceSet& set, const Analysis& a) { return summary_json(header_of(set), a); }
+
 std::vector<int32_t> files_by_bytes(const Analysis& a) {
   std::vector<int32_t> order(a.files.files.size());
   std::iota(order.begin(), order.end(), 0);
@@ -107,7 +116,7 @@ std::vector<int32_t> files_by_bytes(const Analysis& a) {
   return order;
 }
 
-std::string summary_text(const TraceSet& set, const Analysis& a) {
+std::string summary_text(const SummaryHeader& set, const Analysis& a) {
   std::string out;
   text_job(out, set);
   text_times(out, set, a.summary);
@@ -141,6 +150,11 @@ nlohmann::json json_files(const Analysis& a) {
          {"bytes_written", t.bytes_written},
          {"bytes_read", t.bytes_read},
          {"ops", t.ops},
+         {"mapped_written", t.mapped_written},
+         {"mapped_read", t.mapped_read},
+         {"stdio_read", t.stdio_read},
+         {"nested_written", t.nested_written},
+         {"nested_read", t.nested_read},
          {"created", f.created},
          {"directory", f.directory},
          {"initial_size", f.initial_size},
@@ -149,11 +163,11 @@ nlohmann::json json_files(const Analysis& a) {
   return files;
 }
 
-nlohmann::json json_per_rank(const TraceSet& set, const Summary& s) {
+nlohmann::json json_per_rank(const SummaryHeader& set, const Summary& s) {
   nlohmann::json ranks = nlohmann::json::array();
   for (int32_t r = 0; r < set.size(); ++r) {
     const RankTotals& t = s.ranks[size_t(r)];
-    nlohmann::json j = {{"rank", r}, {"host", set.ranks[size_t(r)].process.host}};
+    nlohmann::json j = {{"rank", r}, {"host", set.hosts[size_t(r)]}};
     j.update(json_times(t.io_ns, t.mpi_ns, t.compute_ns(), t.traced_ns));
     ranks.push_back(std::move(j));
   }
@@ -162,7 +176,7 @@ nlohmann::json json_per_rank(const TraceSet& set, const Summary& s) {
 
 }  // namespace
 
-nlohmann::json summary_json(const TraceSet& set, const Analysis& a) {
+nlohmann::json summary_json(const SummaryHeader& set, const Analysis& a) {
   const Summary& s = a.summary;
   nlohmann::json ops = nlohmann::json::object(), op_totals = nlohmann::json::object();
   for (size_t k = 0; k < s.kinds.size(); ++k) {

@@ -15,6 +15,18 @@ namespace mpior::postproc {
 // Global file ids, most bytes moved first (then most calls, then id).
 std::vector<int32_t> files_by_bytes(const Analysis& a);
 
+// What the summary says of the job besides the analysis: where it came from,
+// the job record and each rank's host.
+struct SummaryHeader {
+  std::string dir;
+  trace::JobInfo job;
+  std::vector<std::string> hosts;
+  int32_t size() const { return int32_t(hosts.size()); }
+};
+SummaryHeader header_of(const TraceSet& set);
+
+std::string summary_text(const SummaryHeader& h, const Analysis& a);
+nlohmann::json summary_json(const SummaryHeader& h, const Analysis& a);
 std::string summary_text(const TraceSet& set, const Analysis& a);
 // Keys: ranks, ops, files, mpi, time (the contract), plus job, op_totals,
 // per_rank, messages, collectives, comms, warnings.

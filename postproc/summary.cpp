@@ -1,5 +1,7 @@
 #include "summary.hpp"
 
+#include "transfer.hpp"
+
 namespace mpior::postproc {
 
 namespace arg = trace::arg;
@@ -26,11 +28,18 @@ SummaryCollector::SummaryCollector(size_t ranks, size_t files) {
 }
 
 void SummaryCollector::begin_rank(const RankScope& scope, const trace::RankTrace& trace) {
-  RankTotals& r = s_.ranks[size_t(scope.rank())];
-  r.traced_ns = trace.process.end_ns;
-  s_.pruning = s_.pruning || trace.process.pruning;
+  begin_rank(scope.rank(), trace.process.end_ns);
+  add_pruned(scope.rank(), trace.process.pruning, trace.pruned);
+}
+
+void SummaryCollector::begin_rank(int32_t rank, int64_t traced_ns) { s_.ranks[size_t(rank)].traced_ns = traced_ns; }
+
+void SummaryCollector::add_pruned(int32_t rank, bool pruning, const trace::KindTallies& pruned) {
+  s_.pruning = s_.pruning || pruning;
+  RankTotals none;
+  RankTotals& r = rank >= 0 ? s_.ranks[size_t(rank)] : none;
   for (size_t k = 0; k < trace::kNumKinds; ++k) {
-    const trace::KindTally& p = trace.pruned[k];
+    const trace::KindTally& p = pruned[k];
     if (!p.calls) continue;
     s_.kinds[k].calls += p.calls;
     s_.kinds[k].pruned += p.calls;
@@ -46,12 +55,9 @@ void SummaryCollector::begin_rank(const RankScope& scope, const trace::RankTrace
 
 void SummaryCollector::observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
   bool io = trace::is_io(ev.kind), mpi = trace::is_mpi(ev.kind);
-  if (ev.depth == 0) under_mpiio_ = trace::is_mpiio(ev.kind);
-  if (ev.depth != 0) {
-    // The POSIX calls ROMIO made for an MPI-IO call: the file system's bytes.
-    if (io && under_mpiio_) file_bytes(scope, ev, pos, false);
-    return;
-  }
+  trace::Level level = levels_.observe(scope.rank(), ev);
+  if (io) count_bytes(scope, ev, pos, level);
+  if (ev.depth != 0) return;
   if (trace::is_mpiio(ev.kind)) return observe_mpiio(scope, ev, pos);
   if (!io && !mpi) return;
   if (mpi) ++s_.mpi_logged;
@@ -66,20 +72,36 @@ void SummaryCollector::observe(const RankScope& scope, const trace::Event& ev, c
     return;
   }
   r.io_ns += ev.dur_ns;
-  OpClass op = ev.op();
-  if ((op == OpClass::read || op == OpClass::write) && ev.ret >= 0) k.bytes += ev.ret;
-  file_bytes(scope, ev, pos, true);
+  int32_t file = scope.file(ev, arg::file, pos);
+  if (file >= 0) ++s_.files[size_t(file)].ops;
 }
 
-void SummaryCollector::file_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos,
-                                  bool count_call) {
-  OpClass op = ev.op();
-  bool moved = (op == OpClass::read || op == OpClass::write) && ev.ret >= 0;
-  int32_t file = scope.file(ev, arg::file, pos);
-  if (file < 0) return;
-  FileTotals& f = s_.files[size_t(file)];
-  if (count_call) ++f.ops;
-  if (moved) (op == OpClass::write ? f.bytes_written : f.bytes_read) += ev.ret;
+// Bytes per file and per function, wherever the record sits: an AIO
+// completion is nested under the call that learned of it, and counts for the
+// submitting function. The POSIX calls under MPI-IO calls (trace::Level::mpiio)
+// count in the file's bytes_* (not nested_*), never in a function's bytes:
+// the MPI_File_* call's own bytes are its count x type size.
+void SummaryCollector::count_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos,
+                                   trace::Level level) {
+  trace::Transfer t[2];
+  int n = trace::transfers(ev, t);
+  for (int i = 0; i < n; ++i) {
+    if (level == trace::Level::app) {
+      trace::Kind k = ev.kind;
+      if (ev.op() == OpClass::adone) k = t[i].write ? trace::Kind::aio_write : trace::Kind::aio_read;
+      if (i == 0) s_.kinds[size_t(k)].bytes += t[i].bytes;
+    }
+    int32_t file = scope.file(ev, t[i].file_slot, pos);
+    if (file < 0) continue;
+    FileTotals& f = s_.files[size_t(file)];
+    if (level == trace::Level::nested) {
+      (t[i].write ? f.nested_written : f.nested_read) += t[i].bytes;
+      continue;
+    }
+    (t[i].write ? f.bytes_written : f.bytes_read) += t[i].bytes;
+    if (t[i].mapped) (t[i].write ? f.mapped_written : f.mapped_read) += t[i].bytes;
+    if (t[i].stdio && !t[i].write) f.stdio_read += t[i].bytes;
+  }
 }
 
 // MPI-IO calls are I/O time; their bytes are what the application asked

@@ -10,6 +10,7 @@
 #include "event.hpp"
 #include "model.hpp"
 #include "scope.hpp"
+#include "transfer.hpp"
 
 namespace mpior::postproc {
 
@@ -27,10 +28,16 @@ struct RankTotals {
 };
 
 struct FileTotals {
-  int64_t bytes_written = 0, bytes_read = 0;  // POSIX level: the application's and those under its MPI-IO calls
-  uint64_t ops = 0;                           // application calls naming the file
-  int64_t mpiio_written = 0, mpiio_read = 0;  // MPI-IO level: count x type size of successful calls
-  uint64_t mpiio_ops = 0;                     // MPI_File_* calls naming the file
+  // POSIX level: the application's calls and the POSIX calls under its MPI-IO
+  // calls (trace::Level app and mpiio), of which mapped_* through memory
+  // mappings (upper bounds) and stdio_read through stdio streams.
+  int64_t bytes_written = 0, bytes_read = 0;
+  int64_t mapped_written = 0, mapped_read = 0;
+  int64_t stdio_read = 0;
+  int64_t nested_written = 0, nested_read = 0;  // by other calls libraries made inside intercepted calls
+  uint64_t ops = 0;                             // application calls naming the file (MPI_File_* included)
+  int64_t mpiio_written = 0, mpiio_read = 0;    // MPI-IO level: count x type size of successful calls
+  uint64_t mpiio_ops = 0;                       // MPI_File_* calls naming the file
 };
 
 struct Summary {
@@ -50,14 +57,18 @@ class SummaryCollector {
   // Traced time and the calls pruned online (counted, with their time, as the
   // application calls they were).
   void begin_rank(const RankScope& scope, const trace::RankTrace& trace);
+  // The same from a plan: the rank's traced time; the calls pruned online
+  // (counted per kind, their time in rank's MPI or I/O time when rank >= 0).
+  void begin_rank(int32_t rank, int64_t traced_ns);
+  void add_pruned(int32_t rank, bool pruning, const trace::KindTallies& pruned);
   void observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
   Summary take() { return std::move(s_); }
 
  private:
   void observe_mpiio(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
-  void file_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos, bool count_call);
+  void count_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos, trace::Level level);
   Summary s_;
-  bool under_mpiio_ = false;  // the last application call was an MPI_File_* call
+  trace::LevelTracker levels_;
 };
 
 }  // namespace mpior::postproc

@@ -69,12 +69,20 @@ FdTable::Slot* FdTable::traced(int fd) {
   }
   s.file.store(file, std::memory_order_relaxed);
   if (file < 0) return nullptr;
+  note(fd);
   s.pos.store(lseek(fd, 0, SEEK_CUR), std::memory_order_relaxed);
   return &s;
 }
 
+void FdTable::note(int fd) {
+  int high = high_.load(std::memory_order_relaxed);
+  while (fd >= high && !high_.compare_exchange_weak(high, fd + 1, std::memory_order_relaxed)) {
+  }
+}
+
 void FdTable::set(int fd, int32_t file, int64_t pos) {
   if (fd < 0 || fd >= kMaxFd) return;
+  if (file >= 0) note(fd);
   slots_[fd].pos.store(pos, std::memory_order_relaxed);
   slots_[fd].file.store(file, std::memory_order_relaxed);
 }
@@ -86,6 +94,14 @@ void FdTable::forget(int fd) {
 void FdTable::copy(int from, int to) {
   if (from < 0 || from >= kMaxFd || to < 0 || to >= kMaxFd) return;
   set(to, slots_[from].file.load(std::memory_order_relaxed), slots_[from].pos.load(std::memory_order_relaxed));
+}
+
+void FdTable::rename_file(int32_t from, int32_t to) {
+  int high = high_.load(std::memory_order_relaxed);
+  for (int fd = 0; fd < high; ++fd) {
+    int32_t f = from;
+    slots_[fd].file.compare_exchange_strong(f, to, std::memory_order_relaxed);
+  }
 }
 
 int32_t FdTable::file_of(int fd) {
@@ -144,6 +160,12 @@ StreamTable::Entry* StreamTable::add_with_id(FILE* f, int32_t id, int32_t file, 
     }
   }
   return nullptr;  // more than kSlots streams open at once: the rest go untraced
+}
+
+void StreamTable::rename_file(int32_t from, int32_t to) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  for (Entry& e : slots_)
+    if (e.key.load(std::memory_order_relaxed) != nullptr && e.file == from) e.file = to;
 }
 
 void StreamTable::remove(FILE* f) {

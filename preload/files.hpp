@@ -48,8 +48,13 @@ class FdTable {
   void forget(int fd);  // closed: whatever gets the number next is classified again
   void copy(int from, int to);
   int32_t file_of(int fd);
+  // A rename: fds on file `from` now name `to` (bytes go under the name the
+  // file has when they move).
+  void rename_file(int32_t from, int32_t to);
 
  private:
+  void note(int fd);
+  std::atomic<int> high_{0};  // one past the highest fd ever set
   Slot slots_[kMaxFd];
 };
 
@@ -69,6 +74,7 @@ class StreamTable {
   Entry* add(FILE* f, int32_t file, int fd, int64_t pos);
   Entry* add_with_id(FILE* f, int32_t id, int32_t file, int fd);
   void remove(FILE* f);
+  void rename_file(int32_t from, int32_t to);
 
  private:
   static constexpr size_t kSlots = 4096;
@@ -94,6 +100,10 @@ int64_t flags_of_mode(const char* mode);
 FileTable& files();
 FdTable& fds();
 StreamTable& streams();
+
+// Records the shared writable mappings of traced files still mapped
+// (mmap_handlers.cpp; called at exit).
+void map_record_live() noexcept;
 
 // Registers stdin, stdout and stderr as files 0, 1, 2 and streams 0, 1, 2.
 void register_std_streams();

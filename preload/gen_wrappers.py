@@ -62,8 +62,8 @@ def table_entries(funcs):
 def gen_table(out, funcs):
     entries = table_entries(funcs)
     lines = [HEADER, "#pragma once", "",
-             "#include <fcntl.h>", "#include <mpi.h>", "#include <stdarg.h>", "#include <stdio.h>",
-             "#include <sys/stat.h>", "#include <sys/types.h>", "#include <sys/uio.h>", "#include <unistd.h>", "",
+             "#include <aio.h>", "#include <dirent.h>", "#include <fcntl.h>", "#include <mpi.h>", "#include <stdarg.h>", "#include <stdio.h>",
+             "#include <sys/mman.h>", "#include <sys/sendfile.h>", "#include <sys/stat.h>", "#include <sys/types.h>", "#include <sys/uio.h>", "#include <unistd.h>", "",
              "namespace mpior::preload::real {", "",
              "// Every intercepted function's next definition (libc, or PMPI_* for MPI),",
              "// resolved once at load; calls made before that resolve on first use.",
@@ -117,6 +117,11 @@ def va_prologue(fn):
         return ([f"  va_list ap;",
                  f"  va_start(ap, {last});",
                  f"  long arg = va_arg(ap, long);",
+                 f"  va_end(ap);"], f"{args}, arg", "", fn.name)
+    if "va_ptr" in fn.options:
+        return ([f"  va_list ap;",
+                 f"  va_start(ap, {last});",
+                 f"  void* arg = va_arg(ap, void*);",
                  f"  va_end(ap);"], f"{args}, arg", "", fn.name)
     if "va" in fn.options:
         target = fn.options["va"]
@@ -198,11 +203,19 @@ def gen_wrappers(family, out, funcs):
         lines.append("using namespace ::mpior::preload::mpi::expr;")
     else:
         lines.append("using namespace ::mpior::preload::expr;")
+        lines.append("// Headers' nonnull and similar attributes do not change a function's type.")
+        lines.append('#pragma GCC diagnostic ignored "-Wignored-attributes"')
     lines.append("")
     for fn in funcs:
         if fn.family != family or fn.internal:
             continue
         lines += (gen_mpi_wrapper(fn) if family in MPI_FAMILIES else gen_io_wrapper(fn)) + [""]
+        if "undeclared" not in fn.options:
+            # The list's declaration must be the system header's (mpi.h for
+            # the MPI and MPI-IO families).
+            lines += [f"static_assert(::mpior::preload::check::same<decltype(&::{fn.name}), "
+                      f"::mpior::preload::real::Table::{fn.name}_t>,",
+                      f"              \"{fn.name}: the list's declaration differs from the system header's\");", ""]
     with open(out, "w") as f:
         f.write("\n".join(lines))
 

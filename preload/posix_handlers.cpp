@@ -111,14 +111,70 @@ void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) no
   c.failed_if(ret < 0);
 }
 
-void rename_path(Call& c, int64_t ret, const char* oldpath, const char* newpath) noexcept {
-  std::string from = absolute_path(AT_FDCWD, oldpath), to = absolute_path(AT_FDCWD, newpath);
-  if (from.empty() || to.empty() || (is_excluded(from) && is_excluded(to))) return c.drop();
+// posix_fallocate reports failure in its return value, not errno.
+void fd_allocate(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t mode) noexcept {
+  FdTable::Slot* slot = fds().traced(fd);
+  if (!slot) return c.drop();
+  fill_fd(c, ret, fd, *slot);
   auto& ev = c.ev();
-  ev.args[arg::file] = files().intern(from, -1);
-  ev.args[arg::file2] = files().intern(to, -1);
+  ev.args[arg::offset] = offset;
+  ev.args[arg::count] = len;
+  ev.args[arg::mode] = mode;
+  if (mode == expr::kPosixAllocate) ev.err = int32_t(ret);
+}
+
+void fd_range(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t flags) noexcept {
+  fd_plain(c, ret, fd);
+  c.ev().args[arg::offset] = offset;
+  c.ev().args[arg::count] = len;
+  c.ev().args[arg::flags] = flags;
+}
+
+namespace {
+
+// One end of an in-kernel copy: the offset it started at (an offset argument
+// the call advanced, or the fd's position, which it moved) and whether it was
+// explicit.
+int32_t copy_end(int fd, int64_t* off, int64_t done, int64_t& start, bool& positional) {
+  FdTable::Slot* slot = fds().traced(fd);
+  positional = off != nullptr;
+  start = -1;
+  if (!slot) return -1;
+  if (off) {
+    start = *off - std::max<int64_t>(done, 0);
+  } else {
+    start = slot->pos.load(std::memory_order_relaxed);
+    if (done > 0) slot->pos.store(start + done, std::memory_order_relaxed);
+  }
+  return slot->file.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+// copy_file_range, sendfile, splice: a read of the in end and a write of the
+// out end; an end that is not a traced file (socket, pipe) has file -1.
+void fd_copy(Call& c, int64_t ret, int fd_in, int64_t* off_in, int fd_out, int64_t* off_out) noexcept {
+  int64_t in_start, out_start;
+  bool in_pos, out_pos;
+  int32_t in = copy_end(fd_in, off_in, ret, in_start, in_pos);
+  int32_t out = copy_end(fd_out, off_out, ret, out_start, out_pos);
+  if (in < 0 && out < 0) return c.drop();
+  auto& ev = c.ev();
+  ev.args[arg::handle] = fd_in;
+  ev.args[arg::file] = in;
+  ev.args[arg::offset] = in_start;
+  ev.args[arg::handle2] = fd_out;
+  ev.args[arg::file2] = out;
+  ev.args[arg::offset2] = out_start;
+  ev.args[arg::flags] = (in_pos ? trace::kCopyInPositional : 0) | (out_pos ? trace::kCopyOutPositional : 0);
   ev.ret = ret;
   c.failed_if(ret < 0);
+}
+
+void path_truncate(Call& c, int64_t ret, const char* path, int64_t length) noexcept {
+  path_op(c, ret, AT_FDCWD, path, 0);
+  c.ev().args[arg::handle] = -1;
+  c.ev().args[arg::offset] = length;
 }
 
 }  // namespace mpior::preload

@@ -331,6 +331,7 @@ void on_exit() {
   if (!s.traced || s.forked_child || s.written_at_exit) return;
   s.written_at_exit = true;
   TracerGuard guard;
+  if (g_recording.load()) map_record_live();  // shared writable mappings write back at exit
   if (s.under_mpi && !s.mpi) {
     // Under an MPI launcher but never a rank: a wrapper script or a program
     // a rank started. Only ranks write.

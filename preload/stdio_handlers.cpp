@@ -84,6 +84,23 @@ void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes)
   c.failed_if(ret < 0 || (bytes <= 0 && count != 0));
 }
 
+// The scanf family: the bytes consumed are how far the stream moved (its
+// return value counts conversions).
+void stream_scan(Call& c, int64_t ret, FILE* stream) noexcept {
+  StreamTable::Entry* e = streams().traced(stream);
+  if (!e) return c.drop();
+  fill(c, *e);
+  int64_t before = e->pos.load(std::memory_order_relaxed);
+  int64_t now = ftello(stream);
+  int64_t bytes = now >= before ? now - before : 0;
+  if (now >= 0) e->pos.store(now, std::memory_order_relaxed);
+  auto& ev = c.ev();
+  ev.args[arg::offset] = before;
+  ev.args[arg::count] = expr::kUnknownCount;
+  ev.ret = bytes;
+  c.failed_if(ret == EOF && bytes == 0);
+}
+
 void stream_plain(Call& c, int64_t ret, FILE* stream) noexcept {
   if (!stream) {  // fflush(NULL): every stream
     c.ev().args[arg::handle] = -1;

@@ -3,21 +3,45 @@
 // argument expressions use.
 #pragma once
 
+#include <aio.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "call.hpp"
 #include "real_table.hpp"
 
 #define MPIOR_API __attribute__((visibility("default")))
+
+namespace mpior::preload::check {
+// A function pointer type without noexcept (glibc declares its functions
+// noexcept in C++), to compare a list's declaration with the system header's.
+template <typename T>
+struct plain {
+  using type = T;
+};
+template <typename R, typename... A>
+struct plain<R (*)(A...) noexcept> {
+  using type = R (*)(A...);
+};
+template <typename R, typename... A>
+struct plain<R (*)(A..., ...) noexcept> {
+  using type = R (*)(A..., ...);
+};
+template <typename Header, typename Listed>
+inline constexpr bool same = std::is_same_v<typename plain<Header>::type, Listed>;
+}  // namespace mpior::preload::check
 
 namespace mpior::preload {
 
@@ -33,6 +57,20 @@ inline int64_t iov_bytes(const struct iovec* iov, int n) {
   return total;
 }
 inline int64_t text_bytes(const char* s) { return s ? int64_t(strlen(s)) : 0; }
+
+// glibc's 64-bit AIO names take struct aiocb64, the same layout as struct aiocb.
+inline const struct aiocb* as_aiocb(const struct aiocb64* cb) { return reinterpret_cast<const struct aiocb*>(cb); }
+inline const struct aiocb* const* as_aiocbs(const struct aiocb64* const* list) {
+  return reinterpret_cast<const struct aiocb* const*>(list);
+}
+using ::mpior::trace::kPosixAllocate;
+using ::mpior::trace::kSymlink;
+// preadv2/pwritev2: offset -1 means the file position.
+inline int64_t v2_offset(int64_t offset) { return offset == -1 ? kAtCursor : offset; }
+
+using ::mpior::trace::kAioRead;
+using ::mpior::trace::kAioSync;
+using ::mpior::trace::kAioWrite;
 }  // namespace expr
 
 // posix
@@ -45,7 +83,32 @@ void fd_truncate(Call& c, int64_t ret, int fd, int64_t length) noexcept;
 void dup_fd(Call& c, int64_t ret, int oldfd, int flags) noexcept;
 void fcntl_fd(Call& c, int64_t ret, int fd, int cmd, long arg) noexcept;
 void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) noexcept;
-void rename_path(Call& c, int64_t ret, const char* oldpath, const char* newpath) noexcept;
+void fd_allocate(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t mode) noexcept;
+void fd_range(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t flags) noexcept;
+void fd_copy(Call& c, int64_t ret, int fd_in, int64_t* off_in, int fd_out, int64_t* off_out) noexcept;
+void path_truncate(Call& c, int64_t ret, const char* path, int64_t length) noexcept;
+void path_flags(Call& c, int64_t ret, int dirfd, const char* path, int64_t flags) noexcept;
+void rename_at(Call& c, int64_t ret, int olddir, const char* oldpath, int newdir, const char* newpath,
+               int64_t flags) noexcept;
+void link_at(Call& c, int64_t ret, int olddir, const char* oldpath, int newdir, const char* newpath,
+             int64_t flags) noexcept;
+void dir_open(Call& c, DIR* ret, int dirfd, const char* path) noexcept;
+void dir_use(Call& c, const void* ret, DIR* dir, bool got) noexcept;
+void dir_close(Call& c, int64_t ret, DIR* dir) noexcept;
+
+// aio
+void aio_submit(Call& c, int64_t ret, const struct aiocb* cb, int64_t op) noexcept;
+void aio_list(Call& c, int64_t ret, int mode, const struct aiocb* const* list, int nent) noexcept;
+void aio_error_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept;
+void aio_return_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept;
+void aio_wait(Call& c, int64_t ret, const struct aiocb* const* list, int nent) noexcept;
+void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcept;
+
+// mmap
+void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t offset) noexcept;
+void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept;
+void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept;
+void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept;
 
 // stdio
 void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcept;
@@ -54,6 +117,7 @@ void stream_reopen(Call& c, FILE* ret, const char* path, const char* mode, FILE*
 void stream_close(Call& c, int64_t ret, FILE* stream) noexcept;
 void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes) noexcept;
 void stream_plain(Call& c, int64_t ret, FILE* stream) noexcept;
+void stream_scan(Call& c, int64_t ret, FILE* stream) noexcept;
 void stream_seek(Call& c, int64_t ret, FILE* stream, int64_t offset, int whence) noexcept;
 // fgets returns a pointer
 inline void stream_io(Call& c, char* ret, FILE* stream, int64_t count, int64_t bytes) noexcept {

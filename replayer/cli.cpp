@@ -21,6 +21,9 @@ void add_options(CLI::App& app, CliOptions& cli) {
       ->check(CLI::IsMember({"mean", "sample"}))
       ->capture_default_str();
   app.add_option("--seed", cli.seed, "seed of --timing sample")->capture_default_str();
+  app.add_flag("--io-only", cli.io_only,
+               "the I/O time alone: no compute gaps and no MPI call costs; keeps the I/O, its order and the "
+               "synchronization that gates it");
   app.add_option("--compute-scale", cli.compute_scale, "multiply every compute gap (0.5: compute twice as fast)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -65,7 +68,8 @@ ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_f
   opt.cursor.timing =
       cli.timing == "sample" ? trace::CursorOptions::Timing::sample : trace::CursorOptions::Timing::mean;
   opt.cursor.seed = cli.seed;
-  opt.compute_scale = cli.compute_scale;
+  opt.compute_scale = cli.io_only ? 0.0 : cli.compute_scale;
+  opt.io_only = cli.io_only;
   opt.stall_timeout_s = cli.stall_timeout_s;
   opt.io_log = cli.io_log;
   opt.mpiio_level = cli.io_level == "mpiio";

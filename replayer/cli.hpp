@@ -21,6 +21,7 @@ struct CliOptions {
   std::string timing = "mean";
   uint64_t seed = 1;
   double compute_scale = 1.0;
+  bool io_only = false;
   std::string stdio = "file";
   double stall_timeout_s = 60.0;
   std::string io_log;

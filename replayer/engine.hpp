@@ -17,6 +17,7 @@ struct ReplayOptions {
   SetupOptions setup;
   trace::CursorOptions cursor;     // mean or sampled timing of statistical streams
   double compute_scale = 1.0;      // multiplies every compute gap
+  bool io_only = false;            // no compute gaps, MPI calls only wait for their partners
   double stall_timeout_s = 60.0;   // no thread able to proceed for this long: stop
   size_t stack_bytes = 64 * 1024;  // per replay thread
   std::string plan_name;           // for the report

@@ -1,6 +1,7 @@
 #include "io_replay.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@ struct KindFacts {
   bool positional = false;  // pread/pwrite family: an explicit offset, the file position untouched
   bool fd_stat = false;     // fstat family: a descriptor, not a path
   bool no_follow = false;   // lstat family
+  bool by_path = false;     // truncate by path
 };
 
 KindFacts facts_of(Kind k) {
@@ -30,6 +32,7 @@ KindFacts facts_of(Kind k) {
   f.positional = n.find("pread") != n.npos || n.find("pwrite") != n.npos;
   f.fd_stat = n == "fstat" || n == "fstat64" || n == "__fxstat" || n == "__fxstat64";
   f.no_follow = n.find("lstat") != n.npos || n.find("__lxstat") != n.npos;
+  f.by_path = n == "truncate" || n == "truncate64";
   return f;
 }
 
@@ -72,6 +75,14 @@ IoReplay::IoReplay(const Target& target, const trace::Plan& plan, int32_t rank, 
 IoReplay::~IoReplay() { close_all(); }
 
 void IoReplay::close_all() {
+  aio_.drain();
+  for (auto& [handle, d] : dirs_) ::closedir(d);
+  dirs_.clear();
+  for (auto& [id, m] : maps_) {
+    ::munmap(m.addr, m.len);
+    ::close(m.fd);
+  }
+  maps_.clear();
   for (auto& [id, s] : streams_) std::fclose(s.fp);
   streams_.clear();
   for (auto& [handle, f] : fds_)
@@ -120,10 +131,9 @@ void IoReplay::set_fd(int64_t handle, int fd, Owner owner) {
 
 // The descriptor for the event's handle; a handle the replay never saw opened
 // (inherited, or opened by an untraced call) is opened on the event's file.
-int IoReplay::fd_for(const Event& ev) {
-  int64_t handle = ev.args[arg::handle];
+int IoReplay::fd_for(int64_t handle, int64_t file) {
   if (auto it = fds_.find(handle); it != fds_.end()) return it->second.fd;
-  const std::string* path = mapped(ev.args[arg::file]);
+  const std::string* path = mapped(file);
   if (!path) return -EBADF;
   int fd = target_.sandbox->open(*path, O_RDWR | O_CREAT, 0644);
   if (fd == -EISDIR || fd == -EACCES) fd = target_.sandbox->open(*path, O_RDONLY);
@@ -156,12 +166,23 @@ IoOutcome IoReplay::replay(const Event& ev) {
   OpClass op = ev.op();
   bool opens = op == OpClass::open || op == OpClass::fopen;
   bool names_path = op == OpClass::unlink || op == OpClass::rename || op == OpClass::mkdir || op == OpClass::rmdir ||
-                    op == OpClass::access || (op == OpClass::stat && !facts(ev.kind).fd_stat);
+                    op == OpClass::access || op == OpClass::link || (op == OpClass::stat && !facts(ev.kind).fd_stat) ||
+                    (op == OpClass::truncate && facts(ev.kind).by_path) ||
+                    (op == OpClass::opendir && ev.args[arg::handle2] < 0);
   // An open or a path lookup that failed when traced still costs the file
   // system a lookup; anything on a handle that failed has nothing to reissue.
   if (!traced_ok(ev) && !opens && !names_path) return {false, 0};
   if (names_path) return path_op(ev);
-  return trace::info(ev.kind).family == trace::Family::stdio ? stdio(ev) : posix(ev);
+  switch (trace::info(ev.kind).family) {
+    case trace::Family::stdio:
+      return stdio(ev);
+    case trace::Family::mmap:
+      return map_call(ev);
+    case trace::Family::aio:  // lio_listio, aio_error, aio_suspend...: their nested records do the work
+      return op == OpClass::asubmit ? aio_submit(ev) : IoOutcome{};
+    default:
+      return posix(ev);
+  }
 }
 
 IoOutcome IoReplay::path_op(const Event& ev) {
@@ -175,7 +196,7 @@ IoOutcome IoReplay::path_op(const Event& ev) {
   struct stat st {};
   switch (ev.op()) {
     case OpClass::unlink:
-      r = box.unlink(*path);
+      r = ev.args[arg::flags] & AT_REMOVEDIR ? box.rmdir(*path) : box.unlink(*path);
       break;
     case OpClass::rmdir:
       r = box.rmdir(*path);
@@ -194,6 +215,20 @@ IoOutcome IoReplay::path_op(const Event& ev) {
       r = to ? box.rename(*path, *to) : -ENOENT;
       break;
     }
+    case OpClass::link: {
+      const std::string* to = mapped(ev.args[arg::file2]);
+      r = !to ? -ENOENT : ev.args[arg::flags] == trace::kSymlink ? box.symlink(*path, *to) : box.link(*path, *to);
+      break;
+    }
+    case OpClass::truncate: {
+      int fd = box.open(*path, O_WRONLY);
+      r = fd < 0 ? fd : ::ftruncate(fd, off_t(ev.args[arg::offset])) == 0 ? 0 : -errno;
+      if (fd >= 0) ::close(fd);
+      break;
+    }
+    case OpClass::opendir:
+      r = open_dir(ev, path);
+      break;
     default:
       break;
   }
@@ -235,6 +270,12 @@ IoOutcome IoReplay::posix(const Event& ev) {
       fds_.erase(it);
       return {};
     }
+    case OpClass::copy:
+      return copy(ev);
+    case OpClass::opendir:
+    case OpClass::readdir:
+    case OpClass::closedir:
+      return dir_call(ev);
     default:
       break;
   }
@@ -259,7 +300,22 @@ IoOutcome IoReplay::fd_call(const Event& ev, int fd) {
       r = ::lseek(fd, 0, SEEK_CUR) < 0 ? -1 : 0;
       break;
     case OpClass::sync:
-      r = ev.kind == Kind::fdatasync ? ::fdatasync(fd) : ::fsync(fd);
+      if (ev.kind == Kind::fdatasync)
+        r = ::fdatasync(fd);
+      else if (ev.kind == Kind::syncfs)
+        r = ::syncfs(fd);
+      else if (ev.kind == Kind::sync_file_range)
+        r = ::sync_file_range(fd, ev.args[arg::offset], ev.args[arg::count], unsigned(ev.args[arg::flags]));
+      else
+        r = ::fsync(fd);
+      break;
+    case OpClass::allocate:
+      if (ev.args[arg::mode] == trace::kPosixAllocate) {
+        r = ::posix_fallocate(fd, off_t(ev.args[arg::offset]), off_t(ev.args[arg::count]));
+        if (r != 0) errno = r, r = -1;
+      } else {
+        r = ::fallocate(fd, int(ev.args[arg::mode]), off_t(ev.args[arg::offset]), off_t(ev.args[arg::count]));
+      }
       break;
     case OpClass::truncate:
       r = ::ftruncate(fd, off_t(ev.args[arg::offset]));

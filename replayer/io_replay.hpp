@@ -3,11 +3,14 @@
 // stdio stream ids) to the real descriptors and FILE*s the replay opened.
 #pragma once
 
+#include <dirent.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <unordered_map>
 
+#include "aio_replay.hpp"
 #include "event.hpp"
 #include "model.hpp"
 #include "report.hpp"
@@ -31,6 +34,9 @@ class IoReplay {
   IoReplay& operator=(const IoReplay&) = delete;
 
   IoOutcome replay(const trace::Event& ev);
+  // A nested record that matters to the replay: AIO submits listed by a
+  // replayed lio_listio (under_list) and AIO completions wherever they sit.
+  IoOutcome nested(const trace::Event& ev, bool under_list);
   // Closes every stream (flushing it, as exit does) and descriptor still open.
   void close_all();
 
@@ -65,8 +71,15 @@ class IoReplay {
   IoOutcome transfer(const trace::Event& ev, int fd, FILE* fp);
   IoOutcome fd_call(const trace::Event& ev, int fd);
   IoOutcome stream_call(const trace::Event& ev, FILE* fp);
+  IoOutcome aio_submit(const trace::Event& ev);
+  IoOutcome copy(const trace::Event& ev);
+  IoOutcome map_call(const trace::Event& ev);
+  IoOutcome map_new(const trace::Event& ev);
+  IoOutcome dir_call(const trace::Event& ev);
+  int open_dir(const trace::Event& ev, const std::string* path);
 
-  int fd_for(const trace::Event& ev);
+  int fd_for(const trace::Event& ev) { return fd_for(ev.args[trace::arg::handle], ev.args[trace::arg::file]); }
+  int fd_for(int64_t handle, int64_t file);
   FILE* stream_for(const trace::Event& ev);
   void set_fd(int64_t handle, int fd, Owner owner);
   std::string traced_path(int64_t local) const;
@@ -79,8 +92,17 @@ class IoReplay {
   std::string who_;
   std::unordered_map<int64_t, Fd> fds_;
   std::unordered_map<int64_t, Stream> streams_;
-  std::unordered_map<int32_t, std::string> relative_paths_;
-  bool racing_unlinks_ = false;  // relative traced paths, below this rank's cwd
+  std::unordered_map<int32_t, std::string> relative_paths_;  // relative traced paths, below this rank's cwd
+  bool racing_unlinks_ = false;
+  AioReplay aio_;
+  std::unordered_map<int64_t, DIR*> dirs_;  // directory streams by traced fd
+  struct Mapping {
+    char* addr;
+    size_t len;
+    int64_t offset;  // file offset of addr
+    int fd;          // a copy of the mapped fd: the file's size bounds what is touched
+  };
+  std::unordered_map<int64_t, Mapping> maps_;  // by traced mapping id
 };
 
 }  // namespace mpior::replay

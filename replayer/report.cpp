@@ -89,6 +89,7 @@ void print_text(std::ostream& out, const Report& r) {
   fmt::print(out, "replay of {} on {}: {} ranks, {} threads\n", r.plan, r.fs, r.ranks, r.threads);
   fmt::print(out, "traced time  {:>12.6f} s\n", r.traced_ns / 1e9);
   fmt::print(out, "replay time  {:>12.6f} s\n", r.replay_ns / 1e9);
+  fmt::print(out, "setup time   {:>12.6f} s (target prepared and {} threads running)\n", r.setup_ns / 1e9, r.threads);
   fmt::print(out, "error        {:>+12.2f} %\n", r.error_pct());
   print_threads(out, r);
   print_ops(out, r);
@@ -108,6 +109,7 @@ nlohmann::json to_json(const Report& r) {
   j["threads"] = r.threads;
   j["traced_s"] = r.traced_ns / 1e9;
   j["replay_s"] = r.replay_ns / 1e9;
+  j["setup_s"] = r.setup_ns / 1e9;
   j["error_pct"] = r.error_pct();
   nlohmann::json rows = nlohmann::json::array();
   for (const ThreadSummary& t : r.per_thread)

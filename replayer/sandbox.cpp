@@ -260,6 +260,47 @@ int Sandbox::rename(const std::string& from, const std::string& to) const {
   return r;
 }
 
+int Sandbox::link(const std::string& from, const std::string& to) const {
+  std::string from_leaf, to_leaf;
+  int from_dir = open_parent(from, &from_leaf);
+  if (from_dir < 0) return from_dir;
+  int to_dir = open_parent(to, &to_leaf);
+  if (to_dir < 0) {
+    ::close(from_dir);
+    return to_dir;
+  }
+  int r = result(::linkat(from_dir, from_leaf.c_str(), to_dir, to_leaf.c_str(), 0));
+  ::close(from_dir);
+  ::close(to_dir);
+  return r;
+}
+
+// The link's text is relative ("../b/c"), so it names the target inside the root.
+int Sandbox::symlink(const std::string& target, const std::string& rel) const {
+  std::string leaf;
+  int dir = open_parent(rel, &leaf);
+  if (dir < 0) return dir;
+  auto parts = [](std::string_view p) {
+    std::vector<std::string_view> out;
+    for (size_t i = 0; i < p.size();) {
+      size_t j = std::min(p.find('/', i), p.size());
+      if (j > i) out.push_back(p.substr(i, j - i));
+      i = j + 1;
+    }
+    return out;
+  };
+  std::string from_dir = parent_of(rel);
+  auto from = parts(from_dir), to = parts(target);
+  size_t common = 0;
+  while (common < from.size() && common < to.size() && from[common] == to[common]) ++common;
+  std::string text;
+  for (size_t i = common; i < from.size(); ++i) text += "../";
+  for (size_t i = common; i < to.size(); ++i) text += std::string(to[i]) + (i + 1 < to.size() ? "/" : "");
+  int r = result(::symlinkat(text.c_str(), dir, leaf.c_str()));
+  ::close(dir);
+  return r;
+}
+
 int Sandbox::stat(const std::string& rel, struct stat* st, bool follow) const {
   int fd = open(rel, O_PATH | (follow ? 0 : O_NOFOLLOW));
   if (fd < 0) return fd;

@@ -45,6 +45,9 @@ class Sandbox {
   int rmdir(const std::string& rel) const;
   int unlink(const std::string& rel) const;
   int rename(const std::string& from, const std::string& to) const;
+  int link(const std::string& from, const std::string& to) const;
+  // A symbolic link at rel to the file target (both below the root).
+  int symlink(const std::string& target, const std::string& rel) const;
   int stat(const std::string& rel, struct stat* st, bool follow = true) const;
   int access(const std::string& rel, int mode) const;
   // mkdir -p of rel (every component a real directory below the root).

@@ -231,7 +231,9 @@ int64_t largest_io_count(const trace::Plan& plan) {
       trace::OpClass op = trace::info(leaf.kind).op;
       bool mpiio = op == trace::OpClass::mpiio_read || op == trace::OpClass::mpiio_write;
       if (mpiio) best = std::max(best, param_max(s, leaf.args[trace::arg::count]));
-      if (!trace::is_io(leaf.kind) || (op != trace::OpClass::read && op != trace::OpClass::write)) continue;
+      bool moves = op == trace::OpClass::read || op == trace::OpClass::write || op == trace::OpClass::asubmit ||
+                   op == trace::OpClass::copy || op == trace::OpClass::map;
+      if (!trace::is_io(leaf.kind) || !moves) continue;
       best = std::max({best, param_max(s, leaf.args[trace::arg::count]), param_max(s, leaf.ret)});
     }
   return best;

@@ -57,6 +57,46 @@ inline constexpr int64_t kBegin = 32;         // split collective _begin (the da
 inline constexpr int64_t kEnd = 64;           // split collective _end
 inline constexpr int64_t kUnflattened = 128;  // set_view: filetype not flattened (no mpior_block records)
 }  // namespace fio
+// POSIX AIO (aio family): submits carry handle, file, offset, count like a
+// pread/pwrite; completion records (mpior_aio_done) also carry bytes done in ret.
+namespace arg {
+inline constexpr int lio_op = 4;        // kAioRead, kAioWrite, kAioNop, kAioSync
+inline constexpr int submit_depth = 5;  // mpior_aio_done: depth of the call that submitted it
+inline constexpr int aio_req = 7;       // request id (per rank, from 1)
+inline constexpr int map_id = 7;        // mmap family: mapping id (per rank, from 1)
+inline constexpr int map_prot = 4;      // mmap: PROT_* ; msync: MS_* flags
+inline constexpr int map_flags = 5;     // mmap: MAP_* flags
+inline constexpr int map_len = 6;       // mmap family: length of the mapping or range (count: bytes counted)
+inline constexpr int offset2 = 5;       // copy calls: offset at the out end, -1 its file position
+}  // namespace arg
+// Copy calls' flags slot: which ends had an explicit offset (the others used
+// and moved their fd's position).
+inline constexpr int64_t kCopyInPositional = 1;
+inline constexpr int64_t kCopyOutPositional = 2;
+
+// link kinds' flags slot for a symbolic link (file: its target; file2: the link).
+inline constexpr int64_t kSymlink = -1;
+// allocate kinds' mode slot for posix_fallocate (which returns an errno).
+inline constexpr int64_t kPosixAllocate = -1;
+
+// Operation codes of an AIO request (glibc's LIO_* values plus fsync).
+inline constexpr int64_t kAioRead = 0;
+inline constexpr int64_t kAioWrite = 1;
+inline constexpr int64_t kAioNop = 2;
+inline constexpr int64_t kAioSync = 3;
+
+// Handles (fds, stdio stream ids) name open files; their values are names,
+// not quantities: plans that number them differently but consistently are the
+// same run (mpior-post --compare), and extrapolation copies them. MPI-IO
+// file handle ids (arg::handle of the mpiio family and mpior_block) are names too.
+inline bool is_handle_slot(Kind k, int slot) {
+  if (is_mpiio(k)) return slot == arg::handle;
+  return is_io(k) && !is_mpi(k) && (slot == arg::handle || slot == arg::handle2);
+}
+inline bool returns_handle(Kind k) {
+  OpClass op = info(k).op;
+  return is_io(k) && !is_mpi(k) && (op == OpClass::open || op == OpClass::dup);
+}
 
 // Request kinds in a completion record's req_kind slot.
 inline constexpr int64_t kReqSend = 1;

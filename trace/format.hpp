@@ -16,7 +16,8 @@
 
 namespace mpior::trace {
 
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: plans carry how they were extrapolated (ExtrapInfo).
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr const char* kJobFileName = "job.mpior";
 inline constexpr const char* kPlanFileName = "plan.mpior";
 

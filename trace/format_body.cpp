@@ -351,6 +351,49 @@ JobInfo get_job(Decoder& d) {
   return j;
 }
 
+namespace {
+
+void put_extrap(Encoder& e, const ExtrapInfo& x) {
+  e.sv(x.target);
+  e.uv(x.inputs.size());
+  for (size_t i = 0; i < x.inputs.size(); ++i) {
+    e.str(x.inputs[i]);
+    e.sv(i < x.input_ranks.size() ? x.input_ranks[i] : 0);
+  }
+  e.uv(x.notes.size());
+  for (const ExtrapNote& n : x.notes) {
+    e.sv(n.stream);
+    e.sv(n.leaf);
+    e.sv(n.node);
+    e.str(n.what);
+    e.str(n.model);
+    e.str(n.name);
+  }
+}
+
+ExtrapInfo get_extrap(Decoder& d) {
+  ExtrapInfo x;
+  x.target = int32_t(d.sv());
+  uint64_t inputs = d.count(2);
+  for (uint64_t i = 0; i < inputs; ++i) {
+    x.inputs.push_back(d.str());
+    x.input_ranks.push_back(int32_t(d.sv()));
+  }
+  x.notes.resize(d.count(6));
+  for (ExtrapNote& n : x.notes) {
+    n.stream = int32_t(d.sv());
+    n.leaf = int32_t(d.sv());
+    n.node = int32_t(d.sv());
+    n.what = d.str();
+    n.model = d.str();
+    n.name = d.str();
+  }
+  if (x.target < 0) d.fail("negative extrapolation target");
+  return x;
+}
+
+}  // namespace
+
 void put(Encoder& e, const Plan& p) {
   put(e, p.job);
   e.uv(p.ranks.size());
@@ -371,6 +414,7 @@ void put(Encoder& e, const Plan& p) {
   for (const PlanComm& c : p.comms) put_ranks(e, c.members);
   put_streams(e, p.streams);
   put_tallies(e, p.pruned);
+  put_extrap(e, p.extrap);
 }
 
 Plan get_plan(Decoder& d) {
@@ -397,6 +441,7 @@ Plan get_plan(Decoder& d) {
   for (PlanComm& c : p.comms) c.members = get_ranks(d);
   p.streams = get_streams(d);
   p.pruned = get_tallies(d);
+  p.extrap = get_extrap(d);
   return p;
 }
 

@@ -14,7 +14,9 @@ constexpr std::array<KindInfo, kNumKinds> kInfos = {{
 constexpr std::array<std::string_view, size_t(OpClass::mpiio_block) + 1> kOpNames = {
     "open",        "close",      "read",       "write",      "seek",       "tell",        "sync",         "truncate",
     "dup",         "unlink",     "rename",     "mkdir",      "rmdir",      "stat",        "access",       "fopen",
-    "fclose",      "init",       "finalize",   "send",       "isend",      "recv",        "irecv",        "sendrecv",
+    "fclose",      "allocate",   "copy",       "link",       "opendir",    "readdir",     "closedir",     "asubmit",
+    "alist",       "atest",      "await",      "acancel",    "adone",      "map",         "unmap",        "msync",
+    "remap",       "init",       "finalize",   "send",       "isend",      "recv",        "irecv",        "sendrecv",
     "wait",        "test",       "barrier",    "allcoll",    "bcast",      "scatter",     "reduce",       "gather",
     "comm_create", "comm_free",  "complete",   "member",     "mpiio_open", "mpiio_close", "mpiio_delete", "mpiio_read",
     "mpiio_write", "mpiio_view", "mpiio_seek", "mpiio_size", "mpiio_sync", "mpiio_other", "mpiio_block"};
@@ -33,7 +35,7 @@ std::optional<Kind> kind_from_name(std::string_view n) {
 
 bool is_io(Kind k) {
   auto f = info(k).family;
-  return f == Family::posix || f == Family::stdio;
+  return f == Family::posix || f == Family::stdio || f == Family::aio || f == Family::mmap;
 }
 bool is_mpi(Kind k) { return info(k).family == Family::mpi; }
 bool is_mpiio(Kind k) { return info(k).family == Family::mpiio || info(k).op == OpClass::mpiio_block; }

@@ -9,7 +9,7 @@
 
 namespace mpior::trace {
 
-enum class Family : uint8_t { posix, stdio, mpi, internal, mpiio };
+enum class Family : uint8_t { posix, stdio, mpi, internal, aio, mmap, mpiio };
 
 // What a call does, independent of which API spelled it. Consumers switch on
 // this, never on individual kinds, so a new function in a list needs no code.
@@ -17,6 +17,9 @@ enum class Family : uint8_t { posix, stdio, mpi, internal, mpiio };
 enum class OpClass : uint8_t {
   open, close, read, write, seek, tell, sync, truncate, dup, unlink, rename, mkdir, rmdir,
   stat, access, fopen, fclose,                                             // files
+  allocate, copy, link, opendir, readdir, closedir,                        // more files
+  asubmit, alist, atest, await, acancel, adone,                            // POSIX AIO
+  map, unmap, msync, remap,                                                // mappings
   init, finalize, send, isend, recv, irecv, sendrecv, wait, test,          // MPI p2p
   barrier, allcoll, bcast, scatter, reduce, gather, comm_create, comm_free, // MPI collectives
   complete, member,                                                        // tracer records

@@ -162,6 +162,26 @@ struct PlanRank {
   bool operator==(const PlanRank&) const = default;
 };
 
+// How an extrapolated plan was made (mpior-post --extrapolate): the inputs
+// and, per extrapolated quantity, the model chosen. Empty for a traced plan.
+struct ExtrapNote {
+  int32_t stream = -1;  // index in Plan::streams; -1 for the tables (files, communicators, rank lists)
+  int32_t leaf = -1;    // position, or -1
+  int32_t node = -1;    // loop node (trip counts), or -1
+  std::string what;     // "offset", "iters", "rank list", "file name", ...
+  std::string model;    // "item 0 value = 960*r/n"
+  std::string name;     // the model's name: "strong scaling"
+  bool operator==(const ExtrapNote&) const = default;
+};
+
+struct ExtrapInfo {
+  int32_t target = 0;                // 0: not extrapolated
+  std::vector<std::string> inputs;   // the input directories, as named
+  std::vector<int32_t> input_ranks;  // their rank counts
+  std::vector<ExtrapNote> notes;
+  bool operator==(const ExtrapInfo&) const = default;
+};
+
 // What mpior-replay runs.
 struct Plan {
   JobInfo job;
@@ -170,6 +190,7 @@ struct Plan {
   std::vector<PlanComm> comms;
   std::vector<Stream> streams;
   KindTallies pruned{};
+  ExtrapInfo extrap;
   bool operator==(const Plan&) const = default;
 };
 

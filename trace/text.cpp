@@ -116,6 +116,9 @@ const char* arg_name(Kind k, int slot) {
   static const char* mpiio[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "req", "whence"};
   static const char* fopen[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "amode", "oflags"};
   static const char* view[kNumArgs] = {"fh", "file", "tile0", "ftsize", "access", "comm", "etsize", "extent"};
+  static const char* aio[kNumArgs] = {"fd", "file", "off", "count", "op", "depth", "file2", "req"};
+  static const char* map[kNumArgs] = {"fd", "file", "off", "count", "prot", "mflags", "len", "map"};
+  static const char* copy[kNumArgs] = {"fd", "file", "off", "count", "flags", "off2", "file2", "fd2"};
   switch (info(k).op) {
     case OpClass::mpiio_open:
       return fopen[slot];
@@ -127,11 +130,15 @@ const char* arg_name(Kind k, int slot) {
       return done[slot];
     case OpClass::comm_create:
       return create[slot];
+    case OpClass::copy:
+      return copy[slot];
     default:
       break;
   }
   if (info(k).family == Family::stdio) return stdio[slot];
   if (is_mpiio(k)) return mpiio[slot];
+  if (info(k).family == Family::aio) return aio[slot];
+  if (info(k).family == Family::mmap) return map[slot];
   return is_io(k) ? io[slot] : mpi[slot];
 }
 

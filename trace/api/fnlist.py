@@ -30,7 +30,8 @@ class Function:
 
     @property
     def internal(self):
-        return self.family == "internal"
+        """A tracer record, not a function (a line without declaration)."""
+        return self.family == "internal" or not self.handler
 
 
 def split_top(text, sep=","):

@@ -1,0 +1,294 @@
+#include "models.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+namespace mpior::extrap {
+
+namespace {
+
+// Largest k tried for the parametrised terms (group sizes, rank shifts).
+constexpr int64_t kMaxGroup = 64;
+// Relative tolerance of "exact": the solve is in long double, values are integers.
+constexpr long double kExact = 1e-9L;
+
+long double value_of(const Term& t, int64_t r, int64_t n) {
+  long double R = r, N = n;
+  switch (t.basis) {
+    case Basis::one:
+      return 1;
+    case Basis::n:
+      return N;
+    case Basis::n2:
+      return N * N;
+    case Basis::inv_n:
+      return 1 / N;
+    case Basis::r:
+      return R;
+    case Basis::r_over_n:
+      return R / N;
+    case Basis::r_times_n:
+      return R * N;
+    case Basis::mod_shift:
+      return n > 0 ? (((r + t.k) % n) + n) % n : 0;
+    case Basis::div_k:
+      return t.k > 0 ? std::floor(R / t.k) : 0;
+    case Basis::mod_k:
+      return t.k > 0 ? ((r % t.k) + t.k) % t.k : 0;
+  }
+  return 0;
+}
+
+bool parametrised(Basis b) { return b == Basis::mod_shift || b == Basis::div_k || b == Basis::mod_k; }
+
+// Least squares through the normal equations, Gaussian elimination with
+// partial pivoting; false when the columns are not independent.
+bool solve(const std::vector<std::vector<long double>>& rows, const std::vector<long double>& y,
+           std::vector<long double>* coef) {
+  size_t p = rows.front().size();
+  std::vector<std::vector<long double>> m(p, std::vector<long double>(p + 1, 0));
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t a = 0; a < p; ++a) {
+      for (size_t b = 0; b < p; ++b) m[a][b] += rows[i][a] * rows[i][b];
+      m[a][p] += rows[i][a] * y[i];
+    }
+  long double scale = 0;
+  for (size_t a = 0; a < p; ++a) scale = std::max(scale, std::fabs(m[a][a]));
+  for (size_t c = 0; c < p; ++c) {
+    size_t piv = c;
+    for (size_t a = c + 1; a < p; ++a)
+      if (std::fabs(m[a][c]) > std::fabs(m[piv][c])) piv = a;
+    if (std::fabs(m[piv][c]) <= scale * 1e-14L || m[piv][c] == 0) return false;
+    std::swap(m[c], m[piv]);
+    for (size_t a = 0; a < p; ++a) {
+      if (a == c) continue;
+      long double f = m[a][c] / m[c][c];
+      for (size_t b = c; b <= p; ++b) m[a][b] -= f * m[c][b];
+    }
+  }
+  coef->resize(p);
+  for (size_t c = 0; c < p; ++c) (*coef)[c] = m[c][p] / m[c][c];
+  return true;
+}
+
+bool exact(long double got, int64_t want) {
+  long double tol = kExact * std::max<long double>(1, std::fabs(static_cast<long double>(want)));
+  return std::fabs(got - static_cast<long double>(want)) <= tol;
+}
+
+// Distinct (r, n) points; false when one point has two values.
+bool distinct_points(std::span<const Sample> samples, std::vector<Sample>* out) {
+  std::map<std::pair<int64_t, int64_t>, int64_t> seen;
+  for (const Sample& s : samples) {
+    auto [it, fresh] = seen.emplace(std::make_pair(s.r, s.n), s.y);
+    if (!fresh && it->second != s.y) return false;
+  }
+  out->clear();
+  for (const auto& [rn, y] : seen) out->push_back({rn.first, rn.second, y});
+  return true;
+}
+
+std::optional<Fit> try_terms(const char* name, const std::vector<Term>& terms, const std::vector<Sample>& pts) {
+  std::vector<std::vector<long double>> rows;
+  std::vector<long double> y;
+  rows.reserve(pts.size());
+  for (const Sample& s : pts) {
+    std::vector<long double> row;
+    for (const Term& t : terms) row.push_back(value_of(t, s.r, s.n));
+    rows.push_back(std::move(row));
+    y.push_back(static_cast<long double>(s.y));
+  }
+  Fit f{name, terms, {}};
+  if (!solve(rows, y, &f.coef)) return std::nullopt;
+  for (const Sample& s : pts)
+    if (!exact(f.eval(s.r, s.n), s.y)) return std::nullopt;
+  return f;
+}
+
+// The model's coefficients for the points, searching its parameter if any.
+std::optional<Fit> fit_model(const ModelSpec& m, const std::vector<Sample>& pts, int64_t max_n) {
+  auto param = std::find_if(m.terms.begin(), m.terms.end(), parametrised);
+  std::vector<Term> terms;
+  for (Basis b : m.terms) terms.push_back({b, 0});
+  if (param == m.terms.end()) return try_terms(m.name, terms, pts);
+  size_t at = size_t(param - m.terms.begin());
+  int64_t lo = *param == Basis::mod_shift ? -max_n : 2, hi = *param == Basis::mod_shift ? max_n : kMaxGroup;
+  for (int64_t k = lo; k <= hi; ++k) {
+    terms[at].k = k;
+    if (auto f = try_terms(m.name, terms, pts)) return f;
+  }
+  return std::nullopt;
+}
+
+std::string coef_text(long double c) {
+  long double rounded = std::round(c);
+  if (std::fabs(c - rounded) <= 1e-9L * std::max<long double>(1, std::fabs(c)))
+    return fmt::format("{}", static_cast<long long>(rounded));
+  return fmt::format("{:.6g}", static_cast<double>(c));
+}
+
+std::string term_text(const Term& t) {
+  switch (t.basis) {
+    case Basis::one:
+      return "";
+    case Basis::n:
+      return "n";
+    case Basis::n2:
+      return "n^2";
+    case Basis::inv_n:
+      return "/n";
+    case Basis::r:
+      return "r";
+    case Basis::r_over_n:
+      return "r/n";
+    case Basis::r_times_n:
+      return "r*n";
+    case Basis::mod_shift:
+      return t.k ? fmt::format("((r{:+}) mod n)", t.k) : "(r mod n)";
+    case Basis::div_k:
+      return fmt::format("(r/{})", t.k);
+    case Basis::mod_k:
+      return fmt::format("(r mod {})", t.k);
+  }
+  return "?";
+}
+
+}  // namespace
+
+const std::vector<ModelSpec>& exact_models() {
+  using B = Basis;
+  static const std::vector<ModelSpec> models = {
+      {"constant", {B::one}},
+      {"linear in n", {B::one, B::n}},
+      {"inverse", {B::inv_n}},
+      {"inverse + constant", {B::one, B::inv_n}},
+      {"rank-linear", {B::one, B::r}},
+      {"strong scaling", {B::r_over_n}},
+      {"strong scaling + constant", {B::one, B::r_over_n}},
+      {"rank-modulo (model 5)", {B::mod_shift}},
+      {"rank-modulo + constant", {B::one, B::mod_shift}},
+      {"group of k", {B::one, B::div_k}},
+      {"member of k", {B::one, B::mod_k}},
+      {"rank-linear + n", {B::one, B::r, B::n}},
+      {"quadratic", {B::one, B::n, B::n2}},
+      {"rank-linear times n", {B::one, B::r, B::r_times_n}},
+      {"strong scaling, full", {B::one, B::inv_n, B::r, B::r_over_n}},
+  };
+  return models;
+}
+
+long double Fit::eval(int64_t r, int64_t n) const {
+  long double v = 0;
+  for (size_t i = 0; i < terms.size(); ++i) v += coef[i] * value_of(terms[i], r, n);
+  return v;
+}
+
+std::optional<int64_t> Fit::eval_int(int64_t r, int64_t n) const {
+  long double v = eval(r, n);
+  long double rounded = std::round(v);
+  if (!(std::fabs(v - rounded) <= kExact * std::max<long double>(1, std::fabs(v)))) return std::nullopt;
+  if (rounded < -9.2e18L || rounded > 9.2e18L) return std::nullopt;
+  return static_cast<int64_t>(rounded);
+}
+
+std::string Fit::formula() const {
+  std::string out;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    long double c = coef[i];
+    if (std::fabs(c) < 1e-12L && terms.size() > 1) continue;
+    std::string t = term_text(terms[i]);
+    std::string part;
+    if (t.empty())
+      part = coef_text(c);
+    else if (t == "/n")
+      part = coef_text(c) + "/n";
+    else if (coef_text(c) == "1")
+      part = t;
+    else if (coef_text(c) == "-1")
+      part = "-" + t;
+    else
+      part = coef_text(c) + "*" + t;
+    if (!out.empty() && part[0] != '-') out += "+";
+    out += part;
+  }
+  return out.empty() ? "0" : out;
+}
+
+bool Fit::rank_free() const {
+  for (size_t i = 0; i < terms.size(); ++i) {
+    Basis b = terms[i].basis;
+    bool uses_r = b == Basis::r || b == Basis::r_over_n || b == Basis::r_times_n || parametrised(b);
+    if (uses_r && std::fabs(coef[i]) > 1e-12L) return false;
+  }
+  return true;
+}
+
+std::optional<Fit> fit_exact(std::span<const Sample> samples) {
+  std::vector<Sample> pts;
+  if (samples.empty() || !distinct_points(samples, &pts)) return std::nullopt;
+  bool constant = std::all_of(pts.begin(), pts.end(), [&](const Sample& s) { return s.y == pts.front().y; });
+  if (constant) return Fit{"constant", {{Basis::one, 0}}, {static_cast<long double>(pts.front().y)}};
+  int64_t max_n = 0, min_n = INT64_MAX;
+  for (const Sample& s : pts) {
+    max_n = std::max(max_n, s.n);
+    min_n = std::min(min_n, s.n);
+  }
+  if (min_n == max_n) return std::nullopt;  // one rank count says nothing about n
+  for (bool checked : {true, false}) {
+    for (const ModelSpec& m : exact_models()) {
+      if (checked ? pts.size() <= m.terms.size() : pts.size() != m.terms.size()) continue;
+      if (auto f = fit_model(m, pts, max_n)) {
+        f->determined = !checked;
+        return f;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+double TimingFit::predict(int64_t n) const { return std::max(0.0, double(fit.eval(0, n))); }
+
+TimingFit fit_timing(std::span<const std::pair<int64_t, double>> points) {
+  using B = Basis;
+  static const std::vector<ModelSpec> models = {
+      {"constant", {B::one}},
+      {"linear in n", {B::one, B::n}},
+      {"inverse", {B::inv_n}},
+      {"inverse + constant", {B::one, B::inv_n}},
+  };
+  double mean = 0;
+  for (const auto& p : points) mean += p.second;
+  mean = points.empty() ? 0 : mean / double(points.size());
+  TimingFit best{Fit{"constant", {{B::one, 0}}, {static_cast<long double>(mean)}}};
+  double best_err = HUGE_VAL;
+  for (const ModelSpec& m : models) {
+    if (points.size() <= m.terms.size()) continue;
+    std::vector<std::vector<long double>> rows;
+    std::vector<long double> y;
+    std::vector<Term> terms;
+    for (Basis b : m.terms) terms.push_back({b, 0});
+    for (const auto& [n, v] : points) {
+      std::vector<long double> row;
+      for (const Term& t : terms) row.push_back(value_of(t, 0, n));
+      rows.push_back(std::move(row));
+      y.push_back(v);
+    }
+    Fit f{m.name, terms, {}};
+    if (!solve(rows, y, &f.coef)) continue;
+    long double ssr = 0;
+    for (const auto& [n, v] : points) ssr += (f.eval(0, n) - v) * (f.eval(0, n) - v);
+    double err = std::sqrt(double(ssr) / double(points.size() - m.terms.size())) / std::max(std::fabs(mean), 1e-300);
+    // A model with more coefficients must do clearly better.
+    if (err < best_err * (1 - 1e-6)) {
+      best_err = err;
+      best.fit = std::move(f);
+    }
+  }
+  return best;
+}
+
+}  // namespace mpior::extrap

@@ -1,0 +1,323 @@
+#include "streams.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "extrap_error.hpp"
+#include "merge_params.hpp"
+#include "models.hpp"
+#include "text.hpp"
+
+namespace mpior::extrap {
+
+namespace {
+
+using trace::SeqItem;
+constexpr SeqItem kZero{0, 0, 0};
+constexpr size_t kShownSamples = 12;
+
+// Rank r's values of p in s: a sequence and the offset added to its scalars.
+std::pair<std::span<const SeqItem>, int64_t> rank_view(const trace::Stream& s, const trace::Param& p, int64_t r) {
+  if (p.ranked < 0) return {postproc::canonical_seq(s, p), 0};
+  for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)])
+    if (trace::seq_contains(s.view(v.ranks), r))
+      return {v.seq.len ? s.view(v.seq) : std::span<const SeqItem>(&kZero, 1), v.scale * r};
+  return {{&kZero, 1}, 0};
+}
+
+// One sample of a whole sequence: rank r of input n.
+struct SeqSample {
+  int64_t r, n;
+  std::span<const SeqItem> items;
+  int64_t offset;
+};
+
+bool same_shape(std::span<const SeqItem> a, std::span<const SeqItem> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].is_loop() != b[i].is_loop() || a[i].span != b[i].span) return false;
+  return true;
+}
+
+std::string seq_text(const SeqSample& s) {
+  std::vector<int64_t> v = trace::seq_expand(s.items);
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < 6; ++i) out += fmt::format("{}{}", i ? "," : "", v[i] + s.offset);
+  if (v.size() > 6) out += fmt::format(",... ({} values)", v.size());
+  return out;
+}
+
+std::string samples_text(const std::vector<SeqSample>& samples) {
+  std::string out;
+  for (size_t i = 0; i < samples.size() && i < kShownSamples; ++i)
+    out += fmt::format("\n    n={} rank {}: {}", samples[i].n, samples[i].r, seq_text(samples[i]));
+  if (samples.size() > kShownSamples) out += fmt::format("\n    ... {} more", samples.size() - kShownSamples);
+  return out;
+}
+
+// One fitted field of a sequence's items.
+struct FieldFit {
+  size_t item;
+  enum { scalar, shift, count } field;
+  Fit fit;
+};
+
+class StreamExtrapolator {
+ public:
+  StreamExtrapolator(const StreamClass& cls, const std::vector<Input>& inputs, const std::vector<int64_t>& ranks,
+                     int64_t n, int32_t index, std::vector<trace::ExtrapNote>& notes)
+      : cls_(cls), inputs_(inputs), ranks_(ranks), n_(n), index_(index), notes_(notes), params_(out_) {}
+
+  trace::Stream run() {
+    const trace::Stream& shape = *cls_.shape;
+    out_.thread = shape.thread;
+    out_.lossless = false;
+    std::vector<int32_t> r32(ranks_.begin(), ranks_.end());
+    out_.ranks = postproc::add_rank_list(out_.values, r32);
+    for (size_t i = 0; i < shape.nodes.size(); ++i) {
+      const trace::Node& node = shape.nodes[i];
+      trace::Param iters;
+      if (node.loop)
+        iters = param([i](const trace::Stream& s) { return s.nodes[i].iters; }, "iterations", -1, int32_t(i));
+      out_.nodes.push_back({node.loop, node.index, iters});
+    }
+    for (size_t i = 0; i < shape.leaves.size(); ++i) out_.leaves.push_back(leaf(i));
+    return std::move(out_);
+  }
+
+ private:
+  using Getter = std::function<trace::Param(const trace::Stream&)>;
+
+  trace::Leaf leaf(size_t i) {
+    const trace::Leaf& shape = cls_.shape->leaves[i];
+    trace::Leaf l;
+    l.kind = shape.kind;
+    l.depth = shape.depth;
+    l.flags = shape.flags;
+    l.callsite = shape.callsite;
+    for (int a = 0; a < trace::kNumArgs; ++a) {
+      auto get = [i, a](const trace::Stream& s) { return s.leaves[i].args[size_t(a)]; };
+      l.args[size_t(a)] = trace::is_handle_slot(shape.kind, a)
+                              ? donor(get)
+                              : param(get, trace::arg_name(shape.kind, a), int32_t(i), -1);
+    }
+    auto ret = [i](const trace::Stream& s) { return s.leaves[i].ret; };
+    l.ret = trace::returns_handle(shape.kind) ? donor(ret) : param(ret, "ret", int32_t(i), -1);
+    l.err = param([i](const trace::Stream& s) { return s.leaves[i].err; }, "errno", int32_t(i), -1);
+    l.gap = timing(i, true);
+    l.dur = timing(i, false);
+    return l;
+  }
+
+  trace::TimeStats timing(size_t leaf, bool gap) {
+    std::vector<std::pair<int64_t, trace::TimeStats>> per_input;
+    std::vector<size_t> ranks;
+    for (size_t in = 0; in < inputs_.size(); ++in) {
+      if (cls_.at[in].empty()) continue;
+      trace::TimeStats merged;
+      for (const trace::Stream* s : cls_.at[in]) merged.merge(gap ? s->leaves[leaf].gap : s->leaves[leaf].dur);
+      per_input.emplace_back(inputs_[in].n, merged);
+      ranks.push_back(cls_.ranks[in].size());
+    }
+    std::string formula, name;
+    trace::TimeStats t = extrapolate_timing(per_input, ranks, n_, ranks_.size(), &formula, &name);
+    if (per_input.size() > 1 && name != "constant")
+      notes_.push_back({index_, int32_t(leaf), -1, gap ? "gap" : "duration", formula, name});
+    return t;
+  }
+
+  std::vector<SeqSample> samples_of(const Getter& get) {
+    std::vector<SeqSample> out;
+    for (size_t in = 0; in < inputs_.size(); ++in)
+      for (const trace::Stream* s : cls_.at[in]) {
+        trace::Param p = get(*s);
+        for (int64_t r : s->rank_list()) {
+          auto [items, offset] = rank_view(*s, p, r);
+          out.push_back({r, inputs_[in].n, items, offset});
+        }
+      }
+    return out;
+  }
+
+  std::string where(int32_t leaf, int32_t node, const char* what) const {
+    std::string pos = leaf >= 0 ? fmt::format("position {} ({} at call site {:#x})", leaf,
+                                              trace::name(cls_.shape->leaves[size_t(leaf)].kind),
+                                              cls_.shape->leaves[size_t(leaf)].callsite)
+                                : fmt::format("loop node {}", node);
+    return fmt::format("{}, {}, {}", cls_.name(), pos, what);
+  }
+
+  std::vector<FieldFit> fit_fields(const std::vector<SeqSample>& samples, int32_t leaf, int32_t node,
+                                   const char* what) {
+    std::span<const SeqItem> shape = samples.front().items;
+    for (const SeqSample& s : samples)
+      if (!same_shape(shape, s.items))
+        throw ExtrapError(
+            fmt::format("{}: the values do not have one loop shape at every rank and rank count, "
+                        "so no model can extrapolate them:{}",
+                        where(leaf, node, what), samples_text(samples)));
+    std::vector<FieldFit> fits;
+    std::vector<Sample> pts(samples.size());
+    for (size_t item = 0; item < shape.size(); ++item) {
+      auto fit_one = [&](auto field, auto value) {
+        for (size_t k = 0; k < samples.size(); ++k) pts[k] = {samples[k].r, samples[k].n, value(samples[k])};
+        std::optional<Fit> f = fit_exact(pts);
+        if (!f)
+          throw ExtrapError(fmt::format("{}: no model fits the values exactly (item {} of the value sequence):{}",
+                                        where(leaf, node, what), item, samples_text(samples)));
+        fits.push_back({item, field, std::move(*f)});
+      };
+      if (!shape[item].is_loop()) {
+        fit_one(FieldFit::scalar, [item](const SeqSample& s) { return s.items[item].v + s.offset; });
+      } else {
+        fit_one(FieldFit::shift, [item](const SeqSample& s) { return s.items[item].v; });
+        fit_one(FieldFit::count, [item](const SeqSample& s) { return int64_t(s.items[item].count); });
+      }
+    }
+    return fits;
+  }
+
+  void evaluate(const std::vector<FieldFit>& fits, std::span<const SeqItem> shape, int64_t r, int32_t leaf,
+                int32_t node, const char* what, std::vector<SeqItem>& out) {
+    size_t base = out.size();
+    out.insert(out.end(), shape.begin(), shape.end());
+    for (const FieldFit& f : fits) {
+      std::optional<int64_t> v = f.fit.eval_int(r, n_);
+      if (!v)
+        throw ExtrapError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a value that is not an integer",
+                                      where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r));
+      SeqItem& it = out[base + f.item];
+      if (f.field == FieldFit::count) {
+        if (*v < 1 || *v > int64_t(UINT32_MAX))
+          throw ExtrapError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a loop of {} iterations",
+                                        where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r, *v));
+        it.count = uint32_t(*v);
+      } else {
+        it.v = *v;
+      }
+    }
+  }
+
+  void note(const std::vector<FieldFit>& fits, int32_t leaf, int32_t node, const char* what) {
+    std::string text, names;
+    for (const FieldFit& f : fits) {
+      if (std::string_view(f.fit.name) == "constant") continue;
+      const char* field = f.field == FieldFit::scalar ? "value" : f.field == FieldFit::shift ? "stride" : "count";
+      text += fmt::format("{}item {} {} = {}{}", text.empty() ? "" : "; ", f.item, field, f.fit.formula(),
+                          f.fit.determined ? " (determined by as many runs as it has coefficients)" : "");
+      if (names.find(f.fit.name) == std::string::npos) names += (names.empty() ? "" : " + ") + std::string(f.fit.name);
+    }
+    if (!text.empty()) notes_.push_back({index_, leaf, node, what, text, names});
+  }
+
+  // Handles are names the program got from the system (fd numbers depend on
+  // what the MPI library opened, which follows no model): every target rank
+  // takes them from one traced rank of the class, so each rank's handles stay
+  // consistent with each other.
+  trace::Param donor(const Getter& get) {
+    size_t in = inputs_.size();
+    while (in > 0 && cls_.at[in - 1].empty()) --in;
+    const trace::Stream& s = *cls_.at[in - 1].back();
+    auto [items, offset] = rank_view(s, get(s), s.rank_list().back());
+    values_.assign(items.begin(), items.end());
+    trace::seq_shift(values_, offset);
+    std::vector<postproc::RankValues> per_rank;
+    for (int64_t r : ranks_) per_rank.push_back({int32_t(r), values_});
+    return params_.merge(per_rank);
+  }
+
+  trace::Param param(const Getter& get, const char* what, int32_t leaf, int32_t node) {
+    std::vector<SeqSample> samples = samples_of(get);
+    if (samples.empty()) return {};
+    std::vector<FieldFit> fits = fit_fields(samples, leaf, node, what);
+    note(fits, leaf, node, what);
+    std::span<const SeqItem> shape = samples.front().items;
+    bool rank_free = std::all_of(fits.begin(), fits.end(), [](const FieldFit& f) { return f.fit.rank_free(); });
+    values_.clear();
+    if (rank_free) evaluate(fits, shape, ranks_.front(), leaf, node, what, values_);
+    for (int64_t r : ranks_)
+      if (!rank_free) evaluate(fits, shape, r, leaf, node, what, values_);
+    std::vector<postproc::RankValues> per_rank;
+    per_rank.reserve(ranks_.size());
+    for (size_t i = 0; i < ranks_.size(); ++i) {
+      size_t at = rank_free ? 0 : i * shape.size();
+      per_rank.push_back({int32_t(ranks_[i]), std::span<const SeqItem>(values_.data() + at, shape.size())});
+    }
+    return params_.merge(per_rank);
+  }
+
+  const StreamClass& cls_;
+  const std::vector<Input>& inputs_;
+  const std::vector<int64_t>& ranks_;
+  int64_t n_;
+  int32_t index_;
+  std::vector<trace::ExtrapNote>& notes_;
+  trace::Stream out_;
+  postproc::ParamMerger params_;
+  std::vector<SeqItem> values_;
+};
+
+std::vector<std::pair<uint8_t, uint64_t>> scaled_histogram(const trace::TimeStats& base, double factor, uint64_t count,
+                                                           int64_t mean) {
+  std::vector<std::pair<uint8_t, uint64_t>> out;
+  if (count <= 1) return out;
+  if (base.histogram().empty()) return {{trace::TimeStats::bin_of(mean), count}};
+  int shift = factor > 0 ? int(std::lround(4 * std::log2(factor))) : 0;
+  uint64_t given = 0;
+  for (auto [bin, c] : base.histogram()) {
+    int b = std::clamp(int(bin) + shift, 0, 254);
+    uint64_t scaled = uint64_t(double(c) * double(count) / double(base.count()));
+    if (!out.empty() && out.back().first == uint8_t(b))
+      out.back().second += scaled;
+    else
+      out.emplace_back(uint8_t(b), scaled);
+    given += scaled;
+  }
+  auto biggest = std::max_element(out.begin(), out.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  biggest->second += count - given;  // rounding down never gives more than count
+  std::erase_if(out, [](auto& p) { return p.second == 0; });
+  return out;
+}
+
+}  // namespace
+
+trace::TimeStats extrapolate_timing(const std::vector<std::pair<int64_t, trace::TimeStats>>& per_input,
+                                    const std::vector<size_t>& ranks_per_input, int64_t n, size_t ranks,
+                                    std::string* formula, std::string* name) {
+  std::vector<std::pair<int64_t, double>> means, counts;
+  const trace::TimeStats* base = nullptr;
+  for (size_t i = 0; i < per_input.size(); ++i) {
+    const auto& [in_n, t] = per_input[i];
+    if (t.count() == 0) continue;
+    means.emplace_back(in_n, t.mean());
+    counts.emplace_back(in_n, double(t.count()) / double(std::max<size_t>(1, ranks_per_input[i])));
+    base = &t;  // inputs ascend: the largest run's distribution is the shape kept
+  }
+  if (!base || ranks == 0) return {};
+  TimingFit mean_fit = fit_timing(means);
+  double mean = mean_fit.predict(n);
+  *formula = fmt::format("mean = {} ns", mean_fit.fit.formula());
+  *name = mean_fit.fit.name;
+  uint64_t count = uint64_t(std::llround(std::max(1.0, fit_timing(counts).predict(n)) * double(ranks)));
+  double factor = base->mean() > 0 ? mean / base->mean() : 1.0;
+  int64_t lo = std::llround(double(base->min()) * factor), hi = std::llround(double(base->max()) * factor);
+  lo = std::min(lo, int64_t(mean));
+  hi = std::max({hi, lo, int64_t(std::ceil(mean))});
+  double var = base->variance() * factor * factor;
+  trace::TimeStats t;
+  int64_t rounded = std::llround(mean);
+  trace::TimeStats::restore(&t, count, int64_t(std::llround(mean * double(count))), lo, hi, mean,
+                            var * double(count > 1 ? count - 1 : 0), scaled_histogram(*base, factor, count, rounded));
+  return t;
+}
+
+trace::Stream extrapolate_stream(const StreamClass& cls, const std::vector<Input>& inputs,
+                                 const std::vector<int64_t>& ranks, int64_t n, int32_t stream_index,
+                                 std::vector<trace::ExtrapNote>& notes) {
+  return StreamExtrapolator(cls, inputs, ranks, n, stream_index, notes).run();
+}
+
+}  // namespace mpior::extrap

@@ -1,0 +1,32 @@
+// One stream class at the target rank count: every parameter of every
+// position (and every loop's trip counts) fitted over (rank, rank count) by
+// the exact models, item by item of its elastic sequence (the paper's two
+// dimensions: the sequence holds the loop iterations, the model the ranks),
+// evaluated for each target rank and merged back into rank variants; timing
+// by the best-fitting model.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "classes.hpp"
+#include "model.hpp"
+
+namespace mpior::extrap {
+
+// The class's stream for `ranks` (ascending) of a run of n ranks. Notes get
+// the model of every quantity that is not one constant, tagged with
+// stream_index. Throws ExtrapError naming the position, the parameter and
+// the values seen when no model fits, or when a value is not an integer at n.
+trace::Stream extrapolate_stream(const StreamClass& cls, const std::vector<Input>& inputs,
+                                 const std::vector<int64_t>& ranks, int64_t n, int32_t stream_index,
+                                 std::vector<trace::ExtrapNote>& notes);
+
+// Timing statistics of a position at n from the inputs' (per input: the
+// merged statistics and the number of ranks they cover), scaled to `ranks`
+// ranks. `formula` and `name` get the mean's model.
+trace::TimeStats extrapolate_timing(const std::vector<std::pair<int64_t, trace::TimeStats>>& per_input,
+                                    const std::vector<size_t>& ranks_per_input, int64_t n, size_t ranks,
+                                    std::string* formula, std::string* name);
+
+}  // namespace mpior::extrap

@@ -1,0 +1,202 @@
+#include "tables.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "comm_models.hpp"
+#include "extrap_error.hpp"
+#include "file_names.hpp"
+#include "models.hpp"
+
+namespace mpior::extrap {
+
+namespace {
+
+using RankRef = std::pair<size_t, int64_t>;  // (input, rank)
+
+// What every rank of one kind has, as functions of (r, n).
+struct KindModel {
+  std::vector<NameModel> names;
+  std::vector<trace::PlanFile> attrs;  // created, existed, directory as traced
+  std::vector<Fit> sizes;              // initial size
+  std::vector<CommModel> comms;
+  std::string cwd;
+  TimingFit traced;
+};
+
+class TableBuilder {
+ public:
+  TableBuilder(const std::vector<Input>& inputs, const RankKinds& kinds, trace::Plan& out,
+               std::vector<trace::ExtrapNote>& notes)
+      : inputs_(inputs), kinds_(kinds), out_(out), notes_(notes), n_(int64_t(kinds.target.size())) {
+    members_.resize(kinds.names.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      for (size_t r = 0; r < kinds.inputs[i].size(); ++r)
+        members_[size_t(kinds.inputs[i][r])].push_back({i, int64_t(r)});
+    models_.resize(kinds.names.size());
+    const Input& largest = inputs.back();
+    for (const trace::PlanRank& pr : largest.plan.ranks) one_host_ = one_host_ && pr.host == largest.plan.ranks[0].host;
+  }
+
+  void run() {
+    for (int64_t r = 0; r < n_; ++r) add_rank(r);
+  }
+
+ private:
+  const trace::PlanRank& plan_rank(RankRef ref) const { return inputs_[ref.first].plan.ranks[size_t(ref.second)]; }
+
+  const KindModel& model(int32_t kind) {
+    if (!models_[size_t(kind)]) models_[size_t(kind)] = build(kind);
+    return *models_[size_t(kind)];
+  }
+
+  std::string kind_name(int32_t kind) const { return kinds_.names[size_t(kind)]; }
+
+  KindModel build(int32_t kind) {
+    const std::vector<RankRef>& refs = members_[size_t(kind)];
+    KindModel m;
+    const trace::PlanRank& first = plan_rank(refs.front());
+    for (RankRef ref : refs) {
+      const trace::PlanRank& pr = plan_rank(ref);
+      if (pr.files.size() != first.files.size() || pr.comms.size() != first.comms.size())
+        throw ExtrapError(fmt::format(
+            "ranks running {} use {} files and {} communicators at n={} (rank {}) but {} and {} at n={} (rank {}): "
+            "file and communicator counts that change with the rank count are not extrapolated",
+            kind_name(kind), first.files.size(), first.comms.size(), inputs_[refs.front().first].n, refs.front().second,
+            pr.files.size(), pr.comms.size(), inputs_[ref.first].n, ref.second));
+    }
+    for (size_t j = 0; j < first.files.size(); ++j) add_file_model(kind, refs, j, m);
+    for (size_t j = 0; j < first.comms.size(); ++j) add_comm_model(kind, refs, j, m);
+    m.cwd = plan_rank(refs.back()).cwd;
+    std::map<int64_t, std::pair<double, size_t>> traced;  // n -> (sum, ranks)
+    for (RankRef ref : refs) {
+      auto& t = traced[inputs_[ref.first].n];
+      t.first += double(plan_rank(ref).traced_ns);
+      ++t.second;
+    }
+    std::vector<std::pair<int64_t, double>> points;
+    for (const auto& [n, t] : traced) points.emplace_back(n, t.first / double(t.second));
+    m.traced = fit_timing(points);
+    return m;
+  }
+
+  void add_file_model(int32_t kind, const std::vector<RankRef>& refs, size_t j, KindModel& m) {
+    std::vector<NameSample> names;
+    std::vector<Sample> sizes;
+    for (RankRef ref : refs) {
+      const trace::PlanFile& f = inputs_[ref.first].plan.files[size_t(plan_rank(ref).files[j])];
+      names.push_back({ref.second, inputs_[ref.first].n, &f.path});
+      sizes.push_back({ref.second, inputs_[ref.first].n, f.initial_size});
+    }
+    std::string why;
+    std::optional<NameModel> name = NameModel::fit(names, &why);
+    if (!name) throw ExtrapError(fmt::format("file {} of the ranks running {}: {}", j, kind_name(kind), why));
+    std::optional<Fit> size = fit_exact(sizes);
+    if (!size)
+      throw ExtrapError(fmt::format(
+          "file {} of the ranks running {} ('{}'): no model fits the size it must have "
+          "before the run ({} at n={}, {} at n={}, ...)",
+          j, kind_name(kind), *names.front().path, sizes.front().y, sizes.front().n, sizes.back().y, sizes.back().n));
+    const trace::PlanFile& attrs = inputs_[refs.back().first].plan.files[size_t(plan_rank(refs.back()).files[j])];
+    if (!name->constant())
+      notes_.push_back(
+          {-1, -1, -1, fmt::format("file name ({})", kind_name(kind)), name->describe(), "file name pattern"});
+    m.names.push_back(std::move(*name));
+    m.attrs.push_back(attrs);
+    m.sizes.push_back(std::move(*size));
+  }
+
+  void add_comm_model(int32_t kind, const std::vector<RankRef>& refs, size_t j, KindModel& m) {
+    std::vector<CommSample> samples;
+    for (RankRef ref : refs) {
+      int32_t g = plan_rank(ref).comms[j];
+      const auto* members = g < 0 ? nullptr : &inputs_[ref.first].plan.comms[size_t(g)].members;
+      samples.push_back({ref.second, inputs_[ref.first].n, members});
+    }
+    std::optional<CommModel> c = CommModel::fit(samples);
+    if (!c) {
+      std::string seen;
+      for (size_t s = 0; s < samples.size() && s < 8; ++s)
+        seen += fmt::format("\n    n={} rank {}: [{}]", samples[s].n, samples[s].r,
+                            samples[s].members ? fmt::format("{}", fmt::join(*samples[s].members, ",")) : "freed");
+      throw ExtrapError(
+          fmt::format("communicator {} of the ranks running {}: its members follow no model (all "
+                      "ranks, the rank alone, blocks or strides of k ranks, a fixed list):{}",
+                      j, kind_name(kind), seen));
+    }
+    notes_.push_back(
+        {-1, -1, -1, fmt::format("communicator {} ({})", j, kind_name(kind)), c->describe(), "communicator members"});
+    m.comms.push_back(std::move(*c));
+  }
+
+  void add_rank(int64_t r) {
+    int32_t kind = kinds_.target[size_t(r)];
+    if (kind < 0 || members_[size_t(kind)].empty())
+      throw ExtrapError(fmt::format("rank {} of {} would run {}, a combination no input shows", r, n_,
+                                    kind < 0 ? std::string("no stream") : kind_name(kind)));
+    const KindModel& m = model(kind);
+    trace::PlanRank pr;
+    const Input& largest = inputs_.back();
+    pr.host = largest.plan.ranks[one_host_ ? 0 : size_t(r % largest.n)].host;
+    pr.cwd = m.cwd;
+    pr.traced_ns = std::llround(m.traced.predict(n_));
+    for (size_t j = 0; j < m.names.size(); ++j) pr.files.push_back(file_id(m, j, r, kind));
+    std::vector<CommInstance> seen;
+    for (const CommModel& c : m.comms) {
+      if (c.null()) {
+        pr.comms.push_back(-1);
+        continue;
+      }
+      CommInstance inst = c.instance(r, n_);
+      int ordinal = int(std::count(seen.begin(), seen.end(), inst));
+      seen.push_back(inst);
+      auto [it, fresh] = comm_ids_.emplace(std::make_pair(inst, ordinal), int32_t(out_.comms.size()));
+      if (fresh) out_.comms.push_back({c.members(inst, n_)});
+      pr.comms.push_back(it->second);
+    }
+    out_.ranks.push_back(std::move(pr));
+  }
+
+  int32_t file_id(const KindModel& m, size_t j, int64_t r, int32_t kind) {
+    std::optional<std::string> path = m.names[j].render(r, n_);
+    std::optional<int64_t> size = m.sizes[j].eval_int(r, n_);
+    if (!path || !size || *size < 0)
+      throw ExtrapError(fmt::format("file {} of rank {} ({}) at {} ranks: {} = {} is not a whole number", j, r,
+                                    kind_name(kind), n_, path ? "its size" : "its name",
+                                    path ? m.sizes[j].formula() : m.names[j].describe()));
+    auto [it, fresh] = file_ids_.emplace(*path, int32_t(out_.files.size()));
+    if (fresh) {
+      trace::PlanFile f = m.attrs[j];
+      f.path = *path;
+      f.initial_size = *size;
+      out_.files.push_back(std::move(f));
+    } else {
+      trace::PlanFile& f = out_.files[size_t(it->second)];
+      f.initial_size = std::max(f.initial_size, *size);
+    }
+    return it->second;
+  }
+
+  const std::vector<Input>& inputs_;
+  const RankKinds& kinds_;
+  trace::Plan& out_;
+  std::vector<trace::ExtrapNote>& notes_;
+  int64_t n_;
+  bool one_host_ = true;
+  std::vector<std::vector<RankRef>> members_;
+  std::vector<std::optional<KindModel>> models_;
+  std::unordered_map<std::string, int32_t> file_ids_;
+  std::map<std::pair<CommInstance, int>, int32_t> comm_ids_;
+};
+
+}  // namespace
+
+void extrapolate_tables(const std::vector<Input>& inputs, const RankKinds& kinds, trace::Plan& out,
+                        std::vector<trace::ExtrapNote>& notes) {
+  TableBuilder(inputs, kinds, out, notes).run();
+}
+
+}  // namespace mpior::extrap

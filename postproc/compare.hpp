@@ -1,0 +1,19 @@
+// mpior-post --compare PLAN_A PLAN_B: are two plans the same run except for
+// timing (scalaioextrap's verification C1)? Compares, rank by rank, the loop
+// structure and every event — kind, call site, arguments, return value and
+// errno — with files compared by path and attributes and communicators by
+// members, so plans built differently (traced, extrapolated) compare equal
+// when they replay the same calls.
+#pragma once
+
+#include <string>
+
+#include "model.hpp"
+
+namespace mpior::postproc {
+
+// Empty when identical except timing; otherwise the first difference,
+// naming the rank, thread, event and what differs.
+std::string compare_plans(const trace::Plan& a, const trace::Plan& b);
+
+}  // namespace mpior::postproc

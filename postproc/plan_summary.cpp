@@ -1,0 +1,76 @@
+#include "plan_summary.hpp"
+
+#include <fmt/format.h>
+
+#include "cursor.hpp"
+#include "report.hpp"
+#include "scope.hpp"
+#include "summary.hpp"
+
+namespace mpior::postproc {
+
+namespace {
+
+bool any_pruned(const trace::KindTallies& t) {
+  for (const trace::KindTally& k : t)
+    if (k.calls) return true;
+  return false;
+}
+
+Summary totals(const trace::Plan& plan, const std::string& title) {
+  SummaryCollector collect(plan.ranks.size(), plan.files.size());
+  for (size_t r = 0; r < plan.ranks.size(); ++r) collect.begin_rank(int32_t(r), plan.ranks[r].traced_ns);
+  collect.add_pruned(-1, any_pruned(plan.pruned), plan.pruned);
+  static const CommResolution no_comms;  // the summary needs files only
+  for (uint32_t si = 0; si < plan.streams.size(); ++si) {
+    const trace::Stream& s = plan.streams[si];
+    for (int64_t r : s.rank_list()) {
+      RankScope scope(int32_t(r), title, plan.ranks[size_t(r)].files, no_comms);
+      trace::EventCursor cursor(s, int32_t(r));
+      trace::Event ev;
+      EventPos pos{si, 0};
+      while (cursor.next(ev)) {
+        collect.observe(scope, ev, pos);
+        ++pos.index;
+      }
+    }
+  }
+  return collect.take();
+}
+
+nlohmann::json extrap_json(const trace::ExtrapInfo& x) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (size_t i = 0; i < x.inputs.size(); ++i) inputs.push_back({{"dir", x.inputs[i]}, {"ranks", x.input_ranks[i]}});
+  nlohmann::json models = nlohmann::json::object();
+  for (const trace::ExtrapNote& n : x.notes) models[n.name] = models.value(n.name, 0) + 1;
+  return {{"target", x.target}, {"inputs", inputs}, {"quantities_modelled", x.notes.size()}, {"models", models}};
+}
+
+std::string extrap_text(const trace::ExtrapInfo& x) {
+  std::string out = fmt::format("\nextrapolated to {} ranks from:\n", x.target);
+  for (size_t i = 0; i < x.inputs.size(); ++i) out += fmt::format("  {} ({} ranks)\n", x.inputs[i], x.input_ranks[i]);
+  out += fmt::format("  {} quantities follow a model other than a constant (mpior-post --dump shows each)\n",
+                     x.notes.size());
+  return out;
+}
+
+}  // namespace
+
+PlanSummary summarize_plan(const trace::Plan& plan, const std::string& title) {
+  Analysis a;
+  a.files.files = plan.files;
+  a.comms.comms.resize(plan.comms.size());
+  a.summary = totals(plan, title);
+  SummaryHeader h{title, plan.job, {}};
+  for (const trace::PlanRank& r : plan.ranks) h.hosts.push_back(r.host);
+  PlanSummary out{summary_text(h, a), summary_json(h, a)};
+  out.text += plan_streams_text(plan);
+  out.json["plan"] = plan_streams_json(plan);
+  if (plan.extrap.target) {
+    out.text += extrap_text(plan.extrap);
+    out.json["extrapolated"] = extrap_json(plan.extrap);
+  }
+  return out;
+}
+
+}  // namespace mpior::postproc

@@ -1,0 +1,269 @@
+// Recording hooks for POSIX AIO. A request lives in a small table keyed by
+// its aiocb from submit until the program learns it finished; then one
+// mpior_aio_done record, nested under the call that told the program, carries
+// what it did. glibc's aio_error and aio_return read the aiocb's
+// __error_code and __return_value: the tracer reads them the same way, so it
+// never consumes the result the program will ask for.
+#include <aio.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "files.hpp"
+#include "log.hpp"
+#include "wrapper_support.hpp"
+
+namespace mpior::preload {
+
+using namespace trace;
+
+static_assert(LIO_READ == kAioRead && LIO_WRITE == kAioWrite && LIO_NOP == kAioNop);
+static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64));
+
+namespace {
+
+struct Request {
+  std::atomic<const struct aiocb*> key{nullptr};
+  int64_t id = 0;
+  int fd = -1;
+  int32_t file = -1;
+  int64_t offset = 0;
+  int64_t count = 0;
+  int64_t op = 0;
+  uint8_t depth = 0;
+};
+
+// Requests in flight, open addressing with tombstones; one lock (submits and
+// completions are rare next to reads and writes, and never contended long).
+class AioTable {
+ public:
+  static constexpr size_t kSlots = 4096;
+
+  // Registers a request; false when the table is full (it goes untraced).
+  bool add(const Request& r) {
+    std::lock_guard<std::mutex> lk(mutex_);
+    size_t h = hash(r.key.load());
+    for (size_t i = 0; i < kSlots; ++i) {
+      Request& e = slots_[(h + i) % kSlots];
+      const aiocb* k = e.key.load(std::memory_order_relaxed);
+      if (k == nullptr || k == tomb()) {
+        e.id = r.id, e.fd = r.fd, e.file = r.file, e.offset = r.offset, e.count = r.count, e.op = r.op;
+        e.depth = r.depth;
+        e.key.store(r.key.load(), std::memory_order_release);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Removes the request of cb into out; false when cb is not in flight.
+  bool take(const struct aiocb* cb, Request& out) {
+    if (!cb || empty_.load(std::memory_order_relaxed)) return false;
+    std::lock_guard<std::mutex> lk(mutex_);
+    size_t h = hash(cb);
+    for (size_t i = 0; i < kSlots; ++i) {
+      Request& e = slots_[(h + i) % kSlots];
+      const aiocb* k = e.key.load(std::memory_order_relaxed);
+      if (k == cb) {
+        out.id = e.id, out.fd = e.fd, out.file = e.file, out.offset = e.offset, out.count = e.count, out.op = e.op;
+        out.depth = e.depth;
+        e.key.store(tomb(), std::memory_order_release);
+        return true;
+      }
+      if (k == nullptr) return false;
+    }
+    return false;
+  }
+
+  bool holds(const struct aiocb* cb) {
+    if (!cb) return false;
+    std::lock_guard<std::mutex> lk(mutex_);
+    size_t h = hash(cb);
+    for (size_t i = 0; i < kSlots; ++i) {
+      const aiocb* k = slots_[(h + i) % kSlots].key.load(std::memory_order_relaxed);
+      if (k == cb) return true;
+      if (k == nullptr) return false;
+    }
+    return false;
+  }
+
+  void mark_used() { empty_.store(false, std::memory_order_relaxed); }
+  int64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  static const aiocb* tomb() { return reinterpret_cast<const aiocb*>(uintptr_t(1)); }
+  static size_t hash(const aiocb* p) { return (reinterpret_cast<uintptr_t>(p) >> 4) % kSlots; }
+  std::mutex mutex_;
+  std::atomic<bool> empty_{true};
+  std::atomic<int64_t> next_id_{1};
+  Request slots_[kSlots];
+};
+
+AioTable& table() {
+  static auto* t = new AioTable();
+  return *t;
+}
+
+uint8_t child_depth(const Call& c) { return uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255); }
+
+// The request's result as aio_error and aio_return would give it.
+bool finished(const struct aiocb* cb, int& err, int64_t& bytes) {
+  err = __atomic_load_n(&cb->__error_code, __ATOMIC_ACQUIRE);
+  if (err == EINPROGRESS) return false;
+  bytes = int64_t(cb->__return_value);
+  return true;
+}
+
+void record_done(Call& c, const Request& r, int err, int64_t bytes) noexcept {
+  RawEvent ev;
+  ev.kind = Kind::mpior_aio_done;
+  ev.depth = child_depth(c);
+  ev.start = ev.end = c.ev().end;
+  ev.callsite = c.ev().callsite;
+  ev.args[arg::handle] = r.fd;
+  ev.args[arg::file] = r.file;
+  ev.args[arg::offset] = r.offset;
+  ev.args[arg::count] = r.count;
+  ev.args[arg::lio_op] = r.op;
+  ev.args[arg::submit_depth] = r.depth;
+  ev.args[arg::aio_req] = r.id;
+  ev.ret = err ? -1 : bytes;
+  ev.err = err;
+  record_event(ev);
+}
+
+// The program learns cb finished: one completion record, once.
+bool learn(Call& c, const struct aiocb* cb) noexcept {
+  int err;
+  int64_t bytes;
+  if (!cb || !finished(cb, err, bytes)) return false;
+  Request r;
+  if (!table().take(cb, r)) return false;
+  record_done(c, r, err, bytes);
+  return true;
+}
+
+// Fills the submit slots from cb and registers the request; false when cb's
+// fd is not a traced file.
+bool submit(Call& c, RawEvent& ev, const struct aiocb* cb, int64_t op, bool accepted) noexcept {
+  if (!cb) return false;
+  FdTable::Slot* slot = fds().traced(cb->aio_fildes);
+  if (!slot) return false;
+  // An aiocb given again: its last request finished (POSIX forbids reuse
+  // before), so the program knows; that completion comes first.
+  learn(c, cb);
+  Request r;
+  r.key.store(cb, std::memory_order_relaxed);
+  r.id = table().next_id();
+  r.fd = cb->aio_fildes;
+  r.file = slot->file.load(std::memory_order_relaxed);
+  r.offset = op == kAioSync ? 0 : int64_t(cb->aio_offset);
+  r.count = op == kAioSync ? 0 : int64_t(cb->aio_nbytes);
+  r.op = op;
+  r.depth = c.ev().depth;
+  ev.args[arg::handle] = r.fd;
+  ev.args[arg::file] = r.file;
+  ev.args[arg::offset] = r.offset;
+  ev.args[arg::count] = r.count;
+  ev.args[arg::lio_op] = op;
+  ev.args[arg::aio_req] = accepted ? r.id : 0;
+  if (!accepted) return true;
+  table().mark_used();
+  if (!table().add(r)) log_once_error("more than 4096 AIO requests in flight; the rest are not traced");
+  return true;
+}
+
+}  // namespace
+
+void aio_submit(Call& c, int64_t ret, const struct aiocb* cb, int64_t op) noexcept {
+  if (!submit(c, c.ev(), cb, op, ret == 0)) return c.drop();
+  c.ev().ret = ret;
+  if (op == kAioSync) c.ev().args[arg::mode] = 0;
+  c.failed_if(ret != 0);
+}
+
+void aio_list(Call& c, int64_t ret, int mode, const struct aiocb* const* list, int nent) noexcept {
+  auto& ev = c.ev();
+  ev.args[arg::handle] = -1;
+  ev.args[arg::file] = -1;
+  ev.args[arg::count] = nent;
+  ev.args[arg::flags] = mode;
+  ev.ret = ret;
+  c.failed_if(ret != 0);
+  if (!list || nent <= 0) return;
+  // With LIO_NOWAIT a failed call may still have queued some entries; their
+  // error status says which (EINPROGRESS or done): glibc sets it at enqueue.
+  bool any = false;
+  for (int i = 0; i < nent; ++i) {
+    const struct aiocb* cb = list[i];
+    if (!cb || cb->aio_lio_opcode == LIO_NOP) continue;
+    RawEvent sub;
+    sub.kind = Kind::mpior_aio_op;
+    sub.depth = child_depth(c);
+    sub.start = sub.end = c.ev().end;
+    sub.callsite = c.ev().callsite;
+    int err = __atomic_load_n(&cb->__error_code, __ATOMIC_ACQUIRE);
+    bool queued = ret == 0 || err == EINPROGRESS || err == 0;
+    if (!submit(c, sub, cb, cb->aio_lio_opcode, queued)) continue;
+    sub.ret = queued ? 0 : -1;
+    sub.err = queued ? 0 : err;
+    record_event(sub);
+    any = true;
+  }
+  if (!any) return c.drop();
+  if (mode == LIO_WAIT)
+    for (int i = 0; i < nent; ++i) learn(c, list[i]);
+}
+
+void aio_error_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept {
+  if (!cb) return c.drop();
+  FdTable::Slot* slot = fds().traced(cb->aio_fildes);
+  bool known = table().holds(cb);
+  if (!known && !slot) return c.drop();
+  auto& ev = c.ev();
+  ev.args[arg::handle] = cb->aio_fildes;
+  ev.args[arg::file] = slot ? slot->file.load(std::memory_order_relaxed) : -1;
+  ev.ret = ret;  // the request's error status: 0, EINPROGRESS, ECANCELED, an errno
+  c.failed_if(ret < 0);
+  if (ret != EINPROGRESS) learn(c, cb);
+}
+
+void aio_return_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept {
+  if (!cb) return c.drop();
+  FdTable::Slot* slot = fds().traced(cb->aio_fildes);
+  if (!table().holds(cb) && !slot) return c.drop();
+  auto& ev = c.ev();
+  ev.args[arg::handle] = cb->aio_fildes;
+  ev.args[arg::file] = slot ? slot->file.load(std::memory_order_relaxed) : -1;
+  ev.ret = ret;
+  c.failed_if(ret < 0);
+  learn(c, cb);
+}
+
+void aio_wait(Call& c, int64_t ret, const struct aiocb* const* list, int nent) noexcept {
+  auto& ev = c.ev();
+  ev.args[arg::handle] = -1;
+  ev.args[arg::file] = -1;
+  ev.args[arg::count] = nent;
+  ev.ret = ret;
+  c.failed_if(ret != 0);
+  bool any = false;
+  for (int i = 0; list && i < nent; ++i) any = table().holds(list[i]) || any;
+  if (!any) return c.drop();
+  if (ret == 0)
+    for (int i = 0; i < nent; ++i) learn(c, list[i]);
+}
+
+void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcept {
+  FdTable::Slot* slot = fds().traced(fd);
+  if (!slot) return c.drop();
+  auto& ev = c.ev();
+  ev.args[arg::handle] = fd;
+  ev.args[arg::file] = slot->file.load(std::memory_order_relaxed);
+  ev.args[arg::flags] = cb != nullptr;  // one request or every request on fd
+  ev.ret = ret;
+  c.failed_if(ret < 0);
+  if (ret == AIO_ALLDONE && cb) learn(c, cb);
+}
+
+}  // namespace mpior::preload

@@ -1,0 +1,159 @@
+// Recording hooks for memory-mapped files. Only mappings of traced files are
+// kept (malloc's anonymous mappings pass through after one check). A readable
+// mapping records reading its range within the file when mapped; a shared
+// writable one writing its range when synced, unmapped or alive at exit:
+// upper bounds, since which pages were touched only the kernel knows.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "files.hpp"
+#include "wrapper_support.hpp"
+
+namespace mpior::preload {
+
+using namespace trace;
+
+namespace {
+
+struct Mapping {
+  uintptr_t addr;
+  size_t len;
+  int fd;
+  int32_t file;
+  int64_t offset;  // file offset of addr
+  int64_t id;
+  bool writes_back;  // MAP_SHARED with PROT_WRITE
+};
+
+std::mutex g_mutex;
+std::vector<Mapping>* g_maps = nullptr;  // never freed: exit handlers use it
+std::atomic<int> g_count{0};             // fast path: no traced mapping at all
+int64_t g_next_id = 1;
+
+// The mapping holding addr (under g_mutex).
+Mapping* find(uintptr_t addr) {
+  if (!g_maps) return nullptr;
+  for (Mapping& m : *g_maps)
+    if (addr >= m.addr && addr < m.addr + m.len) return &m;
+  return nullptr;
+}
+
+void fill(Call& c, const Mapping& m, uintptr_t addr, size_t len) {
+  auto& ev = c.ev();
+  size_t skip = addr - m.addr;
+  size_t span = std::min(len, m.len - skip);
+  ev.args[arg::handle] = m.fd;
+  ev.args[arg::file] = m.file;
+  ev.args[arg::offset] = m.offset + int64_t(skip);
+  ev.args[arg::count] = m.writes_back ? int64_t(span) : 0;
+  ev.args[arg::map_len] = int64_t(len);
+  ev.args[arg::map_id] = m.id;
+}
+
+}  // namespace
+
+void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t offset) noexcept {
+  if (fd < 0 || (flags & MAP_ANONYMOUS)) return c.drop();
+  FdTable::Slot* slot = fds().traced(fd);
+  if (!slot) return c.drop();
+  auto& ev = c.ev();
+  ev.args[arg::handle] = fd;
+  ev.args[arg::file] = slot->file.load(std::memory_order_relaxed);
+  ev.args[arg::offset] = offset;
+  ev.args[arg::map_prot] = prot;
+  ev.args[arg::map_flags] = flags;
+  ev.args[arg::map_len] = int64_t(len);
+  ev.ret = ret == MAP_FAILED ? -1 : 0;
+  c.failed_if(ret == MAP_FAILED);
+  if (ret == MAP_FAILED) return;
+  struct stat st;
+  int64_t size = fstat(fd, &st) == 0 ? int64_t(st.st_size) : 0;
+  ev.args[arg::count] = (prot & PROT_READ) ? std::clamp<int64_t>(size - offset, 0, int64_t(len)) : 0;
+  bool writes_back = (flags & MAP_SHARED) && (prot & PROT_WRITE);
+  try {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    if (!g_maps) g_maps = new std::vector<Mapping>();
+    int64_t id = g_next_id++;
+    g_maps->push_back(
+        {reinterpret_cast<uintptr_t>(ret), len, fd, int32_t(ev.args[arg::file]), offset, id, writes_back});
+    ev.args[arg::map_id] = id;
+    g_count.store(int(g_maps->size()), std::memory_order_relaxed);
+  } catch (...) {
+  }
+}
+
+void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept {
+  if (g_count.load(std::memory_order_relaxed) == 0) return c.drop();
+  std::lock_guard<std::mutex> lk(g_mutex);
+  Mapping* m = find(reinterpret_cast<uintptr_t>(addr));
+  if (!m) return c.drop();
+  fill(c, *m, reinterpret_cast<uintptr_t>(addr), len);
+  c.ev().args[arg::map_prot] = flags;
+  c.ev().ret = ret;
+  c.failed_if(ret != 0);
+  if (ret != 0) c.ev().args[arg::count] = 0;
+}
+
+void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept {
+  if (g_count.load(std::memory_order_relaxed) == 0) return c.drop();
+  std::lock_guard<std::mutex> lk(g_mutex);
+  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  Mapping* m = find(a);
+  if (!m) return c.drop();
+  fill(c, *m, a, len);
+  c.ev().ret = ret;
+  c.failed_if(ret != 0);
+  if (ret != 0) {
+    c.ev().args[arg::count] = 0;
+    return;
+  }
+  if (a == m->addr && len >= m->len) {  // the whole mapping: forget it
+    *m = g_maps->back();
+    g_maps->pop_back();
+  } else if (a == m->addr) {  // the head
+    m->offset += int64_t(len), m->addr += len, m->len -= len;
+  } else {  // the tail (a hole in the middle keeps the rest as one)
+    m->len = std::min(m->len, a - m->addr);
+  }
+  g_count.store(int(g_maps->size()), std::memory_order_relaxed);
+}
+
+void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept {
+  if (g_count.load(std::memory_order_relaxed) == 0) return c.drop();
+  std::lock_guard<std::mutex> lk(g_mutex);
+  Mapping* m = find(reinterpret_cast<uintptr_t>(old));
+  if (!m) return c.drop();
+  fill(c, *m, m->addr, new_len);
+  c.ev().args[arg::count] = 0;
+  c.ev().ret = ret == MAP_FAILED ? -1 : 0;
+  c.failed_if(ret == MAP_FAILED);
+  if (ret == MAP_FAILED) return;
+  m->addr = reinterpret_cast<uintptr_t>(ret);
+  m->len = new_len;
+}
+
+void map_record_live() noexcept {
+  std::lock_guard<std::mutex> lk(g_mutex);
+  if (!g_maps) return;
+  for (const Mapping& m : *g_maps) {
+    if (!m.writes_back) continue;
+    RawEvent ev;
+    ev.kind = Kind::mpior_map_exit;
+    ev.start = ev.end = clock::now();
+    ev.args[arg::handle] = m.fd;
+    ev.args[arg::file] = m.file;
+    ev.args[arg::offset] = m.offset;
+    ev.args[arg::count] = int64_t(m.len);
+    ev.args[arg::map_len] = int64_t(m.len);
+    ev.args[arg::map_id] = m.id;
+    record_event(ev);
+  }
+  g_maps->clear();
+  g_count.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace mpior::preload

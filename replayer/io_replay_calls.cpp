@@ -1,0 +1,210 @@
+// IoReplay's calls beyond plain reads and writes: POSIX AIO requests,
+// in-kernel copies and directory streams.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "io_replay.hpp"
+
+namespace mpior::replay {
+
+using trace::Event;
+using trace::OpClass;
+namespace arg = trace::arg;
+
+IoOutcome IoReplay::nested(const Event& ev, bool under_list) {
+  if (ev.op() == OpClass::asubmit && under_list && ev.ret == 0) return aio_submit(ev);
+  if (ev.op() != OpClass::adone) return {false, 0};
+  int64_t result = 0;
+  if (aio_.complete(ev.args[arg::aio_req], result) && result < 0 && ev.ret >= 0) fail(ev, int(-result), "aio");
+  return {};
+}
+
+IoOutcome IoReplay::aio_submit(const Event& ev) {
+  int fd = fd_for(ev);
+  if (fd < 0) {
+    fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    return {};
+  }
+  int64_t op = ev.args[arg::lio_op];
+  int64_t count = std::min<int64_t>(std::max<int64_t>(ev.args[arg::count], 0), int64_t(target_.buffer->size()));
+  int err = aio_.submit(ev.args[arg::aio_req], fd, op, ev.args[arg::offset], count, target_.buffer->data());
+  if (err) {
+    fail(ev, err, "submit");
+    return {};
+  }
+  return {true, op == trace::kAioRead || op == trace::kAioWrite ? count : 0};
+}
+
+// Both ends traced: the copy again, in the kernel. One end only (a socket or
+// a pipe on the other): that end's read or write.
+IoOutcome IoReplay::copy(const Event& ev) {
+  int64_t want = ev.ret;
+  if (want <= 0) return {true, 0};
+  bool in = ev.args[arg::file] >= 0, out = ev.args[arg::file2] >= 0;
+  int fin = in ? fd_for(ev.args[arg::handle], ev.args[arg::file]) : -1;
+  int fout = out ? fd_for(ev.args[arg::handle2], ev.args[arg::file2]) : -1;
+  if ((in && fin < 0) || (out && fout < 0)) {
+    fail(ev, EBADF, "copy end not open in the replay");
+    return {};
+  }
+  int64_t flags = ev.args[arg::flags];
+  loff_t off_in = ev.args[arg::offset], off_out = ev.args[arg::offset2];
+  loff_t* pin = flags & trace::kCopyInPositional ? &off_in : nullptr;
+  loff_t* pout = flags & trace::kCopyOutPositional ? &off_out : nullptr;
+  const IoBuffer& buf = *target_.buffer;
+  int64_t done = 0;
+  while (done < want) {
+    size_t n = size_t(want - done);
+    ssize_t r;
+    if (in && out) {
+      r = ::copy_file_range(fin, pin, fout, pout, n, 0);
+    } else {
+      n = std::min(n, buf.size());
+      int fd = in ? fin : fout;
+      loff_t* p = in ? pin : pout;
+      if (in)
+        r = p ? ::pread(fd, buf.data(), n, *p) : ::read(fd, buf.data(), n);
+      else
+        r = p ? ::pwrite(fd, buf.data(), n, *p) : ::write(fd, buf.data(), n);
+      if (r > 0 && p) *p += r;
+    }
+    if (r < 0) {
+      fail(ev, errno, std::to_string(want) + " bytes");
+      break;
+    }
+    if (r == 0) break;
+    done += r;
+  }
+  return {true, done};
+}
+
+int IoReplay::open_dir(const Event& ev, const std::string* path) {
+  int fd = target_.sandbox->open(*path, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return fd;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    int e = errno;
+    ::close(fd);
+    return -e;
+  }
+  if (ev.ret < 0) {  // it failed when traced: keep nothing
+    ::closedir(d);
+    return 0;
+  }
+  if (auto old = dirs_.find(ev.args[arg::handle]); old != dirs_.end()) ::closedir(old->second);
+  dirs_[ev.args[arg::handle]] = d;
+  return 0;
+}
+
+IoOutcome IoReplay::dir_call(const Event& ev) {
+  int64_t handle = ev.args[arg::handle];
+  if (ev.op() == OpClass::opendir) {  // fdopendir: the stream takes a copy of the fd's directory
+    const std::string* path = mapped(ev.args[arg::file]);
+    int r = path ? open_dir(ev, path) : -ENOENT;
+    if (r < 0) fail(ev, -r, "fdopendir");
+    return {};
+  }
+  auto it = dirs_.find(handle);
+  if (it == dirs_.end()) {
+    const std::string* path = mapped(ev.args[arg::file]);
+    if (!path || open_dir(ev, path) < 0 || (it = dirs_.find(handle)) == dirs_.end()) {
+      fail(ev, EBADF, "directory stream not open in the replay");
+      return {};
+    }
+  }
+  if (ev.op() == OpClass::readdir) {
+    ::readdir(it->second);
+    return {};
+  }
+  ::closedir(it->second);
+  dirs_.erase(it);
+  return {};
+}
+
+namespace {
+
+// Touches one byte per page of [from, from + len) within the file's size:
+// reads fault the pages in, writes dirty them.
+void touch(char* addr, int64_t from, int64_t len, int64_t map_offset, int fd, bool write) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return;
+  int64_t end = std::min(from + len, int64_t(st.st_size) - map_offset);
+  long page = ::sysconf(_SC_PAGESIZE);
+  volatile char sink = 0;
+  for (int64_t at = from; at < end; at += page) {
+    if (write)
+      addr[at] = sink;
+    else
+      sink = sink + addr[at];
+  }
+}
+
+}  // namespace
+
+IoOutcome IoReplay::map_new(const Event& ev) {
+  int fd = fd_for(ev);
+  if (fd < 0) {
+    fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    return {};
+  }
+  int prot = int(ev.args[arg::map_prot]), flags = int(ev.args[arg::map_flags]) & (MAP_SHARED | MAP_PRIVATE);
+  size_t len = size_t(ev.args[arg::map_len]);
+  void* p = ::mmap(nullptr, len, prot, flags, fd, off_t(ev.args[arg::offset]));
+  int copy = p == MAP_FAILED ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (p == MAP_FAILED || copy < 0) {
+    fail(ev, errno, "mmap");
+    if (p != MAP_FAILED) ::munmap(p, len);
+    return {};
+  }
+  Mapping m{static_cast<char*>(p), len, ev.args[arg::offset], copy};
+  if (auto old = maps_.find(ev.args[arg::map_id]); old != maps_.end()) {
+    ::munmap(old->second.addr, old->second.len);
+    ::close(old->second.fd);
+  }
+  maps_[ev.args[arg::map_id]] = m;
+  int64_t bytes = ev.args[arg::count];
+  if (bytes > 0) touch(m.addr, 0, bytes, m.offset, m.fd, false);
+  return {true, std::max<int64_t>(bytes, 0)};
+}
+
+// msync and munmap write back (dirty, then sync or unmap) the bytes the trace
+// counted; mremap moves the mapping.
+IoOutcome IoReplay::map_call(const Event& ev) {
+  if (ev.op() == OpClass::map) return map_new(ev);
+  auto it = maps_.find(ev.args[arg::map_id]);
+  if (it == maps_.end()) return {true, 0};
+  Mapping& m = it->second;
+  int64_t skip = std::clamp<int64_t>(ev.args[arg::offset] - m.offset, 0, int64_t(m.len));
+  int64_t len = std::min<int64_t>(ev.args[arg::map_len], int64_t(m.len) - skip);
+  int64_t bytes = std::max<int64_t>(ev.args[arg::count], 0);
+  if (bytes > 0 && ev.op() != OpClass::remap) touch(m.addr, skip, bytes, m.offset, m.fd, true);
+  long page = ::sysconf(_SC_PAGESIZE);
+  int64_t start = skip / page * page;
+  int r = 0;
+  if (ev.op() == OpClass::msync) {
+    r = ::msync(m.addr + start, size_t(len + skip - start), int(ev.args[arg::map_prot]) & (MS_ASYNC | MS_SYNC));
+  } else if (ev.op() == OpClass::remap) {
+    void* p = ::mremap(m.addr, m.len, size_t(ev.args[arg::map_len]), MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) {
+      r = -1;
+    } else {
+      m.addr = static_cast<char*>(p);
+      m.len = size_t(ev.args[arg::map_len]);
+    }
+  } else if (start == 0 && skip + len >= int64_t(m.len)) {  // unmapped whole (or alive at exit)
+    r = ::munmap(m.addr, m.len);
+    ::close(m.fd);
+    maps_.erase(it);
+  } else {
+    r = ::munmap(m.addr + start, size_t(len + skip - start));
+  }
+  if (r != 0) fail(ev, errno, std::string(trace::name(ev.kind)));
+  return {true, bytes};
+}
+
+}  // namespace mpior::replay

@@ -1,0 +1,36 @@
+/* Memory-mapped files: a shared writable mapping of out.dat written and
+ * msync'ed, then unmapped; a read-only mapping of in.dat read; a mapping
+ * grown with mremap; one still mapped at exit.
+ * usage: mmap_io [pages=16]; out.dat and grow.dat are pages * 4096 bytes. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common.h"
+
+int main(int argc, char** argv) {
+  long pages = arg_or(argc, argv, 1, 16);
+  size_t len = (size_t)pages * 4096;
+  int fd = open("out.dat", O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0 && ftruncate(fd, (off_t)len) == 0);
+  char* p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  CHECK(p != MAP_FAILED);
+  memset(p, 'm', len);
+  CHECK(msync(p, len, MS_SYNC) == 0);
+  CHECK(munmap(p, len) == 0 && close(fd) == 0);
+  int in = open("out.dat", O_RDONLY);
+  const char* q = mmap(NULL, len, PROT_READ, MAP_PRIVATE, in, 0);
+  CHECK(q != MAP_FAILED && q[len - 1] == 'm');
+  CHECK(munmap((void*)q, len) == 0 && close(in) == 0);
+  int g = open("grow.dat", O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(g >= 0 && ftruncate(g, (off_t)len) == 0);
+  char* r = mmap(NULL, len / 2, PROT_WRITE, MAP_SHARED, g, 0);
+  CHECK(r != MAP_FAILED);
+  r = mremap(r, len / 2, len, MREMAP_MAYMOVE);
+  CHECK(r != MAP_FAILED);
+  memset(r, 'g', len);
+  CHECK(close(g) == 0); /* the mapping stays: written back at exit */
+  printf("mmap_io pages=%ld\n", pages);
+  return 0;
+}

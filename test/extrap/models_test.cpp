@@ -1,0 +1,107 @@
+// The exact models: each found from its own samples, near-fits refused,
+// model 5 with its wrap-around, values that are not integers at the target.
+#include "models.hpp"
+
+#include <catch2/catch.hpp>
+#include <functional>
+
+using namespace mpior::extrap;
+
+namespace {
+
+// Samples of f at every rank of each n.
+std::vector<Sample> samples(std::initializer_list<int64_t> ns, const std::function<int64_t(int64_t, int64_t)>& f) {
+  std::vector<Sample> out;
+  for (int64_t n : ns)
+    for (int64_t r = 0; r < n; ++r) out.push_back({r, n, f(r, n)});
+  return out;
+}
+
+Fit must_fit(const std::vector<Sample>& s) {
+  std::optional<Fit> f = fit_exact(s);
+  REQUIRE(f);
+  return *f;
+}
+
+}  // namespace
+
+TEST_CASE("every model of the registry is found from its own samples") {
+  struct Case {
+    const char* model;
+    std::function<int64_t(int64_t, int64_t)> f;
+    int64_t r, n, want;
+  };
+  std::vector<Case> cases = {
+      {"constant", [](int64_t, int64_t) { return 4096; }, 5, 64, 4096},
+      {"linear in n", [](int64_t, int64_t n) { return 4096 * n + 16; }, 5, 64, 4096 * 64 + 16},
+      {"inverse", [](int64_t, int64_t n) { return 53760 / n; }, 5, 64, 840},
+      {"inverse + constant", [](int64_t, int64_t n) { return 53760 / n + 7; }, 5, 64, 847},
+      {"rank-linear", [](int64_t r, int64_t) { return 27 + 2 * r; }, 5, 64, 37},
+      {"strong scaling", [](int64_t r, int64_t n) { return r * (53760 / n); }, 5, 64, 5 * 840},
+      {"rank-modulo (model 5)", [](int64_t r, int64_t n) { return (r + 1) % n; }, 63, 64, 0},
+      {"group of k", [](int64_t r, int64_t) { return r / 4; }, 13, 64, 3},
+      {"member of k", [](int64_t r, int64_t) { return r % 3; }, 13, 64, 1},
+      {"rank-linear + n", [](int64_t r, int64_t n) { return r + 100 * n; }, 5, 64, 6405},
+      {"quadratic", [](int64_t, int64_t n) { return n * n + 1; }, 0, 64, 4097},
+  };
+  for (const Case& c : cases) {
+    INFO(c.model);
+    Fit f = must_fit(samples({3, 4, 5, 6}, c.f));
+    CHECK(std::string(f.name) == c.model);
+    CHECK(f.eval_int(c.r, c.n) == c.want);
+    CHECK_FALSE(f.determined);
+  }
+}
+
+TEST_CASE("model 5 wraps the last rank around to the first") {
+  Fit right = must_fit(samples({4, 5, 6, 7}, [](int64_t r, int64_t n) { return (r + 1) % n; }));
+  Fit left = must_fit(samples({4, 5, 6, 7}, [](int64_t r, int64_t n) { return (r + n - 1) % n; }));
+  for (int64_t r = 0; r < 8192; ++r) {
+    REQUIRE(right.eval_int(r, 8192) == (r + 1) % 8192);
+    REQUIRE(left.eval_int(r, 8192) == (r + 8191) % 8192);
+  }
+  CHECK(right.formula() == "((r+1) mod n)");
+  // Scaled: a block offset of the next rank.
+  Fit scaled = must_fit(samples({4, 5, 6}, [](int64_t r, int64_t n) { return ((r + 2) % n) * 4096; }));
+  CHECK(scaled.eval_int(8191, 8192) == 4096);
+}
+
+TEST_CASE("near fits are refused, not rounded") {
+  // n*n + 1 except one run off by one: no model reproduces every sample.
+  std::vector<Sample> s = samples({3, 4, 5, 6}, [](int64_t, int64_t n) { return n * n * n; });
+  CHECK_FALSE(fit_exact(s));
+  s = samples({4, 5, 6, 7}, [](int64_t r, int64_t) { return r * r + 1; });
+  CHECK_FALSE(fit_exact(s));
+  s = samples({4, 5, 6, 7}, [](int64_t r, int64_t n) { return 4096 * r + n; });
+  s.back().y += 1;
+  CHECK_FALSE(fit_exact(s));
+  // One sample per point with two values at one point.
+  CHECK_FALSE(fit_exact(std::vector<Sample>{{0, 4, 1}, {0, 4, 2}, {0, 5, 3}}));
+}
+
+TEST_CASE("values that are not integers at the target are reported") {
+  Fit f = must_fit(samples({4, 5, 6, 7}, [](int64_t, int64_t n) { return 53760 / n; }));
+  CHECK(f.eval_int(0, 8) == 6720);
+  CHECK_FALSE(f.eval_int(0, 9));
+  CHECK_FALSE(f.eval_int(0, 8192));
+}
+
+TEST_CASE("a quantity seen at one rank count only is not extrapolated, two runs determine a model") {
+  CHECK_FALSE(fit_exact(std::vector<Sample>{{0, 4, 7}, {1, 4, 9}}));  // one n: nothing about n
+  CHECK(fit_exact(std::vector<Sample>{{0, 4, 7}, {0, 6, 7}})->name == std::string("constant"));
+  std::optional<Fit> two = fit_exact(std::vector<Sample>{{3, 4, 33}, {5, 6, 37}});
+  REQUIRE(two);
+  CHECK(two->determined);
+  CHECK(two->eval_int(7, 8) == 41);
+}
+
+TEST_CASE("timing takes the best fit and never goes negative") {
+  std::vector<std::pair<int64_t, double>> inverse = {{4, 250.5}, {5, 200.2}, {6, 166.9}, {7, 143.1}};
+  TimingFit f = fit_timing(inverse);
+  CHECK(std::string(f.fit.name).find("inverse") == 0);
+  CHECK(f.predict(8) == Approx(125).margin(3));
+  std::vector<std::pair<int64_t, double>> flat = {{4, 100}, {5, 101}, {6, 99}, {7, 100}};
+  CHECK(std::string(fit_timing(flat).fit.name) == "constant");
+  std::vector<std::pair<int64_t, double>> falling = {{4, 40}, {5, 30}, {6, 20}, {7, 10}};
+  CHECK(fit_timing(falling).predict(64) == 0);
+}

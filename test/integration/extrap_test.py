@@ -1,0 +1,158 @@
+"""Extrapolation end to end (scalaioextrap §III): test/apps/scaling traced
+for real at 4, 5, 6 and 7 ranks, extrapolated to 8, and checked against a
+real traced run at 8 — the plans identical except timing (mpior-post
+--compare, the paper's C1), the replays issuing the same file calls per rank
+(--io-log) and making the same files (C3) — and the refusals."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from harness import APPS, LIB, POST, REPLAY, Failure, check, check_eq, main, run, tree
+
+APP = os.path.join(APPS, "scaling")
+INPUTS = (4, 5, 6, 7)
+
+
+class Runs:
+    """Traced runs of one program in one working directory (so the paths
+    the plans hold are the same), each into its own trace directory."""
+
+    def __init__(self):
+        self.root = tempfile.mkdtemp(prefix="mpior-extrap-")
+        self.work = os.path.join(self.root, "work")
+        self.plain = os.path.join(self.root, "plain")
+        os.makedirs(self.work)
+        os.makedirs(self.plain)
+
+    def path(self, *parts):
+        return os.path.join(self.root, *parts)
+
+    def clean(self, d):
+        for f in os.listdir(d):
+            os.unlink(os.path.join(d, f))
+
+    def trace(self, n, args=(), env=None, name=None, compare_untraced=False):
+        """Runs the app at n ranks traced into ROOT/<name>, posts it; returns
+        the trace directory and the files the run left {name: size}."""
+        name = name or f"t{n}"
+        traces = self.path(name)
+        cmd = ["mpirun", "-n", str(n), APP] + [str(a) for a in args]
+        base = dict(os.environ)
+        base.pop("LD_PRELOAD", None)
+        base.update(env or {})
+        traced_env = dict(base, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces)
+        self.clean(self.work)
+        traced = run(cmd, cwd=self.work, env=traced_env)
+        files = {k: v[0] for k, v in tree(self.work).items()}
+        if compare_untraced:
+            self.clean(self.plain)
+            plain = run(cmd, cwd=self.plain, env=base)
+            check_eq(traced.stdout, plain.stdout, f"stdout of the traced run at {n} ranks")
+            check_eq(tree(self.work), tree(self.plain), f"files of the traced run at {n} ranks")
+        run([POST, traces])
+        return traces, files
+
+    def cleanup(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def io_log(runs, plan, name, threads=None):
+    fs = runs.path("fs-" + name)
+    log = runs.path(name + ".log")
+    report = runs.path(name + ".json")
+    cmd = [REPLAY, "--fs", fs, "--io-log", log, "--json", report, plan]
+    if threads:
+        cmd[1:1] = ["--threads", str(threads)]
+    run(cmd)
+    with open(log) as f, open(report) as r:
+        rep = json.load(r)
+        check_eq(rep["errors"]["count"], 0, f"failed calls replaying {plan}")
+        return f.read(), fs, rep
+
+
+def refused(cmd, *needles, out_dir=None, rc=1):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    check_eq(p.returncode, rc, f"exit status of {' '.join(cmd)} (stderr: {p.stderr.strip()})")
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    check(len(lines) >= 1 and lines[0].startswith("mpior-post: "), f"one mpior-post message, got {p.stderr!r}")
+    for n in needles:
+        check(n in p.stderr, f"{n!r} in the refusal: {p.stderr!r}")
+    if out_dir:
+        check(not os.path.exists(out_dir), f"{out_dir} left behind by a refused extrapolation")
+        check(not any(e.startswith(os.path.basename(out_dir) + ".tmp") for e in os.listdir(os.path.dirname(out_dir))),
+              "a temporary plan directory left behind")
+    return p.stderr
+
+
+def extrapolate_to_8(env=None):
+    runs = Runs()
+    try:
+        dirs = [runs.trace(n, env=env, compare_untraced=(n == 4))[0] for n in INPUTS]
+        real, real_files = runs.trace(8, env=env, compare_untraced=True)
+        plan = runs.path("p8")
+        out = run([POST, "--extrapolate", "8", "-o", plan] + dirs).stdout
+        check("8 ranks extrapolated from 4 runs" in out, f"extrapolation report: {out}")
+        cmp = run([POST, "--compare", plan, os.path.join(real, "plan")], expect_rc=None)
+        check_eq(cmp.returncode, 0, f"--compare extrapolated against real at 8: {cmp.stdout}{cmp.stderr}")
+        check("identical except timing" in cmp.stdout, cmp.stdout)
+        # The inputs may also be plan directories.
+        plan2 = runs.path("p8-from-plans")
+        run([POST, "--extrapolate", "8", "-o", plan2] + [os.path.join(d, "plan") for d in dirs])
+        check_eq(run([POST, "--compare", plan, plan2], expect_rc=None).returncode, 0, "plans from traces and plans")
+        # Summaries: the same calls and bytes per file as the real run at 8.
+        with open(os.path.join(plan, "summary.json")) as f:
+            ext = json.load(f)
+        with open(os.path.join(real, "plan", "summary.json")) as f:
+            act = json.load(f)
+        check_eq(ext["ops"], act["ops"], "ops of the extrapolated summary against the real one")
+        per_file = lambda s: sorted((f["path"], f["bytes_written"], f["bytes_read"]) for f in s["files"])
+        check_eq(per_file(ext), per_file(act), "bytes per file, extrapolated against real")
+        check_eq(ext["extrapolated"]["target"], 8, "summary.json extrapolated.target")
+        check_eq([i["ranks"] for i in ext["extrapolated"]["inputs"]], list(INPUTS), "summary.json inputs")
+        dump = run([POST, "--dump", os.path.join(plan, "plan.mpior")]).stdout
+        for model in ("strong scaling", "rank-modulo (model 5)", "inverse", "r mod 2 = 0", "nton_{r}.dat"):
+            check(model in dump, f"--dump names the model {model!r}")
+        # Replays: the same file calls per rank, the same files at the same sizes.
+        log_ext, fs_ext, _ = io_log(runs, plan, "ext", threads=8)
+        log_act, fs_act, _ = io_log(runs, os.path.join(real, "plan"), "act")
+        check_eq(log_ext, log_act, "--io-log of the extrapolated plan against the real one")
+        sizes = lambda fs: {k: v[0] for k, v in tree(fs).items()}
+        check_eq(sizes(fs_ext), sizes(fs_act), "replayed files")
+        for name, size in real_files.items():
+            rel = os.path.join(runs.work, name).lstrip("/")
+            check_eq(sizes(fs_ext).get(rel), size, f"replayed size of {name} against the real run")
+    finally:
+        runs.cleanup()
+
+
+def refusals():
+    runs = Runs()
+    try:
+        dirs = [runs.trace(n)[0] for n in INPUTS]
+        out = runs.path("refused")
+        refused([POST, "--extrapolate", "8", "-o", out] + dirs[:2], "three or more", out_dir=out, rc=2)
+        other, _ = runs.trace(6, args=(4,), name="t6-other-args")
+        refused([POST, "--extrapolate", "8", "-o", out, dirs[0], dirs[1], other], "not the same program",
+                "scaling 4", out_dir=out)
+        refused([POST, "--extrapolate", "9", "-o", out] + dirs, "not an integer", "pwrite", out_dir=out)
+        irregular = [runs.trace(n, args=(3, 1), name=f"irr{n}")[0] for n in INPUTS]
+        refused([POST, "--extrapolate", "8", "-o", out] + irregular, "no model fits", "write", "off", "n=7 rank 5", out_dir=out)
+        diff = run([POST, "--compare", dirs[0] + "/plan", dirs[1] + "/plan"], expect_rc=1).stdout
+        check("differ" in diff and "ranks" in diff, f"--compare of 4 and 5 ranks: {diff}")
+        refused([POST, "--compare", dirs[0] + "/plan", runs.path("nowhere")], "nowhere", rc=2)
+        # The replayer points at extrapolation when asked for another scale.
+        p = subprocess.run([REPLAY, "--threads", "16", "--fs", runs.path("fs"), dirs[0] + "/plan"],
+                           capture_output=True, text=True)
+        check(p.returncode != 0 and "--extrapolate" in p.stderr, f"replay at another scale: {p.stderr}")
+    finally:
+        runs.cleanup()
+
+
+if __name__ == "__main__":
+    main({
+        "to8": extrapolate_to_8,
+        "to8_unpruned": lambda: extrapolate_to_8({"MPIOR_PRUNE": "0"}),
+        "refusals": refusals,
+    })

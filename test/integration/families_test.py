@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Every byte a program moves is in the trace (issue 18): one program per
+family of calls (test/apps), traced, post-processed and replayed; exact bytes
+per file and direction in summary.json, calls in ops, replayed file sizes.
+One scenario per meson test: families_test.py NAME."""
+import os
+import re
+
+from harness import POST, Scenario, check, check_eq, expect_ops, file_entry, main, run
+
+MPI_FRAME = lambda n: {"MPI_Init": n, "MPI_Finalize": n}  # noqa: E731
+
+
+def expect_bytes(summary, path, written, read):
+    f = file_entry(summary, path)
+    check_eq(f["bytes_written"], written, f"bytes written to {path}")
+    check_eq(f["bytes_read"], read, f"bytes read from {path}")
+    return f
+
+
+def aio():
+    iters, block = 8, 4096
+    s = Scenario("aio_io", [iters, block]).run_both()
+    summary = s.post()
+    # aio_error: one per loop iteration, then at least one per wait on the
+    # two LIO_NOWAIT reads, the polled read and aio_fsync (polls vary).
+    got = dict(summary["ops"])
+    polls = got.pop("aio_error")
+    check(polls >= iters + 4, f"aio_error calls ({polls})")
+    want = {"open": 1, "close": 1, "printf": 1, "aio_write": iters, "aio_read": 1, "aio_fsync": 1,
+            "lio_listio": 2, "aio_return": iters + 4 + 2 + 1 + 1, "aio_cancel": 1}
+    suspends = got.pop("aio_suspend")
+    check(iters <= suspends <= iters + 3, f"aio_suspend calls ({suspends})")
+    check_eq({k: v for k, v in got.items() if v}, want, "calls in summary.json")
+    total = (iters + 4) * block
+    expect_bytes(summary, s.abs("aio.dat"), total, 2 * block + total)
+    check_eq(summary["op_totals"]["aio_write"]["bytes"], iters * block + 4 * block, "aio_write bytes (with lio_listio)")
+    s.replay_and_check()
+    check_eq(s.report["ops"]["aio_write"]["bytes"], iters * block, "replayed aio_write bytes")
+    s.cleanup()
+
+
+def mpiio_aio():
+    ranks, iters, block = 2, 8, 65536
+    s = Scenario("mpiio_aio", [iters, block], ranks=ranks).run_both()
+    summary = s.post()
+    ops = summary["ops"]
+    # ROMIO's aio_write/aio_read are nested under the MPI-IO calls now: not
+    # application calls, but their bytes are the file's (not nested_*).
+    check_eq(ops.get("MPI_File_iwrite_at"), ranks * iters, "MPI_File_iwrite_at calls")
+    check_eq(ops.get("MPI_File_iread_at"), ranks * iters, "MPI_File_iread_at calls")
+    check_eq(ops.get("aio_write", 0), 0, "aio_write counted as an application call")
+    check_eq(ops.get("MPI_Wait"), 2 * ranks * iters, "MPI_Wait calls")
+    total = ranks * iters * block
+    f = expect_bytes(summary, s.abs("mpiio.dat"), total, total)
+    check_eq((f["nested_written"], f["nested_read"]), (0, 0), "bytes under MPI-IO counted as nested too")
+    check_eq((f["mpiio"]["bytes_written"], f["mpiio"]["bytes_read"]), (total, total), "MPI-IO level bytes")
+    dump = run([POST, "--dump", os.path.join(s.traces, "rank-000000.mpior")]).stdout
+    check(re.search(r"MPI_File_iwrite_at .*\n\s+aio_write depth=1", dump) is not None,
+          "the dump does not show aio_write nested under MPI_File_iwrite_at")
+    s.replay_and_check()
+    # Submitted once under MPI_File_iwrite_at, waited for at its completion.
+    w = s.report["ops"]["aio_write"]
+    check_eq((w["count"], w["bytes"]), (ranks * iters, total), "replayed aio_write calls and bytes")
+    s.cleanup()
+
+
+def files_more():
+    s = Scenario("files_more").run_both()
+    summary = s.post()
+    expect_ops(summary, {
+        "open": 5, "openat": 1, "close": 6, "lseek": 1, "pwritev2": 2, "preadv2": 1, "preadv64": 1,
+        "pwritev64": 1, "posix_fallocate": 1, "fallocate": 1, "sync_file_range": 1, "syncfs": 1,
+        "copy_file_range": 1, "sendfile": 1, "splice": 2, "truncate": 1, "mkdirat": 2, "write": 2,
+        "renameat": 1, "renameat2": 1, "linkat": 1, "symlinkat": 1, "faccessat": 1, "unlinkat": 2,
+        "opendir": 1, "readdir": 5, "closedir": 1, "puts": 1})
+    # v2.dat: pwritev2 x2 (2000 each), pwritev64 (1000); read by preadv2
+    # (2000), preadv64 (1000), copy_file_range (3000), sendfile (2048), splice (1024).
+    expect_bytes(summary, s.abs("v2.dat"), 5000, 2000 + 1000 + 3000 + 2048 + 1024)
+    expect_bytes(summary, s.abs("copy.dat"), 3000, 0)
+    expect_bytes(summary, s.abs("sent.dat"), 2048, 0)
+    expect_bytes(summary, s.abs("spliced.dat"), 1024, 0)
+    # Bytes go under the name the file had when they moved.
+    expect_bytes(summary, s.abs("d/a.tmp"), 100, 0)
+    expect_bytes(summary, s.abs("d/a.dat"), 50, 0)
+    d = file_entry(summary, s.abs("d"))
+    check(d["directory"], "d is a directory")
+    check_eq(d["ops"], 1 + 5 + 1 + 3, "calls on d (opendir, readdir x5, closedir, open, mkdirat, close)")
+    s.replay_and_check()  # v2.dat 8192 (posix_fallocate), copy.dat 1500 (truncate), d/final.dat 150 (renames)
+    link = os.path.join(s.fs, s.abs("d/c.lnk").lstrip("/"))
+    check_eq(os.readlink(link), "final.dat", "replayed symlink")
+    s.cleanup()
+
+
+STDIO_COMMON = {"open": 1, "close": 1, "fopen": 2, "fclose": 2, "fputs_unlocked": 20, "fwrite_unlocked": 1,
+                "fgetpos": 1, "fsetpos": 1, "getdelim": 1, "__isoc99_vfscanf": 1, "fread": 1, "fread_unlocked": 1}
+
+
+def stdio_check(app, want):
+    lines = 20
+    s = Scenario(app, [lines]).run_both()
+    summary = s.post()
+    expect_ops(summary, {**STDIO_COMMON, **want})
+    size = lines * 10 + 102
+    # Read once through, plus the line read again after fsetpos.
+    f = expect_bytes(summary, s.abs("lines.txt"), size, size + 10)
+    check_eq(f["stdio_read"], size + 10, "bytes read through stdio")
+    expect_bytes(summary, s.abs("dprintf.txt"), 15, 0)
+    check_eq(file_entry(summary, "<stdout>")["bytes_written"], 3, "putchar bytes")
+    s.replay_and_check()
+    s.cleanup()
+
+
+def stdio():
+    stdio_check("stdio_more", {"getline": 18, "fgets_unlocked": 1, "fgets": 1, "fputc_unlocked": 1,
+                               "putc_unlocked": 1, "fgetc_unlocked": 1, "getc_unlocked": 1, "fgetc": 1,
+                               "dprintf": 1, "vdprintf": 1, "putchar": 3})
+
+
+def stdio_chk():
+    # Fortified: getline is inlined into __getdelim, putchar into putc, the
+    # character _unlocked macros are not calls (the program uses fputc/fgetc).
+    stdio_check("stdio_more_chk", {"__getdelim": 18, "__fgets_unlocked_chk": 1, "__fgets_chk": 1, "fputc": 2,
+                                   "fgetc": 3, "__dprintf_chk": 1, "__vdprintf_chk": 1, "putc": 3})
+
+
+def mmap():
+    pages = 16
+    s = Scenario("mmap_io", [pages]).run_both()
+    summary = s.post()
+    expect_ops(summary, {"open": 3, "close": 3, "ftruncate": 2, "mmap": 3, "msync": 1, "munmap": 2, "mremap": 1,
+                         "mpior_map_exit": 1, "printf": 1})
+    size = pages * 4096
+    # Upper bounds: out.dat's read-write mapping reads its range when mapped and
+    # writes it at msync and again at munmap; the read-only one reads it.
+    f = expect_bytes(summary, s.abs("out.dat"), 2 * size, 2 * size)
+    check_eq((f["mapped_written"], f["mapped_read"]), (2 * size, 2 * size), "out.dat bytes through mappings")
+    # grow.dat: write-only, grown by mremap, still mapped at exit.
+    expect_bytes(summary, s.abs("grow.dat"), size, 0)
+    s.replay_and_check()
+    check_eq(s.report["ops"]["msync"]["bytes"], size, "replayed msync bytes")
+    s.cleanup()
+
+
+if __name__ == "__main__":
+    main({"aio": aio, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
+          "mmap": mmap})
