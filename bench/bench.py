@@ -2,7 +2,7 @@
 """mpior's benchmarks: the figures the issues ask for, one table each.
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
-Sections: overhead, families, latency, sizes, builder, merge, apps, replay.
+Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -213,8 +213,23 @@ def extrap(b):
     extrap_bench.extrapolation(b, table)
 
 
-SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder, "merge": merge,
-            "apps": apps, "replay": replay, "extrap": extrap}
+def mpiio(b):
+    """MPI-IO: added ns per independent 1-byte MPI_File_write_at on tmpfs, and trace bytes per call of a
+    parallel HDF5 time-step loop (loops must fold through the MPI-IO and POSIX levels)."""
+    calls = 20000 if b.quick else 100000
+    # /dev is excluded by default: trace the tmpfs file's POSIX calls too.
+    out = b.run(["mpirun", "-n", 1, b.exe("bench/mpiio_overhead"), calls, 5, "/dev/shm/mpior-bench-mpiio.dat"],
+                env=b.traced(MPIOR_EXCLUDE="/proc,/sys"))
+    print(f"\n== MPI-IO tracer overhead ({calls} calls x 5, traced vs untraced (PMPI) in one run, medians)")
+    print("  " + out.strip().splitlines()[-1])
+    steps = (10**2, 10**3) if b.quick else (10**2, 10**4)
+    rows = [traced_size(b, "hdf5_steps", [n]) for n in steps]
+    table("HDF5 time-step loop, 2 ranks: rank 0's trace (MPI-IO calls and the POSIX calls under them)",
+          ["program", "steps", "events", "trace B", "B/event", "tracer memory", "plan B", "replay max RSS"], rows)
+
+
+SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
+            "merge": merge, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap}
 
 
 def main():

@@ -21,9 +21,11 @@ void scan_rank(const TraceSet& set, int32_t r, Analysis& a, MessageMatcher& matc
   RankEvents events(t, r);
   trace::Event ev;
   EventPos pos;
+  trace::LevelTracker levels;  // the POSIX calls under an MPI-IO call are what the file system saw
   while (events.next(ev, pos)) {
+    trace::Level level = levels.observe(r, ev);
     if (trace::is_io(ev.kind)) {
-      note_file_use(a.files, scope, ev, pos);
+      note_file_use(a.files, scope, ev, pos, level);
     } else {
       matcher.observe(ev, pos);
       collectives.observe(scope, ev, pos);

@@ -57,10 +57,13 @@ void note_reads(FileResolution& files, const RankScope& scope, const trace::Even
 
 }  // namespace
 
-void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos,
+                   trace::Level level) {
   namespace arg = trace::arg;
-  if (trace::app_level(ev)) note_reads(files, scope, ev, pos);
-  if (ev.depth != 0) return;
+  // Reads by the application and under its MPI-IO calls bound the file's size;
+  // the calls themselves: the application's and those under its MPI-IO calls.
+  if (level != trace::Level::nested) note_reads(files, scope, ev, pos);
+  if (ev.depth != 0 && (level != trace::Level::mpiio || ev.op() == OpClass::adone)) return;
   OpClass op = ev.op();
   int32_t file = scope.file(ev, arg::file, pos);
   if (file < 0) return;

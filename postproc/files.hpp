@@ -10,6 +10,7 @@
 #include "model.hpp"
 #include "scope.hpp"
 #include "trace_set.hpp"
+#include "transfer.hpp"
 
 namespace mpior::postproc {
 
@@ -23,8 +24,10 @@ struct FileResolution {
 FileResolution number_files(const TraceSet& set);
 
 // Updates created / directory / initial_size from one event. Only calls the
-// application made (depth 0) count: they are what the replayer reissues.
-void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos);
+// application made (depth 0) and the POSIX calls made under its MPI-IO calls
+// count (level, from trace::LevelTracker): they are what the replayer reissues.
+void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos,
+                   trace::Level level);
 // After every event: a file the application truncated needs no bytes before
 // replay (what it reads back, it wrote).
 void finish_files(FileResolution& files);

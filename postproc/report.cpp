@@ -144,19 +144,21 @@ nlohmann::json json_files(const Analysis& a) {
   for (int32_t id : files_by_bytes(a)) {
     const trace::PlanFile& f = a.files.files[size_t(id)];
     const FileTotals& t = a.summary.files[size_t(id)];
-    files.push_back({{"path", f.path},
-                     {"id", id},
-                     {"bytes_written", t.bytes_written},
-                     {"bytes_read", t.bytes_read},
-                     {"ops", t.ops},
-                     {"mapped_written", t.mapped_written},
-                     {"mapped_read", t.mapped_read},
-                     {"stdio_read", t.stdio_read},
-                     {"nested_written", t.nested_written},
-                     {"nested_read", t.nested_read},
-                     {"created", f.created},
-                     {"directory", f.directory},
-                     {"initial_size", f.initial_size}});
+    files.push_back(
+        {{"path", f.path},
+         {"id", id},
+         {"bytes_written", t.bytes_written},
+         {"bytes_read", t.bytes_read},
+         {"ops", t.ops},
+         {"mapped_written", t.mapped_written},
+         {"mapped_read", t.mapped_read},
+         {"stdio_read", t.stdio_read},
+         {"nested_written", t.nested_written},
+         {"nested_read", t.nested_read},
+         {"created", f.created},
+         {"directory", f.directory},
+         {"initial_size", f.initial_size},
+         {"mpiio", {{"bytes_written", t.mpiio_written}, {"bytes_read", t.mpiio_read}, {"calls", t.mpiio_ops}}}});
   }
   return files;
 }

@@ -55,8 +55,11 @@ void SummaryCollector::add_pruned(int32_t rank, bool pruning, const trace::KindT
 
 void SummaryCollector::observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
   bool io = trace::is_io(ev.kind), mpi = trace::is_mpi(ev.kind);
-  if (io) count_bytes(scope, ev, pos);
-  if (ev.depth != 0 || (!io && !mpi)) return;
+  trace::Level level = levels_.observe(scope.rank(), ev);
+  if (io) count_bytes(scope, ev, pos, level);
+  if (ev.depth != 0) return;
+  if (trace::is_mpiio(ev.kind)) return observe_mpiio(scope, ev, pos);
+  if (!io && !mpi) return;
   if (mpi) ++s_.mpi_logged;
   if (ev.flags & trace::flag::on_behalf) return;  // the sender's call, logged by this rank
   KindTotals& k = s_.kinds[size_t(ev.kind)];
@@ -75,13 +78,15 @@ void SummaryCollector::observe(const RankScope& scope, const trace::Event& ev, c
 
 // Bytes per file and per function, wherever the record sits: an AIO
 // completion is nested under the call that learned of it, and counts for the
-// submitting function.
-void SummaryCollector::count_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+// submitting function. The POSIX calls under MPI-IO calls (trace::Level::mpiio)
+// count in the file's bytes_* (not nested_*), never in a function's bytes:
+// the MPI_File_* call's own bytes are its count x type size.
+void SummaryCollector::count_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos,
+                                   trace::Level level) {
   trace::Transfer t[2];
   int n = trace::transfers(ev, t);
-  bool app = trace::app_level(ev);
   for (int i = 0; i < n; ++i) {
-    if (app) {
+    if (level == trace::Level::app) {
       trace::Kind k = ev.kind;
       if (ev.op() == OpClass::adone) k = t[i].write ? trace::Kind::aio_write : trace::Kind::aio_read;
       if (i == 0) s_.kinds[size_t(k)].bytes += t[i].bytes;
@@ -89,7 +94,7 @@ void SummaryCollector::count_bytes(const RankScope& scope, const trace::Event& e
     int32_t file = scope.file(ev, t[i].file_slot, pos);
     if (file < 0) continue;
     FileTotals& f = s_.files[size_t(file)];
-    if (!app) {
+    if (level == trace::Level::nested) {
       (t[i].write ? f.nested_written : f.nested_read) += t[i].bytes;
       continue;
     }
@@ -97,6 +102,26 @@ void SummaryCollector::count_bytes(const RankScope& scope, const trace::Event& e
     if (t[i].mapped) (t[i].write ? f.mapped_written : f.mapped_read) += t[i].bytes;
     if (t[i].stdio && !t[i].write) f.stdio_read += t[i].bytes;
   }
+}
+
+// MPI-IO calls are I/O time; their bytes are what the application asked
+// (count x type size), counted once for a split collective (at _begin).
+void SummaryCollector::observe_mpiio(const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+  KindTotals& k = s_.kinds[size_t(ev.kind)];
+  ++k.calls;
+  k.time_ns += ev.dur_ns;
+  s_.ranks[size_t(scope.rank())].io_ns += ev.dur_ns;
+  OpClass op = ev.op();
+  int64_t bytes = 0;
+  if ((op == OpClass::mpiio_read || op == OpClass::mpiio_write) && ev.ret == 0)
+    bytes = std::max<int64_t>(0, ev.args[arg::count]);
+  k.bytes += bytes;
+  int32_t file = scope.file(ev, arg::file, pos);
+  if (file < 0) return;
+  FileTotals& f = s_.files[size_t(file)];
+  ++f.ops;
+  ++f.mpiio_ops;
+  (op == OpClass::mpiio_write ? f.mpiio_written : f.mpiio_read) += bytes;
 }
 
 }  // namespace mpior::postproc

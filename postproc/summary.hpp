@@ -10,6 +10,7 @@
 #include "event.hpp"
 #include "model.hpp"
 #include "scope.hpp"
+#include "transfer.hpp"
 
 namespace mpior::postproc {
 
@@ -27,11 +28,16 @@ struct RankTotals {
 };
 
 struct FileTotals {
-  int64_t bytes_written = 0, bytes_read = 0;    // by the application's calls (trace::app_level)
-  int64_t mapped_written = 0, mapped_read = 0;  // of which through memory mappings (upper bounds)
-  int64_t stdio_read = 0;                       // of which read through stdio streams
-  int64_t nested_written = 0, nested_read = 0;  // by calls libraries made inside intercepted calls
-  uint64_t ops = 0;                             // application calls naming the file
+  // POSIX level: the application's calls and the POSIX calls under its MPI-IO
+  // calls (trace::Level app and mpiio), of which mapped_* through memory
+  // mappings (upper bounds) and stdio_read through stdio streams.
+  int64_t bytes_written = 0, bytes_read = 0;
+  int64_t mapped_written = 0, mapped_read = 0;
+  int64_t stdio_read = 0;
+  int64_t nested_written = 0, nested_read = 0;  // by other calls libraries made inside intercepted calls
+  uint64_t ops = 0;                             // application calls naming the file (MPI_File_* included)
+  int64_t mpiio_written = 0, mpiio_read = 0;    // MPI-IO level: count x type size of successful calls
+  uint64_t mpiio_ops = 0;                       // MPI_File_* calls naming the file
 };
 
 struct Summary {
@@ -59,8 +65,10 @@ class SummaryCollector {
   Summary take() { return std::move(s_); }
 
  private:
-  void count_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
+  void observe_mpiio(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
+  void count_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos, trace::Level level);
   Summary s_;
+  trace::LevelTracker levels_;
 };
 
 }  // namespace mpior::postproc

@@ -35,6 +35,11 @@ void add_options(CLI::App& app, CliOptions& cli) {
   app.add_option("--io-log", cli.io_log,
                  "also write every replayed file call, per rank and thread in order, to FILE "
                  "(for comparing replays; grows with the number of calls)");
+  app.add_option("--io-level", cli.io_level,
+                 "posix: the POSIX calls the file system saw under each MPI-IO call (ROMIO's collective buffering "
+                 "included); mpiio: each MPI-IO call as independent positioned I/O on its view")
+      ->check(CLI::IsMember({"posix", "mpiio"}))
+      ->capture_default_str();
   app.add_option("--stall-timeout", cli.stall_timeout_s,
                  "seconds with every thread blocked before the replay stops as deadlocked")
       ->check(CLI::PositiveNumber)
@@ -67,6 +72,7 @@ ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_f
   opt.io_only = cli.io_only;
   opt.stall_timeout_s = cli.stall_timeout_s;
   opt.io_log = cli.io_log;
+  opt.mpiio_level = cli.io_level == "mpiio";
   return opt;
 }
 

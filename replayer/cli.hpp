@@ -25,6 +25,7 @@ struct CliOptions {
   std::string stdio = "file";
   double stall_timeout_s = 60.0;
   std::string io_log;
+  std::string io_level = "posix";
 };
 
 void add_options(CLI::App& app, CliOptions& cli);

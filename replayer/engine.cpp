@@ -1,5 +1,6 @@
 #include "engine.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <pthread.h>
 
@@ -15,6 +16,7 @@
 #include "error.hpp"
 #include "io_replay.hpp"
 #include "mpi_replay.hpp"
+#include "mpiio_replay.hpp"
 #include "sync.hpp"
 
 namespace mpior::replay {
@@ -64,6 +66,7 @@ struct Shared {
   MpiWorld mpi;
   ErrorLog errors;
   StartGate gate;
+  SharedPointers pointers;
 };
 
 class ReplayThread {
@@ -118,16 +121,36 @@ class ReplayThread {
     io_lines += fmt::format("{} {} {} {}\n", trace::name(ev.kind), path, ev.args[trace::arg::offset],
                             ev.args[trace::arg::count]);
   }
-  bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, int64_t start);
+  bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, MpiioReplay& mio, int64_t start);
+  void begin_file_call(const trace::Event& ev, uint64_t event_no);
+  bool nested_io(const trace::Event& ev, IoReplay& io, MpiReplay& mpi);
+  bool release_open(MpiReplay& mpi) {
+    fscope_.open_pending = fscope_.creating = false;
+    return mpi.file_barrier(fscope_.call, fscope_.event_no);
+  }
   void finish(int64_t end) {
     if (cur_.active) ops.add(cur_.kind, end - cur_.start, cur_.bytes);
     cur_.active = false;
   }
 
+  // The POSIX calls ROMIO made under an MPI-IO call (or under the Wait that
+  // completed a nonblocking one) are replayed as the file system saw them. A
+  // collective open lets the others open only after the creating rank
+  // created the file (ROMIO: create on one rank, then broadcast).
+  struct FileScope {
+    bool nested_io = false;
+    bool open_pending = false;  // the open's barrier is still to come
+    bool creating = false;      // this rank creates the file in it
+    int64_t file = -1;
+    trace::Event call;
+    uint64_t event_no = 0;
+  };
+
   Shared& sh_;
   const trace::Stream& stream_;
   std::string who_;
   Current cur_;
+  FileScope fscope_;
   int64_t last_end_ = 0;
   bool arrived_ = false;
 };
@@ -135,6 +158,7 @@ class ReplayThread {
 void ReplayThread::run() {
   IoReplay io(sh_.target, sh_.plan, summary.rank, sh_.errors, sh_.progress, who_);
   MpiReplay mpi(sh_.mpi, sh_.plan, summary.rank, sh_.errors, who_);
+  MpiioReplay mio(io, sh_.target, sh_.pointers);
   trace::EventCursor cursor(stream_, summary.rank, sh_.opt.cursor);
   trace::Event ev;
   const int64_t t0 = sh_.gate.arrive();
@@ -154,30 +178,86 @@ void ReplayThread::run() {
       } else if (ev.op() == trace::OpClass::member && ev.depth == 1) {
         going = mpi.member(ev, cursor.delivered());
         last_end_ = mono_now_ns();
-      } else if (trace::info(ev.kind).family == trace::Family::aio) {
+      } else if (trace::info(ev.kind).family == trace::Family::aio &&
+                 (ev.op() == trace::OpClass::adone || !fscope_.nested_io)) {
+        // AIO completions wherever they sit; submits listed by the
+        // application's lio_listio. Under an MPI-IO call (or its Wait) the
+        // submits are ROMIO's, replayed once below with the other POSIX calls.
         bool under_list = ev.depth == 1 && trace::info(cur_.kind).op == trace::OpClass::alist;
         if (io.nested(ev, under_list).replayed) last_end_ = mono_now_ns();
+      } else if (fscope_.nested_io && trace::is_io(ev.kind)) {
+        going = nested_io(ev, io, mpi);
+      } else if (ev.op() == trace::OpClass::mpiio_block && sh_.opt.mpiio_level) {
+        mio.block(ev);
       }
       continue;
     }
+    if (fscope_.open_pending) going = release_open(mpi) && going;
     finish(last_end_);
     pacer.mark_end(last_end_);
     int64_t deadline = pacer.deadline_for(ev.gap_ns);
     int64_t woke = sleep_until(deadline, aborted);
     pacer.woke_at(deadline, woke);
-    going = step(ev, cursor.delivered(), io, mpi, woke);
+    going = step(ev, cursor.delivered(), io, mpi, mio, woke) && going;
   }
+  if (going && fscope_.open_pending) release_open(mpi);
   finish(last_end_);
   io.close_all();
   end_ns = mono_now_ns();
   summary.replay_ns = end_ns - t0;
 }
 
-bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, int64_t start) {
+void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no) {
+  fscope_ = {};
+  trace::OpClass op = ev.op();
+  fscope_.nested_io =
+      !sh_.opt.mpiio_level && (trace::is_mpiio(ev.kind) || op == trace::OpClass::wait || op == trace::OpClass::test);
+  if (fscope_.nested_io && op == trace::OpClass::mpiio_open) {
+    fscope_.open_pending = true;
+    fscope_.file = ev.args[trace::arg::file];
+    fscope_.call = ev;
+    fscope_.event_no = event_no;
+  }
+}
+
+bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiReplay& mpi) {
+  trace::OpClass op = ev.op();
+  bool same = ev.args[trace::arg::file] == fscope_.file, going = true;
+  if (fscope_.open_pending && same && op == trace::OpClass::open) {
+    if (ev.args[trace::arg::flags] & O_CREAT)
+      fscope_.creating = true;
+    else
+      going = release_open(mpi);
+  }
+  int64_t t = mono_now_ns();
+  if (!sh_.opt.io_log.empty()) log_io(ev);
+  io.set_racing_unlinks(cur_.kind == trace::Kind::MPI_File_close);
+  IoOutcome r = io.replay(ev);
+  if (r.replayed) ops.add(ev.kind, mono_now_ns() - t, r.bytes);
+  if (fscope_.open_pending && fscope_.creating && same && op == trace::OpClass::close)
+    going = release_open(mpi) && going;
+  last_end_ = mono_now_ns();
+  return going;
+}
+
+bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, MpiioReplay& mio,
+                        int64_t start) {
   ++summary.events;
   cur_ = {true, ev.op() == trace::OpClass::wait || ev.op() == trace::OpClass::test, ev.kind, start, 0};
+  begin_file_call(ev, event_no);
   bool going = true;
-  if (trace::is_io(ev.kind)) {
+  if (trace::is_mpiio(ev.kind)) {
+    int64_t flags = ev.args[trace::arg::flags];
+    bool coll = (flags & trace::fio::kColl) && !(flags & trace::fio::kEnd);
+    if (coll && !fscope_.open_pending) going = mpi.file_barrier(ev, event_no);
+    bool moves = ev.op() == trace::OpClass::mpiio_read || ev.op() == trace::OpClass::mpiio_write;
+    if (sh_.opt.mpiio_level) {
+      if (!sh_.opt.io_log.empty()) log_io(ev);
+      cur_.bytes = mio.replay(ev);
+    } else if (moves && ev.ret == 0 && !(flags & trace::fio::kEnd)) {
+      cur_.bytes = ev.args[trace::arg::count];
+    }
+  } else if (trace::is_io(ev.kind)) {
     if (!sh_.opt.io_log.empty()) log_io(ev);
     IoOutcome r = io.replay(ev);
     cur_.bytes = r.bytes;

@@ -22,6 +22,7 @@ struct ReplayOptions {
   size_t stack_bytes = 64 * 1024;  // per replay thread
   std::string plan_name;           // for the report
   std::string io_log;              // file listing every replayed file call, when set
+  bool mpiio_level = false;        // --io-level mpiio: MPI-IO calls as positioned I/O on their views
 };
 
 // Throws ReplayError for a plan the replay cannot use (ranks out of range) and

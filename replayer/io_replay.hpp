@@ -40,6 +40,17 @@ class IoReplay {
   // Closes every stream (flushing it, as exit does) and descriptor still open.
   void close_all();
 
+  // Under MPI_File_close every rank that used the shared file pointer deletes
+  // ROMIO's hidden pointer file: which deletion finds it is a race, not an error.
+  void set_racing_unlinks(bool on) { racing_unlinks_ = on; }
+
+  // The path below the target of a rank-local file id; nullptr when none.
+  const std::string* mapped(int64_t local);
+  int32_t global_file(int64_t local) const;
+  // Records a failed replayed call; aborts the replay when the target file
+  // system cannot take more (full, read-only, over quota).
+  void fail(const trace::Event& ev, int err, const std::string& detail = {});
+
  private:
   enum class Owner : uint8_t { self, shared, stream };
   struct Fd {
@@ -71,12 +82,7 @@ class IoReplay {
   int fd_for(int64_t handle, int64_t file);
   FILE* stream_for(const trace::Event& ev);
   void set_fd(int64_t handle, int fd, Owner owner);
-  int32_t global_file(int64_t local) const;
-  const std::string* mapped(int64_t local);
   std::string traced_path(int64_t local) const;
-  // Records a failed replayed call; aborts the replay when the target file
-  // system cannot take more (full, read-only, over quota).
-  void fail(const trace::Event& ev, int err, const std::string& detail = {});
 
   const Target& target_;
   const trace::Plan& plan_;
@@ -87,6 +93,7 @@ class IoReplay {
   std::unordered_map<int64_t, Fd> fds_;
   std::unordered_map<int64_t, Stream> streams_;
   std::unordered_map<int32_t, std::string> relative_paths_;  // relative traced paths, below this rank's cwd
+  bool racing_unlinks_ = false;
   AioReplay aio_;
   std::unordered_map<int64_t, DIR*> dirs_;  // directory streams by traced fd
   struct Mapping {

@@ -124,6 +124,13 @@ bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no) {
   return world_.barrier(c.id).wait(world_.progress(), who) == WaitResult::ok;
 }
 
+bool MpiReplay::file_barrier(const Event& ev, uint64_t event_no) {
+  Event on_comm = ev;
+  on_comm.args[arg::comm] = ev.args[arg::fcomm];
+  auto c = comm_of(on_comm);
+  return !c || barrier(ev, *c, event_no);
+}
+
 bool MpiReplay::member(const Event& ev, uint64_t event_no) {
   auto c = comm_of(ev);
   if (!c) return true;

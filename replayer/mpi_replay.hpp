@@ -50,6 +50,8 @@ class MpiReplay {
   bool complete(const trace::Event& ev, uint64_t event_no);
   // A member record under a root's Reduce/Gather: waits for that member.
   bool member(const trace::Event& ev, uint64_t event_no);
+  // A collective MPI-IO call: every member of the file's communicator meets.
+  bool file_barrier(const trace::Event& ev, uint64_t event_no);
 
  private:
   struct Comm {

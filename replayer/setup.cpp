@@ -229,6 +229,8 @@ int64_t largest_io_count(const trace::Plan& plan) {
   for (const trace::Stream& s : plan.streams)
     for (const trace::Leaf& leaf : s.leaves) {
       trace::OpClass op = trace::info(leaf.kind).op;
+      bool mpiio = op == trace::OpClass::mpiio_read || op == trace::OpClass::mpiio_write;
+      if (mpiio) best = std::max(best, param_max(s, leaf.args[trace::arg::count]));
       bool moves = op == trace::OpClass::read || op == trace::OpClass::write || op == trace::OpClass::asubmit ||
                    op == trace::OpClass::copy || op == trace::OpClass::map;
       if (!trace::is_io(leaf.kind) || !moves) continue;

@@ -39,6 +39,24 @@ inline constexpr int coll_seq = 5;  // collectives and comm_free: collectives th
 inline constexpr int req_kind = 4;  // completion record: 1 send, 2 receive, 0 unknown request
 }  // namespace arg
 
+// MPI-IO (family mpiio): MPI_File_* calls. File slots keep their places
+// (handle, file, offset, count) so files resolve as for POSIX calls.
+namespace arg {
+inline constexpr int fcomm = 5;    // the file's communicator (rank-local id)
+inline constexpr int fextra = 6;   // open: amode; set_view: etype size; nonblocking: request id
+inline constexpr int fextent = 7;  // set_view: filetype extent; seek: whence; open: open(2) flags of amode
+}  // namespace arg
+// MPI-IO access bits in arg::flags of read, write, seek and the other calls.
+namespace fio {
+inline constexpr int64_t kColl = 1;           // collective (_all, _ordered, open, close, set_view, set_size, sync)
+inline constexpr int64_t kNonblocking = 2;    // i...: completed by a Wait/Test (request in arg::fextra)
+inline constexpr int64_t kAt = 4;             // explicit offset (_at)
+inline constexpr int64_t kShared = 8;         // shared file pointer (_shared, seek_shared)
+inline constexpr int64_t kOrdered = 16;       // _ordered (shared pointer, in rank order)
+inline constexpr int64_t kBegin = 32;         // split collective _begin (the data moves here)
+inline constexpr int64_t kEnd = 64;           // split collective _end
+inline constexpr int64_t kUnflattened = 128;  // set_view: filetype not flattened (no mpior_block records)
+}  // namespace fio
 // POSIX AIO (aio family): submits carry handle, file, offset, count like a
 // pread/pwrite; completion records (mpior_aio_done) also carry bytes done in ret.
 namespace arg {
@@ -69,8 +87,10 @@ inline constexpr int64_t kAioSync = 3;
 
 // Handles (fds, stdio stream ids) name open files; their values are names,
 // not quantities: plans that number them differently but consistently are the
-// same run (mpior-post --compare), and extrapolation copies them.
+// same run (mpior-post --compare), and extrapolation copies them. MPI-IO
+// file handle ids (arg::handle of the mpiio family and mpior_block) are names too.
 inline bool is_handle_slot(Kind k, int slot) {
+  if (is_mpiio(k)) return slot == arg::handle;
   return is_io(k) && !is_mpi(k) && (slot == arg::handle || slot == arg::handle2);
 }
 inline bool returns_handle(Kind k) {
@@ -81,6 +101,7 @@ inline bool returns_handle(Kind k) {
 // Request kinds in a completion record's req_kind slot.
 inline constexpr int64_t kReqSend = 1;
 inline constexpr int64_t kReqRecv = 2;
+inline constexpr int64_t kReqFile = 3;  // MPI_File_i*: completion of nonblocking file I/O
 
 // MPI wildcards and null peers, normalized so traces do not depend on one
 // MPI implementation's constants.

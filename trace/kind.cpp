@@ -11,13 +11,15 @@ constexpr std::array<KindInfo, kNumKinds> kInfos = {{
 #undef MPIOR_KIND
 }};
 
-constexpr std::array<std::string_view, size_t(OpClass::member) + 1> kOpNames = {
-    "open",    "close",  "read",    "write",       "seek",      "tell",     "sync",    "truncate", "dup",
-    "unlink",  "rename", "mkdir",   "rmdir",       "stat",      "access",   "fopen",   "fclose",   "allocate",
-    "copy",    "link",   "opendir", "readdir",     "closedir",  "asubmit",  "alist",   "atest",    "await",
-    "acancel", "adone",  "map",     "unmap",       "msync",     "remap",    "init",    "finalize", "send",
-    "isend",   "recv",   "irecv",   "sendrecv",    "wait",      "test",     "barrier", "allcoll",  "bcast",
-    "scatter", "reduce", "gather",  "comm_create", "comm_free", "complete", "member"};
+constexpr std::array<std::string_view, size_t(OpClass::mpiio_block) + 1> kOpNames = {
+    "open",        "close",      "read",       "write",      "seek",       "tell",        "sync",         "truncate",
+    "dup",         "unlink",     "rename",     "mkdir",      "rmdir",      "stat",        "access",       "fopen",
+    "fclose",      "allocate",   "copy",       "link",       "opendir",    "readdir",     "closedir",     "asubmit",
+    "alist",       "atest",      "await",      "acancel",    "adone",      "map",         "unmap",        "msync",
+    "remap",       "init",       "finalize",   "send",       "isend",      "recv",        "irecv",        "sendrecv",
+    "wait",        "test",       "barrier",    "allcoll",    "bcast",      "scatter",     "reduce",       "gather",
+    "comm_create", "comm_free",  "complete",   "member",     "mpiio_open", "mpiio_close", "mpiio_delete", "mpiio_read",
+    "mpiio_write", "mpiio_view", "mpiio_seek", "mpiio_size", "mpiio_sync", "mpiio_other", "mpiio_block"};
 
 }  // namespace
 
@@ -36,6 +38,7 @@ bool is_io(Kind k) {
   return f == Family::posix || f == Family::stdio || f == Family::aio || f == Family::mmap;
 }
 bool is_mpi(Kind k) { return info(k).family == Family::mpi; }
+bool is_mpiio(Kind k) { return info(k).family == Family::mpiio || info(k).op == OpClass::mpiio_block; }
 
 bool is_all_to_all(OpClass op) { return op == OpClass::barrier || op == OpClass::allcoll; }
 bool is_one_to_all(OpClass op) { return op == OpClass::bcast || op == OpClass::scatter; }

@@ -9,7 +9,7 @@
 
 namespace mpior::trace {
 
-enum class Family : uint8_t { posix, stdio, mpi, internal, aio, mmap };
+enum class Family : uint8_t { posix, stdio, mpi, internal, aio, mmap, mpiio };
 
 // What a call does, independent of which API spelled it. Consumers switch on
 // this, never on individual kinds, so a new function in a list needs no code.
@@ -23,6 +23,8 @@ enum class OpClass : uint8_t {
   init, finalize, send, isend, recv, irecv, sendrecv, wait, test,          // MPI p2p
   barrier, allcoll, bcast, scatter, reduce, gather, comm_create, comm_free, // MPI collectives
   complete, member,                                                        // tracer records
+  mpiio_open, mpiio_close, mpiio_delete, mpiio_read, mpiio_write, mpiio_view, // MPI-IO
+  mpiio_seek, mpiio_size, mpiio_sync, mpiio_other, mpiio_block,
 };
 // clang-format on
 
@@ -52,6 +54,8 @@ std::string_view name(OpClass op);
 // File-system work the replayer reissues (posix and stdio families).
 bool is_io(Kind k);
 bool is_mpi(Kind k);
+// MPI_File_* calls and the view blocks recorded under MPI_File_set_view.
+bool is_mpiio(Kind k);
 // Operations whose every member waits for every other (thesis §2.1, class 1).
 bool is_all_to_all(OpClass op);
 // Rooted collectives: one-to-all (bcast, scatter) and all-to-one (reduce, gather).

@@ -113,10 +113,17 @@ const char* arg_name(Kind k, int slot) {
   static const char* sr[kNumArgs] = {"comm", "dest", "tag", "bytes", "source", "rtag", "src", "stag"};
   static const char* done[kNumArgs] = {"comm", "peer", "tag", "bytes", "kind", "req", "src", "stag"};
   static const char* create[kNumArgs] = {"comm", "peer", "tag", "bytes", "root", "newcomm", "src", "stag"};
+  static const char* mpiio[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "req", "whence"};
+  static const char* fopen[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "amode", "oflags"};
+  static const char* view[kNumArgs] = {"fh", "file", "tile0", "ftsize", "access", "comm", "etsize", "extent"};
   static const char* aio[kNumArgs] = {"fd", "file", "off", "count", "op", "depth", "file2", "req"};
   static const char* map[kNumArgs] = {"fd", "file", "off", "count", "prot", "mflags", "len", "map"};
   static const char* copy[kNumArgs] = {"fd", "file", "off", "count", "flags", "off2", "file2", "fd2"};
   switch (info(k).op) {
+    case OpClass::mpiio_open:
+      return fopen[slot];
+    case OpClass::mpiio_view:
+      return view[slot];
     case OpClass::sendrecv:
       return sr[slot];
     case OpClass::complete:
@@ -129,6 +136,7 @@ const char* arg_name(Kind k, int slot) {
       break;
   }
   if (info(k).family == Family::stdio) return stdio[slot];
+  if (is_mpiio(k)) return mpiio[slot];
   if (info(k).family == Family::aio) return aio[slot];
   if (info(k).family == Family::mmap) return map[slot];
   return is_io(k) ? io[slot] : mpi[slot];

@@ -40,4 +40,16 @@ bool app_level(const Event& ev) {
   return ev.depth == 0;
 }
 
+Level LevelTracker::observe(int32_t rank, const Event& ev) {
+  if (ev.depth == 0) under_mpiio_ = is_mpiio(ev.kind);
+  OpClass op = ev.op();
+  if (op == OpClass::asubmit && ev.depth != 0 && under_mpiio_) mpiio_aio_.insert({rank, ev.args[arg::aio_req]});
+  if (op == OpClass::adone) {
+    if (app_level(ev)) return Level::app;
+    return mpiio_aio_.erase({rank, ev.args[arg::aio_req]}) ? Level::mpiio : Level::nested;
+  }
+  if (ev.depth == 0) return Level::app;
+  return under_mpiio_ ? Level::mpiio : Level::nested;
+}
+
 }  // namespace mpior::trace

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
+#include <utility>
 
 #include "event.hpp"
 
@@ -25,5 +27,24 @@ int transfers(const Event& ev, Transfer out[2]);
 // completion when its submit was the application's), as opposed to calls a
 // library made inside another intercepted call.
 bool app_level(const Event& ev);
+
+// Whose bytes an I/O event moved, for per-file counts. `app`: the
+// application's own calls (app_level). `mpiio`: the POSIX calls ROMIO made
+// under the application's MPI_File_* calls, and the AIO completions of
+// requests submitted there (ROMIO's MPI_File_iwrite_at uses aio_write): they
+// are what the file system saw of the application's MPI-IO, counted with the
+// application's bytes. `nested`: every other call a library made inside an
+// intercepted call. Each transfer belongs to exactly one level.
+enum class Level : uint8_t { app, mpiio, nested };
+
+// Classifies the events of a rank's streams, each stream read in call order.
+class LevelTracker {
+ public:
+  Level observe(int32_t rank, const Event& ev);
+
+ private:
+  bool under_mpiio_ = false;                         // the last depth-0 call was an MPI_File_* call
+  std::set<std::pair<int32_t, int64_t>> mpiio_aio_;  // (rank, request) submitted under one
+};
 
 }  // namespace mpior::trace

@@ -91,10 +91,11 @@ class Scenario:
 
     def environment(self, traced):
         env = dict(os.environ)
-        env.pop("LD_PRELOAD", None)
         env.update(self.extra_env)
+        first = env.pop("LD_PRELOAD_FIRST", "")  # a test's own shim, preloaded in both runs
+        env["LD_PRELOAD"] = first
         if traced:
-            env["LD_PRELOAD"] = LIB
+            env["LD_PRELOAD"] = " ".join(x for x in (first, LIB) if x)
             env["MPIOR_TRACE_DIR"] = self.traces
         return env
 

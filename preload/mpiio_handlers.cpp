@@ -1,0 +1,229 @@
+#include "mpiio_handlers.hpp"
+
+#include <fcntl.h>
+
+#include <cctype>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "files.hpp"
+#include "real_table.hpp"
+
+namespace mpior::preload::mpi {
+
+using namespace trace;
+
+namespace {
+
+// The few PMPI functions the handlers ask (libmpior.so does not link MPI).
+struct FilePmpi {
+  decltype(&::PMPI_File_get_position) get_position = nullptr;
+  decltype(&::PMPI_File_get_position_shared) get_position_shared = nullptr;
+  decltype(&::PMPI_File_get_byte_offset) get_byte_offset = nullptr;
+  decltype(&::PMPI_Type_get_extent_x) get_extent = nullptr;
+  bool resolved = false;
+};
+
+FilePmpi& fpmpi() {
+  static FilePmpi p;
+  if (!p.resolved) {
+    p.get_position = reinterpret_cast<decltype(p.get_position)>(real::resolve("PMPI_File_get_position"));
+    p.get_position_shared =
+        reinterpret_cast<decltype(p.get_position_shared)>(real::resolve("PMPI_File_get_position_shared"));
+    p.get_byte_offset = reinterpret_cast<decltype(p.get_byte_offset)>(real::resolve("PMPI_File_get_byte_offset"));
+    p.get_extent = reinterpret_cast<decltype(p.get_extent)>(real::resolve("PMPI_Type_get_extent_x"));
+    p.resolved = p.get_position && p.get_position_shared && p.get_byte_offset && p.get_extent;
+  }
+  return p;
+}
+
+class HandleTable {
+ public:
+  FileHandle find(MPI_File fh) {
+    std::lock_guard<std::mutex> lk(mutex_);
+    auto it = handles_.find(fh);
+    return it == handles_.end() ? FileHandle{} : it->second;
+  }
+  FileHandle add(MPI_File fh, int32_t file, int32_t comm) {
+    std::lock_guard<std::mutex> lk(mutex_);
+    FileHandle h{next_++, file, comm};
+    handles_[fh] = h;
+    return h;
+  }
+  void remove(MPI_File fh) {
+    std::lock_guard<std::mutex> lk(mutex_);
+    handles_.erase(fh);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<MPI_File, FileHandle> handles_;
+  int64_t next_ = 1;
+};
+
+HandleTable& handles() {
+  static auto* t = new HandleTable();
+  return *t;
+}
+
+// ROMIO accepts a file system prefix ("ufs:", "nfs:", "lustre:") before the path.
+std::string file_path(const char* name) {
+  if (!name) return {};
+  const char* colon = std::strchr(name, ':');
+  const char* slash = std::strchr(name, '/');
+  if (colon && colon - name >= 2 && (!slash || colon < slash)) {
+    bool word = true;
+    for (const char* p = name; p < colon; ++p) word = word && (std::isalnum(uint8_t(*p)) || *p == '_');
+    if (word) name = colon + 1;
+  }
+  return absolute_path(AT_FDCWD, name);
+}
+
+// open(2) flags equivalent to an MPI access mode.
+int64_t open_flags(int amode) {
+  int64_t f = (amode & MPI_MODE_RDWR) ? O_RDWR : (amode & MPI_MODE_WRONLY) ? O_WRONLY : O_RDONLY;
+  if (amode & MPI_MODE_CREATE) f |= O_CREAT;
+  if (amode & MPI_MODE_EXCL) f |= O_EXCL;
+  if (amode & MPI_MODE_APPEND) f |= O_APPEND;
+  return f;
+}
+
+int32_t intern_path(const char* name) {
+  std::string abs = file_path(name);
+  if (abs.empty() || is_excluded(abs)) return -1;
+  return files().intern(abs, -1);
+}
+
+}  // namespace
+
+FileHandle file_handle(MPI_File fh) noexcept {
+  try {
+    return handles().find(fh);
+  } catch (...) {
+    return {};
+  }
+}
+
+void fill_file(Call& c, int64_t rc, MPI_File fh, int64_t flags) noexcept {
+  FileHandle h = file_handle(fh);
+  auto& ev = c.ev();
+  ev.args[arg::handle] = h.id;
+  ev.args[arg::file] = h.file;
+  ev.args[arg::fcomm] = h.comm;
+  ev.args[arg::flags] = flags;
+  ev.ret = rc;
+}
+
+void file_opened(Call& c, int rc, MPI_Comm comm, const char* name, int amode, MPI_File fh) noexcept {
+  auto& ev = c.ev();
+  int32_t comm_id = state().comm_id(comm);
+  int32_t file = -1;
+  int64_t id = -1;
+  try {
+    file = intern_path(name);
+    if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL) id = handles().add(fh, file, comm_id).id;
+  } catch (...) {
+  }
+  ev.args[arg::handle] = id;
+  ev.args[arg::file] = file;
+  ev.args[arg::flags] = fio::kColl;
+  ev.args[arg::fcomm] = comm_id;
+  ev.args[arg::fextra] = amode;
+  ev.args[arg::fextent] = open_flags(amode);
+  ev.ret = rc;
+}
+
+void file_closed(Call& c, int rc, MPI_File fh) noexcept {
+  fill_file(c, rc, fh, fio::kColl);
+  try {
+    if (rc == MPI_SUCCESS) handles().remove(fh);
+  } catch (...) {
+  }
+}
+
+void file_deleted(Call& c, int rc, const char* name) noexcept {
+  auto& ev = c.ev();
+  ev.args[arg::handle] = -1;
+  try {
+    ev.args[arg::file] = intern_path(name);
+  } catch (...) {
+    ev.args[arg::file] = -1;
+  }
+  ev.args[arg::fcomm] = -1;
+  ev.ret = rc;
+}
+
+namespace {
+constexpr size_t kMaxViewBlocks = 1 << 16;
+
+void record_block(Call& c, const Block& b) noexcept {
+  RawEvent ev;
+  ev.kind = Kind::mpior_block;
+  ev.depth = uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255);
+  ev.start = ev.end = clock::now();  // after the parent started: it stays first
+  ev.callsite = c.ev().callsite;
+  ev.args[arg::handle] = c.ev().args[arg::handle];
+  ev.args[arg::file] = c.ev().args[arg::file];
+  ev.args[arg::offset] = b.offset;
+  ev.args[arg::count] = b.length;
+  record_event(ev);
+}
+}  // namespace
+
+void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype) noexcept {
+  fill_file(c, rc, fh, fio::kColl);
+  auto& ev = c.ev();
+  ev.args[arg::offset] = disp;
+  ev.args[arg::fextra] = expr::type_size(etype);
+  ev.args[arg::count] = expr::type_size(filetype);
+  if (rc != MPI_SUCCESS || !fpmpi().resolved) return;
+  // Tile k of the filetype covers [disp + lb + k * extent, + extent): the
+  // record's disp is where tile 0 starts, the blocks are relative to it.
+  MPI_Count lb = 0, extent = 0;
+  fpmpi().get_extent(filetype, &lb, &extent);
+  ev.args[arg::offset] = disp + lb;
+  ev.args[arg::fextent] = extent;
+  try {
+    std::vector<Block> blocks;
+    if (!flatten_type(filetype, blocks, kMaxViewBlocks)) {
+      ev.args[arg::flags] |= fio::kUnflattened;
+      return;
+    }
+    for (const Block& b : blocks) record_block(c, {b.offset - lb, b.length});
+  } catch (...) {
+    ev.args[arg::flags] |= fio::kUnflattened;
+  }
+}
+
+int64_t io_offset(MPI_File fh, int64_t flags, int64_t offset) noexcept {
+  if (flags & (fio::kEnd | fio::kOrdered)) return kUnknown;
+  TracerGuard guard;
+  FilePmpi& p = fpmpi();
+  if (!p.resolved) return kUnknown;
+  MPI_Offset pos = offset, byte = 0;
+  if (flags & fio::kShared) {
+    if (p.get_position_shared(fh, &pos) != MPI_SUCCESS) return kUnknown;
+  } else if (!(flags & fio::kAt)) {
+    if (p.get_position(fh, &pos) != MPI_SUCCESS) return kUnknown;
+  }
+  if (p.get_byte_offset(fh, pos, &byte) != MPI_SUCCESS) return kUnknown;
+  return byte;
+}
+
+void io_done(Call& c, int rc, MPI_File fh, int64_t flags, int64_t at, int64_t bytes, MPI_Request* request) noexcept {
+  fill_file(c, rc, fh, flags);
+  auto& ev = c.ev();
+  ev.args[arg::offset] = at;
+  ev.args[arg::count] = bytes;
+  if (!request || rc != MPI_SUCCESS) return;
+  try {
+    FileHandle h = file_handle(fh);
+    ev.args[arg::fextra] = state().add_request(*request, {-1, h.comm, h.id, 0, bytes, kReqFile, true});
+  } catch (...) {
+    ev.args[arg::fextra] = -1;
+  }
+}
+
+}  // namespace mpior::preload::mpi

@@ -1,0 +1,164 @@
+#include "mpiio_replay.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace mpior::replay {
+namespace {
+
+using trace::Event;
+using trace::OpClass;
+namespace arg = trace::arg;
+namespace fio = trace::fio;
+
+}  // namespace
+
+int64_t SharedPointers::fetch_add(int32_t file, int64_t bytes) {
+  std::lock_guard lock(mu_);
+  int64_t& p = next_[file];
+  int64_t at = p;
+  p += bytes;
+  return at;
+}
+
+void SharedPointers::set(int32_t file, int64_t at) {
+  std::lock_guard lock(mu_);
+  next_[file] = at;
+}
+
+MpiioReplay::~MpiioReplay() {
+  for (auto& [id, h] : handles_)
+    if (h.fd >= 0) ::close(h.fd);
+}
+
+void MpiioReplay::open(const Event& ev) {
+  if (ev.ret != 0) return;  // it failed when traced
+  const std::string* path = io_.mapped(ev.args[arg::file]);
+  if (!path) return io_.fail(ev, ENOENT, "file id outside the plan");
+  // Every rank creates: nothing orders the ranks' opens without ROMIO.
+  int flags = int(ev.args[arg::fextent]) & ~O_EXCL;
+  int fd = target_.sandbox->open(*path, flags, 0644);
+  if (fd < 0) return io_.fail(ev, -fd, "MPI_File_open");
+  Handle& h = handles_[ev.args[arg::handle]];
+  if (h.fd >= 0) ::close(h.fd);
+  h = Handle{fd, {}};
+}
+
+void MpiioReplay::block(const Event& ev) {
+  if (ev.args[arg::handle] != view_handle_) return;
+  auto it = handles_.find(view_handle_);
+  if (it != handles_.end()) it->second.view.blocks.emplace_back(ev.args[arg::offset], ev.args[arg::count]);
+}
+
+int64_t MpiioReplay::replay(const Event& ev) {
+  OpClass op = ev.op();
+  if (op == OpClass::mpiio_open) {
+    open(ev);
+    return 0;
+  }
+  if (op == OpClass::mpiio_delete) {
+    const std::string* path = io_.mapped(ev.args[arg::file]);
+    int r = path ? target_.sandbox->unlink(*path) : -ENOENT;
+    if (r < 0 && ev.ret == 0) io_.fail(ev, -r, "MPI_File_delete");
+    return 0;
+  }
+  auto it = handles_.find(ev.args[arg::handle]);
+  if (it == handles_.end() || ev.ret != 0) return 0;
+  Handle& h = it->second;
+  int r = 0;
+  switch (op) {
+    case OpClass::mpiio_close:
+      ::close(h.fd);
+      handles_.erase(it);
+      return 0;
+    case OpClass::mpiio_view:
+      view_handle_ = ev.args[arg::handle];
+      h.view = View{ev.args[arg::offset], ev.args[arg::fextent], std::max<int64_t>(1, ev.args[arg::fextra]), {}};
+      if (ev.args[arg::flags] & fio::kUnflattened) h.view.extent = 0;  // contiguous from disp
+      return 0;
+    case OpClass::mpiio_size:
+      if (ev.kind == trace::Kind::MPI_File_set_size) {
+        r = ::ftruncate(h.fd, off_t(ev.args[arg::offset]));
+      } else {  // preallocate: at least that size
+        struct stat st {};
+        if (::fstat(h.fd, &st) == 0 && st.st_size < ev.args[arg::offset])
+          r = ::ftruncate(h.fd, off_t(ev.args[arg::offset]));
+      }
+      break;
+    case OpClass::mpiio_seek:
+      if ((ev.args[arg::flags] & fio::kShared) && ev.args[arg::fextent] == SEEK_SET)
+        shared_.set(io_.global_file(ev.args[arg::file]), ev.args[arg::offset] * h.view.etype);
+      return 0;
+    case OpClass::mpiio_sync:
+      r = ::fsync(h.fd);
+      break;
+    case OpClass::mpiio_read:
+    case OpClass::mpiio_write: {
+      int64_t bytes = ev.args[arg::count];
+      if (bytes <= 0 || (ev.args[arg::flags] & fio::kEnd)) return 0;
+      int64_t at = ev.args[arg::offset];
+      // The shared pointer moves by what every rank accessed through it; its
+      // traced value is known only approximately (another rank may move it
+      // between the tracer's look and the access), so the replay keeps its own.
+      if (ev.args[arg::flags] & (fio::kShared | fio::kOrdered))
+        at = h.view.disp + shared_.fetch_add(io_.global_file(ev.args[arg::file]), bytes);
+      return transfer(ev, h, at, bytes);
+    }
+    default:
+      return 0;
+  }
+  if (r < 0) io_.fail(ev, errno);
+  return 0;
+}
+
+// `bytes` of data from byte `at` of the file on, through the view: the
+// filetype's blocks tiled every extent bytes from the displacement.
+int64_t MpiioReplay::transfer(const Event& ev, Handle& h, int64_t at, int64_t bytes) {
+  bool write = ev.op() == OpClass::mpiio_write;
+  const View& v = h.view;
+  if (v.extent <= 0 || v.blocks.empty() || at < v.disp) return piece(ev, h.fd, write, at, bytes);
+  int64_t rel = at - v.disp;
+  int64_t tile = rel / v.extent, within = rel % v.extent;
+  size_t b = 0;
+  while (b < v.blocks.size() && v.blocks[b].first + v.blocks[b].second <= within) ++b;
+  int64_t done = 0;
+  while (done < bytes) {
+    if (b == v.blocks.size()) {
+      b = 0;
+      ++tile;
+      within = 0;
+    }
+    auto [off, len] = v.blocks[b];
+    int64_t from = std::max(within, off);
+    int64_t n = std::min(bytes - done, off + len - from);
+    int64_t got = piece(ev, h.fd, write, v.disp + tile * v.extent + from, n);
+    done += got;
+    if (got < n) break;
+    within = from + n;
+    ++b;
+  }
+  return done;
+}
+
+int64_t MpiioReplay::piece(const Event& ev, int fd, bool write, int64_t at, int64_t n) {
+  const IoBuffer& buf = *target_.buffer;
+  if (buf.size() == 0) return 0;
+  int64_t done = 0;
+  while (done < n) {
+    size_t k = size_t(std::min<int64_t>(n - done, int64_t(buf.size())));
+    ssize_t r = write ? ::pwrite(fd, buf.data(), k, off_t(at + done)) : ::pread(fd, buf.data(), k, off_t(at + done));
+    if (r < 0) {
+      io_.fail(ev, errno, std::to_string(n) + " bytes");
+      break;
+    }
+    done += r;
+    if (size_t(r) < k) break;  // end of file
+  }
+  return done;
+}
+
+}  // namespace mpior::replay

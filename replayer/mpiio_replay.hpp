@@ -1,0 +1,61 @@
+// `--io-level mpiio`: each MPI-IO call replayed as independent positioned
+// I/O on its flattened view (no collective buffering, no ROMIO), instead of
+// the POSIX calls ROMIO made for it. One per replay thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "event.hpp"
+#include "io_replay.hpp"
+
+namespace mpior::replay {
+
+// Shared file pointers (_shared, _ordered, seek_shared), in bytes past the
+// view's displacement: per global file, shared by every replay thread.
+class SharedPointers {
+ public:
+  int64_t fetch_add(int32_t file, int64_t bytes);
+  void set(int32_t file, int64_t at);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<int32_t, int64_t> next_;
+};
+
+class MpiioReplay {
+ public:
+  MpiioReplay(IoReplay& io, const Target& target, SharedPointers& shared) : io_(io), target_(target), shared_(shared) {}
+  ~MpiioReplay();
+  MpiioReplay(const MpiioReplay&) = delete;
+  MpiioReplay& operator=(const MpiioReplay&) = delete;
+
+  // A depth-0 MPI-IO event; the bytes it moved.
+  int64_t replay(const trace::Event& ev);
+  // An mpior_block record under the last MPI_File_set_view.
+  void block(const trace::Event& ev);
+
+ private:
+  struct View {
+    int64_t disp = 0, extent = 0, etype = 1;
+    std::vector<std::pair<int64_t, int64_t>> blocks;  // (offset, length) within one filetype
+  };
+  struct Handle {
+    int fd = -1;
+    View view;
+  };
+  void open(const trace::Event& ev);
+  int64_t transfer(const trace::Event& ev, Handle& h, int64_t at, int64_t bytes);
+  int64_t piece(const trace::Event& ev, int fd, bool write, int64_t at, int64_t n);
+
+  IoReplay& io_;
+  const Target& target_;
+  SharedPointers& shared_;
+  std::unordered_map<int64_t, Handle> handles_;
+  int64_t view_handle_ = -1;
+};
+
+}  // namespace mpior::replay

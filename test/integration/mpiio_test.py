@@ -1,0 +1,89 @@
+"""MPI-IO end to end: programs of our own and a parallel HDF5 program, traced
+and untraced (same output, same files), every MPI_File_* call counted in
+summary.json exactly as the program (or an independent counting shim) counted
+it, bytes at both levels, and the plan replayed at the POSIX level and at the
+MPI-IO level with zero failed calls and every file at its real size."""
+import os
+import re
+import shutil
+
+from harness import APPS, POST, Failure, Scenario, check, check_eq, file_entry, main, run
+
+COUNTER = os.path.join(APPS, "libmpifile_counter.so")
+
+
+def counted(text, prefix="count "):
+    """{name: n} from the "count NAME N" lines a program (or the shim) printed."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(prefix + r"(MPI_File_\w+) (\d+)$", line.strip())
+        if m:
+            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
+    return out
+
+
+def mpiio_ops(summary):
+    return {k: v for k, v in summary["ops"].items() if k.startswith("MPI_File_") and v}
+
+
+def replay_both_levels(s):
+    for level in ("posix", "mpiio"):
+        s.fs = os.path.join(s.root, "fs-" + level)
+        s.replay_and_check("--io-level", level)
+        check_eq(s.report["errors"]["count"], 0, f"failed calls replaying at --io-level {level}")
+        if level == "posix":  # checked: the next replay's "outside --fs" starts clean
+            shutil.rmtree(s.fs)
+            os.remove(os.path.join(s.root, "report.json"))
+
+
+def dump(s, rank=0):
+    return run([POST, "--dump", os.path.join(s.traces, f"rank-{rank:06d}.mpior")]).stdout
+
+
+def forms():
+    s = Scenario("mpiio_forms", ranks=3)
+    try:
+        s.run_both()
+        summary = s.post("--verify")
+        want = counted(s.plain_out.stdout)
+        check(len(want) >= 40, f"the program counted only {len(want)} MPI_File functions")
+        check_eq(mpiio_ops(summary), want, "MPI_File_* calls in summary.json")
+        views = file_entry(summary, s.abs("views.dat"))
+        # 3 ranks: write_all 16 ints, write_at 4, write 4, iwrite_at 4, iwrite_all 8,
+        # write_at_all_begin 16, write_at_c 4, write_at_all_c 4, subarray 16 -> 76 ints each
+        check_eq(views["mpiio"]["bytes_written"], 3 * 76 * 4, "MPI-IO bytes written to views.dat")
+        check(views["bytes_written"] >= 1024, f"POSIX bytes written to views.dat: {views['bytes_written']}")
+        check_eq(file_entry(summary, s.abs("shared.dat"))["mpiio"]["bytes_written"], 189, "shared.dat MPI-IO bytes")
+        text = dump(s)
+        check(re.search(r"MPI_File_write_all .*\n\s+pwrite depth=1", text) is not None,
+              "the dump does not show pwrite nested under MPI_File_write_all")
+        check("mpior_block depth=1" in text, "set_view records no flattened blocks")
+        replay_both_levels(s)
+        check(not os.path.exists(os.path.join(s.fs, s.abs("gone.dat").lstrip("/"))), "gone.dat survived the replay")
+        wa = s.report["ops"]["MPI_File_write_all"]
+        check_eq((wa["count"], wa["bytes"]), (3, 3 * 16 * 4), "MPI_File_write_all replayed at the MPI-IO level")
+    finally:
+        s.cleanup()
+
+
+def hdf5():
+    check(os.path.exists(COUNTER), "the counting shim was not built")
+    s = Scenario("hdf5_steps", args=[6], ranks=2, env={"LD_PRELOAD_FIRST": COUNTER})
+    try:
+        s.run_both()
+        summary = s.post("--verify")
+        # The shim prints its counts on stderr, one line per rank.
+        want = counted(s.traced_out.stderr, prefix=r"mpifile_counter: ")
+        check_eq(counted(s.plain_out.stderr, prefix=r"mpifile_counter: "), want, "MPI_File_* calls untraced")
+        check(want.get("MPI_File_write_at_all", 0) > 0, f"HDF5 made no collective writes: {want}")
+        check(want.get("MPI_File_write_at", 0) > 0, f"HDF5 made no independent writes: {want}")
+        check_eq(mpiio_ops(summary), want, "MPI_File_* calls in summary.json")
+        f = file_entry(summary, s.abs("steps.h5"))
+        check(f["mpiio"]["bytes_written"] > 0 and f["bytes_written"] > 0, f"steps.h5 bytes: {f}")
+        replay_both_levels(s)
+    finally:
+        s.cleanup()
+
+
+if __name__ == "__main__":
+    main({"forms": forms, "hdf5": hdf5})
