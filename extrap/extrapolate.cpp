@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "blocksize.hpp"
 #include "extrap_error.hpp"
 #include "format.hpp"
 #include "models.hpp"
@@ -162,9 +163,10 @@ Input load_input(const std::string& dir) {
   return in;
 }
 
-trace::Plan extrapolate(std::vector<Input> inputs, int64_t target) {
+trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt) {
   std::sort(inputs.begin(), inputs.end(), [](const Input& a, const Input& b) { return a.n < b.n; });
   check_inputs(inputs, target);
+  if (opt.cb_buffer_size < 1) throw ExtrapError("the collective buffer size must be at least one byte");
   Classes classes = find_classes(inputs);
   trace::Plan out;
   std::vector<trace::ExtrapNote> notes;
@@ -189,6 +191,14 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target) {
     for (const auto& [cls, text] : rules)
       if (cls == c) notes.push_back({index, -1, -1, "rank list", text, "rank rule"});
     out.streams.push_back(extrapolate_stream(classes.all[c], inputs, ranks, target, index, notes));
+    for (uint32_t leaf : collective_requests(out.streams.back())) {
+      uint64_t most = split_requests(out.streams.back(), leaf, opt.cb_buffer_size);
+      if (most > 1)
+        notes.push_back({index, int32_t(leaf), -1, "count",
+                         fmt::format("requests above the collective buffer ({} bytes) split, up to {} per call",
+                                     opt.cb_buffer_size, most),
+                         "max-blocksize rule"});
+    }
   }
   extrapolate_tables(inputs, rank_kinds(inputs, classes, threads), out, notes);
   out.job = target_job(inputs, target);

@@ -18,7 +18,12 @@ namespace mpior::extrap {
 // is post-processed in memory. Throws PostError, FormatError.
 Input load_input(const std::string& dir);
 
+struct Options {
+  // The max-blocksize rule's buffer (blocksize.hpp): ROMIO's cb_buffer_size.
+  int64_t cb_buffer_size = 16 * 1024 * 1024;
+};
+
 // The plan for `target` ranks. Throws ExtrapError.
-trace::Plan extrapolate(std::vector<Input> inputs, int64_t target);
+trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt = {});
 
 }  // namespace mpior::extrap

@@ -26,6 +26,7 @@ struct Options {
   std::string plan, dump;
   std::vector<std::string> compare;
   int64_t extrapolate = 0;
+  int64_t cb_buffer_size = mpior::extrap::Options{}.cb_buffer_size;
   bool verify = false;
 };
 
@@ -39,7 +40,7 @@ int extrapolate(const Options& o) {
   using namespace mpior;
   std::vector<extrap::Input> inputs;
   for (const std::string& d : o.dirs) inputs.push_back(extrap::load_input(d));
-  trace::Plan plan = extrap::extrapolate(std::move(inputs), o.extrapolate);
+  trace::Plan plan = extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size});
   postproc::PlanSummary summary = postproc::summarize_plan(plan, o.plan);
   postproc::write_plan_dir_atomic(o.plan, plan, summary.text, summary.json.dump(2) + "\n");
   std::cout << "mpior-post: wrote " << o.plan << ": " << plan.ranks.size() << " ranks extrapolated from "
@@ -127,6 +128,12 @@ int main(int argc, char** argv) {
                      "(DIRs); -o names the plan directory, written only when every quantity fits a model")
           ->check(CLI::Range(int64_t(1), int64_t(INT32_MAX)))
           ->excludes(verify_flag);
+  app.add_option("--cb-buffer-size", o.cb_buffer_size,
+                 "with --extrapolate: POSIX requests of collective MPI-IO calls larger than this are split into "
+                 "requests of this size (ROMIO's cb_buffer_size; the paper's max-blocksize)")
+      ->check(CLI::Range(int64_t(1), INT64_MAX))
+      ->needs(extrap_opt)
+      ->capture_default_str();
   auto* compare_opt = app.add_option("--compare", o.compare,
                                      "compare two plans (directories or plan.mpior files): exit 0 when identical "
                                      "except timing, 1 naming the first difference, 2 on error")

@@ -150,9 +150,38 @@ def refusals():
         runs.cleanup()
 
 
+def max_blocksize():
+    """Collective MPI-IO: ROMIO's aggregator writes a step in one pwrite whose
+    size grows with n; extrapolated with a collective buffer smaller than it,
+    the pwrite splits exactly as ROMIO splits it when given that buffer."""
+    global APP
+    APP = os.path.join(APPS, "mpiio_scaling")
+    runs = Runs()
+    try:
+        dirs = [runs.trace(n, compare_untraced=(n == 4))[0] for n in INPUTS]
+        real, _ = runs.trace(8)
+        hinted, _ = runs.trace(8, args=(2, 64, 196608), name="hinted8")
+        plain, split = runs.path("p8"), runs.path("p8-cb")
+        run([POST, "--extrapolate", "8", "-o", plain] + dirs)
+        run([POST, "--extrapolate", "8", "--cb-buffer-size", "196608", "-o", split] + dirs)
+        for plan, against in ((plain, real), (split, hinted)):
+            cmp = run([POST, "--compare", plan, os.path.join(against, "plan")], expect_rc=None)
+            check_eq(cmp.returncode, 0, f"--compare {plan} against {against}: {cmp.stdout}{cmp.stderr}")
+        dump = run([POST, "--dump", os.path.join(split, "plan.mpior")]).stdout
+        check("max-blocksize rule" in dump and "up to 3 per call" in dump, "the split is noted in --dump")
+        check("max-blocksize" not in run([POST, "--dump", os.path.join(plain, "plan.mpior")]).stdout,
+              "no split below the default buffer")
+        log_ext, _, _ = io_log(runs, split, "ext")
+        log_act, _, _ = io_log(runs, os.path.join(hinted, "plan"), "act")
+        check_eq(log_ext, log_act, "--io-log of the split plan against ROMIO's own split")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
     main({
         "to8": extrapolate_to_8,
         "to8_unpruned": lambda: extrapolate_to_8({"MPIOR_PRUNE": "0"}),
         "refusals": refusals,
+        "max_blocksize": max_blocksize,
     })

@@ -1,0 +1,51 @@
+/* Collective MPI-IO at several rank counts, for the max-blocksize rule of
+ * extrapolation (scalaioextrap §III-C): ranks write interleaved 1 KiB pieces
+ * of one shared file (a vector file view) with MPI_File_write_at_all, so
+ * ROMIO's two-phase I/O has an aggregator write the whole step in pwrites of
+ * at most its collective buffer, a size that grows with n.
+ * usage: mpiio_scaling [steps=2] [pieces=64] [cb_buffer_size hint, 0: none] */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+
+#define PIECE 1024
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  long steps = arg_or(argc, argv, 1, 2), pieces = arg_or(argc, argv, 2, 64), cb = arg_or(argc, argv, 3, 0);
+  size_t bytes = (size_t)(pieces * PIECE);
+  char* buf = malloc(bytes);
+  CHECK(buf != NULL);
+  memset(buf, 'A' + rank % 26, bytes);
+  MPI_Info info = MPI_INFO_NULL;
+  if (cb > 0) {
+    char value[32];
+    snprintf(value, sizeof value, "%ld", cb);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "cb_buffer_size", value);
+  }
+  MPI_File fh;
+  CHECK(MPI_File_open(MPI_COMM_WORLD, "collective.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh) ==
+        MPI_SUCCESS);
+  MPI_Datatype vec, tile;
+  MPI_Type_vector((int)pieces, PIECE, size * PIECE, MPI_CHAR, &vec);
+  MPI_Type_create_resized(vec, 0, (MPI_Aint)pieces * size * PIECE, &tile);
+  MPI_Type_commit(&tile);
+  CHECK(MPI_File_set_view(fh, (MPI_Offset)rank * PIECE, MPI_CHAR, tile, "native", info) == MPI_SUCCESS);
+  for (long s = 0; s < steps; ++s)
+    CHECK(MPI_File_write_at_all(fh, (MPI_Offset)(s * (long)bytes), buf, (int)bytes, MPI_CHAR, MPI_STATUS_IGNORE) ==
+          MPI_SUCCESS);
+  CHECK(MPI_File_close(&fh) == MPI_SUCCESS);
+  MPI_Type_free(&tile);
+  MPI_Type_free(&vec);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  if (rank == 0) printf("mpiio_scaling ranks=%d steps=%ld pieces=%ld\n", size, steps, pieces);
+  free(buf);
+  MPI_Finalize();
+  return 0;
+}
