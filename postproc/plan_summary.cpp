@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <exception>
+#include <thread>
+
 #include "cursor.hpp"
 #include "report.hpp"
 #include "scope.hpp"
@@ -17,28 +20,61 @@ bool any_pruned(const trace::KindTallies& t) {
   return false;
 }
 
-Summary totals(const trace::Plan& plan, const std::string& title) {
+// Walks every (stream, rank) of `work` whose index is `part` modulo `parts`.
+Summary walk(const trace::Plan& plan, const std::string& title, const std::vector<std::pair<uint32_t, int64_t>>& work,
+             size_t part, size_t parts) {
   SummaryCollector collect(plan.ranks.size(), plan.files.size());
-  for (size_t r = 0; r < plan.ranks.size(); ++r) collect.begin_rank(int32_t(r), plan.ranks[r].traced_ns);
-  collect.add_pruned(-1, any_pruned(plan.pruned), plan.pruned);
   static const CommResolution no_comms;  // the summary needs files only
   std::vector<uint32_t> threads;         // by stream, for messages
   for (const trace::Stream& s : plan.streams) threads.push_back(s.thread);
-  for (uint32_t si = 0; si < plan.streams.size(); ++si) {
-    const trace::Stream& s = plan.streams[si];
-    for (int64_t r : s.rank_list()) {
-      RankScope scope(int32_t(r), title, plan.ranks[size_t(r)].files, no_comms);
-      scope.set_threads(threads);
-      trace::EventCursor cursor(s, int32_t(r));
-      trace::Event ev;
-      EventPos pos{si, 0};
-      while (cursor.next(ev)) {
-        collect.observe(scope, ev, pos);
-        ++pos.index;
-      }
+  for (size_t i = part; i < work.size(); i += parts) {
+    auto [si, r] = work[i];
+    RankScope scope(int32_t(r), title, plan.ranks[size_t(r)].files, no_comms);
+    scope.set_threads(threads);
+    trace::EventCursor cursor(plan.streams[si], int32_t(r));
+    trace::Event ev;
+    EventPos pos{si, 0};
+    while (cursor.next(ev)) {
+      collect.observe(scope, ev, pos);
+      ++pos.index;
     }
   }
   return collect.take();
+}
+
+// Every rank's events once; large plans (an extrapolation to 8,192 ranks)
+// on two threads.
+Summary totals(const trace::Plan& plan, const std::string& title) {
+  std::vector<std::pair<uint32_t, int64_t>> work;
+  for (uint32_t si = 0; si < plan.streams.size(); ++si)
+    for (int64_t r : plan.streams[si].rank_list()) work.emplace_back(si, r);
+  size_t parts = work.size() >= 1024 ? 2 : 1;
+  std::vector<Summary> found(parts);
+  std::exception_ptr failed;
+  std::thread helper;
+  if (parts == 2)
+    helper = std::thread([&] {
+      try {
+        found[1] = walk(plan, title, work, 1, 2);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+  try {
+    found[0] = walk(plan, title, work, 0, parts);
+  } catch (...) {
+    if (helper.joinable()) helper.join();
+    throw;
+  }
+  if (helper.joinable()) helper.join();
+  if (failed) std::rethrow_exception(failed);
+  if (parts == 2) found[0].add(found[1]);
+  SummaryCollector base(plan.ranks.size(), plan.files.size());
+  for (size_t r = 0; r < plan.ranks.size(); ++r) base.begin_rank(int32_t(r), plan.ranks[r].traced_ns);
+  base.add_pruned(-1, any_pruned(plan.pruned), plan.pruned);
+  Summary out = base.take();
+  out.add(found[0]);
+  return out;
 }
 
 nlohmann::json extrap_json(const trace::ExtrapInfo& x) {

@@ -21,6 +21,40 @@ RankTotals Summary::total() const {
   return t;
 }
 
+void Summary::add(const Summary& o) {
+  // Every field of the totals is summed below: a new one must be added here.
+  static_assert(sizeof(FileTotals) == 11 * 8 && sizeof(KindTotals) == 4 * 8 && sizeof(RankTotals) == 3 * 8);
+  for (size_t i = 0; i < ranks.size() && i < o.ranks.size(); ++i) {
+    ranks[i].io_ns += o.ranks[i].io_ns;
+    ranks[i].mpi_ns += o.ranks[i].mpi_ns;
+    ranks[i].traced_ns += o.ranks[i].traced_ns;
+  }
+  for (size_t i = 0; i < kinds.size() && i < o.kinds.size(); ++i) {
+    kinds[i].calls += o.kinds[i].calls;
+    kinds[i].pruned += o.kinds[i].pruned;
+    kinds[i].time_ns += o.kinds[i].time_ns;
+    kinds[i].bytes += o.kinds[i].bytes;
+  }
+  for (size_t i = 0; i < files.size() && i < o.files.size(); ++i) {
+    FileTotals& f = files[i];
+    const FileTotals& g = o.files[i];
+    f.bytes_written += g.bytes_written;
+    f.bytes_read += g.bytes_read;
+    f.mapped_written += g.mapped_written;
+    f.mapped_read += g.mapped_read;
+    f.stdio_read += g.stdio_read;
+    f.nested_written += g.nested_written;
+    f.nested_read += g.nested_read;
+    f.ops += g.ops;
+    f.mpiio_written += g.mpiio_written;
+    f.mpiio_read += g.mpiio_read;
+    f.mpiio_ops += g.mpiio_ops;
+  }
+  mpi_logged += o.mpi_logged;
+  mpi_pruned += o.mpi_pruned;
+  pruning = pruning || o.pruning;
+}
+
 SummaryCollector::SummaryCollector(size_t ranks, size_t files) {
   s_.ranks.resize(ranks);
   s_.kinds.resize(trace::kNumKinds);

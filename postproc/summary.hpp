@@ -49,6 +49,8 @@ struct Summary {
   bool pruning = false;           // some rank pruned online
 
   RankTotals total() const;
+  // Adds o's totals (a collector that saw other events of the same plan).
+  void add(const Summary& o);
 };
 
 class SummaryCollector {
