@@ -30,6 +30,7 @@ SummaryCollector::SummaryCollector(size_t ranks, size_t files) {
 void SummaryCollector::begin_rank(const RankScope& scope, const trace::RankTrace& trace) {
   begin_rank(scope.rank(), trace.process.end_ns);
   add_pruned(scope.rank(), trace.process.pruning, trace.pruned);
+  for (size_t k = 0; k < trace::kNumKinds; ++k) s_.kinds[k].excluded += trace.excluded[k].calls;
 }
 
 void SummaryCollector::begin_rank(int32_t rank, int64_t traced_ns) { s_.ranks[size_t(rank)].traced_ns = traced_ns; }
