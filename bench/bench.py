@@ -15,6 +15,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 
 class Bench:
@@ -228,8 +229,44 @@ def mpiio(b):
           ["program", "steps", "events", "trace B", "B/event", "tracer memory", "plan B", "replay max RSS"], rows)
 
 
+def crash(b):
+    """Cost of crash safety: run time of a 2-rank LAMMPS-shaped program with the periodic flush off, every
+    1 s (the default) and every 100 ms, and the time per flush (the rank trace rewritten)."""
+    reps = 3 if b.quick else 5
+    modes = (("flush off", "0"), ("1 s", "1000"), ("100 ms", "100"))
+    times = {name: [] for name, _ in modes}
+    for _ in range(reps):
+        for name, ms in modes:
+            d = b.fresh("crash")
+            env = b.traced(MPIOR_FLUSH_INTERVAL=ms, MPIOR_TRACE_DIR=os.path.join(d, "traces"))
+            times[name].append(elapsed(b.run(["mpirun", "-n", 2, b.exe("bench/lammps_shape")], env=env, cwd=d)))
+    base = statistics.median(times["flush off"])
+    rows = [[name, f"{statistics.median(times[name]):.3f}", f"{statistics.median(times[name]) / base:.3f}"]
+            for name, _ in modes]
+    table(f"crash safety: lammps_shape at 2 ranks, traced, by MPIOR_FLUSH_INTERVAL (medians of {reps})",
+          ["flush", "run s", "vs flush off"], rows)
+
+
+def fuzz(b):
+    """The readers' mutation fuzzer: 10,000 mutated inputs per reader (1,000 with --quick)."""
+    count = 1000 if b.quick else 10000
+    env = {"MPIOR_BUILD_ROOT": b.build, "MPIOR_FUZZ": b.exe("test/fuzz/fuzz_readers")}
+    here = os.path.dirname(os.path.abspath(__file__))
+    start = time.time()
+    p = subprocess.run([sys.executable, os.path.join(here, "..", "test", "fuzz", "fuzz_test.py"), "--count", str(count)],
+                       env=dict(os.environ, **env), capture_output=True, text=True)
+    rows = []
+    for m in re.finditer(r"^fuzz (\S+): (\d+) inputs, (\d+) runs accepted, (\d+) rejected with a message, (\d+) failures",
+                         p.stdout, re.M):
+        rows.append(list(m.groups()))
+    table(f"fuzzing the readers: mutated bodies with a valid CRC ({time.time() - start:.0f} s in all)",
+          ["file", "inputs", "tool runs accepted", "rejected with a message", "crashes/hangs"], rows)
+    if p.returncode != 0:
+        print(p.stderr[-3000:])
+
+
 SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
-            "merge": merge, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap}
+            "merge": merge, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap, "crash": crash, "fuzz": fuzz}
 
 
 def main():

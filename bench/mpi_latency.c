@@ -40,7 +40,8 @@ static double loop(int op, int traced, long n, int rank) {
                : PMPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
       }
     } else if (op == 1) {
-      traced ? MPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD) : PMPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      traced ? MPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+             : PMPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     } else if (op == 2) {
       traced ? MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
              : PMPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -4,6 +4,7 @@
 
 #include <ostream>
 
+#include "bytes_text.hpp"
 #include "comms.hpp"
 #include "format.hpp"
 #include "text.hpp"
@@ -12,6 +13,9 @@
 namespace mpior::postproc {
 
 namespace {
+
+// File names and command lines as text (bytes_text.hpp).
+std::string E(std::string_view s) { return trace::escape_bytes(s); }
 
 template <typename T>
 std::string list_text(const std::vector<T>& v) {
@@ -34,15 +38,16 @@ void dump_header(const std::string& path, std::span<const uint8_t> bytes, std::o
 void dump_job(const trace::JobInfo& j, std::ostream& out) {
   out << fmt::format("job {}: {} ranks, state {}\n", job_id_text(j.job_id), j.size,
                      j.state == trace::JobState::complete ? "complete" : "running");
-  out << fmt::format("  command: {}\n  cwd: {}\n  host: {}\n  started (realtime ns): {}\n", j.cmdline, j.cwd, j.host,
-                     j.start_real_ns);
+  out << fmt::format("  command: {}\n  cwd: {}\n  host: {}\n  started (realtime ns): {}\n", E(j.cmdline), E(j.cwd),
+                     E(j.host), j.start_real_ns);
   out << "  ranks written: " << list_text(j.ranks_written) << "\n";
 }
 
 void dump_process(const trace::ProcessInfo& p, std::ostream& out) {
   out << fmt::format("process: job {}, rank {} of {}, mpi {}, {}\n", job_id_text(p.job_id), p.rank, p.size,
                      p.mpi ? "yes" : "no", p.finished ? "finished" : "checkpoint (not finished)");
-  out << fmt::format("  pid {} on {}\n  exe: {}\n  command: {}\n  cwd: {}\n", p.pid, p.host, p.exe, p.cmdline, p.cwd);
+  out << fmt::format("  pid {} on {}\n  exe: {}\n  command: {}\n  cwd: {}\n", p.pid, E(p.host), E(p.exe), E(p.cmdline),
+                     E(p.cwd));
   out << fmt::format("  clocks at start: monotonic {} ns, realtime {} ns; traced {:.6f} s\n", p.clock_mono_ns,
                      p.clock_real_ns, double(p.end_ns) / 1e9);
 }
@@ -51,7 +56,7 @@ void dump_files(const std::vector<trace::FileEntry>& files, std::ostream& out) {
   out << "files (" << files.size() << "):\n";
   for (size_t i = 0; i < files.size(); ++i) {
     std::string flags = files[i].flags < 0 ? "-" : fmt::format("{:#o}", files[i].flags);
-    out << fmt::format("  {:>4}  {}  flags {}\n", i, files[i].path, flags);
+    out << fmt::format("  {:>4}  {}  flags {}\n", i, E(files[i].path), flags);
   }
 }
 
@@ -107,13 +112,13 @@ void dump_plan(const trace::Plan& p, std::ostream& out) {
   out << "ranks (" << p.ranks.size() << "):\n";
   for (size_t r = 0; r < p.ranks.size(); ++r) {
     const trace::PlanRank& pr = p.ranks[r];
-    out << fmt::format("  rank {}: host {}, cwd {}, traced {:.6f} s\n    files {}\n    comms {}\n", r, pr.host, pr.cwd,
-                       double(pr.traced_ns) / 1e9, list_text(pr.files), list_text(pr.comms));
+    out << fmt::format("  rank {}: host {}, cwd {}, traced {:.6f} s\n    files {}\n    comms {}\n", r, E(pr.host),
+                       E(pr.cwd), double(pr.traced_ns) / 1e9, list_text(pr.files), list_text(pr.comms));
   }
   out << "files (" << p.files.size() << "):\n";
   for (size_t i = 0; i < p.files.size(); ++i) {
     const trace::PlanFile& f = p.files[i];
-    out << fmt::format("  {:>4}  {}{}{}  initial size {}\n", i, f.path, f.created ? "  created" : "",
+    out << fmt::format("  {:>4}  {}{}{}  initial size {}\n", i, E(f.path), f.created ? "  created" : "",
                        f.directory ? "  directory" : "", f.initial_size);
   }
   out << "communicators (" << p.comms.size() << "):\n";

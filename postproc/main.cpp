@@ -42,7 +42,8 @@ int extrapolate(const Options& o) {
   for (const std::string& d : o.dirs) inputs.push_back(extrap::load_input(d));
   trace::Plan plan = extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size});
   postproc::PlanSummary summary = postproc::summarize_plan(plan, o.plan);
-  postproc::write_plan_dir_atomic(o.plan, plan, summary.text, summary.json.dump(2) + "\n");
+  postproc::write_plan_dir_atomic(o.plan, plan, summary.text,
+                                  summary.json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   std::cout << "mpior-post: wrote " << o.plan << ": " << plan.ranks.size() << " ranks extrapolated from "
             << o.dirs.size() << " runs, " << plan.streams.size() << " streams, " << plan.files.size() << " files, "
             << plan.comms.size() << " communicators, " << plan.extrap.notes.size() << " modelled quantities\n";
@@ -60,6 +61,14 @@ int compare(const Options& o) {
   }
   std::cout << "mpior-post: " << o.compare[0] << " and " << o.compare[1] << " differ: " << diff << "\n";
   return 1;
+}
+
+std::string input_name(const Options& o) {
+  if (!o.dump.empty()) return o.dump;
+  if (!o.compare.empty()) return o.compare[0] + " or " + o.compare[1];
+  std::string out;
+  for (const std::string& d : o.dirs) out += (out.empty() ? "" : ", ") + d;
+  return out;
 }
 
 int run(const Options& o) {
@@ -89,7 +98,10 @@ int run(const Options& o) {
   } catch (const trace::FormatError& e) {
     std::cerr << "mpior-post: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
-    std::cerr << "mpior-post: out of memory\n";
+    std::cerr << "mpior-post: out of memory reading " << input_name(o) << "\n";
+  } catch (const std::exception& e) {
+    // Last resort: every known failure has a message of its own above.
+    std::cerr << "mpior-post: " << input_name(o) << ": cannot be processed: " << e.what() << "\n";
   }
   return o.compare.empty() ? 1 : kUsageError;
 }

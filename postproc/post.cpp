@@ -46,7 +46,7 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
   // The merged plan's streams: the one part of the summary not from the traces.
   text += plan_streams_text(plan);
   json["plan"] = plan_streams_json(plan);
-  write_plan_dir(plan_dir, plan, text, json.dump(2) + "\n");
+  write_plan_dir(plan_dir, plan, text, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   for (const std::string& w : a.warnings) warn << "mpior-post: warning: " << w << "\n";
   log << "mpior-post: wrote " << plan_dir << ": " << ranks << " ranks, " << plan.streams.size() << " streams, "
       << plan.files.size() << " files, " << plan.comms.size() << " communicators, " << a.messages.messages

@@ -5,9 +5,14 @@
 #include <algorithm>
 #include <numeric>
 
+#include "bytes_text.hpp"
+
 namespace mpior::postproc {
 
 namespace {
+
+// File names and command lines as text (bytes_text.hpp).
+std::string E(std::string_view s) { return trace::escape_bytes(s); }
 
 constexpr size_t kTopFiles = 10;
 constexpr int32_t kListedRanks = 64;
@@ -19,8 +24,9 @@ std::string yes_no(bool b) { return b ? "yes" : "no"; }
 void text_job(std::string& out, const SummaryHeader& set) {
   const trace::JobInfo& j = set.job;
   out += fmt::format("mpior summary of {}\n", set.dir);
-  out += fmt::format("job {}: {} ranks, started on {} in {}\n", job_id_text(j.job_id), j.size, j.host, j.cwd);
-  out += fmt::format("command: {}\n\n", j.cmdline);
+  out += fmt::format("job {}: {} ranks, started on {} in {}\n", job_id_text(j.job_id), j.size, E(j.host), E(j.cwd));
+  out += fmt::format("command: {}\n", E(j.cmdline));
+  out += set.complete ? "\n" : "INCOMPLETE: the job ended early; the traces stop where it did (see warnings)\n\n";
 }
 
 void text_times(std::string& out, const SummaryHeader& set, const Summary& s) {
@@ -77,9 +83,24 @@ void text_files(std::string& out, const Analysis& a) {
     const trace::PlanFile& f = a.files.files[size_t(order[i])];
     const FileTotals& t = a.summary.files[size_t(order[i])];
     out += fmt::format("  {:>14} {:>14} {:>10}  {:<7} {:>12}  {}{}\n", t.bytes_written, t.bytes_read, t.ops,
-                       yes_no(f.created), f.initial_size, f.path, f.directory ? "/" : "");
+                       yes_no(f.created), f.initial_size, E(f.path), f.directory ? "/" : "");
   }
   out += "\n";
+}
+
+nlohmann::json json_excluded(const Summary& s) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t k = 0; k < s.kinds.size(); ++k)
+    if (s.kinds[k].excluded) j[std::string(trace::name(trace::Kind(k)))] = s.kinds[k].excluded;
+  return j;
+}
+
+void text_excluded(std::string& out, const Summary& s) {
+  std::string list;
+  for (size_t k = 0; k < s.kinds.size(); ++k)
+    if (s.kinds[k].excluded)
+      list += fmt::format("{}{} {}", list.empty() ? "" : ", ", trace::name(trace::Kind(k)), s.kinds[k].excluded);
+  out += "calls on excluded paths (MPIOR_EXCLUDE, not traced): " + (list.empty() ? "none" : list) + "\n\n";
 }
 
 void text_mpi(std::string& out, const Analysis& a) {
@@ -95,7 +116,7 @@ void text_mpi(std::string& out, const Analysis& a) {
 }  // namespace
 
 SummaryHeader header_of(const TraceSet& set) {
-  SummaryHeader h{set.dir, set.job, {}};
+  SummaryHeader h{set.dir, set.job, {}, complete(set)};
   for (const trace::RankTrace& t : set.ranks) h.hosts.push_back(t.process.host);
   return h;
 }
@@ -122,6 +143,7 @@ std::string summary_text(const SummaryHeader& set, const Analysis& a) {
   text_times(out, set, a.summary);
   text_ops(out, a.summary);
   text_files(out, a);
+  text_excluded(out, a.summary);
   text_mpi(out, a);
   if (!a.warnings.empty()) {
     out += "\nwarnings:\n";
@@ -145,7 +167,7 @@ nlohmann::json json_files(const Analysis& a) {
     const trace::PlanFile& f = a.files.files[size_t(id)];
     const FileTotals& t = a.summary.files[size_t(id)];
     files.push_back(
-        {{"path", f.path},
+        {{"path", E(f.path)},
          {"id", id},
          {"bytes_written", t.bytes_written},
          {"bytes_read", t.bytes_read},
@@ -167,7 +189,7 @@ nlohmann::json json_per_rank(const SummaryHeader& set, const Summary& s) {
   nlohmann::json ranks = nlohmann::json::array();
   for (int32_t r = 0; r < set.size(); ++r) {
     const RankTotals& t = s.ranks[size_t(r)];
-    nlohmann::json j = {{"rank", r}, {"host", set.hosts[size_t(r)]}};
+    nlohmann::json j = {{"rank", r}, {"host", E(set.hosts[size_t(r)])}};
     j.update(json_times(t.io_ns, t.mpi_ns, t.compute_ns(), t.traced_ns));
     ranks.push_back(std::move(j));
   }
@@ -192,13 +214,15 @@ nlohmann::json summary_json(const SummaryHeader& set, const Analysis& a) {
       {"job",
        {{"id", job_id_text(set.job.job_id)},
         {"size", set.job.size},
-        {"cmdline", set.job.cmdline},
-        {"cwd", set.job.cwd},
-        {"host", set.job.host}}},
+        {"cmdline", E(set.job.cmdline)},
+        {"cwd", E(set.job.cwd)},
+        {"host", E(set.job.host)}}},
       {"ranks", set.size()},
+      {"complete", set.complete},
       {"ops", ops},
       {"op_totals", op_totals},
       {"files", json_files(a)},
+      {"excluded", json_excluded(s)},
       {"mpi",
        {{"events", s.mpi_logged + s.mpi_pruned},
         {"logged", s.mpi_logged},

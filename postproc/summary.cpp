@@ -23,7 +23,7 @@ RankTotals Summary::total() const {
 
 void Summary::add(const Summary& o) {
   // Every field of the totals is summed below: a new one must be added here.
-  static_assert(sizeof(FileTotals) == 11 * 8 && sizeof(KindTotals) == 4 * 8 && sizeof(RankTotals) == 3 * 8);
+  static_assert(sizeof(FileTotals) == 11 * 8 && sizeof(KindTotals) == 5 * 8 && sizeof(RankTotals) == 3 * 8);
   for (size_t i = 0; i < ranks.size() && i < o.ranks.size(); ++i) {
     ranks[i].io_ns += o.ranks[i].io_ns;
     ranks[i].mpi_ns += o.ranks[i].mpi_ns;
@@ -32,6 +32,7 @@ void Summary::add(const Summary& o) {
   for (size_t i = 0; i < kinds.size() && i < o.kinds.size(); ++i) {
     kinds[i].calls += o.kinds[i].calls;
     kinds[i].pruned += o.kinds[i].pruned;
+    kinds[i].excluded += o.kinds[i].excluded;
     kinds[i].time_ns += o.kinds[i].time_ns;
     kinds[i].bytes += o.kinds[i].bytes;
   }
@@ -64,6 +65,7 @@ SummaryCollector::SummaryCollector(size_t ranks, size_t files) {
 void SummaryCollector::begin_rank(const RankScope& scope, const trace::RankTrace& trace) {
   begin_rank(scope.rank(), trace.process.end_ns);
   add_pruned(scope.rank(), trace.process.pruning, trace.pruned);
+  for (size_t k = 0; k < trace::kNumKinds; ++k) s_.kinds[k].excluded += trace.excluded[k].calls;
 }
 
 void SummaryCollector::begin_rank(int32_t rank, int64_t traced_ns) { s_.ranks[size_t(rank)].traced_ns = traced_ns; }

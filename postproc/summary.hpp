@@ -15,8 +15,9 @@
 namespace mpior::postproc {
 
 struct KindTotals {
-  uint64_t calls = 0;   // kept and pruned
-  uint64_t pruned = 0;  // of which left out of the trace by online pruning
+  uint64_t calls = 0;     // kept and pruned
+  uint64_t pruned = 0;    // of which left out of the trace by online pruning
+  uint64_t excluded = 0;  // not in calls: calls naming an excluded path (MPIOR_EXCLUDE)
   int64_t time_ns = 0;
   int64_t bytes = 0;  // file calls: bytes done; MPI calls: bytes sent, received or contributed
 };

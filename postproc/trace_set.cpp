@@ -5,6 +5,7 @@
 #include <set>
 #include <system_error>
 
+#include "cursor.hpp"
 #include "error.hpp"
 #include "format.hpp"
 
@@ -21,17 +22,16 @@ namespace {
 
 std::string join_path(const std::string& dir, const std::string& name) { return (fs::path(dir) / name).string(); }
 
-trace::JobInfo read_complete_job(const std::string& dir) {
+// A job still marked running crashed (or is running): its rank traces are
+// what the tracer saved (at the signal, or the last periodic flush); each
+// unfinished rank gets a warning saying where its trace ends.
+trace::JobInfo read_job_record(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw PostError(dir + ": not a directory (expected an mpior trace directory)");
   std::string job_path = join_path(dir, trace::kJobFileName);
   if (!fs::exists(job_path, ec))
     throw PostError(job_path + ": missing; " + dir + " is not a complete mpior trace directory");
-  trace::JobInfo job = trace::read_job(job_path);
-  if (job.state != trace::JobState::complete)
-    throw PostError(job_path + ": job " + job_id_text(job.job_id) +
-                    " is still marked running: the traced run crashed or has not finished");
-  return job;
+  return trace::read_job(job_path);
 }
 
 // Rank numbers of the rank files present; a rank the job does not have is an error.
@@ -64,7 +64,40 @@ void require_all_ranks(const std::string& dir, const trace::JobInfo& job, const 
                   " rank files missing: " + missing);
 }
 
+// "incomplete: rank 0 ended without MPI_Finalize after 20011 events (last: write at 0.512 s, the trace
+// was saved at 0.600 s)".
+std::string where_it_ends(const trace::RankTrace& t) {
+  uint64_t events = 0;
+  trace::Event last{}, ev{};
+  bool any = false;
+  for (const trace::Stream& s : t.streams) {
+    trace::EventCursor c(s, t.process.rank);
+    while (c.next(ev)) {
+      ++events;
+      if (!any || ev.start_ns >= last.start_ns) last = ev;
+      any = true;
+    }
+  }
+  std::string out = "incomplete: rank " + std::to_string(t.process.rank) + " ended without " +
+                    (t.process.mpi ? "MPI_Finalize" : "a normal exit") + " after " + std::to_string(events) + " events";
+  char buf[160];
+  if (any)
+    std::snprintf(buf, sizeof buf, " (last: %s at %.6f s", std::string(trace::name(last.kind)).c_str(),
+                  double(last.start_ns) / 1e9);
+  out += any ? buf : " (";
+  std::snprintf(buf, sizeof buf, "%strace saved at %.6f s); the replay stops there", any ? ", " : "",
+                double(t.process.end_ns) / 1e9);
+  return out + buf;
+}
+
 }  // namespace
+
+bool complete(const TraceSet& set) {
+  if (set.job.state != trace::JobState::complete) return false;
+  for (const trace::RankTrace& t : set.ranks)
+    if (!t.process.finished) return false;
+  return true;
+}
 
 void check_trace_set(TraceSet& set) {
   if (set.paths.size() != set.ranks.size()) {
@@ -87,16 +120,14 @@ void check_trace_set(TraceSet& set) {
     if (p.size != set.job.size)
       throw PostError(path + ": says the job has " + std::to_string(p.size) + " ranks, " + job_path + " says " +
                       std::to_string(set.job.size));
-    if (!p.finished)
-      set.warnings.push_back(path + ": a checkpoint, not a finished trace; rank " + std::to_string(r) +
-                             " may have stopped early and its trace may miss its last calls");
+    if (!p.finished) set.warnings.push_back(path + ": " + where_it_ends(set.ranks[size_t(r)]));
   }
 }
 
 TraceSet read_trace_dir(const std::string& dir) {
   TraceSet set;
   set.dir = dir;
-  set.job = read_complete_job(dir);
+  set.job = read_job_record(dir);
   require_all_ranks(dir, set.job, present_ranks(dir, set.job));
   set.ranks.reserve(size_t(set.job.size));
   for (int32_t r = 0; r < set.job.size; ++r) {

@@ -30,6 +30,9 @@ TraceSet read_trace_dir(const std::string& dir);
 // Fills paths with "<memory rank N>" when empty.
 void check_trace_set(TraceSet& set);
 
+// The job reached its end: marked complete and every rank's trace finished.
+bool complete(const TraceSet& set);
+
 // "0x1a2b" style, as messages print job ids.
 std::string job_id_text(uint64_t id);
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "clock.hpp"
+#include "crash.hpp"
 #include "thread_state.hpp"
 #include "trace/event.hpp"
 
@@ -14,6 +15,7 @@ namespace mpior::preload {
 
 // Hands a finished record to the calling thread's recorder (recorder.cpp).
 void record_event(trace::RawEvent& ev) noexcept;
+void count_excluded(trace::Kind k) noexcept;  // recorder.cpp
 
 class Call {
  public:
@@ -45,6 +47,11 @@ class Call {
   void failed_if(bool failed) noexcept { ev_.err = failed ? errno_ : 0; }
   // The handler decided this call is not traced (excluded path, not a file).
   void drop() noexcept { dropped_ = true; }
+  // Not traced because it names an excluded path: counted per kind.
+  void drop_excluded() noexcept {
+    dropped_ = true;
+    count_excluded(ev_.kind);
+  }
 
   ~Call() {
     if (!active_) return;
@@ -53,6 +60,7 @@ class Call {
     if (t.depth) --t.depth;
     t.in_tracer = 0;
     errno = errno_;
+    if (__builtin_expect(crash::g_pending_signal.load(std::memory_order_relaxed) != 0, 0)) crash::raise_pending();
   }
 
   Call(const Call&) = delete;

@@ -211,21 +211,35 @@ std::string absolute_path(int dirfd, const char* path) {
 }
 
 void set_excluded(std::vector<std::string> prefixes) {
-  for (auto& p : prefixes) p = lexically_normal(p);
+  for (auto& p : prefixes) {
+    bool keep = p.starts_with('!'), star = p.ends_with('*');
+    std::string bare = p.substr(keep ? 1 : 0, p.size() - (keep ? 1 : 0) - (star ? 1 : 0));
+    p = (keep ? "!" : "") + lexically_normal(bare) + (star ? "*" : "");
+  }
   // Set once at load; a later call (tests) replaces the list. Never freed
   // otherwise: calls made from exit handlers still read it.
   delete std::exchange(g_excluded, new std::vector<std::string>(std::move(prefixes)));
 }
 
+// The longest prefix that holds p decides: "!/dev/shm" keeps what "/dev"
+// would exclude. A prefix ending in '*' holds any path that starts with the
+// text before it ("/dev/shm/mpich_shar_tmp*"); others hold whole components.
 bool is_excluded(std::string_view p) {
   if (!g_excluded) return false;
-  for (const std::string& pre : *g_excluded) {
-    if (pre == "/") return true;
-    if (p.size() >= pre.size() && p.compare(0, pre.size(), pre) == 0 &&
-        (p.size() == pre.size() || p[pre.size()] == '/'))
-      return true;
+  size_t best = 0;
+  bool excluded = false;
+  for (const std::string& entry : *g_excluded) {
+    bool keep = entry.starts_with('!'), star = entry.ends_with('*');
+    std::string_view pre = std::string_view(entry).substr(keep ? 1 : 0);
+    if (star) pre.remove_suffix(1);
+    bool holds = pre == "/" || (p.size() >= pre.size() && p.compare(0, pre.size(), pre) == 0 &&
+                                (star || p.size() == pre.size() || p[pre.size()] == '/'));
+    if (holds && pre.size() + 1 > best) {
+      best = pre.size() + 1;
+      excluded = !keep;
+    }
   }
-  return false;
+  return excluded;
 }
 
 int64_t flags_of_mode(const char* mode) {

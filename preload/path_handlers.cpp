@@ -49,7 +49,8 @@ void path_flags(Call& c, int64_t ret, int dirfd, const char* path, int64_t flags
 void rename_at(Call& c, int64_t ret, int olddir, const char* oldpath, int newdir, const char* newpath,
                int64_t flags) noexcept {
   std::string from = absolute_path(olddir, oldpath), to = absolute_path(newdir, newpath);
-  if (from.empty() || to.empty() || (is_excluded(from) && is_excluded(to))) return c.drop();
+  if (from.empty() || to.empty()) return c.drop();
+  if (is_excluded(from) && is_excluded(to)) return c.drop_excluded();
   auto& ev = c.ev();
   int32_t a = files().intern(from, -1), b = files().intern(to, -1);
   ev.args[arg::file] = a;
@@ -92,7 +93,8 @@ void link_at(Call& c, int64_t ret, int olddir, const char* oldpath, int newdir, 
 // opendir (path) and fdopendir (dirfd, no path): handle is the stream's fd.
 void dir_open(Call& c, DIR* ret, int dirfd, const char* path) noexcept {
   std::string abs = path ? absolute_path(dirfd, path) : absolute_path(dirfd, ".");
-  if (abs.empty() || is_excluded(abs)) return c.drop();
+  if (abs.empty()) return c.drop();
+  if (is_excluded(abs)) return c.drop_excluded();
   int32_t file = files().intern(abs, O_RDONLY | O_DIRECTORY);
   auto& ev = c.ev();
   int fd = ret ? ::dirfd(ret) : -1;

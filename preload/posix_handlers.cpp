@@ -25,7 +25,7 @@ void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64
   std::string abs = absolute_path(dirfd, path);
   if (abs.empty() || is_excluded(abs)) {
     if (ret >= 0) fds().set(int(ret), kFdNotTraced, 0);
-    return c.drop();
+    return abs.empty() ? c.drop() : c.drop_excluded();
   }
   int32_t file = files().intern(abs, flags);
   if (ret >= 0) fds().set(int(ret), file, 0);
@@ -103,7 +103,8 @@ void fcntl_fd(Call& c, int64_t ret, int fd, int cmd, long arg) noexcept {
 
 void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) noexcept {
   std::string abs = absolute_path(dirfd, path);
-  if (abs.empty() || is_excluded(abs)) return c.drop();
+  if (abs.empty()) return c.drop();
+  if (is_excluded(abs)) return c.drop_excluded();
   auto& ev = c.ev();
   ev.args[arg::file] = files().intern(abs, -1);
   ev.args[arg::mode] = mode;

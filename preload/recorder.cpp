@@ -31,6 +31,7 @@ struct PrunedCounter {
   std::atomic<int64_t> ticks{0};
 };
 PrunedCounter g_pruned[trace::kNumKinds];
+std::atomic<uint64_t> g_excluded[trace::kNumKinds];
 
 }  // namespace
 
@@ -45,6 +46,14 @@ trace::KindTallies pruned_tallies() {
     out[k].calls = g_pruned[k].calls.load(std::memory_order_relaxed);
     out[k].time_ns = clock::duration_ns(g_pruned[k].ticks.load(std::memory_order_relaxed));
   }
+  return out;
+}
+
+void count_excluded(trace::Kind k) noexcept { g_excluded[size_t(k)].fetch_add(1, std::memory_order_relaxed); }
+
+trace::KindTallies excluded_tallies() {
+  trace::KindTallies out{};
+  for (size_t k = 0; k < trace::kNumKinds; ++k) out[k].calls = g_excluded[k].load(std::memory_order_relaxed);
   return out;
 }
 
@@ -137,6 +146,15 @@ size_t ThreadRecorder::memory_bytes() {
 std::vector<ThreadRecorder*> all_recorders() {
   std::lock_guard<std::mutex> lk(g_registry_mutex);
   return g_registry ? *g_registry : std::vector<ThreadRecorder*>{};
+}
+
+bool recorders_idle() noexcept {
+  if (!g_registry_mutex.try_lock()) return false;
+  bool idle = true;
+  if (g_registry)
+    for (ThreadRecorder* r : *g_registry) idle = idle && !r->locked();
+  g_registry_mutex.unlock();
+  return idle;
 }
 
 void set_builder_options(trace::BuilderOptions opt) { g_builder_options = opt; }

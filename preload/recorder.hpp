@@ -23,6 +23,8 @@ class ThreadRecorder {
   // The stream so far (takes the recorder's lock; any thread may call it).
   trace::Stream snapshot(int32_t rank);
   uint32_t index() const { return index_; }
+  // Some thread is inside record/snapshot (signal handlers ask).
+  bool locked() const noexcept { return lock_.test(std::memory_order_acquire); }
   uint64_t events();
   size_t memory_bytes();
 
@@ -49,9 +51,15 @@ class ThreadRecorder {
 // time in clock ticks.
 void count_pruned(trace::Kind k, int64_t ticks) noexcept;
 trace::KindTallies pruned_tallies();
+// Calls left out because they name an excluded path (MPIOR_EXCLUDE).
+void count_excluded(trace::Kind k) noexcept;
+trace::KindTallies excluded_tallies();
 
 // Every thread's recorder, in creation order (recorders outlive their threads).
 std::vector<ThreadRecorder*> all_recorders();
+// In a crash child (crash.cpp): no thread was caught holding the registry or a
+// recorder, so a snapshot sees consistent state.
+bool recorders_idle() noexcept;
 // Options for recorders created from now on.
 void set_builder_options(trace::BuilderOptions opt);
 

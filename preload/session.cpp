@@ -12,8 +12,10 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +24,7 @@
 
 #include "clock.hpp"
 #include "config.hpp"
+#include "crash.hpp"
 #include "files.hpp"
 #include "log.hpp"
 #include "mpi_handlers.hpp"
@@ -36,10 +39,13 @@ namespace {
 constinit config::Option<std::string_view> opt_dir{
     "MPIOR_TRACE_DIR", "traces",
     "directory the traces go to (relative: to the working directory at start); "
-    "a directory holding another job's trace is replaced whole"};
-constinit config::Option<std::string_view> opt_exclude{"MPIOR_EXCLUDE", "/proc,/sys,/dev",
-                                                       "comma-separated path prefixes whose files are not traced "
-                                                       "(the trace directory never is)"};
+    "a directory already holding a trace gets this job's in a subdirectory job-<id>, never overwritten"};
+constinit config::Option<std::string_view> opt_exclude{
+    "MPIOR_EXCLUDE",
+    "/proc,/sys,/dev,!/dev/shm,/dev/shm/mpich_*,/dev/shm/ucx_*,/dev/shm/vader_segment*,/dev/shm/sm_segment*",
+    "comma-separated path prefixes whose files are not traced (the trace directory never is); the longest "
+    "prefix that holds a path decides; !PREFIX keeps what a shorter one excludes; PREFIX* holds any path "
+    "starting so (MPI libraries' shared-memory segments). Excluded calls are counted per kind"};
 constinit config::Option<std::string_view> opt_exclude_exe{
     "MPIOR_EXCLUDE_EXE", "mpiexec*,mpirun*,hydra_*,orterun,prterun,prted,orted,srun",
     "comma-separated executable names (shell patterns) never traced: MPI launchers and their proxies"};
@@ -163,26 +169,34 @@ bool make_dirs(const std::string& dir) {
   return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// Makes the directory ready for this job: exists, writable, and holding no
-// other job's files ("replaced whole"). Returns an error text, empty if ready.
-std::string prepare_dir(const std::string& dir) {
+std::string job_subdir(const std::string& dir, uint64_t job_id) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "/job-%016llx", static_cast<unsigned long long>(job_id));
+  return dir + buf;
+}
+
+bool holds_trace(const std::string& dir) {
+  struct stat st;
+  return stat((dir + "/" + trace::kJobFileName).c_str(), &st) == 0;
+}
+
+// Makes the directory ready for this job: exists and writable. A directory
+// that already holds a trace is never overwritten: the job writes to a
+// subdirectory named by its id and says so. Returns an error text, empty if
+// ready; dir is where the job writes.
+std::string prepare_dir(std::string& dir, uint64_t job_id) {
   if (!make_dirs(dir)) return std::strerror(errno);
+  if (holds_trace(dir)) {
+    std::string beside = job_subdir(dir, job_id);
+    if (!make_dirs(beside)) return beside + ": " + std::strerror(errno);
+    log_warn("{} already holds a trace; this job's trace goes to {}", dir, beside);
+    dir = beside;
+  }
   std::string probe = dir + "/.mpior-probe." + std::to_string(getpid());
   int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return std::strerror(errno);
   close(fd);
   unlink(probe.c_str());
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name == trace::kJobFileName || trace::rank_from_file_name(name) >= 0 ||
-          name.find(".mpior.tmp.") != std::string::npos)
-        unlink((dir + "/" + name).c_str());
-    }
-    closedir(d);
-  }
-  for (const char* f : {"plan.mpior", "summary.txt", "summary.json"}) unlink((dir + "/plan/" + f).c_str());
-  rmdir((dir + "/plan").c_str());
   return {};
 }
 
@@ -279,12 +293,34 @@ void on_load() {
   }
   s.traced = true;
   s.writable = true;
+  if (!s.under_mpi) crash::start_signals_only();
   atexit(on_exit_handler);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_recording.store(true);
 }
 
+namespace {
+std::atomic_flag g_writing = ATOMIC_FLAG_INIT;  // a write_rank is under way (or a crash holds writes)
+
+void pause_ms(long ms) {
+  timespec ts{0, ms * 1000000};
+  nanosleep(&ts, nullptr);
+}
+}  // namespace
+
+void hold_writes() noexcept {
+  for (int i = 0; i < 3000 && g_writing.test_and_set(std::memory_order_acquire); ++i) pause_ms(1);
+}
+void release_writes() noexcept { g_writing.clear(std::memory_order_release); }
+
 bool write_rank(bool finished) {
+  while (g_writing.test_and_set(std::memory_order_acquire)) pause_ms(1);
+  bool ok = write_rank_now(finished);
+  release_writes();
+  return ok;
+}
+
+bool write_rank_now(bool finished) {
   Session& s = S();
   if (!s.writable) return false;
   TracerGuard guard;
@@ -298,6 +334,7 @@ bool write_rank(bool finished) {
     t.process.finished = finished;
     t.process.pruning = s.pruning;
     t.pruned = pruned_tallies();
+    t.excluded = excluded_tallies();
     t.process.end_ns = clock::elapsed_ns();
     t.files = files().entries();
     if (s.mpi) t.comms = mpi::state().comms();
@@ -320,6 +357,16 @@ bool write_rank(bool finished) {
   }
 }
 
+bool write_crash_copy() {
+  Session& s = S();
+  if (!s.traced || s.forked_child || (s.under_mpi && !s.mpi)) return false;
+  if (s.mpi) return write_rank_now(false);
+  // A standalone program writes only at exit: its directory is made now.
+  s.job_id = new_job_id();
+  if (!prepare_dir(s.dir, s.job_id).empty()) return false;
+  return write_rank_now(false) && write_job(trace::JobState::running, {0});
+}
+
 uint64_t events_recorded() {
   uint64_t n = 0;
   for (ThreadRecorder* r : all_recorders()) n += r->events();
@@ -331,6 +378,7 @@ void on_exit() {
   if (!s.traced || s.forked_child || s.written_at_exit) return;
   s.written_at_exit = true;
   TracerGuard guard;
+  crash::stop();
   if (g_recording.load()) map_record_live();  // shared writable mappings write back at exit
   if (s.under_mpi && !s.mpi) {
     // Under an MPI launcher but never a rank: a wrapper script or a program
@@ -343,7 +391,7 @@ void on_exit() {
     log_info("{} holds a job started after this process; its trace is left in place", s.dir);
   } else if (!s.mpi) {
     s.job_id = new_job_id();
-    std::string err = prepare_dir(s.dir);
+    std::string err = prepare_dir(s.dir, s.job_id);
     if (!err.empty()) {
       log_error("cannot write traces to {}: {}", s.dir, err);
     } else if (write_rank(true)) {
@@ -391,24 +439,28 @@ void session_mpi_init(int) noexcept {
   // A communicator of our own, so the tracer's messages never meet the
   // application's.
   pmpi::Comm_dup(MPI_COMM_WORLD, &s.private_comm);
-  uint64_t agreed[2] = {0, 0};  // job id, directory ready
+  uint64_t agreed[3] = {0, 0, 0};  // job id, directory ready, in a subdirectory named by the job
   if (s.rank == 0) {
     agreed[0] = new_job_id();
     s.job_id = agreed[0];
-    std::string err = s.writable ? prepare_dir(s.dir) : "tracing disabled";
+    std::string top = s.dir;
+    std::string err = s.writable ? prepare_dir(s.dir, s.job_id) : "tracing disabled";
+    agreed[2] = s.dir != top;
     if (err.empty() && write_job(trace::JobState::running, {}))
       agreed[1] = 1;
     else if (s.writable)
       log_error("cannot write traces to {}: {}; the application runs untraced", s.dir, err);
   }
-  pmpi::Bcast(agreed, 2, MPI_UINT64_T, 0, s.private_comm);
+  pmpi::Bcast(agreed, 3, MPI_UINT64_T, 0, s.private_comm);
   s.job_id = agreed[0];
+  if (s.rank != 0 && agreed[2]) s.dir = job_subdir(s.dir, s.job_id);
   if (!agreed[1]) {
     s.writable = false;
     g_recording.store(false);
     return;
   }
   start_pruning(s);
+  crash::start();
 }
 
 void session_mpi_finalize() noexcept {
@@ -416,6 +468,7 @@ void session_mpi_finalize() noexcept {
   TracerGuard guard;
   if (s.private_comm == MPI_COMM_NULL) return;
   piggyback::pruner().finish();
+  crash::stop();
   int ok = session::write_rank(true) ? 1 : 0;
   std::vector<int> oks(s.rank == 0 ? size_t(s.size) : 1);
   pmpi::Gather(&ok, 1, MPI_INT, oks.data(), 1, MPI_INT, 0, s.private_comm);

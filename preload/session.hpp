@@ -7,8 +7,18 @@ namespace mpior::preload::session {
 
 void on_load();
 void on_exit();
-// Writes this rank's trace now (atomically replacing an earlier one).
+// Writes this rank's trace now (atomically replacing an earlier one); one
+// writer at a time.
 bool write_rank(bool finished);
+// The same without waiting for other writers: in a crash child (crash.cpp).
+bool write_rank_now(bool finished);
+// Async-signal-safe: waits (bounded) until no write is under way and keeps
+// other writers out until release_writes().
+void hold_writes() noexcept;
+// In a crash child: the trace as it stands, marked unfinished (a standalone
+// program's directory and job file are made then).
+bool write_crash_copy();
+void release_writes() noexcept;
 uint64_t events_recorded();
 
 }  // namespace mpior::preload::session

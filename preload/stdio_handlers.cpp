@@ -23,7 +23,7 @@ void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcep
   int fd = ret ? fileno(ret) : -1;
   if (abs.empty() || is_excluded(abs)) {
     if (fd >= 0) fds().set(fd, kFdNotTraced, 0);
-    return c.drop();
+    return abs.empty() ? c.drop() : c.drop_excluded();
   }
   int64_t flags = flags_of_mode(mode);
   int32_t file = files().intern(abs, flags);

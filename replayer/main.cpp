@@ -34,7 +34,10 @@ int run(const mpior::replay::CliOptions& cli) {
   } catch (const trace::FormatError& e) {
     std::cerr << "mpior-replay: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
-    std::cerr << "mpior-replay: out of memory\n";
+    std::cerr << "mpior-replay: out of memory replaying " << cli.plan << "\n";
+  } catch (const std::exception& e) {
+    // Last resort: every known failure has a message of its own above.
+    std::cerr << "mpior-replay: " << cli.plan << ": cannot be replayed: " << e.what() << "\n";
   }
   return 1;
 }

@@ -134,7 +134,7 @@ nlohmann::json to_json(const Report& r) {
 }
 
 void write_json(const std::string& path, const Report& r) {
-  std::string text = to_json(r).dump(2) + "\n";
+  std::string text = to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   try {
     trace::write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
   } catch (const std::exception& e) {

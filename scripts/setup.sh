@@ -7,7 +7,7 @@ packages=(
   g++ gfortran pkg-config python3 meson ninja-build
   mpich libmpich-dev libunwind-dev libspdlog-dev libfmt-dev libzstd-dev
   catch2 libcli11-dev nlohmann-json3-dev
-  libhdf5-mpich-dev strace
+  libhdf5-mpich-dev strace clang-format
 )
 
 missing=()

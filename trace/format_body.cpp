@@ -297,6 +297,7 @@ void put(Encoder& e, const RankTrace& t) {
   }
   put_streams(e, t.streams);
   put_tallies(e, t.pruned);
+  put_tallies(e, t.excluded);
 }
 
 RankTrace get_rank_trace(Decoder& d) {
@@ -321,6 +322,7 @@ RankTrace get_rank_trace(Decoder& d) {
   }
   t.streams = get_streams(d);
   t.pruned = get_tallies(d);
+  t.excluded = get_tallies(d);
   return t;
 }
 

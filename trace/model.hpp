@@ -123,6 +123,7 @@ struct RankTrace {
   std::vector<CommEntry> comms;
   std::vector<Stream> streams;
   KindTallies pruned{};
+  KindTallies excluded{};  // calls naming an excluded path (MPIOR_EXCLUDE): counted, not kept
   bool operator==(const RankTrace&) const = default;
 };
 

@@ -6,16 +6,14 @@
 #include <stdlib.h>
 
 /* Integer argument i of argv, or def when absent. */
-static inline long arg_or(int argc, char** argv, int i, long def) {
-  return argc > i ? strtol(argv[i], NULL, 10) : def;
-}
+static inline long arg_or(int argc, char** argv, int i, long def) { return argc > i ? strtol(argv[i], NULL, 10) : def; }
 
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      exit(3);                                                             \
-    }                                                                      \
+      exit(3);                                                                 \
+    }                                                                          \
   } while (0)
 
 #endif

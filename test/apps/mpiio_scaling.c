@@ -30,8 +30,7 @@ int main(int argc, char** argv) {
     MPI_Info_set(info, "cb_buffer_size", value);
   }
   MPI_File fh;
-  CHECK(MPI_File_open(MPI_COMM_WORLD, "collective.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh) ==
-        MPI_SUCCESS);
+  CHECK(MPI_File_open(MPI_COMM_WORLD, "collective.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh) == MPI_SUCCESS);
   MPI_Datatype vec, tile;
   MPI_Type_vector((int)pieces, PIECE, size * PIECE, MPI_CHAR, &vec);
   MPI_Type_create_resized(vec, 0, (MPI_Aint)pieces * size * PIECE, &tile);

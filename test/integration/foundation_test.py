@@ -177,15 +177,21 @@ def unwritable_dir():
 
 
 def runs_never_mix():
-    """A second job in the same directory replaces the first one whole."""
+    """A second job in the same directory writes beside the first, in job-<id>/, and says so."""
     s = Scenario("nton_barrier", [3, 512], ranks=4).run_both()
     first = sorted(os.listdir(s.traces))
     check("rank-000003.mpior" in first, f"four rank files ({first})")
     s.ranks = 2
-    run(s.command(), cwd=s.work, env=s.environment(True))
-    second = sorted(os.listdir(s.traces))
-    check_eq(second, ["job.mpior", "rank-000000.mpior", "rank-000001.mpior"], "files after the second job")
-    check_eq(s.post()["ranks"], 2, "ranks in the second job's summary")
+    out = run(s.command(), cwd=s.work, env=s.environment(True))
+    check(set(first) <= set(os.listdir(s.traces)), "the first job's files are kept")
+    subs = [d for d in os.listdir(s.traces) if d.startswith("job-")]
+    check_eq(len(subs), 1, f"one job-<id> directory ({os.listdir(s.traces)})")
+    check(subs[0] in out.stderr, f"stderr names where the trace went: {out.stderr}")
+    second = sorted(os.listdir(os.path.join(s.traces, subs[0])))
+    check_eq(second, ["job.mpior", "rank-000000.mpior", "rank-000001.mpior"], "files of the second job")
+    check_eq(s.post()["ranks"], 4, "the first job's summary")
+    s.traces = os.path.join(s.traces, subs[0])
+    check_eq(s.post()["ranks"], 2, "the second job's summary")
     s.cleanup()
 
 

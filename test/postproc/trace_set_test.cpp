@@ -54,11 +54,12 @@ TEST_CASE("incomplete or mixed trace directories are rejected naming the file", 
     REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()),
                         Contains(tmp / "rank-000002.mpior") && Contains("job 0x999") && Contains("another run"));
   }
-  SECTION("job still running") {
+  SECTION("job still running: read, not complete") {
     job.state = trace::JobState::running;
     write_trace_dir(tmp.path(), job, ranks);
-    REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()),
-                        Contains(tmp / "job.mpior") && Contains("running") && Contains("crashed"));
+    auto set = postproc::read_trace_dir(tmp.path());
+    REQUIRE(set.size() == 3);
+    REQUIRE_FALSE(postproc::complete(set));
   }
   SECTION("corrupt rank file") {
     write_trace_dir(tmp.path(), job, ranks);
@@ -105,5 +106,7 @@ TEST_CASE("a rank that did not finish is a warning", "[postproc][completeness]")
   ranks[1].process.finished = false;
   auto set = make_set(ranks);
   REQUIRE(set.warnings.size() == 1);
-  REQUIRE_THAT(set.warnings[0], Contains("<memory rank 1>") && Contains("checkpoint"));
+  REQUIRE_THAT(set.warnings[0], Contains("<memory rank 1>") && Contains("incomplete") && Contains("ended without") &&
+                                    Contains("replay stops there"));
+  REQUIRE_FALSE(postproc::complete(set));
 }

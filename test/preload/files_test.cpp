@@ -28,6 +28,16 @@ TEST_CASE("excluded prefixes match whole path components", "[preload][paths]") {
   REQUIRE(is_excluded("/data/traces/rank-000000.mpior"));
   REQUIRE_FALSE(is_excluded("/data/traces2/x"));
   REQUIRE_FALSE(is_excluded("/home/u/out"));
+  set_excluded({"/proc", "/dev", "!/dev/shm"});  // the default: node-local scratch is traced
+  REQUIRE(is_excluded("/dev/null"));
+  REQUIRE(is_excluded("/dev"));
+  REQUIRE_FALSE(is_excluded("/dev/shm/scratch.dat"));
+  REQUIRE_FALSE(is_excluded("/dev/shm"));
+  REQUIRE(is_excluded("/dev/shmem"));
+  set_excluded({"/dev", "!/dev/shm", "/dev/shm/mpich_*"});  // MPI's own segments stay out
+  REQUIRE(is_excluded("/dev/shm/mpich_shar_tmpAWGV9R"));
+  REQUIRE_FALSE(is_excluded("/dev/shm/mpich.dat2"));
+  REQUIRE_FALSE(is_excluded("/dev/shm/app/mpich_x"));
 }
 
 TEST_CASE("fopen modes map to open flags", "[preload][stdio]") {

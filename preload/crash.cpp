@@ -1,0 +1,169 @@
+// How a rank's trace survives the ways real jobs end.
+//
+// Caught signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT):
+// the handler uses async-signal-safe calls only. It _Fork()s a child, a frozen
+// copy of the process, and waits for it (bounded); the child writes the trace
+// from the copy and _exits, so nothing the interrupted code holds is touched
+// in the dying process itself. A child that finds a recorder or registry
+// locked by a thread caught mid-update exits "busy" and the handler forks
+// again a little later. Then the handler restores the previous action and
+// raises the signal again: the program's own exit status, core dump or
+// handler are unchanged. A SIGTERM/SIGINT that arrives while the thread holds
+// its own recorder's lock is raised again once the record is done.
+//
+// SIGKILL and node loss: a background thread rewrites the trace every
+// MPIOR_FLUSH_INTERVAL milliseconds when there are new events.
+#include "crash.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "config.hpp"
+#include "log.hpp"
+#include "recorder.hpp"
+#include "session.hpp"
+#include "thread_state.hpp"
+
+namespace mpior::preload::crash {
+namespace {
+
+constinit config::Option<int64_t> opt_flush{
+    "MPIOR_FLUSH_INTERVAL", 1000,
+    "milliseconds between rewrites of the rank's trace while it runs (what a SIGKILL can lose); 0: never"};
+constinit config::Option<bool> opt_signals{
+    "MPIOR_CRASH_SIGNALS", true,
+    "write the trace when the process dies by SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM or SIGINT"};
+MPIOR_REGISTER_OPTION(opt_flush);
+MPIOR_REGISTER_OPTION(opt_signals);
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
+constexpr int kBusy = 75;             // the child's exit status: a lock was held, try again
+constexpr long kChildLimitMs = 5000;  // a child that takes longer is killed
+constexpr int kAttempts = 100;
+
+struct sigaction g_old[NSIG];
+std::atomic<bool> g_dumped{false};
+std::atomic<bool> g_stop{false};
+pthread_t g_flusher;
+bool g_flusher_running = false;
+
+void sleep_ms(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+// Waits for the child, at most kChildLimitMs; its exit status, or -1.
+int wait_child(pid_t pid) {
+  int status = 0;
+  for (long waited = 0; waitpid(pid, &status, WNOHANG) == 0; ++waited) {
+    if (waited >= kChildLimitMs) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    sleep_ms(1);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The child: a single-threaded copy of the process at the signal.
+[[noreturn]] void child_write() {
+  t_state.in_tracer = 1;
+  if (!recorders_idle()) _exit(kBusy);
+  _exit(session::write_crash_copy() ? 0 : 1);
+}
+
+void dump() {
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    pid_t pid = _Fork();
+    if (pid == 0) child_write();
+    if (pid < 0) return;
+    if (wait_child(pid) != kBusy) return;
+    sleep_ms(2);
+  }
+}
+
+bool is_async(int sig) { return sig == SIGTERM || sig == SIGINT; }
+
+void on_signal(int sig, siginfo_t*, void*) {
+  int saved = errno;
+  ThreadRecorder* mine = t_state.recorder;
+  if (is_async(sig) && mine && mine->locked()) {
+    g_pending_signal.store(sig);  // raised again at the end of the record (call.hpp)
+    errno = saved;
+    return;
+  }
+  if (!g_dumped.exchange(true) && g_recording.load()) {
+    session::hold_writes();
+    dump();
+    session::release_writes();
+  }
+  sigaction(sig, &g_old[sig], nullptr);
+  raise(sig);  // blocked until the handler returns, then delivered with the program's own action
+  errno = saved;
+}
+
+void install() {
+  struct sigaction sa {};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kSignals) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;  // ignored stays ignored
+    g_old[sig] = old;
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
+void* flush_loop(void*) {
+  TracerGuard guard;
+  uint64_t written = session::events_recorded();
+  long interval = long(opt_flush.get());
+  while (!g_stop.load()) {
+    for (long slept = 0; slept < interval && !g_stop.load(); slept += 50) sleep_ms(std::min(50L, interval - slept));
+    if (g_stop.load()) break;
+    uint64_t now = session::events_recorded();
+    if (now != written && session::write_rank(false)) written = now;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void raise_pending() noexcept {
+  int sig = g_pending_signal.exchange(0);
+  if (sig) raise(sig);
+}
+
+void start() {
+  if (opt_signals.get()) install();
+  if (opt_flush.get() <= 0 || g_flusher_running) return;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);  // signals go to the application's threads
+  g_flusher_running = pthread_create(&g_flusher, nullptr, flush_loop, nullptr) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (!g_flusher_running) log_warn("no periodic trace flush: cannot start its thread");
+}
+
+void start_signals_only() {
+  if (opt_signals.get()) install();
+}
+
+void stop() {
+  g_dumped.store(true);  // the final write follows: a later crash leaves it in place
+  if (!g_flusher_running) return;
+  g_stop.store(true);
+  pthread_join(g_flusher, nullptr);
+  g_flusher_running = false;
+}
+
+}  // namespace mpior::preload::crash

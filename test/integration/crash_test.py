@@ -1,0 +1,96 @@
+"""A trace survives the way real jobs end (issue 12): 2 ranks make 20,000
+writes each, then rank 0 computes 1.5 s and dies (a signal, abort, MPI_Abort, exit or return
+without MPI_Finalize); mpior-post must succeed with a warning per unfinished
+rank, count the writes made (all of them when the tracer caught the end or
+the last flush saw them, at least 90% after a SIGKILL), record "complete":
+false, and the plan must replay. MPICH's launcher SIGKILLs the other rank:
+its trace is the last periodic flush. Also: file names that are not UTF-8, /dev/shm, excluded calls counted.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from harness import APPS, LIB, POST, REPLAY, Failure, check, check_eq, main, run
+
+WRITES = 20000
+CAUGHT = {"segv": -11, "bus": -7, "fpe": -8, "ill": -4, "abort": -6, "term": -15, "int": -2}
+
+
+def traced_env(traces, **extra):
+    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces)
+    env.update(extra)
+    return env
+
+
+def writes_of(summary, name):
+    for f in summary["files"]:
+        if f["path"].endswith("/" + name):
+            return f["bytes_written"] // 64
+    return 0
+
+
+def dies(mode, victim=0, full_victim=True, env=None):
+    root = tempfile.mkdtemp(prefix="mpior-crash-")
+    traces = os.path.join(root, "traces")
+    app = [os.path.join(APPS, "crash_app"), mode, str(WRITES), str(victim)]
+    # The victim of a death the tracer sees (a signal, exit) runs without the
+    # periodic flush, so its trace can only come from that moment.
+    own = ["-env", "MPIOR_FLUSH_INTERVAL", "0"] if full_victim and mode not in ("mpi_abort", "kill") else []
+    segments = [["-n", "1"] + (own if r == victim else []) + app for r in (0, 1)]
+    p = subprocess.run(["mpirun"] + segments[0] + [":"] + segments[1], cwd=root,
+                       env=traced_env(traces, **(env or {})), capture_output=True, text=True, timeout=120)
+    if mode != "return":  # hydra reports a return without MPI_Finalize as success
+        check(p.returncode != 0, f"{mode}: the job should fail, exited {p.returncode}")
+    post = run([POST, traces])
+    check("warning" in post.stderr and "incomplete" in post.stderr, f"{mode}: no warning: {post.stderr}")
+    with open(os.path.join(traces, "plan", "summary.json")) as f:
+        summary = json.load(f)
+    check_eq(summary["complete"], False, f"{mode}: summary complete")
+    for r in (0, 1):
+        n = writes_of(summary, f"crash_{r}.dat")
+        want = WRITES if (r == victim and full_victim) else int(0.9 * WRITES)
+        check(n >= want, f"{mode}: rank {r}: {n} of {WRITES} writes in the trace (want >= {want})")
+    run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), os.path.join(traces, "plan")])
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def names():
+    root = tempfile.mkdtemp(prefix="mpior-names-")
+    traces = os.path.join(root, "traces")
+    tag = str(os.getpid())
+    run([os.path.join(APPS, "names_app"), tag], cwd=root, env=traced_env(traces))
+    run([POST, traces])
+    raw = open(os.path.join(traces, "plan", "summary.json"), "rb").read()
+    summary = json.loads(raw.decode("utf-8"))
+    paths = {f["path"]: f for f in summary["files"]}
+    want = os.path.join(root, "name_\\xFF\\xFE.dat")
+    check(want in paths, f"escaped name {want} not in {sorted(paths)}")
+    check_eq(paths[want]["bytes_written"], 100, "bytes of the non-UTF-8 file")
+    shm = f"/dev/shm/mpior_names_{tag}"
+    check(shm in paths and paths[shm]["bytes_written"] == 200, f"/dev/shm file traced: {sorted(paths)}")
+    check(summary["excluded"].get("open", 0) >= 2, f"excluded opens counted: {summary['excluded']}")
+    dump = subprocess.run([POST, "--dump", os.path.join(traces, "rank-000000.mpior")], capture_output=True)
+    check_eq(dump.returncode, 0, "--dump exit status")
+    check(b"name_\\xFF\\xFE.dat" in dump.stdout, "--dump shows the escaped name")
+    fs = os.path.join(root, "fs")
+    run([REPLAY, "--fs", fs, os.path.join(traces, "plan")])
+    replayed = os.path.join(fs.encode(), root.encode().lstrip(b"/"), b"name_\xff\xfe.dat")
+    check(os.path.isfile(replayed), f"replay recreated the byte name {replayed!r}")
+    check_eq(os.path.getsize(replayed), 100, "replayed size")
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def scenario(mode, **kw):
+    f = lambda: dies(mode, **kw)  # noqa: E731
+    f.__name__ = mode
+    return f
+
+
+if __name__ == "__main__":
+    cases = {m: scenario(m) for m in list(CAUGHT) + ["mpi_abort", "exit", "return"]}
+    cases["kill"] = scenario("kill", full_victim=False)
+    cases["mpi_abort1"] = scenario("mpi_abort", victim=1)
+    cases["names"] = names
+    main(cases)
