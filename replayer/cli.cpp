@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "format.hpp"
+#include "progress.hpp"
 
 namespace mpior::replay {
 
@@ -35,6 +36,17 @@ void add_options(CLI::App& app, CliOptions& cli) {
   app.add_option("--io-log", cli.io_log,
                  "also write every replayed file call, per rank and thread in order, to FILE "
                  "(for comparing replays; grows with the number of calls)");
+  app.add_option("--timeline", cli.timeline,
+                 "also write the replay as Chrome trace-event JSON to FILE (ui.perfetto.dev), in the form of "
+                 "mpior-post --timeline");
+  app.add_option("--html", cli.html,
+                 "also write a self-contained HTML report of the replay to FILE, traced against replayed time "
+                 "per rank included");
+  app.add_option("--timeline-max-events", cli.max_events,
+                 "at most N calls recorded for --timeline and --html, shared by the threads")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", cli.quiet, "no progress bar");
   app.add_option("--stall-timeout", cli.stall_timeout_s,
                  "seconds with every thread blocked before the replay stops as deadlocked")
       ->check(CLI::PositiveNumber)
@@ -67,6 +79,8 @@ ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_f
   opt.io_only = cli.io_only;
   opt.stall_timeout_s = cli.stall_timeout_s;
   opt.io_log = cli.io_log;
+  opt.progress = report::progress_wanted(cli.quiet);
+  if (!cli.timeline.empty() || !cli.html.empty()) opt.record_calls = cli.max_events;
   return opt;
 }
 

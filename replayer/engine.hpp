@@ -22,6 +22,8 @@ struct ReplayOptions {
   size_t stack_bytes = 64 * 1024;  // per replay thread
   std::string plan_name;           // for the report
   std::string io_log;              // file listing every replayed file call, when set
+  bool progress = false;           // a progress bar on stderr (report/progress.hpp)
+  uint64_t record_calls = 0;       // > 0: keep up to this many calls (shared by the threads) in Report::calls
 };
 
 // Throws ReplayError for a plan the replay cannot use (ranks out of range) and
