@@ -116,6 +116,13 @@ class ReplayThread {
   }
 
   void run();
+  // A receive a Wait/Test completed: where the message's arrow ends.
+  void record_completion(const trace::Event& ev) {
+    if (calls.calls.size() + 1 < budget)  // room left for the Wait/Test itself
+      calls.calls.push_back({ev, last_end_ - t0_, last_end_ - t0_});
+    else
+      calls.capped = true;
+  }
   void log_io(const trace::Event& ev) {
     const trace::PlanRank& r = sh_.plan.ranks[size_t(summary.rank)];
     int64_t local = ev.args[trace::arg::file];
@@ -168,6 +175,7 @@ void ReplayThread::run() {
       if (ev.op() == trace::OpClass::complete && ev.depth == 1 && cur_.waits) {
         going = mpi.complete(ev, cursor.delivered());
         last_end_ = mono_now_ns();
+        if (budget > 0 && ev.args[trace::arg::req_kind] == trace::kReqRecv) record_completion(ev);
       } else if (ev.op() == trace::OpClass::member && ev.depth == 1) {
         going = mpi.member(ev, cursor.delivered());
         last_end_ = mono_now_ns();

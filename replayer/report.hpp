@@ -59,7 +59,8 @@ struct ThreadSummary {
   uint64_t events = 0;  // depth-0 events replayed
 };
 
-// --timeline / --html: what one replay thread did, call by call (depth 0),
+// --timeline / --html: what one replay thread did, call by call (depth 0,
+// and the completion records of receives finished by a Wait/Test, depth 1),
 // times from the common start; at most a budget of calls per thread.
 struct ReplayedCall {
   trace::Event ev;

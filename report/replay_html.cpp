@@ -40,7 +40,7 @@ void write_replay_html(const std::string& file, const trace::Plan& plan, const r
   for (const replay::ThreadCalls& t : rep.calls) {
     TableNames rn = names.rank(t.rank);
     for (const replay::ReplayedCall& call : t.calls)
-      c.add(t.rank, call.start_ns, call.end_ns - call.start_ns, call.ev, rn);
+      if (!is_record(call.ev)) c.add(t.rank, call.start_ns, call.end_ns - call.start_ns, call.ev, rn);
   }
   c.add_pruned(plan.pruned);
   c.fill(d);

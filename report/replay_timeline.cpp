@@ -6,6 +6,7 @@
 #include "error.hpp"
 #include "event_view.hpp"
 #include "plan_names.hpp"
+#include "replay_messages.hpp"
 #include "timeline_ids.hpp"
 #include "timeline_writer.hpp"
 
@@ -37,6 +38,7 @@ void write_replay_timeline(const std::string& file, const trace::Plan& plan, con
     if (t.capped) w.mark_capped();
     TableNames rn = names.rank(t.rank);
     for (const replay::ReplayedCall& c : t.calls) {
+      if (is_record(c.ev)) continue;  // receive completions: where arrows end
       FlowEnd at{timeline_pid(t.rank), timeline_tid(t.rank, t.thread), c.start_ns};
       if (!w.slice(at, c.end_ns - c.start_ns, std::string(trace::name(c.ev.kind)), category(c.ev),
                    event_args(c.ev, rn)))
@@ -51,6 +53,7 @@ void write_replay_timeline(const std::string& file, const trace::Plan& plan, con
                "collective");
     }
   }
+  for (const ReplayMessage& m : replay_messages(rep, names)) w.flow(m.send, m.recv, "message", "message");
   nlohmann::json meta = {{"tool", "mpior-replay"},
                          {"plan", rep.plan},
                          {"fs", rep.fs},

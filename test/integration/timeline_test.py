@@ -75,7 +75,10 @@ def check_program(app):
     check_eq(doc["metadata"]["slices"], len(slices), f"{app}: slices in metadata")
     check_eq(doc["metadata"]["flows"], len(flows), f"{app}: flows in metadata")
     rdoc = replay_timeline(s)
-    rslices, _ = validate(rdoc, f"{app} replayed")
+    rslices, rflows = validate(rdoc, f"{app} replayed")
+    traced_msgs = sum(1 for a, _ in flows if a["cat"] == "message")
+    check_eq(traced_msgs, doc["metadata"]["messages"], f"{app}: message arrows = messages paired")
+    check_eq(sum(1 for a, _ in rflows if a["cat"] == "message"), traced_msgs, f"{app}: replay's message arrows")
     check_eq({x["pid"] for x in rslices}, pids, f"{app}: replay's processes")
     # The replay runs the application's calls, and the sends receivers logged
     # for their senders (moved into the senders' streams).
@@ -137,6 +140,16 @@ def golden():
         check_eq((s_["pid"], s_["tid"], s_["ts"]), (a["pid"], a["tid"], a["ts"]), f"{s_['cat']} flow start")
         check_eq((f_["pid"], f_["tid"], f_["ts"]), (b["pid"], b["tid"], b["ts"]), f"{s_['cat']} flow end")
         check_eq(f_.get("bp"), "e", "flow end binds to its enclosing slice")
+    rdoc = replay_timeline(s)
+    rslices, rflows = validate(rdoc, "golden replayed")
+    rby = {(x["pid"], x["name"]): x for x in rslices}
+    msgs = [(a, b) for a, b in rflows if a["cat"] == "message"]
+    check_eq(len(msgs), 1, "the replay's message arrows")
+    (a, b), = msgs
+    check_eq((a["pid"], a["ts"]), (1, rby[(1, "MPI_Send")]["ts"]), "replayed message starts at the send")
+    check_eq((b["pid"], b["ts"]), (2, rby[(2, "MPI_Recv")]["ts"]), "replayed message ends at the receive")
+    check_eq(rby[(2, "pwrite")]["args"], {**want1[2][1], "fd": rby[(2, "pwrite")]["args"]["fd"]},
+             "replayed pwrite of rank 1: same arguments as traced")
     meta = doc["metadata"]
     check_eq((meta["tool"], meta["ranks"], meta["messages"], meta["capped"]), ("mpior-post", 2, 1, False), "metadata")
     s.cleanup()
