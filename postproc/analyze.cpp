@@ -1,5 +1,6 @@
 #include "analyze.hpp"
 
+#include "post_progress.hpp"
 #include "rank_events.hpp"
 #include "scope.hpp"
 
@@ -60,7 +61,10 @@ Analysis analyze(const TraceSet& set, PairSink sink) {
   MessageMatcher matcher(set, std::move(sink));
   CollectiveChecker collectives(set, a.comms);
   SummaryCollector summary(size_t(set.size()), a.files.files.size());
-  for (int32_t r = 0; r < set.size(); ++r) scan_rank(set, r, a, matcher, collectives, summary);
+  for (int32_t r = 0; r < set.size(); ++r) {
+    report_progress("analysing ranks", uint64_t(r), uint64_t(set.size()));
+    scan_rank(set, r, a, matcher, collectives, summary);
+  }
   finish_files(a.files);
   a.collectives = collectives.finish();
   a.messages = matcher.finish();

@@ -1,4 +1,4 @@
-// mpior-post DIR [-o PLAN] [--verify]
+// mpior-post DIR [-o PLAN] [--verify] [--timeline FILE] [--html FILE] [--quiet]
 // mpior-post --extrapolate N -o PLAN DIR DIR DIR...
 // mpior-post --compare PLAN_A PLAN_B
 // mpior-post --dump FILE
@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <sstream>
 
 #include "compare.hpp"
 #include "dump.hpp"
@@ -16,6 +17,11 @@
 #include "plan.hpp"
 #include "plan_summary.hpp"
 #include "post.hpp"
+#include "post_html.hpp"
+#include "post_progress.hpp"
+#include "post_timeline.hpp"
+#include "progress.hpp"
+#include "timeline_writer.hpp"
 
 namespace {
 
@@ -28,6 +34,9 @@ struct Options {
   int64_t extrapolate = 0;
   int64_t cb_buffer_size = mpior::extrap::Options{}.cb_buffer_size;
   bool verify = false;
+  std::string timeline, html;
+  uint64_t max_events = mpior::report::TimelineWriter::kDefaultMaxEvents;
+  bool quiet = false;
 };
 
 std::string plan_file_of(const std::string& p) {
@@ -71,6 +80,32 @@ std::string input_name(const Options& o) {
   return out;
 }
 
+// DIR -> plan, and the timeline and HTML report when asked for.
+void post(const Options& o) {
+  using namespace mpior;
+  std::string plan_dir = o.plan.empty() ? postproc::default_plan_dir(o.dirs[0]) : o.plan;
+  std::vector<postproc::MessagePair> pairs;
+  postproc::PairSink sink;
+  if (!o.timeline.empty()) sink = [&pairs](const postproc::MessagePair& p) { pairs.push_back(p); };
+  auto reports = [&](const postproc::TraceSet& set, const postproc::Analysis& a) {
+    postproc::report_progress("writing reports", 0, 1);
+    if (!o.timeline.empty()) report::write_trace_timeline(o.timeline, set, a, pairs, o.max_events);
+    if (!o.html.empty()) report::write_trace_html(o.html, set, a);
+  };
+  report::PhaseProgress phases;
+  postproc::set_progress([&phases](const char* p, uint64_t done, uint64_t total) { phases.set(p, done, total); });
+  {
+    report::ProgressBar bar(report::progress_wanted(o.quiet), [&phases](double) { return phases.view(); });
+    std::ostringstream log;  // printed once the bar is gone
+    postproc::post_process(o.dirs[0], plan_dir, log, std::cerr, sink, o.verify, reports);
+    bar.stop();
+    std::cout << log.str();
+  }
+  postproc::set_progress({});
+  if (!o.timeline.empty()) std::cout << "mpior-post: wrote timeline " << o.timeline << "\n";
+  if (!o.html.empty()) std::cout << "mpior-post: wrote report " << o.html << "\n";
+}
+
 int run(const Options& o) {
   using namespace mpior;
   try {
@@ -82,8 +117,7 @@ int run(const Options& o) {
     } else if (o.extrapolate) {
       rc = extrapolate(o);
     } else {
-      std::string plan_dir = o.plan.empty() ? postproc::default_plan_dir(o.dirs[0]) : o.plan;
-      postproc::post_process(o.dirs[0], plan_dir, std::cout, std::cerr, {}, o.verify);
+      post(o);
     }
     std::cout.flush();
     if (!std::cout) {
@@ -134,12 +168,25 @@ int main(int argc, char** argv) {
   auto* verify_flag = app.add_flag("--verify", o.verify,
                                    "check, before writing it, that the merged plan gives back every rank's events "
                                    "exactly (walks every event once more)");
+  auto* timeline_opt = app.add_option("--timeline", o.timeline,
+                                      "also write the run as Chrome trace-event JSON to FILE (open it in "
+                                      "ui.perfetto.dev): ranks, threads, calls, messages and collectives");
+  auto* html_opt = app.add_option("--html", o.html,
+                                  "also write a self-contained HTML report to FILE: job, I/O volume per rank over "
+                                  "time, calls, access sizes, files, MPI logged and pruned, loops");
+  app.add_option("--timeline-max-events", o.max_events,
+                 "at most N slices in the timeline, shared by the streams (the metadata says when it cut)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", o.quiet, "no progress bar");
   auto* extrap_opt =
       app.add_option("--extrapolate", o.extrapolate,
                      "write a plan for N ranks from runs of the same program at three or more smaller rank counts "
                      "(DIRs); -o names the plan directory, written only when every quantity fits a model")
           ->check(CLI::Range(int64_t(1), int64_t(INT32_MAX)))
-          ->excludes(verify_flag);
+          ->excludes(verify_flag)
+          ->excludes(timeline_opt)
+          ->excludes(html_opt);
   app.add_option("--cb-buffer-size", o.cb_buffer_size,
                  "with --extrapolate: POSIX requests of collective MPI-IO calls larger than this are split into "
                  "requests of this size (ROMIO's cb_buffer_size; the paper's max-blocksize)")
@@ -153,13 +200,17 @@ int main(int argc, char** argv) {
                           ->excludes(dir_opt)
                           ->excludes(plan_opt)
                           ->excludes(verify_flag)
-                          ->excludes(extrap_opt);
+                          ->excludes(extrap_opt)
+                          ->excludes(timeline_opt)
+                          ->excludes(html_opt);
   app.add_option("--dump", o.dump, "print an mpior file (rank trace, job or plan) as text")
       ->excludes(dir_opt)
       ->excludes(plan_opt)
       ->excludes(verify_flag)
       ->excludes(extrap_opt)
-      ->excludes(compare_opt);
+      ->excludes(compare_opt)
+      ->excludes(timeline_opt)
+      ->excludes(html_opt);
   try {
     app.parse(argc, argv);
     check_usage(o);

@@ -10,6 +10,7 @@
 #include "error.hpp"
 #include "format.hpp"
 #include "merge.hpp"
+#include "post_progress.hpp"
 
 namespace mpior::postproc {
 
@@ -59,7 +60,9 @@ trace::Plan build_plan(TraceSet set, const Analysis& a) {
     add_tallies(plan.pruned, t.pruned);
   }
   // Ranks that did the same thing become one stream with a rank list.
+  report_progress("merging streams", 0, 1);
   plan.streams = merge_streams(std::move(plan.streams));
+  report_progress("writing the plan", 1, 1);
   return plan;
 }
 

@@ -32,9 +32,10 @@ trace::Plan plan_of_trace_dir(const std::string& trace_dir) {
 }
 
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
-                  PairSink sink, bool verify) {
+                  PairSink sink, bool verify, const ReportHook& reports) {
   TraceSet set = read_trace_dir(trace_dir);
   Analysis a = analyze(set, std::move(sink));
+  if (reports) reports(set, a);
   std::string text = summary_text(set, a);
   nlohmann::json json = summary_json(set, a);
   size_t ranks = size_t(set.size());

@@ -1,13 +1,22 @@
 // mpior-post's main job: trace directory in, plan directory out.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 
 #include "model.hpp"
 #include "pairing.hpp"
+#include "trace_set.hpp"
 
 namespace mpior::postproc {
+
+struct Analysis;
+
+// What mpior-post does besides the plan, given the trace set as read (before
+// the sends receivers logged move to their senders) and its analysis: the
+// timeline and the HTML report (report/).
+using ReportHook = std::function<void(const TraceSet&, const Analysis&)>;
 
 // Reads and checks every rank of trace_dir, resolves and pairs, and only then
 // writes plan_dir (created with its parents). Progress goes to log, warnings
@@ -15,7 +24,7 @@ namespace mpior::postproc {
 // verify, checks before writing that the plan, as encoded, reads back every
 // rank's events (merge_check.hpp; walks every event once more).
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
-                  PairSink sink = {}, bool verify = false);
+                  PairSink sink = {}, bool verify = false, const ReportHook& reports = {});
 
 // The plan post_process would write for trace_dir, in memory (warnings
 // dropped): what --extrapolate reads when given trace directories.

@@ -8,6 +8,7 @@
 #include "cursor.hpp"
 #include "error.hpp"
 #include "format.hpp"
+#include "post_progress.hpp"
 
 namespace mpior::postproc {
 namespace fs = std::filesystem;
@@ -131,6 +132,7 @@ TraceSet read_trace_dir(const std::string& dir) {
   require_all_ranks(dir, set.job, present_ranks(dir, set.job));
   set.ranks.reserve(size_t(set.job.size));
   for (int32_t r = 0; r < set.job.size; ++r) {
+    report_progress("reading ranks", uint64_t(r), uint64_t(set.job.size));
     set.paths.push_back(join_path(dir, trace::rank_file_name(r)));
     set.ranks.push_back(trace::read_rank_trace(set.paths.back()));
   }

@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "format.hpp"
+#include "progress.hpp"
 
 namespace mpior::replay {
 
@@ -40,6 +41,17 @@ void add_options(CLI::App& app, CliOptions& cli) {
                  "included); mpiio: each MPI-IO call as independent positioned I/O on its view")
       ->check(CLI::IsMember({"posix", "mpiio"}))
       ->capture_default_str();
+  app.add_option("--timeline", cli.timeline,
+                 "also write the replay as Chrome trace-event JSON to FILE (ui.perfetto.dev), in the form of "
+                 "mpior-post --timeline");
+  app.add_option("--html", cli.html,
+                 "also write a self-contained HTML report of the replay to FILE, traced against replayed time "
+                 "per rank included");
+  app.add_option("--timeline-max-events", cli.max_events,
+                 "at most N calls recorded for --timeline and --html, shared by the threads")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", cli.quiet, "no progress bar");
   app.add_option("--stall-timeout", cli.stall_timeout_s,
                  "seconds with every thread blocked before the replay stops as deadlocked")
       ->check(CLI::PositiveNumber)
@@ -73,6 +85,8 @@ ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_f
   opt.stall_timeout_s = cli.stall_timeout_s;
   opt.io_log = cli.io_log;
   opt.mpiio_level = cli.io_level == "mpiio";
+  opt.progress = report::progress_wanted(cli.quiet);
+  if (!cli.timeline.empty() || !cli.html.empty()) opt.record_calls = cli.max_events;
   return opt;
 }
 

@@ -26,6 +26,9 @@ struct CliOptions {
   double stall_timeout_s = 60.0;
   std::string io_log;
   std::string io_level = "posix";
+  std::string timeline, html;       // report/: what a person looks at
+  uint64_t max_events = 1'000'000;  // --timeline-max-events
+  bool quiet = false;               // no progress bar
 };
 
 void add_options(CLI::App& app, CliOptions& cli);

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "io_replay.hpp"
 #include "mpi_replay.hpp"
 #include "mpiio_replay.hpp"
+#include "progress.hpp"
 #include "sync.hpp"
 
 namespace mpior::replay {
@@ -76,6 +78,8 @@ class ReplayThread {
     summary.rank = rank;
     summary.thread = stream.thread;
     summary.traced_ns = sh.plan.ranks[size_t(rank)].traced_ns;
+    calls.rank = rank;
+    calls.thread = stream.thread;
   }
 
   static void* entry(void* self) {
@@ -85,7 +89,10 @@ class ReplayThread {
 
   ThreadSummary summary;
   OpTable ops;
-  std::string io_lines;  // --io-log: "kind path offset count", one per replayed file call
+  std::atomic<uint64_t>* done = nullptr;  // depth-0 events replayed, for the progress bar
+  ThreadCalls calls;                      // --timeline / --html
+  uint64_t budget = 0;                    // calls to keep
+  std::string io_lines;                   // --io-log: "kind path offset count", one per replayed file call
   uint64_t skipped = 0;
   int64_t end_ns = 0;
 
@@ -112,6 +119,13 @@ class ReplayThread {
   }
 
   void run();
+  // A receive a Wait/Test completed: where the message's arrow ends.
+  void record_completion(const trace::Event& ev) {
+    if (calls.calls.size() + 1 < budget)  // room left for the Wait/Test itself
+      calls.calls.push_back({ev, last_end_ - t0_, last_end_ - t0_});
+    else
+      calls.capped = true;
+  }
   void log_io(const trace::Event& ev) {
     const trace::PlanRank& r = sh_.plan.ranks[size_t(summary.rank)];
     int64_t local = ev.args[trace::arg::file];
@@ -131,6 +145,12 @@ class ReplayThread {
   void finish(int64_t end) {
     if (cur_.active) ops.add(cur_.kind, end - cur_.start, cur_.bytes);
     cur_.active = false;
+    if (!recording_) return;
+    recording_ = false;
+    if (calls.calls.size() < budget)
+      calls.calls.push_back({pending_, pending_start_ - t0_, std::max(end, pending_start_) - t0_});
+    else
+      calls.capped = true;
   }
 
   // The POSIX calls ROMIO made under an MPI-IO call (or under the Wait that
@@ -151,6 +171,9 @@ class ReplayThread {
   std::string who_;
   Current cur_;
   FileScope fscope_;
+  trace::Event pending_;  // the call being replayed, for `calls`
+  int64_t pending_start_ = 0, t0_ = 0;
+  bool recording_ = false;
   int64_t last_end_ = 0;
   bool arrived_ = false;
 };
@@ -162,6 +185,7 @@ void ReplayThread::run() {
   trace::EventCursor cursor(stream_, summary.rank, sh_.opt.cursor);
   trace::Event ev;
   const int64_t t0 = sh_.gate.arrive();
+  t0_ = t0;
   arrived_ = true;
   const auto& aborted = sh_.progress.aborted();
   sleep_until(t0, aborted);  // the gate opens a little ahead of the common start
@@ -175,6 +199,7 @@ void ReplayThread::run() {
       if (ev.op() == trace::OpClass::complete && ev.depth == 1 && cur_.waits) {
         going = mpi.complete(ev, cursor.delivered());
         last_end_ = mono_now_ns();
+        if (budget > 0 && ev.args[trace::arg::req_kind] == trace::kReqRecv) record_completion(ev);
       } else if (ev.op() == trace::OpClass::member && ev.depth == 1) {
         going = mpi.member(ev, cursor.delivered());
         last_end_ = mono_now_ns();
@@ -243,6 +268,12 @@ bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiReplay& mp
 bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, MpiioReplay& mio,
                         int64_t start) {
   ++summary.events;
+  done->store(summary.events, std::memory_order_relaxed);
+  if (budget > 0) {
+    pending_ = ev;
+    pending_start_ = start;
+    recording_ = true;
+  }
   cur_ = {true, ev.op() == trace::OpClass::wait || ev.op() == trace::OpClass::test, ev.kind, start, 0};
   begin_file_call(ev, event_no);
   bool going = true;
@@ -316,6 +347,10 @@ Report collect(const trace::Plan& plan, const ReplayOptions& opt, const Target& 
     rep.skipped += t->skipped;
     for (const auto& [kind, stats] : t->ops.entries()) rep.ops[std::string(trace::name(kind))].merge(stats);
   }
+  if (opt.record_calls > 0)
+    for (const auto& t : threads) rep.calls.push_back(std::move(t->calls));
+  std::sort(rep.calls.begin(), rep.calls.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.rank, a.thread) < std::tie(b.rank, b.thread); });
   std::sort(rep.per_thread.begin(), rep.per_thread.end(),
             [](const auto& a, const auto& b) { return std::tie(a.rank, a.thread) < std::tie(b.rank, b.thread); });
   rep.replay_ns = last - t0;
@@ -363,12 +398,36 @@ void validate_plan(const trace::Plan& plan, const std::string& name) {
                           " but the plan has " + std::to_string(plan.ranks.size()) + " ranks");
 }
 
+namespace {
+
+// Events replayed so far against the traced time: the replay aims at it.
+report::ProgressBar::View replay_view(const std::atomic<uint64_t>* done, size_t n, int64_t traced_ns,
+                                      const std::atomic<int64_t>& t0) {
+  int64_t start = t0.load(std::memory_order_acquire);
+  if (start == 0) return {-1, "mpior-replay: preparing the target and starting threads"};
+  uint64_t events = 0;
+  for (size_t i = 0; i < n; ++i) events += done[i].load(std::memory_order_relaxed);
+  double s = double(std::max<int64_t>(1, mono_now_ns() - start)) / 1e9, traced = double(traced_ns) / 1e9;
+  double left = std::max(0.0, traced - s);
+  return {traced > 0 ? std::min(0.99, s / traced) : -1,
+          fmt::format("mpior-replay: {} events, {:.0f} ev/s, ETA {:.0f} s", events, double(events) / s, left)};
+}
+
+}  // namespace
+
 Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   int64_t launch = mono_now_ns();
   validate_plan(plan, opt.plan_name);
   std::unique_ptr<Target> target = prepare_target(plan, opt.setup);
   std::vector<ThreadSpec> specs = thread_specs(plan);
   Shared sh(plan, *target, opt, uint32_t(specs.size()));
+  std::unique_ptr<std::atomic<uint64_t>[]> done(new std::atomic<uint64_t>[specs.size()]);
+  for (size_t i = 0; i < specs.size(); ++i) done[i].store(0);
+  std::atomic<int64_t> started{0};
+  int64_t traced_ns = 0;
+  for (const trace::PlanRank& r : plan.ranks) traced_ns = std::max(traced_ns, r.traced_ns);
+  report::ProgressBar bar(opt.progress,
+                          [&](double) { return replay_view(done.get(), specs.size(), traced_ns, started); });
   std::vector<std::unique_ptr<ReplayThread>> threads;
   std::vector<pthread_t> ids;
   pthread_attr_t attr;
@@ -377,6 +436,8 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   int create_error = 0;
   for (const ThreadSpec& s : specs) {
     threads.push_back(std::make_unique<ReplayThread>(sh, *s.stream, s.rank));
+    threads.back()->done = &done[threads.size() - 1];
+    if (opt.record_calls > 0) threads.back()->budget = std::max<uint64_t>(1, opt.record_calls / specs.size());
     pthread_t id;
     create_error = pthread_create(&id, &attr, &ReplayThread::entry, threads.back().get());
     if (create_error != 0) {
@@ -390,7 +451,9 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
     sh.progress.abort("cannot start replay thread " + std::to_string(ids.size() + 1) + " of " +
                       std::to_string(specs.size()) + ": " + std::strerror(create_error));
   int64_t t0 = sh.gate.open_when_ready(uint32_t(ids.size()));
+  started.store(t0, std::memory_order_release);
   for (pthread_t id : ids) pthread_join(id, nullptr);
+  bar.stop();
   if (sh.progress.is_aborted()) throw ReplayError(sh.progress.reason());
   if (!opt.io_log.empty()) write_io_log(opt.io_log, threads);
   Report rep = collect(plan, opt, *target, sh, threads, t0);

@@ -23,6 +23,8 @@ struct ReplayOptions {
   std::string plan_name;           // for the report
   std::string io_log;              // file listing every replayed file call, when set
   bool mpiio_level = false;        // --io-level mpiio: MPI-IO calls as positioned I/O on their views
+  bool progress = false;           // a progress bar on stderr (report/progress.hpp)
+  uint64_t record_calls = 0;       // > 0: keep up to this many calls (shared by the threads) in Report::calls
 };
 
 // Throws ReplayError for a plan the replay cannot use (ranks out of range) and

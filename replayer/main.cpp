@@ -8,6 +8,8 @@
 #include "engine.hpp"
 #include "error.hpp"
 #include "format.hpp"
+#include "replay_html.hpp"
+#include "replay_timeline.hpp"
 
 namespace {
 
@@ -22,7 +24,11 @@ int run(const mpior::replay::CliOptions& cli) {
     replay::ReplayOptions opt = replay::to_replay_options(cli, plan_file);
     replay::Report report = replay::replay_plan(plan, opt);
     if (!cli.json.empty()) replay::write_json(cli.json, report);
+    if (!cli.timeline.empty()) report::write_replay_timeline(cli.timeline, plan, report, cli.max_events);
+    if (!cli.html.empty()) report::write_replay_html(cli.html, plan, report);
     replay::print_text(std::cout, report);
+    if (!cli.timeline.empty()) std::cout << "mpior-replay: wrote timeline " << cli.timeline << "\n";
+    if (!cli.html.empty()) std::cout << "mpior-replay: wrote report " << cli.html << "\n";
     std::cout.flush();
     if (!std::cout) {
       std::cerr << "mpior-replay: cannot write to standard output\n";

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "event.hpp"
 #include "kind.hpp"
 
 namespace mpior::replay {
@@ -58,6 +59,20 @@ struct ThreadSummary {
   uint64_t events = 0;  // depth-0 events replayed
 };
 
+// --timeline / --html: what one replay thread did, call by call (depth 0,
+// and the completion records of receives finished by a Wait/Test, depth 1),
+// times from the common start; at most a budget of calls per thread.
+struct ReplayedCall {
+  trace::Event ev;
+  int64_t start_ns = 0, end_ns = 0;
+};
+struct ThreadCalls {
+  int32_t rank = 0;
+  uint32_t thread = 0;
+  std::vector<ReplayedCall> calls;
+  bool capped = false;  // calls past the budget were left out
+};
+
 struct Report {
   std::string plan, fs;
   int32_t ranks = 0;
@@ -71,6 +86,7 @@ struct Report {
   std::vector<std::string> first_errors;
   uint64_t skipped = 0;  // calls that failed when traced, replayed as their duration
   std::vector<std::string> warnings;
+  std::vector<ThreadCalls> calls;  // per thread, when recorded (ReplayOptions::record_calls)
 
   double error_pct() const;
 };

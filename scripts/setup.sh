@@ -8,6 +8,8 @@ packages=(
   mpich libmpich-dev libunwind-dev libspdlog-dev libfmt-dev libzstd-dev
   catch2 libcli11-dev nlohmann-json3-dev
   libhdf5-mpich-dev strace clang-format
+  help2man   # man pages from --help (meson install)
+  chromium   # the HTML report's test opens it headless
 )
 
 missing=()

@@ -1,0 +1,15 @@
+// mpior-post --html: the HTML report of a traced run (report/html_report.hpp).
+#pragma once
+
+#include <string>
+
+#include "analyze.hpp"
+#include "trace_set.hpp"
+
+namespace mpior::report {
+
+// Walks every event once more. Throws postproc::PostError when the file
+// cannot be written.
+void write_trace_html(const std::string& file, const postproc::TraceSet& set, const postproc::Analysis& a);
+
+}  // namespace mpior::report

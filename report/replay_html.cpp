@@ -1,0 +1,63 @@
+#include "replay_html.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "collect.hpp"
+#include "error.hpp"
+#include "html_report.hpp"
+#include "plan_names.hpp"
+
+namespace mpior::report {
+
+namespace {
+
+void job_info(ReportData& d, const trace::Plan& plan, const replay::Report& rep) {
+  d.title = "mpior replay report: " + rep.plan;
+  bool capped = std::any_of(rep.calls.begin(), rep.calls.end(), [](const auto& t) { return t.capped; });
+  d.job = {{"plan", rep.plan},
+           {"target (--fs)", rep.fs},
+           {"command traced", plan.job.cmdline},
+           {"ranks", std::to_string(rep.ranks)},
+           {"replay threads", std::to_string(rep.threads)},
+           {"traced time (s)", fmt::format("{:.6f}", double(rep.traced_ns) / 1e9)},
+           {"replay time (s)", fmt::format("{:.6f}", double(rep.replay_ns) / 1e9)},
+           {"error", fmt::format("{:+.1f}%", rep.error_pct())},
+           {"failed calls", std::to_string(rep.errors)},
+           {"calls shown", capped ? "the first calls of each thread (--timeline-max-events)" : "all"}};
+  if (plan.extrap.target) d.job.push_back({"extrapolated to", std::to_string(plan.extrap.target) + " ranks"});
+}
+
+}  // namespace
+
+void write_replay_html(const std::string& file, const trace::Plan& plan, const replay::Report& rep) {
+  ReportData d;
+  job_info(d, plan, rep);
+  ReportCollector c(rep.ranks, rep.replay_ns);
+  PlanNames names(plan);
+  for (const replay::ThreadCalls& t : rep.calls) {
+    TableNames rn = names.rank(t.rank);
+    for (const replay::ReplayedCall& call : t.calls)
+      if (!is_record(call.ev)) c.add(t.rank, call.start_ns, call.end_ns - call.start_ns, call.ev, rn);
+  }
+  c.add_pruned(plan.pruned);
+  c.fill(d);
+  std::map<int32_t, double> replayed;
+  for (const replay::ThreadSummary& t : rep.per_thread)
+    replayed[t.rank] = std::max(replayed[t.rank], double(t.replay_ns) / 1e9);
+  for (const auto& [rank, s] : replayed)
+    d.replay.push_back({rank, double(plan.ranks[size_t(rank)].traced_ns) / 1e9, s});
+  std::vector<const trace::Stream*> streams;
+  std::vector<std::string> headers;
+  for (const trace::Stream& s : plan.streams) {
+    streams.push_back(&s);
+    headers.push_back("stream of " + std::to_string(s.rank_list().size()) + " rank(s), thread " +
+                      std::to_string(s.thread));
+  }
+  d.loops = loops_text(streams, headers);
+  if (!write_file(file, render_html(d))) throw replay::ReplayError("cannot write --html " + file);
+}
+
+}  // namespace mpior::report

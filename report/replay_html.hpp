@@ -1,0 +1,16 @@
+// mpior-replay --html: the HTML report of a replay, traced against replayed
+// time per rank included (report/html_report.hpp).
+#pragma once
+
+#include <string>
+
+#include "model.hpp"
+#include "report.hpp"
+
+namespace mpior::report {
+
+// From the calls the replay recorded (Report::calls). Throws
+// replay::ReplayError when the file cannot be written.
+void write_replay_html(const std::string& file, const trace::Plan& plan, const replay::Report& rep);
+
+}  // namespace mpior::report

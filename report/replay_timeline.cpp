@@ -1,0 +1,66 @@
+#include "replay_timeline.hpp"
+
+#include <fstream>
+#include <map>
+
+#include "error.hpp"
+#include "event_view.hpp"
+#include "plan_names.hpp"
+#include "replay_messages.hpp"
+#include "timeline_ids.hpp"
+#include "timeline_writer.hpp"
+
+namespace mpior::report {
+
+namespace {
+
+void name_tracks(TimelineWriter& w, const trace::Plan& plan, const replay::Report& rep) {
+  for (size_t r = 0; r < plan.ranks.size(); ++r) {
+    const std::string& host = plan.ranks[r].host;
+    w.process(timeline_pid(int64_t(r)), "rank " + std::to_string(r) + (host.empty() ? "" : " (" + host + ")"),
+              int64_t(r));
+  }
+  for (const replay::ThreadCalls& t : rep.calls)
+    w.thread(timeline_pid(t.rank), timeline_tid(t.rank, t.thread), "thread " + std::to_string(t.thread));
+}
+
+}  // namespace
+
+void write_replay_timeline(const std::string& file, const trace::Plan& plan, const replay::Report& rep,
+                           uint64_t max_events) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) throw replay::ReplayError("cannot write --timeline " + file);
+  TimelineWriter w(out, max_events);
+  name_tracks(w, plan, rep);
+  PlanNames names(plan);
+  std::map<std::pair<int64_t, int64_t>, FlowEnd> collectives;  // (comm, instance) -> first member drawn
+  for (const replay::ThreadCalls& t : rep.calls) {
+    if (t.capped) w.mark_capped();
+    TableNames rn = names.rank(t.rank);
+    for (const replay::ReplayedCall& c : t.calls) {
+      if (is_record(c.ev)) continue;  // receive completions: where arrows end
+      FlowEnd at{timeline_pid(t.rank), timeline_tid(t.rank, t.thread), c.start_ns};
+      if (!w.slice(at, c.end_ns - c.start_ns, std::string(trace::name(c.ev.kind)), category(c.ev),
+                   event_args(c.ev, rn)))
+        break;
+      if (!trace::is_collective(c.ev.op())) continue;
+      int64_t comm = rn.comm(c.ev.args[trace::arg::comm]);
+      int64_t instance = c.ev.args[trace::arg::coll_seq];
+      auto [it, first] = collectives.try_emplace({comm, instance}, at);
+      if (!first)
+        w.flow(it->second, at,
+               std::string(trace::name(c.ev.kind)) + " comm " + std::to_string(comm) + " #" + std::to_string(instance),
+               "collective");
+    }
+  }
+  for (const ReplayMessage& m : replay_messages(rep, names)) w.flow(m.send, m.recv, "message", "message");
+  nlohmann::json meta = {{"tool", "mpior-replay"},
+                         {"plan", rep.plan},
+                         {"fs", rep.fs},
+                         {"ranks", rep.ranks},
+                         {"replay_s", double(rep.replay_ns) / 1e9},
+                         {"traced_s", double(rep.traced_ns) / 1e9}};
+  if (!w.finish(std::move(meta))) throw replay::ReplayError("cannot write --timeline " + file);
+}
+
+}  // namespace mpior::report
