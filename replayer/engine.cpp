@@ -293,17 +293,19 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
     IoOutcome r = io.replay(ev);
     cur_.bytes = r.bytes;
     if (!r.replayed) {
-      // Failed when traced: its time passes as if it were compute.
+      // Failed when traced: its time passes as if it were compute (not
+      // with --io-only, which drops compute).
       ++skipped;
       cur_.active = false;
-      last_end_ = std::max(mono_now_ns(), start + ev.dur_ns);
+      last_end_ = sh_.opt.io_only ? mono_now_ns() : std::max(mono_now_ns(), start + ev.dur_ns);
       return true;
     }
   } else if (ev.op() == trace::OpClass::init) {
     // Start-up, not synchronisation the replay reproduces: its traced time
-    // passes as it did, so replay and traced times cover the same run.
+    // passes as it did, so replay and traced times cover the same run
+    // (--io-only: not at all).
     cur_.active = false;
-    last_end_ = std::max(mono_now_ns(), start + ev.dur_ns);
+    last_end_ = sh_.opt.io_only ? mono_now_ns() : std::max(mono_now_ns(), start + ev.dur_ns);
     return true;
   } else if (trace::is_mpi(ev.kind)) {
     cur_.bytes = ev.args[trace::arg::bytes];
