@@ -9,16 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmp(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
+#include "bench_timing.h"
 
 static double loop(MPI_File fh, int direct, long n) {
   double t0 = now_ns();

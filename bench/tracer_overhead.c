@@ -15,16 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmp(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
+#include "bench_timing.h"
 
 static double median(double* v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp);

@@ -245,7 +245,10 @@ int Sandbox::unlink(const std::string& rel) const {
   return r;
 }
 
-int Sandbox::rename(const std::string& from, const std::string& to) const {
+// Runs op(from_dir, from_leaf, to_dir, to_leaf) on both paths' parent
+// directories (opened inside the root), closing them after.
+template <typename Op>
+int Sandbox::on_two_paths(const std::string& from, const std::string& to, Op op) const {
   std::string from_leaf, to_leaf;
   int from_dir = open_parent(from, &from_leaf);
   if (from_dir < 0) return from_dir;
@@ -254,25 +257,18 @@ int Sandbox::rename(const std::string& from, const std::string& to) const {
     ::close(from_dir);
     return to_dir;
   }
-  int r = result(::renameat(from_dir, from_leaf.c_str(), to_dir, to_leaf.c_str()));
+  int r = result(op(from_dir, from_leaf.c_str(), to_dir, to_leaf.c_str()));
   ::close(from_dir);
   ::close(to_dir);
   return r;
 }
 
+int Sandbox::rename(const std::string& from, const std::string& to) const {
+  return on_two_paths(from, to, [](int fd, const char* f, int td, const char* t) { return ::renameat(fd, f, td, t); });
+}
+
 int Sandbox::link(const std::string& from, const std::string& to) const {
-  std::string from_leaf, to_leaf;
-  int from_dir = open_parent(from, &from_leaf);
-  if (from_dir < 0) return from_dir;
-  int to_dir = open_parent(to, &to_leaf);
-  if (to_dir < 0) {
-    ::close(from_dir);
-    return to_dir;
-  }
-  int r = result(::linkat(from_dir, from_leaf.c_str(), to_dir, to_leaf.c_str(), 0));
-  ::close(from_dir);
-  ::close(to_dir);
-  return r;
+  return on_two_paths(from, to, [](int fd, const char* f, int td, const char* t) { return ::linkat(fd, f, td, t, 0); });
 }
 
 // The link's text is relative ("../b/c"), so it names the target inside the root.

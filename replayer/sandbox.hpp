@@ -58,6 +58,8 @@ class Sandbox {
 
  private:
   int open_parent(const std::string& rel, std::string* leaf) const;
+  template <typename Op>
+  int on_two_paths(const std::string& from, const std::string& to, Op op) const;
   int resolve_user(const std::string& rel, int flags, mode_t mode) const;
   int root_fd_ = -1;
   bool kernel_ = false;
