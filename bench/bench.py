@@ -85,7 +85,7 @@ def latency(b):
     iters = 2000 if b.quick else 10000
     results = {}
     for prune in ("1", "0"):
-        out = b.run(["mpirun", "-n", 2, b.exe("bench/mpi_latency"), iters, 5], env=b.traced(MPIOR_PRUNE=prune))
+        out = b.run(["mpirun.mpich", "-n", 2, b.exe("bench/mpi_latency"), iters, 5], env=b.traced(MPIOR_PRUNE=prune))
         for m in re.finditer(r"^(.+?)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(-?\d+\.\d+)\s+(\d+\.\d+)$", out, re.M):
             results.setdefault(m.group(1).strip(), {})[prune] = (m.group(2), m.group(3), m.group(4))
     rows = [[op, r["1"][0], r["1"][1], r["1"][2], r["0"][1], r["0"][2]] for op, r in results.items()]
@@ -98,7 +98,7 @@ INFO = re.compile(r"rank 0: (\d+) events in (\d+) streams, tracer memory (\d+) b
 
 def traced_size(b, app, args, ranks=2):
     d = b.fresh("sizes")
-    out = b.run(["mpirun", "-n", ranks, b.exe(f"test/apps/{app}")] + list(args), cwd=d,
+    out = b.run(["mpirun.mpich", "-n", ranks, b.exe(f"test/apps/{app}")] + list(args), cwd=d,
                 env=b.traced(MPIOR_LOG="info", MPIOR_TRACE_DIR=os.path.join(d, "traces")))
     m = INFO.search(out)
     if not m:
@@ -159,7 +159,7 @@ def apps(b):
                 for name, prune in modes:  # interleaved: all modes see the same machine state
                     d = b.fresh("apps")
                     env = b.traced(MPIOR_PRUNE=prune, MPIOR_TRACE_DIR=os.path.join(d, "traces")) if prune else {}
-                    times[name].append(elapsed(b.run(["mpirun", "-n", ranks, b.exe(f"bench/{shape}")] + args,
+                    times[name].append(elapsed(b.run(["mpirun.mpich", "-n", ranks, b.exe(f"bench/{shape}")] + args,
                                                      env=env, cwd=d)))
             base = statistics.median(times["untraced"])
             spread = (max(times["untraced"]) - min(times["untraced"])) / base * 100
@@ -174,7 +174,7 @@ def apps(b):
 def replay_once(b, app, args, prune):
     d = b.fresh("replay")
     traces = os.path.join(d, "traces")
-    b.run(["mpirun", "-n", 2, b.exe(f"test/apps/{app}")] + list(args), cwd=d,
+    b.run(["mpirun.mpich", "-n", 2, b.exe(f"test/apps/{app}")] + list(args), cwd=d,
           env=b.traced(MPIOR_PRUNE=prune, MPIOR_TRACE_DIR=traces))
     b.run([b.post, traces])
     fs, report = os.path.join(d, "fs"), os.path.join(d, "report.json")
@@ -219,7 +219,7 @@ def mpiio(b):
     parallel HDF5 time-step loop (loops must fold through the MPI-IO and POSIX levels)."""
     calls = 20000 if b.quick else 100000
     # /dev is excluded by default: trace the tmpfs file's POSIX calls too.
-    out = b.run(["mpirun", "-n", 1, b.exe("bench/mpiio_overhead"), calls, 5, "/dev/shm/mpior-bench-mpiio.dat"],
+    out = b.run(["mpirun.mpich", "-n", 1, b.exe("bench/mpiio_overhead"), calls, 5, "/dev/shm/mpior-bench-mpiio.dat"],
                 env=b.traced(MPIOR_EXCLUDE="/proc,/sys"))
     print(f"\n== MPI-IO tracer overhead ({calls} calls x 5, traced vs untraced (PMPI) in one run, medians)")
     print("  " + out.strip().splitlines()[-1])
@@ -239,7 +239,7 @@ def crash(b):
         for name, ms in modes:
             d = b.fresh("crash")
             env = b.traced(MPIOR_FLUSH_INTERVAL=ms, MPIOR_TRACE_DIR=os.path.join(d, "traces"))
-            times[name].append(elapsed(b.run(["mpirun", "-n", 2, b.exe("bench/lammps_shape")], env=env, cwd=d)))
+            times[name].append(elapsed(b.run(["mpirun.mpich", "-n", 2, b.exe("bench/lammps_shape")], env=env, cwd=d)))
     base = statistics.median(times["flush off"])
     rows = [[name, f"{statistics.median(times[name]):.3f}", f"{statistics.median(times[name]) / base:.3f}"]
             for name, _ in modes]

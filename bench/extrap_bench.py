@@ -33,7 +33,7 @@ def extrapolation(b, table):
     plans = []
     for n in (4, 5, 6, 7):
         traces = os.path.join(d, f"t{n}")
-        b.run(["mpirun", "-n", n, b.exe("test/apps/scaling"), 3, 0, TOTAL], cwd=d,
+        b.run(["mpirun.mpich", "-n", n, b.exe("test/apps/scaling"), 3, 0, TOTAL], cwd=d,
               env=b.traced(MPIOR_TRACE_DIR=traces))
         b.run([b.post, traces])
         plans.append(os.path.join(traces, "plan"))

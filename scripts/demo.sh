@@ -12,9 +12,9 @@ build="$root/${BUILD_DIR:-build}"
 work=$(mktemp -d /tmp/mpior-demo.XXXXXX)
 cd "$work"
 
-echo "== 1. trace: LD_PRELOAD=libmpior.so mpirun -n 4 checkpoint_sim (in $work)"
+echo "== 1. trace: LD_PRELOAD=libmpior.so mpirun.mpich -n 4 checkpoint_sim (in $work)"
 LD_PRELOAD="$build/preload/libmpior.so" MPIOR_TRACE_DIR="$work/traces" \
-  mpirun -n 4 "$build/test/apps/checkpoint_sim" 40 2000 10 65536
+  mpirun.mpich -n 4 "$build/test/apps/checkpoint_sim" 40 2000 10 65536
 ls -l "$work/traces"
 
 echo

@@ -10,6 +10,8 @@ packages=(
   libhdf5-mpich-dev strace clang-format
   help2man   # man pages from --help (meson install)
   chromium   # the HTML report's test opens it headless
+  openmpi-bin libopenmpi-dev   # the Open MPI tracer (libmpior-openmpi.so)
+  lammps lammps-examples       # a real application traced under Open MPI
 )
 
 missing=()

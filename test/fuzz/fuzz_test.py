@@ -21,7 +21,7 @@ FUZZ = os.environ.get("MPIOR_FUZZ", os.path.join(os.path.dirname(POST), "..", "t
 def seeds(root):
     traces = os.path.join(root, "traces")
     env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces)
-    run(["mpirun", "-n", "2", os.path.join(APPS, "checkpoint_sim"), "6", "100", "3", "512"], cwd=root, env=env)
+    run(["mpirun.mpich", "-n", "2", os.path.join(APPS, "checkpoint_sim"), "6", "100", "3", "512"], cwd=root, env=env)
     run([POST, traces, "-o", os.path.join(root, "plan")])
     return traces, os.path.join(root, "plan")
 

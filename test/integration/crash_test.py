@@ -39,7 +39,7 @@ def dies(mode, victim=0, full_victim=True, env=None):
     # periodic flush, so its trace can only come from that moment.
     own = ["-env", "MPIOR_FLUSH_INTERVAL", "0"] if full_victim and mode not in ("mpi_abort", "kill") else []
     segments = [["-n", "1"] + (own if r == victim else []) + app for r in (0, 1)]
-    p = subprocess.run(["mpirun"] + segments[0] + [":"] + segments[1], cwd=root,
+    p = subprocess.run(["mpirun.mpich"] + segments[0] + [":"] + segments[1], cwd=root,
                        env=traced_env(traces, **(env or {})), capture_output=True, text=True, timeout=120)
     if mode != "return":  # hydra reports a return without MPI_Finalize as success
         check(p.returncode != 0, f"{mode}: the job should fail, exited {p.returncode}")

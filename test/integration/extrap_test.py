@@ -38,7 +38,7 @@ class Runs:
         the trace directory and the files the run left {name: size}."""
         name = name or f"t{n}"
         traces = self.path(name)
-        cmd = ["mpirun", "-n", str(n), APP] + [str(a) for a in args]
+        cmd = ["mpirun.mpich", "-n", str(n), APP] + [str(a) for a in args]
         base = dict(os.environ)
         base.pop("LD_PRELOAD", None)
         base.update(env or {})

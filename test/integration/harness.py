@@ -87,7 +87,7 @@ class Scenario:
 
     def command(self):
         base = [self.app] + self.args
-        return ["mpirun", "-n", str(self.ranks)] + base if self.ranks else base
+        return ["mpirun.mpich", "-n", str(self.ranks)] + base if self.ranks else base
 
     def environment(self, traced):
         env = dict(os.environ)

@@ -47,7 +47,7 @@ def install():
     app = shutil.copy(os.path.join(APPS, "nton_barrier"), work)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MPIOR_") and k not in ("LD_PRELOAD",)}
     env["PATH"] = os.path.dirname(tools["mpior-trace"]) + ":/usr/bin:/bin"
-    p = subprocess.run(["mpior-trace", "-o", "t", "--", "mpirun", "-n", "2", app, "3", "512"], cwd=work, env=env,
+    p = subprocess.run(["mpior-trace", "-o", "t", "--", "mpirun.mpich", "-n", "2", app, "3", "512"], cwd=work, env=env,
                        capture_output=True, text=True, timeout=300)
     check_eq(p.returncode, 0, f"mpior-trace exit status (stderr {p.stderr[-800:]})")
     where = os.path.join(work, "t")
