@@ -60,20 +60,6 @@ void collect(const TraceSet& set, const CommResolution& comms, std::map<Key, std
   }
 }
 
-trace::RawEvent raw_of(const trace::Event& ev) {
-  trace::RawEvent r;
-  r.kind = ev.kind;
-  r.depth = ev.depth;
-  r.flags = ev.flags;
-  r.err = ev.err;
-  r.start = ev.start_ns;
-  r.end = ev.end_ns;
-  r.callsite = ev.callsite;
-  r.ret = ev.ret;
-  r.args = ev.args;
-  return r;
-}
-
 int32_t local_id(const std::vector<int32_t>& to_global, int32_t g) {
   for (size_t l = 0; l < to_global.size(); ++l)
     if (to_global[l] == g) return int32_t(l);
@@ -112,7 +98,7 @@ trace::Stream rebuild(const trace::Stream& s, int32_t rank, std::vector<Insert>&
   };
   while (c.next(ev)) {
     if (ev.depth == 0) emit_inserts(ev.start_ns);
-    b.append(raw_of(ev));
+    b.append(ev.raw());
     if (ev.depth == 0) last_end = ev.end_ns;
     ++index;
   }

@@ -38,7 +38,7 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
   if (reports) reports(set, a);
   std::string text = summary_text(set, a);
   nlohmann::json json = summary_json(set, a);
-  size_t ranks = size_t(set.size());
+  size_t ranks = size_t(set.size()), children = set.children;
   move_sends_to_senders(set, a.comms);
   std::optional<TraceSet> unmerged;  // --verify: what the merged plan must read back
   if (verify) unmerged = set;
@@ -51,7 +51,9 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
   for (const std::string& w : a.warnings) warn << "mpior-post: warning: " << w << "\n";
   log << "mpior-post: wrote " << plan_dir << ": " << ranks << " ranks, " << plan.streams.size() << " streams, "
       << plan.files.size() << " files, " << plan.comms.size() << " communicators, " << a.messages.messages
-      << " messages, " << a.collectives.instances << " collective instances\n";
+      << " messages, " << a.collectives.instances << " collective instances";
+  if (children) log << ", " << children << " processes the ranks started (folded in as threads)";
+  log << "\n";
   if (unmerged)
     log << "mpior-post: verified " << plan_file(plan_dir) << ": its " << plan.streams.size()
         << " streams give back the " << verified << " events of " << ranks << " ranks exactly\n";

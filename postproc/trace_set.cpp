@@ -5,6 +5,7 @@
 #include <set>
 #include <system_error>
 
+#include "children.hpp"
 #include "cursor.hpp"
 #include "error.hpp"
 #include "format.hpp"
@@ -137,6 +138,7 @@ TraceSet read_trace_dir(const std::string& dir) {
     set.ranks.push_back(trace::read_rank_trace(set.paths.back()));
   }
   check_trace_set(set);
+  set.children = fold_children(set);
   return set;
 }
 

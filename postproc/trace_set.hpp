@@ -16,6 +16,7 @@ struct TraceSet {
   std::vector<trace::RankTrace> ranks;  // index = world rank
   std::vector<std::string> paths;       // the file each rank came from
   std::vector<std::string> warnings;    // worth telling, not worth stopping for
+  size_t children = 0;                  // processes ranks started, folded in as threads (children.hpp)
 
   int32_t size() const { return int32_t(ranks.size()); }
   const std::string& path(int32_t rank) const { return paths[size_t(rank)]; }

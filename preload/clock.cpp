@@ -48,6 +48,14 @@ void start(bool tsc) noexcept {
   if (!g_use_tsc) g_ns_per_tick.store(1.0);
 }
 
+void start_at(int64_t mono_ns, int64_t real_ns) noexcept {
+  g_use_tsc = false;
+  g_start_real = real_ns;
+  g_start_mono = mono_ns;
+  g_start_ticks = mono_ns;
+  g_ns_per_tick.store(1.0);
+}
+
 int64_t start_monotonic_ns() noexcept { return g_start_mono; }
 int64_t start_realtime_ns() noexcept { return g_start_real; }
 

@@ -28,6 +28,9 @@ __attribute__((always_inline)) inline int64_t now() noexcept { return g_use_tsc 
 // Starts the clock (trace start = now). `tsc` requests the TSC; it is used
 // only when the CPU reports it constant and non-stop.
 void start(bool tsc) noexcept;
+// Starts the clock on CLOCK_MONOTONIC with an earlier trace start: the
+// parent's, in a process a traced one started, so both share one time line.
+void start_at(int64_t mono_ns, int64_t real_ns) noexcept;
 // Trace start, in CLOCK_MONOTONIC and CLOCK_REALTIME nanoseconds.
 int64_t start_monotonic_ns() noexcept;
 int64_t start_realtime_ns() noexcept;

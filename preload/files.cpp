@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <string>
 #include <utility>
 
 #include "real_table.hpp"
@@ -276,12 +278,29 @@ StreamTable& streams() {
   return *t;
 }
 
+namespace {
+// The regular file behind fd 0-2 when a shell redirected it (`cat a > b`),
+// else empty.
+std::string file_behind(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  char link[32], buf[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, buf, sizeof buf - 1);
+  return n > 0 && buf[0] == '/' ? std::string(buf, size_t(n)) : std::string();
+}
+}  // namespace
+
 void register_std_streams() {
   const char* names[3] = {"<stdin>", "<stdout>", "<stderr>"};
   FILE* std_streams[3] = {stdin, stdout, stderr};
+  int32_t std_files[3];
+  for (int i = 0; i < 3; ++i) std_files[i] = files().intern(names[i], -1);  // ids 0-2, always
   for (int i = 0; i < 3; ++i) {
-    int32_t f = files().intern(names[i], -1);
-    fds().set(i, f, 0);
+    std::string real = file_behind(i);
+    int32_t f = real.empty() ? std_files[i] : files().intern(real, fcntl(i, F_GETFL));
+    off_t pos = real.empty() ? 0 : lseek(i, 0, SEEK_CUR);
+    fds().set(i, f, pos < 0 ? 0 : pos);
     streams().add_with_id(std_streams[i], i, f, i);
   }
 }

@@ -148,6 +148,8 @@ def gen_io_wrapper(fn):
     hargs = ", ".join(["call_", "0" if void else "ret"] + fn.handler_args)
     real = f"::mpior::preload::real::get_{target}()"
     out = signature(fn) + pro
+    if "before" in fn.options:  # a hook that must run before the real call (exec replaces the program)
+        out.append(f"  ::mpior::preload::{fn.options['before']}();")
     out.append(f"  ::mpior::preload::Call call_(::mpior::trace::Kind::{fn.name});")
     if void:
         out.append(f"  {real}({args});")

@@ -37,6 +37,7 @@ int64_t sum_counts(const Count* counts, int64_t n) {
 // Lifecycle (session.cpp).
 void session_mpi_init(int thread_level) noexcept;
 void session_mpi_finalize() noexcept;
+void session_mpi_abort() noexcept;
 
 // Handler bodies that do not depend on the callable (mpi_handlers.cpp).
 void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) noexcept;
@@ -89,6 +90,15 @@ int mpi_finalize(Call& c, Invoke&& invoke) {
   record_event(c.ev());
   c.drop();
   session_mpi_finalize();
+  return invoke();
+}
+
+// MPI_Abort ends the job without returning: this rank's trace is written
+// first (the other ranks are killed; their signal handlers write theirs).
+template <typename Invoke>
+int mpi_abort(Call& c, Invoke&& invoke) {
+  c.drop();
+  session_mpi_abort();
   return invoke();
 }
 

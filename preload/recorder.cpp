@@ -159,4 +159,18 @@ bool recorders_idle() noexcept {
 
 void set_builder_options(trace::BuilderOptions opt) { g_builder_options = opt; }
 
+void reset_after_fork() noexcept {
+  // The parent's other threads are gone and may have held the mutex; their
+  // recorders (and this thread's, with the parent's events) stay behind
+  // unfreed: the child's memory is a copy, and its trace starts empty.
+  new (&g_registry_mutex) std::mutex();
+  g_registry = nullptr;
+  t_state.recorder = nullptr;
+  for (size_t k = 0; k < trace::kNumKinds; ++k) {
+    g_pruned[k].calls.store(0, std::memory_order_relaxed);
+    g_pruned[k].ticks.store(0, std::memory_order_relaxed);
+    g_excluded[k].store(0, std::memory_order_relaxed);
+  }
+}
+
 }  // namespace mpior::preload

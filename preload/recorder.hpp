@@ -55,6 +55,8 @@ trace::KindTallies pruned_tallies();
 void count_excluded(trace::Kind k) noexcept;
 trace::KindTallies excluded_tallies();
 
+// In a forked child: forget the parent's recorders and tallies.
+void reset_after_fork() noexcept;
 // Every thread's recorder, in creation order (recorders outlive their threads).
 std::vector<ThreadRecorder*> all_recorders();
 // In a crash child (crash.cpp): no thread was caught holding the registry or a

@@ -19,6 +19,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@
 #include "config.hpp"
 #include "crash.hpp"
 #include "files.hpp"
+#include "lineage.hpp"
 #include "log.hpp"
 #include "mpi_handlers.hpp"
 #include "piggyback/pruner.hpp"
@@ -61,7 +64,12 @@ constinit config::Option<bool> opt_prune{
     "MPIOR_PRUNE", true,
     "keep only the MPI synchronisation that can change when I/O is issued (thesis 2.1); 0 logs every MPI call. "
     "Off when the application uses MPI_THREAD_MULTIPLE"};
+constinit config::Option<bool> opt_children{
+    "MPIOR_CHILDREN", true,
+    "trace the processes a traced program starts (fork, exec, system(), posix_spawn): each writes its own trace, "
+    "which mpior-post folds into its rank as extra threads"};
 MPIOR_REGISTER_OPTION(opt_dir);
+MPIOR_REGISTER_OPTION(opt_children);
 MPIOR_REGISTER_OPTION(opt_exclude);
 MPIOR_REGISTER_OPTION(opt_exclude_exe);
 MPIOR_REGISTER_OPTION(opt_timing);
@@ -70,9 +78,11 @@ MPIOR_REGISTER_OPTION(opt_disable);
 MPIOR_REGISTER_OPTION(opt_prune);
 
 struct Session {
-  bool traced = false;    // this process records
-  bool writable = false;  // and may write its trace
-  bool forked_child = false;
+  bool traced = false;     // this process records
+  bool writable = false;   // and may write its trace
+  bool child = false;      // started by a traced process (lineage.hpp): writes a child trace
+  bool dir_ready = false;  // a standalone program's directory is prepared (at its first write)
+  uint64_t serial = 0;     // a child's: tells its trace from other images of the same pid
   bool under_mpi = false;  // started by an MPI launcher: only a process that calls MPI_Init writes
   bool mpi = false;
   bool finalized = false;
@@ -252,9 +262,32 @@ bool newer_job_in_dir() {
 }
 
 void on_exit_handler() { session::on_exit(); }
+// A forked child records for itself from here, as a child of its rank.
+// The crash handler's own copies use _Fork and never come here.
 void on_fork_child() {
-  g_recording.store(false);
-  S().forked_child = true;
+  Session& s = S();
+  if (!s.traced || !s.writable || !opt_children.get() || (s.under_mpi && !s.mpi && !s.child)) {
+    g_recording.store(false);
+    s.traced = false;
+    return;
+  }
+  reset_after_fork();
+  s.child = true;
+  s.mpi = false;
+  s.pruning = false;
+  s.written_at_exit = false;
+  s.events_written = 0;
+  s.info.pid = getpid();
+  s.serial = new_job_id();
+  s.dir_lock = -1;
+}
+
+// The identity a standalone program passes to what it starts: its job and
+// the directory it will write to (beside an earlier trace, if one is there).
+void become_root(Session& s) {
+  s.job_id = new_job_id();
+  if (holds_trace(s.dir)) s.dir = job_subdir(s.dir, s.job_id);
+  if (opt_children.get()) lineage::announce({s.dir, s.job_id, 0, 1, s.info.clock_mono_ns, s.info.clock_real_ns});
 }
 
 }  // namespace
@@ -269,15 +302,27 @@ void on_load() {
   std::string exe = exe_path();
   if (opt_disable.get() || name_matches(basename_of(exe), opt_exclude_exe.get())) return;
   s.under_mpi = launched_by_mpi();
-  clock::start(opt_clock.get() == "tsc");
+  std::optional<lineage::Parent> parent = lineage::inherited();
+  if (parent)
+    clock::start_at(parent->mono_ns, parent->real_ns);
+  else
+    clock::start(opt_clock.get() == "tsc");
   s.dir = absolute_path(AT_FDCWD, std::string(opt_dir.get()).c_str());
   std::vector<std::string> excluded = split_commas(opt_exclude.get());
   excluded.push_back(s.dir);
+  if (parent) excluded.push_back(parent->dir);
   set_excluded(std::move(excluded));
   register_std_streams();
   set_builder_options({opt_timing.get() == "lossless"});
   fill_process_info(s.info);
-  if (!s.under_mpi) {
+  if (parent) {
+    s.child = true;
+    s.dir = parent->dir;
+    s.job_id = parent->job_id;
+    s.rank = parent->rank;
+    s.size = parent->size;
+    s.serial = new_job_id();
+  } else if (!s.under_mpi) {
     // A standalone program holds the trace directory for its lifetime: a
     // traced program it starts (which inherits LD_PRELOAD) finds it taken
     // and stays untraced instead of overwriting the parent's trace.
@@ -290,10 +335,11 @@ void on_load() {
       log_debug("{} is in use by another traced process; this one is not traced", s.dir);
       return;
     }
+    become_root(s);
   }
   s.traced = true;
   s.writable = true;
-  if (!s.under_mpi) crash::start_signals_only();
+  if (!s.under_mpi || s.child) crash::start_signals_only();
   atexit(on_exit_handler);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_recording.store(true);
@@ -330,7 +376,7 @@ bool write_rank_now(bool finished) {
     t.process.job_id = s.job_id;
     t.process.rank = s.rank;
     t.process.size = s.size;
-    t.process.mpi = s.mpi;
+    t.process.mpi = s.mpi && !s.child;
     t.process.finished = finished;
     t.process.pruning = s.pruning;
     t.pruned = pruned_tallies();
@@ -346,7 +392,10 @@ bool write_rank_now(bool finished) {
       memory += r->memory_bytes();
     }
     std::vector<uint8_t> bytes = trace::encode(t);
-    trace::write_file_atomic(s.dir + "/" + trace::rank_file_name(s.rank), bytes);
+    if (s.child && !make_dirs(s.dir)) throw std::runtime_error(s.dir + ": " + std::strerror(errno));
+    trace::write_file_atomic(
+        s.dir + "/" + (s.child ? trace::child_file_name(s.rank, s.info.pid, s.serial) : trace::rank_file_name(s.rank)),
+        bytes);
     s.events_written = events;
     log_info("rank {}: {} events in {} streams, tracer memory {} bytes, trace {} bytes", s.rank, events,
              t.streams.size(), memory, bytes.size());
@@ -359,11 +408,11 @@ bool write_rank_now(bool finished) {
 
 bool write_crash_copy() {
   Session& s = S();
-  if (!s.traced || s.forked_child || (s.under_mpi && !s.mpi)) return false;
-  if (s.mpi) return write_rank_now(false);
+  if (!s.traced || (s.under_mpi && !s.mpi && !s.child)) return false;
+  if (s.mpi || s.child) return write_rank_now(false);
   // A standalone program writes only at exit: its directory is made now.
-  s.job_id = new_job_id();
-  if (!prepare_dir(s.dir, s.job_id).empty()) return false;
+  if (!s.dir_ready && !prepare_dir(s.dir, s.job_id).empty()) return false;
+  s.dir_ready = true;
   return write_rank_now(false) && write_job(trace::JobState::running, {0});
 }
 
@@ -373,14 +422,40 @@ uint64_t events_recorded() {
   return n;
 }
 
+// A standalone program's trace and job record (at exit, and before an exec
+// replaces the program: then again at exit if the exec failed).
+void write_standalone() {
+  Session& s = S();
+  std::string err = s.dir_ready ? std::string() : prepare_dir(s.dir, s.job_id);
+  if (!err.empty()) return log_error("cannot write traces to {}: {}", s.dir, err);
+  s.dir_ready = true;
+  if (write_rank(true)) write_job(trace::JobState::complete, {0});
+}
+
+}  // namespace session
+
+void session_before_exec() noexcept {
+  Session& s = S();
+  if (!s.traced || s.mpi || !g_recording.load()) return;
+  TracerGuard guard;
+  if (s.child)
+    session::write_rank(true);
+  else if (!s.under_mpi)
+    session::write_standalone();
+}
+
+namespace session {
+
 void on_exit() {
   Session& s = S();
-  if (!s.traced || s.forked_child || s.written_at_exit) return;
+  if (!s.traced || s.written_at_exit) return;
   s.written_at_exit = true;
   TracerGuard guard;
   crash::stop();
   if (g_recording.load()) map_record_live();  // shared writable mappings write back at exit
-  if (s.under_mpi && !s.mpi) {
+  if (s.child) {
+    write_rank(true);
+  } else if (s.under_mpi && !s.mpi) {
     // Under an MPI launcher but never a rank: a wrapper script or a program
     // a rank started. Only ranks write.
     log_debug("process {} did not call MPI_Init: its trace is not kept", s.info.pid);
@@ -390,13 +465,7 @@ void on_exit() {
     // this process's trace would lose that job's.
     log_info("{} holds a job started after this process; its trace is left in place", s.dir);
   } else if (!s.mpi) {
-    s.job_id = new_job_id();
-    std::string err = prepare_dir(s.dir, s.job_id);
-    if (!err.empty()) {
-      log_error("cannot write traces to {}: {}", s.dir, err);
-    } else if (write_rank(true)) {
-      write_job(trace::JobState::complete, {0});
-    }
+    write_standalone();
   } else if (!s.finalized || events_recorded() != s.events_written) {
     // I/O after MPI_Finalize, or an exit without it (the job stays
     // "running": mpior-post reports it as not finished).
@@ -436,6 +505,12 @@ void session_mpi_init(int) noexcept {
   pmpi::Comm_size(MPI_COMM_WORLD, &s.size);
   state().init(s.rank, s.size);
   s.mpi = true;
+  if (s.child) {
+    // A rank whose launcher a traced process started (`bash -c "mpirun
+    // ..."`): a rank of its own job, not a child of that process.
+    s.child = false;
+    s.dir = absolute_path(AT_FDCWD, std::string(opt_dir.get()).c_str());
+  }
   // A communicator of our own, so the tracer's messages never meet the
   // application's.
   pmpi::Comm_dup(MPI_COMM_WORLD, &s.private_comm);
@@ -461,6 +536,16 @@ void session_mpi_init(int) noexcept {
   }
   start_pruning(s);
   crash::start();
+  if (opt_children.get())
+    lineage::announce({s.dir, s.job_id, s.rank, s.size, s.info.clock_mono_ns, s.info.clock_real_ns});
+}
+
+void session_mpi_abort() noexcept {
+  Session& s = S();
+  TracerGuard guard;
+  if (!s.mpi || s.finalized) return;
+  crash::stop();
+  session::write_rank(false);
 }
 
 void session_mpi_finalize() noexcept {

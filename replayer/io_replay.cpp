@@ -132,7 +132,12 @@ void IoReplay::set_fd(int64_t handle, int fd, Owner owner) {
 // The descriptor for the event's handle; a handle the replay never saw opened
 // (inherited, or opened by an untraced call) is opened on the event's file.
 int IoReplay::fd_for(int64_t handle, int64_t file) {
-  if (auto it = fds_.find(handle); it != fds_.end()) return it->second.fd;
+  if (auto it = fds_.find(handle); it != fds_.end()) {
+    // fd 0-2 on a file: a process the shell started with its output
+    // redirected (`cat a > b`) writes b through fd 1.
+    if (it->second.owner != Owner::shared || global_file(file) < 3) return it->second.fd;
+    fds_.erase(it);
+  }
   const std::string* path = mapped(file);
   if (!path) return -EBADF;
   int fd = target_.sandbox->open(*path, O_RDWR | O_CREAT, 0644);
@@ -261,6 +266,8 @@ IoOutcome IoReplay::open_file(const Event& ev) {
 
 IoOutcome IoReplay::posix(const Event& ev) {
   switch (ev.op()) {
+    case OpClass::exec:  // the program replaced itself: its new image is a thread of its own
+      return {};
     case OpClass::open:
       return open_file(ev);
     case OpClass::close: {

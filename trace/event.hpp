@@ -161,6 +161,22 @@ struct Event {
   std::array<int64_t, kNumArgs> args{};
 
   OpClass op() const { return info(kind).op; }
+
+  // The record it expands from, to feed a StreamBuilder again (a stream
+  // rebuilt with events inserted or arguments renumbered).
+  RawEvent raw() const {
+    RawEvent r;
+    r.kind = kind;
+    r.depth = depth;
+    r.flags = flags;
+    r.err = err;
+    r.start = start_ns;
+    r.end = end_ns;
+    r.callsite = callsite;
+    r.ret = ret;
+    r.args = args;
+    return r;
+  }
 };
 
 }  // namespace mpior::trace

@@ -148,6 +148,25 @@ int32_t rank_from_file_name(const std::string& name) {
   return -1;
 }
 
+std::string child_file_name(int32_t rank, int64_t pid, uint64_t serial) {
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "rank-%06d.child-%lld-%llx.mpior", rank, static_cast<long long>(pid),
+                static_cast<unsigned long long>(serial));
+  return buf;
+}
+
+bool child_from_file_name(const std::string& name, int32_t* rank, int64_t* pid) {
+  int r = -1, len = 0;
+  long long p = -1;
+  unsigned long long serial = 0;
+  if (std::sscanf(name.c_str(), "rank-%d.child-%lld-%llx.mpior%n", &r, &p, &serial, &len) != 3 ||
+      size_t(len) != name.size() || r < 0 || p <= 0)
+    return false;
+  *rank = r;
+  *pid = p;
+  return true;
+}
+
 std::vector<uint8_t> encode(const RankTrace& t) {
   Encoder e;
   e.fixed32(kinds_fingerprint());

@@ -28,6 +28,10 @@ inline constexpr const char* kPlanFileName = "plan.mpior";
 std::string rank_file_name(int32_t rank);  // rank-000042.mpior
 // Rank number of a rank file name, or -1.
 int32_t rank_from_file_name(const std::string& name);
+// A process a rank started (fork, exec, system): rank-000042.child-4711-SERIAL.mpior
+// (an exec keeps the pid: the serial tells the images apart).
+std::string child_file_name(int32_t rank, int64_t pid, uint64_t serial);
+bool child_from_file_name(const std::string& name, int32_t* rank, int64_t* pid);
 
 std::vector<uint8_t> encode(const RankTrace& t);
 std::vector<uint8_t> encode(const JobInfo& j);

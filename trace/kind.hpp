@@ -25,6 +25,7 @@ enum class OpClass : uint8_t {
   complete, member,                                                        // tracer records
   mpiio_open, mpiio_close, mpiio_delete, mpiio_read, mpiio_write, mpiio_view, // MPI-IO
   mpiio_seek, mpiio_size, mpiio_sync, mpiio_other, mpiio_block,
+  exec,                                                                    // processes
 };
 // clang-format on
 

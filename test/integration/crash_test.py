@@ -37,7 +37,7 @@ def dies(mode, victim=0, full_victim=True, env=None):
     app = [os.path.join(APPS, "crash_app"), mode, str(WRITES), str(victim)]
     # The victim of a death the tracer sees (a signal, exit) runs without the
     # periodic flush, so its trace can only come from that moment.
-    own = ["-env", "MPIOR_FLUSH_INTERVAL", "0"] if full_victim and mode not in ("mpi_abort", "kill") else []
+    own = ["-env", "MPIOR_FLUSH_INTERVAL", "0"] if full_victim and mode != "kill" else []
     segments = [["-n", "1"] + (own if r == victim else []) + app for r in (0, 1)]
     p = subprocess.run(["mpirun.mpich"] + segments[0] + [":"] + segments[1], cwd=root,
                        env=traced_env(traces, **(env or {})), capture_output=True, text=True, timeout=120)

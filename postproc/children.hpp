@@ -1,0 +1,27 @@
+// Processes a rank started (forked children, exec'd programs: system(),
+// posix_spawn, shells, wrappers such as `timeout`) wrote their traces beside
+// the rank's (rank-NNNNNN.child-PID.mpior). They fold into their rank as extra
+// threads: their clocks count from the rank's trace start, so each child's
+// first event already sits where the child started, and their file tables
+// join the rank's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+#include "trace_set.hpp"
+
+namespace mpior::postproc {
+
+// Folds `child` (a trace of a process `parent` started) into `parent`: its
+// streams become threads after the parent's, its files extend the parent's
+// file table, its tallies add up.
+void fold_child(trace::RankTrace& parent, const trace::RankTrace& child);
+
+// Reads every child file in set.dir and folds it into its rank; a child of
+// another job or of a rank the job does not have is left out with a warning.
+// Returns the number of children folded.
+size_t fold_children(TraceSet& set);
+
+}  // namespace mpior::postproc
