@@ -213,6 +213,23 @@ def bad_traces():
     s.cleanup()
 
 
+def mpiio():
+    """Collective MPI-IO through a file view (ROMIO under MPICH, OMPIO under
+    Open MPI): the MPI-IO calls, the file's bytes at both levels, the replay."""
+    ranks, steps, pieces = 2, 2, 64
+    s = Scenario("mpiio_scaling", [steps, pieces, 0], ranks=ranks).run_both()
+    summary = s.post()
+    expect_ops(summary, {**MPI_FRAME(ranks), "MPI_File_open": ranks, "MPI_File_set_view": ranks,
+                         "MPI_File_write_at_all": ranks * steps, "MPI_File_close": ranks, "printf": 1})
+    size = s.written["collective.dat"]
+    check_eq(size, ranks * steps * pieces * 1024, "collective.dat size")
+    f = file_entry(summary, s.abs("collective.dat"))
+    check_eq((f["bytes_written"], f["mpiio"]["bytes_written"]), (size, size), "collective.dat bytes (POSIX, MPI-IO)")
+    s.replay_and_check()
+    check_eq(s.report["errors"]["count"], 0, "failed calls in the replay")
+    s.cleanup()
+
+
 def wrong_pairing():
     """The other MPI's tracer preloaded (libmpior.so under Open MPI, or
     libmpior-openmpi.so under MPICH): one message, the program runs
@@ -245,4 +262,4 @@ def wrong_pairing():
 
 if __name__ == "__main__":
     main({f.__name__: f for f in (nton, nto1, serial, comm_split, wildcard, threads, nonmpi, fortran, example,
-                                   unwritable_dir, runs_never_mix, bad_traces, wrong_pairing)})
+                                   unwritable_dir, runs_never_mix, bad_traces, wrong_pairing, mpiio)})
