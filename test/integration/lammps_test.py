@@ -7,7 +7,7 @@ the plan replays with no failed call, writing the same files at the same
 sizes; prints the replay's predicted time next to the real one.
 
   lammps_test.py melt    Lennard-Jones melt: atom dump, restart files, log
-  lammps_test.py crack   2-d crack: one custom dump file per snapshot (sorted), log
+  lammps_test.py crack   2-d crack: one custom dump file per snapshot (sorted), data file, log
 """
 import difflib
 import json
@@ -28,15 +28,19 @@ RANKS = (2, 4)
 
 def edit(text, replacements):
     """The example with lines replaced: {first word(s) of a line: new text}
-    (commented-out lines count: '#dump' is the dump line)."""
-    out = []
+    (a commented-out command counts: '#dump' is a dump line; '# run' is a
+    comment). Each key must match exactly one line."""
+    out, used = [], {}
     for line in text.splitlines():
-        words = line.lstrip("#").split()
+        body = line[1:] if line.startswith("#") else line
+        words = [] if body[:1].isspace() else body.split()
         for key, new in replacements.items():
             if words[:len(key.split())] == key.split():
                 line = new
+                used[key] = used.get(key, 0) + 1
                 break
         out.append(line)
+    check_eq(used, {k: 1 for k in replacements}, "lines of the example edited")
     return "\n".join(out) + "\n"
 
 
@@ -52,7 +56,7 @@ INPUTS = {
         "region box": "region\t\tbox block 0 50 0 40 -0.25 0.25",
         "dump 1": "dump\t\t1 all custom 100 dump.crack.* id type x y vx vy\ndump_modify\t1 sort id",
         "thermo": "thermo\t\t100",
-        "run": "run\t\t300",
+        "run": "run\t\t300\nwrite_data\tcrack.data",
     }, "log.crack"),
 }
 
