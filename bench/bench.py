@@ -2,7 +2,7 @@
 """mpior's benchmarks: the figures the issues ask for, one table each.
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
-Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio.
+Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -23,6 +23,9 @@ class Bench:
         self.build = os.path.abspath(build)
         self.quick = quick
         self.lib = os.path.join(self.build, "preload", "libmpior.so")
+        # The Open MPI tracer, when the build has it (Open MPI installed).
+        self.lib_ompi = os.path.join(self.build, "preload", "libmpior-openmpi.so")
+        self.has_ompi = os.path.exists(self.lib_ompi) and shutil.which("mpirun.openmpi") is not None
         self.post = os.path.join(self.build, "postproc", "mpior-post")
         self.replay = os.path.join(self.build, "replayer", "mpior-replay")
         self.work = tempfile.mkdtemp(prefix="mpior-bench-")
@@ -39,8 +42,8 @@ class Bench:
             sys.exit(f"bench: {' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stderr[-2000:]}")
         return p.stdout + p.stderr
 
-    def traced(self, **env):
-        base = {"LD_PRELOAD": self.lib, "MPIOR_TRACE_DIR": os.path.join(self.work, "traces")}
+    def traced(self, lib=None, **env):
+        base = {"LD_PRELOAD": lib or self.lib, "MPIOR_TRACE_DIR": os.path.join(self.work, "traces")}
         base.update({k: str(v) for k, v in env.items()})
         return base
 
@@ -65,9 +68,16 @@ def overhead(b):
     for depth in (1, 2, 4, 8):
         out = b.run([b.exe("bench/tracer_overhead"), calls, 5, b.work], env=b.traced(MPIOR_STACK_DEPTH=depth))
         added = {m.group(1): m.group(2) for m in re.finditer(r"^(\w+) 1 B\s+\S+\s+\S+\s+(\S+)$", out, re.M)}
-        rows.append([depth] + [added.get(f, "?") for f in ("write", "pwrite", "fwrite", "fprintf")])
+        rows.append(["libmpior.so", depth] + [added.get(f, "?") for f in ("write", "pwrite", "fwrite", "fprintf")])
+    if b.has_ompi:  # the same calls through the Open MPI build of the tracer
+        for depth in (1, 2):
+            out = b.run([b.exe("bench/tracer_overhead"), calls, 5, b.work],
+                        env=b.traced(lib=b.lib_ompi, MPIOR_STACK_DEPTH=depth))
+            added = {m.group(1): m.group(2) for m in re.finditer(r"^(\w+) 1 B\s+\S+\s+\S+\s+(\S+)$", out, re.M)}
+            rows.append(["libmpior-openmpi.so", depth] + [added.get(f, "?") for f in ("write", "pwrite", "fwrite",
+                                                                                       "fprintf")])
     table(f"tracer overhead: added ns per 1-byte call ({calls} calls x 5, traced vs untraced in one run)",
-          ["MPIOR_STACK_DEPTH", "write", "pwrite", "fwrite", "fprintf"], rows)
+          ["tracer", "MPIOR_STACK_DEPTH", "write", "pwrite", "fwrite", "fprintf"], rows)
 
 
 def families(b):
@@ -81,16 +91,27 @@ def families(b):
 
 
 def latency(b):
-    """MPI latency traced against untraced, pruning on and off."""
+    """MPI latency traced against untraced, pruning on and off, under MPICH and Open MPI."""
     iters = 2000 if b.quick else 10000
-    results = {}
-    for prune in ("1", "0"):
-        out = b.run(["mpirun.mpich", "-n", 2, b.exe("bench/mpi_latency"), iters, 5], env=b.traced(MPIOR_PRUNE=prune))
-        for m in re.finditer(r"^(.+?)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(-?\d+\.\d+)\s+(\d+\.\d+)$", out, re.M):
-            results.setdefault(m.group(1).strip(), {})[prune] = (m.group(2), m.group(3), m.group(4))
-    rows = [[op, r["1"][0], r["1"][1], r["1"][2], r["0"][1], r["0"][2]] for op, r in results.items()]
+    rows = []
+    runs = [("MPICH", ["mpirun.mpich", "-n", 2], "bench/mpi_latency", b.lib)]
+    if b.has_ompi:
+        runs.append(("Open MPI", openmpi_run(2), "bench/mpi_latency_openmpi", b.lib_ompi))
+    for mpi, launcher, exe, lib in runs:
+        results = {}
+        for prune in ("1", "0"):
+            out = b.run(launcher + [b.exe(exe), iters, 5], env=b.traced(lib=lib, MPIOR_PRUNE=prune))
+            for m in re.finditer(r"^(.+?)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(-?\d+\.\d+)\s+(\d+\.\d+)$", out, re.M):
+                results.setdefault(m.group(1).strip(), {})[prune] = (m.group(2), m.group(3), m.group(4))
+        rows += [[mpi, op, r["1"][0], r["1"][1], r["1"][2], r["0"][1], r["0"][2]] for op, r in results.items()]
     table(f"MPI latency, 2 ranks, us per operation ({iters} x 5, medians)",
-          ["operation", "untraced", "pruning on", "added", "pruning off", "added"], rows)
+          ["MPI", "operation", "untraced", "pruning on", "added", "pruning off", "added"], rows)
+
+
+def openmpi_run(ranks):
+    """mpirun.openmpi for a small shared machine (as the integration tests run it)."""
+    cmd = ["mpirun.openmpi", "-n", ranks, "--oversubscribe", "--mca", "btl", "self,vader"]
+    return cmd + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
 
 
 INFO = re.compile(r"rank 0: (\d+) events in (\d+) streams, tracer memory (\d+) bytes, trace (\d+) bytes")
@@ -265,8 +286,67 @@ def fuzz(b):
         print(p.stderr[-3000:])
 
 
+# A Lennard-Jones melt from lammps-examples with its output on (atom dump every
+# 50 steps, restart files every 100, log): 4,000 atoms, 200 steps.
+LAMMPS_MELT = """units lj
+atom_style atomic
+lattice fcc 0.8442
+region box block 0 10 0 10 0 10
+create_box 1 box
+create_atoms 1 box
+mass 1 1.0
+velocity all create 3.0 87287 loop geom
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0 2.5
+neighbor 0.3 bin
+neigh_modify every 20 delay 0 check no
+fix 1 all nve
+dump id all atom 50 dump.melt
+restart 100 melt.restart
+thermo 50
+run 200
+"""
+
+
+def lammps(b):
+    """Debian's LAMMPS (Open MPI) traced with libmpior-openmpi.so: run time traced / untraced at 2 and 4
+    ranks, pruning on and off, next to the thesis' 22% (its LAMMPS overhead)."""
+    if not b.has_ompi or not shutil.which("lmp"):
+        print("\n== LAMMPS: skipped (needs lmp, mpirun.openmpi and libmpior-openmpi.so: scripts/setup.sh)")
+        return
+    reps = 3 if b.quick else 5
+    modes = (("untraced", None), ("pruning on", "1"), ("pruning off", "0"))
+    rows = []
+    for ranks in (2, 4):
+        wall = {name: [] for name, _ in modes}
+        loop = {name: [] for name, _ in modes}
+        for _ in range(reps):
+            for name, prune in modes:  # interleaved: all modes see the same machine state
+                d = b.fresh("lammps")
+                with open(os.path.join(d, "in.melt"), "w") as f:
+                    f.write(LAMMPS_MELT)
+                env = {"OMP_NUM_THREADS": "1"}
+                if prune:
+                    env.update(b.traced(lib=b.lib_ompi, MPIOR_PRUNE=prune, MPIOR_TRACE_DIR=os.path.join(d, "traces")))
+                start = time.monotonic()
+                out = b.run(openmpi_run(ranks) + ["lmp", "-in", "in.melt", "-log", "log.melt"], env=env, cwd=d)
+                wall[name].append(time.monotonic() - start)
+                loop[name].append(float(re.search(r"Loop time of (\S+)", out).group(1)))
+        base = statistics.median(wall["untraced"])
+        spread = (max(wall["untraced"]) - min(wall["untraced"])) / base * 100
+        row = [ranks, f"{base:.2f}", f"{spread:.0f}%"]
+        for times, pick in ((wall, statistics.median), (loop, statistics.median), (loop, min)):
+            row += [f"{pick(times[n]) / pick(times['untraced']):.3f}" for n, _ in modes[1:]]
+        rows.append(row + ["1.22"])
+    table(f"LAMMPS melt (lmp, Open MPI, 4,000 atoms, 200 steps, dump + restarts): traced / untraced, "
+          f"{reps} runs each, interleaved; whole run (median) and LAMMPS' loop time (median, best)",
+          ["ranks", "untraced s", "spread", "run: pruning on", "off", "loop: on", "off", "best loop: on", "off",
+           "thesis"], rows)
+
+
 SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
-            "merge": merge, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap, "crash": crash, "fuzz": fuzz}
+            "merge": merge, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap, "crash": crash, "fuzz": fuzz,
+            "lammps": lammps}
 
 
 def main():

@@ -5,13 +5,12 @@
 // needs to log the send on the sender's behalf (§2.1.5).
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
 #include <vector>
 
+#include "mpi_abi.hpp"
 #include "receive_order.hpp"
 
 namespace mpior::piggyback {

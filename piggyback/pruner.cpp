@@ -12,7 +12,7 @@ namespace {
 // the request's status without completing it, driving progress until the
 // data has arrived (MPI matched it already: see receive_order.hpp).
 bool probe_matched(uint64_t handle, Envelope* matched) {
-  MPI_Request req = MPI_Request(handle);
+  MPI_Request req = preload::mpi::handle_of<MPI_Request>(handle);
   MPI_Status st;
   int flag = 0;
   while (!flag)
@@ -74,15 +74,18 @@ bool Pruner::send(int32_t comm, int dest, int32_t dest_world, int tag, AuxMessag
 }
 
 void Pruner::receive_posted(int32_t comm, MPI_Request handle, int source, int tag) {
-  recv_order_.posted(comm, uint64_t(handle), {source == MPI_ANY_SOURCE ? -1 : source, tag == MPI_ANY_TAG ? -1 : tag});
+  recv_order_.posted(comm, preload::mpi::handle_key(handle),
+                     {source == MPI_ANY_SOURCE ? -1 : source, tag == MPI_ANY_TAG ? -1 : tag});
 }
 
-void Pruner::receive_dropped(int32_t comm, MPI_Request handle) { recv_order_.forget(comm, uint64_t(handle)); }
+void Pruner::receive_dropped(int32_t comm, MPI_Request handle) {
+  recv_order_.forget(comm, preload::mpi::handle_key(handle));
+}
 
 Received Pruner::received(int32_t comm, MPI_Request handle, int source, int32_t source_world, int tag) {
   Envelope status{source, tag};
   uint64_t seq = handle == MPI_REQUEST_NULL ? recv_order_.completed_blocking(comm, status)
-                                            : recv_order_.completed(comm, uint64_t(handle), status);
+                                            : recv_order_.completed(comm, preload::mpi::handle_key(handle), status);
   Received r;
   r.aux = aux_.receive(comm, shadow(comm), source, tag, seq);
   r.log = r.aux.decision || nodes_.pending(source_world);

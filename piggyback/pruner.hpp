@@ -19,14 +19,13 @@
 //                    which learns which members logged.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "aux.hpp"
+#include "mpi_abi.hpp"
 #include "node_array.hpp"
 #include "receive_order.hpp"
 

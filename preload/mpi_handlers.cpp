@@ -6,9 +6,9 @@ using namespace trace;
 
 namespace expr {
 int64_t type_size(MPI_Datatype t) {
-  if (!pmpi::Type_size_c) pmpi::resolve();
+  if (!pmpi::Type_size_x) pmpi::resolve();
   MPI_Count size = 0;
-  if (t == MPI_DATATYPE_NULL || pmpi::Type_size_c(t, &size) != MPI_SUCCESS) return 0;
+  if (t == MPI_DATATYPE_NULL || pmpi::Type_size_x(t, &size) != MPI_SUCCESS) return 0;
   return size;
 }
 
@@ -46,7 +46,7 @@ void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) 
 namespace {
 int64_t status_bytes(const MPI_Status& st) {
   MPI_Count n = 0;
-  if (pmpi::Get_count_c(&st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return 0;
+  if (pmpi::Get_elements_x(&st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return 0;
   return n;
 }
 }  // namespace

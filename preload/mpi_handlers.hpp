@@ -5,12 +5,11 @@
 // calls are recorded as mpior_complete records nested under the call.
 #pragma once
 
-#include <mpi.h>
-
 #include <array>
 #include <vector>
 
 #include "call.hpp"
+#include "mpi_abi.hpp"
 #include "mpi_pruning.hpp"
 #include "mpi_state.hpp"
 #include "trace/event.hpp"

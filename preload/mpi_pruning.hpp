@@ -4,9 +4,8 @@
 // and the members a rooted collective waited for.
 #pragma once
 
-#include <mpi.h>
-
 #include "call.hpp"
+#include "mpi_abi.hpp"
 #include "piggyback/pruner.hpp"
 
 namespace mpior::preload::mpi {

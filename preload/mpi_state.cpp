@@ -79,7 +79,7 @@ struct LastComm {
   int32_t id;
   uint32_t generation;
 };
-constinit thread_local LastComm t_last_comm __attribute__((tls_model("initial-exec"))) = {MPI_COMM_NULL, -1, 0};
+constinit thread_local LastComm t_last_comm __attribute__((tls_model("initial-exec"))) = {MPI_Comm{}, -1, 0};
 }  // namespace
 
 int32_t MpiState::comm_id(MPI_Comm c) {

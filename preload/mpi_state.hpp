@@ -3,8 +3,6 @@
 // requests. Also the few PMPI functions the tracer calls for itself.
 #pragma once
 
-#include <mpi.h>
-
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -12,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "mpi_abi.hpp"
 #include "trace/event.hpp"
 #include "trace/model.hpp"
 
@@ -22,7 +21,7 @@ namespace mpior::preload::mpi {
 // clang-format off
 #define MPIOR_PMPI_HELPERS(X)                                                                   \
   X(Comm_rank) X(Comm_size) X(Comm_group) X(Comm_test_inter) X(Group_translate_ranks)        \
-  X(Group_size) X(Group_free) X(Type_size_c) X(Get_count_c) X(Comm_dup) X(Comm_free)         \
+  X(Group_size) X(Group_free) X(Type_size_x) X(Get_elements_x) X(Comm_dup) X(Comm_free)         \
   X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)       \
   X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
   X(Iallreduce) X(Ibcast) X(Igather)

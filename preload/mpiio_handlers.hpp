@@ -9,12 +9,11 @@
 // POSIX calls it makes are recorded one level deeper by their own wrappers.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <vector>
 
 #include "call.hpp"
+#include "mpi_abi.hpp"
 #include "mpi_handlers.hpp"
 #include "trace/event.hpp"
 

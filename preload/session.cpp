@@ -45,7 +45,8 @@ constinit config::Option<std::string_view> opt_dir{
     "a directory already holding a trace gets this job's in a subdirectory job-<id>, never overwritten"};
 constinit config::Option<std::string_view> opt_exclude{
     "MPIOR_EXCLUDE",
-    "/proc,/sys,/dev,!/dev/shm,/dev/shm/mpich_*,/dev/shm/ucx_*,/dev/shm/vader_segment*,/dev/shm/sm_segment*",
+    "/proc,/sys,/dev,!/dev/shm,/dev/shm/mpich_*,/dev/shm/ucx_*,/dev/shm/vader_segment*,/dev/shm/sm_segment*,"
+    "/tmp/ompi.*",
     "comma-separated path prefixes whose files are not traced (the trace directory never is); the longest "
     "prefix that holds a path decides; !PREFIX keeps what a shorter one excludes; PREFIX* holds any path "
     "starting so (MPI libraries' shared-memory segments). Excluded calls are counted per kind"};

@@ -4,7 +4,9 @@ with libmpior.so, post-process, replay, and check outputs, summaries and
 replayed files. One scenario per meson test: foundation_test.py NAME."""
 import os
 
-from harness import (Scenario, check, check_eq, expect_ops, file_entry, main, run, POST, tree)
+import shutil
+
+from harness import (APPS, BUILD, OPENMPI, Scenario, check, check_eq, expect_ops, file_entry, main, run, POST, tree)
 
 MPI_FRAME = lambda n: {"MPI_Init": n, "MPI_Finalize": n}  # noqa: E731
 
@@ -213,6 +215,53 @@ def bad_traces():
     s.cleanup()
 
 
+def mpiio():
+    """Collective MPI-IO through a file view (ROMIO under MPICH, OMPIO under
+    Open MPI): the MPI-IO calls, the file's bytes at both levels, the replay."""
+    ranks, steps, pieces = 2, 2, 64
+    s = Scenario("mpiio_scaling", [steps, pieces, 0], ranks=ranks).run_both()
+    summary = s.post()
+    expect_ops(summary, {**MPI_FRAME(ranks), "MPI_File_open": ranks, "MPI_File_set_view": ranks,
+                         "MPI_File_write_at_all": ranks * steps, "MPI_File_close": ranks, "printf": 1})
+    size = s.written["collective.dat"]
+    check_eq(size, ranks * steps * pieces * 1024, "collective.dat size")
+    f = file_entry(summary, s.abs("collective.dat"))
+    check_eq((f["bytes_written"], f["mpiio"]["bytes_written"]), (size, size), "collective.dat bytes (POSIX, MPI-IO)")
+    s.replay_and_check()
+    check_eq(s.report["errors"]["count"], 0, "failed calls in the replay")
+    s.cleanup()
+
+
+def wrong_pairing():
+    """The other MPI's tracer preloaded (libmpior.so under Open MPI, or
+    libmpior-openmpi.so under MPICH): one message, the program runs
+    untraced and behaves as without it."""
+    other = os.path.join(BUILD, "preload", "libmpior.so" if OPENMPI else "libmpior-openmpi.so")
+    if not os.path.exists(other) or not shutil.which("mpirun.openmpi"):
+        print("skip the MPICH program with libmpior-openmpi.so: Open MPI is not installed")
+        return
+    s = Scenario("nton_barrier", [3, 512], ranks=4)
+    s.plain_out = run(s.command(), cwd=s.plain, env=s.environment(False))
+    env = s.environment(False)
+    env.update(LD_PRELOAD=other, MPIOR_TRACE_DIR=s.traces)
+    out = run(s.command(), cwd=s.work, env=env)
+    check_eq(out.stdout, s.plain_out.stdout, "stdout with the wrong tracer")
+    lines = [l for l in out.stderr.splitlines() if "mpior" in l]
+    check_eq(len(lines), 1, f"mpior messages on stderr ({lines})")
+    want = "libmpior-openmpi.so" if OPENMPI else "libmpior.so"
+    check("runs untraced" in lines[0] and want in lines[0], f"the message says what to preload: {lines[0]}")
+    check_eq(sorted(tree(s.work)), sorted(tree(s.plain)), "files written")
+    check(not os.path.exists(os.path.join(s.traces, "job.mpior")), "no trace from the wrong tracer")
+    # A program without MPI loads either tracer and is traced by it.
+    s2 = Scenario("nonmpi", [4], prepare=make_input)
+    env = s2.environment(False)
+    env.update(LD_PRELOAD=other, MPIOR_TRACE_DIR=s2.traces)
+    run([os.path.join(APPS, "nonmpi"), "4"], cwd=s2.work, env=env)
+    check(os.path.exists(os.path.join(s2.traces, "job.mpior")), "the other tracer traces a program without MPI")
+    s.cleanup()
+    s2.cleanup()
+
+
 if __name__ == "__main__":
     main({f.__name__: f for f in (nton, nto1, serial, comm_split, wildcard, threads, nonmpi, fortran, example,
-                                   unwritable_dir, runs_never_mix, bad_traces)})
+                                   unwritable_dir, runs_never_mix, bad_traces, wrong_pairing, mpiio)})

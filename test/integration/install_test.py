@@ -59,6 +59,20 @@ def install():
     rep = subprocess.run(["mpior-replay", "--fs", "fs", "t/plan"], cwd=work, env=env, capture_output=True,
                          text=True, timeout=300)
     check_eq(rep.returncode, 0, f"installed mpior-replay ({rep.stderr})")
+    # An Open MPI program: the launcher preloads libmpior-openmpi.so by itself.
+    ompi_app = os.path.join(APPS, "openmpi", "nton_barrier")
+    if os.path.exists(ompi_app) and shutil.which("mpirun.openmpi"):
+        find(dest, "libmpior-openmpi.so")
+        app = shutil.copy(ompi_app, os.path.join(work, "nton_ompi"))
+        launcher = ["mpirun.openmpi", "-n", "2", "--oversubscribe", "--mca", "btl", "self,vader"]
+        launcher += ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        p = subprocess.run(["mpior-trace", "-o", "t2", "--"] + launcher + [app, "3", "512"], cwd=work, env=env,
+                           capture_output=True, text=True, timeout=300)
+        check_eq(p.returncode, 0, f"mpior-trace of an Open MPI program (stderr {p.stderr[-800:]})")
+        check("untraced" not in p.stderr, f"the launcher picked the Open MPI tracer: {p.stderr[-300:]!r}")
+        check(os.path.exists(os.path.join(work, "t2", "job.mpior")), "job.mpior of the Open MPI run written")
+    else:
+        print("skip the Open MPI launch: Open MPI is not installed")
     bad = subprocess.run(["mpior-trace", "-o"], cwd=work, env=env, capture_output=True, text=True)
     check_eq(bad.returncode, 2, "mpior-trace -o without a directory")
     check("needs a directory" in bad.stderr, f"usage message: {bad.stderr!r}")
