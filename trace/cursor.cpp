@@ -1,6 +1,9 @@
 #include "cursor.hpp"
 
 #include <cmath>
+#include <string>
+
+#include "codec.hpp"
 
 namespace mpior::trace {
 
@@ -18,6 +21,7 @@ struct EventCursor::LeafState {
 EventCursor::EventCursor(const Stream& stream, int32_t rank, CursorOptions opt)
     : stream_(&stream), rank_(rank), opt_(opt), rng_(opt.seed * 0x9E3779B97F4A7C15ull + 1) {
   leaves_.resize(stream.leaves.size());
+  emitted_.assign(stream.leaves.size(), 0);
   loop_iters_.resize(stream.nodes.size());
   ref_.assign(8, 0);
 }
@@ -109,6 +113,21 @@ bool EventCursor::enter_or_skip_loop(uint32_t pos) {
   return true;
 }
 
+namespace {
+// A position occurs as often as its timing statistics counted, summed over
+// the stream's ranks (extrapolation scales that count by its own models:
+// a wide margin). A loop count far beyond it is a damaged stream, which
+// would otherwise expand for hours.
+uint64_t occurrence_bound(const Leaf& leaf) { return leaf.gap.count() * 1024 + (uint64_t(1) << 20); }
+}  // namespace
+
+void EventCursor::throw_overrun(uint32_t leaf) const {
+  throw FormatError("stream of thread " + std::to_string(stream_->thread) + ": trace position " + std::to_string(leaf) +
+                    " (" + std::string(name(stream_->leaves[leaf].kind)) + ") repeats far more often than the " +
+                    std::to_string(stream_->leaves[leaf].gap.count()) +
+                    " times its statistics count: a damaged loop count");
+}
+
 bool EventCursor::next(Event& ev) {
   const auto& nodes = stream_->nodes;
   for (;;) {
@@ -126,7 +145,9 @@ bool EventCursor::next(Event& ev) {
       enter_or_skip_loop(pos_);
       continue;
     }
-    fill(stream_->leaves[n.index], n.index, ev);
+    const Leaf& leaf = stream_->leaves[n.index];
+    if (++emitted_[n.index] > occurrence_bound(leaf)) throw_overrun(n.index);
+    fill(leaf, n.index, ev);
     ++pos_;
     ++delivered_;
     return true;

@@ -48,7 +48,9 @@ class EventCursor {
   CursorOptions opt_;
   uint64_t rng_;
   uint32_t pos_ = 0;
+  [[noreturn]] void throw_overrun(uint32_t leaf) const;
   uint64_t delivered_ = 0;
+  std::vector<uint64_t> emitted_;  // per leaf: occurrences delivered (bounded by its statistics)
   std::vector<Frame> frames_;
   std::vector<std::unique_ptr<LeafState>> leaves_;
   std::vector<std::unique_ptr<ParamReader>> loop_iters_;
