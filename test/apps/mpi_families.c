@@ -2,7 +2,7 @@
  * with the family's calls, writes it to out_<rank>.txt and prints a summary
  * from rank 0, so a traced run can be compared with an untraced one.
  *
- *   mpi_families MODE      (MODE: persistent ibsend mprobe cancel icoll
+ *   mpi_families MODE      (MODE: persistent ibsend mprobe cancel requests bypass icoll
  *                           neighbor idup intercomm attr sessions grequest threads) */
 #include <mpi.h>
 #include <pthread.h>
@@ -142,6 +142,25 @@ static long cancel(void) {
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   MPI_Sendrecv(&v, 1, MPI_INT, right, 3, &got, 1, MPI_INT, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   return sum_all(MPI_COMM_WORLD, cancelled * 1000 + c2 * 100 + got);
+}
+
+/* Requests freed while active, and a message sent behind the tracer's back
+ * (PMPI_Send: no auxiliary message): nothing may wait for ever. */
+static long requests(int bypass) {
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int v = rank, got = -1, got2 = -1;
+  MPI_Request r;
+  MPI_Irecv(&got, 1, MPI_INT, left, 11, MPI_COMM_WORLD, &r);
+  MPI_Request_free(&r);
+  MPI_Isend(&v, 1, MPI_INT, right, 11, MPI_COMM_WORLD, &r);
+  MPI_Request_free(&r);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (bypass && rank == 1) PMPI_Send(&v, 1, MPI_INT, 0, 12, MPI_COMM_WORLD);
+  if (bypass && rank == 0) MPI_Recv(&got2, 1, MPI_INT, 1, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Barrier(MPI_COMM_WORLD); /* the freed receive has its message by now */
+  int flag = 0;
+  MPI_Request_get_status(MPI_REQUEST_NULL, &flag, MPI_STATUS_IGNORE);
+  return sum_all(MPI_COMM_WORLD, got + got2 + flag);
 }
 
 static long icoll(void) {
@@ -340,6 +359,10 @@ int main(int argc, char** argv) {
     v = mprobe();
   else if (!strcmp(mode, "cancel"))
     v = cancel();
+  else if (!strcmp(mode, "requests"))
+    v = requests(0);
+  else if (!strcmp(mode, "bypass"))
+    v = requests(1);
   else if (!strcmp(mode, "icoll"))
     v = icoll();
   else if (!strcmp(mode, "neighbor"))

@@ -50,13 +50,26 @@ def sessions_dump(summary, dumps):
     check(all("MPI_Session_init" in d and "MPI_Comm_create_from_group" in d for d in dumps), "Sessions calls")
 
 
+def bypass():
+    """A message sent with PMPI_Send carries no auxiliary message: the
+    receiver waits a bounded time for one, then logs the receive (no hang,
+    same output); mpior-post then names the send the trace lacks."""
+    s = Scenario(APP, ["bypass"], ranks=4).run_both()
+    check_eq(s.traced_out.stderr, s.plain_out.stderr, "stderr of the traced run")
+    p = run([POST, s.traces], expect_rc=1)
+    check("receive without a matching send" in p.stderr and "tag 12" in p.stderr, f"mpior-post said: {p.stderr}")
+    s.cleanup()
+
+
 SCENARIOS = {
+    "bypass": bypass,
     "persistent": family("persistent", check_dump=persistent_dump),
     "persistent_unpruned": family("persistent", env={"MPIOR_PRUNE": "0"}, check_dump=persistent_dump),
     "ibsend": family("ibsend"),
     "mprobe": family("mprobe"),
     "mprobe_unpruned": family("mprobe", env={"MPIOR_PRUNE": "0"}),
     "cancel": family("cancel", check_dump=cancel_dump),
+    "requests": family("requests"),
     "icoll": family("icoll"),
     "neighbor": family("neighbor"),
     "idup": family("idup"),
