@@ -1,5 +1,7 @@
 #include "aux.hpp"
 
+#include <time.h>
+
 #include "mpi_state.hpp"
 
 namespace mpior::piggyback {
@@ -9,6 +11,7 @@ namespace pmpi = preload::mpi::pmpi;
 namespace {
 constexpr int kAuxTag = 0;  // the shadow carries nothing else
 constexpr size_t kReclaimPerSend = 4;
+constexpr uint64_t kAuxPatienceNs = 2000000000ull;  // 2 s
 }  // namespace
 
 // Sends complete in order for one destination and, small as they are, almost
@@ -39,7 +42,43 @@ void AuxMessenger::send(MPI_Comm shadow, int dest, const AuxMessage& m) {
   in_flight_.push_back(s);
 }
 
-AuxMessage AuxMessenger::receive(int32_t comm, MPI_Comm shadow, int src, int32_t tag, uint64_t seq) {
+namespace {
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+}  // namespace
+
+// Waits for src's next auxiliary message, but never for ever: a message
+// whose sender sent none (a call the tracer does not wrap, a send cancelled
+// after its auxiliary message left) must not hang the application. After
+// kAuxPatience the caller logs conservatively; a late message stays with the
+// early ones, found by its sequence number.
+bool AuxMessenger::next_from(MPI_Comm shadow, int src, AuxMessage* m) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (pmpi::Irecv(m, int(sizeof(AuxMessage)), MPI_BYTE, src, kAuxTag, shadow, &req) != MPI_SUCCESS) return false;
+  int done = 0;
+  uint64_t deadline = 0;
+  for (uint32_t spins = 0;; ++spins) {
+    pmpi::Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if ((spins & 1023) != 1023) continue;
+    uint64_t t = now_ns();
+    if (!deadline) deadline = t + kAuxPatienceNs;
+    if (t > deadline) break;
+  }
+  pmpi::Cancel(&req);
+  MPI_Status st;
+  pmpi::Wait(&req, &st);
+  int cancelled = 0;
+  pmpi::Test_cancelled(&st, &cancelled);
+  ++missing_;
+  return !cancelled;
+}
+
+AuxMessage AuxMessenger::receive(int32_t comm, MPI_Comm shadow, int src, int32_t tag, uint64_t seq, bool* found) {
+  *found = true;
   std::vector<AuxMessage>& early = early_[{comm, src, 0}];
   for (size_t i = 0; i < early.size(); ++i) {
     if (early[i].tag == tag && early[i].seq == seq) {
@@ -50,17 +89,35 @@ AuxMessage AuxMessenger::receive(int32_t comm, MPI_Comm shadow, int src, int32_t
   }
   for (;;) {
     AuxMessage m;
-    pmpi::Recv(&m, int(sizeof(AuxMessage)), MPI_BYTE, src, kAuxTag, shadow, MPI_STATUS_IGNORE);
+    if (!next_from(shadow, src, &m)) break;
     if (m.tag == tag && m.seq == seq) return m;
     early.push_back(m);  // another message of src's, received out of order by the application
   }
+  *found = false;
+  return {};
 }
 
-void AuxMessenger::finish() {
-  std::vector<MPI_Request> reqs;
-  for (size_t s : in_flight_) reqs.push_back(slots_[s].req);
-  if (!reqs.empty()) pmpi::Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+// Nothing here waits: auxiliary sends nobody will receive (the receive was
+// cancelled, or never made) are let go, and auxiliary messages nobody asked
+// for are drained, so MPI_Finalize finds no traffic of the tracer's.
+void AuxMessenger::finish(const std::vector<MPI_Comm>& shadows) {
+  for (size_t s : in_flight_) {
+    int done = 0;
+    pmpi::Test(&slots_[s].req, &done, MPI_STATUS_IGNORE);
+    if (!done) pmpi::Request_free(&slots_[s].req);
+  }
   in_flight_.clear();
+  for (MPI_Comm shadow : shadows) {
+    for (;;) {
+      int flag = 0;
+      MPI_Status st;
+      pmpi::Iprobe(MPI_ANY_SOURCE, kAuxTag, shadow, &flag, &st);
+      if (!flag) break;
+      AuxMessage m;
+      pmpi::Recv(&m, int(sizeof(AuxMessage)), MPI_BYTE, st.MPI_SOURCE, kAuxTag, shadow, MPI_STATUS_IGNORE);
+    }
+  }
+  early_.clear();
 }
 
 }  // namespace mpior::piggyback

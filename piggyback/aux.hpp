@@ -34,11 +34,14 @@ class AuxMessenger {
   void send(MPI_Comm shadow, int dest, const AuxMessage& m);
   // The auxiliary message of the message with (tag, seq) that src sent on
   // comm: from the ones already received out of order, or received now
-  // (blocking: the sender posted it before its application message).
-  AuxMessage receive(int32_t comm, MPI_Comm shadow, int src, int32_t tag, uint64_t seq);
-  // Completes every pending send (before MPI_Finalize).
-  void finish();
+  // (waiting: the sender posted it before its application message). *found
+  // false: none came in time (the caller logs conservatively).
+  AuxMessage receive(int32_t comm, MPI_Comm shadow, int src, int32_t tag, uint64_t seq, bool* found);
+  // Before MPI_Finalize: lets pending sends go and drains unasked messages on
+  // the shadows, without waiting for anything.
+  void finish(const std::vector<MPI_Comm>& shadows);
   size_t in_flight() const { return in_flight_.size(); }
+  uint64_t missing() const { return missing_; }
 
  private:
   struct Slot {
@@ -46,6 +49,8 @@ class AuxMessenger {
     MPI_Request req = MPI_REQUEST_NULL;
   };
   void reclaim();
+  bool next_from(MPI_Comm shadow, int src, AuxMessage* m);
+  uint64_t missing_ = 0;
   std::deque<Slot> slots_;  // a deque: buffers stay where they are while MPI sends them
   std::vector<size_t> free_;
   std::deque<size_t> in_flight_;

@@ -39,7 +39,9 @@ void Pruner::start(bool enable, int world_rank, int world_size) {
 
 void Pruner::finish() {
   if (!active_) return;
-  aux_.finish();
+  std::vector<MPI_Comm> shadows;
+  for (auto& [id, shadow] : shadows_) shadows.push_back(shadow);
+  aux_.finish(shadows);
   for (auto& [id, shadow] : shadows_) pmpi::Comm_free(&shadow);
   shadows_.clear();
   active_ = false;
@@ -47,8 +49,23 @@ void Pruner::finish() {
 
 void Pruner::comm_created(int32_t comm, MPI_Comm app) {
   if (!active_ || comm < 0 || app == MPI_COMM_NULL) return;
-  MPI_Comm shadow = MPI_COMM_NULL;
-  if (pmpi::Comm_dup(app, &shadow) == MPI_SUCCESS) shadows_[comm] = shadow;
+  MPI_Comm shadow = make_private_comm(app);
+  if (shadow != MPI_COMM_NULL) shadows_[comm] = shadow;
+}
+
+// Not MPI_Comm_dup, which copies the application's attributes (running its
+// copy callbacks): a communicator over the same group, collective over its
+// members only. Intercommunicators get none (their calls are always logged).
+MPI_Comm make_private_comm(MPI_Comm app) {
+  int inter = 0;
+  if (pmpi::Comm_test_inter(app, &inter) != MPI_SUCCESS || inter) return MPI_COMM_NULL;
+  MPI_Group g;
+  if (pmpi::Comm_group(app, &g) != MPI_SUCCESS) return MPI_COMM_NULL;
+  MPI_Comm out = MPI_COMM_NULL;
+  constexpr int kShadowTag = 0x6d70;
+  if (pmpi::Comm_create_group(app, g, kShadowTag, &out) != MPI_SUCCESS) out = MPI_COMM_NULL;
+  pmpi::Group_free(&g);
+  return out;
 }
 
 void Pruner::comm_freed(int32_t comm) {
@@ -87,7 +104,12 @@ Received Pruner::received(int32_t comm, MPI_Request handle, int source, int32_t 
   uint64_t seq = handle == MPI_REQUEST_NULL ? recv_order_.completed_blocking(comm, status)
                                             : recv_order_.completed(comm, preload::mpi::handle_key(handle), status);
   Received r;
-  r.aux = aux_.receive(comm, shadow(comm), source, tag, seq);
+  bool found = true;
+  r.aux = aux_.receive(comm, shadow(comm), source, tag, seq, &found);
+  if (!found) {  // no word from the sender: keep the receive (the send may be lost)
+    nodes_.mark(source_world);
+    return r;
+  }
   r.log = r.aux.decision || nodes_.pending(source_world);
   r.on_behalf = r.log && !r.aux.decision;
   nodes_.mark(source_world);

@@ -110,6 +110,10 @@ class Pruner {
 
 Pruner& pruner();
 
+// A private communicator over app's group (no attributes copied, no callback
+// run); MPI_COMM_NULL for intercommunicators.
+MPI_Comm make_private_comm(MPI_Comm app);
+
 // The hot-path hook: an application I/O call happened (called for every
 // recorded depth-0 file call; one relaxed store).
 inline void note_io() { pruner().nodes().on_io(); }

@@ -108,7 +108,8 @@ void CollectiveChecker::observe(const RankScope& scope, const trace::Event& ev, 
   if (ev.depth == 0) close_root();
   if (!trace::is_mpi(ev.kind) || !trace::is_collective(ev.op())) return;
   int32_t g = scope.comm(ev, pos);
-  if (trace::is_all_to_one(ev.op())) return observe_all_to_one(scope, g, ev);
+  // Root -1: on an intercommunicator, where every process of both groups calls.
+  if (trace::is_all_to_one(ev.op()) && ev.args[arg::root] >= 0) return observe_all_to_one(scope, g, ev);
   Tally& t = tallies_[size_t(g)][size_t(scope.position(ev))];
   ++t.count;
   t.hash = fold(t.hash, signature(ev));

@@ -27,6 +27,16 @@ std::string creator_name(CommOrigin origin) {
       return "MPI_Cart_create";
     case CommOrigin::cart_sub:
       return "MPI_Cart_sub";
+    case CommOrigin::intercomm:
+      return "MPI_Intercomm_create";
+    case CommOrigin::merge:
+      return "MPI_Intercomm_merge";
+    case CommOrigin::group:
+      return "MPI_Comm_create_group";
+    case CommOrigin::from_group:
+      return "MPI_Comm_create_from_group";
+    case CommOrigin::graph:
+      return "a graph constructor";
     case CommOrigin::unknown:
       break;
   }
@@ -52,7 +62,13 @@ namespace {
 
 constexpr int32_t kMaxLocalId = 1 << 24;
 
-bool is_derived(CommOrigin o) { return o != CommOrigin::world && o != CommOrigin::self && o != CommOrigin::unknown; }
+// Made by a collective over the parent every member counts; the others are
+// told apart by their members and their order of appearance.
+bool by_members(CommOrigin o) {
+  return o == CommOrigin::unknown || o == CommOrigin::intercomm || o == CommOrigin::group ||
+         o == CommOrigin::from_group;
+}
+bool is_derived(CommOrigin o) { return o != CommOrigin::world && o != CommOrigin::self && !by_members(o); }
 
 class Resolver {
  public:
@@ -140,16 +156,17 @@ int32_t Resolver::global_id(int32_t r, const CommEntry& e, std::map<std::vector<
     case CommOrigin::self:
       if (e.members.size() != 1) throw PostError(entry_name(r, e) + " is MPI_COMM_SELF but has several members");
       return add({CommOrigin::self, -1, 0, r, e.members});
-    case CommOrigin::unknown: {
-      // The k-th untraced communicator with these members on one rank is the
-      // k-th on every other member: each names it at first use, in order.
-      uint32_t k = unknown_seen[e.members]++;
-      auto [it, fresh] = unknown_.try_emplace({e.members, k}, 0);
-      if (fresh) it->second = add({CommOrigin::unknown, -1, k, r, e.members});
-      return it->second;
-    }
     default:
-      return derived_id(r, e);
+      if (is_derived(e.origin)) return derived_id(r, e);
+      {
+        // The k-th untraced communicator with these members on one rank is the
+        // k-th on every other member: each names it at first use, in order.
+        // (Made over a group, or an intercommunicator: the same rule.)
+        uint32_t k = unknown_seen[e.members]++;
+        auto [it, fresh] = unknown_.try_emplace({e.members, k}, 0);
+        if (fresh) it->second = add({e.origin, -1, k, r, e.members});
+        return it->second;
+      }
   }
 }
 

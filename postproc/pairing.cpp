@@ -136,6 +136,11 @@ struct MessageMatcher::Impl {
       return;
     }
     const PostedRecv& p = it->second;
+    if (ev.flags & trace::flag::cancelled) {  // no message
+      resolve(p.seq, std::nullopt);
+      pending.erase(it);
+      return;
+    }
     auto ch = receive_channel(p.comm, p.given_source, p.given_tag, ev.args[arg::src], ev.args[arg::stag], ev, pos);
     resolve(p.seq, ch);
     pending.erase(it);
@@ -148,6 +153,11 @@ struct MessageMatcher::Impl {
 void MessageMatcher::Impl::observe(const trace::Event& ev, const EventPos& pos) {
   OpClass op = ev.op();
   if (op == OpClass::complete) return complete(ev, pos);
+  if (op == OpClass::start) {  // a persistent request started: a send, or a receive posted
+    int64_t kind = ev.args[arg::req_kind];
+    if (kind == trace::kReqSend) op = OpClass::isend;
+    if (kind == trace::kReqRecv) op = OpClass::irecv;
+  }
   if (op != OpClass::send && op != OpClass::isend && op != OpClass::recv && op != OpClass::irecv &&
       op != OpClass::sendrecv)
     return;

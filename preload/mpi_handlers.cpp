@@ -36,8 +36,9 @@ RequestSnapshot::RequestSnapshot(const MPI_Request* requests, int n) {
 
 void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) noexcept {
   auto& ev = c.ev();
-  ev.args[arg::comm] = state().comm_id(comm);
-  ev.args[arg::peer] = norm_peer(peer);
+  int32_t id = state().comm_id(comm);
+  ev.args[arg::comm] = id;
+  ev.args[arg::peer] = state().peer_of(id, peer);
   ev.args[arg::tag] = norm_tag(tag);
   ev.args[arg::bytes] = bytes;
   ev.ret = rc;
@@ -53,7 +54,7 @@ int64_t status_bytes(const MPI_Status& st) {
 
 void fill_recv_status(Call& c, const MPI_Status& st) noexcept {
   auto& ev = c.ev();
-  ev.args[arg::src] = norm_peer(st.MPI_SOURCE);
+  ev.args[arg::src] = state().peer_of(int32_t(ev.args[arg::comm]), st.MPI_SOURCE);
   ev.args[arg::stag] = norm_tag(st.MPI_TAG);
   ev.args[arg::bytes] = status_bytes(st);
 }
@@ -61,15 +62,24 @@ void fill_recv_status(Call& c, const MPI_Status& st) noexcept {
 int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
                     bool logged) noexcept {
   try {
-    return state().add_request(r, {-1, state().comm_id(comm), norm_peer(peer), norm_tag(tag), bytes, kind, logged});
+    int32_t id = state().comm_id(comm);
+    RequestInfo info;
+    info.comm = id;
+    info.peer = state().peer_of(id, peer);
+    info.tag = norm_tag(tag);
+    info.bytes = bytes;
+    info.kind = kind;
+    info.logged = logged;
+    return state().add_request(r, info);
   } catch (...) {
     return -1;
   }
 }
 
-void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st) noexcept {
+void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st, bool cancelled) noexcept {
   RawEvent ev;
   ev.kind = Kind::mpior_complete;
+  ev.flags = cancelled ? flag::cancelled : 0;
   ev.depth = uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255);
   ev.start = ev.end = c.ev().end;
   ev.callsite = c.ev().callsite;
@@ -81,24 +91,41 @@ void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st) n
   ev.args[arg::request] = info.id;
   ev.args[arg::src] = -1;
   ev.args[arg::stag] = -1;
-  if (st && (info.kind == kReqRecv || info.id < 0)) {
-    ev.args[arg::src] = norm_peer(st->MPI_SOURCE);
+  if (info.kind == kReqColl) {
+    ev.args[arg::icoll_seq] = info.seq;
+  } else if (st && !cancelled && (info.kind == kReqRecv || info.id < 0)) {
+    ev.args[arg::src] = state().peer_of(info.comm, st->MPI_SOURCE);
     ev.args[arg::stag] = norm_tag(st->MPI_TAG);
     if (info.kind == kReqRecv) ev.args[arg::bytes] = status_bytes(*st);
   }
   record_event(ev);
 }
 
+namespace {
+bool was_cancelled(const RequestInfo& info, const MPI_Status* st) {
+  if (!st || info.id < 0 || (info.kind != kReqSend && info.kind != kReqRecv)) return false;
+  int flag = 0;
+  return pmpi::Test_cancelled(st, &flag) == MPI_SUCCESS && flag;
+}
+}  // namespace
+
+// A request the tracer never saw started is left out when it is a persistent
+// one (an inactive request completes at once, with nothing done).
 bool settle_completion(Call& c, MPI_Request handle, const MPI_Status* st) noexcept {
   RequestInfo info = state().take_request(handle);
+  if (info.id < 0 && state().persistent(handle, nullptr)) return false;
+  bool cancelled = was_cancelled(info, st);
   bool kept = info.logged;
   piggyback::Received r;
-  if (info.kind == kReqRecv && st) {
+  if (cancelled) {
+    if (info.kind == kReqRecv && pruning(info.comm)) piggyback::pruner().receive_dropped(info.comm, handle);
+    kept = true;
+  } else if (info.kind == kReqRecv && st && !info.matched) {
     r = gate_receive(c, info.comm, handle, *st);
     kept = r.log;
   }
   if (!kept) return false;
-  record_completion(c, info, st);
+  record_completion(c, info, st, cancelled);
   if (r.on_behalf) record_on_behalf(c, info.comm, *st, r.aux);
   return true;
 }

@@ -18,6 +18,9 @@ namespace mpior::preload::mpi {
 
 namespace expr {
 using trace::CommOrigin;
+using trace::kReqRecv;
+using trace::kReqSend;
+using trace::OpClass;
 int64_t type_size(MPI_Datatype t);
 template <typename Count>
 int64_t tbytes(Count count, MPI_Datatype t) {
@@ -31,12 +34,21 @@ int64_t sum_counts(const Count* counts, int64_t n) {
   for (int64_t i = 0; counts && i < n; ++i) total += int64_t(counts[i]);
   return total;
 }
+// Alltoallw: sum of counts[i] x size of types[i].
+template <typename Count>
+int64_t sum_typed(const Count* counts, const MPI_Datatype* types, int64_t n) {
+  int64_t total = 0;
+  for (int64_t i = 0; counts && types && i < n; ++i) total += int64_t(counts[i]) * type_size(types[i]);
+  return total;
+}
 }  // namespace expr
 
 // Lifecycle (session.cpp).
 void session_mpi_init(int thread_level) noexcept;
 void session_mpi_finalize() noexcept;
 void session_mpi_abort() noexcept;
+void session_sessions_init() noexcept;
+void session_sessions_finalize() noexcept;
 
 // Handler bodies that do not depend on the callable (mpi_handlers.cpp).
 void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) noexcept;
@@ -44,7 +56,7 @@ void fill_recv_status(Call& c, const MPI_Status& st) noexcept;
 int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
                     bool logged = true) noexcept;
 // One completion record under the call c, for a request the tracer knew (or not).
-void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st) noexcept;
+void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st, bool cancelled = false) noexcept;
 void fill_collective(Call& c, int rc, MPI_Comm comm, int64_t root, int64_t bytes) noexcept;
 
 // Room for statuses when the application ignores them
@@ -163,7 +175,7 @@ int sendrecv(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int sendtag, int
   int rc = invoke(st);
   c.stop();
   fill_p2p(c, rc, comm, dest, sendtag, sendbytes);
-  c.ev().args[trace::arg::peer2] = norm_peer(source);
+  c.ev().args[trace::arg::peer2] = state().peer_of(id, source);
   c.ev().args[trace::arg::tag2] = norm_tag(recvtag);
   if (rc != MPI_SUCCESS) return rc;
   fill_recv_status(c, *st);
@@ -267,15 +279,19 @@ int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
   return rc;
 }
 
+// On an intercommunicator the root is recorded as -1: every process of both
+// groups takes part, and the replay meets them all.
 template <typename Invoke>
 int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes) {
   int32_t id = state().comm_id(comm);
+  if (state().is_inter(id)) root = -1;
   piggyback::DecisionExchange decision;
   begin_decision(c, id, root, decision);
   int rc = invoke();
   bool log = end_decision(c, id, decision);
   c.stop();
   fill_collective(c, rc, comm, root, bytes);
+  if (root < 0) c.ev().args[trace::arg::root] = -1;
   if (!log) prune(c);
   return rc;
 }
@@ -313,3 +329,5 @@ int comm_free(Call& c, Invoke&& invoke, MPI_Comm* comm) {
 }
 
 }  // namespace mpior::preload::mpi
+
+#include "mpi_more.hpp"

@@ -62,7 +62,7 @@ piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, cons
 void record_on_behalf(Call& c, int32_t comm, const MPI_Status& st, const piggyback::AuxMessage& aux) noexcept {
   std::array<int64_t, kNumArgs> args{};
   args[arg::comm] = comm;
-  args[arg::peer] = st.MPI_SOURCE;
+  args[arg::peer] = state().peer_of(comm, st.MPI_SOURCE);
   args[arg::tag] = aux.tag;
   args[arg::bytes] = aux.bytes;
   args[arg::sender_thread] = aux.thread;
@@ -112,6 +112,13 @@ void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept {
   TracerGuard guard;
   pruner().synced_all(state().members(parent));
   if (comm >= 0) pruner().comm_created(comm, app);
+}
+
+void comm_made_local(int32_t comm, MPI_Comm app) noexcept {
+  if (!pruner().active()) return;
+  TracerGuard guard;
+  pruner().synced_all(state().members(comm));
+  pruner().comm_created(comm, app);
 }
 
 void comm_unmade(int32_t comm) noexcept {

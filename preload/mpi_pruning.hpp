@@ -29,6 +29,8 @@ bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcep
 // Communicator creation and free are always logged; they give or take a shadow.
 void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept;
 void comm_unmade(int32_t comm) noexcept;
+// A communicator made over a group: its members synchronised; it gets a shadow.
+void comm_made_local(int32_t comm, MPI_Comm app) noexcept;
 
 // Drops c's record, counting it (and its time) as pruned.
 void prune(Call& c) noexcept;

@@ -1,5 +1,8 @@
 #include "mpi_state.hpp"
 
+#include <algorithm>
+#include <climits>
+
 #include "real_table.hpp"
 #include "thread_state.hpp"
 
@@ -39,36 +42,89 @@ void MpiState::init(int world_rank, int world_size) {
   comms_.push_back(world);
   comms_.push_back({1, trace::CommOrigin::self, -1, 0, 0, 0, {world_rank}});
   collectives_.assign(2, 0);
+  remote_offset_.assign(2, 0);
   comm_ids_[MPI_COMM_WORLD] = 0;
   comm_ids_[MPI_COMM_SELF] = 1;
 }
 
-std::vector<int32_t> MpiState::members_of(MPI_Comm c) {
-  TracerGuard guard;
+std::vector<int32_t> MpiState::translate(MPI_Group g) {
   std::vector<int32_t> out;
-  MPI_Group g, world;
-  if (pmpi::Comm_group(c, &g) != MPI_SUCCESS) return out;
-  pmpi::Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group world = world_group_;
+  bool own = world == MPI_GROUP_NULL;
+  if (own) pmpi::Comm_group(MPI_COMM_WORLD, &world);
   int n = 0;
   pmpi::Group_size(g, &n);
   std::vector<int> local(static_cast<size_t>(n)), global(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) local[size_t(i)] = i;
   pmpi::Group_translate_ranks(g, n, local.data(), world, global.data());
   out.assign(global.begin(), global.end());
-  pmpi::Group_free(&g);
-  pmpi::Group_free(&world);
+  if (own) pmpi::Group_free(&world);
   return out;
+}
+
+// An intercommunicator lists both groups, the one holding the lower world
+// rank first, so both sides name it alike; *offset is where the remote group
+// starts.
+std::vector<int32_t> MpiState::members_of(MPI_Comm c, int32_t* offset) {
+  TracerGuard guard;
+  *offset = 0;
+  MPI_Group g;
+  if (pmpi::Comm_group(c, &g) != MPI_SUCCESS) return {};
+  std::vector<int32_t> local = translate(g);
+  pmpi::Group_free(&g);
+  int inter = 0;
+  pmpi::Comm_test_inter(c, &inter);
+  if (!inter || pmpi::Comm_remote_group(c, &g) != MPI_SUCCESS) return local;
+  std::vector<int32_t> remote = translate(g);
+  pmpi::Group_free(&g);
+  auto low = [](const std::vector<int32_t>& v) {
+    return v.empty() ? INT32_MAX : *std::min_element(v.begin(), v.end());
+  };
+  if (low(local) < low(remote)) {
+    *offset = int32_t(local.size());
+    local.insert(local.end(), remote.begin(), remote.end());
+    return local;
+  }
+  remote.insert(remote.end(), local.begin(), local.end());
+  return remote;
 }
 
 int32_t MpiState::add_comm(MPI_Comm c, trace::CommOrigin origin, int32_t parent, uint64_t parent_seq, int64_t color,
                            int64_t key) {
-  std::vector<int32_t> members = members_of(c);
+  int32_t offset = 0;
+  std::vector<int32_t> members = members_of(c, &offset);
   std::lock_guard<std::mutex> lk(mutex_);
   int32_t id = int32_t(comms_.size());
   comms_.push_back({id, origin, parent, parent_seq, color, key, std::move(members)});
   collectives_.push_back(0);
+  remote_offset_.resize(comms_.size(), 0);
+  remote_offset_[size_t(id)] = offset;
   comm_ids_[c] = id;
   return id;
+}
+
+int32_t MpiState::add_comm_like(MPI_Comm c, int32_t parent, uint64_t parent_seq) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  if (parent < 0 || size_t(parent) >= comms_.size()) return -1;
+  int32_t id = int32_t(comms_.size());
+  std::vector<int32_t> members = comms_[size_t(parent)].members;
+  comms_.push_back({id, trace::CommOrigin::dup, parent, parent_seq, 0, 0, std::move(members)});
+  collectives_.push_back(0);
+  remote_offset_.resize(comms_.size(), 0);
+  remote_offset_[size_t(id)] = remote_offset_[size_t(parent)];
+  comm_ids_[c] = id;
+  return id;
+}
+
+int32_t MpiState::remote_offset(int32_t id) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  return id >= 0 && size_t(id) < remote_offset_.size() ? remote_offset_[size_t(id)] : 0;
+}
+
+bool MpiState::is_inter(int32_t id) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  if (id < 0 || size_t(id) >= remote_offset_.size()) return false;
+  return remote_offset_[size_t(id)] != 0 || comms_[size_t(id)].origin == trace::CommOrigin::intercomm;
 }
 
 namespace {
@@ -149,6 +205,38 @@ RequestInfo MpiState::peek_request(MPI_Request r) {
   std::lock_guard<std::mutex> lk(mutex_);
   auto it = requests_.find(r);
   return it == requests_.end() ? RequestInfo{} : it->second.front();
+}
+
+void MpiState::add_persistent(MPI_Request r, const RequestInfo& info) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  persistent_[r] = info;
+}
+
+bool MpiState::persistent(MPI_Request r, RequestInfo* info) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  auto it = persistent_.find(r);
+  if (it == persistent_.end()) return false;
+  if (info) *info = it->second;
+  return true;
+}
+
+void MpiState::forget_persistent(MPI_Request r) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  persistent_.erase(r);
+}
+
+void MpiState::add_message(MPI_Message m, const RequestInfo& info) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  messages_[m] = info;
+}
+
+RequestInfo MpiState::take_message(MPI_Message m) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  auto it = messages_.find(m);
+  if (it == messages_.end()) return {};
+  RequestInfo info = it->second;
+  messages_.erase(it);
+  return info;
 }
 
 MpiState& state() {

@@ -24,7 +24,9 @@ namespace mpior::preload::mpi {
   X(Group_size) X(Group_free) X(Type_size_x) X(Get_elements_x) X(Comm_dup) X(Comm_free)         \
   X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)       \
   X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
-  X(Iallreduce) X(Ibcast) X(Igather)
+  X(Iallreduce) X(Ibcast) X(Igather) X(Comm_create_group) X(Comm_remote_group) X(Comm_remote_size) \
+  X(Iprobe) X(Cancel) X(Request_free) X(Session_init) X(Session_finalize)         \
+  X(Group_from_session_pset) X(Comm_create_from_group) X(Comm_compare)
 // clang-format on
 
 namespace pmpi {
@@ -45,8 +47,13 @@ struct RequestInfo {
   int64_t peer = 0;
   int64_t tag = 0;
   int64_t bytes = 0;
-  int64_t kind = 0;    // trace::kReqSend, kReqRecv
-  bool logged = true;  // sends: the sender's decision when it posted the send
+  int64_t kind = 0;      // trace::kReqSend, kReqRecv
+  bool logged = true;    // sends: the sender's decision when it posted the send
+  bool matched = false;  // receives of a matched probe (Imrecv): decided at the probe
+  int64_t root = -1;     // collectives (kReqColl): the root, -1 none
+  int64_t op = 0;        // collectives: the trace::OpClass
+  int64_t seq = 0;       // collectives: the collective count on comm
+  int32_t newcomm = -1;  // MPI_Comm_idup: the new communicator's local id
 };
 
 class MpiState {
@@ -60,6 +67,9 @@ class MpiState {
   int32_t comm_id(MPI_Comm c);
   int32_t add_comm(MPI_Comm c, trace::CommOrigin origin, int32_t parent, uint64_t parent_seq, int64_t color,
                    int64_t key);
+  // MPI_Comm_idup: the new communicator has the parent's members (and is not
+  // to be asked for them before its request completes).
+  int32_t add_comm_like(MPI_Comm c, int32_t parent, uint64_t parent_seq);
   void forget_comm(MPI_Comm c);
   // Number of collectives on the communicator before this one.
   uint64_t next_collective(int32_t id);
@@ -69,14 +79,37 @@ class MpiState {
   const std::vector<int32_t>& members(int32_t id);
   int32_t world_of(int32_t id, int64_t comm_rank);
 
+  // Intercommunicators: the position of a remote-group rank in the members
+  // list (0 for intracommunicators: comm ranks are positions).
+  int32_t remote_offset(int32_t id);
+  int64_t peer_of(int32_t id, int peer) {
+    int64_t p = norm_peer(peer);
+    return p >= 0 ? p + remote_offset(id) : p;
+  }
+  bool is_inter(int32_t id);
+  // Sessions (no MPI_COMM_WORLD): the world group members are translated into.
+  void set_world_group(MPI_Group g) { world_group_ = g; }
+
   int64_t add_request(MPI_Request r, const RequestInfo& info);
+  // Persistent requests: what every start of one does (kept until freed).
+  void add_persistent(MPI_Request r, const RequestInfo& info);
+  bool persistent(MPI_Request r, RequestInfo* info);
+  void forget_persistent(MPI_Request r);
+  // Matched probes: the message's communicator and what the probe decided.
+  void add_message(MPI_Message m, const RequestInfo& info);
+  RequestInfo take_message(MPI_Message m);
   // Removes and returns what is known of a request (id -1 when unknown).
   RequestInfo take_request(MPI_Request r);
   RequestInfo peek_request(MPI_Request r);
 
  private:
-  std::vector<int32_t> members_of(MPI_Comm c);
+  std::vector<int32_t> members_of(MPI_Comm c, int32_t* offset);
+  std::vector<int32_t> translate(MPI_Group g);
   std::mutex mutex_;
+  MPI_Group world_group_ = MPI_GROUP_NULL;
+  std::vector<int32_t> remote_offset_;  // per comm id
+  std::unordered_map<MPI_Request, RequestInfo> persistent_;
+  std::unordered_map<MPI_Message, RequestInfo> messages_;
   std::atomic<uint32_t> generation_{1};  // bumped when a communicator is freed
   int world_rank_ = 0, world_size_ = 1;
   std::unordered_map<MPI_Comm, int32_t> comm_ids_;

@@ -95,6 +95,9 @@ struct Session {
   std::string dir;
   trace::ProcessInfo info;
   MPI_Comm private_comm = MPI_COMM_NULL;
+  MPI_Session session = MPI_SESSION_NULL;  // the tracer's own (Sessions programs)
+  bool sessions = false;                   // traced through Sessions, not MPI_Init
+  int app_sessions = 0;                    // the application's sessions open
   int dir_lock = -1;
 };
 
@@ -495,15 +498,11 @@ void start_pruning(Session& s) {
 
 }  // namespace
 
-void session_mpi_init(int) noexcept {
-  Session& s = S();
-  TracerGuard guard;
-  if (!pmpi::resolve()) {
-    log_error("MPI functions not found; MPI calls are not traced");
-    return;
-  }
-  pmpi::Comm_rank(MPI_COMM_WORLD, &s.rank);
-  pmpi::Comm_size(MPI_COMM_WORLD, &s.size);
+namespace {
+
+// After the rank is known and the private communicator made: the job id and
+// directory are agreed, recording and pruning start.
+void start_job(Session& s, bool prune) {
   state().init(s.rank, s.size);
   s.mpi = true;
   if (s.child) {
@@ -512,9 +511,6 @@ void session_mpi_init(int) noexcept {
     s.child = false;
     s.dir = absolute_path(AT_FDCWD, std::string(opt_dir.get()).c_str());
   }
-  // A communicator of our own, so the tracer's messages never meet the
-  // application's.
-  pmpi::Comm_dup(MPI_COMM_WORLD, &s.private_comm);
   uint64_t agreed[3] = {0, 0, 0};  // job id, directory ready, in a subdirectory named by the job
   if (s.rank == 0) {
     agreed[0] = new_job_id();
@@ -535,11 +531,16 @@ void session_mpi_init(int) noexcept {
     g_recording.store(false);
     return;
   }
-  start_pruning(s);
+  if (prune)
+    start_pruning(s);
+  else
+    piggyback::pruner().start(false, s.rank, s.size);
   crash::start();
   if (opt_children.get())
     lineage::announce({s.dir, s.job_id, s.rank, s.size, s.info.clock_mono_ns, s.info.clock_real_ns});
 }
+
+}  // namespace
 
 void session_mpi_abort() noexcept {
   Session& s = S();
@@ -547,6 +548,57 @@ void session_mpi_abort() noexcept {
   if (!s.mpi || s.finalized) return;
   crash::stop();
   session::write_rank(false);
+}
+
+void session_mpi_init(int) noexcept {
+  Session& s = S();
+  TracerGuard guard;
+  if (s.mpi) return;  // a Session came first
+  if (!pmpi::resolve()) {
+    log_error("MPI functions not found; MPI calls are not traced");
+    return;
+  }
+  pmpi::Comm_rank(MPI_COMM_WORLD, &s.rank);
+  pmpi::Comm_size(MPI_COMM_WORLD, &s.size);
+  // A communicator of our own, so the tracer's messages never meet the
+  // application's.
+  s.private_comm = piggyback::make_private_comm(MPI_COMM_WORLD);
+  start_job(s, true);
+}
+
+// MPI-4 Sessions: a program that never calls MPI_Init has no
+// MPI_COMM_WORLD. The tracer opens a session of its own and makes its
+// private communicator from the world process set; the trace is written
+// when the application finalizes its last session (or at exit). Not pruned.
+void session_sessions_init() noexcept {
+  Session& s = S();
+  TracerGuard guard;
+  ++s.app_sessions;
+  if (s.mpi) return;
+  if (!pmpi::resolve()) return;
+  MPI_Group world = MPI_GROUP_NULL;
+  if (pmpi::Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s.session) != MPI_SUCCESS ||
+      pmpi::Group_from_session_pset(s.session, "mpi://WORLD", &world) != MPI_SUCCESS ||
+      pmpi::Comm_create_from_group(world, "org.mpior.private", MPI_INFO_NULL, MPI_ERRORS_RETURN, &s.private_comm) !=
+          MPI_SUCCESS) {
+    log_error("cannot open an MPI session of the tracer's; MPI calls are not traced");
+    return;
+  }
+  state().set_world_group(world);
+  s.sessions = true;
+  pmpi::Comm_rank(s.private_comm, &s.rank);
+  pmpi::Comm_size(s.private_comm, &s.size);
+  start_job(s, false);
+}
+
+void session_sessions_finalize() noexcept {
+  Session& s = S();
+  if (s.app_sessions > 0) --s.app_sessions;
+  if (!s.sessions || s.app_sessions > 0) return;
+  session_mpi_finalize();
+  TracerGuard guard;
+  if (s.session != MPI_SESSION_NULL) pmpi::Session_finalize(&s.session);
+  s.sessions = false;
 }
 
 void session_mpi_finalize() noexcept {

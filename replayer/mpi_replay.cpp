@@ -64,6 +64,11 @@ std::optional<MpiReplay::Comm> MpiReplay::comm_of(const Event& ev) {
 bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
   OpClass op = ev.op();
   if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
+  // Bookkeeping: requests made, freed, cancelled, collectives posted (they
+  // meet at their completion), probes, communicators made over groups.
+  if (op == OpClass::pinit || op == OpClass::icoll || op == OpClass::probe || op == OpClass::cancel ||
+      op == OpClass::request || op == OpClass::comm_local)
+    return true;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
     Event world = ev;
     world.args[arg::comm] = 0;
@@ -85,11 +90,19 @@ bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
       if (ev.args[arg::peer] != trace::kProcNull)
         ch.post({c->id, c->me, int32_t(ev.args[arg::peer]), ev.args[arg::tag]});
       return receive(ev, *c, ev.args[arg::peer2], ev.args[arg::tag2], event_no);
+    case OpClass::start:  // a persistent send starts; receives and collectives wait at their completion
+      if (ev.args[arg::req_kind] == trace::kReqSend && ev.args[arg::peer] != trace::kProcNull)
+        ch.post({c->id, c->me, int32_t(ev.args[arg::peer]), ev.args[arg::tag]});
+      return true;
     case OpClass::barrier:
     case OpClass::allcoll:
+      return barrier(ev, *c, event_no);
+    // Communicator construction and free are local bookkeeping (the plan
+    // knows every communicator): the program's own calls that synchronise
+    // are what the replay waits for.
     case OpClass::comm_create:
     case OpClass::comm_free:
-      return barrier(ev, *c, event_no);
+      return true;
     case OpClass::bcast:
     case OpClass::scatter:
     case OpClass::reduce:
@@ -100,10 +113,19 @@ bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
   }
 }
 
+// Cancelled requests moved nothing; a nonblocking or persistent collective
+// meets the other members where it completed.
 bool MpiReplay::complete(const Event& ev, uint64_t event_no) {
-  if (ev.args[arg::req_kind] != trace::kReqRecv) return true;  // sends posted when they started
+  if (ev.flags & trace::flag::cancelled) return true;
+  int64_t kind = ev.args[arg::req_kind];
+  if (kind != trace::kReqRecv && kind != trace::kReqColl) return true;  // sends posted when they started
   auto c = comm_of(ev);
-  return !c || receive(ev, *c, ev.args[arg::peer], ev.args[arg::tag], event_no);
+  if (!c) return true;
+  if (kind == trace::kReqRecv) return receive(ev, *c, ev.args[arg::peer], ev.args[arg::tag], event_no);
+  auto op = OpClass(ev.args[arg::tag]);
+  int64_t root = ev.args[arg::peer];
+  if (root < 0 || !(trace::is_one_to_all(op) || trace::is_all_to_one(op))) return barrier(ev, *c, event_no);
+  return rooted_at(ev, *c, int32_t(root), trace::is_one_to_all(op), false, event_no);
 }
 
 // Waits for the message the traced receive got: from the actual source with
@@ -138,15 +160,22 @@ bool MpiReplay::member(const Event& ev, uint64_t event_no) {
   return world_.channels().wait({c->id, m, c->me, kTagUp}, where(ev, event_no)) == WaitResult::ok;
 }
 
+// A rooted collective on an intercommunicator is recorded with root -1: all
+// of both groups meet.
 bool MpiReplay::rooted(const Event& ev, const Comm& c, uint64_t event_no) {
   int32_t root = int32_t(ev.args[arg::root]);
+  if (root < 0) return barrier(ev, c, event_no);
+  bool partial = !trace::is_one_to_all(ev.op()) && ev.args[arg::contributors] > 0;
+  return rooted_at(ev, c, root, trace::is_one_to_all(ev.op()), partial, event_no);
+}
+
+bool MpiReplay::rooted_at(const Event& ev, const Comm& c, int32_t root, bool down, bool partial, uint64_t event_no) {
   int32_t size = int32_t(world_.members(c.id).size());
-  if (root < 0 || root >= size) {
+  if (root >= size) {
     errors_.add(where(ev, event_no) + ": root " + std::to_string(root) + " is not in the communicator");
     return true;
   }
   Channels& ch = world_.channels();
-  bool down = trace::is_one_to_all(ev.op());
   std::string who = where(ev, event_no);
   if (c.me != root) {
     if (!down) {
@@ -157,7 +186,7 @@ bool MpiReplay::rooted(const Event& ev, const Comm& c, uint64_t event_no) {
   }
   // Only some members' calls were kept (the others had no I/O to pass on):
   // the mpior_member records that follow name them, and member() waits.
-  if (!down && ev.args[arg::contributors] > 0) return true;
+  if (partial) return true;
   for (int32_t m = 0; m < size; ++m) {
     if (m == root) continue;
     if (down)

@@ -63,6 +63,7 @@ class MpiReplay {
   bool receive(const trace::Event& ev, const Comm& c, int64_t src, int64_t tag, uint64_t event_no);
   bool barrier(const trace::Event& ev, const Comm& c, uint64_t event_no);
   bool rooted(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  bool rooted_at(const trace::Event& ev, const Comm& c, int32_t root, bool down, bool partial, uint64_t event_no);
   std::string where(const trace::Event& ev, uint64_t event_no) const;
 
   MpiWorld& world_;

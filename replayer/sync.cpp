@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -15,12 +16,37 @@ namespace mpior::replay {
 Progress::Progress(uint32_t threads, double stall_timeout_s)
     : busy_(int64_t(threads)), stall_ns_(int64_t(std::llround(stall_timeout_s * 1e9))) {}
 
-void Progress::abort(const std::string& why) {
+void Progress::enter_wait(const std::string& who, const std::string& what) {
+  {
+    std::lock_guard lock(mu_);
+    waiting_[std::this_thread::get_id()] = who + " waits on " + what;
+  }
+  enter_wait();
+}
+
+void Progress::leave_wait(bool named) {
+  if (named) {
+    std::lock_guard lock(mu_);
+    waiting_.erase(std::this_thread::get_id());
+  }
+  leave_wait();
+}
+
+void Progress::abort(const std::string& why, bool list_blocked) {
   std::function<void()> wake;
   {
     std::lock_guard lock(mu_);
     if (aborted_.load()) return;
     reason_ = why;
+    if (list_blocked && !waiting_.empty()) {
+      constexpr size_t kShown = 16;
+      std::vector<std::string> lines;
+      for (const auto& [id, what] : waiting_) lines.push_back(what);
+      std::sort(lines.begin(), lines.end());
+      reason_ += "; blocked threads (" + std::to_string(lines.size()) + "):";
+      for (size_t i = 0; i < lines.size() && i < kShown; ++i) reason_ += "\n  " + lines[i];
+      if (lines.size() > kShown) reason_ += "\n  ...";
+    }
     aborted_.store(true);
     wake = waker_;
   }
@@ -72,7 +98,7 @@ WaitResult Channels::wait(const ChannelKey& k, const std::string& who) {
     progress_.tick();
     return progress_.is_aborted() ? WaitResult::aborted : WaitResult::ok;
   }
-  progress_.enter_wait();
+  progress_.enter_wait(who, describe(k));
   uint64_t seen = progress_.ticks();
   int64_t deadline = mono_now_ns() + progress_.stall_timeout_ns();
   for (;;) {
@@ -85,14 +111,14 @@ WaitResult Channels::wait(const ChannelKey& k, const std::string& who) {
       deadline = mono_now_ns() + progress_.stall_timeout_ns();
       continue;
     }
-    progress_.abort(
-        fmt::format("replay stalled: {} waited {:g} s on {} while no thread could proceed (a receive "
-                    "with no matching send in the plan, or --stall-timeout too short)",
-                    who, double(progress_.stall_timeout_ns()) / 1e9, describe(k)));
-    progress_.leave_wait();
+    progress_.abort(fmt::format("replay stalled: {} waited {:g} s on {} while no thread could proceed (a receive "
+                                "with no matching send in the plan, or --stall-timeout too short)",
+                                who, double(progress_.stall_timeout_ns()) / 1e9, describe(k)),
+                    true);
+    progress_.leave_wait(true);
     return WaitResult::stalled;
   }
-  progress_.leave_wait();
+  progress_.leave_wait(true);
   return progress_.is_aborted() ? WaitResult::aborted : WaitResult::ok;
 }
 
@@ -115,7 +141,8 @@ WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
     cv_.notify_all();
     return WaitResult::ok;
   }
-  progress.enter_wait();
+  progress.enter_wait(
+      who, "a collective (" + std::to_string(arrived_) + " of " + std::to_string(members_) + " members arrived)");
   uint64_t seen = progress.ticks();
   auto timeout = std::chrono::nanoseconds(progress.stall_timeout_ns());
   for (;;) {
@@ -127,14 +154,14 @@ WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
     }
     uint32_t arrived = arrived_;
     lock.unlock();  // abort() wakes every barrier, this one included
-    progress.abort(
-        fmt::format("replay stalled: {} waited {:g} s in a collective where {} of {} members arrived, "
-                    "while no thread could proceed",
-                    who, double(progress.stall_timeout_ns()) / 1e9, arrived, members_));
-    progress.leave_wait();
+    progress.abort(fmt::format("replay stalled: {} waited {:g} s in a collective where {} of {} members arrived, "
+                               "while no thread could proceed",
+                               who, double(progress.stall_timeout_ns()) / 1e9, arrived, members_),
+                   true);
+    progress.leave_wait(true);
     return WaitResult::stalled;
   }
-  progress.leave_wait();
+  progress.leave_wait(true);
   return generation_ != gen ? WaitResult::ok : WaitResult::aborted;
 }
 

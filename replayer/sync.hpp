@@ -11,9 +11,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -32,6 +34,10 @@ class Progress {
     busy_.fetch_add(1);
     ticks_.fetch_add(1, std::memory_order_relaxed);
   }
+  // The same, naming the waiting thread and what it waits for: a stall's
+  // reason lists every thread blocked at the time.
+  void enter_wait(const std::string& who, const std::string& what);
+  void leave_wait(bool named);
   void tick() { ticks_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t ticks() const { return ticks_.load(std::memory_order_relaxed); }
   // A wait timed out: stalled when no thread is running (sleeping, doing I/O)
@@ -41,7 +47,7 @@ class Progress {
   const std::atomic<bool>& aborted() const { return aborted_; }
   bool is_aborted() const { return aborted_.load(); }
   // Records the reason (the first one wins) and wakes every waiter.
-  void abort(const std::string& why);
+  void abort(const std::string& why, bool list_blocked = false);
   std::string reason() const;
   // Called once per abort, to wake threads blocked on semaphores and barriers.
   void set_waker(std::function<void()> wake) {
@@ -57,6 +63,7 @@ class Progress {
   mutable std::mutex mu_;
   std::string reason_;
   std::function<void()> waker_;
+  std::map<std::thread::id, std::string> waiting_;  // under mu_
 };
 
 // A message channel: (global communicator, source comm rank, destination comm

@@ -37,6 +37,9 @@ inline constexpr int tag2 = 5;      // MPI_Sendrecv: receive tag as given
 inline constexpr int newcomm = 5;   // communicator creation: the new local id, -1 for MPI_COMM_NULL
 inline constexpr int coll_seq = 5;  // collectives and comm_free: collectives this rank made on comm before
 inline constexpr int req_kind = 4;  // completion record: 1 send, 2 receive, 0 unknown request
+// icoll (nonblocking collective posted), pinit/start of a persistent
+// collective: the collective count on comm (slot 5 holds the request id).
+inline constexpr int icoll_seq = 6;
 }  // namespace arg
 
 // MPI-IO (family mpiio): MPI_File_* calls. File slots keep their places
@@ -102,6 +105,12 @@ inline bool returns_handle(Kind k) {
 inline constexpr int64_t kReqSend = 1;
 inline constexpr int64_t kReqRecv = 2;
 inline constexpr int64_t kReqFile = 3;  // MPI_File_i*: completion of nonblocking file I/O
+// A nonblocking or persistent collective: the completion's peer slot holds the
+// root (-1 none), its tag slot the collective's OpClass (barrier, allcoll,
+// bcast, ...): the replay meets the other members there.
+inline constexpr int64_t kReqColl = 4;
+inline constexpr int64_t kReqGen = 5;   // a generalized request (MPI_Grequest_start)
+inline constexpr int64_t kReqComm = 6;  // MPI_Comm_idup
 
 // MPI wildcards and null peers, normalized so traces do not depend on one
 // MPI implementation's constants.
@@ -117,6 +126,9 @@ namespace flag {
 // the sender's thread had recorded before it), sender_start (ns, sender's
 // trace time). mpior-post moves it into the sender's stream.
 inline constexpr uint8_t on_behalf = 1;
+// A completion record of a request that was cancelled (MPI_Test_cancelled):
+// no message moved.
+inline constexpr uint8_t cancelled = 2;
 }  // namespace flag
 
 namespace arg {

@@ -312,7 +312,7 @@ RankTrace get_rank_trace(Decoder& d) {
   for (CommEntry& c : t.comms) {
     c.id = int32_t(d.sv());
     uint8_t origin = d.u8();
-    if (origin > uint8_t(CommOrigin::unknown)) d.fail("unknown communicator origin");
+    if (origin > uint8_t(CommOrigin::graph)) d.fail("unknown communicator origin");
     c.origin = CommOrigin(origin);
     c.parent = int32_t(d.sv());
     c.parent_seq = d.uv();

@@ -25,6 +25,7 @@ enum class OpClass : uint8_t {
   complete, member,                                                        // tracer records
   mpiio_open, mpiio_close, mpiio_delete, mpiio_read, mpiio_write, mpiio_view, // MPI-IO
   mpiio_seek, mpiio_size, mpiio_sync, mpiio_other, mpiio_block,
+  pinit, start, icoll, probe, cancel, request, comm_local,                 // MPI requests, more comms
   exec,                                                                    // processes
 };
 // clang-format on
@@ -63,5 +64,7 @@ bool is_all_to_all(OpClass op);
 bool is_one_to_all(OpClass op);
 bool is_all_to_one(OpClass op);
 bool is_collective(OpClass op);
+// The last operation class (for tables indexed by it).
+inline constexpr OpClass kLastOpClass = OpClass::exec;
 
 }  // namespace mpior::trace

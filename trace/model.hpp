@@ -80,7 +80,26 @@ struct FileEntry {
   bool operator==(const FileEntry&) const = default;
 };
 
-enum class CommOrigin : uint8_t { world, self, dup, split, create, cart, cart_sub, unknown };
+// intercomm: Intercomm_create (members: the group holding the lower world rank
+// first, then the other; peers on it are positions in that list); merge:
+// Intercomm_merge; group: Comm_create_group; from_group: MPI-4
+// Comm_create_from_group; graph: Graph_create, Dist_graph_create*. The last
+// three and intercomm are resolved by members, like unknown ones.
+enum class CommOrigin : uint8_t {
+  world,
+  self,
+  dup,
+  split,
+  create,
+  cart,
+  cart_sub,
+  unknown,
+  intercomm,
+  merge,
+  group,
+  from_group,
+  graph
+};
 
 struct CommEntry {
   int32_t id = 0;  // rank-local id (events use it)

@@ -152,6 +152,29 @@ TEST_CASE("channels count messages; a lone waiter with nobody running is a stall
   REQUIRE(ch.wait(k, "after") == WaitResult::aborted);
 }
 
+TEST_CASE("a stall names every blocked thread and what it waits for", "[mpi]") {
+  Progress progress(3, 0.2);
+  Channels ch(progress, 3);
+  CommBarrier barrier(3);
+  progress.set_waker([&] {
+    ch.wake_all();
+    barrier.wake_all();
+  });
+  ChannelKey a{0, 1, 0, 4}, b{0, 0, 1, 5};
+  std::thread t1([&] { ch.wait(a, "rank 0 thread 0 at event #3 (MPI_Recv)"); });
+  std::thread t2([&] { ch.wait(b, "rank 1 thread 0 at event #7 (MPI_Wait)"); });
+  std::thread t3([&] { barrier.wait(progress, "rank 2 thread 0 at event #2 (MPI_Barrier)"); });
+  t1.join();
+  t2.join();
+  t3.join();
+  REQUIRE(progress.is_aborted());
+  std::string why = progress.reason();
+  REQUIRE_THAT(why, Catch::Contains("blocked threads (3)") &&
+                        Catch::Contains("rank 0 thread 0 at event #3 (MPI_Recv) waits on " + describe(a)) &&
+                        Catch::Contains("rank 1 thread 0 at event #7 (MPI_Wait) waits on " + describe(b)) &&
+                        Catch::Contains("rank 2 thread 0 at event #2 (MPI_Barrier) waits on a collective"));
+}
+
 TEST_CASE("a waiter is not declared stalled while another thread is still running", "[mpi]") {
   Progress progress(2, 0.1);
   Channels ch(progress, 2);

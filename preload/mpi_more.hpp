@@ -1,0 +1,274 @@
+// Handlers for the MPI calls beyond plain point to point and blocking
+// collectives: persistent requests (made once, started many times),
+// nonblocking and persistent collectives (completed, and replayed, at their
+// Wait/Test), matched probes, cancel and free, generalized requests,
+// communicators made over groups or nonblocking, and MPI-4 Sessions.
+// Included by mpi_handlers.hpp.
+#pragma once
+
+namespace mpior::preload::mpi {
+
+// Back from the normalised values to MPI's (for the pruner, which speaks MPI).
+int raw_peer(int64_t peer) noexcept;
+int raw_tag(int64_t tag) noexcept;
+
+// Fills c's record from a request's description (start, icoll, pinit records).
+void fill_request_record(Call& c, int rc, const RequestInfo& info) noexcept;
+// A collective request's description (nonblocking or persistent).
+RequestInfo collective_info(MPI_Comm comm, int root, int64_t bytes, trace::OpClass op) noexcept;
+// Records one start of a persistent request (MPI_Start, each of
+// MPI_Startall's): `first` takes the call's own record, the others follow it.
+void record_start(Call& c, int rc, MPI_Request r, const RequestInfo& info, bool logged, bool first) noexcept;
+// Before the real start: the pruner's decision for a persistent send.
+bool gate_start(Call& c, const RequestInfo& info) noexcept;
+// A matched probe found a message: its communicator and the receive's fate.
+void probe_matched_message(Call& c, MPI_Comm comm, MPI_Message m, const MPI_Status& st) noexcept;
+
+template <typename Invoke>
+int p2p_init(Call& c, Invoke&& invoke, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
+             MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  fill_p2p(c, rc, comm, peer, tag, bytes);
+  c.ev().args[trace::arg::req_kind] = kind;
+  if (rc == MPI_SUCCESS) {
+    RequestInfo info;
+    info.comm = state().comm_id(comm);
+    info.peer = state().peer_of(info.comm, peer);
+    info.tag = norm_tag(tag);
+    info.bytes = bytes;
+    info.kind = kind;
+    state().add_persistent(*request, info);
+  }
+  return rc;
+}
+
+template <typename Invoke>
+int coll_init(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes, trace::OpClass op,
+              MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  RequestInfo info = collective_info(comm, root, bytes, op);
+  fill_request_record(c, rc, info);
+  if (rc == MPI_SUCCESS) state().add_persistent(*request, info);
+  return rc;
+}
+
+// Every start gets a request id of its own; a persistent collective's start
+// is one more collective on its communicator.
+template <typename Invoke>
+int start(Call& c, Invoke&& invoke, int count, MPI_Request* requests) {
+  if (count <= 0) return invoke();
+  std::vector<RequestInfo> infos(static_cast<size_t>(count));
+  std::vector<uint8_t> logged(static_cast<size_t>(count), 1);
+  for (int i = 0; i < count; ++i) {
+    if (!state().persistent(requests[i], &infos[size_t(i)])) continue;
+    if (infos[size_t(i)].kind == trace::kReqSend) logged[size_t(i)] = gate_start(c, infos[size_t(i)]);
+  }
+  RequestSnapshot handles(requests, count);
+  int rc = invoke();
+  c.stop();
+  for (int i = 0; i < count; ++i) record_start(c, rc, handles[i], infos[size_t(i)], logged[size_t(i)], i == 0);
+  return rc;
+}
+
+template <typename Invoke>
+int icoll(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes, trace::OpClass op, MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  RequestInfo info = collective_info(comm, root, bytes, op);
+  info.seq = int64_t(state().next_collective(info.comm));
+  if (rc == MPI_SUCCESS) info.id = state().add_request(*request, info);
+  fill_request_record(c, rc, info);
+  return rc;
+}
+
+// Neighborhood collectives: every member calls, but only neighbours exchange;
+// no decision is exchanged and the call is always logged.
+template <typename Invoke>
+int coll_logged(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
+  int rc = invoke();
+  c.stop();
+  fill_collective(c, rc, comm, -1, bytes);
+  return rc;
+}
+
+template <typename Invoke>
+int cancel(Call& c, Invoke&& invoke, MPI_Request* request) {
+  RequestInfo info = state().peek_request(*request);
+  int rc = invoke();
+  c.stop();
+  c.ev().args[trace::arg::comm] = info.comm;
+  c.ev().args[trace::arg::req_kind] = info.kind;
+  c.ev().args[trace::arg::request] = info.id;
+  c.ev().ret = rc;
+  return rc;
+}
+
+// A freed request completes unseen: an active receive's message is no longer
+// expected in order, a persistent request is forgotten.
+template <typename Invoke>
+int request_free(Call& c, Invoke&& invoke, MPI_Request* request) {
+  MPI_Request before = *request;
+  RequestInfo info = state().peek_request(before);
+  int rc = invoke();
+  c.stop();
+  if (rc == MPI_SUCCESS) {
+    if (info.id >= 0) state().take_request(before);
+    if (info.kind == trace::kReqRecv && !info.matched && pruning(info.comm))
+      piggyback::pruner().receive_dropped(info.comm, before);
+    state().forget_persistent(before);
+  }
+  c.ev().args[trace::arg::comm] = info.comm;
+  c.ev().args[trace::arg::req_kind] = info.kind;
+  c.ev().args[trace::arg::request] = info.id;
+  c.ev().ret = rc;
+  return rc;
+}
+
+template <typename Invoke>
+int grequest_start(Call& c, Invoke&& invoke, MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  c.ev().args[trace::arg::comm] = -1;
+  c.ev().args[trace::arg::req_kind] = trace::kReqGen;
+  if (rc == MPI_SUCCESS) {
+    RequestInfo info;
+    info.kind = trace::kReqGen;
+    c.ev().args[trace::arg::request] = state().add_request(*request, info);
+  }
+  c.ev().ret = rc;
+  return rc;
+}
+
+template <typename Invoke>
+int request_note(Call& c, Invoke&& invoke, MPI_Request request) {
+  RequestInfo info = state().peek_request(request);
+  int rc = invoke();
+  c.stop();
+  c.ev().args[trace::arg::comm] = info.comm;
+  c.ev().args[trace::arg::req_kind] = info.kind;
+  c.ev().args[trace::arg::request] = info.id;
+  c.ev().ret = rc;
+  return rc;
+}
+
+// flag is nullptr for MPI_Mprobe. A probe that found nothing is dropped when
+// pruning (a polling loop).
+template <typename Invoke>
+int mprobe(Call& c, Invoke&& invoke, int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+           MPI_Status* status) {
+  StatusBuffer buf;
+  MPI_Status* st = buf.get(status, 1);
+  int rc = invoke(st);
+  c.stop();
+  fill_p2p(c, rc, comm, source, tag, 0);
+  bool found = rc == MPI_SUCCESS && (!flag || *flag);
+  if (!found) {
+    if (piggyback::pruner().active()) prune(c);
+    return rc;
+  }
+  fill_recv_status(c, *st);
+  probe_matched_message(c, comm, *message, *st);
+  return rc;
+}
+
+template <typename Invoke>
+int mrecv(Call& c, Invoke&& invoke, MPI_Message* message, MPI_Status* status) {
+  StatusBuffer buf;
+  MPI_Status* st = buf.get(status, 1);
+  MPI_Message m = *message;
+  RequestInfo info = state().take_message(m);
+  int rc = invoke(st);
+  c.stop();
+  auto& ev = c.ev();
+  ev.args[trace::arg::comm] = info.comm;
+  ev.args[trace::arg::peer] = info.peer;
+  ev.args[trace::arg::tag] = info.tag;
+  ev.ret = rc;
+  if (rc != MPI_SUCCESS || m == MPI_MESSAGE_NO_PROC) return rc;
+  fill_recv_status(c, *st);
+  if (!info.logged) prune(c);
+  return rc;
+}
+
+template <typename Invoke>
+int imrecv(Call& c, Invoke&& invoke, int64_t bytes, MPI_Message* message, MPI_Request* request) {
+  MPI_Message m = *message;
+  RequestInfo info = state().take_message(m);
+  int rc = invoke();
+  c.stop();
+  auto& ev = c.ev();
+  ev.args[trace::arg::comm] = info.comm;
+  ev.args[trace::arg::peer] = info.peer;
+  ev.args[trace::arg::tag] = info.tag;
+  ev.args[trace::arg::bytes] = bytes;
+  ev.ret = rc;
+  if (rc != MPI_SUCCESS) return rc;
+  info.kind = trace::kReqRecv;
+  info.bytes = bytes;
+  info.matched = true;
+  ev.args[trace::arg::request] = state().add_request(*request, info);
+  return rc;
+}
+
+// Communicators made nonblocking: the dup has its parent's group, known at once.
+template <typename Invoke>
+int comm_idup(Call& c, Invoke&& invoke, MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  int32_t parent = state().comm_id(comm);
+  uint64_t seq = state().next_collective(parent);
+  int32_t id = -1;
+  if (rc == MPI_SUCCESS) id = state().add_comm_like(*newcomm, parent, seq);
+  auto& ev = c.ev();
+  ev.args[trace::arg::comm] = parent;
+  ev.args[trace::arg::newcomm] = id;
+  ev.ret = rc;
+  if (rc == MPI_SUCCESS) {
+    RequestInfo info;
+    info.comm = parent;
+    info.kind = trace::kReqComm;
+    info.newcomm = id;
+    state().add_request(*request, info);
+  }
+  return rc;
+}
+
+// Made by a call collective over a group (or two, for an intercommunicator),
+// not over a communicator every member counts collectives on.
+template <typename Invoke>
+int comm_local(Call& c, Invoke&& invoke, MPI_Comm parent, MPI_Comm* newcomm, trace::CommOrigin origin) {
+  int rc = invoke();
+  c.stop();
+  int32_t parent_id = parent == MPI_COMM_NULL ? -1 : state().comm_id(parent);
+  int32_t id = -1;
+  if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) id = state().add_comm(*newcomm, origin, -1, 0, 0, 0);
+  if (id >= 0) comm_made_local(id, *newcomm);
+  auto& ev = c.ev();
+  ev.args[trace::arg::comm] = parent_id;
+  ev.args[trace::arg::newcomm] = id;
+  ev.ret = rc;
+  return rc;
+}
+
+template <typename Invoke>
+int session_init(Call& c, Invoke&& invoke) {
+  int rc = invoke();
+  c.stop();
+  if (rc == MPI_SUCCESS) session_sessions_init();
+  c.ev().ret = rc;
+  return rc;
+}
+
+template <typename Invoke>
+int session_finalize(Call& c, Invoke&& invoke) {
+  c.stop();
+  c.ev().args[trace::arg::comm] = 0;
+  record_event(c.ev());
+  c.drop();
+  session_sessions_finalize();
+  return invoke();
+}
+
+}  // namespace mpior::preload::mpi

@@ -1,0 +1,389 @@
+/* One family of MPI calls per mode (issue 11): each mode computes something
+ * with the family's calls, writes it to out_<rank>.txt and prints a summary
+ * from rank 0, so a traced run can be compared with an untraced one.
+ *
+ *   mpi_families MODE      (MODE: persistent ibsend mprobe cancel requests bypass icoll
+ *                           neighbor idup intercomm attr sessions grequest threads) */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static int rank, size;
+
+static void write_result(const char* mode, long value) {
+  char name[64];
+  snprintf(name, sizeof name, "out_%d.txt", rank);
+  FILE* f = fopen(name, "w");
+  CHECK(f);
+  fprintf(f, "%s %ld\n", mode, value);
+  fclose(f);
+}
+
+static long sum_all(MPI_Comm comm, long v) {
+  long s = 0;
+  MPI_Allreduce(&v, &s, 1, MPI_LONG, MPI_SUM, comm);
+  return s;
+}
+
+static long persistent(void) {
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int out = 0, in = 0;
+  MPI_Request r[2];
+  MPI_Send_init(&out, 1, MPI_INT, right, 7, MPI_COMM_WORLD, &r[0]);
+  MPI_Recv_init(&in, 1, MPI_INT, left, 7, MPI_COMM_WORLD, &r[1]);
+  long total = 0;
+  for (int i = 0; i < 5; ++i) {
+    out = rank * 10 + i;
+    if (i % 2) {
+      MPI_Startall(2, r);
+    } else {
+      MPI_Start(&r[1]);
+      MPI_Start(&r[0]);
+    }
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    total += in;
+  }
+  MPI_Wait(&r[0], MPI_STATUS_IGNORE); /* inactive: completes at once */
+  MPI_Request_free(&r[0]);
+  MPI_Request_free(&r[1]);
+  /* MPI-4 persistent collective */
+  MPI_Request c;
+  long v = rank + 1, s = 0;
+  MPI_Allreduce_init(&v, &s, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &c);
+  for (int i = 0; i < 3; ++i) {
+    MPI_Start(&c);
+    MPI_Wait(&c, MPI_STATUS_IGNORE);
+    total += s;
+  }
+  MPI_Request_free(&c);
+  return sum_all(MPI_COMM_WORLD, total);
+}
+
+static long ibsend(void) {
+  int bufsize = 4 * (MPI_BSEND_OVERHEAD + 64);
+  void* buf = malloc((size_t)bufsize);
+  MPI_Buffer_attach(buf, bufsize);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int v = rank, got = -1, got2 = -1;
+  MPI_Request r[2];
+  MPI_Ibsend(&v, 1, MPI_INT, right, 1, MPI_COMM_WORLD, &r[0]);
+  MPI_Recv(&got, 1, MPI_INT, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+  /* Irsend: the receive is posted first, a barrier says so */
+  MPI_Irecv(&got2, 1, MPI_INT, left, 2, MPI_COMM_WORLD, &r[1]);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Irsend(&v, 1, MPI_INT, right, 2, MPI_COMM_WORLD, &r[0]);
+  MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+  MPI_Buffer_detach(&buf, &bufsize);
+  free(buf);
+  return sum_all(MPI_COMM_WORLD, got + got2);
+}
+
+static long mprobe(void) {
+  long total = 0;
+  if (rank == 0) {
+    for (int k = 0; k < 2 * (size - 1); ++k) {
+      MPI_Message m;
+      MPI_Status st;
+      int n = 0, flag = 0;
+      if (k % 2) {
+        while (!flag) MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &m, &st);
+      } else {
+        MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &m, &st);
+      }
+      MPI_Get_count(&st, MPI_INT, &n);
+      int* data = malloc(sizeof(int) * (size_t)n);
+      if (k % 4 == 1) {
+        MPI_Request r;
+        MPI_Imrecv(data, n, MPI_INT, &m, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Mrecv(data, n, MPI_INT, &m, MPI_STATUS_IGNORE);
+      }
+      for (int i = 0; i < n; ++i) total += data[i];
+      free(data);
+    }
+  } else {
+    int data[8];
+    for (int i = 0; i < 8; ++i) data[i] = rank * 100 + i;
+    MPI_Send(data, rank + 1, MPI_INT, 0, rank, MPI_COMM_WORLD);
+    MPI_Send(data, 8, MPI_INT, 0, 50 + rank, MPI_COMM_WORLD);
+  }
+  MPI_Bcast(&total, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  return total;
+}
+
+static long cancel(void) {
+  int got = -1, v = rank;
+  MPI_Request r;
+  MPI_Status st;
+  int cancelled = 0;
+  /* a receive nobody sends to, cancelled */
+  MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &r);
+  MPI_Cancel(&r);
+  MPI_Wait(&r, &st);
+  MPI_Test_cancelled(&st, &cancelled);
+  /* a receive that a message matches before the cancel can take it */
+  int c2 = 0;
+  if (rank == 0) {
+    MPI_Irecv(&got, 1, MPI_INT, 1, 97, MPI_COMM_WORLD, &r);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Wait(&r, &st); /* done, not cancelled */
+    MPI_Test_cancelled(&st, &c2);
+  } else {
+    if (rank == 1) MPI_Send(&v, 1, MPI_INT, 0, 97, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  /* then ordinary traffic on the same communicator */
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  MPI_Sendrecv(&v, 1, MPI_INT, right, 3, &got, 1, MPI_INT, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return sum_all(MPI_COMM_WORLD, cancelled * 1000 + c2 * 100 + got);
+}
+
+/* Requests freed while active, and a message sent behind the tracer's back
+ * (PMPI_Send: no auxiliary message): nothing may wait for ever. */
+static long requests(int bypass) {
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int v = rank, got = -1, got2 = -1;
+  MPI_Request r;
+  MPI_Irecv(&got, 1, MPI_INT, left, 11, MPI_COMM_WORLD, &r);
+  MPI_Request_free(&r);
+  MPI_Isend(&v, 1, MPI_INT, right, 11, MPI_COMM_WORLD, &r);
+  MPI_Request_free(&r);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (bypass && rank == 1) PMPI_Send(&v, 1, MPI_INT, 0, 12, MPI_COMM_WORLD);
+  if (bypass && rank == 0) MPI_Recv(&got2, 1, MPI_INT, 1, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Barrier(MPI_COMM_WORLD); /* the freed receive has its message by now */
+  int flag = 0;
+  MPI_Request_get_status(MPI_REQUEST_NULL, &flag, MPI_STATUS_IGNORE);
+  return sum_all(MPI_COMM_WORLD, got + got2 + flag);
+}
+
+static long icoll(void) {
+  long v = rank + 1, s = 0, b = rank == 1 ? 42 : 0, g[64];
+  MPI_Request r[4];
+  MPI_Iallreduce(&v, &s, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &r[0]);
+  MPI_Ibcast(&b, 1, MPI_LONG, 1 % size, MPI_COMM_WORLD, &r[1]);
+  MPI_Igather(&v, 1, MPI_LONG, g, 1, MPI_LONG, 0, MPI_COMM_WORLD, &r[2]);
+  MPI_Ibarrier(MPI_COMM_WORLD, &r[3]);
+  MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
+  long gs = 0;
+  if (rank == 0)
+    for (int i = 0; i < size; ++i) gs += g[i];
+  MPI_Request p;
+  MPI_Bcast_init(&gs, 1, MPI_LONG, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &p);
+  MPI_Start(&p);
+  MPI_Wait(&p, MPI_STATUS_IGNORE);
+  MPI_Request_free(&p);
+  return s * 10000 + b * 100 + gs;
+}
+
+static long neighbor(void) {
+  int dims[1] = {size}, periods[1] = {1};
+  MPI_Comm cart;
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+  int me;
+  MPI_Comm_rank(cart, &me);
+  int out = me, in[2] = {-1, -1}, in2[2] = {-1, -1}, out2[2] = {me, me};
+  MPI_Neighbor_allgather(&out, 1, MPI_INT, in, 1, MPI_INT, cart);
+  MPI_Request r;
+  MPI_Ineighbor_alltoall(out2, 1, MPI_INT, in2, 1, MPI_INT, cart, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  long v = in[0] + in[1] + in2[0] + in2[1];
+  long t = sum_all(cart, v);
+  MPI_Comm_free(&cart);
+  return t;
+}
+
+static long idup(void) {
+  MPI_Comm d;
+  MPI_Request r;
+  MPI_Comm_idup(MPI_COMM_WORLD, &d, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size, got = -1;
+  MPI_Sendrecv(&rank, 1, MPI_INT, right, 0, &got, 1, MPI_INT, left, 0, d, MPI_STATUS_IGNORE);
+  long t = sum_all(d, got);
+  MPI_Comm_free(&d);
+  return t;
+}
+
+static long intercomm(void) {
+  MPI_Comm half, inter, merged;
+  int color = rank % 2;
+  MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 5, &inter);
+  int hr;
+  MPI_Comm_rank(half, &hr);
+  long v = 0;
+  /* group 0's rank 0 broadcasts to group 1 */
+  if (color == 0) {
+    v = 77;
+    MPI_Bcast(&v, 1, MPI_LONG, hr == 0 ? MPI_ROOT : MPI_PROC_NULL, inter);
+  } else {
+    MPI_Bcast(&v, 1, MPI_LONG, 0, inter);
+  }
+  /* point to point across: local rank i of each group with remote rank i */
+  int rsize;
+  MPI_Comm_remote_size(inter, &rsize);
+  long got = -1;
+  if (hr < rsize) {
+    long mine = rank;
+    MPI_Sendrecv(&mine, 1, MPI_LONG, hr, 4, &got, 1, MPI_LONG, hr, 4, inter, MPI_STATUS_IGNORE);
+  }
+  MPI_Intercomm_merge(inter, color, &merged);
+  long t = sum_all(merged, v + got);
+  MPI_Comm_free(&merged);
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+  return t;
+}
+
+static int copies = 0, deletes = 0;
+static int copy_fn(MPI_Comm c, int key, void* extra, void* in, void* out, int* flag) {
+  (void)c, (void)key, (void)extra;
+  ++copies;
+  *(void**)out = in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+static int delete_fn(MPI_Comm c, int key, void* val, void* extra) {
+  (void)c, (void)key, (void)val, (void)extra;
+  ++deletes;
+  return MPI_SUCCESS;
+}
+
+static long attr(void) {
+  int key;
+  MPI_Comm_create_keyval(copy_fn, delete_fn, &key, NULL);
+  MPI_Comm_set_attr(MPI_COMM_WORLD, key, (void*)1);
+  MPI_Comm d, s;
+  MPI_Comm_dup(MPI_COMM_WORLD, &d);
+  MPI_Comm_split(d, 0, rank, &s); /* split copies nothing */
+  MPI_Comm_free(&s);
+  MPI_Comm_free(&d);
+  MPI_Comm_delete_attr(MPI_COMM_WORLD, key);
+  MPI_Comm_free_keyval(&key);
+  return sum_all(MPI_COMM_WORLD, copies * 100 + deletes);
+}
+
+static long grequest_value;
+static int gq_query(void* extra, MPI_Status* st) {
+  (void)extra;
+  MPI_Status_set_elements(st, MPI_BYTE, 0);
+  MPI_Status_set_cancelled(st, 0);
+  st->MPI_SOURCE = MPI_UNDEFINED;
+  st->MPI_TAG = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+static int gq_free(void* extra) {
+  (void)extra;
+  return MPI_SUCCESS;
+}
+static int gq_cancel(void* extra, int done) {
+  (void)extra, (void)done;
+  return MPI_SUCCESS;
+}
+static void* gq_worker(void* arg) {
+  grequest_value = rank * 3;
+  MPI_Grequest_complete(*(MPI_Request*)arg);
+  return NULL;
+}
+
+static long grequest(void) {
+  MPI_Request r;
+  MPI_Grequest_start(gq_query, gq_free, gq_cancel, NULL, &r);
+  pthread_t t;
+  pthread_create(&t, NULL, gq_worker, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  pthread_join(t, NULL);
+  return sum_all(MPI_COMM_WORLD, grequest_value);
+}
+
+static void* ring_worker(void* arg) {
+  int tag = *(int*)arg, right = (rank + 1) % size, left = (rank + size - 1) % size, got = -1;
+  for (int i = 0; i < 20; ++i) {
+    int v = rank * 1000 + tag * 100 + i;
+    MPI_Sendrecv(&v, 1, MPI_INT, right, tag, &got, 1, MPI_INT, left, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  *(int*)arg = got;
+  return NULL;
+}
+
+static long threads(void) {
+  pthread_t t[2];
+  int arg[2] = {0, 1};
+  for (int i = 0; i < 2; ++i) pthread_create(&t[i], NULL, ring_worker, &arg[i]);
+  for (int i = 0; i < 2; ++i) pthread_join(t[i], NULL);
+  return sum_all(MPI_COMM_WORLD, arg[0] + arg[1]);
+}
+
+static int sessions_main(void) {
+  MPI_Session s;
+  MPI_Group g;
+  MPI_Comm c;
+  MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
+  MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
+  MPI_Comm_create_from_group(g, "org.mpior.test", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+  MPI_Comm_rank(c, &rank);
+  MPI_Comm_size(c, &size);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size, got = -1;
+  MPI_Sendrecv(&rank, 1, MPI_INT, right, 0, &got, 1, MPI_INT, left, 0, c, MPI_STATUS_IGNORE);
+  long t = sum_all(c, got);
+  write_result("sessions", t);
+  if (rank == 0) printf("sessions %ld\n", t);
+  MPI_Comm_free(&c);
+  MPI_Group_free(&g);
+  MPI_Session_finalize(&s);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "persistent";
+  if (!strcmp(mode, "sessions")) return sessions_main();
+  int provided;
+  MPI_Init_thread(&argc, &argv,
+                  !strcmp(mode, "threads") || !strcmp(mode, "grequest") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                  &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  long v;
+  if (!strcmp(mode, "persistent"))
+    v = persistent();
+  else if (!strcmp(mode, "ibsend"))
+    v = ibsend();
+  else if (!strcmp(mode, "mprobe"))
+    v = mprobe();
+  else if (!strcmp(mode, "cancel"))
+    v = cancel();
+  else if (!strcmp(mode, "requests"))
+    v = requests(0);
+  else if (!strcmp(mode, "bypass"))
+    v = requests(1);
+  else if (!strcmp(mode, "icoll"))
+    v = icoll();
+  else if (!strcmp(mode, "neighbor"))
+    v = neighbor();
+  else if (!strcmp(mode, "idup"))
+    v = idup();
+  else if (!strcmp(mode, "intercomm"))
+    v = intercomm();
+  else if (!strcmp(mode, "attr"))
+    v = attr();
+  else if (!strcmp(mode, "grequest"))
+    v = grequest();
+  else if (!strcmp(mode, "threads"))
+    v = threads();
+  else {
+    fprintf(stderr, "unknown mode %s\n", mode);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    return 2;
+  }
+  write_result(mode, v);
+  if (rank == 0) printf("%s %ld\n", mode, v);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The whole MPI under the tracer (issue 11): test/apps/mpi_families.c runs
+one family of MPI calls per mode. Each runs untraced and traced (same output,
+same files), its trace posts, and the replay recreates the files with no
+error and no failed call; with pruning on (the default) and, for some, off.
+One scenario per meson test: mpi_families_test.py MODE."""
+import os
+
+from harness import POST, Scenario, check, check_eq, main, run
+
+APP = "mpi_families"
+
+
+def family(mode, ranks=4, env=None, check_dump=None):
+    def scenario():
+        s = Scenario(APP, [mode], ranks=ranks, env=env).run_both()
+        check(s.plain_out.stdout.startswith(mode + " "), f"program output: {s.plain_out.stdout!r}")
+        # nothing of the tracer's (transport warnings, log lines) on stderr
+        check_eq(s.traced_out.stderr, s.plain_out.stderr, "stderr of the traced run")
+        summary = s.post()
+        s.replay_and_check("--stall-timeout", "20")
+        check_eq(s.report["errors"]["count"], 0, f"replay errors: {s.report['errors']}")
+        if check_dump:
+            dumps = [run([POST, "--dump", os.path.join(s.traces, f"rank-{r:06d}.mpior")]).stdout for r in range(ranks)]
+            check_dump(summary, dumps)
+        s.cleanup()
+    return scenario
+
+
+def count(dumps, word):
+    return sum(d.count(word) for d in dumps)
+
+
+def persistent_dump(summary, dumps):
+    # created once, started many times: 2 inits + 1 collective init per rank
+    check_eq(count(dumps, "MPI_Send_init"), 4, "MPI_Send_init records")
+    check(count(dumps, "MPI_Start") >= 4 * 3, "MPI_Start records (3 single starts of the collective per rank)")
+    check(count(dumps, "MPI_Startall") >= 4, "MPI_Startall records")
+
+
+def cancel_dump(summary, dumps):
+    check(all("MPI_Cancel" in d for d in dumps), "every rank recorded its MPI_Cancel")
+
+
+def intercomm_dump(summary, dumps):
+    check(all("MPI_Intercomm_create" in d and "MPI_Intercomm_merge" in d for d in dumps), "intercommunicator calls")
+
+
+def sessions_dump(summary, dumps):
+    check(all("MPI_Session_init" in d and "MPI_Comm_create_from_group" in d for d in dumps), "Sessions calls")
+
+
+def bypass():
+    """A message sent with PMPI_Send carries no auxiliary message: the
+    receiver waits a bounded time for one, then logs the receive (no hang,
+    same output); mpior-post then names the send the trace lacks."""
+    s = Scenario(APP, ["bypass"], ranks=4).run_both()
+    check_eq(s.traced_out.stderr, s.plain_out.stderr, "stderr of the traced run")
+    p = run([POST, s.traces], expect_rc=1)
+    check("receive without a matching send" in p.stderr and "tag 12" in p.stderr, f"mpior-post said: {p.stderr}")
+    s.cleanup()
+
+
+SCENARIOS = {
+    "bypass": bypass,
+    "persistent": family("persistent", check_dump=persistent_dump),
+    "persistent_unpruned": family("persistent", env={"MPIOR_PRUNE": "0"}, check_dump=persistent_dump),
+    "ibsend": family("ibsend"),
+    "mprobe": family("mprobe"),
+    "mprobe_unpruned": family("mprobe", env={"MPIOR_PRUNE": "0"}),
+    "cancel": family("cancel", check_dump=cancel_dump),
+    "requests": family("requests"),
+    "icoll": family("icoll"),
+    "neighbor": family("neighbor"),
+    "idup": family("idup"),
+    "intercomm": family("intercomm", check_dump=intercomm_dump),
+    "attr": family("attr"),
+    "sessions": family("sessions", check_dump=sessions_dump),
+    "grequest": family("grequest"),
+    "threads": family("threads"),
+}
+
+if __name__ == "__main__":
+    main(SCENARIOS)
