@@ -116,16 +116,9 @@ int32_t MpiState::add_comm_like(MPI_Comm c, int32_t parent, uint64_t parent_seq)
   return id;
 }
 
-int32_t MpiState::remote_offset(int32_t id) {
-  std::lock_guard<std::mutex> lk(mutex_);
-  return id >= 0 && size_t(id) < remote_offset_.size() ? remote_offset_[size_t(id)] : 0;
-}
+int32_t MpiState::remote_offset(int32_t id) { return shape(id).offset; }
 
-bool MpiState::is_inter(int32_t id) {
-  std::lock_guard<std::mutex> lk(mutex_);
-  if (id < 0 || size_t(id) >= remote_offset_.size()) return false;
-  return remote_offset_[size_t(id)] != 0 || comms_[size_t(id)].origin == trace::CommOrigin::intercomm;
-}
+bool MpiState::is_inter(int32_t id) { return shape(id).inter; }
 
 namespace {
 // The communicator a thread used last, valid while no communicator has been
@@ -134,8 +127,9 @@ struct LastComm {
   MPI_Comm handle;
   int32_t id;
   uint32_t generation;
+  MpiState::Shape shape;  // of id
 };
-constinit thread_local LastComm t_last_comm __attribute__((tls_model("initial-exec"))) = {MPI_Comm{}, -1, 0};
+constinit thread_local LastComm t_last_comm __attribute__((tls_model("initial-exec"))) = {MPI_Comm{}, -1, 0, {0, false}};
 }  // namespace
 
 int32_t MpiState::comm_id(MPI_Comm c) {
@@ -151,8 +145,22 @@ int32_t MpiState::comm_id(MPI_Comm c) {
     if (c == MPI_COMM_NULL) return -1;
     id = add_comm(c, trace::CommOrigin::unknown, -1, 0, 0, 0);
   }
-  t_last_comm = {c, id, gen};
+  t_last_comm = {c, id, gen, shape_locked(id)};
   return id;
+}
+
+MpiState::Shape MpiState::shape_locked(int32_t id) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  if (id < 0 || size_t(id) >= remote_offset_.size()) return {0, false};
+  int32_t offset = remote_offset_[size_t(id)];
+  return {offset, offset != 0 || comms_[size_t(id)].origin == trace::CommOrigin::intercomm};
+}
+
+// The calling thread's last communicator answers without the lock (ids are
+// never reused, and a communicator's shape never changes).
+MpiState::Shape MpiState::shape(int32_t id) {
+  if (t_last_comm.id == id && id >= 0) return t_last_comm.shape;
+  return shape_locked(id);
 }
 
 void MpiState::forget_comm(MPI_Comm c) {

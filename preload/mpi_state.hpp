@@ -87,6 +87,10 @@ class MpiState {
     return p >= 0 ? p + remote_offset(id) : p;
   }
   bool is_inter(int32_t id);
+  struct Shape {
+    int32_t offset;  // remote_offset
+    bool inter;
+  };
   // Sessions (no MPI_COMM_WORLD): the world group members are translated into.
   void set_world_group(MPI_Group g) { world_group_ = g; }
 
@@ -105,6 +109,8 @@ class MpiState {
  private:
   std::vector<int32_t> members_of(MPI_Comm c, int32_t* offset);
   std::vector<int32_t> translate(MPI_Group g);
+  Shape shape(int32_t id);
+  Shape shape_locked(int32_t id);
   std::mutex mutex_;
   MPI_Group world_group_ = MPI_GROUP_NULL;
   std::vector<int32_t> remote_offset_;  // per comm id

@@ -4,9 +4,11 @@ one family of MPI calls per mode. Each runs untraced and traced (same output,
 same files), its trace posts, and the replay recreates the files with no
 error and no failed call; with pruning on (the default) and, for some, off.
 One scenario per meson test: mpi_families_test.py MODE."""
+import json
 import os
 
 from harness import POST, Scenario, check, check_eq, main, run
+from timeline_check import validate
 
 APP = "mpi_families"
 
@@ -17,7 +19,10 @@ def family(mode, ranks=4, env=None, check_dump=None):
         check(s.plain_out.stdout.startswith(mode + " "), f"program output: {s.plain_out.stdout!r}")
         # nothing of the tracer's (transport warnings, log lines) on stderr
         check_eq(s.traced_out.stderr, s.plain_out.stderr, "stderr of the traced run")
-        summary = s.post()
+        timeline = os.path.join(s.root, "timeline.json")
+        summary = s.post("--timeline", timeline)
+        with open(timeline) as f:
+            validate(json.load(f), timeline)  # every new record kind shows in a valid timeline
         s.replay_and_check("--stall-timeout", "20")
         check_eq(s.report["errors"]["count"], 0, f"replay errors: {s.report['errors']}")
         if check_dump:

@@ -162,3 +162,21 @@ TEST_CASE("mismatched communicator creations are rejected naming both ranks", "[
     REQUIRE_THROWS_WITH(postproc::resolve_comms(set), Contains("has member 1, who is not in its parent"));
   }
 }
+
+TEST_CASE("communicators made over groups and intercommunicators resolve by their members", "[postproc][comms]") {
+  // ranks 0,2 and 1,3 make an intercommunicator (members: the group holding
+  // rank 0 first); rank 1 and 3 also make a communicator over their group
+  std::vector<RankBuilder> ranks;
+  for (int32_t r = 0; r < 4; ++r) ranks.emplace_back(r, 4);
+  for (int32_t r = 0; r < 4; ++r) ranks[size_t(r)].comm(CommOrigin::intercomm, -1, 0, {0, 2, 1, 3});
+  for (int32_t r : {1, 3}) ranks[size_t(r)].comm(CommOrigin::group, -1, 0, {1, 3});
+  for (int32_t r = 0; r < 4; ++r) ranks[size_t(r)].comm(CommOrigin::merge, 2, 0, {0, 2, 1, 3});
+  std::vector<trace::RankTrace> traces;
+  for (RankBuilder& b : ranks) traces.push_back(b.finish());
+  auto set = make_set(std::move(traces));
+  auto res = postproc::resolve_comms(set);
+  REQUIRE(res.local_to_global[0][2] == res.local_to_global[1][2]);  // one intercommunicator
+  REQUIRE(res.local_to_global[1][3] == res.local_to_global[3][3]);  // one group communicator
+  REQUIRE(res.local_to_global[0][3] == res.local_to_global[1][4]);  // one merge, made from the intercommunicator
+  REQUIRE(res.comms[size_t(res.local_to_global[2][2])].members == std::vector<int32_t>{0, 2, 1, 3});
+}

@@ -241,3 +241,32 @@ TEST_CASE("an event naming a communicator the rank does not have is rejected", "
   again[0].send(0, 7, 1);
   REQUIRE_THROWS_WITH(pair_all(again), Contains("destination 7 is not a rank of communicator 0"));
 }
+
+TEST_CASE("persistent starts pair as sends and posted receives; a cancelled receive is no message",
+          "[postproc][pairing]") {
+  namespace arg = trace::arg;
+  auto ranks = job(2);
+  // rank 0: one persistent send started twice (request ids 1 and 2)
+  ranks[0].call(trace::Kind::MPI_Send_init, {{arg::comm, 0}, {arg::peer, 1}, {arg::tag, 3}, {arg::req_kind, kReqSend}});
+  for (int64_t id : {1, 2}) {
+    ranks[0].call(trace::Kind::MPI_Start,
+                  {{arg::comm, 0}, {arg::peer, 1}, {arg::tag, 3}, {arg::req_kind, kReqSend}, {arg::request, id}});
+    ranks[0].wait({{id, kReqSend, -1, -1}});
+  }
+  // rank 1: a persistent receive started twice, then a receive cancelled
+  for (int64_t id : {1, 2}) {
+    ranks[1].call(trace::Kind::MPI_Startall,
+                  {{arg::comm, 0}, {arg::peer, 0}, {arg::tag, 3}, {arg::req_kind, kReqRecv}, {arg::request, id}});
+    ranks[1].wait({{id, kReqRecv, 0, 3}});
+  }
+  ranks[1].irecv(0, kAnySource, 9, 3);
+  ranks[1].call(trace::Kind::MPI_Cancel, {{arg::comm, 0}, {arg::req_kind, kReqRecv}, {arg::request, 3}});
+  ranks[1].call(trace::Kind::mpior_complete, {{arg::comm, 0}, {arg::req_kind, kReqRecv}, {arg::request, 3}}, 0, 0, 1,
+                trace::flag::cancelled);
+  auto p = pair_all(ranks);
+  REQUIRE(p.analysis.messages.messages == 2);
+  REQUIRE(p.analysis.messages.unreceived == 0);
+  REQUIRE(p.analysis.messages.never_completed == 0);
+  on(p.pairs, 0, 1, 3, 0);
+  on(p.pairs, 0, 1, 3, 1);
+}
