@@ -11,6 +11,7 @@ namespace mpior::preload::mpi {
 namespace pmpi {
 #define MPIOR_PMPI_DEF(name) decltype(&::PMPI_##name) name = nullptr;
 MPIOR_PMPI_HELPERS(MPIOR_PMPI_DEF)
+MPIOR_PMPI_MPI4_HELPERS(MPIOR_PMPI_DEF)
 #undef MPIOR_PMPI_DEF
 
 bool resolve() noexcept {
@@ -19,8 +20,11 @@ bool resolve() noexcept {
   if (!name) name = reinterpret_cast<decltype(name)>(real::resolve("PMPI_" #name)); \
   ok = ok && name;
   MPIOR_PMPI_HELPERS(MPIOR_PMPI_RESOLVE)
+  bool required = ok;
+  MPIOR_PMPI_MPI4_HELPERS(MPIOR_PMPI_RESOLVE)
 #undef MPIOR_PMPI_RESOLVE
-  return ok;
+  (void)ok;
+  return required;
 }
 }  // namespace pmpi
 

@@ -25,13 +25,22 @@ namespace mpior::preload::mpi {
   X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)       \
   X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
   X(Iallreduce) X(Ibcast) X(Igather) X(Comm_create_group) X(Comm_remote_group) X(Comm_remote_size) \
-  X(Iprobe) X(Cancel) X(Request_free) X(Session_init) X(Session_finalize)         \
-  X(Group_from_session_pset) X(Comm_create_from_group) X(Comm_compare)
+  X(Iprobe) X(Cancel) X(Request_free) X(Comm_compare)
+// MPI-4 (Sessions): MPICH 4 has them, Open MPI 4.1 does not. Optional.
+#if MPI_VERSION >= 4
+#define MPIOR_HAVE_SESSIONS 1
+#define MPIOR_PMPI_MPI4_HELPERS(X) \
+  X(Session_init) X(Session_finalize) X(Group_from_session_pset) X(Comm_create_from_group)
+#else
+#define MPIOR_HAVE_SESSIONS 0
+#define MPIOR_PMPI_MPI4_HELPERS(X)
+#endif
 // clang-format on
 
 namespace pmpi {
 #define MPIOR_PMPI_DECL(name) extern decltype(&::PMPI_##name) name;
 MPIOR_PMPI_HELPERS(MPIOR_PMPI_DECL)
+MPIOR_PMPI_MPI4_HELPERS(MPIOR_PMPI_DECL)
 #undef MPIOR_PMPI_DECL
 // Resolves the helpers; false when MPI is not loaded.
 bool resolve() noexcept;

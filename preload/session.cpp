@@ -95,7 +95,9 @@ struct Session {
   std::string dir;
   trace::ProcessInfo info;
   MPI_Comm private_comm = MPI_COMM_NULL;
+#if MPIOR_HAVE_SESSIONS
   MPI_Session session = MPI_SESSION_NULL;  // the tracer's own (Sessions programs)
+#endif
   bool sessions = false;                   // traced through Sessions, not MPI_Init
   int app_sessions = 0;                    // the application's sessions open
   int dir_lock = -1;
@@ -570,6 +572,7 @@ void session_mpi_init(int) noexcept {
 // MPI_COMM_WORLD. The tracer opens a session of its own and makes its
 // private communicator from the world process set; the trace is written
 // when the application finalizes its last session (or at exit). Not pruned.
+#if MPIOR_HAVE_SESSIONS
 void session_sessions_init() noexcept {
   Session& s = S();
   TracerGuard guard;
@@ -600,6 +603,11 @@ void session_sessions_finalize() noexcept {
   if (s.session != MPI_SESSION_NULL) pmpi::Session_finalize(&s.session);
   s.sessions = false;
 }
+#else
+// Open MPI 4.1 has no Sessions (MPI-3.1).
+void session_sessions_init() noexcept {}
+void session_sessions_finalize() noexcept {}
+#endif
 
 void session_mpi_finalize() noexcept {
   Session& s = S();
