@@ -108,6 +108,8 @@ void prepare(const CliOptions& cli, int procs, int provided, Prepared& p) {
     for (const trace::Stream& s : p.plan.streams) threads = threads || s.thread > 0;
     if (threads && provided < MPI_THREAD_MULTIPLE)
       throw ReplayError("this MPI does not provide MPI_THREAD_MULTIPLE, which several ranks per process need");
+    if (provided < MPI_THREAD_SERIALIZED)  // the replay thread calls MPI, not the main one
+      throw ReplayError("this MPI does not provide MPI_THREAD_SERIALIZED, which the replay threads need");
   } catch (const ReplayError& e) {
     p.error = e.what();
   } catch (const trace::FormatError& e) {
