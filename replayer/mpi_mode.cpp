@@ -61,8 +61,17 @@ MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool 
     c.procs = procs_in;
     c.meet = std::make_unique<LocalMeet>(uint32_t(mine));
     if (procs_in.size() == 1) {  // every member here: messages to ourselves
-      if (mine) MPI_Comm_dup(MPI_COMM_SELF, &c.msg), MPI_Comm_dup(MPI_COMM_SELF, &c.up);
-      if (mine && one_per_rank()) MPI_Comm_dup(MPI_COMM_SELF, &c.file);
+      if (!mine) continue;
+      // One-member communicators (each rank's MPI_COMM_SELF) share one set:
+      // MPI has a few thousand communicators, plans may have as many ranks.
+      MpiComm& owner = members.size() == 1 && self_ >= 0 ? comms_[size_t(self_)] : c;
+      if (&owner == &c) {
+        MPI_Comm_dup(MPI_COMM_SELF, &c.msg), MPI_Comm_dup(MPI_COMM_SELF, &c.up);
+        if (one_per_rank()) MPI_Comm_dup(MPI_COMM_SELF, &c.file);
+        if (members.size() == 1) self_ = int32_t(g);
+      } else {
+        c.msg = owner.msg, c.up = owner.up, c.file = owner.file, c.borrowed = true;
+      }
       continue;
     }
     MPI_Comm_split(MPI_COMM_WORLD, mine ? 0 : MPI_UNDEFINED, key, &c.msg);
@@ -75,7 +84,7 @@ MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool 
 MpiBackend::~MpiBackend() {
   for (MpiComm& c : comms_)
     for (MPI_Comm* m : {&c.msg, &c.up, &c.file})
-      if (*m != MPI_COMM_NULL) MPI_Comm_free(m);
+      if (*m != MPI_COMM_NULL && !c.borrowed) MPI_Comm_free(m);
 }
 
 std::unique_ptr<MpiOps> MpiBackend::ops(int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,

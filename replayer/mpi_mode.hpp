@@ -68,6 +68,7 @@ struct MpiComm {
   MPI_Comm file = MPI_COMM_NULL;  // MPI_File_open (one process per rank) or null (blocks: each rank alone)
   std::vector<int32_t> procs;     // world process ranks in it, sorted: index = rank in msg
   std::unique_ptr<LocalMeet> meet;
+  bool borrowed = false;  // another one-member communicator's handles
   int32_t proc_rank(int32_t world_proc) const;
 };
 
@@ -105,6 +106,7 @@ class MpiBackend final : public Backend {
   bool native_;
   int tag_ub_ = 32767;
   std::vector<MpiComm> comms_;
+  int32_t self_ = -1;  // the one-member communicator whose handles the others share
   std::mutex zeros_mu_;
   std::vector<std::unique_ptr<char[]>> zeros_;
   int64_t zeros_size_ = 0;
