@@ -2,7 +2,7 @@
 """mpior's benchmarks: the figures the issues ask for, one table each.
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
-Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps.
+Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -342,11 +342,103 @@ def lammps(b):
           f"{reps} runs each, interleaved; whole run (median) and LAMMPS' loop time (median, best)",
           ["ranks", "untraced s", "spread", "run: pruning on", "off", "loop: on", "off", "best loop: on", "off",
            "thesis"], rows)
+def lifetimes(path):
+    with open(path) as f:
+        return [int(line.split()[1]) / 1e9 for line in f if line.startswith("lifetime_ns")]
+
+
+def fidelity_case(b, exe, args, ranks, src, dst, reps):
+    """Medians of reps: the replay's prediction on dst of a trace made on src, and the real untraced run on dst
+    (each rank's lifetime, load to exit, as a trace measures it; the slowest rank)."""
+    pred, real = [], []
+    lib = b.exe("bench/libmpior_lifetime.so")
+    cmd = ["mpirun.mpich", "-n", ranks, exe] + list(args)
+    for i in range(reps):  # interleaved: real run, traced run, replay
+        wd = os.path.join(dst, f"real{i}")
+        shutil.rmtree(wd, ignore_errors=True)
+        os.makedirs(wd)
+        life = os.path.join(wd, "lifetime")
+        b.run(cmd, cwd=wd, env={"LD_PRELOAD": lib, "MPIOR_LIFETIME_FILE": life})
+        real.append(max(lifetimes(life)))
+        shutil.rmtree(wd, ignore_errors=True)
+        tw = os.path.join(src, f"trace{i}")
+        shutil.rmtree(tw, ignore_errors=True)
+        os.makedirs(tw)
+        traces = os.path.join(tw, "traces")
+        b.run(cmd, cwd=tw, env=b.traced(MPIOR_TRACE_DIR=traces))
+        b.run([b.post, traces])
+        fs, report = os.path.join(dst, f"replay{i}"), os.path.join(tw, "report.json")
+        shutil.rmtree(fs, ignore_errors=True)
+        b.run([b.replay, "-q", "--fs", fs, "--json", report, os.path.join(traces, "plan")])
+        with open(report) as f:
+            pred.append(json.load(f)["replay_s"])
+        shutil.rmtree(fs, ignore_errors=True)
+        shutil.rmtree(tw, ignore_errors=True)
+    return statistics.median(pred), statistics.median(real), (max(real) - min(real)) / statistics.median(real) * 100
+
+
+def fidelity(b):
+    """Prediction against reality (issue 13): each program traced on the build directory's file system and
+    replayed on a tmpfs, and the reverse, against untraced runs on the target (medians of 3); and what the
+    replay adds per replayed event."""
+    reps = 3
+    disk = os.path.join(b.build, "fidelity-work")
+    shm = tempfile.mkdtemp(prefix="mpior-fidelity-", dir="/dev/shm")
+    # checkpoint_sim: steps, compute us, checkpoint (pwrite + fsync + barrier) every, cells per rank.
+    programs = (("checkpoint_sim", ["40", "10000", "5", "262144"]), ("checkpoint_sim", ["100", "3000", "10", "65536"]),
+                ("lammps_shape", []), ("pseudo_shape", []), ("nton_barrier", ["400", "65536"]),
+                ("nto1", ["200", "65536"]), ("serial_gather", ["400", "4096"]), ("comm_split", ["200", "65536"]))
+    if b.quick:
+        programs = programs[:2]
+    rows, worst = [], 0.0
+    try:
+        for app, args in programs:
+            exe = b.exe(f"bench/{app}") if app.endswith("_shape") else b.exe(f"test/apps/{app}")
+            for src, dst, name in ((disk, shm, "disk -> tmpfs"), (shm, disk, "tmpfs -> disk")):
+                os.makedirs(src, exist_ok=True)
+                os.makedirs(dst, exist_ok=True)
+                p, r, spread = fidelity_case(b, exe, args, 2, src, dst, reps)
+                err = (p - r) / r * 100
+                worst = max(worst, abs(err))
+                rows.append([app, " ".join(args), name, f"{p:.3f}", f"{r:.3f}", f"{spread:.1f}%", f"{err:+.1f}%"])
+        table(f"replay fidelity, 2 ranks: predicted (replay of a trace from the other file system) against the "
+              f"real untraced run on the target (medians of {reps}); worst error {worst:.1f}% (target <= 5%)",
+              ["program", "args", "traced -> target", "predicted s", "real s", "real spread", "error"], rows)
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+        shutil.rmtree(disk, ignore_errors=True)
+    replay_event_cost(b)
+
+
+def replay_event_cost(b):
+    """The replay's own cost per event: N 1-byte pwrites on tmpfs, replayed with --io-only, against the same
+    loop untraced."""
+    n = 200000 if b.quick else 1000000
+    shm = tempfile.mkdtemp(prefix="mpior-events-", dir="/dev/shm")
+    try:
+        per = []
+        for i in range(3):
+            untraced = elapsed(b.run([b.exe("bench/event_loop"), n, shm]))
+            traces = os.path.join(b.work, f"events{i}")
+            shutil.rmtree(traces, ignore_errors=True)
+            b.run([b.exe("bench/event_loop"), n, shm], env=b.traced(MPIOR_TRACE_DIR=traces))
+            b.run([b.post, traces])
+            report = os.path.join(b.work, "events.json")
+            b.run([b.replay, "-q", "--io-only", "--fs", os.path.join(shm, "fs"), "--json", report,
+                   os.path.join(traces, "plan")])
+            with open(report) as f:
+                per.append((json.load(f)["replay_s"] - untraced) / n * 1e9)
+        table(f"replay cost per event: {n} 1-byte pwrites on tmpfs replayed with --io-only, minus the same loop "
+              "untraced (3 runs)", ["median ns/event", "min", "max"],
+              [[f"{statistics.median(per):.1f}", f"{min(per):.1f}", f"{max(per):.1f}"]])
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
 
 
 SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
             "merge": merge, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap, "crash": crash, "fuzz": fuzz,
-            "lammps": lammps}
+            "lammps": lammps,
+            "fidelity": fidelity}
 
 
 def main():

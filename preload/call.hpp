@@ -27,6 +27,10 @@ class Call {
     ev_.depth = t.depth;
     if (t.depth < 255) ++t.depth;
     ev_.callsite = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+    if (ev_.depth == 0) {  // the tracer's time since the last call returned is not the program's
+      ev_.tracer = t.tracer_ticks;
+      t.tracer_ticks = 0;
+    }
     ev_.start = clock::now();
   }
 
@@ -57,6 +61,7 @@ class Call {
     if (!active_) return;
     if (!dropped_) record_event(ev_);
     ThreadState& t = t_state;
+    if (ev_.depth == 0 && ev_.end != 0) t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
     if (t.depth) --t.depth;
     t.in_tracer = 0;
     errno = errno_;

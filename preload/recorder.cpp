@@ -107,6 +107,7 @@ void ThreadRecorder::flush_locked() noexcept {
       trace::RawEvent& ev = chunk_[i];
       ev.start = clock::to_ns(ev.start);
       ev.end = clock::to_ns(ev.end);
+      ev.tracer = clock::duration_ns(ev.tracer);
       builder_.append(ev);
     }
   } catch (...) {

@@ -13,9 +13,10 @@ struct ThreadState {
   uint8_t in_tracer;  // the tracer's own code runs: intercepted calls pass through
   uint8_t depth;      // intercepted calls open on this thread
   ThreadRecorder* recorder;
+  int64_t tracer_ticks;  // the tracer's own time after depth-0 calls, not yet handed to the next one
 };
 
-constinit inline thread_local ThreadState t_state __attribute__((tls_model("initial-exec"))) = {0, 0, nullptr};
+constinit inline thread_local ThreadState t_state __attribute__((tls_model("initial-exec"))) = {0, 0, nullptr, 0};
 
 // True between a successful load and the final write; false in excluded
 // processes (launchers), in forked children and after the final write.

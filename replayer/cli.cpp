@@ -37,10 +37,13 @@ void add_options(CLI::App& app, CliOptions& cli) {
                  "also write every replayed file call, per rank and thread in order, to FILE "
                  "(for comparing replays; grows with the number of calls)");
   app.add_option("--io-level", cli.io_level,
-                 "posix: the POSIX calls the file system saw under each MPI-IO call (ROMIO's collective buffering "
-                 "included); mpiio: each MPI-IO call as independent positioned I/O on its view")
-      ->check(CLI::IsMember({"posix", "mpiio"}))
-      ->capture_default_str();
+                 "posix (default without --mpi): the POSIX calls the file system saw under each MPI-IO call "
+                 "(ROMIO's collective buffering included); mpiio: each MPI-IO call as independent positioned I/O on "
+                 "its view, or with --mpi (its default) through MPI_File_* on the target's MPI-IO")
+      ->check(CLI::IsMember({"posix", "mpiio"}));
+  app.add_flag("--mpi", cli.mpi,
+               "run under mpirun (mpirun -n K mpior-replay --mpi ...): K MPI processes, each replaying a contiguous "
+               "block of the plan's ranks, with real messages, collectives and MPI-IO; rank 0 prints the report");
   app.add_option("--timeline", cli.timeline,
                  "also write the replay as Chrome trace-event JSON to FILE (ui.perfetto.dev), in the form of "
                  "mpior-post --timeline");

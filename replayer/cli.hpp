@@ -25,7 +25,8 @@ struct CliOptions {
   std::string stdio = "file";
   double stall_timeout_s = 60.0;
   std::string io_log;
-  std::string io_level = "posix";
+  std::string io_level;             // "posix" or "mpiio"; empty: posix for threads, mpiio (MPI_File_*) with --mpi
+  bool mpi = false;                 // --mpi: under mpirun, real MPI processes (mpi_mode.hpp)
   std::string timeline, html;       // report/: what a person looks at
   uint64_t max_events = 1'000'000;  // --timeline-max-events
   bool quiet = false;               // no progress bar

@@ -3,6 +3,7 @@
 // latency does not accumulate over millions of events.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -19,6 +20,12 @@ class Pacer {
   void mark_end(int64_t t) { prev_end_ = t; }
   // When the next event should start, given its traced gap; pays debt first.
   int64_t deadline_for(int64_t gap_ns);
+  // When a cost charged from `from` ends; pays debt first.
+  int64_t deadline_after(int64_t from, int64_t cost_ns) {
+    int64_t pay = std::min(debt_, cost_ns);
+    debt_ -= pay;
+    return from + cost_ns - pay;
+  }
   // A sleep to `deadline` woke at `woke`: late wake-ups become debt.
   void woke_at(int64_t deadline, int64_t woke) {
     if (woke > deadline) debt_ += woke - deadline;

@@ -11,9 +11,11 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "clock.hpp"
+#include "comm_cost.hpp"
 #include "error.hpp"
 #include "io_replay.hpp"
 #include "mpi_replay.hpp"
@@ -37,9 +39,10 @@ class StartGate {
   }
   // Main side: waits for `n` threads, then opens. The start lies a little
   // ahead so that thousands of threads are awake before their first deadline.
-  int64_t open_when_ready(uint32_t n) {
+  int64_t open_when_ready(uint32_t n, Backend* backend) {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return ready_ >= n; });
+    if (backend) backend->all_ready();  // every process's threads too
     ready_at_ = mono_now_ns();
     t0_ = ready_at_ + 1'000'000 + int64_t(n) * 2'000;
     open_ = true;
@@ -58,14 +61,34 @@ class StartGate {
   int64_t ready_at_ = 0;
 };
 
+// The threads of this process synchronising among themselves.
+class ThreadMpi final : public MpiOps {
+ public:
+  ThreadMpi(MpiWorld& world, const trace::Plan& plan, int32_t rank, ErrorLog& errors, std::string who)
+      : r_(world, plan, rank, errors, std::move(who)) {}
+  bool replay(const trace::Event& ev, uint64_t n) override { return r_.replay(ev, n); }
+  bool complete(const trace::Event& ev, uint64_t n) override { return r_.complete(ev, n); }
+  bool member(const trace::Event& ev, uint64_t n) override { return r_.member(ev, n); }
+  bool file_barrier(const trace::Event& ev, uint64_t n) override { return r_.file_barrier(ev, n); }
+
+ private:
+  MpiReplay r_;
+};
+
 struct Shared {
   Shared(const trace::Plan& p, const Target& t, const ReplayOptions& o, uint32_t threads)
-      : plan(p), target(t), opt(o), progress(threads, o.stall_timeout_s), mpi(p, progress, threads) {}
+      : plan(p),
+        target(t),
+        opt(o),
+        progress(threads, o.stall_timeout_s),
+        mpi(p, progress, threads),
+        costs(o.io_only || o.backend ? CommCosts() : CommCosts(p)) {}
   const trace::Plan& plan;
   const Target& target;
   const ReplayOptions& opt;
   Progress progress;
   MpiWorld mpi;
+  CommCosts costs;  // what MPI calls cost beyond waiting, from the plan's timings
   ErrorLog errors;
   StartGate gate;
   SharedPointers pointers;
@@ -105,12 +128,45 @@ class ReplayThread {
     int64_t start = 0;
     int64_t bytes = 0;
   };
+  // Where the current depth-0 call's time goes (ThreadSummary's breakdown).
+  struct Account {
+    bool open = false;
+    bool io = false;
+    int64_t start = 0, waited = 0, charged = 0;
+  };
+  void close_account(int64_t end) {
+    if (!acct_.open) return;
+    acct_.open = false;
+    int64_t rest = std::max<int64_t>(0, end - acct_.start - acct_.waited - acct_.charged);
+    summary.wait_ns += acct_.waited;
+    summary.comm_ns += acct_.charged;
+    (acct_.io ? summary.io_ns : summary.comm_ns) += rest;
+  }
+  // Sleeps a calibrated cost from `from`; returns when it woke.
+  int64_t charge(int64_t from, int64_t cost) {
+    int64_t deadline = pacer_.deadline_after(from, cost);
+    int64_t woke = sleep_until(deadline, sh_.progress.aborted());
+    pacer_.woke_at(deadline, woke);
+    acct_.charged += woke - from;
+    return woke;
+  }
+  // Waiting for partners, measured around a synchronisation.
+  template <class F>
+  bool waiting(F&& sync) {
+    int64_t t = mono_now_ns();
+    bool going = sync();
+    last_end_ = mono_now_ns();
+    acct_.waited += last_end_ - t;
+    return going;
+  }
+  bool mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& mpi, int64_t start);
 
   void run_guarded() {
     tighten_timer_slack();
     try {
       run();
     } catch (const std::exception& e) {
+      if (sh_.opt.backend) sh_.opt.backend->fatal(who_ + ": " + e.what());
       sh_.progress.abort(who_ + ": " + e.what());
       if (!arrived_) sh_.gate.arrive();  // main waits for every thread at the gate
       end_ns = mono_now_ns();
@@ -135,10 +191,10 @@ class ReplayThread {
     io_lines += fmt::format("{} {} {} {}\n", trace::name(ev.kind), path, ev.args[trace::arg::offset],
                             ev.args[trace::arg::count]);
   }
-  bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, MpiioReplay& mio, int64_t start);
-  void begin_file_call(const trace::Event& ev, uint64_t event_no);
-  bool nested_io(const trace::Event& ev, IoReplay& io, MpiReplay& mpi);
-  bool release_open(MpiReplay& mpi) {
+  bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio, int64_t start);
+  void begin_file_call(const trace::Event& ev, uint64_t event_no, bool native);
+  bool nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi);
+  bool release_open(MpiOps& mpi) {
     fscope_.open_pending = fscope_.creating = false;
     return mpi.file_barrier(fscope_.call, fscope_.event_no);
   }
@@ -176,11 +232,17 @@ class ReplayThread {
   bool recording_ = false;
   int64_t last_end_ = 0;
   bool arrived_ = false;
+  Pacer pacer_{0, 1.0};
+  Account acct_;
+  int64_t owed_ = 0;  // a Wait/Test's cost, charged after its completions
 };
 
 void ReplayThread::run() {
   IoReplay io(sh_.target, sh_.plan, summary.rank, sh_.errors, sh_.progress, who_);
-  MpiReplay mpi(sh_.mpi, sh_.plan, summary.rank, sh_.errors, who_);
+  std::unique_ptr<MpiOps> ops = sh_.opt.backend
+                                    ? sh_.opt.backend->ops(summary.rank, sh_.errors, io, sh_.target, who_)
+                                    : std::make_unique<ThreadMpi>(sh_.mpi, sh_.plan, summary.rank, sh_.errors, who_);
+  MpiOps& mpi = *ops;
   MpiioReplay mio(io, sh_.target, sh_.pointers);
   trace::EventCursor cursor(stream_, summary.rank, sh_.opt.cursor);
   trace::Event ev;
@@ -189,7 +251,7 @@ void ReplayThread::run() {
   arrived_ = true;
   const auto& aborted = sh_.progress.aborted();
   sleep_until(t0, aborted);  // the gate opens a little ahead of the common start
-  Pacer pacer(t0, sh_.opt.compute_scale);
+  pacer_ = Pacer(t0, sh_.opt.compute_scale);
   last_end_ = t0;
   bool going = true;
   while (going && !aborted.load(std::memory_order_relaxed) && cursor.next(ev)) {
@@ -197,12 +259,10 @@ void ReplayThread::run() {
       // Nested calls belong to their parent's duration; only the completion
       // records of a Wait/Test matter, for the receives they finish.
       if (ev.op() == trace::OpClass::complete && ev.depth == 1 && cur_.waits) {
-        going = mpi.complete(ev, cursor.delivered());
-        last_end_ = mono_now_ns();
+        going = waiting([&] { return mpi.complete(ev, cursor.delivered()); });
         if (budget > 0 && ev.args[trace::arg::req_kind] == trace::kReqRecv) record_completion(ev);
       } else if (ev.op() == trace::OpClass::member && ev.depth == 1) {
-        going = mpi.member(ev, cursor.delivered());
-        last_end_ = mono_now_ns();
+        going = waiting([&] { return mpi.member(ev, cursor.delivered()); });
       } else if (trace::info(ev.kind).family == trace::Family::aio &&
                  (ev.op() == trace::OpClass::adone || !fscope_.nested_io)) {
         // AIO completions wherever they sit; submits listed by the
@@ -212,31 +272,42 @@ void ReplayThread::run() {
         if (io.nested(ev, under_list).replayed) last_end_ = mono_now_ns();
       } else if (fscope_.nested_io && trace::is_io(ev.kind)) {
         going = nested_io(ev, io, mpi);
+      } else if (ev.op() == trace::OpClass::mpiio_block && mpi.native_mpiio()) {
+        mpi.mpiio_block(ev);
       } else if (ev.op() == trace::OpClass::mpiio_block && sh_.opt.mpiio_level) {
         mio.block(ev);
       }
       continue;
     }
+    mpi.settle();
     if (fscope_.open_pending) going = release_open(mpi) && going;
+    if (owed_ > 0) last_end_ = charge(last_end_, std::exchange(owed_, 0));  // a Wait's cost, after its completions
     finish(last_end_);
-    pacer.mark_end(last_end_);
-    int64_t deadline = pacer.deadline_for(ev.gap_ns);
+    close_account(last_end_);
+    pacer_.mark_end(last_end_);
+    int64_t deadline = pacer_.deadline_for(ev.gap_ns);
     int64_t woke = sleep_until(deadline, aborted);
-    pacer.woke_at(deadline, woke);
+    pacer_.woke_at(deadline, woke);
+    summary.compute_ns += woke - last_end_;
+    summary.traced_compute_ns += std::max<int64_t>(0, ev.gap_ns);
     going = step(ev, cursor.delivered(), io, mpi, mio, woke) && going;
   }
   if (going && fscope_.open_pending) release_open(mpi);
+  mpi.settle();
+  mpi.finish();
+  if (owed_ > 0) last_end_ = charge(last_end_, std::exchange(owed_, 0));
   finish(last_end_);
+  close_account(last_end_);
   io.close_all();
   end_ns = mono_now_ns();
   summary.replay_ns = end_ns - t0;
 }
 
-void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no) {
+void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no, bool native) {
   fscope_ = {};
   trace::OpClass op = ev.op();
-  fscope_.nested_io =
-      !sh_.opt.mpiio_level && (trace::is_mpiio(ev.kind) || op == trace::OpClass::wait || op == trace::OpClass::test);
+  fscope_.nested_io = !sh_.opt.mpiio_level && !native &&
+                      (trace::is_mpiio(ev.kind) || op == trace::OpClass::wait || op == trace::OpClass::test);
   if (fscope_.nested_io && op == trace::OpClass::mpiio_open) {
     fscope_.open_pending = true;
     fscope_.file = ev.args[trace::arg::file];
@@ -245,7 +316,7 @@ void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no) {
   }
 }
 
-bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiReplay& mpi) {
+bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi) {
   trace::OpClass op = ev.op();
   bool same = ev.args[trace::arg::file] == fscope_.file, going = true;
   if (fscope_.open_pending && same && op == trace::OpClass::open) {
@@ -265,7 +336,7 @@ bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiReplay& mp
   return going;
 }
 
-bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiReplay& mpi, MpiioReplay& mio,
+bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio,
                         int64_t start) {
   ++summary.events;
   done->store(summary.events, std::memory_order_relaxed);
@@ -275,12 +346,20 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
     recording_ = true;
   }
   cur_ = {true, ev.op() == trace::OpClass::wait || ev.op() == trace::OpClass::test, ev.kind, start, 0};
-  begin_file_call(ev, event_no);
+  bool file_call = trace::is_io(ev.kind) || trace::is_mpiio(ev.kind);
+  acct_ = {true, file_call, start, 0, 0};
+  (file_call                ? summary.traced_io_ns
+   : trace::is_mpi(ev.kind) ? summary.traced_mpi_ns
+                            : summary.traced_compute_ns) += ev.dur_ns;
+  begin_file_call(ev, event_no, mpi.native_mpiio());
   bool going = true;
-  if (trace::is_mpiio(ev.kind)) {
+  if (trace::is_mpiio(ev.kind) && mpi.native_mpiio()) {
+    if (!sh_.opt.io_log.empty()) log_io(ev);
+    cur_.bytes = mpi.mpiio(ev);  // collective forms are MPI's own collectives
+  } else if (trace::is_mpiio(ev.kind)) {
     int64_t flags = ev.args[trace::arg::flags];
     bool coll = (flags & trace::fio::kColl) && !(flags & trace::fio::kEnd);
-    if (coll && !fscope_.open_pending) going = mpi.file_barrier(ev, event_no);
+    if (coll && !fscope_.open_pending) going = waiting([&] { return mpi.file_barrier(ev, event_no); });
     bool moves = ev.op() == trace::OpClass::mpiio_read || ev.op() == trace::OpClass::mpiio_write;
     if (sh_.opt.mpiio_level) {
       if (!sh_.opt.io_log.empty()) log_io(ev);
@@ -309,16 +388,36 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
     return true;
   } else if (trace::is_mpi(ev.kind)) {
     cur_.bytes = ev.args[trace::arg::bytes];
-    going = mpi.replay(ev, event_no);
-    // Semaphores and barriers reproduce the waiting, not what the call costs
-    // when nobody waits (latency, copies): the shortest traced duration of
-    // this position is that cost, so the call takes at least as long.
-    int64_t floor = stream_.leaves[ev.leaf].dur.min();
-    if (going && floor > 0 && !sh_.opt.io_only) sleep_until(start + floor, sh_.progress.aborted());
+    return mpi_call(ev, event_no, mpi, start);
   } else {
     cur_.active = false;
   }
   last_end_ = mono_now_ns();
+  return going;
+}
+
+// Semaphores and barriers reproduce the waiting; what a call costs beyond it
+// (CommCosts, calibrated from the plan) is charged before a send posts and
+// after every other call's synchronisation (a Wait's after its completions).
+// Calls without a cost class (communicator creation, Finalize) take at least
+// their position's shortest traced duration.
+bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& mpi, int64_t start) {
+  trace::OpClass op = ev.op();
+  bool io_only = sh_.opt.io_only || sh_.opt.backend;  // real MPI costs what it costs
+  int64_t cost = io_only ? 0 : sh_.costs.cost(sh_.plan, ev);
+  int64_t from = start;
+  if (cost > 0 && CommCosts::charged_before(op)) from = charge(start, std::exchange(cost, 0));
+  last_end_ = from;
+  bool going = waiting([&] { return mpi.replay(ev, event_no); });
+  if (!going || io_only) return going;
+  if (op == trace::OpClass::wait || op == trace::OpClass::test) {
+    owed_ = cost;
+  } else if (CommCosts::charged(op)) {
+    if (cost > 0) last_end_ = charge(last_end_, cost);
+  } else {
+    int64_t floor = stream_.leaves[ev.leaf].dur.min();
+    if (floor > 0 && last_end_ < start + floor) last_end_ = charge(last_end_, start + floor - last_end_);
+  }
   return going;
 }
 
@@ -327,10 +426,11 @@ struct ThreadSpec {
   int32_t rank;
 };
 
-std::vector<ThreadSpec> thread_specs(const trace::Plan& plan) {
+std::vector<ThreadSpec> thread_specs(const trace::Plan& plan, const Backend* backend) {
   std::vector<ThreadSpec> out;
   for (const trace::Stream& s : plan.streams)
-    for (int64_t r : s.rank_list()) out.push_back({&s, int32_t(r)});
+    for (int64_t r : s.rank_list())
+      if (!backend || backend->replays(int32_t(r))) out.push_back({&s, int32_t(r)});
   return out;
 }
 
@@ -359,19 +459,21 @@ Report collect(const trace::Plan& plan, const ReplayOptions& opt, const Target& 
   rep.errors = sh.errors.count();
   rep.first_errors = sh.errors.first();
   rep.warnings = target.warnings;
+  rep.comm_costs = sh.costs.to_json();
   return rep;
 }
 
-void write_io_log(const std::string& path, const std::vector<std::unique_ptr<ReplayThread>>& threads) {
+std::string io_log_text(const std::vector<std::unique_ptr<ReplayThread>>& threads) {
   std::vector<const ReplayThread*> order;
   for (const auto& t : threads) order.push_back(t.get());
   std::sort(order.begin(), order.end(), [](const ReplayThread* a, const ReplayThread* b) {
     return std::tie(a->summary.rank, a->summary.thread) < std::tie(b->summary.rank, b->summary.thread);
   });
-  std::ofstream out(path);
+  std::string text;
   for (const ReplayThread* t : order)
-    out << "== rank " << t->summary.rank << " thread " << t->summary.thread << "\n" << t->io_lines;
-  if (!out) throw ReplayError("cannot write --io-log " + path);
+    text += "== rank " + std::to_string(t->summary.rank) + " thread " + std::to_string(t->summary.thread) + "\n" +
+            t->io_lines;
+  return text;
 }
 
 }  // namespace
@@ -420,8 +522,12 @@ report::ProgressBar::View replay_view(const std::atomic<uint64_t>* done, size_t 
 Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   int64_t launch = mono_now_ns();
   validate_plan(plan, opt.plan_name);
-  std::unique_ptr<Target> target = prepare_target(plan, opt.setup);
-  std::vector<ThreadSpec> specs = thread_specs(plan);
+  std::unique_ptr<Target> target;
+  if (opt.backend)
+    opt.backend->in_turn([&] { target = prepare_target(plan, opt.setup); });
+  else
+    target = prepare_target(plan, opt.setup);
+  std::vector<ThreadSpec> specs = thread_specs(plan, opt.backend);
   Shared sh(plan, *target, opt, uint32_t(specs.size()));
   std::unique_ptr<std::atomic<uint64_t>[]> done(new std::atomic<uint64_t>[specs.size()]);
   for (size_t i = 0; i < specs.size(); ++i) done[i].store(0);
@@ -452,13 +558,16 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   if (create_error != 0)  // let the ones that exist go, and stop them at once
     sh.progress.abort("cannot start replay thread " + std::to_string(ids.size() + 1) + " of " +
                       std::to_string(specs.size()) + ": " + std::strerror(create_error));
-  int64_t t0 = sh.gate.open_when_ready(uint32_t(ids.size()));
+  int64_t t0 = sh.gate.open_when_ready(uint32_t(ids.size()), create_error == 0 ? opt.backend : nullptr);
   started.store(t0, std::memory_order_release);
   for (pthread_t id : ids) pthread_join(id, nullptr);
   bar.stop();
   if (sh.progress.is_aborted()) throw ReplayError(sh.progress.reason());
-  if (!opt.io_log.empty()) write_io_log(opt.io_log, threads);
   Report rep = collect(plan, opt, *target, sh, threads, t0);
+  if (!opt.io_log.empty()) {
+    rep.io_log = io_log_text(threads);
+    if (!opt.backend) write_io_log(opt.io_log, rep.io_log);  // MPI mode: rank 0 writes every process's
+  }
   rep.setup_ns = sh.gate.ready_at() - launch;  // setup, then until every thread runs
   return rep;
 }

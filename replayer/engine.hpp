@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 
+#include "backend.hpp"
 #include "cursor.hpp"
 #include "model.hpp"
 #include "report.hpp"
@@ -25,6 +26,7 @@ struct ReplayOptions {
   bool mpiio_level = false;        // --io-level mpiio: MPI-IO calls as positioned I/O on their views
   bool progress = false;           // a progress bar on stderr (report/progress.hpp)
   uint64_t record_calls = 0;       // > 0: keep up to this many calls (shared by the threads) in Report::calls
+  Backend* backend = nullptr;      // --mpi: real MPI processes (this one replays some ranks); null: threads alone
 };
 
 // Throws ReplayError for a plan the replay cannot use (ranks out of range) and

@@ -8,6 +8,7 @@
 #include "engine.hpp"
 #include "error.hpp"
 #include "format.hpp"
+#include "mpi_mode.hpp"
 #include "replay_html.hpp"
 #include "replay_timeline.hpp"
 
@@ -60,5 +61,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kUsageError;
   }
+  if (cli.mpi) return mpior::replay::run_mpi_mode(cli, argc, argv);
   return run(cli);
 }

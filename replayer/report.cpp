@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <fstream>
 #include <ostream>
 
 #include "error.hpp"
@@ -56,13 +57,41 @@ namespace {
 
 constexpr size_t kMaxThreadRows = 64;
 
+double pct(int64_t got, int64_t want) { return want > 0 ? double(got - want) / double(want) * 100.0 : 0.0; }
+
+// Where the predicted time went, summed over threads.
+void print_breakdown(std::ostream& out, const Report& r) {
+  ThreadSummary sum;
+  for (const ThreadSummary& t : r.per_thread) {
+    sum.io_ns += t.io_ns, sum.compute_ns += t.compute_ns, sum.comm_ns += t.comm_ns, sum.wait_ns += t.wait_ns;
+    sum.traced_io_ns += t.traced_io_ns, sum.traced_compute_ns += t.traced_compute_ns;
+    sum.traced_mpi_ns += t.traced_mpi_ns;
+  }
+  double all = double(sum.io_ns + sum.compute_ns + sum.comm_ns + sum.wait_ns);
+  auto share = [&](int64_t v) { return all > 0 ? double(v) / all * 100 : 0.0; };
+  fmt::print(out, "breakdown    (all threads) I/O {:.6f} s ({:.1f}%), compute {:.6f} s ({:.1f}%), ", sum.io_ns / 1e9,
+             share(sum.io_ns), sum.compute_ns / 1e9, share(sum.compute_ns));
+  fmt::print(out, "communication {:.6f} s ({:.1f}%), waiting {:.6f} s ({:.1f}%)\n", sum.comm_ns / 1e9,
+             share(sum.comm_ns), sum.wait_ns / 1e9, share(sum.wait_ns));
+  fmt::print(out, "traced       (all threads) I/O {:.6f} s, compute {:.6f} s, MPI {:.6f} s\n", sum.traced_io_ns / 1e9,
+             sum.traced_compute_ns / 1e9, sum.traced_mpi_ns / 1e9);
+}
+
 void print_threads(std::ostream& out, const Report& r) {
   if (r.per_thread.empty()) return;
   if (r.per_thread.size() <= kMaxThreadRows) {
-    fmt::print(out, "\n{:>8} {:>6} {:>12} {:>12} {:>10}\n", "rank", "thread", "replay_s", "traced_s", "events");
+    fmt::print(out, "\n{:>6} {:>6} {:>11} {:>11} {:>8} {:>10} | {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9}\n", "rank",
+               "thread", "predicted_s", "traced_s", "error", "events", "io_s", "compute_s", "comm_s", "wait_s",
+               "tr_io_s", "tr_comp_s", "tr_mpi_s");
     for (const ThreadSummary& t : r.per_thread)
-      fmt::print(out, "{:>8} {:>6} {:>12.6f} {:>12.6f} {:>10}\n", t.rank, t.thread, t.replay_ns / 1e9,
-                 t.traced_ns / 1e9, t.events);
+      fmt::print(out,
+                 "{:>6} {:>6} {:>11.6f} {:>11.6f} {:>+7.2f}% {:>10} | {:>9.4f} {:>9.4f} {:>9.4f} {:>9.4f} | {:>9.4f} "
+                 "{:>9.4f} {:>9.4f}\n",
+                 t.rank, t.thread, t.replay_ns / 1e9, t.traced_ns / 1e9, pct(t.replay_ns, t.traced_ns), t.events,
+                 t.io_ns / 1e9, t.compute_ns / 1e9, t.comm_ns / 1e9, t.wait_ns / 1e9, t.traced_io_ns / 1e9,
+                 t.traced_compute_ns / 1e9, t.traced_mpi_ns / 1e9);
+    fmt::print(out,
+               "(predicted = io + compute + comm + wait; traced: I/O calls, gaps, MPI calls with their waiting)\n");
     return;
   }
   auto [lo, hi] = std::minmax_element(r.per_thread.begin(), r.per_thread.end(),
@@ -88,9 +117,10 @@ void print_ops(std::ostream& out, const Report& r) {
 void print_text(std::ostream& out, const Report& r) {
   fmt::print(out, "replay of {} on {}: {} ranks, {} threads\n", r.plan, r.fs, r.ranks, r.threads);
   fmt::print(out, "traced time  {:>12.6f} s\n", r.traced_ns / 1e9);
-  fmt::print(out, "replay time  {:>12.6f} s\n", r.replay_ns / 1e9);
+  fmt::print(out, "replay time  {:>12.6f} s (the predicted time)\n", r.replay_ns / 1e9);
   fmt::print(out, "setup time   {:>12.6f} s (target prepared and {} threads running)\n", r.setup_ns / 1e9, r.threads);
-  fmt::print(out, "error        {:>+12.2f} %\n", r.error_pct());
+  fmt::print(out, "error        {:>+12.2f} % (predicted against traced)\n", r.error_pct());
+  print_breakdown(out, r);
   print_threads(out, r);
   print_ops(out, r);
   fmt::print(out, "\nfailed calls: {}", r.errors);
@@ -109,6 +139,7 @@ nlohmann::json to_json(const Report& r) {
   j["threads"] = r.threads;
   j["traced_s"] = r.traced_ns / 1e9;
   j["replay_s"] = r.replay_ns / 1e9;
+  j["predicted_s"] = r.replay_ns / 1e9;
   j["setup_s"] = r.setup_ns / 1e9;
   j["error_pct"] = r.error_pct();
   nlohmann::json rows = nlohmann::json::array();
@@ -117,7 +148,17 @@ nlohmann::json to_json(const Report& r) {
                     {"thread", t.thread},
                     {"replay_s", t.replay_ns / 1e9},
                     {"traced_s", t.traced_ns / 1e9},
-                    {"events", t.events}});
+                    {"error_pct", pct(t.replay_ns, t.traced_ns)},
+                    {"events", t.events},
+                    {"predicted",
+                     {{"io_s", t.io_ns / 1e9},
+                      {"compute_s", t.compute_ns / 1e9},
+                      {"comm_s", t.comm_ns / 1e9},
+                      {"wait_s", t.wait_ns / 1e9}}},
+                    {"traced",
+                     {{"io_s", t.traced_io_ns / 1e9},
+                      {"compute_s", t.traced_compute_ns / 1e9},
+                      {"mpi_s", t.traced_mpi_ns / 1e9}}}});
   j["per_rank"] = std::move(rows);
   nlohmann::json ops = nlohmann::json::object();
   for (const auto& [name, s] : r.ops)
@@ -130,7 +171,14 @@ nlohmann::json to_json(const Report& r) {
   j["errors"] = {{"count", r.errors}, {"first", r.first_errors}};
   j["skipped"] = r.skipped;
   j["warnings"] = r.warnings;
+  j["comm_costs"] = r.comm_costs.is_null() ? nlohmann::json::array() : r.comm_costs;
   return j;
+}
+
+void write_io_log(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw ReplayError("cannot write --io-log " + path);
 }
 
 void write_json(const std::string& path, const Report& r) {

@@ -57,6 +57,11 @@ struct ThreadSummary {
   int64_t replay_ns = 0;
   int64_t traced_ns = 0;
   uint64_t events = 0;  // depth-0 events replayed
+  // Where the replay's time went: compute gaps, I/O calls, communication
+  // (the calibrated cost of MPI calls, start-up) and waiting for partners.
+  int64_t compute_ns = 0, io_ns = 0, comm_ns = 0, wait_ns = 0;
+  // The same from the trace: gaps, I/O calls, MPI calls (their waiting included).
+  int64_t traced_compute_ns = 0, traced_io_ns = 0, traced_mpi_ns = 0;
 };
 
 // --timeline / --html: what one replay thread did, call by call (depth 0,
@@ -87,12 +92,16 @@ struct Report {
   uint64_t skipped = 0;  // calls that failed when traced, replayed as their duration
   std::vector<std::string> warnings;
   std::vector<ThreadCalls> calls;  // per thread, when recorded (ReplayOptions::record_calls)
+  nlohmann::json comm_costs;       // the calibration the replay charged (CommCosts::to_json)
+  std::string io_log;              // --io-log: every replayed file call, per rank and thread
 
   double error_pct() const;
 };
 
 void print_text(std::ostream& out, const Report& r);
 nlohmann::json to_json(const Report& r);
+// Throws ReplayError naming the path when it cannot be written.
+void write_io_log(const std::string& path, const std::string& text);
 // Throws ReplayError naming the path when it cannot be written.
 void write_json(const std::string& path, const Report& r);
 

@@ -1,5 +1,6 @@
 #include "builder.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "fold.hpp"
@@ -17,6 +18,7 @@ struct StreamBuilder::Impl {
     size_t d = ev.depth;
     if (ref.size() < d + 2) ref.resize(d + 2, 0);
     int64_t gap = ev.start - ref[d];
+    if (d == 0 && ev.tracer > 0) gap = std::max<int64_t>(0, gap - ev.tracer);  // the program's time only
     ref[d] = ev.end;
     ref[d + 1] = ev.start;
     return gap;

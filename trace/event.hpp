@@ -153,6 +153,7 @@ struct RawEvent {
   uint64_t callsite = 0;
   int64_t ret = 0;
   std::array<int64_t, kNumArgs> args{};
+  int64_t tracer = 0;  // depth 0: the tracer's own time since the previous depth-0 call returned (left out of the gap)
 };
 
 // One occurrence of an event, as a consumer sees it after expansion.

@@ -123,6 +123,22 @@ TEST_CASE("timing statistics per position match TimeStats", "[builder]") {
   }
 }
 
+TEST_CASE("the tracer's own time is left out of depth-0 gaps", "[builder]") {
+  StreamBuilder b;
+  RawEvent first = call(Kind::pwrite, 9, 1000, 100);
+  RawEvent second = call(Kind::pwrite, 9, 5000, 100);
+  second.tracer = 1500;  // recording the first call took 1.5 us of the 3.9 us between them
+  RawEvent third = call(Kind::pwrite, 9, 5200, 100);
+  third.tracer = 900;  // more than the gap: never negative
+  b.append(first);
+  b.append(second);
+  b.append(third);
+  Stream s = b.snapshot(0, 0);
+  REQUIRE(s.leaves.size() == 1);
+  REQUIRE(s.leaves[0].gap.sum() == 1000 + (5000 - 1100 - 1500) + 0);
+  REQUIRE(s.leaves[0].gap.min() == 0);
+}
+
 TEST_CASE("memory does not grow with the number of iterations", "[builder]") {
   auto run = [](int iterations) {
     StreamBuilder b;

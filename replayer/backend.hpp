@@ -1,0 +1,58 @@
+// What a replay thread does with MPI events, and who runs the replay: the
+// threads of one process synchronising among themselves (MpiReplay, the
+// default), or real MPI processes each holding a block of ranks (--mpi,
+// mpi_mode.cpp). The engine walks the plan the same way for both.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "event.hpp"
+#include "model.hpp"
+
+namespace mpior::replay {
+
+class ErrorLog;
+class IoReplay;
+struct Target;
+
+class MpiOps {
+ public:
+  virtual ~MpiOps() = default;
+  // A depth-0 MPI event; false when the replay stopped.
+  virtual bool replay(const trace::Event& ev, uint64_t event_no) = 0;
+  // A completion record under a Wait/Test.
+  virtual bool complete(const trace::Event& ev, uint64_t event_no) = 0;
+  // A member record under a root's Reduce/Gather.
+  virtual bool member(const trace::Event& ev, uint64_t event_no) = 0;
+  // A collective MPI-IO call replayed at the POSIX level: its members meet.
+  virtual bool file_barrier(const trace::Event& ev, uint64_t event_no) = 0;
+  // MPI-IO issued through MPI_File_* (MPI mode): the bytes moved.
+  virtual bool native_mpiio() const { return false; }
+  virtual int64_t mpiio(const trace::Event&) { return 0; }
+  virtual void mpiio_block(const trace::Event&) {}
+  // Before each depth-0 event (a view waits for its blocks) and at the end.
+  virtual void settle() {}
+  virtual void finish() {}
+};
+
+// Real MPI under the replay (mpi_mode.cpp); null in ReplayOptions for threads alone.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // This process replays that plan rank.
+  virtual bool replays(int32_t rank) const = 0;
+  virtual std::unique_ptr<MpiOps> ops(int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,
+                                      const std::string& who) = 0;
+  // Prepares the target: process 0 first, then the others (the same
+  // directory, or one per node).
+  virtual void in_turn(const std::function<void()>& setup) = 0;
+  // Every process's threads are ready: the common start (after a barrier).
+  virtual void all_ready() = 0;
+  // A thread failed: no MPI partner will ever answer; stops the job.
+  [[noreturn]] virtual void fatal(const std::string& why) = 0;
+};
+
+}  // namespace mpior::replay

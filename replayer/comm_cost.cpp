@@ -1,0 +1,102 @@
+#include "comm_cost.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <vector>
+
+#include "cursor.hpp"
+
+namespace mpior::replay {
+
+using trace::OpClass;
+namespace arg = trace::arg;
+
+bool CommCosts::charged(OpClass op) {
+  switch (op) {
+    case OpClass::send:
+    case OpClass::isend:
+    case OpClass::recv:
+    case OpClass::sendrecv:
+    case OpClass::wait:
+    case OpClass::test:
+    case OpClass::barrier:
+    case OpClass::allcoll:
+    case OpClass::bcast:
+    case OpClass::scatter:
+    case OpClass::reduce:
+    case OpClass::gather:
+      return true;
+    default:
+      return false;
+  }
+}
+
+CostKey CommCosts::key_of(const trace::Plan& plan, const trace::Event& ev) {
+  CostKey k;
+  k.op = ev.op();
+  bool has_comm = ev.op() != OpClass::wait && ev.op() != OpClass::test;
+  int64_t bytes = has_comm ? ev.args[arg::bytes] : 0;
+  k.size_class = uint8_t(bytes > 0 ? std::bit_width(uint64_t(bytes)) : 0);
+  if (!has_comm || ev.rank < 0 || size_t(ev.rank) >= plan.ranks.size()) return k;
+  const auto& comms = plan.ranks[size_t(ev.rank)].comms;
+  int64_t local = ev.args[arg::comm];
+  if (local >= 0 && size_t(local) < comms.size()) {
+    int32_t g = comms[size_t(local)];
+    if (g >= 0 && size_t(g) < plan.comms.size()) k.comm_size = uint32_t(plan.comms[size_t(g)].members.size());
+  }
+  return k;
+}
+
+CommCosts::CommCosts(const trace::Plan& plan) {
+  for (const trace::Stream& s : plan.streams) {
+    std::vector<int64_t> ranks = s.rank_list();
+    if (ranks.empty()) continue;
+    size_t todo = 0;
+    std::vector<bool> seen(s.leaves.size(), false);
+    for (const trace::Leaf& l : s.leaves) todo += l.depth == 0 && charged(trace::info(l.kind).op);
+    trace::EventCursor cursor(s, int32_t(ranks.front()));
+    trace::Event ev;
+    while (todo > 0 && cursor.next(ev)) {
+      if (ev.depth != 0 || !charged(ev.op()) || seen[ev.leaf]) continue;
+      seen[ev.leaf] = true;
+      --todo;
+      const trace::TimeStats& d = s.leaves[ev.leaf].dur;
+      if (d.count() == 0) continue;
+      CostEntry& e = table_[key_of(plan, ev)];
+      e.cost_ns = (e.cost_ns * double(e.calls) + d.mean() * double(d.count())) / double(e.calls + d.count());
+      e.calls += d.count();
+      ++e.positions;
+    }
+  }
+}
+
+int64_t CommCosts::cost(const trace::Plan& plan, const trace::Event& ev) const {
+  if (!charged(ev.op()) || table_.empty()) return 0;
+  CostKey k = key_of(plan, ev);
+  auto it = table_.find(k);
+  if (it != table_.end()) return int64_t(it->second.cost_ns);
+  // Another size class of the same operation and communicator size: the nearest one.
+  auto lo = table_.lower_bound({k.op, 0, 0});
+  const CostEntry* best = nullptr;
+  int dist = 1 << 30;
+  for (; lo != table_.end() && lo->first.op == k.op; ++lo) {
+    if (lo->first.comm_size != k.comm_size) continue;
+    int d = std::abs(int(lo->first.size_class) - int(k.size_class));
+    if (d < dist) dist = d, best = &lo->second;
+  }
+  return best ? int64_t(best->cost_ns) : 0;
+}
+
+nlohmann::json CommCosts::to_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [k, e] : table_)
+    out.push_back({{"op", std::string(trace::name(k.op))},
+                   {"bytes_below", k.size_class ? (uint64_t(1) << std::min<int>(63, k.size_class)) : 1},
+                   {"comm_size", k.comm_size},
+                   {"cost_us", e.cost_ns / 1e3},
+                   {"calls", e.calls},
+                   {"positions", e.positions}});
+  return out;
+}
+
+}  // namespace mpior::replay

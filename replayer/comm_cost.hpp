@@ -1,0 +1,64 @@
+// What an MPI call costs beyond waiting for its partners, calibrated from the
+// plan's own timings. Waiting is what the replay reproduces through its
+// semaphores and barriers; the rest of a traced call (latency, copies, the
+// scheduler handing the partner a core) is charged on top: before the post
+// for a send, after the synchronisation for everything else.
+//
+// A position's traced mean duration is its waiting plus its cost. The replay
+// walks the plan on its mean timeline, where ranks of an SPMD step arrive
+// together: what the traced call spent beyond that (latency, copies, a
+// partner that was not on a core) is cost. So a call is charged the
+// count-weighted mean duration of the positions of its class — operation,
+// size class (log2 of the bytes), communicator size — and waits on top for
+// partners that the replay itself finds late (slower I/O on the target).
+// Known limit: where one side always waited when traced (members of a gather
+// for a root doing I/O), that waiting is counted in the cost too.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+#include <vector>
+
+#include "event.hpp"
+#include "model.hpp"
+#include "timing.hpp"
+
+namespace mpior::replay {
+
+struct CostKey {
+  trace::OpClass op{};
+  uint8_t size_class = 0;  // bit width of the bytes: 0 for none, 1 for 1, 11 for 1 KiB...
+  uint32_t comm_size = 0;
+  auto operator<=>(const CostKey&) const = default;
+};
+
+struct CostEntry {
+  double cost_ns = 0;  // count-weighted mean duration of its positions
+  uint64_t calls = 0;  // traced calls behind it
+  uint32_t positions = 0;
+};
+
+class CommCosts {
+ public:
+  CommCosts() = default;
+  // Walks each stream once (its first rank) until every MPI position was seen.
+  explicit CommCosts(const trace::Plan& plan);
+
+  // The event's class; comm_size 0 when its communicator is unknown.
+  static CostKey key_of(const trace::Plan& plan, const trace::Event& ev);
+  // What to charge the event, in ns (0 for calls the replay does not charge).
+  int64_t cost(const trace::Plan& plan, const trace::Event& ev) const;
+  // Whether the cost comes before the post (sends) rather than after the wait.
+  static bool charged_before(trace::OpClass op) { return op == trace::OpClass::send || op == trace::OpClass::isend; }
+  static bool charged(trace::OpClass op);
+
+  const std::map<CostKey, CostEntry>& table() const { return table_; }
+  nlohmann::json to_json() const;
+
+ private:
+  std::map<CostKey, CostEntry> table_;
+};
+
+}  // namespace mpior::replay

@@ -1,0 +1,211 @@
+// --mpi: MPI-IO issued through MPI_File_* on the target, so the target's MPI
+// (ROMIO's collective buffering, data sieving) decides the POSIX calls. Views
+// are rebuilt from their flattened blocks (etype MPI_BYTE, an hindexed
+// filetype resized to the traced extent); an access at byte B of the file is
+// issued at its data offset in that view. With one process per rank every
+// collective form is the collective itself; with blocks of ranks per process
+// each rank opens the file alone and collective forms become independent.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "error.hpp"
+#include "io_replay.hpp"
+#include "mpi_ops.hpp"
+#include "report.hpp"
+#include "setup.hpp"
+
+namespace mpior::replay {
+
+using trace::Event;
+using trace::OpClass;
+namespace arg = trace::arg;
+namespace fio = trace::fio;
+
+namespace {
+
+int amode_of(int64_t open_flags) {
+  int acc = int(open_flags) & O_ACCMODE;
+  int m = acc == O_RDONLY ? MPI_MODE_RDONLY : acc == O_WRONLY ? MPI_MODE_WRONLY : MPI_MODE_RDWR;
+  if (open_flags & O_CREAT) m |= MPI_MODE_CREATE;
+  if (open_flags & O_EXCL) m |= MPI_MODE_EXCL;
+  if (open_flags & O_APPEND) m |= MPI_MODE_APPEND;
+  return m;
+}
+
+int whence_of(int64_t w) { return w == SEEK_CUR ? MPI_SEEK_CUR : w == SEEK_END ? MPI_SEEK_END : MPI_SEEK_SET; }
+
+}  // namespace
+
+void MpiThreadOps::open_file(const Event& ev) {
+  const std::string* rel = io_.mapped(ev.args[arg::file]);
+  if (!rel) return io_.fail(ev, ENOENT, "file id outside the plan");
+  int amode = amode_of(ev.args[arg::fextent]);
+  if (amode & MPI_MODE_CREATE) target_.sandbox->make_dirs(parent_of(*rel));
+  if (int r = target_.sandbox->check_contained(*rel); r < 0) return io_.fail(ev, -r, "MPI_File_open");
+  File f;
+  Comm c;
+  MPI_Comm on = MPI_COMM_SELF;
+  if ((ev.args[arg::flags] & fio::kColl) && comm_of(ev, ev.args[arg::fcomm], &c) && b_.comm(c.id).file != MPI_COMM_NULL)
+    on = b_.comm(c.id).file, f.collective = true;
+  if (!f.collective) amode &= ~MPI_MODE_EXCL;  // each rank alone: the first one made it
+  std::string path = target_.sandbox->display(*rel);
+  int rc = MPI_File_open(on, path.c_str(), amode, MPI_INFO_NULL, &f.fh);
+  if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    MPI_Error_string(rc, text, &n);
+    return io_.fail(ev, EIO, "MPI_File_open: " + std::string(text, size_t(n)));
+  }
+  File& slot = files_[ev.args[arg::handle]];
+  if (slot.fh != MPI_FILE_NULL) MPI_File_close(&slot.fh);
+  slot = std::move(f);
+}
+
+void MpiThreadOps::mpiio_block(const Event& ev) {
+  if (ev.args[arg::handle] != view_handle_) return;
+  auto it = files_.find(view_handle_);
+  if (it != files_.end()) it->second.view.blocks.emplace_back(ev.args[arg::offset], ev.args[arg::count]);
+}
+
+void MpiThreadOps::settle() {
+  if (view_handle_ < 0) return;
+  auto it = files_.find(std::exchange(view_handle_, -1));
+  if (it != files_.end() && it->second.view.pending) apply_view(it->second);
+}
+
+void MpiThreadOps::apply_view(File& f) {
+  View& v = f.view;
+  v.pending = false;
+  v.before.clear();
+  v.size = 0;
+  for (auto& [off, len] : v.blocks) v.before.push_back(v.size), v.size += len;
+  MPI_Datatype ft = MPI_BYTE;
+  bool tiled = v.extent > 0 && !v.blocks.empty();
+  if (tiled) {
+    // Not the _c constructors: ROMIO decodes views with MPI_Type_get_envelope.
+    std::vector<int> lens;
+    std::vector<MPI_Aint> offs;
+    for (auto& [off, len] : v.blocks) lens.push_back(int(len)), offs.push_back(MPI_Aint(off));
+    MPI_Datatype idx;
+    check(MPI_Type_create_hindexed(int(lens.size()), lens.data(), offs.data(), MPI_BYTE, &idx),
+          "MPI_Type_create_hindexed");
+    check(MPI_Type_create_resized(idx, 0, MPI_Aint(v.extent), &ft), "MPI_Type_create_resized");
+    MPI_Type_free(&idx);
+    MPI_Type_commit(&ft);
+  }
+  int rc = MPI_File_set_view(f.fh, MPI_Offset(v.disp), MPI_BYTE, ft, "native", MPI_INFO_NULL);
+  if (tiled) MPI_Type_free(&ft);
+  check(rc, "MPI_File_set_view");
+}
+
+// Byte `at` of the file as an offset in the view's data (bytes).
+int64_t MpiThreadOps::data_offset(const View& v, int64_t at) const {
+  int64_t rel = std::max<int64_t>(0, at - v.disp);
+  if (v.extent <= 0 || v.blocks.empty() || v.size == 0) return rel;
+  int64_t tile = rel / v.extent, within = rel % v.extent;
+  for (size_t b = 0; b < v.blocks.size(); ++b) {
+    auto [off, len] = v.blocks[b];
+    if (within < off + len) return tile * v.size + v.before[b] + std::max<int64_t>(0, within - off);
+  }
+  return (tile + 1) * v.size;
+}
+
+int64_t MpiThreadOps::access(const Event& ev, File& f) {
+  int64_t flags = ev.args[arg::flags], bytes = ev.args[arg::count];
+  if (bytes <= 0 || (flags & fio::kEnd)) return 0;
+  bool write = ev.op() == OpClass::mpiio_write, coll = f.collective && (flags & fio::kColl);
+  void* buf = write ? const_cast<char*>(b_.zeros(bytes)) : recv_buffer(bytes);
+  MPI_Count n = MPI_Count(bytes);
+  MPI_Status st;
+  int rc;
+  if (f.collective && (flags & fio::kOrdered)) {
+    rc = write ? MPI_File_write_ordered_c(f.fh, buf, n, MPI_BYTE, &st)
+               : MPI_File_read_ordered_c(f.fh, buf, n, MPI_BYTE, &st);
+  } else if (f.collective && (flags & fio::kShared)) {
+    rc = write ? MPI_File_write_shared_c(f.fh, buf, n, MPI_BYTE, &st)
+               : MPI_File_read_shared_c(f.fh, buf, n, MPI_BYTE, &st);
+  } else {
+    int64_t traced = ev.args[arg::offset];
+    MPI_Offset at = MPI_Offset(data_offset(f.view, std::max<int64_t>(0, traced)));
+    // Each rank opened the file alone: the shared pointer is kept here (the
+    // traced offset where known and several processes share the file).
+    if ((flags & (fio::kShared | fio::kOrdered)) && (b_.procs() == 1 || traced < 0))
+      at = MPI_Offset(b_.pointers().fetch_add(io_.global_file(ev.args[arg::file]), bytes));
+    if (coll)
+      rc = write ? MPI_File_write_at_all_c(f.fh, at, buf, n, MPI_BYTE, &st)
+                 : MPI_File_read_at_all_c(f.fh, at, buf, n, MPI_BYTE, &st);
+    else
+      rc = write ? MPI_File_write_at_c(f.fh, at, buf, n, MPI_BYTE, &st)
+                 : MPI_File_read_at_c(f.fh, at, buf, n, MPI_BYTE, &st);
+  }
+  if (rc != MPI_SUCCESS) {
+    io_.fail(ev, EIO, fmt::format("{} bytes through MPI-IO", bytes));
+    return 0;
+  }
+  MPI_Count done = 0;
+  MPI_Get_count_c(&st, MPI_BYTE, &done);
+  return done;
+}
+
+int64_t MpiThreadOps::mpiio(const Event& ev) {
+  OpClass op = ev.op();
+  if (ev.ret != 0) return 0;  // it failed when traced
+  // Ranks that open files alone still meet at collective calls, as the
+  // threaded replay does: what one rank does first (a shared pointer moved)
+  // the others see.
+  int64_t flags = ev.args[arg::flags];
+  if ((flags & fio::kColl) && !(flags & fio::kEnd) && !b_.one_per_rank()) file_barrier(ev, 0);
+  if (op == OpClass::mpiio_open) {
+    open_file(ev);
+    return 0;
+  }
+  if (op == OpClass::mpiio_delete) {
+    const std::string* rel = io_.mapped(ev.args[arg::file]);
+    if (rel && target_.sandbox->check_contained(*rel) == 0)
+      MPI_File_delete(target_.sandbox->display(*rel).c_str(), MPI_INFO_NULL);  // a racing delete may find none
+    return 0;
+  }
+  auto it = files_.find(ev.args[arg::handle]);
+  if (it == files_.end()) return 0;
+  File& f = it->second;
+  switch (op) {
+    case OpClass::mpiio_close:
+      check(MPI_File_close(&f.fh), "MPI_File_close");
+      files_.erase(it);
+      return 0;
+    case OpClass::mpiio_view:
+      view_handle_ = ev.args[arg::handle];
+      f.view = View{
+          ev.args[arg::offset], ev.args[arg::fextent], std::max<int64_t>(1, ev.args[arg::fextra]), true, {}, {}, 0};
+      if (ev.args[arg::flags] & fio::kUnflattened) f.view.extent = 0;  // contiguous from disp
+      return 0;
+    case OpClass::mpiio_size:
+      if (ev.kind == trace::Kind::MPI_File_set_size)
+        check(MPI_File_set_size(f.fh, MPI_Offset(ev.args[arg::offset])), "MPI_File_set_size");
+      else
+        check(MPI_File_preallocate(f.fh, MPI_Offset(ev.args[arg::offset])), "MPI_File_preallocate");
+      return 0;
+    case OpClass::mpiio_seek:
+      if ((flags & fio::kShared) && f.collective)
+        check(MPI_File_seek_shared(f.fh, MPI_Offset(ev.args[arg::offset] * f.view.etype),
+                                   whence_of(ev.args[arg::fextent])),
+              "MPI_File_seek_shared");
+      else if ((flags & fio::kShared) && ev.args[arg::fextent] == SEEK_SET)
+        b_.pointers().set(io_.global_file(ev.args[arg::file]), ev.args[arg::offset] * f.view.etype);
+      return 0;
+    case OpClass::mpiio_sync:
+      check(MPI_File_sync(f.fh), "MPI_File_sync");
+      return 0;
+    case OpClass::mpiio_read:
+    case OpClass::mpiio_write:
+      return access(ev, f);
+    default:
+      return 0;
+  }
+}
+
+}  // namespace mpior::replay

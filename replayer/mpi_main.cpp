@@ -1,0 +1,169 @@
+// --mpi: the process side of MPI mode (mpi_mode.hpp): MPI start-up, the
+// checks every process agrees on, the replay of this process's ranks, and
+// the reports merged by rank 0.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "engine.hpp"
+#include "error.hpp"
+#include "format.hpp"
+#include "mpi_mode.hpp"
+#include "report.hpp"
+
+namespace mpior::replay {
+namespace {
+
+using nlohmann::json;
+
+// What one process measured, exactly (integers), for rank 0 to merge.
+json payload(const Report& r) {
+  json threads = json::array();
+  for (const ThreadSummary& t : r.per_thread)
+    threads.push_back({t.rank, t.thread, t.replay_ns, t.traced_ns, t.events, t.io_ns, t.compute_ns, t.comm_ns,
+                       t.wait_ns, t.traced_io_ns, t.traced_compute_ns, t.traced_mpi_ns});
+  json ops = json::object();
+  for (const auto& [name, s] : r.ops) ops[name] = {s.count, s.bytes, s.total_ns, s.max_ns};
+  return {{"threads", threads},       {"ops", ops},
+          {"errors", r.errors},       {"first", r.first_errors},
+          {"skipped", r.skipped},     {"warnings", r.warnings},
+          {"replay_ns", r.replay_ns}, {"setup_ns", r.setup_ns},
+          {"io_log", r.io_log}};
+}
+
+void merge(Report& into, const json& j) {
+  for (const json& t : j["threads"]) {
+    ThreadSummary s;
+    s.rank = t[0], s.thread = t[1], s.replay_ns = t[2], s.traced_ns = t[3], s.events = t[4];
+    s.io_ns = t[5], s.compute_ns = t[6], s.comm_ns = t[7], s.wait_ns = t[8];
+    s.traced_io_ns = t[9], s.traced_compute_ns = t[10], s.traced_mpi_ns = t[11];
+    into.per_thread.push_back(s);
+  }
+  for (const auto& [name, v] : j["ops"].items()) {
+    OpStats s;
+    s.count = v[0], s.bytes = v[1], s.total_ns = v[2], s.max_ns = v[3];
+    into.ops[name].merge(s);
+  }
+  into.errors += j["errors"].get<uint64_t>();
+  for (const json& e : j["first"])
+    if (into.first_errors.size() < ErrorLog::kKept) into.first_errors.push_back(e);
+  into.skipped += j["skipped"].get<uint64_t>();
+  for (const json& w : j["warnings"])
+    if (std::find(into.warnings.begin(), into.warnings.end(), w.get<std::string>()) == into.warnings.end())
+      into.warnings.push_back(w);
+  into.replay_ns = std::max(into.replay_ns, j["replay_ns"].get<int64_t>());
+  into.setup_ns = std::max(into.setup_ns, j["setup_ns"].get<int64_t>());
+  into.io_log += j["io_log"].get<std::string>();
+}
+
+// Rank 0 gets every process's report (its own first) and merges them.
+void gather_reports(Report& rep, int me, int procs) {
+  std::string mine = payload(rep).dump();
+  int len = int(mine.size());
+  std::vector<int> lens(size_t(me == 0 ? procs : 1)), at(lens.size());
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string all;
+  if (me == 0) {
+    int total = 0;
+    for (int p = 0; p < procs; ++p) at[size_t(p)] = total, total += lens[size_t(p)];
+    all.resize(size_t(total));
+  }
+  MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (me != 0) return;
+  Report merged = rep;
+  merged.per_thread.clear(), merged.ops.clear(), merged.first_errors.clear(), merged.warnings.clear();
+  merged.errors = merged.skipped = 0;
+  merged.replay_ns = merged.setup_ns = 0;
+  merged.io_log.clear();
+  for (int p = 0; p < procs; ++p)
+    merge(merged, json::parse(all.substr(size_t(at[size_t(p)]), size_t(lens[size_t(p)]))));
+  merged.threads = merged.per_thread.size();
+  std::sort(merged.per_thread.begin(), merged.per_thread.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.rank, a.thread) < std::tie(b.rank, b.thread); });
+  rep = std::move(merged);
+}
+
+struct Prepared {
+  trace::Plan plan;
+  std::string plan_file;
+  std::string error;
+};
+
+// Plan and options every process checks; they agree before going on.
+void prepare(const CliOptions& cli, int procs, int provided, Prepared& p) {
+  try {
+    if (!cli.timeline.empty() || !cli.html.empty())
+      throw ReplayError("--timeline and --html are not available with --mpi (use the threaded replay)");
+    p.plan_file = plan_file_of(cli.plan);
+    p.plan = trace::read_plan(p.plan_file);
+    check_thread_count(cli.threads, p.plan);
+    validate_plan(p.plan, p.plan_file);
+    if (size_t(procs) > p.plan.ranks.size())
+      throw ReplayError(fmt::format("{} MPI processes for a plan of {} ranks: run at most one process per rank", procs,
+                                    p.plan.ranks.size()));
+    bool threads = size_t(procs) < p.plan.ranks.size();
+    for (const trace::Stream& s : p.plan.streams) threads = threads || s.thread > 0;
+    if (threads && provided < MPI_THREAD_MULTIPLE)
+      throw ReplayError("this MPI does not provide MPI_THREAD_MULTIPLE, which several ranks per process need");
+    if (provided < MPI_THREAD_SERIALIZED)  // the replay thread calls MPI, not the main one
+      throw ReplayError("this MPI does not provide MPI_THREAD_SERIALIZED, which the replay threads need");
+  } catch (const ReplayError& e) {
+    p.error = e.what();
+  } catch (const trace::FormatError& e) {
+    p.error = e.what();
+  }
+}
+
+int replay_here(const CliOptions& cli, Prepared& p, int me, int procs) {
+  ReplayOptions opt = to_replay_options(cli, p.plan_file);
+  opt.progress = false;
+  opt.stall_timeout_s = 1e9;  // MPI waits are not the threads' own: mpirun decides
+  bool native = cli.io_level != "posix";
+  opt.mpiio_level = false;
+  opt.stack_bytes = 8 << 20;  // MPI's own calls (collectives, MPI-IO) need a full stack
+  MpiBackend backend(p.plan, me, procs, native);
+  opt.backend = &backend;
+  Report rep = replay_plan(p.plan, opt);
+  rep.fs += fmt::format(" (MPI mode: {} processes{})", procs, native ? ", MPI-IO through MPI_File_*" : "");
+  gather_reports(rep, me, procs);
+  if (me != 0) return 0;
+  if (!cli.json.empty()) write_json(cli.json, rep);
+  if (!cli.io_log.empty()) write_io_log(cli.io_log, rep.io_log);
+  print_text(std::cout, rep);
+  std::cout.flush();
+  return std::cout ? 0 : 1;
+}
+
+}  // namespace
+
+int run_mpi_mode(const CliOptions& cli, int argc, char** argv) {
+  int provided = MPI_THREAD_SINGLE, me = 0, procs = 1;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &procs);
+  Prepared p;
+  prepare(cli, procs, provided, p);
+  int ok = p.error.empty(), all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  int status = 1;
+  if (!all) {  // rank 0 names the problem; another process only when rank 0 saw none
+    int first_bad = ok ? procs : me, who = 0;
+    MPI_Allreduce(&first_bad, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (me == who) std::cerr << "mpior-replay: " << (me ? fmt::format("process {}: ", me) : "") << p.error << "\n";
+  } else {
+    try {
+      status = replay_here(cli, p, me, procs);
+    } catch (const std::exception& e) {
+      std::cerr << "mpior-replay: process " << me << ": " << e.what() << "\n";
+      std::cerr.flush();
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+  MPI_Finalize();
+  return status;
+}
+
+}  // namespace mpior::replay

@@ -1,0 +1,328 @@
+#include "mpi_mode.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "error.hpp"
+#include "mpi_ops.hpp"
+#include "report.hpp"
+
+namespace mpior::replay {
+
+using trace::Event;
+using trace::OpClass;
+namespace arg = trace::arg;
+
+int32_t RankBlocks::first(int32_t proc) const {
+  int32_t per = ranks / procs, extra = ranks % procs;
+  return proc * per + std::min(proc, extra);
+}
+
+int32_t RankBlocks::owner(int32_t rank) const {
+  int32_t per = ranks / procs, extra = ranks % procs;
+  int32_t wide = (per + 1) * extra;  // ranks held by the processes with one more
+  return rank < wide ? rank / (per + 1) : extra + (rank - wide) / std::max(1, per);
+}
+
+int32_t MpiComm::proc_rank(int32_t world_proc) const {
+  for (size_t i = 0; i < procs.size(); ++i)
+    if (procs[i] == world_proc) return int32_t(i);
+  return -1;
+}
+
+// One communicator per plan communicator among the processes holding its
+// members (in the plan's member order when each process holds one rank, so
+// MPI's ranks are the plan's); communicators inside one process need no MPI.
+MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool native_mpiio)
+    : plan_(plan), blocks_{int32_t(plan.ranks.size()), procs}, me_(me), native_(native_mpiio) {
+  void* ub = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+  if (found && ub) tag_ub_ = *static_cast<int*>(ub);
+  comms_.resize(plan.comms.size());
+  for (size_t g = 0; g < plan.comms.size(); ++g) {
+    const std::vector<int32_t>& members = plan.comms[g].members;
+    MpiComm& c = comms_[g];
+    int32_t mine = 0, key = 0;
+    std::vector<int32_t> procs_in;
+    for (size_t i = 0; i < members.size(); ++i) {
+      int32_t p = blocks_.owner(members[i]);
+      procs_in.push_back(p);
+      if (p == me) ++mine, key = int32_t(i);
+    }
+    if (!one_per_rank()) {
+      std::sort(procs_in.begin(), procs_in.end());
+      procs_in.erase(std::unique(procs_in.begin(), procs_in.end()), procs_in.end());
+      key = me;
+    }
+    c.procs = procs_in;
+    c.meet = std::make_unique<LocalMeet>(uint32_t(mine));
+    if (procs_in.size() == 1) {  // every member here: messages to ourselves
+      if (!mine) continue;
+      // One-member communicators (each rank's MPI_COMM_SELF) share one set:
+      // MPI has a few thousand communicators, plans may have as many ranks.
+      MpiComm& owner = members.size() == 1 && self_ >= 0 ? comms_[size_t(self_)] : c;
+      if (&owner == &c) {
+        MPI_Comm_dup(MPI_COMM_SELF, &c.msg), MPI_Comm_dup(MPI_COMM_SELF, &c.up);
+        if (one_per_rank()) MPI_Comm_dup(MPI_COMM_SELF, &c.file);
+        if (members.size() == 1) self_ = int32_t(g);
+      } else {
+        c.msg = owner.msg, c.up = owner.up, c.file = owner.file, c.borrowed = true;
+      }
+      continue;
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, mine ? 0 : MPI_UNDEFINED, key, &c.msg);
+    if (c.msg == MPI_COMM_NULL) continue;
+    MPI_Comm_dup(c.msg, &c.up);
+    if (one_per_rank()) MPI_Comm_dup(c.msg, &c.file);
+  }
+}
+
+MpiBackend::~MpiBackend() {
+  for (MpiComm& c : comms_)
+    for (MPI_Comm* m : {&c.msg, &c.up, &c.file})
+      if (*m != MPI_COMM_NULL && !c.borrowed) MPI_Comm_free(m);
+}
+
+std::unique_ptr<MpiOps> MpiBackend::ops(int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,
+                                        const std::string& who) {
+  return std::make_unique<MpiThreadOps>(*this, rank, errors, io, target, who);
+}
+
+void MpiBackend::in_turn(const std::function<void()>& setup) {
+  try {
+    if (me_ == 0) setup();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me_ != 0) setup();
+  } catch (const std::exception& e) {
+    fatal(e.what());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void MpiBackend::fatal(const std::string& why) {
+  std::fprintf(stderr, "mpior-replay: process %d: %s\n", me_, why.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // not reached: MPI_Abort does not return
+}
+
+const char* MpiBackend::zeros(int64_t n) {
+  std::lock_guard lock(zeros_mu_);
+  if (n > zeros_size_ || zeros_.empty()) {
+    int64_t size = std::max<int64_t>({n, 2 * zeros_size_, 4096});
+    zeros_.push_back(std::unique_ptr<char[]>(new char[size_t(size)]()));  // older ones stay: sends in flight
+    zeros_size_ = size;
+  }
+  return zeros_.back().get();
+}
+
+MpiThreadOps::MpiThreadOps(MpiBackend& b, int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,
+                           std::string who)
+    : b_(b),
+      rank_info_(b.plan().ranks[size_t(rank)]),
+      rank_(rank),
+      errors_(errors),
+      io_(io),
+      target_(target),
+      who_(std::move(who)) {}
+
+MpiThreadOps::~MpiThreadOps() {
+  for (auto& [id, f] : files_)
+    if (f.fh != MPI_FILE_NULL) MPI_File_close(&f.fh);
+}
+
+void MpiThreadOps::check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int n = 0;
+  MPI_Error_string(rc, text, &n);
+  throw ReplayError(fmt::format("{}: {} failed: {}", who_, what, std::string(text, size_t(n))));
+}
+
+void MpiThreadOps::finish() {
+  if (!pending_.empty()) check(MPI_Waitall(int(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  pending_.clear();
+}
+
+char* MpiThreadOps::recv_buffer(int64_t n) {
+  if (int64_t(rbuf_.size()) < n) rbuf_.resize(size_t(n));
+  return rbuf_.data();
+}
+
+bool MpiThreadOps::comm_of(const Event& ev, int64_t local, Comm* out) {
+  Comm c;
+  if (local >= 0 && size_t(local) < rank_info_.comms.size()) c.id = rank_info_.comms[size_t(local)];
+  if (c.id < 0 || size_t(c.id) >= b_.comm_count()) {
+    errors_.add(who_ + ": " + std::string(trace::name(ev.kind)) + " on communicator #" + std::to_string(local) +
+                " that the plan does not resolve; not replayed");
+    return false;
+  }
+  const std::vector<int32_t>& m = b_.plan().comms[size_t(c.id)].members;
+  auto it = std::find(m.begin(), m.end(), rank_);
+  if (it == m.end()) {
+    errors_.add(who_ + ": " + std::string(trace::name(ev.kind)) + " on global communicator " + std::to_string(c.id) +
+                " that does not list rank " + std::to_string(rank_) + "; not replayed");
+    return false;
+  }
+  c.me = int32_t(it - m.begin());
+  *out = c;
+  return true;
+}
+
+int32_t MpiThreadOps::member_plan_rank(int32_t global, int32_t comm_rank) const {
+  const std::vector<int32_t>& m = b_.plan().comms[size_t(global)].members;
+  return comm_rank >= 0 && size_t(comm_rank) < m.size() ? m[size_t(comm_rank)] : -1;
+}
+
+// The plan's tag, widened with both ends' places in their blocks when a
+// process holds several ranks (the receiving thread takes only its own).
+int MpiThreadOps::tag(int64_t app_tag, int32_t src_plan, int32_t dst_plan) const {
+  int64_t w = b_.blocks().widest();
+  int64_t t = (app_tag * w + b_.blocks().local(src_plan)) * w + b_.blocks().local(dst_plan);
+  if (app_tag < 0 || t > b_.tag_ub())
+    throw ReplayError(fmt::format("{}: tag {} does not fit MPI's tag bound {} with {} ranks per process", who_, app_tag,
+                                  b_.tag_ub(), w));
+  return int(t);
+}
+
+void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes) {
+  int32_t dst = member_plan_rank(c.id, dst_comm_rank);
+  if (dst < 0) throw ReplayError(fmt::format("{}: send to rank {} outside its communicator", who_, dst_comm_rank));
+  int32_t to = b_.comm(c.id).proc_rank(b_.blocks().owner(dst));
+  MPI_Request req;
+  bytes = std::max<int64_t>(0, bytes);
+  check(MPI_Isend_c(b_.zeros(bytes), MPI_Count(bytes), MPI_BYTE, to, tag(app_tag, rank_, dst), on, &req), "MPI_Isend");
+  pending_.push_back(req);
+  if (pending_.size() >= 64) {  // keep the list short: drop the sends already done
+    int done = 0;
+    std::vector<int> idx(pending_.size());
+    check(MPI_Testsome(int(pending_.size()), pending_.data(), &done, idx.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
+    std::erase(pending_, MPI_REQUEST_NULL);
+  }
+}
+
+// Takes the next message of the channel whatever its size (MPI_Mprobe).
+void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, int64_t app_tag) {
+  int32_t src = member_plan_rank(c.id, src_comm_rank);
+  if (src < 0) throw ReplayError(fmt::format("{}: receive from rank {} outside its communicator", who_, src_comm_rank));
+  int32_t from = b_.comm(c.id).proc_rank(b_.blocks().owner(src));
+  MPI_Message msg;
+  MPI_Status st;
+  check(MPI_Mprobe(from, tag(app_tag, src, rank_), on, &msg, &st), "MPI_Mprobe");
+  MPI_Count n = 0;
+  MPI_Get_count_c(&st, MPI_BYTE, &n);
+  check(MPI_Mrecv_c(recv_buffer(n), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+}
+
+bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_src, int64_t given_tag) {
+  int64_t src = ev.args[arg::src] >= 0 ? ev.args[arg::src] : given_src;
+  int64_t t = ev.args[arg::stag] >= 0 ? ev.args[arg::stag] : given_tag;
+  if (given_src == trace::kProcNull || src == trace::kProcNull) return true;
+  if (src < 0 || t < 0) {
+    errors_.add(who_ + ": " + std::string(trace::name(ev.kind)) +
+                ": the trace does not say which message it received; not replayed");
+    return true;
+  }
+  receive(c, b_.comm(c.id).msg, int32_t(src), t);
+  return true;
+}
+
+bool MpiThreadOps::replay(const Event& ev, uint64_t) {
+  OpClass op = ev.op();
+  if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
+  Comm c;
+  if (op == OpClass::finalize) {  // every rank leaves MPI together
+    if (comm_of(ev, 0, &c)) b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
+    return true;
+  }
+  if (!comm_of(ev, ev.args[arg::comm], &c)) return true;
+  MPI_Comm on = b_.comm(c.id).msg;
+  switch (op) {
+    case OpClass::send:
+    case OpClass::isend:
+      if (ev.args[arg::peer] != trace::kProcNull)
+        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
+      return true;
+    case OpClass::recv:
+      return receive_event(ev, c, ev.args[arg::peer], ev.args[arg::tag]);
+    case OpClass::sendrecv:
+      if (ev.args[arg::peer] != trace::kProcNull)
+        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
+      return receive_event(ev, c, ev.args[arg::peer2], ev.args[arg::tag2]);
+    case OpClass::reduce:
+    case OpClass::gather:
+      rooted_up(ev, c);
+      return true;
+    case OpClass::barrier:
+    case OpClass::allcoll:
+    case OpClass::comm_create:
+    case OpClass::comm_free:
+    case OpClass::bcast:
+    case OpClass::scatter:
+      collective(ev, c);
+      return true;
+    default:
+      return true;
+  }
+}
+
+// Collectives on the communicator's processes, made once per process by the
+// last of its members to arrive. The byte count is agreed first (members of
+// a v-collective contribute different amounts).
+void MpiThreadOps::collective(const Event& ev, const Comm& c) {
+  MpiComm& mc = b_.comm(c.id);
+  OpClass op = ev.op();
+  mc.meet->run([&] {
+    if (op == OpClass::barrier || op == OpClass::comm_create || op == OpClass::comm_free) {
+      check(MPI_Barrier(mc.msg), "MPI_Barrier");
+      return;
+    }
+    int64_t mine = std::max<int64_t>(0, ev.args[arg::bytes]), bytes = 0;
+    check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
+    char* buf = recv_buffer(bytes);
+    if (op == OpClass::allcoll) {
+      check(MPI_Allreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg), "MPI_Allreduce");
+      return;
+    }
+    int32_t root = member_plan_rank(c.id, int32_t(ev.args[arg::root]));
+    if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, ev.args[arg::root]));
+    check(MPI_Bcast_c(buf, MPI_Count(bytes), MPI_BYTE, mc.proc_rank(b_.blocks().owner(root)), mc.msg), "MPI_Bcast");
+  });
+}
+
+// Reduce and Gather as messages to the root: with pruning only the members
+// that had I/O to pass on kept their call, and the root lists them.
+void MpiThreadOps::rooted_up(const Event& ev, const Comm& c) {
+  int32_t root = int32_t(ev.args[arg::root]);
+  MPI_Comm up = b_.comm(c.id).up;
+  if (c.me != root) return send(c, up, root, 0, ev.args[arg::bytes]);
+  if (ev.args[arg::contributors] > 0) return;  // member() receives from the ones listed
+  size_t size = b_.plan().comms[size_t(c.id)].members.size();
+  for (size_t m = 0; m < size; ++m)
+    if (int32_t(m) != root) receive(c, up, int32_t(m), 0);
+}
+
+bool MpiThreadOps::member(const Event& ev, uint64_t) {
+  Comm c;
+  if (comm_of(ev, ev.args[arg::comm], &c)) receive(c, b_.comm(c.id).up, int32_t(ev.args[arg::member]), 0);
+  return true;
+}
+
+bool MpiThreadOps::complete(const Event& ev, uint64_t) {
+  if (ev.args[arg::req_kind] != trace::kReqRecv) return true;  // sends complete lazily, file requests at once
+  Comm c;
+  return !comm_of(ev, ev.args[arg::comm], &c) || receive_event(ev, c, ev.args[arg::peer], ev.args[arg::tag]);
+}
+
+bool MpiThreadOps::file_barrier(const Event& ev, uint64_t) {
+  Comm c;
+  if (comm_of(ev, ev.args[arg::fcomm], &c))
+    b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
+  return true;
+}
+
+}  // namespace mpior::replay

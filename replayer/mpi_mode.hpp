@@ -1,0 +1,120 @@
+// --mpi: the replay under mpirun, one MPI process per block of plan ranks.
+// `mpirun -n K mpior-replay --mpi --fs DIR PLAN`: process p replays a
+// contiguous block of the plan's ranks (one thread each, or more where the
+// traced rank had threads; MPI_THREAD_MULTIPLE when a process holds more than
+// one), messages and collectives are real MPI calls on communicators made
+// from the plan's communicator table, MPI-IO is issued through MPI_File_*
+// (the target's own MPI-IO aggregates), and rank 0 merges the reports.
+#pragma once
+
+#include <mpi.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "cli.hpp"
+#include "mpiio_replay.hpp"
+
+namespace mpior::replay {
+
+// Which process replays which plan ranks: K processes, P ranks, blocks of
+// P / K (the first P % K processes one more).
+struct RankBlocks {
+  int32_t ranks = 0, procs = 1;
+  int32_t first(int32_t proc) const;  // first rank of a process's block
+  int32_t owner(int32_t rank) const;
+  int32_t local(int32_t rank) const { return rank - first(owner(rank)); }
+  int32_t widest() const { return (ranks + procs - 1) / procs; }
+};
+
+// The local members of one plan communicator in this process meet; the last
+// to arrive makes the collective call for all of them.
+class LocalMeet {
+ public:
+  explicit LocalMeet(uint32_t members) : members_(members) {}
+  template <class F>
+  void run(F&& call) {
+    if (members_ <= 1) return call();
+    std::unique_lock lock(mu_);
+    uint64_t gen = gen_;
+    if (++arrived_ == members_) {
+      call();
+      arrived_ = 0;
+      ++gen_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return gen_ != gen; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint32_t members_;
+  uint32_t arrived_ = 0;
+  uint64_t gen_ = 0;
+};
+
+// One plan communicator as MPI sees it: the processes holding its members.
+struct MpiComm {
+  MPI_Comm msg = MPI_COMM_NULL;   // messages and collectives
+  MPI_Comm up = MPI_COMM_NULL;    // members to root of Reduce/Gather (sent as messages: pruning keeps some)
+  MPI_Comm file = MPI_COMM_NULL;  // MPI_File_open (one process per rank) or null (blocks: each rank alone)
+  std::vector<int32_t> procs;     // world process ranks in it, sorted: index = rank in msg
+  std::unique_ptr<LocalMeet> meet;
+  bool borrowed = false;  // another one-member communicator's handles
+  int32_t proc_rank(int32_t world_proc) const;
+};
+
+class MpiBackend final : public Backend {
+ public:
+  // Makes the communicators (collective over MPI_COMM_WORLD).
+  MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool native_mpiio);
+  ~MpiBackend() override;
+
+  bool replays(int32_t rank) const override { return blocks_.owner(rank) == me_; }
+  std::unique_ptr<MpiOps> ops(int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,
+                              const std::string& who) override;
+  void all_ready() override { MPI_Barrier(MPI_COMM_WORLD); }
+  void in_turn(const std::function<void()>& setup) override;
+  [[noreturn]] void fatal(const std::string& why) override;
+
+  const trace::Plan& plan() const { return plan_; }
+  const RankBlocks& blocks() const { return blocks_; }
+  MpiComm& comm(int32_t global) { return comms_[size_t(global)]; }
+  size_t comm_count() const { return comms_.size(); }
+  int tag_ub() const { return tag_ub_; }
+  bool one_per_rank() const { return blocks_.ranks == blocks_.procs; }
+  bool native_mpiio() const { return native_; }
+  // A zero-filled buffer of at least n bytes that stays valid (sends only read it).
+  const char* zeros(int64_t n);
+  // Shared file pointers where ranks open files alone (blocks): exact with
+  // one process, per process otherwise.
+  SharedPointers& pointers() { return pointers_; }
+  int32_t procs() const { return blocks_.procs; }
+
+ private:
+  const trace::Plan& plan_;
+  RankBlocks blocks_;
+  int32_t me_;
+  bool native_;
+  int tag_ub_ = 32767;
+  std::vector<MpiComm> comms_;
+  int32_t self_ = -1;  // the one-member communicator whose handles the others share
+  std::mutex zeros_mu_;
+  std::vector<std::unique_ptr<char[]>> zeros_;
+  int64_t zeros_size_ = 0;
+  SharedPointers pointers_;
+};
+
+// main's --mpi: MPI_Init_thread, the replay of this process's block, the
+// merged report printed and written by rank 0. Returns the exit status.
+int run_mpi_mode(const CliOptions& cli, int argc, char** argv);
+
+}  // namespace mpior::replay

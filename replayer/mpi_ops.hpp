@@ -1,0 +1,80 @@
+// One replay thread's MPI in --mpi mode: real messages and collectives on the
+// plan's communicators (MpiBackend), and MPI-IO through MPI_File_*.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend.hpp"
+#include "mpi_mode.hpp"
+
+namespace mpior::replay {
+
+class MpiThreadOps final : public MpiOps {
+ public:
+  MpiThreadOps(MpiBackend& b, int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target, std::string who);
+  ~MpiThreadOps() override;
+
+  bool replay(const trace::Event& ev, uint64_t event_no) override;
+  bool complete(const trace::Event& ev, uint64_t event_no) override;
+  bool member(const trace::Event& ev, uint64_t event_no) override;
+  bool file_barrier(const trace::Event& ev, uint64_t event_no) override;
+  bool native_mpiio() const override { return b_.native_mpiio(); }
+  int64_t mpiio(const trace::Event& ev) override;  // mpi_file.cpp
+  void mpiio_block(const trace::Event& ev) override;
+  void settle() override;
+  void finish() override;
+
+ private:
+  struct Comm {
+    int32_t id = -1;  // global
+    int32_t me = -1;  // this rank's rank in it
+  };
+  struct View {
+    int64_t disp = 0, extent = 0, etype = 1;
+    bool pending = false;                             // set by a view record, applied once its blocks are in
+    std::vector<std::pair<int64_t, int64_t>> blocks;  // (offset, length) within one filetype
+    std::vector<int64_t> before;                      // data bytes before each block
+    int64_t size = 0;                                 // data bytes per filetype
+  };
+  struct File {
+    MPI_File fh = MPI_FILE_NULL;
+    bool collective = false;  // opened on a communicator of one process per rank
+    View view;
+  };
+
+  bool comm_of(const trace::Event& ev, int64_t local, Comm* out);
+  int32_t member_plan_rank(int32_t global, int32_t comm_rank) const;
+  int tag(int64_t app_tag, int32_t src_plan, int32_t dst_plan) const;
+  void send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes);
+  void receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, int64_t app_tag);
+  bool receive_event(const trace::Event& ev, const Comm& c, int64_t given_src, int64_t given_tag);
+  void collective(const trace::Event& ev, const Comm& c);
+  void rooted_up(const trace::Event& ev, const Comm& c);
+  char* recv_buffer(int64_t n);
+  void check(int rc, const char* what);
+
+  // mpi_file.cpp
+  void open_file(const trace::Event& ev);
+  int64_t access(const trace::Event& ev, File& f);
+  int64_t data_offset(const View& v, int64_t at) const;
+  void apply_view(File& f);
+
+  MpiBackend& b_;
+  const trace::PlanRank& rank_info_;
+  int32_t rank_;
+  ErrorLog& errors_;
+  IoReplay& io_;
+  const Target& target_;
+  std::string who_;
+  std::vector<MPI_Request> pending_;  // sends, completed lazily (they only read the zero buffer)
+  std::vector<char> rbuf_;
+  std::unordered_map<int64_t, File> files_;
+  int64_t view_handle_ = -1;  // a view waiting for its blocks
+};
+
+}  // namespace mpior::replay

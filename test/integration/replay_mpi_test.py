@@ -1,0 +1,123 @@
+"""mpior-replay --mpi under real mpirun.mpich: one process per rank and
+blocks of ranks per process (K < ranks), real messages and collectives on the
+plan's communicators, MPI-IO through MPI_File_* (proved by tracing the replay
+itself), the same per-rank file calls as the threaded replay (--io-log), and
+threads and MPI mode predicting about the same time."""
+import json
+import os
+import shutil
+
+from harness import LIB, POST, REPLAY, Failure, Scenario, check, check_eq, file_entry, main, run
+
+
+def replay_mpi(s, procs, name, *extra, env=None):
+    """mpirun -n procs mpior-replay --mpi; returns (report, io log lines)."""
+    fs = os.path.join(s.root, f"fs-{name}")
+    report, log = os.path.join(s.root, f"{name}.json"), os.path.join(s.root, f"{name}.log")
+    full = dict(os.environ)
+    full.update(env or {})
+    out = run(["mpirun.mpich", "-n", str(procs), REPLAY, "--mpi", "--fs", fs, "--json", report, "--io-log", log,
+               s.plan] + list(extra), env=full)
+    check("predicted" in out.stdout and out.stdout.count("replay of") == 1, f"one report, from rank 0:\n{out.stdout}")
+    with open(report) as f:
+        r = json.load(f)
+    with open(log) as f:
+        lines = f.read().splitlines()
+    check_eq(r["errors"]["count"], 0, f"failed calls in the {name} replay: {r['errors']['first']}")
+    check_eq(sorted({t["rank"] for t in r["per_rank"]}), list(range(r["ranks"])), f"ranks in the {name} report")
+    for name_, size in s.written.items():
+        replayed = os.path.join(fs, s.abs(name_).lstrip("/"))
+        check(os.path.isfile(replayed), f"{name} replay did not recreate {name_}")
+        check_eq(os.path.getsize(replayed), size, f"{name} replayed size of {name_}")
+    return r, lines
+
+
+def replay_threads(s, *extra):
+    s.fs = os.path.join(s.root, "fs-threads")
+    log = os.path.join(s.root, "io.log")
+    s.replay_and_check("--io-log", log, *extra)
+    with open(log) as f:
+        return s.report, f.read().splitlines()
+
+
+def check_agree(threads, mpi, what, tolerance=0.35):
+    t, m = threads["replay_s"], mpi["replay_s"]
+    check(abs(m - t) <= tolerance * t, f"{what}: MPI mode predicts {m:.3f} s, threads {t:.3f} s")
+
+
+def halo():
+    """The bundled solver (halo exchange, Allreduce, checkpoints), unpruned, at
+    4 ranks: 4 processes and 2 processes of 2 ranks."""
+    s = Scenario("checkpoint_sim", [12, 8000, 4, 4096], ranks=4, env={"MPIOR_PRUNE": "0"}).run_both()
+    try:
+        s.post()
+        threads, tlog = replay_threads(s)
+        check(len(tlog) > 10, f"io log too short: {tlog}")
+        for procs in (4, 2):
+            mpi, mlog = replay_mpi(s, procs, f"mpi{procs}")
+            check_eq(mlog, tlog, f"file calls per rank, MPI mode with {procs} processes against threads")
+            if procs <= 2:  # more busy-polling MPICH processes than CI's 2 cores are slower than the plan says
+                check_agree(threads, mpi, f"{procs} processes")
+            check(mpi["ops"]["pwrite"]["count"] == threads["ops"]["pwrite"]["count"], "pwrite counts")
+    finally:
+        s.cleanup()
+
+
+def comms():
+    """Communicators from MPI_Comm_split at 6 ranks: 6 and 4 processes (blocks of 2 and 1)."""
+    s = Scenario("comm_split", [4, 2048], ranks=6, env={"MPIOR_PRUNE": "0"}).run_both()
+    try:
+        s.post()
+        threads, tlog = replay_threads(s)
+        for procs in (6, 4):
+            mpi, mlog = replay_mpi(s, procs, f"mpi{procs}")
+            check_eq(mlog, tlog, f"file calls per rank, MPI mode with {procs} processes against threads")
+    finally:
+        s.cleanup()
+
+
+def mpiio():
+    """MPI-IO plan (every form) replayed through MPI_File_*: the replay itself,
+    traced, makes the MPI-IO calls and moves the program's MPI-IO bytes."""
+    s = Scenario("mpiio_forms", ranks=3).run_both()
+    try:
+        summary = s.post()
+        threads, tlog = replay_threads(s, "--io-level", "mpiio")
+        mpi, mlog = replay_mpi(s, 3, "native")
+        check_eq(mlog, tlog, "MPI-IO calls per rank, MPI mode against threads at --io-level mpiio")
+        check_eq(mpi["ops"]["MPI_File_write_all"]["count"], 3, "MPI_File_write_all replayed")
+        views = s.abs("views.dat")
+        want = file_entry(summary, views)["mpiio"]["bytes_written"]
+        # The replay under the tracer: its MPI-IO calls are real MPI_File_* calls.
+        traces = os.path.join(s.root, "replay-traces")
+        replay_mpi(s, 3, "traced", env={"LD_PRELOAD": LIB, "MPIOR_TRACE_DIR": traces})
+        run([POST, traces])
+        with open(os.path.join(traces, "plan", "summary.json")) as f:
+            replayed = json.load(f)
+        fs_views = os.path.join(s.root, "fs-traced", views.lstrip("/"))
+        check_eq(file_entry(replayed, fs_views)["mpiio"]["bytes_written"], want,
+                 "MPI-IO bytes the MPI-mode replay wrote to views.dat through MPI_File_*")
+        check(replayed["ops"].get("MPI_File_write_at_all_c", 0) >= 3, f"collective writes: {replayed['ops']}")
+        # Blocks of ranks: each rank opens alone, collective forms independent.
+        mpi1, mlog1 = replay_mpi(s, 1, "one")
+        check_eq(mlog1, tlog, "MPI-IO calls per rank, one process holding 3 ranks")
+    finally:
+        s.cleanup()
+
+
+def refusals():
+    """More processes than ranks: one message, non-zero exit."""
+    s = Scenario("nton_barrier", [2, 256], ranks=2).run_both()
+    try:
+        s.post()
+        p = run(["mpirun.mpich", "-n", "3", REPLAY, "--mpi", "--fs", os.path.join(s.root, "fs"), s.plan],
+                expect_rc=None)
+        check(p.returncode != 0, "3 processes for 2 ranks accepted")
+        check_eq(p.stderr.count("mpior-replay:"), 1, f"one message:\n{p.stderr}")
+        check("at most one process per rank" in p.stderr, p.stderr)
+    finally:
+        s.cleanup()
+
+
+if __name__ == "__main__":
+    main({f.__name__: f for f in (halo, comms, mpiio, refusals)})

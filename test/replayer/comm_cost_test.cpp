@@ -1,0 +1,98 @@
+#include "comm_cost.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "engine.hpp"
+#include "plan_maker.hpp"
+
+using namespace mpior::replay;
+using namespace mpior::replay::testing;
+using mpior::trace::Kind;
+namespace trace = mpior::trace;
+
+namespace {
+
+// Two ranks, 20 steps: rank 0 sends 4 KiB, rank 1 receives it; then an
+// Allreduce. Traced: the receive took `recv_ns`, the Allreduce `coll_ns`,
+// nobody waited (both computed 1 ms).
+PlanMaker exchange_plan(int64_t recv_ns, int64_t coll_ns, int steps = 20) {
+  PlanMaker pm(2, 0);
+  for (int32_t r = 0; r < 2; ++r) {
+    StreamMaker sm(false);
+    sm.call(Kind::MPI_Init, mpi_args(0));
+    for (int i = 0; i < steps; ++i) {
+      if (r == 0)
+        sm.call(Kind::MPI_Send, mpi_args(0, 1, 3, 4096), 0, 1'000'000, 2'000);
+      else
+        sm.call(Kind::MPI_Recv, mpi_args(0, 0, 3, 4096, 0, 0, 0, 3), 0, 1'000'000, recv_ns);
+      sm.call(Kind::MPI_Allreduce, mpi_args(0, 0, 0, 8), 0, 0, coll_ns);
+    }
+    sm.call(Kind::MPI_Finalize, mpi_args(0));
+    pm.add(sm.stream(r));
+  }
+  return pm;
+}
+
+ReplayOptions options(const std::string& root) {
+  ReplayOptions opt;
+  opt.setup.fs = root;
+  opt.plan_name = "cost-plan";
+  return opt;
+}
+
+}  // namespace
+
+TEST_CASE("calls are classed by operation, size class and communicator size", "[cost]") {
+  PlanMaker pm = exchange_plan(300'000, 500'000);
+  CommCosts costs(pm.plan);
+  const auto& t = costs.table();
+  REQUIRE(t.size() == 3);
+  const CostEntry& recv = t.at({trace::OpClass::recv, 13, 2});  // 4096 needs 13 bits
+  REQUIRE(recv.calls == 20);
+  REQUIRE(recv.cost_ns == Approx(300'000));
+  REQUIRE(t.at({trace::OpClass::send, 13, 2}).cost_ns == Approx(2'000));
+  const CostEntry& coll = t.at({trace::OpClass::allcoll, 4, 2});
+  REQUIRE(coll.calls == 40);  // both ranks' positions
+  REQUIRE(coll.positions == 2);
+  REQUIRE(coll.cost_ns == Approx(500'000));
+  // Another size of the same operation: the nearest class.
+  trace::Event ev;
+  ev.kind = Kind::MPI_Recv;
+  ev.rank = 1;
+  ev.args = mpi_args(0, 0, 3, 8000);
+  REQUIRE(costs.cost(pm.plan, ev) == 300'000);
+  ev.kind = Kind::MPI_Comm_split;  // not charged
+  REQUIRE(costs.cost(pm.plan, ev) == 0);
+  REQUIRE(costs.to_json().size() == 3);
+}
+
+TEST_CASE("the replay charges communication its traced cost, not only its wait", "[cost]") {
+  TempDir tmp;
+  // 20 steps of 1 ms compute + 0.3 ms receive + 0.5 ms Allreduce: about 36 ms.
+  PlanMaker pm = exchange_plan(300'000, 500'000);
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  REQUIRE(rep.errors == 0);
+  const ThreadSummary& r1 = rep.per_thread.at(1);
+  // Without costs the receive and the Allreduce would take only their waits
+  // (near zero: both ranks compute alike): the replay would last ~20 ms.
+  REQUIRE(r1.replay_ns >= 20 * (1'000'000 + 300'000 + 500'000));
+  REQUIRE(r1.comm_ns >= 12'000'000);
+  REQUIRE(r1.compute_ns >= 15'000'000);  // late wake-ups from costs are paid off from the gaps
+  REQUIRE(r1.traced_mpi_ns == 20 * (300'000 + 500'000));
+  REQUIRE(r1.traced_compute_ns == 20 * 1'000'000);
+  REQUIRE(r1.io_ns == 0);
+  nlohmann::json j = to_json(rep);
+  REQUIRE(j["per_rank"][1]["predicted"]["comm_s"].get<double>() > 0.015);
+  REQUIRE(j["comm_costs"].size() == 3);
+}
+
+TEST_CASE("--io-only charges no communication cost", "[cost]") {
+  TempDir tmp;
+  PlanMaker pm = exchange_plan(2'000'000, 2'000'000, 10);
+  ReplayOptions opt = options(tmp / "fs");
+  opt.io_only = true;
+  opt.compute_scale = 0;
+  Report rep = replay_plan(pm.plan, opt);
+  REQUIRE(rep.per_thread.at(1).replay_ns < 20'000'000);  // 40 ms of costs not charged
+  REQUIRE(rep.comm_costs.empty());
+}
