@@ -133,7 +133,8 @@ struct LastComm {
   uint32_t generation;
   MpiState::Shape shape;  // of id
 };
-constinit thread_local LastComm t_last_comm __attribute__((tls_model("initial-exec"))) = {MPI_Comm{}, -1, 0, {0, false}};
+constinit thread_local LastComm t_last_comm
+    __attribute__((tls_model("initial-exec"))) = {MPI_Comm{}, -1, 0, {0, false}};
 }  // namespace
 
 int32_t MpiState::comm_id(MPI_Comm c) {

@@ -98,8 +98,8 @@ struct Session {
 #if MPIOR_HAVE_SESSIONS
   MPI_Session session = MPI_SESSION_NULL;  // the tracer's own (Sessions programs)
 #endif
-  bool sessions = false;                   // traced through Sessions, not MPI_Init
-  int app_sessions = 0;                    // the application's sessions open
+  bool sessions = false;  // traced through Sessions, not MPI_Init
+  int app_sessions = 0;   // the application's sessions open
   int dir_lock = -1;
 };
 
