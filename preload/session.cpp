@@ -441,6 +441,7 @@ void write_standalone() {
 }  // namespace session
 
 void session_before_exec() noexcept {
+  if (t_state.in_tracer) return;
   Session& s = S();
   if (!s.traced || s.mpi || !g_recording.load()) return;
   TracerGuard guard;
@@ -448,6 +449,11 @@ void session_before_exec() noexcept {
     session::write_rank(true);
   else if (!s.under_mpi)
     session::write_standalone();
+}
+
+// Not from inside the tracer: the crash handler's copy leaves by _exit.
+void session_before_exit() noexcept {
+  if (!t_state.in_tracer) session::on_exit();
 }
 
 namespace session {

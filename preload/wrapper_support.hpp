@@ -78,6 +78,7 @@ void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64
 // exec*: what the program had is written before the call (session.cpp);
 // a failed exec is not recorded.
 void session_before_exec() noexcept;
+void session_before_exit() noexcept;
 inline void not_recorded(Call& c, int64_t) noexcept { c.drop(); }
 void close_fd(Call& c, int64_t ret, int fd) noexcept;
 void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept;

@@ -266,7 +266,7 @@ IoOutcome IoReplay::open_file(const Event& ev) {
 
 IoOutcome IoReplay::posix(const Event& ev) {
   switch (ev.op()) {
-    case OpClass::exec:  // the program replaced itself: its new image is a thread of its own
+    case OpClass::process:  // exec, _exit: nothing to reissue (a new image is a thread of its own)
       return {};
     case OpClass::open:
       return open_file(ev);

@@ -26,7 +26,7 @@ enum class OpClass : uint8_t {
   mpiio_open, mpiio_close, mpiio_delete, mpiio_read, mpiio_write, mpiio_view, // MPI-IO
   mpiio_seek, mpiio_size, mpiio_sync, mpiio_other, mpiio_block,
   pinit, start, icoll, probe, cancel, request, comm_local,                 // MPI requests, more comms
-  exec,                                                                    // processes
+  process,                                                                   // processes
 };
 // clang-format on
 
@@ -65,6 +65,6 @@ bool is_one_to_all(OpClass op);
 bool is_all_to_one(OpClass op);
 bool is_collective(OpClass op);
 // The last operation class (for tables indexed by it).
-inline constexpr OpClass kLastOpClass = OpClass::exec;
+inline constexpr OpClass kLastOpClass = OpClass::process;
 
 }  // namespace mpior::trace
