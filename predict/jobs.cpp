@@ -117,7 +117,7 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
   for (size_t j = 0; j < p.jobs.size(); ++j) {
     std::string top = "# mpior-predict: measures\n";
     for (size_t i : p.jobs[j].used)
-      top += fmt::format("#   class {}: {} by {} ranks ({} per call)\n", i + 1, class_label(cs.classes[i].key),
+      top += fmt::format("#   class {}: {} by {} ranks (fio section {})\n", i + 1, class_label(cs.classes[i].key),
                          cs.classes[i].concurrency(), p.section[i]);
     top += fmt::format("# run alone: {}=/an/empty/directory fio --output-format=json {}.fio\n", kDirVariable,
                        p.jobs[j].name);

@@ -122,6 +122,9 @@ int predict_plan(Cli& cli) {
   if (fs::equivalent(cli.reference, cli.target)) throw PredictError("--reference and --target are the same directory");
   if (cli.jobs_dir.empty())
     cli.jobs_dir = cli.json.empty() ? "mpior-predict-jobs" : (fs::path(cli.json).parent_path() / "fio-jobs").string();
+  cli.reference = fs::absolute(cli.reference).string();  // fio runs in a subdirectory
+  cli.target = fs::absolute(cli.target).string();
+  cli.jobs_dir = fs::absolute(cli.jobs_dir).string();
   write_jobs(cli, jp);
   catch_interrupts();
   ReportInput in{cli.plan, cli.reference, cli.target, cli.jobs_dir, cli.repeat, cli.jobs.seconds, {}, {}};
