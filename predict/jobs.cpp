@@ -74,7 +74,9 @@ int64_t write_region(const Classes& cs, const ClassKey& sync) {
 std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, size_t measured) {
   if (c.key.op == Op::close || c.key.op == Op::other) return "fio has no benchmark for it";
   if (c.count == 0 || c.time_ns <= 0) return "no traced time";
-  if (double(c.time_ns) < opt.min_share * double(cs.io_ns))
+  // fsync costs next to nothing on some file systems (tmpfs) and milliseconds
+  // on others: a sync class matters however little time it took here.
+  if (c.key.op != Op::sync && double(c.time_ns) < opt.min_share * double(cs.io_ns))
     return fmt::format("below {:g}% of the traced I/O time", opt.min_share * 100);
   if (measured >= opt.max_classes) return fmt::format("past the {} largest classes", opt.max_classes);
   return "";

@@ -63,7 +63,7 @@ const IoClass& find(const Classes& cs, const std::string& label) {
 
 // checkpoint_sim's shape: rank 0 creates the shared file, every rank opens
 // it and rewrites its block with an fsync after each write.
-PlanMaker checkpoint(int ranks, int steps, int64_t block) {
+PlanMaker checkpoint(int ranks, int steps, int64_t block, int64_t sync_ns = 900000) {
   PlanMaker pm(ranks);
   int32_t f = pm.file("/work/checkpoint.dat");
   pm.call(0, Kind::open, {{arg::handle, 5}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 3000, 0, 5);
@@ -74,7 +74,7 @@ PlanMaker checkpoint(int ranks, int steps, int64_t block) {
       pm.call(r, Kind::MPI_Barrier, {{arg::comm, 0}}, 50000);
       pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, f}, {arg::offset, r * block}, {arg::count, block}},
               400000, 0, block);
-      pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f}}, 900000);
+      pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f}}, sync_ns);
     }
     pm.call(r, Kind::close, {{arg::handle, 6}, {arg::file, f}}, 1000);
   }
@@ -159,6 +159,10 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   }
   REQUIRE(measured == 2);
   REQUIRE(jp.space == 4 * 524288);
+  Classes tmpfs = derive_classes(checkpoint(4, 4, 524288, 300).done());  // fsync next to free: measured all the same
+  JobPlan cheap = plan_jobs(tmpfs, {0.5, 0.01, 12});
+  REQUIRE(cheap.jobs.size() == 1);
+  REQUIRE(cheap.jobs[0].used.size() == 2);
   JobPlan all = plan_jobs(cs, {0.5, 0.0, 12});
   REQUIRE(all.jobs.size() == 3);  // + filecreate for create, filecreate for open
   REQUIRE(all.jobs[1].text.find("ioengine=filecreate") != std::string::npos);
