@@ -2,7 +2,8 @@
 its --check replay against the real I/O time on the target (a traced run
 there, summary.json time.io_s), ext4 (below the build directory) -> tmpfs
 (/dev/shm) and back, for a program of large checkpoints with fsync and one of
-many small writes with a barrier after each. Medians of 3."""
+many small writes with a barrier after each. Medians of 3, each prediction
+from a trace of its own on the reference."""
 import json
 import os
 import shutil
@@ -57,12 +58,13 @@ def predict(b):
     for app, args, what in PROGRAMS:
         for ref_fs, tgt_fs in (("ext4", "tmpfs"), ("tmpfs", "ext4")):
             ref_root, tgt_root = root_on(b, ref_fs), root_on(b, tgt_fs)
-            plan, traced = traced_io(b, app, args, ref_root, "reference")
-            real, preds = [], []
-            for i in range(reps):
+            real, preds, traced = [], [], []
+            for i in range(reps):  # each prediction from a trace of its own on the reference
+                plan, t = traced_io(b, app, args, ref_root, f"reference{i}")
+                traced.append(t)
                 real.append(traced_io(b, app, args, tgt_root, f"real{i}")[1])
                 preds.append(predict_once(b, plan, ref_root, tgt_root, 5 if not b.quick else 2))
-            real_m = statistics.median(real)
+            real_m, traced = statistics.median(real), statistics.median(traced)
             mid = sorted(preds, key=lambda p: p["predicted_io_s"])[len(preds) // 2]
             ratio_m, replay_m = mid["predicted_io_s"], statistics.median(p["check"]["replay_io_s"] for p in preds)
             low, high = mid["interval"]

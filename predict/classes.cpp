@@ -22,6 +22,7 @@ namespace arg = trace::arg;
 struct FileUse {
   int64_t n[2] = {0, 0}, jumps[2] = {0, 0}, last_end[2] = {-1, -1};
   int64_t lo = INT64_MAX, hi = 0, syncs = 0, written = 0;
+  bool datasync = false;  // synced with fdatasync
   bool random(int dir) const { return n[dir] > 1 && 2 * jumps[dir] > n[dir] - 1; }
   int64_t sync_every() const {
     if (!syncs) return 0;
@@ -109,7 +110,10 @@ class Walker {
 };
 
 void observe_use(FileUse& u, Op op, const trace::Event& ev) {
-  if (op == Op::sync) ++u.syncs;
+  if (op == Op::sync) {
+    ++u.syncs;
+    u.datasync = u.datasync || trace::name(ev.kind) == "fdatasync";
+  }
   if (op != Op::read && op != Op::write) return;
   int dir = op == Op::write ? 1 : 0;
   int64_t off = ev.args[arg::offset], n = bytes_of(ev);
@@ -131,11 +135,13 @@ ClassKey key_of(Op op, const trace::Event& ev, const FileUse* u, bool shared) {
     k.size = bucket(bytes_of(ev));
     k.random = u->random(op == Op::write ? 1 : 0);
   }
-  if (op == Op::write || op == Op::sync) k.sync_every = u->sync_every();
+  if (op == Op::write || op == Op::sync) {
+    k.sync_every = u->sync_every();
+    k.datasync = k.sync_every && u->datasync;
+  }
   if (op == Op::sync) {
     k.size = bucket(u->write_size());
     k.random = u->random(1);
-    k.datasync = trace::name(ev.kind) == "fdatasync";
   }
   return k;
 }
@@ -156,12 +162,12 @@ std::string size_text(int64_t b) {
 }
 
 std::string class_label(const ClassKey& k) {
-  std::string s(op_name(k.op == Op::sync && k.datasync ? Op::sync : k.op));
+  std::string s(op_name(k.op));
   if (k.op == Op::sync && k.datasync) s = "fdatasync";
   if (k.op == Op::sync && !k.datasync) s = "fsync";
   if (k.size) s += " " + size_text(k.size) + (k.random ? " random" : " sequential");
   s += k.shared ? " shared" : " per-process";
-  if (k.sync_every) s += fmt::format(" fsync/{}", k.sync_every);
+  if (k.sync_every) s += fmt::format(" {}/{}", k.datasync ? "fdatasync" : "fsync", k.sync_every);
   return s;
 }
 

@@ -24,7 +24,7 @@ struct ClassKey {
   bool random = false;     // most of the rank's accesses to the file did not start where the previous one ended
   bool shared = false;     // the file is used by more than one rank
   int64_t sync_every = 0;  // write/sync: the rank's writes to the file per fsync (rounded), 0 never synced
-  bool datasync = false;   // sync: fdatasync
+  bool datasync = false;   // write/sync: the file was synced with fdatasync
   auto operator<=>(const ClassKey&) const = default;
 };
 

@@ -27,16 +27,27 @@ std::string head(double seconds, bool timed) {
 }
 
 // read/write/sync classes: psync I/O of the class's size over its region,
-// one job per rank that did it, on one file when the ranks shared one.
-Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds) {
-  bool write = k.op != Op::read;
+// one job per rank that did it, on one file when the ranks shared one. Writes
+// allocate as they go (no fallocate). Sequential writes to a file per process
+// write fresh files, as the application extended its files: loops of the
+// region with the file unlinked after each (about `seconds` at the traced
+// time per call, never longer); the others run for `seconds` over the region.
+Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds, double per_op_ns) {
+  bool write = k.op != Op::read, append = write && !k.random && !k.shared;
   int64_t bs = std::max<int64_t>(k.size, 1);
   int64_t size = std::min(round_up(std::max(region, bs), bs), std::max(bs, round_up(kMaxRegion, bs)));
   Body b;
   b.section = k.op == Op::sync ? "sync" : write ? "write" : "read";
-  b.text = head(seconds, true) + "[io]\nioengine=psync\n";
+  b.text = head(seconds, !append) + "[io]\nioengine=psync\n";
   b.text += fmt::format("rw={}{}\nbs={}\nsize={}\nnumjobs={}\n", k.random ? "rand" : "", write ? "write" : "read", bs,
                         size, ranks);
+  if (write) b.text += "fallocate=none\n";
+  if (append) {
+    double loop_ns = double(size / bs) * std::max(per_op_ns, 100.0);
+    int64_t loops = std::clamp<int64_t>(std::llround(seconds * 1e9 / loop_ns), 1, 100000);
+    b.text += fmt::format("loops={}\nunlink_each_loop=1\nruntime={}ms\n", loops,
+                          std::max<int64_t>(1, std::llround(seconds * 1000)));
+  }
   if (k.shared) b.text += fmt::format("filename=shared.dat\noffset_increment={}\n", size);
   if (write && k.sync_every) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", k.sync_every);
   b.space = size * ranks;
@@ -58,17 +69,28 @@ Body meta_body(const IoClass& c, double seconds) {
   return b;
 }
 
-// The region of the write class a sync class follows (same key but the op).
-int64_t write_region(const Classes& cs, const ClassKey& sync) {
-  for (const IoClass& c : cs.classes) {
-    ClassKey w = sync;
-    w.op = Op::write;
-    w.datasync = false;
-    if (c.key.op == Op::write && c.key.size == w.size && c.key.random == w.random && c.key.shared == w.shared &&
-        c.key.sync_every == w.sync_every)
-      return c.region;
-  }
-  return sync.size;
+// The write class a sync class follows (same key but the op), or null.
+const IoClass* write_of(const Classes& cs, const ClassKey& sync) {
+  for (const IoClass& c : cs.classes)
+    if (c.key.op == Op::write && c.key.size == sync.size && c.key.random == sync.random &&
+        c.key.shared == sync.shared && c.key.sync_every == sync.sync_every && c.key.datasync == sync.datasync)
+      return &c;
+  return nullptr;
+}
+
+double per_op_ns(const IoClass& c) { return c.count ? double(c.time_ns) / double(c.count) : 1e4; }
+
+// The job of a data class; a sync class gets the job of the writes it
+// follows: the same text measures both.
+Body data_job(const Classes& cs, const IoClass& c, double seconds) {
+  if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), seconds, per_op_ns(c));
+  const IoClass* w = write_of(cs, c.key);
+  ClassKey k = c.key;
+  k.op = Op::write;
+  Body b = w ? data_body(w->key, w->region, c.concurrency(), seconds, per_op_ns(*w))
+             : data_body(k, k.size, c.concurrency(), seconds, 1e4);
+  b.section = "sync";
+  return b;
 }
 
 std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, size_t measured) {
@@ -97,13 +119,7 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     if (!p.unmeasured[i].empty()) continue;
     ++measured;
     bool data = c.key.op == Op::read || c.key.op == Op::write || c.key.op == Op::sync;
-    int64_t region = c.key.op == Op::sync ? write_region(cs, c.key) : c.region;
-    Body b = data ? data_body(c.key, region, c.concurrency(), opt.seconds) : meta_body(c, opt.seconds);
-    if (c.key.op == Op::sync) {  // the job of the writes it follows: the same text measures both
-      ClassKey w = c.key;
-      w.op = Op::write;
-      b.text = data_body(w, region, c.concurrency(), opt.seconds).text;
-    }
+    Body b = data ? data_job(cs, c, opt.seconds) : meta_body(c, opt.seconds);
     auto at = std::find(bodies.begin(), bodies.end(), b.text);
     if (at == bodies.end()) {
       bodies.push_back(b.text);
