@@ -2,7 +2,7 @@
 """mpior's benchmarks: the figures the issues ask for, one table each.
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
-Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity.
+Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -439,6 +439,16 @@ SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "siz
             "merge": merge, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap, "crash": crash, "fuzz": fuzz,
             "lammps": lammps,
             "fidelity": fidelity}
+
+
+def predict(b):
+    """mpior-predict against the real I/O time on the target: ext4 <-> tmpfs (bench/predict_bench.py)."""
+    import predict_bench
+    rows, reps = predict_bench.predict(b)
+    predict_bench.print_table(table, rows, reps)
+
+
+SECTIONS["predict"] = predict
 
 
 def main():

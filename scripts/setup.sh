@@ -12,6 +12,7 @@ packages=(
   chromium   # the HTML report's test opens it headless
   openmpi-bin libopenmpi-dev   # the Open MPI tracer (libmpior-openmpi.so)
   lammps lammps-examples       # a real application traced under Open MPI
+  fio                          # mpior-predict's benchmark jobs
 )
 
 missing=()

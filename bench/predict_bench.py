@@ -1,0 +1,86 @@
+"""bench.py section 'predict' (issue 17): mpior-predict's ratio prediction and
+its --check replay against the real I/O time on the target (a traced run
+there, summary.json time.io_s), ext4 (below the build directory) -> tmpfs
+(/dev/shm) and back, for a program of large checkpoints with fsync and one of
+many small writes with a barrier after each. Medians of 3, each prediction
+from a trace of its own on the reference."""
+import json
+import os
+import shutil
+import statistics
+
+FILESYSTEMS = {"ext4": None, "tmpfs": "/dev/shm"}  # None: below the build directory
+PROGRAMS = (("checkpoint_sim", [20, 0, 2, 131072], "10 x 1 MiB pwrite + fsync + barrier"),
+            ("nton_barrier", [400, 4096], "400 x 4 KiB write + barrier"))
+RANKS = 2
+
+
+def root_on(b, fs):
+    base = FILESYSTEMS[fs] or b.build
+    d = os.path.join(base, f"mpior-predict-bench-{fs}")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def traced_io(b, app, args, root, name):
+    """One traced run with its working directory below root: the plan and time.io_s."""
+    d = os.path.join(root, name)
+    shutil.rmtree(d, ignore_errors=True)
+    work, traces = os.path.join(d, "work"), os.path.join(d, "traces")
+    os.makedirs(work)
+    b.run(["mpirun.mpich", "-n", RANKS, b.exe(f"test/apps/{app}")] + args, cwd=work,
+          env=b.traced(MPIOR_TRACE_DIR=traces))
+    b.run([b.post, traces])
+    shutil.rmtree(work)
+    plan = os.path.join(traces, "plan")
+    with open(os.path.join(plan, "summary.json")) as f:
+        return plan, json.load(f)["time"]["io_s"]
+
+
+def predict_once(b, plan, ref_root, tgt_root, reps):
+    ref, tgt = os.path.join(ref_root, "pref"), os.path.join(tgt_root, "ptgt")
+    for d in (ref, tgt):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    out = os.path.join(b.work, "predict", "report.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    b.run([b.exe("predict/mpior-predict"), "--reference", ref, "--target", tgt, "--json", out, "--check",
+           "--repeat", reps, "--job-seconds", "0.5", plan])
+    with open(out) as f:
+        return json.load(f)
+
+
+def predict(b):
+    """Ratio-predicted and replay-predicted I/O time against the real one on the target."""
+    reps = 3
+    rows = []
+    for app, args, what in PROGRAMS:
+        for ref_fs, tgt_fs in (("ext4", "tmpfs"), ("tmpfs", "ext4")):
+            ref_root, tgt_root = root_on(b, ref_fs), root_on(b, tgt_fs)
+            real, preds, traced = [], [], []
+            for i in range(reps):  # each prediction from a trace of its own on the reference
+                plan, t = traced_io(b, app, args, ref_root, f"reference{i}")
+                traced.append(t)
+                real.append(traced_io(b, app, args, tgt_root, f"real{i}")[1])
+                preds.append(predict_once(b, plan, ref_root, tgt_root, 5 if not b.quick else 2))
+            real_m, traced = statistics.median(real), statistics.median(traced)
+            mid = sorted(preds, key=lambda p: p["predicted_io_s"])[len(preds) // 2]
+            ratio_m, replay_m = mid["predicted_io_s"], statistics.median(p["check"]["replay_io_s"] for p in preds)
+            low, high = mid["interval"]
+            err = (ratio_m - real_m) / real_m * 100
+            rerr = (replay_m - real_m) / real_m * 100
+            rows.append([app, f"{ref_fs}->{tgt_fs}", f"{traced:.4f}", f"{real_m:.4f}",
+                         f"{min(real):.4f}-{max(real):.4f}", f"{ratio_m:.4f}", f"{err:+.1f}%",
+                         f"[{low:.4f}, {high:.4f}]", "yes" if low <= real_m <= high else "no",
+                         "yes" if abs(err) <= 10 else "no", f"{replay_m:.4f}", f"{rerr:+.1f}%"])
+            for r in (ref_root, tgt_root):
+                shutil.rmtree(r, ignore_errors=True)
+    return rows, reps
+
+
+def print_table(table, rows, reps):
+    table(f"mpior-predict: I/O time on the target, {RANKS} ranks, summed over ranks (s; medians of {reps}; "
+          f"checkpoint_sim: {PROGRAMS[0][2]}, nton_barrier: {PROGRAMS[1][2]})",
+          ["program", "ref->target", "traced on ref", "real on target", "real range", "ratio-predicted", "error",
+           "interval", "holds real", "<=10%", "replay-predicted", "error"], rows)

@@ -1,0 +1,208 @@
+#include "classes.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <utility>
+
+#include "cursor.hpp"
+#include "event.hpp"
+
+namespace mpior::predict {
+
+namespace {
+
+using trace::OpClass;
+namespace arg = trace::arg;
+
+// One rank's use of one file: counts per direction (0 read, 1 write).
+struct FileUse {
+  int64_t n[2] = {0, 0}, jumps[2] = {0, 0}, last_end[2] = {-1, -1};
+  int64_t lo = INT64_MAX, hi = 0, syncs = 0, written = 0;
+  bool datasync = false;  // synced with fdatasync
+  bool random(int dir) const { return n[dir] > 1 && 2 * jumps[dir] > n[dir] - 1; }
+  int64_t sync_every() const {
+    if (!syncs) return 0;
+    return std::max<int64_t>(1, (n[1] + syncs / 2) / syncs);
+  }
+  int64_t write_size() const { return n[1] ? written / n[1] : 4096; }
+};
+
+bool is_sync_kind(std::string_view name) {
+  return name == "fsync" || name == "fdatasync" || name == "syncfs" || name == "sync_file_range" ||
+         name == "MPI_File_sync";
+}
+
+Op op_of(const trace::Event& ev) {
+  switch (ev.op()) {
+    case OpClass::read:
+    case OpClass::mpiio_read:
+      return Op::read;
+    case OpClass::write:
+    case OpClass::mpiio_write:
+      return Op::write;
+    case OpClass::open:
+    case OpClass::fopen:
+      return (ev.args[arg::flags] & O_CREAT) ? Op::create : Op::open;
+    case OpClass::mpiio_open:
+      return (ev.args[arg::fextent] & O_CREAT) ? Op::create : Op::open;
+    case OpClass::close:
+    case OpClass::fclose:
+    case OpClass::mpiio_close:
+      return Op::close;
+    case OpClass::sync:
+    case OpClass::mpiio_sync:
+      return is_sync_kind(trace::name(ev.kind)) ? Op::sync : Op::other;
+    case OpClass::stat:
+    case OpClass::access:
+      return Op::stat;
+    case OpClass::unlink:
+    case OpClass::mpiio_delete:
+      return Op::unlink;
+    default:
+      return Op::other;
+  }
+}
+
+// The events summary.json counts as I/O time: depth 0, I/O or MPI-IO, not a
+// send logged on another rank's behalf.
+bool counts_as_io(const trace::Event& ev) {
+  if (ev.depth != 0 || (ev.flags & trace::flag::on_behalf)) return false;
+  if (trace::is_mpiio(ev.kind)) return true;
+  return !trace::is_mpi(ev.kind) && trace::is_io(ev.kind);
+}
+
+int64_t bytes_of(const trace::Event& ev) {
+  int64_t c = ev.args[arg::count];
+  return c >= 0 ? c : std::max<int64_t>(0, ev.ret);
+}
+
+int64_t bucket(int64_t bytes) { return bytes <= 1 ? 1 : int64_t(std::bit_ceil(uint64_t(bytes))); }
+
+using UseKey = std::pair<int32_t, int32_t>;  // rank, global file
+
+class Walker {
+ public:
+  explicit Walker(const trace::Plan& plan) : plan_(plan) {}
+
+  template <typename F>
+  void each(F&& f) const {
+    for (const trace::Stream& s : plan_.streams)
+      for (int64_t r : s.rank_list()) {
+        trace::EventCursor cursor(s, int32_t(r));
+        trace::Event ev;
+        while (cursor.next(ev))
+          if (counts_as_io(ev)) f(int32_t(r), ev, global_file(int32_t(r), ev));
+      }
+  }
+
+ private:
+  int32_t global_file(int32_t rank, const trace::Event& ev) const {
+    if (rank < 0 || size_t(rank) >= plan_.ranks.size()) return -1;
+    const std::vector<int32_t>& files = plan_.ranks[size_t(rank)].files;
+    int64_t local = ev.args[arg::file];
+    return local >= 0 && size_t(local) < files.size() ? files[size_t(local)] : -1;
+  }
+  const trace::Plan& plan_;
+};
+
+void observe_use(FileUse& u, Op op, const trace::Event& ev) {
+  if (op == Op::sync) {
+    ++u.syncs;
+    u.datasync = u.datasync || trace::name(ev.kind) == "fdatasync";
+  }
+  if (op != Op::read && op != Op::write) return;
+  int dir = op == Op::write ? 1 : 0;
+  int64_t off = ev.args[arg::offset], n = bytes_of(ev);
+  if (dir) u.written += n;
+  if (u.n[dir]++ && off >= 0 && off != u.last_end[dir]) ++u.jumps[dir];
+  if (off >= 0) {
+    u.last_end[dir] = off + n;
+    u.lo = std::min(u.lo, off);
+    u.hi = std::max(u.hi, off + n);
+  }
+}
+
+ClassKey key_of(Op op, const trace::Event& ev, const FileUse* u, bool shared) {
+  ClassKey k;
+  k.op = op;
+  k.shared = shared;
+  if (!u) return k;
+  if (op == Op::read || op == Op::write) {
+    k.size = bucket(bytes_of(ev));
+    k.random = u->random(op == Op::write ? 1 : 0);
+  }
+  if (op == Op::write || op == Op::sync) {
+    k.sync_every = u->sync_every();
+    k.datasync = k.sync_every && u->datasync;
+  }
+  if (op == Op::sync) {
+    k.size = bucket(u->write_size());
+    k.random = u->random(1);
+  }
+  return k;
+}
+
+}  // namespace
+
+std::string_view op_name(Op op) {
+  static constexpr std::string_view names[] = {"read", "write", "create", "open", "close",
+                                               "sync", "stat",  "unlink", "other"};
+  return names[size_t(op)];
+}
+
+std::string size_text(int64_t b) {
+  if (b >= (int64_t(1) << 30) && b % (int64_t(1) << 30) == 0) return fmt::format("{}GiB", b >> 30);
+  if (b >= (int64_t(1) << 20) && b % (int64_t(1) << 20) == 0) return fmt::format("{}MiB", b >> 20);
+  if (b >= 1024 && b % 1024 == 0) return fmt::format("{}KiB", b >> 10);
+  return fmt::format("{}B", b);
+}
+
+std::string class_label(const ClassKey& k) {
+  std::string s(op_name(k.op));
+  if (k.op == Op::sync && k.datasync) s = "fdatasync";
+  if (k.op == Op::sync && !k.datasync) s = "fsync";
+  if (k.size) s += " " + size_text(k.size) + (k.random ? " random" : " sequential");
+  s += k.shared ? " shared" : " per-process";
+  if (k.sync_every) s += fmt::format(" {}/{}", k.datasync ? "fdatasync" : "fsync", k.sync_every);
+  return s;
+}
+
+Classes derive_classes(const trace::Plan& plan) {
+  Walker walk(plan);
+  std::map<UseKey, FileUse> uses;
+  std::map<int32_t, std::set<int32_t>> users;  // file -> ranks
+  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file) {
+    if (file < 0) return;
+    users[file].insert(rank);
+    observe_use(uses[{rank, file}], op_of(ev), ev);
+  });
+  Classes out;
+  std::map<ClassKey, IoClass> found;
+  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file) {
+    Op op = op_of(ev);
+    auto u = file >= 0 ? uses.find({rank, file}) : uses.end();
+    const FileUse* use = u == uses.end() ? nullptr : &u->second;
+    ClassKey k = key_of(op, ev, use, file >= 0 && users[file].size() > 1);
+    IoClass& c = found[k];
+    c.key = k;
+    ++c.count;
+    c.time_ns += ev.dur_ns;
+    out.io_ns += ev.dur_ns;
+    if (op == Op::read || op == Op::write) {
+      c.bytes += bytes_of(ev);
+      if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);
+    }
+    c.ranks.insert(rank);
+    c.kinds.insert(std::string(trace::name(ev.kind)));
+  });
+  for (auto& [k, c] : found) out.classes.push_back(std::move(c));
+  std::stable_sort(out.classes.begin(), out.classes.end(),
+                   [](const IoClass& a, const IoClass& b) { return a.time_ns > b.time_ns; });
+  return out;
+}
+
+}  // namespace mpior::predict

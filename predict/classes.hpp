@@ -1,0 +1,55 @@
+// I/O operation classes of a plan (issue 17): the traced I/O time split by
+// what a file-system benchmark can repeat — operation, transfer-size bucket,
+// sequential or random, file per process or shared, sync cadence — with the
+// traced count and time and how many ranks did it.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model.hpp"
+
+namespace mpior::predict {
+
+enum class Op : uint8_t { read, write, create, open, close, sync, stat, unlink, other };
+std::string_view op_name(Op op);
+
+struct ClassKey {
+  Op op = Op::other;
+  int64_t size = 0;        // read/write: power of two >= the bytes asked; sync: of the file's writes; else 0
+  bool random = false;     // most of the rank's accesses to the file did not start where the previous one ended
+  bool shared = false;     // the file is used by more than one rank
+  int64_t sync_every = 0;  // write/sync: the rank's writes to the file per fsync (rounded), 0 never synced
+  bool datasync = false;   // write/sync: the file was synced with fdatasync
+  auto operator<=>(const ClassKey&) const = default;
+};
+
+struct IoClass {
+  ClassKey key;
+  uint64_t count = 0;
+  int64_t time_ns = 0;
+  int64_t bytes = 0;
+  int64_t region = 0;           // read/write: the largest extent one rank covered in one file
+  std::set<int32_t> ranks;      // ranks that did it; concurrency = ranks.size()
+  std::set<std::string> kinds;  // the functions it stands for
+  int32_t concurrency() const { return int32_t(ranks.size()); }
+};
+
+struct Classes {
+  std::vector<IoClass> classes;  // by traced time, largest first
+  int64_t io_ns = 0;             // on summary.json's time.io_s basis: depth-0 I/O and MPI-IO calls, all ranks
+};
+
+// Walks every rank of every stream twice with the EventCursor (the files'
+// access patterns first, then the classes).
+Classes derive_classes(const trace::Plan& plan);
+
+// "write 512KiB random shared fsync/1", for reports.
+std::string class_label(const ClassKey& k);
+std::string size_text(int64_t bytes);
+
+}  // namespace mpior::predict

@@ -1,0 +1,167 @@
+#include "jobs.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace mpior::predict {
+
+namespace {
+
+constexpr int64_t kMaxRegion = int64_t(256) << 20;
+constexpr int64_t kMetaFileSize = 4096;
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+struct Body {
+  std::string text, section;
+  int64_t space = 0;
+};
+
+std::string head(double seconds, bool timed) {
+  std::string s = fmt::format("[global]\ndirectory=${{{}}}\n", kDirVariable);
+  if (timed) s += fmt::format("time_based\nruntime={}ms\n", std::max<int64_t>(1, std::llround(seconds * 1000)));
+  return s + "group_reporting\n";
+}
+
+// read/write/sync classes: psync I/O of the class's size over its region,
+// one job per rank that did it, on one file when the ranks shared one. Writes
+// allocate as they go (no fallocate). Sequential writes to a file per process
+// write fresh files, as the application extended its files: loops of the
+// region with the file unlinked after each (about `seconds` at the traced
+// time per call, never longer); the others run for `seconds` over the region.
+Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds, double per_op_ns) {
+  bool write = k.op != Op::read, append = write && !k.random && !k.shared;
+  int64_t bs = std::max<int64_t>(k.size, 1);
+  int64_t size = std::min(round_up(std::max(region, bs), bs), std::max(bs, round_up(kMaxRegion, bs)));
+  Body b;
+  b.section = k.op == Op::sync ? "sync" : write ? "write" : "read";
+  b.text = head(seconds, !append) + "[io]\nioengine=psync\n";
+  b.text += fmt::format("rw={}{}\nbs={}\nsize={}\nnumjobs={}\n", k.random ? "rand" : "", write ? "write" : "read", bs,
+                        size, ranks);
+  if (write) b.text += "fallocate=none\n";
+  if (append) {
+    double loop_ns = double(size / bs) * std::max(per_op_ns, 100.0);
+    int64_t loops = std::clamp<int64_t>(std::llround(seconds * 1e9 / loop_ns), 1, 100000);
+    b.text += fmt::format("loops={}\nunlink_each_loop=1\nruntime={}ms\n", loops,
+                          std::max<int64_t>(1, std::llround(seconds * 1000)));
+  }
+  if (k.shared) b.text += fmt::format("filename=shared.dat\noffset_increment={}\n", size);
+  if (write && k.sync_every) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", k.sync_every);
+  b.space = size * ranks;
+  return b;
+}
+
+// create/open/stat/unlink: fio's filecreate, filestat and filedelete
+// engines, sized from the traced time per call to run about `seconds`.
+Body meta_body(const IoClass& c, double seconds) {
+  const char* engine = c.key.op == Op::stat ? "filestat" : c.key.op == Op::unlink ? "filedelete" : "filecreate";
+  double per_call = c.count ? double(c.time_ns) / double(c.count) : 1e4;
+  int64_t files = std::clamp<int64_t>(std::llround(seconds * 1e9 / std::max(per_call, 1e3)), 16, 2000);
+  Body b;
+  b.section = c.key.op == Op::stat || c.key.op == Op::unlink ? "read" : "write";
+  b.text = head(seconds, false) + "[meta]\n";
+  b.text += fmt::format("ioengine={}\nrw={}\nfilesize={}\nbs={}\nnrfiles={}\nopenfiles=1\nnumjobs={}\n", engine,
+                        b.section, kMetaFileSize, kMetaFileSize, files, c.concurrency());
+  b.space = files * c.concurrency() * (kMetaFileSize + 4096);
+  return b;
+}
+
+// The write class a sync class follows (same key but the op), or null.
+const IoClass* write_of(const Classes& cs, const ClassKey& sync) {
+  for (const IoClass& c : cs.classes)
+    if (c.key.op == Op::write && c.key.size == sync.size && c.key.random == sync.random &&
+        c.key.shared == sync.shared && c.key.sync_every == sync.sync_every && c.key.datasync == sync.datasync)
+      return &c;
+  return nullptr;
+}
+
+double per_op_ns(const IoClass& c) { return c.count ? double(c.time_ns) / double(c.count) : 1e4; }
+
+// The job of a data class; a sync class gets the job of the writes it
+// follows: the same text measures both.
+Body data_job(const Classes& cs, const IoClass& c, double seconds) {
+  if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), seconds, per_op_ns(c));
+  const IoClass* w = write_of(cs, c.key);
+  ClassKey k = c.key;
+  k.op = Op::write;
+  Body b = w ? data_body(w->key, w->region, c.concurrency(), seconds, per_op_ns(*w))
+             : data_body(k, k.size, c.concurrency(), seconds, 1e4);
+  b.section = "sync";
+  return b;
+}
+
+std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, size_t measured) {
+  if (c.key.op == Op::close || c.key.op == Op::other) return "fio has no benchmark for it";
+  if (c.count == 0 || c.time_ns <= 0) return "no traced time";
+  // fsync costs next to nothing on some file systems (tmpfs) and milliseconds
+  // on others: a sync class matters however little time it took here.
+  if (c.key.op != Op::sync && double(c.time_ns) < opt.min_share * double(cs.io_ns))
+    return fmt::format("below {:g}% of the traced I/O time", opt.min_share * 100);
+  if (measured >= opt.max_classes) return fmt::format("past the {} largest classes", opt.max_classes);
+  return "";
+}
+
+}  // namespace
+
+JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
+  JobPlan p;
+  size_t n = cs.classes.size(), measured = 0;
+  p.job_of.assign(n, -1);
+  p.section.resize(n);
+  p.unmeasured.resize(n);
+  std::vector<std::string> bodies;
+  for (size_t i = 0; i < n; ++i) {
+    const IoClass& c = cs.classes[i];
+    p.unmeasured[i] = why_not(c, cs, opt, measured);
+    if (!p.unmeasured[i].empty()) continue;
+    ++measured;
+    bool data = c.key.op == Op::read || c.key.op == Op::write || c.key.op == Op::sync;
+    Body b = data ? data_job(cs, c, opt.seconds) : meta_body(c, opt.seconds);
+    auto at = std::find(bodies.begin(), bodies.end(), b.text);
+    if (at == bodies.end()) {
+      bodies.push_back(b.text);
+      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}});
+      at = bodies.end() - 1;
+    }
+    size_t j = size_t(at - bodies.begin());
+    p.job_of[i] = int(j);
+    p.section[i] = b.section;
+    p.jobs[j].used.push_back(i);
+    p.space = std::max(p.space, b.space);
+  }
+  for (size_t j = 0; j < p.jobs.size(); ++j) {
+    std::string top = "# mpior-predict: measures\n";
+    for (size_t i : p.jobs[j].used)
+      top += fmt::format("#   class {}: {} by {} ranks (fio section {})\n", i + 1, class_label(cs.classes[i].key),
+                         cs.classes[i].concurrency(), p.section[i]);
+    top += fmt::format("# run alone: {}=/an/empty/directory fio --output-format=json {}.fio\n", kDirVariable,
+                       p.jobs[j].name);
+    p.jobs[j].text = top + bodies[j];
+  }
+  return p;
+}
+
+std::map<std::string, double> per_op_seconds(const nlohmann::json& out) {
+  if (!out.is_object() || !out.contains("jobs") || !out["jobs"].is_array())
+    throw std::runtime_error("fio's output has no \"jobs\" list");
+  std::map<std::string, double> total_ns, ios;
+  for (const nlohmann::json& j : out["jobs"])
+    for (const char* s : {"read", "write", "sync"}) {
+      if (!j.contains(s)) continue;
+      const nlohmann::json& sec = j[s];
+      double n = sec.value("total_ios", 0.0);
+      double mean = sec.contains("lat_ns") ? sec["lat_ns"].value("mean", 0.0) : 0.0;
+      if (mean <= 0 && sec.contains("clat_ns")) mean = sec["clat_ns"].value("mean", 0.0);
+      if (n <= 0 || mean <= 0) continue;
+      total_ns[s] += mean * n;
+      ios[s] += n;
+    }
+  std::map<std::string, double> per_op;
+  for (auto& [s, t] : total_ns) per_op[s] = t / ios[s] / 1e9;
+  return per_op;
+}
+
+}  // namespace mpior::predict

@@ -1,0 +1,45 @@
+// fio job files for the classes that carry the traced I/O time, and what a
+// fio run measured (issue 17).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "classes.hpp"
+
+namespace mpior::predict {
+
+struct JobOptions {
+  double seconds = 1.0;     // how long each job should run
+  double min_share = 0.01;  // classes below this share of the traced I/O time are not measured
+  size_t max_classes = 12;  // measure at most this many classes (the largest)
+};
+
+struct Job {
+  std::string name;          // "job-1"; the file is NAME.fio
+  std::string text;          // the whole job file
+  std::vector<size_t> used;  // classes it measures
+};
+
+struct JobPlan {
+  std::vector<Job> jobs;
+  std::vector<int> job_of;              // per class: index into jobs, -1 not measured
+  std::vector<std::string> section;     // per class: the fio JSON section holding its operation
+  std::vector<std::string> unmeasured;  // per class: why not measured ("" when measured)
+  int64_t space = 0;                    // bytes the largest job needs in its directory
+};
+
+// The environment variable the job files take their directory from.
+inline constexpr const char* kDirVariable = "MPIOR_FIO_DIR";
+
+JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
+
+// Mean time per operation (seconds) by section ("read", "write", "sync") of
+// fio's --output-format=json output, over all its jobs; throws
+// std::runtime_error when the output is not fio's JSON.
+std::map<std::string, double> per_op_seconds(const nlohmann::json& fio_output);
+
+}  // namespace mpior::predict

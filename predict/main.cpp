@@ -1,0 +1,195 @@
+// mpior-predict --reference DIR --target DIR [--repeat K] [--json FILE] [--check] PLAN
+// (issue 17): the plan's I/O time predicted for the target from fio jobs per
+// I/O operation class, run on both directories.
+#include <fmt/format.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <new>
+
+#include "classes.hpp"
+#include "format.hpp"
+#include "jobs.hpp"
+#include "predict.hpp"
+#include "run.hpp"
+
+namespace fs = std::filesystem;
+using namespace mpior;
+using namespace mpior::predict;
+
+namespace {
+
+struct Cli {
+  std::string plan, reference, target, json, jobs_dir;
+  int repeat = 5;
+  bool check = false;
+  JobOptions jobs;
+};
+
+std::string plan_file_of(const std::string& p) {
+  return fs::is_directory(p) ? (fs::path(p) / "plan.mpior").string() : p;
+}
+
+// mpior-replay beside this program (installed) or in the build tree, else PATH.
+std::string replay_program() {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    fs::path dir = fs::path(std::string(self, size_t(n))).parent_path();
+    for (fs::path p : {dir / "mpior-replay", dir / ".." / "replayer" / "mpior-replay"})
+      if (access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "mpior-replay";
+}
+
+// One fio run of `job` in a fresh directory below dir: seconds per operation by section.
+std::map<std::string, double> run_fio(const std::string& job, const std::string& dir) {
+  Scratch scratch(dir);
+  Output o = run_process({"fio", "--output-format=json", job}, scratch.path(),
+                         {std::string(kDirVariable) + "=" + scratch.path()});
+  if (o.status != 0)
+    throw PredictError(fmt::format("fio {} in {} exited {}: {}", job, dir, o.status, o.err.substr(0, 2000)));
+  nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
+  if (j.is_discarded()) throw PredictError(fmt::format("fio {}: its output is not JSON", job));
+  try {
+    return per_op_seconds(j);
+  } catch (const std::runtime_error& e) {
+    throw PredictError(fmt::format("fio {}: {}", job, e.what()));
+  }
+}
+
+std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, size_t nclasses) {
+  std::vector<std::optional<Runs>> runs(nclasses);
+  for (size_t j = 0; j < jp.jobs.size(); ++j) {
+    std::string file = (fs::path(cli.jobs_dir) / (jp.jobs[j].name + ".fio")).string();
+    for (int k = 0; k < cli.repeat; ++k)
+      for (int side = 0; side < 2; ++side) {
+        auto per_op = run_fio(file, side ? cli.target : cli.reference);
+        for (size_t i : jp.jobs[j].used) {
+          auto at = per_op.find(jp.section[i]);
+          if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
+            throw PredictError(fmt::format("fio {}: no {} operations measured", file, jp.section[i]));
+          if (!runs[i]) runs[i] = Runs{};
+          (side ? runs[i]->target : runs[i]->reference).push_back(at->second);
+        }
+      }
+  }
+  return runs;
+}
+
+// --check: mpior-replay --io-only on the target; the I/O kinds' time in its report.
+void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in) {
+  Scratch scratch(cli.target);
+  std::string fsdir = (fs::path(scratch.path()) / "fs").string(), json = scratch.path() + "/replay.json";
+  Output o =
+      run_process({replay_program(), "--io-only", "--quiet", "--fs", fsdir, "--json", json, plan_file}, scratch.path());
+  if (o.status != 0)
+    throw PredictError(fmt::format("--check: mpior-replay exited {}: {}", o.status, o.err.substr(0, 2000)));
+  std::ifstream f(json);
+  nlohmann::json r = nlohmann::json::parse(f, nullptr, false);
+  if (r.is_discarded() || !r.contains("ops")) throw PredictError("--check: mpior-replay wrote no report");
+  double io = 0;
+  for (auto& [name, op] : r["ops"].items()) {
+    auto k = trace::kind_from_name(name);
+    if (k && (trace::is_mpiio(*k) || (trace::is_io(*k) && !trace::is_mpi(*k)))) io += op.value("total_s", 0.0);
+  }
+  in.replay_io_s = io;
+  in.replay_s = r.value("replay_s", 0.0);
+}
+
+void write_jobs(const Cli& cli, const JobPlan& jp) {
+  fs::create_directories(cli.jobs_dir);
+  for (const Job& j : jp.jobs) {
+    std::ofstream f(fs::path(cli.jobs_dir) / (j.name + ".fio"));
+    f << j.text;
+    if (!f) throw PredictError(fmt::format("cannot write {}/{}.fio", cli.jobs_dir, j.name));
+  }
+}
+
+int predict_plan(Cli& cli) {
+  std::string plan_file = plan_file_of(cli.plan);
+  trace::Plan plan = trace::read_plan(plan_file);
+  Classes cs = derive_classes(plan);
+  JobPlan jp = plan_jobs(cs, cli.jobs);
+  int64_t need = jp.space + jp.space / 5 + (int64_t(1) << 20);
+  check_directory("--reference", cli.reference, need);
+  check_directory("--target", cli.target, need);
+  if (fs::equivalent(cli.reference, cli.target)) throw PredictError("--reference and --target are the same directory");
+  if (cli.jobs_dir.empty())
+    cli.jobs_dir = cli.json.empty() ? "mpior-predict-jobs" : (fs::path(cli.json).parent_path() / "fio-jobs").string();
+  cli.reference = fs::absolute(cli.reference).string();  // fio runs in a subdirectory
+  cli.target = fs::absolute(cli.target).string();
+  cli.jobs_dir = fs::absolute(cli.jobs_dir).string();
+  write_jobs(cli, jp);
+  catch_interrupts();
+  ReportInput in{cli.plan, cli.reference, cli.target, cli.jobs_dir, cli.repeat, cli.jobs.seconds, {}, {}};
+  Prediction p = predict_io(cs, measure(cli, jp, cs.classes.size()));
+  if (cli.check) replay_check(cli, plan_file, in);
+  if (!cli.json.empty()) {
+    std::ofstream f(cli.json);
+    f << report_json(in, cs, jp, p).dump(2) << "\n";
+    if (!f) throw PredictError("cannot write --json " + cli.json);
+  }
+  std::cout << report_text(in, cs, jp, p);
+  return 0;
+}
+
+int run(Cli& cli) {
+  try {
+    return predict_plan(cli);
+  } catch (const Interrupted& e) {
+    std::cerr << "mpior-predict: interrupted; removed what the jobs wrote\n";
+    return 128 + e.signal;
+  } catch (const PredictError& e) {
+    std::cerr << "mpior-predict: " << e.what() << "\n";
+  } catch (const trace::FormatError& e) {
+    std::cerr << "mpior-predict: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "mpior-predict: out of memory reading " << cli.plan << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "mpior-predict: " << cli.plan << ": " << e.what() << "\n";
+  }
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Predicts a plan's I/O time on a target file system from fio jobs per I/O operation class, "
+      "run on a directory of the traced file system (--reference) and one of the target."};
+  app.name("mpior-predict");
+  Cli cli;
+  app.add_option("PLAN", cli.plan, "plan directory written by mpior-post (or the plan.mpior in it)")->required();
+  app.add_option("--reference", cli.reference, "empty directory on the file system the trace was taken on")->required();
+  app.add_option("--target", cli.target, "empty directory on the target file system")->required();
+  app.add_option("--repeat", cli.repeat, "runs of each job on each directory")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--json", cli.json, "also write the report as JSON to FILE (job files go beside it, in fio-jobs/)");
+  app.add_option("--jobs-dir", cli.jobs_dir,
+                 "where to keep the fio job files (default: beside --json, or "
+                 "./mpior-predict-jobs)");
+  app.add_flag("--check", cli.check,
+               "also replay the plan on the target (mpior-replay --io-only) and report its I/O time");
+  app.add_option("--job-seconds", cli.jobs.seconds, "how long each fio job runs")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 3600.0));
+  app.add_option("--min-share", cli.jobs.min_share, "classes below this share of the traced I/O time are not measured")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-classes", cli.jobs.max_classes, "measure at most this many classes")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return run(cli);
+}

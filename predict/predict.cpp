@@ -1,0 +1,159 @@
+#include "predict.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace mpior::predict {
+
+namespace {
+
+constexpr double kSpread = 2.0;  // the interval is ratio x (1 +- 2 relative standard deviations)
+
+void measured_class(ClassResult& r, double traced_s) {
+  double ref = mean(r.runs.reference), tgt = mean(r.runs.target);
+  r.ratio = tgt / ref;
+  r.rel_sd = std::hypot(rel_sd(r.runs.reference), rel_sd(r.runs.target));
+  r.predicted_s = r.ratio * traced_s;
+  r.low_s = std::max(0.0, r.predicted_s * (1 - kSpread * r.rel_sd));
+  r.high_s = r.predicted_s * (1 + kSpread * r.rel_sd);
+}
+
+}  // namespace
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+}
+
+double rel_sd(const std::vector<double>& v) {
+  if (v.size() < 2) return 0.0;
+  double m = mean(v), ss = 0;
+  for (double x : v) ss += (x - m) * (x - m);
+  return m > 0 ? std::sqrt(ss / double(v.size() - 1)) / m : 0.0;
+}
+
+Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>& runs) {
+  Prediction p;
+  p.classes.resize(cs.classes.size());
+  double weighted = 0, weight = 0, lo_ratio = INFINITY, hi_ratio = 0, max_sd = 0;
+  for (size_t i = 0; i < cs.classes.size(); ++i) {
+    if (!runs[i]) continue;
+    ClassResult& r = p.classes[i];
+    r.measured = true;
+    r.runs = *runs[i];
+    double t = double(cs.classes[i].time_ns) / 1e9;
+    measured_class(r, t);
+    weighted += r.ratio * t;
+    weight += t;
+    lo_ratio = std::min(lo_ratio, r.ratio);
+    hi_ratio = std::max(hi_ratio, r.ratio);
+    max_sd = std::max(max_sd, r.rel_sd);
+  }
+  double fallback = weight > 0 ? weighted / weight : 1.0;
+  if (weight <= 0) lo_ratio = hi_ratio = 1.0;
+  for (size_t i = 0; i < cs.classes.size(); ++i) {
+    ClassResult& r = p.classes[i];
+    double t = double(cs.classes[i].time_ns) / 1e9;
+    if (!r.measured) {
+      r.ratio = fallback;
+      r.rel_sd = max_sd;
+      r.predicted_s = fallback * t;
+      r.low_s = std::max(0.0, lo_ratio * t * (1 - kSpread * max_sd));
+      r.high_s = hi_ratio * t * (1 + kSpread * max_sd);
+    }
+    p.traced_io_s += t;
+    p.predicted_io_s += r.predicted_s;
+    p.low_s += r.low_s;
+    p.high_s += r.high_s;
+  }
+  p.traced_io_s = double(cs.io_ns) / 1e9;
+  std::vector<size_t> order(cs.classes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return p.classes[a].predicted_s > p.classes[b].predicted_s; });
+  double covered = 0;
+  for (size_t i : order) {
+    if (covered >= 0.8 * p.predicted_io_s || p.classes[i].predicted_s <= 0) break;
+    p.dominant.push_back(i);
+    covered += p.classes[i].predicted_s;
+  }
+  return p;
+}
+
+nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (size_t i = 0; i < cs.classes.size(); ++i) {
+    const IoClass& c = cs.classes[i];
+    const ClassResult& r = p.classes[i];
+    nlohmann::json j = {{"id", i + 1},
+                        {"label", class_label(c.key)},
+                        {"op", op_name(c.key.op)},
+                        {"size", c.key.size},
+                        {"pattern", c.key.size ? (c.key.random ? "random" : "sequential") : "-"},
+                        {"files", c.key.shared ? "shared" : "per-process"},
+                        {"sync_every", c.key.sync_every},
+                        {"concurrency", c.concurrency()},
+                        {"kinds", c.kinds},
+                        {"count", c.count},
+                        {"bytes", c.bytes},
+                        {"traced_s", double(c.time_ns) / 1e9},
+                        {"measured", r.measured},
+                        {"ratio", r.ratio},
+                        {"rel_sd", r.rel_sd},
+                        {"predicted_s", r.predicted_s},
+                        {"interval", {r.low_s, r.high_s}}};
+    if (r.measured) {
+      j["job"] = jp.jobs[size_t(jp.job_of[i])].name + ".fio";
+      j["fio_section"] = jp.section[i];
+      j["reference_s_per_op"] = r.runs.reference;
+      j["target_s_per_op"] = r.runs.target;
+    } else {
+      j["why_not_measured"] = jp.unmeasured[i];
+    }
+    classes.push_back(std::move(j));
+  }
+  nlohmann::json dominant = nlohmann::json::array();
+  for (size_t i : p.dominant) dominant.push_back(i + 1);
+  nlohmann::json out = {{"plan", in.plan},
+                        {"reference", in.reference},
+                        {"target", in.target},
+                        {"repeat", in.repeat},
+                        {"job_seconds", in.job_seconds},
+                        {"jobs_dir", in.jobs_dir},
+                        {"traced_io_s", p.traced_io_s},
+                        {"predicted_io_s", p.predicted_io_s},
+                        {"interval", {p.low_s, p.high_s}},
+                        {"dominant", dominant},
+                        {"classes", classes}};
+  if (in.replay_io_s) out["check"] = {{"replay_io_s", *in.replay_io_s}, {"replay_s", in.replay_s.value_or(0)}};
+  return out;
+}
+
+std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p) {
+  std::string s = fmt::format("I/O time of {} predicted for {} (reference {}; {} runs of each fio job)\n\n", in.plan,
+                              in.target, in.reference, in.repeat);
+  s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11} {:>9} {:>7} {:>11}  {}\n", "#", "class", "ranks", "count",
+                   "traced_s", "ratio", "rsd%", "predicted_s", "job");
+  for (size_t i = 0; i < cs.classes.size(); ++i) {
+    const IoClass& c = cs.classes[i];
+    const ClassResult& r = p.classes[i];
+    std::string job = r.measured ? jp.jobs[size_t(jp.job_of[i])].name + ".fio" : "(" + jp.unmeasured[i] + ")";
+    s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11.6f} {:>9.4f} {:>7.1f} {:>11.6f}  {}\n", i + 1, class_label(c.key),
+                     c.concurrency(), c.count, double(c.time_ns) / 1e9, r.ratio, r.rel_sd * 100, r.predicted_s, job);
+  }
+  s += fmt::format("\ntraced I/O time     {:>12.6f} s (summed over ranks, as summary.json time.io_s)\n", p.traced_io_s);
+  s += fmt::format("predicted I/O time  {:>12.6f} s  interval [{:.6f}, {:.6f}] s\n", p.predicted_io_s, p.low_s,
+                   p.high_s);
+  std::string dom;
+  for (size_t i : p.dominant) dom += fmt::format("{}{}", dom.empty() ? "" : ", ", i + 1);
+  s += fmt::format("dominant classes    {}\n", dom.empty() ? "-" : dom);
+  if (in.replay_io_s)
+    s += fmt::format("replay I/O time     {:>12.6f} s (mpior-replay --io-only on the target, {:.3f} s in all)\n",
+                     *in.replay_io_s, in.replay_s.value_or(0));
+  s += fmt::format("fio job files in    {}\n", in.jobs_dir);
+  return s;
+}
+
+}  // namespace mpior::predict

@@ -1,0 +1,52 @@
+// The prediction (issue 17; io-time-prediction equations 1-2): per class,
+// ratio = T_target / T_reference of its fio job's time per operation; the
+// predicted I/O time is the sum of ratio x traced time, with an interval from
+// the runs' spreads.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "classes.hpp"
+#include "jobs.hpp"
+
+namespace mpior::predict {
+
+struct Runs {
+  std::vector<double> reference, target;  // seconds per operation, one per run
+};
+
+struct ClassResult {
+  bool measured = false;
+  Runs runs;
+  double ratio = 1, rel_sd = 0;  // rel_sd: of the ratio, from both sides' run-to-run spreads
+  double predicted_s = 0, low_s = 0, high_s = 0;
+};
+
+struct Prediction {
+  std::vector<ClassResult> classes;  // as Classes::classes
+  double traced_io_s = 0, predicted_io_s = 0, low_s = 0, high_s = 0;
+  std::vector<size_t> dominant;  // classes carrying 80% of the predicted time, largest first
+};
+
+double mean(const std::vector<double>& v);
+double rel_sd(const std::vector<double>& v);  // sample standard deviation / mean, 0 for fewer than 2
+
+// Measured classes from their runs; the others take the traced-time-weighted
+// mean ratio of the measured ones and the span of their ratios.
+Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>& runs);
+
+struct ReportInput {
+  std::string plan, reference, target, jobs_dir;
+  int repeat = 0;
+  double job_seconds = 0;
+  std::optional<double> replay_io_s, replay_s;  // --check
+};
+
+nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p);
+std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p);
+
+}  // namespace mpior::predict

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""mpior-predict (issue 17): checkpoint_sim traced on the build directory's
+file system and its I/O time predicted for a tmpfs (/dev/shm): the classes and
+their counts are what the program did, every ratio is positive and finite, the
+report is complete, each kept fio job file runs with fio alone, --check
+replays, nothing is left in either directory (also when interrupted), and bad
+targets are refused with one message. One scenario per meson test:
+predict_test.py NAME."""
+import glob
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import harness
+from harness import BUILD, Scenario, check, check_eq, main, run
+
+PREDICT = os.path.join(BUILD, "predict", "mpior-predict")
+RANKS, STEPS, EVERY, CELLS = 4, 8, 2, 65536  # 4 checkpoints of 512 KiB per rank
+CKPTS = STEPS // EVERY
+FAST = ["--repeat", "2", "--job-seconds", "0.2"]
+
+
+def traced_plan():
+    """checkpoint_sim traced below the build directory (its file system is the reference)."""
+    tempfile.tempdir = os.path.join(BUILD, "predict-tmp")
+    os.makedirs(tempfile.tempdir, exist_ok=True)
+    s = Scenario("checkpoint_sim", [STEPS, 0, EVERY, CELLS], ranks=RANKS).run_both()
+    return s, s.post()
+
+
+def scratch(s, where=None):
+    return tempfile.mkdtemp(prefix="mpior-predict-", dir=where or s.root)
+
+
+def expect_classes(report, summary):
+    classes = report["classes"]
+    io_ops = {k: v for k, v in summary["ops"].items() if v and not k.startswith("MPI_")}
+    check_eq(sum(c["count"] for c in classes), sum(io_ops.values()), "calls in the classes (summary.json's I/O ops)")
+    by_op = {}
+    for c in classes:
+        by_op[c["op"]] = by_op.get(c["op"], 0) + c["count"]
+    ckpt = [c for c in classes if c["op"] == "write" and c["size"] == CELLS * 8]
+    check_eq(len(ckpt), 1, "checkpoint write classes")
+    ckpt = ckpt[0]
+    check_eq((ckpt["count"], ckpt["concurrency"], ckpt["files"], ckpt["sync_every"], ckpt["pattern"]),
+             (RANKS * CKPTS, RANKS, "shared", 1, "random"), "the checkpoint writes' class")
+    check_eq(ckpt["bytes"], RANKS * CKPTS * CELLS * 8, "checkpoint bytes")
+    logs = io_ops.get("fprintf", 0) + io_ops.get("printf", 0)
+    check_eq(by_op.get("write"), RANKS * CKPTS + logs, "write calls")
+    check_eq(by_op.get("sync"), RANKS * CKPTS, "fsync calls")
+    check_eq(by_op.get("create"), 2, "creating opens (checkpoint.dat, solver.log)")
+    check_eq(by_op.get("open"), RANKS, "opens of the existing checkpoint")
+    check_eq(by_op.get("close"), RANKS + 2, "closes")
+    traced = sum(c["traced_s"] for c in classes)
+    check(abs(traced - summary["time"]["io_s"]) < 1e-5, f"classes' traced time {traced} vs time.io_s")
+    check(abs(report["traced_io_s"] - summary["time"]["io_s"]) < 1e-5, "traced_io_s is time.io_s")
+
+
+def expect_complete(report, jobs_dir):
+    for key in ("plan", "reference", "target", "repeat", "traced_io_s", "predicted_io_s", "interval", "dominant",
+                "classes", "jobs_dir", "check"):
+        check(key in report, f"report has {key}")
+    low, high = report["interval"]
+    check(0 <= low <= report["predicted_io_s"] <= high, f"interval {report['interval']} holds the prediction")
+    check(report["predicted_io_s"] > 0 and report["dominant"], "a prediction and its dominant classes")
+    check(report["check"]["replay_io_s"] > 0, "--check: the replay's I/O time")
+    measured = [c for c in report["classes"] if c["measured"]]
+    check({c["op"] for c in measured} >= {"write", "sync"}, "the checkpoint's write and fsync classes measured")
+    for c in report["classes"]:
+        check(c["ratio"] > 0 and math.isfinite(c["ratio"]), f"class {c['id']} ratio {c['ratio']}")
+        check(math.isfinite(c["rel_sd"]) and c["rel_sd"] >= 0, f"class {c['id']} spread")
+        if c["measured"]:
+            check_eq((len(c["reference_s_per_op"]), len(c["target_s_per_op"])), (2, 2), "runs per side")
+            check(os.path.isfile(os.path.join(jobs_dir, c["job"])), f"job file {c['job']} kept")
+        else:
+            check(c["why_not_measured"], "a reason for each class not measured")
+
+
+def jobs_run_alone(s, jobs_dir):
+    jobs = sorted(glob.glob(os.path.join(jobs_dir, "*.fio")))
+    check(jobs, "job files kept")
+    for job in jobs:
+        d = scratch(s)
+        env = dict(os.environ, MPIOR_FIO_DIR=d)
+        p = run(["fio", "--output-format=json", job], env=env)
+        out = json.loads(p.stdout)
+        check(out["jobs"] and all(j["error"] == 0 for j in out["jobs"]), f"fio {job} alone")
+        shutil.rmtree(d)
+
+
+def checkpoint():
+    s, summary = traced_plan()
+    ref, tgt = scratch(s), scratch(s, "/dev/shm")
+    try:
+        report_file = os.path.join(s.root, "out", "predict.json")
+        os.makedirs(os.path.dirname(report_file))
+        out = run([PREDICT, "--reference", ref, "--target", tgt, "--json", report_file, "--check"] + FAST + [s.plan])
+        check("predicted I/O time" in out.stdout and "dominant classes" in out.stdout, "text report")
+        with open(report_file) as f:
+            report = json.load(f)
+        jobs_dir = os.path.join(s.root, "out", "fio-jobs")
+        check_eq(report["jobs_dir"], jobs_dir, "job files beside the report")
+        expect_classes(report, summary)
+        expect_complete(report, jobs_dir)
+        check_eq((os.listdir(ref), os.listdir(tgt)), ([], []), "files left in the directories")
+        jobs_run_alone(s, jobs_dir)
+        interrupted(s, ref, tgt)
+    finally:
+        shutil.rmtree(tgt, ignore_errors=True)
+        s.cleanup()
+
+
+def interrupted(s, ref, tgt):
+    """SIGINT while fio runs: exit 130, nothing left in either directory."""
+    p = subprocess.Popen([PREDICT, "--reference", ref, "--target", tgt, "--jobs-dir", os.path.join(s.root, "j2"),
+                          "--job-seconds", "5", s.plan], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not (os.listdir(ref) or os.listdir(tgt)) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)  # fio is writing its files
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    check_eq(p.returncode, 128 + signal.SIGINT, f"exit status after SIGINT ({err.strip()})")
+    check("interrupted" in err, "says it was interrupted")
+    check_eq((os.listdir(ref), os.listdir(tgt)), ([], []), "files left after SIGINT")
+
+
+def refused(s, ref, target, words):
+    p = run([PREDICT, "--reference", ref, "--target", target, "--jobs-dir", os.path.join(s.root, "j3")] + FAST
+            + [s.plan], expect_rc=1)
+    lines = p.stderr.strip().splitlines()
+    check_eq(len(lines), 1, f"one message for {target}: {p.stderr!r}")
+    check(lines[0].startswith("mpior-predict: --target") and words in lines[0], f"message {lines[0]!r} says {words}")
+    check(not os.path.exists(os.path.join(s.root, "j3")), "no job files written for a refused target")
+    check_eq(os.listdir(ref), [], "reference left empty")
+
+
+def bad_targets():
+    s, _ = traced_plan()
+    ref = scratch(s)
+    try:
+        refused(s, ref, os.path.join(s.root, "missing"), "no such directory")
+        refused(s, ref, os.path.join(s.plan, "plan.mpior"), "not a directory")
+        full = scratch(s)
+        open(os.path.join(full, "x"), "w").close()
+        refused(s, ref, full, "not empty")
+        check_eq(os.listdir(full), ["x"], "the non-empty target untouched")
+        refused(s, ref, "/proc", "not writable")
+        small = scratch(s)
+        if os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", small],
+                                                capture_output=True).returncode == 0:
+            try:
+                refused(s, ref, small, "bytes free")
+                check_eq(os.listdir(small), [], "the small target left empty")
+            finally:
+                subprocess.run(["umount", small])
+        else:
+            print("(not enough space: not checked, a 1 MiB tmpfs cannot be mounted here)")
+    finally:
+        s.cleanup()
+
+
+if __name__ == "__main__":
+    main({"checkpoint": checkpoint, "bad_targets": bad_targets})

@@ -1,0 +1,205 @@
+// The I/O operation classes mpior-predict derives from a plan, its fio jobs,
+// fio's JSON and the prediction's arithmetic (issue 17).
+#include "classes.hpp"
+
+#include <fcntl.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+
+#include "builder.hpp"
+#include "jobs.hpp"
+#include "predict.hpp"
+
+using namespace mpior;
+using namespace mpior::predict;
+using trace::Kind;
+namespace arg = trace::arg;
+
+namespace {
+
+// One stream per rank, built with the real StreamBuilder; local file ids are
+// the plan's (files 0-2 are the standard streams).
+struct PlanMaker {
+  explicit PlanMaker(int ranks) : builders(size_t(ranks)), now(size_t(ranks), 1000) {
+    plan.ranks.resize(size_t(ranks));
+    for (int i = 0; i < 3; ++i) file("<std>");
+  }
+  int32_t file(const std::string& path) {
+    plan.files.push_back({path});
+    for (auto& r : plan.ranks) r.files.push_back(int32_t(plan.files.size() - 1));
+    return int32_t(plan.files.size() - 1);
+  }
+  PlanMaker& call(int rank, Kind k, std::initializer_list<std::pair<int, int64_t>> args, int64_t dur, uint8_t depth = 0,
+                  int64_t ret = 0) {
+    trace::RawEvent ev;
+    ev.kind = k;
+    ev.depth = depth;
+    ev.ret = ret;
+    for (auto [slot, v] : args) ev.args[size_t(slot)] = v;
+    ev.start = now[size_t(rank)] + 100;
+    ev.end = ev.start + dur;
+    if (depth == 0) now[size_t(rank)] = ev.end;
+    builders[size_t(rank)].append(ev);
+    return *this;
+  }
+  const trace::Plan& done() {
+    plan.streams.clear();
+    for (size_t r = 0; r < builders.size(); ++r) plan.streams.push_back(builders[r].snapshot(int32_t(r), 0));
+    return plan;
+  }
+  trace::Plan plan;
+  std::vector<trace::StreamBuilder> builders;
+  std::vector<int64_t> now;
+};
+
+const IoClass& find(const Classes& cs, const std::string& label) {
+  for (const IoClass& c : cs.classes)
+    if (class_label(c.key) == label) return c;
+  FAIL("no class " << label);
+  throw 0;
+}
+
+// checkpoint_sim's shape: rank 0 creates the shared file, every rank opens
+// it and rewrites its block with an fsync after each write.
+PlanMaker checkpoint(int ranks, int steps, int64_t block, int64_t sync_ns = 900000) {
+  PlanMaker pm(ranks);
+  int32_t f = pm.file("/work/checkpoint.dat");
+  pm.call(0, Kind::open, {{arg::handle, 5}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 3000, 0, 5);
+  pm.call(0, Kind::close, {{arg::handle, 5}, {arg::file, f}}, 1000);
+  for (int r = 0; r < ranks; ++r) {
+    pm.call(r, Kind::open, {{arg::handle, 6}, {arg::file, f}, {arg::flags, O_WRONLY}}, 2000, 0, 6);
+    for (int s = 0; s < steps; ++s) {
+      pm.call(r, Kind::MPI_Barrier, {{arg::comm, 0}}, 50000);
+      pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, f}, {arg::offset, r * block}, {arg::count, block}},
+              400000, 0, block);
+      pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f}}, sync_ns);
+    }
+    pm.call(r, Kind::close, {{arg::handle, 6}, {arg::file, f}}, 1000);
+  }
+  return pm;
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint's classes: shared random writes with an fsync after each", "[predict]") {
+  PlanMaker pm = checkpoint(4, 4, 524288);
+  Classes cs = derive_classes(pm.done());
+  const IoClass& w = find(cs, "write 512KiB random shared fsync/1");
+  REQUIRE(w.count == 16);
+  REQUIRE(w.concurrency() == 4);
+  REQUIRE(w.bytes == 16 * 524288);
+  REQUIRE(w.region == 524288);
+  REQUIRE(w.time_ns == 16 * 400000);
+  const IoClass& s = find(cs, "fsync 512KiB random shared fsync/1");
+  REQUIRE(s.count == 16);
+  REQUIRE(s.time_ns == 16 * 900000);
+  REQUIRE(find(cs, "create shared").count == 1);
+  REQUIRE(find(cs, "open shared").count == 4);
+  REQUIRE(find(cs, "close shared").count == 5);
+  REQUIRE(cs.classes.size() == 5);
+  REQUIRE(cs.io_ns == 16 * 1300000 + 3000 + 4 * 2000 + 5 * 1000);  // MPI time is not I/O time
+  REQUIRE(cs.classes[0].key.op == Op::sync);                       // largest first
+}
+
+TEST_CASE("sequential writes to a file per rank, never synced", "[predict]") {
+  PlanMaker pm(2);
+  for (int r = 0; r < 2; ++r) {
+    int32_t f = pm.file("/work/nton." + std::to_string(r));
+    for (int i = 0; i < 10; ++i)
+      pm.call(r, Kind::write, {{arg::handle, 3}, {arg::file, f}, {arg::offset, i * 4096}, {arg::count, 4096}}, 5000, 0,
+              4096);
+  }
+  Classes cs = derive_classes(pm.done());
+  REQUIRE(cs.classes.size() == 1);
+  const IoClass& w = find(cs, "write 4KiB sequential per-process");
+  REQUIRE(w.count == 20);
+  REQUIRE(w.concurrency() == 2);
+  REQUIRE(w.region == 40960);
+}
+
+TEST_CASE("nested calls are not counted twice; metadata and fflush have classes of their own", "[predict]") {
+  PlanMaker pm(1);
+  int32_t f = pm.file("/work/a"), g = pm.file("/work/b");
+  pm.call(0, Kind::MPI_File_write_at, {{arg::handle, 1}, {arg::file, f}, {arg::offset, 0}, {arg::count, 3000}}, 7000);
+  pm.call(0, Kind::pwrite64, {{arg::handle, 4}, {arg::file, f}, {arg::offset, 0}, {arg::count, 3000}}, 6000, 1, 3000);
+  pm.call(0, Kind::stat, {{arg::file, g}}, 800);
+  pm.call(0, Kind::unlink, {{arg::file, g}}, 900);
+  pm.call(0, Kind::fflush, {{arg::handle, 3}, {arg::file, g}}, 100);
+  Classes cs = derive_classes(pm.done());
+  REQUIRE(cs.classes.size() == 4);
+  REQUIRE(find(cs, "write 4KiB sequential per-process").count == 1);  // the MPI-IO call, not the pwrite under it
+  REQUIRE(find(cs, "stat per-process").count == 1);
+  REQUIRE(find(cs, "unlink per-process").count == 1);
+  REQUIRE(find(cs, "other per-process").count == 1);
+  REQUIRE(cs.io_ns == 7000 + 800 + 900 + 100);
+}
+
+TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classes are not measured", "[predict]") {
+  PlanMaker pm = checkpoint(4, 4, 524288);
+  Classes cs = derive_classes(pm.done());
+  JobPlan jp = plan_jobs(cs, {0.5, 0.01, 12});
+  REQUIRE(jp.jobs.size() == 1);
+  const std::string& t = jp.jobs[0].text;
+  for (const char* want : {"rw=randwrite", "bs=524288", "size=524288", "numjobs=4", "filename=shared.dat",
+                           "offset_increment=524288", "fsync=1", "runtime=500ms", "directory=${MPIOR_FIO_DIR}"})
+    CHECK(t.find(want) != std::string::npos);
+  size_t measured = 0;
+  for (size_t i = 0; i < cs.classes.size(); ++i) {
+    Op op = cs.classes[i].key.op;
+    if (op == Op::write || op == Op::sync) {
+      REQUIRE(jp.job_of[i] == 0);
+      REQUIRE(jp.section[i] == (op == Op::sync ? "sync" : "write"));
+      ++measured;
+    } else {
+      REQUIRE(jp.job_of[i] == -1);  // create, open, close: each under 1% of the I/O time, or no fio engine
+      REQUIRE(!jp.unmeasured[i].empty());
+    }
+  }
+  REQUIRE(measured == 2);
+  REQUIRE(jp.space == 4 * 524288);
+  Classes tmpfs = derive_classes(checkpoint(4, 4, 524288, 300).done());  // fsync next to free: measured all the same
+  JobPlan cheap = plan_jobs(tmpfs, {0.5, 0.01, 12});
+  REQUIRE(cheap.jobs.size() == 1);
+  REQUIRE(cheap.jobs[0].used.size() == 2);
+  JobPlan all = plan_jobs(cs, {0.5, 0.0, 12});
+  REQUIRE(all.jobs.size() == 3);  // + filecreate for create, filecreate for open
+  REQUIRE(all.jobs[1].text.find("ioengine=filecreate") != std::string::npos);
+}
+
+TEST_CASE("fio's JSON: time per operation by section, weighted by operations", "[predict]") {
+  auto j = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 10, "lat_ns": {"mean": 2000.0}}, "sync": {"total_ios": 10, "lat_ns": {"mean": 5e6}},
+     "read": {"total_ios": 0, "lat_ns": {"mean": 0.0}}},
+    {"write": {"total_ios": 30, "lat_ns": {"mean": 0.0}, "clat_ns": {"mean": 6000.0}}}]})");
+  auto per_op = per_op_seconds(j);
+  REQUIRE(per_op.size() == 2);
+  REQUIRE(per_op["write"] == Approx((10 * 2000.0 + 30 * 6000.0) / 40 / 1e9));
+  REQUIRE(per_op["sync"] == Approx(5e-3));
+  REQUIRE_THROWS(per_op_seconds(nlohmann::json::parse(R"({"fio": 1})")));
+}
+
+TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fallback ratio", "[predict]") {
+  Classes cs;
+  cs.classes.resize(2);
+  cs.classes[0].time_ns = 2'000'000'000;
+  cs.classes[1].time_ns = 1'000'000'000;
+  cs.io_ns = 3'000'000'000;
+  std::vector<std::optional<Runs>> runs(2);
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};
+  Prediction p = predict_io(cs, runs);
+  REQUIRE(p.classes[0].ratio == Approx(0.5));
+  REQUIRE(p.classes[0].rel_sd == Approx(0.2));
+  REQUIRE(p.classes[0].predicted_s == Approx(1.0));
+  REQUIRE(p.classes[0].low_s == Approx(0.6));
+  REQUIRE(p.classes[0].high_s == Approx(1.4));
+  REQUIRE(!p.classes[1].measured);
+  REQUIRE(p.classes[1].ratio == Approx(0.5));
+  REQUIRE(p.predicted_io_s == Approx(1.5));
+  REQUIRE(p.low_s <= p.predicted_io_s);
+  REQUIRE(p.high_s >= p.predicted_io_s);
+  REQUIRE(p.traced_io_s == Approx(3.0));
+  REQUIRE(p.dominant == std::vector<size_t>{0, 1});
+  REQUIRE(std::isfinite(p.high_s));
+}
