@@ -4,6 +4,15 @@
 
 namespace mpior::trace {
 
+namespace {
+// Values are 64-bit patterns (offsets, handles, random ids): shifts and
+// strides between them wrap, as the cursor that adds them back does, so a
+// sequence of any values round-trips and no arithmetic overflows.
+int64_t wadd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+int64_t wsub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
+int64_t wmul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+}  // namespace
+
 SeqRef SeqArena::add(std::span<const SeqItem> items) {
   SeqRef r{uint32_t(items_.size()), uint32_t(items.size())};
   items_.insert(items_.end(), items.begin(), items.end());
@@ -75,17 +84,27 @@ bool range_contains(std::span<const SeqItem> items, size_t begin, size_t end, in
   for (size_t i = begin; i < end;) {
     const SeqItem& it = items[i];
     if (!it.is_loop()) {
-      if (it.v + base == v) return true;
+      if (wadd(it.v, base) == v) return true;
       ++i;
       continue;
     }
     size_t body_end = i + 1 + it.span;
     if (it.span == 1 && !items[i + 1].is_loop()) {
-      int64_t first = items[i + 1].v + base, d = v - first;
-      if (it.v == 0 ? d == 0 : (d % it.v == 0 && d / it.v >= 0 && uint64_t(d / it.v) < it.count)) return true;
+      int64_t first = wadd(items[i + 1].v, base);
+      if (it.v == 0) {
+        if (v == first) return true;
+      } else {
+        // v = first + k * stride for some k < count, in wrapping arithmetic:
+        // test the count candidates' worth by division when it is exact.
+        __int128 d = __int128(v) - __int128(first);
+        if (d % it.v == 0 && d / it.v >= 0 && d / it.v < __int128(it.count)) return true;
+        if (it.count <= 64)  // a run that wraps around: try each element
+          for (uint32_t k = 0; k < it.count; ++k)
+            if (wadd(first, wmul(int64_t(k), it.v)) == v) return true;
+      }
     } else {
       for (uint32_t k = 0; k < it.count; ++k)
-        if (range_contains(items, i + 1, body_end, base + int64_t(k) * it.v, v)) return true;
+        if (range_contains(items, i + 1, body_end, wadd(base, wmul(int64_t(k), it.v)), v)) return true;
     }
     i = body_end;
   }
@@ -98,7 +117,7 @@ bool seq_contains(std::span<const SeqItem> items, int64_t v) { return range_cont
 
 void seq_shift(std::span<SeqItem> items, int64_t delta) {
   for (auto& it : items)
-    if (!it.is_loop()) it.v += delta;
+    if (!it.is_loop()) it.v = wadd(it.v, delta);
 }
 
 bool seq_same_shape(std::span<const SeqItem> a, std::span<const SeqItem> b) {
@@ -116,7 +135,7 @@ bool seq_shifted(std::span<const SeqItem> a, std::span<const SeqItem> b, int64_t
   int64_t s = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].is_loop()) continue;
-    int64_t d = b[i].v - a[i].v;
+    int64_t d = wsub(b[i].v, a[i].v);
     if (!have) {
       s = d;
       have = true;
@@ -146,18 +165,18 @@ void SeqCursor::descend() {
 int64_t SeqCursor::next() {
   if (items_.empty()) return 0;
   if (at_end()) return last_;
-  last_ = items_[pos_].v + base_;
+  last_ = wadd(items_[pos_].v, base_);
   ++pos_;
   // Close finished bodies: next iteration or pop.
   while (!stack_.empty() && pos_ >= stack_.back().end) {
     Frame& f = stack_.back();
     if (f.iter + 1 < f.count) {
       ++f.iter;
-      base_ += f.shift;
+      base_ = wadd(base_, f.shift);
       pos_ = f.body;
       break;
     }
-    base_ -= int64_t(f.iter) * f.shift;
+    base_ = wsub(base_, wmul(int64_t(f.iter), f.shift));
     stack_.pop_back();
   }
   descend();
@@ -199,7 +218,7 @@ bool SeqBuilder::try_extend() {
     if (!seq_shifted(body, c, &s)) continue;
     // Every body ends in scalars, so s is defined: it must be the shift the
     // next iteration of X would apply.
-    if (s != int64_t(loop.count) * loop.v) continue;
+    if (s != wmul(int64_t(loop.count), loop.v)) continue;
     items_[x].count += 1;
     items_.resize(cand);
     tops_.resize(nt - L);
@@ -216,8 +235,8 @@ bool SeqBuilder::try_arith3() {
   if (nt < 3) return false;
   uint32_t a = tops_[nt - 3], b = tops_[nt - 2], c = tops_[nt - 1];
   if (items_[a].is_loop() || items_[b].is_loop() || items_[c].is_loop()) return false;
-  int64_t d = items_[b].v - items_[a].v;
-  if (d == 0 || items_[c].v - items_[b].v != d) return false;
+  int64_t d = wsub(items_[b].v, items_[a].v);
+  if (d == 0 || wsub(items_[c].v, items_[b].v) != d) return false;
   int64_t first = items_[a].v;
   items_.resize(a);
   items_.push_back({d, 3, 1});
