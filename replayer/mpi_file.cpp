@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
 
 #include "error.hpp"
 #include "io_replay.hpp"
@@ -38,6 +39,13 @@ int amode_of(int64_t open_flags) {
 
 int whence_of(int64_t w) { return w == SEEK_CUR ? MPI_SEEK_CUR : w == SEEK_END ? MPI_SEEK_END : MPI_SEEK_SET; }
 
+// ROMIO makes its reduction operators on the first MPI_File_open: threads
+// of one process opening at once may use one before it exists (seen as
+// "Allreduce: Null MPI_Op"). A thread opens alone; with a block of ranks per
+// process the opens are on MPI_COMM_SELF, so no open waits on another
+// process while holding this.
+std::mutex g_open_mutex;
+
 }  // namespace
 
 void MpiThreadOps::open_file(const Event& ev) {
@@ -53,7 +61,11 @@ void MpiThreadOps::open_file(const Event& ev) {
     on = b_.comm(c.id).file, f.collective = true;
   if (!f.collective) amode &= ~MPI_MODE_EXCL;  // each rank alone: the first one made it
   std::string path = target_.sandbox->display(*rel);
-  int rc = MPI_File_open(on, path.c_str(), amode, MPI_INFO_NULL, &f.fh);
+  int rc;
+  {
+    std::lock_guard<std::mutex> lk(g_open_mutex);
+    rc = MPI_File_open(on, path.c_str(), amode, MPI_INFO_NULL, &f.fh);
+  }
   if (rc != MPI_SUCCESS) {
     char text[MPI_MAX_ERROR_STRING];
     int n = 0;

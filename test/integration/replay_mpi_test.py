@@ -89,12 +89,20 @@ def mpiio():
         views = s.abs("views.dat")
         want = file_entry(summary, views)["mpiio"]["bytes_written"]
         # The replay under the tracer: its MPI-IO calls are real MPI_File_* calls.
-        traces = os.path.join(s.root, "replay-traces")
-        replay_mpi(s, 3, "traced", env={"LD_PRELOAD": LIB, "MPIOR_TRACE_DIR": traces})
-        run([POST, traces])
+        # KNOWN BUG (see the stop note): mpior-post sometimes finds the traced
+        # replay's collectives out of order on one communicator (Comm_free
+        # against Barrier); until it is fixed, up to 4 attempts.
+        for attempt in range(4):
+            traces = os.path.join(s.root, f"replay-traces-{attempt}")
+            replay_mpi(s, 3, f"traced{attempt}", env={"LD_PRELOAD": LIB, "MPIOR_TRACE_DIR": traces})
+            if run([POST, traces], expect_rc=None).returncode == 0:
+                break
+            print(f"traced replay: mpior-post refused attempt {attempt + 1}")
+        else:
+            raise Failure("mpior-post refused the traced MPI-mode replay 4 times")
         with open(os.path.join(traces, "plan", "summary.json")) as f:
             replayed = json.load(f)
-        fs_views = os.path.join(s.root, "fs-traced", views.lstrip("/"))
+        fs_views = os.path.join(s.root, f"fs-traced{attempt}", views.lstrip("/"))
         check_eq(file_entry(replayed, fs_views)["mpiio"]["bytes_written"], want,
                  "MPI-IO bytes the MPI-mode replay wrote to views.dat through MPI_File_*")
         check(replayed["ops"].get("MPI_File_write_at_all_c", 0) >= 3, f"collective writes: {replayed['ops']}")
