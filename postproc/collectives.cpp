@@ -1,5 +1,6 @@
 #include "collectives.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "error.hpp"
@@ -56,7 +57,33 @@ class CollectiveWalk {
 
 }  // namespace
 
-CollectiveChecker::CollectiveChecker(const TraceSet& set, const CommResolution& comms) : set_(&set), comms_(&comms) {
+int64_t CollectiveNumbers::of(int32_t rank, const trace::Event& ev) {
+  if (size_t(rank) >= last_.size()) {
+    last_.resize(size_t(rank) + 1);
+    parent_seq_.resize(size_t(rank) + 1);
+  }
+  std::vector<int64_t>& made = parent_seq_[size_t(rank)];
+  if (made.empty()) {
+    made.push_back(-1);  // filled: nothing left to look up
+    for (const trace::CommEntry& e : set_->ranks[size_t(rank)].comms) {
+      if (e.id < 0 || e.id >= (1 << 24)) continue;  // resolve_comms refuses those
+      if (size_t(e.id) >= made.size()) made.resize(size_t(e.id) + 1, -1);
+      made[size_t(e.id)] = int64_t(e.parent_seq);
+    }
+  }
+  int64_t comm = ev.args[arg::comm], n = ev.args[arg::coll_seq];
+  auto [last, fresh] = last_[size_t(rank)].try_emplace(comm, -1);
+  if (ev.op() == OpClass::comm_create) {
+    int64_t made_id = ev.args[arg::newcomm];
+    bool known = made_id > 0 && uint64_t(made_id) < made.size() && made[size_t(made_id)] >= 0;
+    n = known ? made[size_t(made_id)] : last->second + 1;
+  }
+  last->second = n;
+  return n;
+}
+
+CollectiveChecker::CollectiveChecker(const TraceSet& set, const CommResolution& comms)
+    : set_(&set), comms_(&comms), numbers_(set) {
   tallies_.resize(comms.comms.size());
   rooted_.resize(comms.comms.size());
   for (size_t g = 0; g < comms.comms.size(); ++g) {
@@ -110,9 +137,12 @@ void CollectiveChecker::observe(const RankScope& scope, const trace::Event& ev, 
   int32_t g = scope.comm(ev, pos);
   // Root -1: on an intercommunicator, where every process of both groups calls.
   if (trace::is_all_to_one(ev.op()) && ev.args[arg::root] >= 0) return observe_all_to_one(scope, g, ev);
+  // Summed, not folded in order: a rank's threads may call collectives on one
+  // communicator, and their order across threads is only as exact as the
+  // trace's timing; the tracer's number (arg::coll_seq) is exact.
   Tally& t = tallies_[size_t(g)][size_t(scope.position(ev))];
   ++t.count;
-  t.hash = fold(t.hash, signature(ev));
+  t.hash += instance_hash(uint64_t(numbers_.of(scope.rank(), ev)), signature(ev));
 }
 
 CollectiveStats CollectiveChecker::finish() {
@@ -150,6 +180,26 @@ std::optional<trace::Event> rooted_instance(const TraceSet& set, const CommResol
   return std::nullopt;
 }
 
+struct Numbered {
+  int64_t n;
+  trace::Event ev;
+};
+
+// The collectives (not all to one) `rank` made on comm, by the tracer's number.
+std::vector<Numbered> instances_by_number(const TraceSet& set, const CommResolution& comms, int32_t rank,
+                                          int32_t comm) {
+  CollectiveWalk w(set, comms, rank, comm);
+  CollectiveNumbers numbers(set);
+  std::vector<Numbered> out;
+  trace::Event ev;
+  while (w.next(ev)) {
+    int64_t n = numbers.of(rank, ev);
+    if (!trace::is_all_to_one(ev.op()) || ev.args[arg::root] < 0) out.push_back({n, ev});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Numbered& x, const Numbered& y) { return x.n < y.n; });
+  return out;
+}
+
 }  // namespace
 
 // Names the first instance of member m that another member saw differently,
@@ -182,22 +232,24 @@ void CollectiveChecker::diagnose_rooted(int32_t comm, size_t m) const {
 void CollectiveChecker::diagnose(int32_t comm, size_t a, size_t b) const {
   const auto& members = comms_->comms[size_t(comm)].members;
   int32_t ra = members[a], rb = members[b];
-  CollectiveWalk wa(*set_, *comms_, ra, comm), wb(*set_, *comms_, rb, comm);
   std::string g = std::to_string(comm), sa = "rank " + std::to_string(ra), sb = "rank " + std::to_string(rb);
-  trace::Event ea, eb;
-  for (uint64_t n = 0;; ++n) {
-    bool has_a = wa.next(ea), has_b = wb.next(eb);
-    std::string at = "collective #" + std::to_string(n) + " on communicator " + g + ": ";
-    if (!has_a && !has_b) break;
+  std::vector<Numbered> ea = instances_by_number(*set_, *comms_, ra, comm);
+  std::vector<Numbered> eb = instances_by_number(*set_, *comms_, rb, comm);
+  for (size_t i = 0; i < std::max(ea.size(), eb.size()); ++i) {
+    bool has_a = i < ea.size(), has_b = i < eb.size();
+    std::string at = "collective #" + std::to_string((has_a ? ea[i] : eb[i]).n) + " on communicator " + g + ": ";
     if (has_a != has_b)
       throw PostError("communicator " + g + ": " + sa + " made " + std::to_string(tallies_[size_t(comm)][a].count) +
                       " collective calls, " + sb + " made " + std::to_string(tallies_[size_t(comm)][b].count) + " (" +
                       at +
-                      (has_a ? sa + " called " + call_text(ea) + ", " + sb + " none"
-                             : sa + " none, " + sb + " called " + call_text(eb)) +
+                      (has_a ? sa + " called " + call_text(ea[i].ev) + ", " + sb + " none"
+                             : sa + " none, " + sb + " called " + call_text(eb[i].ev)) +
                       ")");
-    if (signature(ea) != signature(eb))
-      throw PostError(at + sa + " called " + call_text(ea) + ", " + sb + " called " + call_text(eb));
+    if (ea[i].n != eb[i].n)
+      throw PostError(at + sa + " numbered it #" + std::to_string(ea[i].n) + ", " + sb + " #" +
+                      std::to_string(eb[i].n) + " (a collective missing on one of them)");
+    if (signature(ea[i].ev) != signature(eb[i].ev))
+      throw PostError(at + sa + " called " + call_text(ea[i].ev) + ", " + sb + " called " + call_text(eb[i].ev));
   }
   throw PostError("communicator " + g + ": " + sa + " and " + sb + " disagree on their collective calls");
 }

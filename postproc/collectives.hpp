@@ -1,8 +1,10 @@
 // Collective instances: the n-th collective call each member makes on a
-// communicator is instance n, and every member must agree on what it is
-// (same operation class and, for rooted ones, the same root). Each member
-// keeps a count and a running hash; only when they disagree are the two
-// ranks walked again to name the first instance that differs.
+// communicator is instance n (numbered by the tracer, arg::coll_seq, exact
+// even when several threads of a rank call collectives), and every member
+// must agree on what it is (same operation class and, for rooted ones, the
+// same root). Each member keeps a count and an order-free hash of (number,
+// call); only when they disagree are the two ranks' instances sorted by
+// number to name the first that differs.
 //
 // Reduce and Gather (all to one) are checked apart: with online pruning a
 // member keeps its call only when it had I/O to pass to the root, and the
@@ -12,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "comms.hpp"
@@ -20,6 +23,21 @@
 #include "trace_set.hpp"
 
 namespace mpior::postproc {
+
+// The tracer's number of each collective on its communicator (arg::coll_seq;
+// a communicator creation's slot holds the new communicator, so its number
+// is the new entry's parent_seq, or follows the last one when it made none).
+class CollectiveNumbers {
+ public:
+  explicit CollectiveNumbers(const TraceSet& set) : set_(&set) {}
+  // Call in each rank's event order.
+  int64_t of(int32_t rank, const trace::Event& ev);
+
+ private:
+  const TraceSet* set_;
+  std::vector<std::vector<int64_t>> parent_seq_;  // per rank, per local comm id
+  std::vector<std::map<int64_t, int64_t>> last_;  // per rank, per local comm id
+};
 
 struct CollectiveStats {
   uint64_t instances = 0;          // over all communicators
@@ -60,6 +78,7 @@ class CollectiveChecker {
 
   const TraceSet* set_;
   const CommResolution* comms_;
+  CollectiveNumbers numbers_;
   std::vector<std::vector<Tally>> tallies_;  // per global communicator, per member position
 };
 

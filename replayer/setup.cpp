@@ -166,6 +166,12 @@ std::set<std::string> ancestors_of_all(const std::vector<Placed>& placed) {
   return out;
 }
 
+bool below_any(const std::string& rel, const std::set<std::string>& dirs) {
+  for (std::string p = parent_of(rel); !p.empty(); p = parent_of(p))
+    if (dirs.count(p)) return true;
+  return false;
+}
+
 // Files the application found there (a call on them succeeded before it
 // created them) must exist before the replay: at their traced initial size,
 // empty when nothing was read from them. Files it only failed to find, or
@@ -179,8 +185,12 @@ void make_inputs(const Sandbox& box, const trace::Plan& plan, const std::vector<
     if (f.path == "<stdin>") extend_to(box, p.rel, f.initial_size, pattern);
     if (is_pseudo(f.path)) continue;
     bool directory = f.directory || dirs.count(p.rel);
-    bool make_dir = directory && !f.created && f.existed;
-    bool make_file = !directory && ((f.existed && !f.created) || f.initial_size > 0);
+    // Below a directory the run makes, nothing can have existed before it:
+    // another rank made it first (an O_CREAT open that found it), so the
+    // replayed run makes it too.
+    bool early = !below_any(p.rel, app_dirs);
+    bool make_dir = early && directory && !f.created && f.existed;
+    bool make_file = early && !directory && ((f.existed && !f.created) || f.initial_size > 0);
     // What setup makes, and what the application creates during the replay,
     // needs its parent directories (those the application does not make).
     if (make_dir || make_file || f.created) make_parents(box, p.rel, app_dirs);

@@ -100,3 +100,37 @@ TEST_CASE("members that disagree on a collective are rejected", "[postproc][coll
                                                    ": rank 0 called MPI_Barrier, rank 1 called MPI_Allreduce"));
   }
 }
+
+// A rank whose main thread frees a communicator that a second thread used for
+// barriers: the loop-compressed timing may put the free's start before the
+// barriers', but the tracer's numbers say the barriers came first.
+TEST_CASE("collectives of several threads on one communicator follow the tracer's numbers", "[postproc][collectives]") {
+  auto ranks = job(2);
+  for (int32_t r = 0; r < 2; ++r) {
+    RankBuilder& b = ranks[size_t(r)];
+    int32_t dup = b.comm(trace::CommOrigin::dup, 0, 0, {0, 1});
+    b.create(Kind::MPI_Comm_dup, 0, dup);
+    b.thread(1);
+    b.at(r == 0 ? 100000 : 2000);  // rank 0's barriers start after its free
+    b.call(Kind::MPI_Barrier, {{trace::arg::comm, dup}, {trace::arg::coll_seq, 0}});
+    b.call(Kind::MPI_Barrier, {{trace::arg::comm, dup}, {trace::arg::coll_seq, 1}});
+    b.thread(0);
+    b.at(50000);
+    b.call(Kind::MPI_Comm_free, {{trace::arg::comm, dup}, {trace::arg::coll_seq, 2}});
+  }
+  auto a = analyze_all(ranks);
+  REQUIRE(a.collectives.per_comm[size_t(a.comms.local_to_global[0][2])] == 3);
+
+  SECTION("a rank that numbers them otherwise is still rejected") {
+    auto bad = job(2);
+    for (int32_t r = 0; r < 2; ++r) {
+      RankBuilder& b = bad[size_t(r)];
+      int32_t dup = b.comm(trace::CommOrigin::dup, 0, 0, {0, 1});
+      b.create(Kind::MPI_Comm_dup, 0, dup);
+      b.call(Kind::MPI_Barrier, {{trace::arg::comm, dup}, {trace::arg::coll_seq, r == 1 ? 1 : 0}});
+      b.call(Kind::MPI_Comm_free, {{trace::arg::comm, dup}, {trace::arg::coll_seq, r == 1 ? 0 : 1}});
+    }
+    REQUIRE_THROWS_WITH(analyze_all(bad), Contains("collective #0 on communicator 2: rank 0 called MPI_Barrier, "
+                                                   "rank 1 called MPI_Comm_free"));
+  }
+}

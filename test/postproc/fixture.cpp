@@ -55,7 +55,19 @@ void RankBuilder::call(Kind kind, std::initializer_list<std::pair<int, int64_t>>
   ev.kind = kind;
   ev.depth = depth;
   ev.flags = flags;
-  for (auto [slot, v] : args) ev.args[size_t(slot)] = v;
+  bool numbered = false;
+  for (auto [slot, v] : args) {
+    ev.args[size_t(slot)] = v;
+    numbered = numbered || slot == arg::coll_seq;
+  }
+  // Collectives are numbered per communicator, as the tracer does (a
+  // creation's slot holds the new communicator: its number is the table's
+  // parent_seq).
+  trace::OpClass op = trace::info(kind).op;
+  if (trace::is_mpi(kind) && trace::is_collective(op)) {
+    uint64_t n = collectives_[ev.args[arg::comm]]++;
+    if (!numbered && op != trace::OpClass::comm_create) ev.args[arg::coll_seq] = int64_t(n);
+  }
   ev.ret = ret;
   ev.callsite = site_;
   if (depth == 0) now_[cur_] += 500;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,7 @@ class RankBuilder {
   std::vector<int64_t> now_;
   uint32_t cur_ = 0;
   uint64_t site_ = 0;
+  std::map<int64_t, uint64_t> collectives_;  // per communicator: collectives made
   trace::BuilderOptions opt_;
 };
 

@@ -67,6 +67,21 @@ TEST_CASE("setup creates inputs at their size, removes stale outputs, makes pare
   }
 }
 
+// Rank 0 mkdir'ed /run, rank 1 then opened /run/log with O_CREAT and found it
+// (rank 0 had made it): found, not created, yet below a directory the run
+// makes, so the replayed run makes it too and setup leaves both absent.
+TEST_CASE("a file found below a directory the run makes is left to the run", "[setup]") {
+  TempDir tmp;
+  std::string root = tmp / "fs";
+  PlanMaker pm(2);
+  pm.file("/run", true, 0, true);
+  pm.file("/run/log", false, 0);
+  pm.file("/run/sub/data", false, 100);
+  auto target = prepare_target(pm.plan, {root});
+  REQUIRE(!fs::exists(root + "/run"));
+  REQUIRE(target->warnings.empty());
+}
+
 TEST_CASE("a plan path that would leave --fs stops setup before anything changes", "[setup]") {
   TempDir tmp;
   std::string root = tmp / "fs";
