@@ -131,12 +131,40 @@ def va_prologue(fn):
                  f"  va_start(ap, {last});",
                  f"  void* arg = va_arg(ap, void*);",
                  f"  va_end(ap);"], f"{args}, arg", "", fn.name)
+    if "va_argv" in fn.options:
+        return va_argv_prologue(fn)
     if "va" in fn.options:
         target = fn.options["va"]
         twin = target.split("(", 1)[0].strip()
         targs = target.split("(", 1)[1].rstrip(")")
         return ([f"  va_list ap;", f"  va_start(ap, {last});"], f"{targs}, ap", "va_end(ap);", twin)
     return ([], args, "", fn.name)
+
+
+def va_argv_prologue(fn):
+    """execl, execlp, execle: the NULL-terminated argument list (and execle's
+    envp after it) gathered on the stack, for the argv twin named by the
+    option (va_argv=execv, or va_argv=execve+envp for execle)."""
+    target, _, extra = fn.options["va_argv"].partition("+")
+    first, last = fn.params[0].name, fn.params[-1].name
+    lines = [f"  va_list ap;",
+             f"  va_start(ap, {last});",
+             f"  size_t argc_ = {last} ? 1 : 0;",
+             f"  if ({last}) {{",
+             f"    va_list count_;",
+             f"    va_copy(count_, ap);",
+             f"    while (va_arg(count_, char*)) ++argc_;",
+             f"    va_end(count_);",
+             f"  }}",
+             f"  char** argv_ = static_cast<char**>(__builtin_alloca((argc_ + 1) * sizeof(char*)));",
+             f"  argv_[0] = const_cast<char*>({last});",
+             f"  for (size_t i_ = 1; i_ <= argc_; ++i_) argv_[i_] = va_arg(ap, char*);"]
+    args = f"{first}, argv_"
+    if extra == "envp":
+        lines.append(f"  char* const* envp_ = va_arg(ap, char* const*);")
+        args += ", envp_"
+    lines.append("  va_end(ap);")
+    return (lines, args, "", target)
 
 
 def signature(fn):

@@ -62,6 +62,25 @@ int main(int argc, char** argv) {
   CHECK(posix_spawn(&pid, "/bin/cp", NULL, NULL, spawn_argv, environ) == 0);
   wait_ok(pid);
 
+  // A forked child writes, then replaces itself by execlp / execle (variadic:
+  // glibc reaches execve inside libc, unseen): its writes must be saved first,
+  // and the exec'd cp traces itself.
+  for (int variant = 0; variant < 2; ++variant) {
+    pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+      snprintf(other, sizeof other, "preexec%d-%d.dat", variant, rank);
+      write_file(other, writes);
+      snprintf(cmd, sizeof cmd, "execcopy%d-%d.dat", variant, rank);
+      if (variant == 0)
+        execlp("cp", "cp", other, cmd, (char*)NULL);
+      else
+        execle("/bin/cp", "cp", other, cmd, (char*)NULL, environ);
+      _exit(127);
+    }
+    wait_ok(pid);
+  }
+
   if (mpi) MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("parent, forked, copied and spawned files written\n");
   if (mpi) MPI_Finalize();

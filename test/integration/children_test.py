@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every process of the job is traced (issue 12): a forked child, a shell
 started by system() (which execs cat with its output redirected), a program
-started by posix_spawn, a wrapper (`timeout`) and a shell that execs the
+started by posix_spawn, forked children that exec cp by execlp and execle
+(variadic), a wrapper (`timeout`) and a shell that execs the
 program. Each process writes a file of its own, so a lost process is a lost
 file: the summary must count every file's bytes, and the replay (the
 children folded into their rank as threads) must recreate every file at its
@@ -17,7 +18,7 @@ BLOCK = 4096
 def check_files(s, ranks):
     summary = s.post()
     for r in range(ranks):
-        for stem in ("parent", "forked", "copied", "spawned"):
+        for stem in ("parent", "forked", "copied", "spawned", "preexec0", "execcopy0", "preexec1", "execcopy1"):
             entry = file_entry(summary, s.abs(f"{stem}-{r}.dat"))
             check_eq(entry["bytes_written"], WRITES * BLOCK, f"bytes written to {stem}-{r}.dat")
     s.replay_and_check()
