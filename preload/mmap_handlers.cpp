@@ -12,7 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -53,7 +53,9 @@ Mapping* find(uintptr_t addr) {
 }
 
 // Dirty bytes of the memory area holding addr, from /proc/self/smaps; -1 when
-// it cannot be read. Pages an MS_SYNC wrote back are clean until written again.
+// it cannot be read. Pages an MS_SYNC wrote back are clean until written
+// again. Area headers are the lines starting with a lowercase hex digit
+// ("lo-hi perms ..."); field names start upper case.
 int64_t dirty_bytes(uintptr_t addr) {
   int fd = ::open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
@@ -64,21 +66,27 @@ int64_t dirty_bytes(uintptr_t addr) {
   ::close(fd);
   int64_t dirty = -1;
   bool inside = false;
+  auto field = [](const char* line, const char* name) {
+    size_t len = std::strlen(name);
+    return std::strncmp(line, name, len) == 0 ? std::strtol(line + len, nullptr, 10) * 1024 : -1;
+  };
   for (size_t at = 0; at < text.size();) {
     size_t eol = text.find('\n', at);
     if (eol == std::string::npos) eol = text.size();
     const char* line = text.c_str() + at;
-    unsigned long lo = 0, hi = 0;
-    long kb = 0;
-    if (std::sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && std::strchr(line, '-') < std::strchr(line, ' ')) {
+    at = eol + 1;
+    char c = line[0];
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) {
       if (inside) break;
+      char* end = nullptr;
+      uintptr_t lo = std::strtoul(line, &end, 16);
+      uintptr_t hi = *end == '-' ? std::strtoul(end + 1, nullptr, 16) : 0;
       inside = addr >= lo && addr < hi;
       if (inside) dirty = 0;
-    } else if (inside && (std::sscanf(line, "Shared_Dirty: %ld kB", &kb) == 1 ||
-                          std::sscanf(line, "Private_Dirty: %ld kB", &kb) == 1)) {
-      dirty += kb * 1024;
+    } else if (inside && (c == 'S' || c == 'P')) {
+      int64_t b = field(line, c == 'S' ? "Shared_Dirty:" : "Private_Dirty:");
+      if (b > 0) dirty += b;
     }
-    at = eol + 1;
   }
   return dirty;
 }

@@ -214,7 +214,10 @@ void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 // file pointer under a lock (ADIO_Get_shared_fp), after the ordered token
 // reached the rank; the pointer read before or after the call races with the
 // other ranks. The offset recorded is the pointer ROMIO read under its lock
-// (shfp_capture.hpp): exact, no extra communication, no extra lock round.
+// (shfp_capture.hpp): exact, no extra communication, no extra lock round. An
+// MPI_Exscan of the byte counts on a private communicator would cost a
+// collective per `_ordered` call and still need the pointer's value when the
+// first rank took it, which only ROMIO's own read under the lock gives.
 // Elsewhere (Open MPI's sharedfp) the pointer read just before the call stands
 // in for `_shared` (racy when ranks interleave) and `_ordered` stays unknown.
 int64_t io_offset(MPI_File fh, int64_t flags, int64_t offset) noexcept {
