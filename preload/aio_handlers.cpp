@@ -75,9 +75,18 @@ class AioTable {
     if (live_.load(std::memory_order_relaxed) == 0) return;
     for (Slot& e : slots_) {
       uintptr_t k = e.key.load(std::memory_order_acquire);
-      if (k <= kBusy || e.r.fd != fd) continue;
-      Request r;
-      if (take_slot(e, k, r)) f(reinterpret_cast<const struct aiocb*>(k), r);
+      // A glance at the fd (relaxed: the slot's owner may be filling it),
+      // checked again once the slot is ours.
+      if (k <= kBusy || __atomic_load_n(&e.r.fd, __ATOMIC_RELAXED) != fd) continue;
+      if (!e.key.compare_exchange_strong(k, kBusy, std::memory_order_acquire)) continue;
+      if (e.r.fd != fd) {
+        e.key.store(k, std::memory_order_release);
+        continue;
+      }
+      Request r = e.r;
+      live_.fetch_sub(1, std::memory_order_relaxed);
+      e.key.store(kTomb, std::memory_order_release);
+      f(reinterpret_cast<const struct aiocb*>(k), r);
     }
   }
   template <typename F>
