@@ -67,6 +67,10 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
   OpClass op = ev.op();
   int32_t file = scope.file(ev, arg::file, pos);
   if (file < 0) return;
+  if (ev.depth == 0) {
+    if (files.named_by_app.size() <= size_t(file)) files.named_by_app.resize(files.files.size());
+    files.named_by_app[size_t(file)] = true;
+  }
   bool creates = (op == OpClass::open || op == OpClass::fopen) && (ev.args[arg::flags] & O_CREAT) != 0;
   note_first_use(files, scope.rank(), file, ev, creates);
   if (op == OpClass::rename || op == OpClass::link) {  // the new name is made by the call
@@ -107,6 +111,14 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
 void finish_files(FileResolution& files) {
   for (size_t i = 0; i < files.truncated.size() && i < files.files.size(); ++i)
     if (files.truncated[i]) files.files[i].initial_size = 0;
+  // A file only ROMIO touched under MPI-IO calls and created in the run (its
+  // shared file pointer, `.<name>.shfp.<n>`, deleted at MPI_File_close): what
+  // it read, it wrote first. The replay must not make it beforehand: at
+  // `--io-level mpiio` nothing would delete it again.
+  for (size_t i = 3; i < files.files.size(); ++i) {
+    bool named = i < files.named_by_app.size() && files.named_by_app[i];
+    if (!named && files.files[i].created) files.files[i].initial_size = 0;
+  }
 }
 
 }  // namespace mpior::postproc

@@ -19,6 +19,7 @@ struct FileResolution {
   std::vector<std::vector<int32_t>> local_to_global;  // per rank: file table index -> global id
   std::vector<bool> truncated;                        // by global id: the application emptied it (O_TRUNC)
   std::vector<int32_t> last_rank;                     // by global id: last rank seen using it (first-use test)
+  std::vector<bool> named_by_app;                     // by global id: a depth-0 call (POSIX or MPI-IO) named it
 };
 
 FileResolution number_files(const TraceSet& set);

@@ -5,6 +5,8 @@
 // __error_code and __return_value: the tracer reads them the same way, so it
 // never consumes the result the program will ask for.
 #include <aio.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
@@ -23,7 +25,6 @@ static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64));
 namespace {
 
 struct Request {
-  std::atomic<const struct aiocb*> key{nullptr};
   int64_t id = 0;
   int fd = -1;
   int32_t file = -1;
@@ -33,23 +34,25 @@ struct Request {
   uint8_t depth = 0;
 };
 
-// Requests in flight, open addressing with tombstones; one lock (submits and
-// completions are rare next to reads and writes, and never contended long).
+// Requests in flight, keyed by their aiocb: open addressing, lock-free. A
+// slot's key goes empty -> busy -> aiocb -> busy -> tomb -> busy -> aiocb ...
+// (never back to empty, so a probe stops at the first empty slot); whoever
+// moves it to busy by CAS owns the fields until it publishes the next key.
+// One round (submit, suspend, return) costs a few atomic operations, no lock.
 class AioTable {
  public:
   static constexpr size_t kSlots = 4096;
 
   // Registers a request; false when the table is full (it goes untraced).
-  bool add(const Request& r) {
-    std::lock_guard<std::mutex> lk(mutex_);
-    size_t h = hash(r.key.load());
+  bool add(const struct aiocb* cb, const Request& r) {
+    size_t h = hash(cb);
     for (size_t i = 0; i < kSlots; ++i) {
-      Request& e = slots_[(h + i) % kSlots];
-      const aiocb* k = e.key.load(std::memory_order_relaxed);
-      if (k == nullptr || k == tomb()) {
-        e.id = r.id, e.fd = r.fd, e.file = r.file, e.offset = r.offset, e.count = r.count, e.op = r.op;
-        e.depth = r.depth;
-        e.key.store(r.key.load(), std::memory_order_release);
+      Slot& e = slots_[(h + i) % kSlots];
+      uintptr_t k = e.key.load(std::memory_order_acquire);
+      if ((k == kEmpty || k == kTomb) && e.key.compare_exchange_strong(k, kBusy, std::memory_order_acquire)) {
+        e.r = r;
+        live_.fetch_add(1, std::memory_order_relaxed);
+        e.key.store(reinterpret_cast<uintptr_t>(cb), std::memory_order_release);
         return true;
       }
     }
@@ -58,45 +61,76 @@ class AioTable {
 
   // Removes the request of cb into out; false when cb is not in flight.
   bool take(const struct aiocb* cb, Request& out) {
-    if (!cb || empty_.load(std::memory_order_relaxed)) return false;
-    std::lock_guard<std::mutex> lk(mutex_);
-    size_t h = hash(cb);
-    for (size_t i = 0; i < kSlots; ++i) {
-      Request& e = slots_[(h + i) % kSlots];
-      const aiocb* k = e.key.load(std::memory_order_relaxed);
-      if (k == cb) {
-        out.id = e.id, out.fd = e.fd, out.file = e.file, out.offset = e.offset, out.count = e.count, out.op = e.op;
-        out.depth = e.depth;
-        e.key.store(tomb(), std::memory_order_release);
-        return true;
+    if (!cb || live_.load(std::memory_order_relaxed) == 0) return false;
+    Slot* e = find(cb);
+    if (!e) return false;
+    return take_slot(*e, reinterpret_cast<uintptr_t>(cb), out);
+  }
+
+  bool holds(const struct aiocb* cb) { return cb && live_.load(std::memory_order_relaxed) != 0 && find(cb); }
+
+  // Takes every request on fd (at its close), calling f(cb, request) for each.
+  template <typename F>
+  void take_fd(int fd, F&& f) {
+    if (live_.load(std::memory_order_relaxed) == 0) return;
+    for (Slot& e : slots_) {
+      uintptr_t k = e.key.load(std::memory_order_acquire);
+      // A glance at the fd (relaxed: the slot's owner may be filling it),
+      // checked again once the slot is ours.
+      if (k <= kBusy || __atomic_load_n(&e.r.fd, __ATOMIC_RELAXED) != fd) continue;
+      if (!e.key.compare_exchange_strong(k, kBusy, std::memory_order_acquire)) continue;
+      if (e.r.fd != fd) {
+        e.key.store(k, std::memory_order_release);
+        continue;
       }
-      if (k == nullptr) return false;
+      Request r = e.r;
+      live_.fetch_sub(1, std::memory_order_relaxed);
+      e.key.store(kTomb, std::memory_order_release);
+      f(reinterpret_cast<const struct aiocb*>(k), r);
     }
-    return false;
+  }
+  template <typename F>
+  void take_all(F&& f) {
+    if (live_.load(std::memory_order_relaxed) == 0) return;
+    for (Slot& e : slots_) {
+      uintptr_t k = e.key.load(std::memory_order_acquire);
+      Request r;
+      if (k > kBusy && take_slot(e, k, r)) f(reinterpret_cast<const struct aiocb*>(k), r);
+    }
   }
 
-  bool holds(const struct aiocb* cb) {
-    if (!cb) return false;
-    std::lock_guard<std::mutex> lk(mutex_);
-    size_t h = hash(cb);
-    for (size_t i = 0; i < kSlots; ++i) {
-      const aiocb* k = slots_[(h + i) % kSlots].key.load(std::memory_order_relaxed);
-      if (k == cb) return true;
-      if (k == nullptr) return false;
-    }
-    return false;
-  }
-
-  void mark_used() { empty_.store(false, std::memory_order_relaxed); }
   int64_t next_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
-  static const aiocb* tomb() { return reinterpret_cast<const aiocb*>(uintptr_t(1)); }
+  static constexpr uintptr_t kEmpty = 0, kTomb = 1, kBusy = 2;
+  struct Slot {
+    std::atomic<uintptr_t> key{kEmpty};
+    Request r;
+  };
+
+  Slot* find(const struct aiocb* cb) {
+    uintptr_t want = reinterpret_cast<uintptr_t>(cb);
+    size_t h = hash(cb);
+    for (size_t i = 0; i < kSlots; ++i) {
+      Slot& e = slots_[(h + i) % kSlots];
+      uintptr_t k = e.key.load(std::memory_order_acquire);
+      if (k == want) return &e;
+      if (k == kEmpty) return nullptr;
+    }
+    return nullptr;
+  }
+  bool take_slot(Slot& e, uintptr_t k, Request& out) {
+    if (!e.key.compare_exchange_strong(k, kBusy, std::memory_order_acquire)) return false;
+    out = e.r;
+    live_.fetch_sub(1, std::memory_order_relaxed);
+    e.key.store(kTomb, std::memory_order_release);
+    return true;
+  }
   static size_t hash(const aiocb* p) { return (reinterpret_cast<uintptr_t>(p) >> 4) % kSlots; }
-  std::mutex mutex_;
-  std::atomic<bool> empty_{true};
+
+  std::atomic<int64_t> live_{0};
   std::atomic<int64_t> next_id_{1};
-  Request slots_[kSlots];
+  Slot slots_[kSlots];
 };
 
 AioTable& table() {
@@ -143,6 +177,24 @@ bool learn(Call& c, const struct aiocb* cb) noexcept {
   return true;
 }
 
+// The result of a request the program never asked about, read as safely as
+// the tracer can: the aiocb may be gone (freed, or a stack frame reused), so
+// it is read with process_vm_readv (no fault) and believed only when it is a
+// plausible result; otherwise (still running, unreadable) the request counts
+// as having moved all its bytes, as glibc's helper thread will.
+void orphan_result(const struct aiocb* cb, const Request& r, int& err, int64_t& bytes) noexcept {
+  int e = EINPROGRESS;
+  ssize_t n = -1;
+  struct iovec local[2] = {{&e, sizeof e}, {&n, sizeof n}};
+  struct iovec remote[2] = {{const_cast<int*>(&cb->__error_code), sizeof e},
+                            {const_cast<ssize_t*>(&cb->__return_value), sizeof n}};
+  bool read = process_vm_readv(getpid(), local, 2, remote, 2, 0) == ssize_t(sizeof e + sizeof n);
+  err = 0, bytes = r.count;
+  if (!read || e == EINPROGRESS) return;
+  if (e == 0 && n >= 0 && n <= r.count) bytes = n;
+  if (e > 0 && e < 4096 && n == -1) err = e, bytes = -1;
+}
+
 // Fills the submit slots from cb and registers the request; false when cb's
 // fd is not a traced file.
 bool submit(Call& c, RawEvent& ev, const struct aiocb* cb, int64_t op, bool accepted) noexcept {
@@ -153,7 +205,6 @@ bool submit(Call& c, RawEvent& ev, const struct aiocb* cb, int64_t op, bool acce
   // before), so the program knows; that completion comes first.
   learn(c, cb);
   Request r;
-  r.key.store(cb, std::memory_order_relaxed);
   r.id = table().next_id();
   r.fd = cb->aio_fildes;
   r.file = slot->file.load(std::memory_order_relaxed);
@@ -168,8 +219,7 @@ bool submit(Call& c, RawEvent& ev, const struct aiocb* cb, int64_t op, bool acce
   ev.args[arg::lio_op] = op;
   ev.args[arg::aio_req] = accepted ? r.id : 0;
   if (!accepted) return true;
-  table().mark_used();
-  if (!table().add(r)) log_once_error("more than 4096 AIO requests in flight; the rest are not traced");
+  if (!table().add(cb, r)) log_once_error("more than 4096 AIO requests in flight; the rest are not traced");
   return true;
 }
 
@@ -218,8 +268,7 @@ void aio_list(Call& c, int64_t ret, int mode, const struct aiocb* const* list, i
 void aio_error_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept {
   if (!cb) return c.drop();
   FdTable::Slot* slot = fds().traced(cb->aio_fildes);
-  bool known = table().holds(cb);
-  if (!known && !slot) return c.drop();
+  if (!slot && !table().holds(cb)) return c.drop();
   auto& ev = c.ev();
   ev.args[arg::handle] = cb->aio_fildes;
   ev.args[arg::file] = slot ? slot->file.load(std::memory_order_relaxed) : -1;
@@ -231,7 +280,7 @@ void aio_error_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept {
 void aio_return_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept {
   if (!cb) return c.drop();
   FdTable::Slot* slot = fds().traced(cb->aio_fildes);
-  if (!table().holds(cb) && !slot) return c.drop();
+  if (!slot && !table().holds(cb)) return c.drop();
   auto& ev = c.ev();
   ev.args[arg::handle] = cb->aio_fildes;
   ev.args[arg::file] = slot ? slot->file.load(std::memory_order_relaxed) : -1;
@@ -247,11 +296,11 @@ void aio_wait(Call& c, int64_t ret, const struct aiocb* const* list, int nent) n
   ev.args[arg::count] = nent;
   ev.ret = ret;
   c.failed_if(ret != 0);
+  // Learn first: a request learned is one this call waited for; a test of
+  // table membership is needed only for those still running.
   bool any = false;
-  for (int i = 0; list && i < nent; ++i) any = table().holds(list[i]) || any;
-  if (!any) return c.drop();
-  if (ret == 0)
-    for (int i = 0; i < nent; ++i) learn(c, list[i]);
+  for (int i = 0; list && i < nent; ++i) any = (ret == 0 && learn(c, list[i])) || any || table().holds(list[i]);
+  if (!any) c.drop();
 }
 
 void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcept {
@@ -264,6 +313,36 @@ void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcep
   ev.ret = ret;
   c.failed_if(ret < 0);
   if (ret == AIO_ALLDONE && cb) learn(c, cb);
+}
+
+void aio_fd_closed(Call& c, int fd) noexcept {
+  table().take_fd(fd, [&](const struct aiocb* cb, const Request& r) {
+    int err;
+    int64_t bytes;
+    orphan_result(cb, r, err, bytes);
+    record_done(c, r, err, bytes);
+  });
+}
+
+void aio_record_orphans() noexcept {
+  table().take_all([](const struct aiocb* cb, const Request& r) {
+    int err;
+    int64_t bytes;
+    orphan_result(cb, r, err, bytes);
+    RawEvent ev;
+    ev.kind = Kind::mpior_aio_done;
+    ev.start = ev.end = clock::now();
+    ev.args[arg::handle] = r.fd;
+    ev.args[arg::file] = r.file;
+    ev.args[arg::offset] = r.offset;
+    ev.args[arg::count] = r.count;
+    ev.args[arg::lio_op] = r.op;
+    ev.args[arg::submit_depth] = r.depth;
+    ev.args[arg::aio_req] = r.id;
+    ev.ret = err ? -1 : bytes;
+    ev.err = err;
+    record_event(ev);
+  });
 }
 
 }  // namespace mpior::preload

@@ -17,6 +17,8 @@
 
 namespace mpior::preload {
 
+class Call;
+
 inline constexpr int32_t kFdUnknown = -2;    // not seen yet: classified on first use
 inline constexpr int32_t kFdNotTraced = -1;  // socket, pipe, excluded path
 
@@ -104,6 +106,12 @@ StreamTable& streams();
 // Records the shared writable mappings of traced files still mapped
 // (mmap_handlers.cpp; called at exit).
 void map_record_live() noexcept;
+
+// AIO requests the program never learned finished (aio_handlers.cpp): their
+// completion is recorded at the close of their fd (nested under the close of
+// c) or at exit.
+void aio_fd_closed(Call& c, int fd) noexcept;
+void aio_record_orphans() noexcept;
 
 // Registers stdin, stdout and stderr as files 0, 1, 2 and streams 0, 1, 2.
 void register_std_streams();

@@ -202,6 +202,8 @@ def gen_io_wrapper(fn):
         out.append(f"    {epi}")
     out.append("    return r_;")
     out.append("  }")
+    if "prepare" in fn.options:  # a look at the state only the time before the call shows
+        out.append(f"  ::mpior::preload::{fn.options['prepare']}(call_, {args});")
     out.append(f"  {fn.ret} ret = {real}({args});")
     if epi:
         out.append(f"  {epi}")

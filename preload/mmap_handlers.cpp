@@ -2,12 +2,21 @@
 // kept (malloc's anonymous mappings pass through after one check). A readable
 // mapping records reading its range within the file when mapped; a shared
 // writable one writing its range when synced, unmapped or alive at exit:
-// upper bounds, since which pages were touched only the kernel knows.
+// upper bounds, since which pages were touched only the kernel knows. Each
+// range counts once per sync epoch: after an msync counted it, munmap and
+// exit count it again only as far as the kernel's dirty-page count of the
+// mapping (/proc/self/smaps, read before the unmap) shows it written since.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "files.hpp"
@@ -27,6 +36,7 @@ struct Mapping {
   int64_t offset;  // file offset of addr
   int64_t id;
   bool writes_back;  // MAP_SHARED with PROT_WRITE
+  bool synced;       // an msync counted part of it: later counts ask the kernel
 };
 
 std::mutex g_mutex;
@@ -41,6 +51,55 @@ Mapping* find(uintptr_t addr) {
     if (addr >= m.addr && addr < m.addr + m.len) return &m;
   return nullptr;
 }
+
+// Dirty bytes of the memory area holding addr, from /proc/self/smaps; -1 when
+// it cannot be read. Pages an MS_SYNC wrote back are clean until written
+// again. Area headers are the lines starting with a lowercase hex digit
+// ("lo-hi perms ..."); field names start upper case.
+int64_t dirty_bytes(uintptr_t addr) {
+  int fd = ::open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  std::string text;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, size_t(n));
+  ::close(fd);
+  int64_t dirty = -1;
+  bool inside = false;
+  auto field = [](const char* line, const char* name) {
+    size_t len = std::strlen(name);
+    return std::strncmp(line, name, len) == 0 ? std::strtol(line + len, nullptr, 10) * 1024 : -1;
+  };
+  for (size_t at = 0; at < text.size();) {
+    size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
+    const char* line = text.c_str() + at;
+    at = eol + 1;
+    char c = line[0];
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) {
+      if (inside) break;
+      char* end = nullptr;
+      uintptr_t lo = std::strtoul(line, &end, 16);
+      uintptr_t hi = *end == '-' ? std::strtoul(end + 1, nullptr, 16) : 0;
+      inside = addr >= lo && addr < hi;
+      if (inside) dirty = 0;
+    } else if (inside && (c == 'S' || c == 'P')) {
+      int64_t b = field(line, c == 'S' ? "Shared_Dirty:" : "Private_Dirty:");
+      if (b > 0) dirty += b;
+    }
+  }
+  return dirty;
+}
+
+// Bytes of [addr, addr + len) of m to count as written at munmap or exit:
+// all of it before any msync, else what the kernel holds dirty (dirty: -1 unknown).
+int64_t unsynced_span(const Mapping& m, int64_t span, int64_t dirty) {
+  if (!m.writes_back) return 0;
+  if (!m.synced || dirty < 0) return span;
+  return std::min(span, dirty);
+}
+
+thread_local int64_t t_unmap_dirty = -1;  // map_before_unmap -> map_unmap
 
 void fill(Call& c, const Mapping& m, uintptr_t addr, size_t len) {
   auto& ev = c.ev();
@@ -79,7 +138,7 @@ void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t
     if (!g_maps) g_maps = new std::vector<Mapping>();
     int64_t id = g_next_id++;
     g_maps->push_back(
-        {reinterpret_cast<uintptr_t>(ret), len, fd, int32_t(ev.args[arg::file]), offset, id, writes_back});
+        {reinterpret_cast<uintptr_t>(ret), len, fd, int32_t(ev.args[arg::file]), offset, id, writes_back, false});
     ev.args[arg::map_id] = id;
     g_count.store(int(g_maps->size()), std::memory_order_relaxed);
   } catch (...) {
@@ -96,6 +155,23 @@ void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept 
   c.ev().ret = ret;
   c.failed_if(ret != 0);
   if (ret != 0) c.ev().args[arg::count] = 0;
+  if (ret == 0 && m->writes_back) m->synced = true;
+}
+
+void map_before_unmap(Call&, void* addr, size_t) noexcept {
+  t_unmap_dirty = -1;
+  if (g_count.load(std::memory_order_relaxed) == 0) return;
+  TracerGuard guard;
+  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    Mapping* m = find(a);
+    if (!m || !m->writes_back || !m->synced) return;
+  }
+  try {
+    t_unmap_dirty = dirty_bytes(a);
+  } catch (...) {
+  }
 }
 
 void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept {
@@ -105,6 +181,7 @@ void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept {
   Mapping* m = find(a);
   if (!m) return c.drop();
   fill(c, *m, a, len);
+  c.ev().args[arg::count] = unsynced_span(*m, c.ev().args[arg::count], std::exchange(t_unmap_dirty, -1));
   c.ev().ret = ret;
   c.failed_if(ret != 0);
   if (ret != 0) {
@@ -147,7 +224,12 @@ void map_record_live() noexcept {
     ev.args[arg::handle] = m.fd;
     ev.args[arg::file] = m.file;
     ev.args[arg::offset] = m.offset;
-    ev.args[arg::count] = int64_t(m.len);
+    int64_t dirty = -1;
+    if (m.synced) try {
+        dirty = dirty_bytes(m.addr);
+      } catch (...) {
+      }
+    ev.args[arg::count] = unsynced_span(m, int64_t(m.len), dirty);
     ev.args[arg::map_len] = int64_t(m.len);
     ev.args[arg::map_id] = m.id;
     record_event(ev);

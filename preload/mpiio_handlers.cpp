@@ -10,6 +10,7 @@
 
 #include "files.hpp"
 #include "real_table.hpp"
+#include "shfp_capture.hpp"
 
 namespace mpior::preload::mpi {
 
@@ -46,9 +47,9 @@ class HandleTable {
     auto it = handles_.find(fh);
     return it == handles_.end() ? FileHandle{} : it->second;
   }
-  FileHandle add(MPI_File fh, int32_t file, int32_t comm) {
+  FileHandle add(MPI_File fh, int32_t file, int32_t comm, bool excluded) {
     std::lock_guard<std::mutex> lk(mutex_);
-    FileHandle h{next_++, file, comm};
+    FileHandle h{excluded ? -1 : next_++, file, comm, excluded};
     handles_[fh] = h;
     return h;
   }
@@ -90,9 +91,14 @@ int64_t open_flags(int amode) {
   return f;
 }
 
+// The file index of an MPI-IO file name; -1 unknown, kExcludedFile below an
+// excluded prefix (dropped like the POSIX calls on such paths).
+constexpr int32_t kExcludedFile = -2;
+
 int32_t intern_path(const char* name) {
   std::string abs = file_path(name);
-  if (abs.empty() || is_excluded(abs)) return -1;
+  if (abs.empty()) return -1;
+  if (is_excluded(abs)) return kExcludedFile;
   return files().intern(abs, -1);
 }
 
@@ -106,14 +112,19 @@ FileHandle file_handle(MPI_File fh) noexcept {
   }
 }
 
-void fill_file(Call& c, int64_t rc, MPI_File fh, int64_t flags) noexcept {
+bool fill_file(Call& c, int64_t rc, MPI_File fh, int64_t flags) noexcept {
   FileHandle h = file_handle(fh);
+  if (h.excluded) {
+    c.drop();
+    return false;
+  }
   auto& ev = c.ev();
   ev.args[arg::handle] = h.id;
   ev.args[arg::file] = h.file;
   ev.args[arg::fcomm] = h.comm;
   ev.args[arg::flags] = flags;
   ev.ret = rc;
+  return true;
 }
 
 void file_opened(Call& c, int rc, MPI_Comm comm, const char* name, int amode, MPI_File fh) noexcept {
@@ -123,9 +134,10 @@ void file_opened(Call& c, int rc, MPI_Comm comm, const char* name, int amode, MP
   int64_t id = -1;
   try {
     file = intern_path(name);
-    if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL) id = handles().add(fh, file, comm_id).id;
+    if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL) id = handles().add(fh, file, comm_id, file == kExcludedFile).id;
   } catch (...) {
   }
+  if (file == kExcludedFile) return c.drop_excluded();
   ev.args[arg::handle] = id;
   ev.args[arg::file] = file;
   ev.args[arg::flags] = fio::kColl;
@@ -136,7 +148,7 @@ void file_opened(Call& c, int rc, MPI_Comm comm, const char* name, int amode, MP
 }
 
 void file_closed(Call& c, int rc, MPI_File fh) noexcept {
-  fill_file(c, rc, fh, fio::kColl);
+  (void)fill_file(c, rc, fh, fio::kColl);
   try {
     if (rc == MPI_SUCCESS) handles().remove(fh);
   } catch (...) {
@@ -151,6 +163,7 @@ void file_deleted(Call& c, int rc, const char* name) noexcept {
   } catch (...) {
     ev.args[arg::file] = -1;
   }
+  if (ev.args[arg::file] == kExcludedFile) return c.drop_excluded();
   ev.args[arg::fcomm] = -1;
   ev.ret = rc;
 }
@@ -173,7 +186,7 @@ void record_block(Call& c, const Block& b) noexcept {
 }  // namespace
 
 void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype) noexcept {
-  fill_file(c, rc, fh, fio::kColl);
+  if (!fill_file(c, rc, fh, fio::kColl)) return;
   auto& ev = c.ev();
   ev.args[arg::offset] = disp;
   ev.args[arg::fextra] = expr::type_size(etype);
@@ -197,14 +210,29 @@ void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
   }
 }
 
+// `_shared` and `_ordered` calls: ROMIO takes the offset from its shared
+// file pointer under a lock (ADIO_Get_shared_fp), after the ordered token
+// reached the rank; the pointer read before or after the call races with the
+// other ranks. The offset recorded is the pointer ROMIO read under its lock
+// (shfp_capture.hpp): exact, no extra communication, no extra lock round. An
+// MPI_Exscan of the byte counts on a private communicator would cost a
+// collective per `_ordered` call and still need the pointer's value when the
+// first rank took it, which only ROMIO's own read under the lock gives.
+// Elsewhere (Open MPI's sharedfp) the pointer read just before the call stands
+// in for `_shared` (racy when ranks interleave) and `_ordered` stays unknown.
 int64_t io_offset(MPI_File fh, int64_t flags, int64_t offset) noexcept {
-  if (flags & (fio::kEnd | fio::kOrdered)) return kUnknown;
+  if (flags & fio::kEnd) return kUnknown;
   TracerGuard guard;
   FilePmpi& p = fpmpi();
   if (!p.resolved) return kUnknown;
   MPI_Offset pos = offset, byte = 0;
-  if (flags & fio::kShared) {
-    if (p.get_position_shared(fh, &pos) != MPI_SUCCESS) return kUnknown;
+  if (flags & (fio::kShared | fio::kOrdered)) {
+    t_shfp.armed = 1, t_shfp.got = 0;
+#if defined(MPICH)
+    return kUnknown;
+#else
+    if ((flags & fio::kOrdered) || p.get_position_shared(fh, &pos) != MPI_SUCCESS) return kUnknown;
+#endif
   } else if (!(flags & fio::kAt)) {
     if (p.get_position(fh, &pos) != MPI_SUCCESS) return kUnknown;
   }
@@ -212,15 +240,30 @@ int64_t io_offset(MPI_File fh, int64_t flags, int64_t offset) noexcept {
   return byte;
 }
 
+namespace {
+// After the call: the byte offset of the shared pointer ROMIO used, if seen.
+int64_t captured_offset(MPI_File fh, int64_t at) noexcept {
+  bool got = t_shfp.got;
+  t_shfp.armed = 0, t_shfp.got = 0;
+  MPI_Offset byte = 0;
+  if (!got || !fpmpi().resolved) return at;
+  TracerGuard guard;
+  return fpmpi().get_byte_offset(fh, t_shfp.value, &byte) == MPI_SUCCESS ? int64_t(byte) : at;
+}
+}  // namespace
+
 void io_done(Call& c, int rc, MPI_File fh, int64_t flags, int64_t at, int64_t bytes, MPI_Request* request) noexcept {
-  fill_file(c, rc, fh, flags);
+  if (t_shfp.armed) at = captured_offset(fh, at);
+  bool traced = fill_file(c, rc, fh, flags);
   auto& ev = c.ev();
   ev.args[arg::offset] = at;
   ev.args[arg::count] = bytes;
   if (!request || rc != MPI_SUCCESS) return;
   try {
+    // An excluded file's request is known but not logged: its Wait/Test
+    // records no completion for it.
     FileHandle h = file_handle(fh);
-    ev.args[arg::fextra] = state().add_request(*request, {-1, h.comm, h.id, 0, bytes, kReqFile, true});
+    ev.args[arg::fextra] = state().add_request(*request, {-1, h.comm, h.id, 0, bytes, kReqFile, traced});
   } catch (...) {
     ev.args[arg::fextra] = -1;
   }

@@ -25,9 +25,10 @@ using namespace trace::fio;
 
 // What the tracer knows of an open MPI_File.
 struct FileHandle {
-  int64_t id = -1;    // per rank, from 1; -1: a handle the tracer did not see opened
-  int32_t file = -1;  // file table index
-  int32_t comm = -1;  // local communicator id
+  int64_t id = -1;        // per rank, from 1; -1: a handle the tracer did not see opened
+  int32_t file = -1;      // file table index
+  int32_t comm = -1;      // local communicator id
+  bool excluded = false;  // opened on an excluded path: none of its calls is recorded
 };
 
 FileHandle file_handle(MPI_File fh) noexcept;
@@ -48,7 +49,8 @@ void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 // Before a read or write: the byte offset it starts at (-1 unknown).
 int64_t io_offset(MPI_File fh, int64_t flags, int64_t offset) noexcept;
 void io_done(Call& c, int rc, MPI_File fh, int64_t flags, int64_t at, int64_t bytes, MPI_Request* request) noexcept;
-void fill_file(Call& c, int64_t rc, MPI_File fh, int64_t flags) noexcept;
+// Fills the handle slots; false (and the call dropped) on an excluded file.
+bool fill_file(Call& c, int64_t rc, MPI_File fh, int64_t flags) noexcept;
 
 template <typename Invoke>
 int file_open(Call& c, Invoke&& invoke, MPI_Comm comm, const char* filename, int amode, MPI_File* fh) {

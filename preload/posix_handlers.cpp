@@ -1,7 +1,10 @@
 // Recording hooks for POSIX file calls: fill the event's argument slots (see
 // DEVELOPERS.md) and keep the fd table current. They run after the real call,
 // inside the tracer guard.
+#include <unistd.h>
+
 #include "files.hpp"
+#include "shfp_capture.hpp"
 #include "wrapper_support.hpp"
 
 namespace mpior::preload {
@@ -42,6 +45,7 @@ void close_fd(Call& c, int64_t ret, int fd) noexcept {
   int32_t file = fds().file_of(fd);
   fds().forget(fd);
   if (file < 0) return c.drop();
+  aio_fd_closed(c, fd);
   auto& ev = c.ev();
   ev.args[arg::handle] = fd;
   ev.args[arg::file] = file;
@@ -59,6 +63,21 @@ void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept
   fill_fd(c, ret, fd, *slot);
   c.ev().args[arg::offset] = offset;
   c.ev().args[arg::count] = count;
+  if (__builtin_expect(t_shfp.armed, 0) && trace::info(c.ev().kind).op == OpClass::read)
+    shfp_observe(fd, slot->file.load(std::memory_order_relaxed), count, offset, ret);
+}
+
+void shfp_observe(int fd, int32_t file, int64_t count, int64_t offset, int64_t ret) noexcept {
+  if (t_shfp.got || count != 8 || offset != 0 || ret < 0) return;
+  try {
+    if (files().path(file).find(".shfp.") == std::string::npos) return;
+  } catch (...) {
+    return;
+  }
+  int64_t v = 0;  // a new (empty) pointer file reads as 0, as ROMIO takes it
+  if (ret == 8 && ::pread(fd, &v, 8, 0) != 8) return;
+  t_shfp.value = v;
+  t_shfp.got = 1;
 }
 
 void fd_seek(Call& c, int64_t ret, int fd, int64_t offset, int whence) noexcept {

@@ -464,7 +464,10 @@ void on_exit() {
   s.written_at_exit = true;
   TracerGuard guard;
   crash::stop();
-  if (g_recording.load()) map_record_live();  // shared writable mappings write back at exit
+  if (g_recording.load()) {
+    map_record_live();     // shared writable mappings write back at exit
+    aio_record_orphans();  // AIO requests nobody asked about finished
+  }
   if (s.child) {
     write_rank(true);
   } else if (s.under_mpi && !s.mpi) {

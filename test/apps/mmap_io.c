@@ -1,6 +1,7 @@
-/* Memory-mapped files: a shared writable mapping of out.dat written and
- * msync'ed, then unmapped; a read-only mapping of in.dat read; a mapping
- * grown with mremap; one still mapped at exit.
+/* Memory-mapped files: a shared writable mapping of out.dat written,
+ * msync'ed, half of it written again, then unmapped; a read-only mapping of
+ * in.dat read; a mapping grown with mremap, written, msync'ed and still
+ * mapped (untouched since) at exit.
  * usage: mmap_io [pages=16]; out.dat and grow.dat are pages * 4096 bytes. */
 #include <fcntl.h>
 #include <string.h>
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   CHECK(p != MAP_FAILED);
   memset(p, 'm', len);
   CHECK(msync(p, len, MS_SYNC) == 0);
+  memset(p, 'M', len / 2); /* dirty again: the first half writes back at munmap */
   CHECK(munmap(p, len) == 0 && close(fd) == 0);
   int in = open("out.dat", O_RDONLY);
   const char* q = mmap(NULL, len, PROT_READ, MAP_PRIVATE, in, 0);
@@ -30,7 +32,8 @@ int main(int argc, char** argv) {
   r = mremap(r, len / 2, len, MREMAP_MAYMOVE);
   CHECK(r != MAP_FAILED);
   memset(r, 'g', len);
-  CHECK(close(g) == 0); /* the mapping stays: written back at exit */
+  CHECK(msync(r, len, MS_SYNC) == 0);
+  CHECK(close(g) == 0); /* the mapping stays, clean: nothing more to write back at exit */
   printf("mmap_io pages=%ld\n", pages);
   return 0;
 }

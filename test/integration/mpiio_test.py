@@ -26,11 +26,18 @@ def mpiio_ops(summary):
     return {k: v for k, v in summary["ops"].items() if k.startswith("MPI_File_") and v}
 
 
+def files_under(top):
+    return sorted(os.path.relpath(os.path.join(d, f), top) for d, _, names in os.walk(top) for f in names)
+
+
 def replay_both_levels(s):
     for level in ("posix", "mpiio"):
         s.fs = os.path.join(s.root, "fs-" + level)
         s.replay_and_check("--io-level", level)
         check_eq(s.report["errors"]["count"], 0, f"failed calls replaying at --io-level {level}")
+        # The same files as the traced run left: ROMIO's .shfp. file is gone too.
+        check_eq(files_under(os.path.join(s.fs, s.work.lstrip("/"))), files_under(s.work),
+                 f"files the replay at --io-level {level} left")
         if level == "posix":  # checked: the next replay's "outside --fs" starts clean
             shutil.rmtree(s.fs)
             os.remove(os.path.join(s.root, "report.json"))
@@ -38,6 +45,26 @@ def replay_both_levels(s):
 
 def dump(s, rank=0):
     return run([POST, "--dump", os.path.join(s.traces, f"rank-{rank:06d}.mpior")]).stdout
+
+
+def io_offsets(s, rank, name):
+    """Byte offsets the trace holds for rank's depth-0 calls of name, in call order."""
+    return [int(m.group(1) or 0) for m in re.finditer(rf"^  {name} fh=\S+ file=\S+(?: off=(-?\d+))? ",
+                                                       dump(s, rank), re.M)]
+
+
+def shared_offsets(s, ranks, n):
+    """shared.dat: write_shared in rank order, write_ordered, write_ordered_begin,
+    then from 0 read_ordered and read_shared (in whatever order the ranks come)."""
+    racing = set()
+    for r in range(ranks):
+        check_eq(io_offsets(s, r, "MPI_File_write_shared"), [n * r], f"rank {r}: MPI_File_write_shared offset")
+        check_eq(io_offsets(s, r, "MPI_File_write_ordered"), [n * (ranks + r)], f"rank {r}: write_ordered offset")
+        check_eq(io_offsets(s, r, "MPI_File_write_ordered_begin"), [n * (2 * ranks + r)],
+                 f"rank {r}: write_ordered_begin offset")
+        check_eq(io_offsets(s, r, "MPI_File_read_ordered"), [n * r], f"rank {r}: read_ordered offset")
+        racing.update(io_offsets(s, r, "MPI_File_read_shared"))
+    check_eq(racing, {n * (ranks + r) for r in range(ranks)}, "MPI_File_read_shared offsets over the ranks")
 
 
 def forms():
@@ -54,6 +81,7 @@ def forms():
         check_eq(views["mpiio"]["bytes_written"], 3 * 76 * 4, "MPI-IO bytes written to views.dat")
         check(views["bytes_written"] >= 1024, f"POSIX bytes written to views.dat: {views['bytes_written']}")
         check_eq(file_entry(summary, s.abs("shared.dat"))["mpiio"]["bytes_written"], 189, "shared.dat MPI-IO bytes")
+        shared_offsets(s, 3, 21)
         text = dump(s)
         check(re.search(r"MPI_File_write_all .*\n\s+pwrite depth=1", text) is not None,
               "the dump does not show pwrite nested under MPI_File_write_all")
@@ -85,5 +113,36 @@ def hdf5():
         s.cleanup()
 
 
+def excluded():
+    """MPI-IO on a path below MPIOR_EXCLUDE: dropped with every call on its
+    handle (nonblocking, shared, views), counted as excluded like POSIX."""
+    ranks = 2
+
+    def make_skip(d):
+        os.makedirs(os.path.join(d, "skip"))
+
+    s = Scenario("mpiio_excluded", ["skip"], ranks=ranks, prepare=make_skip)
+    try:
+        s.extra_env = {"MPIOR_EXCLUDE": s.abs("skip")}
+        s.run_both()
+        summary = s.post()
+        want = {"MPI_File_open": ranks, "MPI_File_write_at": ranks, "MPI_File_close": ranks}
+        check_eq(mpiio_ops(summary), want, "MPI_File_* calls in summary.json (kept.dat only)")
+        check_eq({k: v for k, v in summary["excluded"].items() if k.startswith("MPI_File_")},
+                 {"MPI_File_open": ranks, "MPI_File_delete": 1}, "MPI-IO calls counted as excluded")
+        check(not any("skip" in f["path"] for f in summary["files"]), "a file below skip/ is in summary.json")
+        check_eq(file_entry(summary, s.abs("kept.dat"))["mpiio"]["bytes_written"], ranks * 64, "kept.dat bytes")
+        for r in range(ranks):
+            text = dump(s, r)
+            check(re.search(r"^\s*MPI_File_\w+ fh=-1 file=-1", text, re.M) is None,
+                  f"rank {r}: an MPI-IO call recorded without its file")
+            wait = re.search(r"^\s*(mpior_complete|MPI_Wait) .*ret=.*", text, re.M)
+            check(wait is None, f"rank {r}: the excluded file's request completion was recorded: {wait and wait[0]}")
+        s.replay_and_check()
+        check_eq(s.report["errors"]["count"], 0, "failed calls in the replay")
+    finally:
+        s.cleanup()
+
+
 if __name__ == "__main__":
-    main({"forms": forms, "hdf5": hdf5})
+    main({"forms": forms, "hdf5": hdf5, "excluded": excluded})
