@@ -10,18 +10,14 @@ namespace pmpi = preload::mpi::pmpi;
 
 namespace {
 constexpr int kAuxTag = 0;  // the shadow carries nothing else
-// Pooled sends are tested in batches: every PMPI_Test may run MPI's
-// progress engine (tens of ns), so the pool first grows to kReclaimFrom.
-constexpr size_t kReclaimFrom = 16;
-constexpr size_t kReclaimPerSend = 16;
+constexpr size_t kReclaimPerSend = 4;
 constexpr uint64_t kAuxPatienceNs = 2000000000ull;  // 2 s
 }  // namespace
 
 // Sends complete in order for one destination and, small as they are, almost
-// at once: testing the oldest ones once kReclaimFrom are in flight keeps the
-// pool small.
+// at once: testing the oldest few on every send keeps the pool small (a test
+// of a completed request does not run MPI's progress engine).
 void AuxMessenger::reclaim() {
-  if (in_flight_.size() < kReclaimFrom) return;
   for (size_t i = 0; i < kReclaimPerSend && !in_flight_.empty(); ++i) {
     size_t s = in_flight_.front();
     int done = 0;
