@@ -1,12 +1,48 @@
 /* MPI latency traced against untraced in the same run: run under
- * LD_PRELOAD=libmpior.so; the MPI_* calls go through the tracer, the PMPI_*
- * calls (the profiling interface the tracer itself uses) do not. Reports the
+ * LD_PRELOAD=libmpior.so; the MPI_* calls go through the tracer, the MPI
+ * library's own PMPI_* functions (the profiling interface the tracer itself
+ * uses) do not. Reports the
  * median over repetitions of: a 1-byte ping-pong round trip between ranks 0
  * and 1, and an 8-byte MPI_Bcast and MPI_Allreduce over all ranks.
  * usage: mpirun -n 2 mpi_latency [iterations=10000] [repetitions=5] */
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* The untraced calls are the MPI library's own PMPI_* functions, found
+ * through a function the tracer does not wrap: the Open MPI tracer exports
+ * the PMPI_* names too (its Fortran bindings call them). */
+static struct {
+  int (*send)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
+  int (*recv)(void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status*);
+  int (*bcast)(void*, int, MPI_Datatype, int, MPI_Comm);
+  int (*allreduce)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+} raw;
+
+static void* raw_fn(void* lib, const char* name) {
+  void* f = dlsym(lib, name);
+  if (!f) {
+    fprintf(stderr, "mpi_latency: %s not found in the MPI library\n", name);
+    exit(2);
+  }
+  return f;
+}
+
+static void resolve_raw(void) {
+  Dl_info info;
+  void* lib = dladdr((void*)&MPI_Get_library_version, &info) && info.dli_fname
+                  ? dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
+                  : NULL;
+  if (!lib) {
+    fprintf(stderr, "mpi_latency: cannot find the MPI library\n");
+    exit(2);
+  }
+  *(void**)&raw.send = raw_fn(lib, "PMPI_Send");
+  *(void**)&raw.recv = raw_fn(lib, "PMPI_Recv");
+  *(void**)&raw.bcast = raw_fn(lib, "PMPI_Bcast");
+  *(void**)&raw.allreduce = raw_fn(lib, "PMPI_Allreduce");
+}
 
 static int cmp(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
@@ -30,21 +66,21 @@ static double loop(int op, int traced, long n, int rank) {
       int peer = 1 - rank;
       if (rank == 0) {
         traced ? MPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD)
-               : PMPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+               : raw.send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
         traced ? MPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st)
-               : PMPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st);
+               : raw.recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st);
       } else {
         traced ? MPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st)
-               : PMPI_Recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st);
+               : raw.recv(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st);
         traced ? MPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD)
-               : PMPI_Send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+               : raw.send(&byte, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
       }
     } else if (op == 1) {
       traced ? MPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
-             : PMPI_Bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+             : raw.bcast(&value, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     } else if (op == 2) {
       traced ? MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-             : PMPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+             : raw.allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
   }
   double us = (MPI_Wtime() - t0) * 1e6 / (double)n;
@@ -55,6 +91,7 @@ static double loop(int op, int traced, long n, int rank) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  resolve_raw();
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

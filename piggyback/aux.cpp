@@ -15,7 +15,8 @@ constexpr uint64_t kAuxPatienceNs = 2000000000ull;  // 2 s
 }  // namespace
 
 // Sends complete in order for one destination and, small as they are, almost
-// at once: testing the oldest few on every send keeps the pool small.
+// at once: testing the oldest few on every send keeps the pool small (a test
+// of a completed request does not run MPI's progress engine).
 void AuxMessenger::reclaim() {
   for (size_t i = 0; i < kReclaimPerSend && !in_flight_.empty(); ++i) {
     size_t s = in_flight_.front();
@@ -79,19 +80,24 @@ bool AuxMessenger::next_from(MPI_Comm shadow, int src, AuxMessage* m) {
 
 AuxMessage AuxMessenger::receive(int32_t comm, MPI_Comm shadow, int src, int32_t tag, uint64_t seq, bool* found) {
   *found = true;
-  std::vector<AuxMessage>& early = early_[{comm, src, 0}];
-  for (size_t i = 0; i < early.size(); ++i) {
-    if (early[i].tag == tag && early[i].seq == seq) {
-      AuxMessage m = early[i];
-      early.erase(early.begin() + long(i));
-      return m;
+  ChannelKey key{comm, src, 0};
+  auto it = early_.empty() ? early_.end() : early_.find(key);
+  if (it != early_.end()) {
+    std::vector<AuxMessage>& early = it->second;
+    for (size_t i = 0; i < early.size(); ++i) {
+      if (early[i].tag == tag && early[i].seq == seq) {
+        AuxMessage m = early[i];
+        early.erase(early.begin() + long(i));
+        if (early.empty()) early_.erase(it);
+        return m;
+      }
     }
   }
   for (;;) {
     AuxMessage m;
     if (!next_from(shadow, src, &m)) break;
     if (m.tag == tag && m.seq == seq) return m;
-    early.push_back(m);  // another message of src's, received out of order by the application
+    early_[key].push_back(m);  // another message of src's, received out of order by the application
   }
   *found = false;
   return {};

@@ -62,8 +62,14 @@ MPI_Comm make_private_comm(MPI_Comm app) {
   MPI_Group g;
   if (pmpi::Comm_group(app, &g) != MPI_SUCCESS) return MPI_COMM_NULL;
   MPI_Comm out = MPI_COMM_NULL;
+#if defined(OPEN_MPI)
+  // Open MPI 4.1's Comm_create_group copies the parent's attributes (running
+  // their copy callbacks); its Comm_create, over the same members, does not.
+  if (pmpi::Comm_create(app, g, &out) != MPI_SUCCESS) out = MPI_COMM_NULL;
+#else
   constexpr int kShadowTag = 0x6d70;
   if (pmpi::Comm_create_group(app, g, kShadowTag, &out) != MPI_SUCCESS) out = MPI_COMM_NULL;
+#endif
   pmpi::Group_free(&g);
   return out;
 }

@@ -1,0 +1,11 @@
+// Weak references to the objects declared by the mpi.h compiled in
+// (preload/meson.build: generated per MPI).
+#pragma once
+
+#include <mpi.h>
+
+#if defined(OPEN_MPI)
+#include "openmpi_mpi_weak.hpp"
+#else
+#include "mpich_mpi_weak.hpp"
+#endif
