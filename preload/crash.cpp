@@ -141,7 +141,9 @@ void* flush_loop(void*) {
     if (g_stop.load() || now_ms() < next) continue;
     next = now_ms() + interval;
     uint64_t now = session::events_recorded();
-    if (now != written && session::write_rank(false)) written = now;
+    if (now == written) continue;
+    spill::before_flush();
+    if (session::write_rank(false)) written = now;
   }
   spill::set_flusher(false);
   spill::service();

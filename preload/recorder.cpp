@@ -142,11 +142,23 @@ trace::FoldedPart ThreadRecorder::take_folded() {
   lock();
   trace::FoldedPart part = builder_.swap(std::move(spare));
   last_bytes_ = 0;
+  flush_bytes_ = 0;
   last_events_ = builder_.events();
   next_check_ = last_events_ + kChunk;
   spill_state_.store(kIdle, std::memory_order_release);
   unlock();
   return part;
+}
+
+bool ThreadRecorder::spill_before_flush(size_t min_bytes) noexcept {
+  lock();
+  const size_t bytes = builder_.memory_bytes();
+  const bool grew = bytes >= min_bytes && bytes > 2 * flush_bytes_;
+  flush_bytes_ = bytes;
+  uint8_t idle = kIdle;
+  if (grew) spill_state_.compare_exchange_strong(idle, kWanted);
+  unlock();
+  return grew;
 }
 
 void ThreadRecorder::spill_refused() noexcept {

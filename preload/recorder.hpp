@@ -35,6 +35,10 @@ class ThreadRecorder {
   bool spill_pending() const noexcept { return spill_state_.load(std::memory_order_acquire) != kIdle; }
   trace::FoldedPart take_folded();
   void spill_refused() noexcept;
+  // Before a periodic flush: a folded part of at least min_bytes that more
+  // than doubled since the last flush (irregular events, not a steady loop
+  // structure) is better spilled (a swap) than snapshotted under the lock.
+  bool spill_before_flush(size_t min_bytes) noexcept;
 
  private:
   static constexpr size_t kChunk = 256;
@@ -62,6 +66,7 @@ class ThreadRecorder {
   uint64_t next_check_ = 0;
   uint64_t last_events_ = 0;
   size_t last_bytes_ = 0;
+  size_t flush_bytes_ = 0;  // folded size at the last periodic flush
 };
 
 // Calls left out of the trace (online pruning): per kind, how many and their

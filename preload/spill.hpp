@@ -26,6 +26,10 @@ void wait(long ms) noexcept;
 void set_flusher(bool running) noexcept;
 // Spills every recorder that asked (the flush thread).
 void service() noexcept;
+// Before a periodic flush (the flush thread): spills the threads whose
+// folded part grew large since the last one, so that the flush's snapshot,
+// taken under each recorder's lock, stays short.
+void before_flush() noexcept;
 // Spills r now, on its own thread.
 void spill_now(ThreadRecorder& r) noexcept;
 void reset_after_fork() noexcept;
