@@ -19,7 +19,7 @@ def counts(b):
 def one_run(b, calls, env):
     d = b.fresh("memory")
     out = b.run(["mpirun.mpich", "-n", 1, b.exe("test/apps/random_io"), calls], env=env, cwd=d)
-    m = re.search(r"vmhwm_kb=(\d+) loop_ns=(\d+)", out)
+    m = re.search(r"vmhwm_kb=\s*(\d+) loop_ns=\s*(\d+)", out)
     if not m:
         raise SystemExit(f"bench memory: random_io printed no figures:\n{out[-2000:]}")
     spill = os.path.join(d, "traces", "rank-000000.spill.mpior")

@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
   clock_gettime(CLOCK_MONOTONIC, &t1);
   CHECK(close(fd) == 0);
   long loop_ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
-  printf("random_io rank=%d calls=%ld bytes=%ld vmhwm_kb=%ld loop_ns=%ld\n", rank, calls, bytes, vmhwm_kb(), loop_ns);
+  /* Fixed widths: the line's length (printf's return value, traced) is the same every run. */
+  printf("random_io rank=%d calls=%ld bytes=%ld vmhwm_kb=%10ld loop_ns=%16ld\n", rank, calls, bytes, vmhwm_kb(),
+         loop_ns);
   fflush(stdout);
   if (kill_after > 0) {
     struct timespec ts = {kill_after / 1000, (kill_after % 1000) * 1000000};

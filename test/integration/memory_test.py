@@ -31,7 +31,7 @@ def job(root, calls=CALLS, traced=True, kill_after=0, traces_name="traces", **en
     p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=120)
     if not kill_after:
         check_eq(p.returncode, 0, f"random_io exit status\n{p.stderr[-2000:]}")
-    hwm = {int(r): int(kb) * 1024 for r, kb in re.findall(r"rank=(\d+) calls=\d+ bytes=\d+ vmhwm_kb=(\d+)", p.stdout)}
+    hwm = {int(r): int(kb) * 1024 for r, kb in re.findall(r"rank=(\d+) calls=\d+ bytes=\d+ vmhwm_kb=\s*(\d+)", p.stdout)}
     check_eq(sorted(hwm), list(range(RANKS)), f"ranks that reported (stdout: {p.stdout!r})")
     return traces, hwm, p
 
