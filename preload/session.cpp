@@ -305,6 +305,7 @@ void on_load() {
   TracerGuard guard;
   real::resolve_all();
   config::load();
+  spill::cap_bytes();  // a bad MPIOR_MEMORY is reported now, not at the first spill check
   Session& s = S();
   std::string exe = exe_path();
   if (opt_disable.get() || name_matches(basename_of(exe), opt_exclude_exe.get())) return;
