@@ -75,8 +75,7 @@ bool append(const std::string& path, const std::vector<uint8_t>& bytes) {
     if (n <= 0) break;
     done += size_t(n);
   }
-  if (done != bytes.size() && before >= 0 && ::ftruncate(fd, before) != 0) {
-  }
+  if (done != bytes.size() && before >= 0) (void)!::ftruncate(fd, before);  // leave no torn segment behind
   return ::close(fd) == 0 && done == bytes.size();
 }
 
