@@ -2,7 +2,8 @@
 """mpior's benchmarks: the figures the issues ask for, one table each.
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
-Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict.
+Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict,
+memory.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -449,6 +450,15 @@ def predict(b):
 
 
 SECTIONS["predict"] = predict
+
+
+def memory(b):
+    """Tracer memory and per-call cost against calls, cap on and off (bench/memory_bench.py)."""
+    import memory_bench
+    memory_bench.memory(b, table)
+
+
+SECTIONS["memory"] = memory
 
 
 def main():

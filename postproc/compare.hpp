@@ -14,6 +14,8 @@ namespace mpior::postproc {
 
 // Empty when identical except timing; otherwise the first difference,
 // naming the rank, thread, event and what differs.
-std::string compare_plans(const trace::Plan& a, const trace::Plan& b);
+// events_only: the loop structure may differ (loops split where the tracer
+// spilled, MPIOR_MEMORY), the events may not.
+std::string compare_plans(const trace::Plan& a, const trace::Plan& b, bool events_only = false);
 
 }  // namespace mpior::postproc

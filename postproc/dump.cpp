@@ -144,6 +144,15 @@ void dump_file(const std::string& path, std::ostream& out) {
     dump_comms(t.comms, out);
     dump_pruned(t.pruned, out);
     dump_streams(t.streams, out);
+    if (t.spill_segments) out << fmt::format("spill segments before these streams: {}\n", t.spill_segments);
+  } else if (type == "spill segment") {
+    std::string damage;
+    std::vector<trace::SpillSegment> segs = trace::decode_spill(bytes, path, &damage);
+    std::vector<trace::Stream> streams;
+    for (trace::SpillSegment& s : segs) streams.push_back(std::move(s.stream));
+    out << fmt::format("{}: spill file, {} segments, {} bytes\n", path, streams.size(), bytes.size());
+    if (!damage.empty()) out << "damaged: " << damage << "\n";
+    dump_streams(streams, out);
   } else if (type == "job file") {
     trace::JobInfo j = trace::decode_job(bytes, path);
     dump_header(path, bytes, out);

@@ -31,6 +31,7 @@ struct Options {
   std::vector<std::string> dirs;
   std::string plan, dump;
   std::vector<std::string> compare;
+  bool events_only = false;
   int64_t extrapolate = 0;
   int64_t cb_buffer_size = mpior::extrap::Options{}.cb_buffer_size;
   bool verify = false;
@@ -65,7 +66,7 @@ int compare(const Options& o) {
   using namespace mpior;
   trace::Plan a = trace::read_plan(plan_file_of(o.compare[0]));
   trace::Plan b = trace::read_plan(plan_file_of(o.compare[1]));
-  std::string diff = postproc::compare_plans(a, b);
+  std::string diff = postproc::compare_plans(a, b, o.events_only);
   if (diff.empty()) {
     std::cout << "mpior-post: " << o.compare[0] << " and " << o.compare[1] << " are identical except timing\n";
     return 0;
@@ -205,6 +206,10 @@ int main(int argc, char** argv) {
                           ->excludes(extrap_opt)
                           ->excludes(timeline_opt)
                           ->excludes(html_opt);
+  app.add_flag("--events-only", o.events_only,
+               "with --compare: compare the events alone, not how they fold into loops (a trace spilled under "
+               "MPIOR_MEMORY splits loops where it spilled)")
+      ->needs(compare_opt);
   app.add_option("--dump", o.dump, "print an mpior file (rank trace, job or plan) as text")
       ->excludes(dir_opt)
       ->excludes(plan_opt)

@@ -10,6 +10,7 @@
 #include "error.hpp"
 #include "format.hpp"
 #include "post_progress.hpp"
+#include "spill.hpp"
 
 namespace mpior::postproc {
 namespace fs = std::filesystem;
@@ -135,7 +136,7 @@ TraceSet read_trace_dir(const std::string& dir) {
   for (int32_t r = 0; r < set.job.size; ++r) {
     report_progress("reading ranks", uint64_t(r), uint64_t(set.job.size));
     set.paths.push_back(join_path(dir, trace::rank_file_name(r)));
-    set.ranks.push_back(trace::read_rank_trace(set.paths.back()));
+    set.ranks.push_back(trace::read_rank_trace_with_spill(dir, r, &set.warnings));
   }
   check_trace_set(set);
   set.children = fold_children(set);

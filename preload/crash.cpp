@@ -28,6 +28,7 @@
 #include "log.hpp"
 #include "recorder.hpp"
 #include "session.hpp"
+#include "spill.hpp"
 #include "thread_state.hpp"
 
 namespace mpior::preload::crash {
@@ -123,16 +124,29 @@ void install() {
   }
 }
 
+long now_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return long(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Also spills threads whose memory reached the cap (spill.hpp), woken at once.
 void* flush_loop(void*) {
   TracerGuard guard;
   uint64_t written = session::events_recorded();
-  long interval = long(opt_flush.get());
+  long interval = long(opt_flush.get()), next = now_ms() + interval;
   while (!g_stop.load()) {
-    for (long slept = 0; slept < interval && !g_stop.load(); slept += 50) sleep_ms(std::min(50L, interval - slept));
-    if (g_stop.load()) break;
+    spill::wait(std::clamp(next - now_ms(), 0L, 50L));
+    spill::service();
+    if (g_stop.load() || now_ms() < next) continue;
+    next = now_ms() + interval;
     uint64_t now = session::events_recorded();
-    if (now != written && session::write_rank(false)) written = now;
+    if (now == written) continue;
+    spill::before_flush();
+    if (session::write_rank(false)) written = now;
   }
+  spill::set_flusher(false);
+  spill::service();
   return nullptr;
 }
 
@@ -149,7 +163,9 @@ void start() {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);  // signals go to the application's threads
+  spill::set_flusher(true);
   g_flusher_running = pthread_create(&g_flusher, nullptr, flush_loop, nullptr) == 0;
+  if (!g_flusher_running) spill::set_flusher(false);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (!g_flusher_running) log_warn("no periodic trace flush: cannot start its thread");
 }

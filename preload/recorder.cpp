@@ -1,16 +1,19 @@
 #include "recorder.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 #include "call.hpp"
 #include "log.hpp"
 #include "piggyback/pruner.hpp"
+#include "spill.hpp"
 
 namespace mpior::preload {
 namespace {
 
 std::mutex g_registry_mutex;
 std::vector<ThreadRecorder*>* g_registry = nullptr;  // never freed: threads may outlive exit handlers
+std::atomic<uint32_t> g_recorders{0};
 trace::BuilderOptions g_builder_options;
 
 ThreadRecorder* create_recorder() noexcept {
@@ -20,6 +23,7 @@ ThreadRecorder* create_recorder() noexcept {
     if (!g_registry) g_registry = new std::vector<ThreadRecorder*>();
     auto* r = new ThreadRecorder(uint32_t(g_registry->size()), g_builder_options);
     g_registry->push_back(r);
+    g_recorders.store(uint32_t(g_registry->size()), std::memory_order_relaxed);
     return r;
   } catch (...) {
     return nullptr;  // out of memory: this thread goes unrecorded rather than crash the app
@@ -98,6 +102,70 @@ void ThreadRecorder::push(const trace::RawEvent& ev) noexcept {
   chunk_[used_++] = ev;
   if (used_ == kChunk) flush_locked();
   unlock();
+  if (__builtin_expect(spill_state_.load(std::memory_order_relaxed) != kIdle, 0)) after_record_spill();
+}
+
+// A thread's share of the cap: its folded events spill at a quarter of it
+// (the part being written and the folder growing meanwhile share the rest);
+// at half, the thread spills them itself.
+static size_t spill_mark() {
+  return size_t(spill::cap_bytes() / 4 / std::max<uint32_t>(1, g_recorders.load(std::memory_order_relaxed)));
+}
+
+void ThreadRecorder::check_memory() noexcept {
+  const size_t bytes = builder_.memory_bytes(), mark = spill_mark();
+  const uint64_t events = builder_.events();
+  uint8_t state = spill_state_.load(std::memory_order_relaxed);
+  if (bytes >= mark && state == kIdle)
+    spill_state_.store(kWanted, std::memory_order_release);
+  else if (bytes >= 2 * mark && state != kIdle)
+    spill_state_.store(kMustSpill, std::memory_order_release);
+  size_t rate = events > last_events_ && bytes > last_bytes_ ? (bytes - last_bytes_) / (events - last_events_) : 0;
+  rate = std::clamp<size_t>(rate, 32, 4096);
+  const size_t target = bytes < mark ? mark : 2 * mark;
+  next_check_ = events + std::max<uint64_t>(kChunk, (target > bytes ? target - bytes : 0) / rate);
+  last_events_ = events;
+  last_bytes_ = bytes;
+}
+
+void ThreadRecorder::after_record_spill() noexcept {
+  uint8_t state = spill_state_.load(std::memory_order_acquire);
+  if (state == kWanted) {
+    if (spill_state_.compare_exchange_strong(state, kRequested) && !spill::request()) spill::spill_now(*this);
+  } else if (state == kMustSpill) {
+    spill::spill_now(*this);
+  }
+}
+
+trace::FoldedPart ThreadRecorder::take_folded() {
+  trace::FoldedPart spare = builder_.spare();
+  lock();
+  trace::FoldedPart part = builder_.swap(std::move(spare));
+  last_bytes_ = 0;
+  flush_bytes_ = 0;
+  last_events_ = builder_.events();
+  next_check_ = last_events_ + kChunk;
+  spill_state_.store(kIdle, std::memory_order_release);
+  unlock();
+  return part;
+}
+
+bool ThreadRecorder::spill_before_flush(size_t min_bytes) noexcept {
+  lock();
+  const size_t bytes = builder_.memory_bytes();
+  const bool grew = bytes >= min_bytes && bytes > 2 * flush_bytes_;
+  flush_bytes_ = bytes;
+  uint8_t idle = kIdle;
+  if (grew) spill_state_.compare_exchange_strong(idle, kWanted);
+  unlock();
+  return grew;
+}
+
+void ThreadRecorder::spill_refused() noexcept {
+  lock();
+  next_check_ = builder_.events() + (uint64_t(1) << 20);
+  spill_state_.store(kIdle, std::memory_order_release);
+  unlock();
 }
 
 void ThreadRecorder::flush_locked() noexcept {
@@ -110,6 +178,7 @@ void ThreadRecorder::flush_locked() noexcept {
       ev.tracer = clock::duration_ns(ev.tracer);
       builder_.append(ev);
     }
+    if (builder_.events() >= next_check_ && spill::cap_bytes() != 0) check_memory();
   } catch (...) {
     log_once_error("out of memory while compressing the trace; events were lost");
   }
@@ -166,7 +235,9 @@ void reset_after_fork() noexcept {
   // unfreed: the child's memory is a copy, and its trace starts empty.
   new (&g_registry_mutex) std::mutex();
   g_registry = nullptr;
+  g_recorders.store(0, std::memory_order_relaxed);
   t_state.recorder = nullptr;
+  spill::reset_after_fork();
   for (size_t k = 0; k < trace::kNumKinds; ++k) {
     g_pruned[k].calls.store(0, std::memory_order_relaxed);
     g_pruned[k].ticks.store(0, std::memory_order_relaxed);

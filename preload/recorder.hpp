@@ -28,10 +28,25 @@ class ThreadRecorder {
   uint64_t events();
   size_t memory_bytes();
 
+  // Memory cap (spill.hpp): this thread's folded events want to go to the
+  // spill file; take them (allocates the empty folder first, then swaps it
+  // in under the lock); or say they cannot go yet (no spill file before
+  // MPI_Init).
+  bool spill_pending() const noexcept { return spill_state_.load(std::memory_order_acquire) != kIdle; }
+  trace::FoldedPart take_folded();
+  void spill_refused() noexcept;
+  // Before a periodic flush: a folded part of at least min_bytes that more
+  // than doubled since the last flush (irregular events, not a steady loop
+  // structure) is better spilled (a swap) than snapshotted under the lock.
+  bool spill_before_flush(size_t min_bytes) noexcept;
+
  private:
   static constexpr size_t kChunk = 256;
+  enum : uint8_t { kIdle, kWanted, kRequested, kMustSpill };
   void push(const trace::RawEvent& ev) noexcept;
   void flush_locked() noexcept;
+  void check_memory() noexcept;
+  void after_record_spill() noexcept;
   void lock() noexcept {
     while (lock_.test_and_set(std::memory_order_acquire)) __builtin_ia32_pause();
   }
@@ -45,6 +60,13 @@ class ThreadRecorder {
   std::vector<trace::RawEvent> held_;  // records waiting for their parent (deeper calls)
   CallsiteCache callsites_;
   trace::StreamBuilder builder_;
+  // Memory accounting: the folded size is measured (O(units)) when the
+  // events reach next_check_, set from the growth per event seen so far.
+  std::atomic<uint8_t> spill_state_{kIdle};
+  uint64_t next_check_ = 0;
+  uint64_t last_events_ = 0;
+  size_t last_bytes_ = 0;
+  size_t flush_bytes_ = 0;  // folded size at the last periodic flush
 };
 
 // Calls left out of the trace (online pruning): per kind, how many and their

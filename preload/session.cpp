@@ -34,6 +34,7 @@
 #include "piggyback/pruner.hpp"
 #include "real_table.hpp"
 #include "recorder.hpp"
+#include "spill.hpp"
 #include "trace/format.hpp"
 
 namespace mpior::preload {
@@ -304,6 +305,7 @@ void on_load() {
   TracerGuard guard;
   real::resolve_all();
   config::load();
+  spill::cap_bytes();  // a bad MPIOR_MEMORY is reported now, not at the first spill check
   Session& s = S();
   std::string exe = exe_path();
   if (opt_disable.get() || name_matches(basename_of(exe), opt_exclude_exe.get())) return;
@@ -364,9 +366,24 @@ void hold_writes() noexcept {
   for (int i = 0; i < 3000 && g_writing.test_and_set(std::memory_order_acquire); ++i) pause_ms(1);
 }
 void release_writes() noexcept { g_writing.clear(std::memory_order_release); }
+void lock_writes() noexcept {
+  while (g_writing.test_and_set(std::memory_order_acquire)) pause_ms(1);
+}
+
+bool spill_target(std::string* path, int32_t* rank) {
+  Session& s = S();
+  if (!s.traced || !s.writable || s.child || (s.under_mpi && !s.mpi) || s.finalized) return false;
+  if (!s.mpi && !s.dir_ready) {  // a standalone program's directory is made at its first write
+    if (!prepare_dir(s.dir, s.job_id).empty()) return false;
+    s.dir_ready = true;
+  }
+  *path = s.dir + "/" + trace::spill_file_name(s.rank);
+  *rank = s.rank;
+  return true;
+}
 
 bool write_rank(bool finished) {
-  while (g_writing.test_and_set(std::memory_order_acquire)) pause_ms(1);
+  lock_writes();
   bool ok = write_rank_now(finished);
   release_writes();
   return ok;
@@ -387,6 +404,7 @@ bool write_rank_now(bool finished) {
     t.process.pruning = s.pruning;
     t.pruned = pruned_tallies();
     t.excluded = excluded_tallies();
+    t.spill_segments = spill::segments();  // under the write flag: no segment is being appended
     t.process.end_ns = clock::elapsed_ns();
     t.files = files().entries();
     if (s.mpi) t.comms = mpi::state().comms();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace mpior::preload::session {
 
@@ -19,6 +20,12 @@ void hold_writes() noexcept;
 // program's directory and job file are made then).
 bool write_crash_copy();
 void release_writes() noexcept;
+// Waits as long as it takes until no write is under way, then keeps other
+// writers out until release_writes() (spills, spill.cpp).
+void lock_writes() noexcept;
+// Where this rank's spill segments go, and its rank; false when it may not
+// spill (not traced, a child process, before MPI_Init, after the final write).
+bool spill_target(std::string* path, int32_t* rank);
 uint64_t events_recorded();
 
 }  // namespace mpior::preload::session

@@ -8,11 +8,11 @@
 namespace mpior::trace {
 
 struct StreamBuilder::Impl {
-  explicit Impl(const BuilderOptions& o) : opt(o), folder(o) {}
+  explicit Impl(const BuilderOptions& o) : opt(o), folder(std::make_unique<fold::Folder>(o)) {}
 
   BuilderOptions opt;
   std::vector<int64_t> ref = std::vector<int64_t>(8, 0);  // per depth: gap reference
-  fold::Folder folder;
+  std::unique_ptr<fold::Folder> folder;
 
   int64_t gap_of(const RawEvent& ev) {
     size_t d = ev.depth;
@@ -24,7 +24,7 @@ struct StreamBuilder::Impl {
     return gap;
   }
 
-  void append(const RawEvent& ev) { folder.add(ev, gap_of(ev), ev.end - ev.start, fold::event_signature(ev)); }
+  void append(const RawEvent& ev) { folder->add(ev, gap_of(ev), ev.end - ev.start, fold::event_signature(ev)); }
 };
 
 StreamBuilder::StreamBuilder(BuilderOptions opt) : impl_(std::make_unique<Impl>(opt)) {}
@@ -35,12 +35,46 @@ StreamBuilder& StreamBuilder::operator=(StreamBuilder&&) noexcept = default;
 void StreamBuilder::append(const RawEvent& ev) {
   impl_->append(ev);
   ++events_;
+  ++folded_;
+}
+
+FoldedPart StreamBuilder::spare() const {
+  FoldedPart p;
+  p.folder_ = std::make_unique<fold::Folder>(impl_->opt);
+  p.lossless_ = impl_->opt.lossless;
+  return p;
+}
+
+FoldedPart StreamBuilder::swap(FoldedPart&& spare) noexcept {
+  FoldedPart out;
+  out.folder_ = std::move(impl_->folder);
+  out.lossless_ = impl_->opt.lossless;
+  out.events_ = folded_;
+  impl_->folder = std::move(spare.folder_);
+  folded_ = 0;
+  return out;
+}
+
+FoldedPart::FoldedPart() = default;
+FoldedPart::~FoldedPart() = default;
+FoldedPart::FoldedPart(FoldedPart&&) noexcept = default;
+FoldedPart& FoldedPart::operator=(FoldedPart&&) noexcept = default;
+
+Stream FoldedPart::finish(int32_t rank, uint32_t thread) {
+  Stream s;
+  s.lossless = lossless_;
+  if (folder_) folder_->finish(s);
+  folder_.reset();
+  s.thread = thread;
+  SeqItem r{rank, 0, 0};
+  s.ranks = s.values.add({&r, 1});
+  return s;
 }
 
 Stream StreamBuilder::snapshot(int32_t rank, uint32_t thread) const {
   Stream s;
   s.lossless = impl_->opt.lossless;
-  impl_->folder.snapshot(s);
+  impl_->folder->snapshot(s);
   s.thread = thread;
   SeqItem r{rank, 0, 0};  // stored even for rank 0: a rank list needs the value
   s.ranks = s.values.add({&r, 1});
@@ -48,7 +82,7 @@ Stream StreamBuilder::snapshot(int32_t rank, uint32_t thread) const {
 }
 
 size_t StreamBuilder::memory_bytes() const {
-  return sizeof(Impl) + impl_->ref.capacity() * sizeof(int64_t) + impl_->folder.memory_bytes();
+  return sizeof(Impl) + impl_->ref.capacity() * sizeof(int64_t) + impl_->folder->memory_bytes();
 }
 
 }  // namespace mpior::trace

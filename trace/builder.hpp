@@ -9,6 +9,9 @@
 #include "model.hpp"
 
 namespace mpior::trace {
+namespace fold {
+class Folder;
+}
 
 struct BuilderOptions {
   bool lossless = false;  // keep every gap and duration, not only statistics
@@ -17,6 +20,28 @@ struct BuilderOptions {
   // before the builder gives up matching it against the loop before.
   unsigned fold_window = 32;
   unsigned fold_pending = 256;
+};
+
+// Folded events taken out of a builder whole (the tracer's memory cap): the
+// builder goes on with an empty folder, this part becomes a stream later,
+// away from the recording thread. Loops open at the cut end there.
+class FoldedPart {
+ public:
+  FoldedPart();
+  ~FoldedPart();
+  FoldedPart(FoldedPart&&) noexcept;
+  FoldedPart& operator=(FoldedPart&&) noexcept;
+  explicit operator bool() const { return folder_ != nullptr; }
+  uint64_t events() const { return events_; }
+  // The part's events as one thread's stream of one rank (the last loop
+  // folded as if complete, an iteration being matched as it stands).
+  Stream finish(int32_t rank, uint32_t thread);
+
+ private:
+  friend class StreamBuilder;
+  std::unique_ptr<fold::Folder> folder_;
+  bool lossless_ = false;
+  uint64_t events_ = 0;
 };
 
 class StreamBuilder {
@@ -32,11 +57,17 @@ class StreamBuilder {
   Stream snapshot(int32_t rank, uint32_t thread) const;
   uint64_t events() const { return events_; }
   size_t memory_bytes() const;
+  // An empty folder for swap(), made beforehand (allocates).
+  FoldedPart spare() const;
+  // Exchanges the folded events for the spare's empty folder: no copy, no
+  // allocation. Gaps go on from the last event taken.
+  FoldedPart swap(FoldedPart&& spare) noexcept;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   uint64_t events_ = 0;
+  uint64_t folded_ = 0;  // events in the current folder
 };
 
 }  // namespace mpior::trace

@@ -42,6 +42,8 @@ class Folder {
   }
   // The units, then the events of an iteration still being matched.
   void snapshot(Stream& out) const;
+  // The same, folding in place: the folder is not used afterwards.
+  void finish(Stream& out);
   size_t memory_bytes() const;
 
  private:

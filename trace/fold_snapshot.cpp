@@ -33,6 +33,13 @@ void Folder::snapshot(Stream& out) const {
   tail.emit(out);
 }
 
+void Folder::finish(Stream& out) {
+  if (matching_) complete_iteration();
+  while (last_is_loop() && fold_tail()) {
+  }
+  emit(out);
+}
+
 // When the events matched so far make a whole iteration (the pointer is at
 // the end of the body, or inside inner loops that end the body), counts it.
 void Folder::complete_iteration() {

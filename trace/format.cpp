@@ -28,6 +28,7 @@ struct TypeInfo {
 constexpr TypeInfo kRankTrace{"MPIORTRC", "rank trace"};
 constexpr TypeInfo kJob{"MPIORJOB", "job file"};
 constexpr TypeInfo kPlan{"MPIORPLN", "plan"};
+constexpr TypeInfo kSpill{"MPIORSPL", "spill segment"};
 
 std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body) {
   std::vector<uint8_t> stored;
@@ -59,7 +60,7 @@ std::string magic_of(std::span<const uint8_t> bytes) {
 }
 
 const char* noun_of_magic(const std::string& m) {
-  for (const TypeInfo* t : {&kRankTrace, &kJob, &kPlan})
+  for (const TypeInfo* t : {&kRankTrace, &kJob, &kPlan, &kSpill})
     if (m == t->magic) return t->noun;
   return nullptr;
 }
@@ -148,6 +149,12 @@ int32_t rank_from_file_name(const std::string& name) {
   return -1;
 }
 
+std::string spill_file_name(int32_t rank) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "rank-%06d.spill.mpior", rank);
+  return buf;
+}
+
 std::string child_file_name(int32_t rank, int64_t pid, uint64_t serial) {
   char buf[80];
   std::snprintf(buf, sizeof buf, "rank-%06d.child-%lld-%llx.mpior", rank, static_cast<long long>(pid),
@@ -184,6 +191,41 @@ std::vector<uint8_t> encode(const Plan& p) {
   e.fixed32(kinds_fingerprint());
   body::put(e, p);
   return wrap(kPlan, std::move(e.bytes()));
+}
+
+std::vector<uint8_t> encode(const SpillSegment& s) {
+  Encoder e;
+  e.fixed32(kinds_fingerprint());
+  body::put(e, s);
+  return wrap(kSpill, std::move(e.bytes()));
+}
+
+std::vector<SpillSegment> decode_spill(std::span<const uint8_t> bytes, const std::string& name, std::string* damage) {
+  std::vector<SpillSegment> out;
+  damage->clear();
+  size_t at = 0;
+  while (at < bytes.size()) {
+    auto rest = bytes.subspan(at);
+    std::string where = name + " segment " + std::to_string(out.size()) + " (byte " + std::to_string(at) + ")";
+    uint64_t stored = 0;
+    const bool whole_header = rest.size() >= kHeaderLen + kTrailerLen;
+    if (whole_header) stored = Decoder(rest.subspan(kHeaderLen - 8, 8), name).fixed64();
+    if (!whole_header || stored > rest.size() - kHeaderLen - kTrailerLen) {
+      *damage = where + ": truncated (" + std::to_string(rest.size()) + " bytes left), ignored";
+      break;
+    }
+    try {
+      SpillSegment s = decode_whole<SpillSegment>(kSpill, rest.first(kHeaderLen + stored + kTrailerLen), where,
+                                                  [](Decoder& d) { return body::get_spill_segment(d); });
+      if (s.seq != out.size()) throw FormatError(where + ": numbered " + std::to_string(s.seq));
+      out.push_back(std::move(s));
+    } catch (const FormatError& e) {
+      *damage = std::string(e.what()) + "; it and what follows ignored";
+      break;
+    }
+    at += kHeaderLen + stored + kTrailerLen;
+  }
+  return out;
 }
 
 RankTrace decode_rank_trace(std::span<const uint8_t> bytes, const std::string& name) {

@@ -26,6 +26,9 @@ inline constexpr const char* kJobFileName = "job.mpior";
 inline constexpr const char* kPlanFileName = "plan.mpior";
 
 std::string rank_file_name(int32_t rank);  // rank-000042.mpior
+// The older part of a rank's streams the tracer moved out of memory
+// (MPIOR_MEMORY): rank-000042.spill.mpior, a sequence of segments.
+std::string spill_file_name(int32_t rank);
 // Rank number of a rank file name, or -1.
 int32_t rank_from_file_name(const std::string& name);
 // A process a rank started (fork, exec, system): rank-000042.child-4711-SERIAL.mpior
@@ -33,13 +36,26 @@ int32_t rank_from_file_name(const std::string& name);
 std::string child_file_name(int32_t rank, int64_t pid, uint64_t serial);
 bool child_from_file_name(const std::string& name, int32_t* rank, int64_t* pid);
 
+// One part of a thread's stream moved out of memory, appended to the rank's
+// spill file as a container of its own (magic MPIORSPL), so a segment torn by
+// a crash mid-append is found by its checksum.
+struct SpillSegment {
+  int32_t rank = 0;
+  uint64_t seq = 0;  // its place in the spill file, from 0
+  Stream stream;     // stream.thread: whose events
+};
+
 std::vector<uint8_t> encode(const RankTrace& t);
+std::vector<uint8_t> encode(const SpillSegment& s);
 std::vector<uint8_t> encode(const JobInfo& j);
 std::vector<uint8_t> encode(const Plan& p);
 
 RankTrace decode_rank_trace(std::span<const uint8_t> bytes, const std::string& name);
 JobInfo decode_job(std::span<const uint8_t> bytes, const std::string& name);
 Plan decode_plan(std::span<const uint8_t> bytes, const std::string& name);
+// The segments of a spill file in order, up to the first one that is
+// truncated or damaged (a crash mid-append): *damage then says where and why.
+std::vector<SpillSegment> decode_spill(std::span<const uint8_t> bytes, const std::string& name, std::string* damage);
 
 // What kind of mpior file the bytes are, by magic; empty when none.
 std::string file_type(std::span<const uint8_t> bytes);

@@ -298,6 +298,7 @@ void put(Encoder& e, const RankTrace& t) {
   put_streams(e, t.streams);
   put_tallies(e, t.pruned);
   put_tallies(e, t.excluded);
+  e.uv(t.spill_segments);
 }
 
 RankTrace get_rank_trace(Decoder& d) {
@@ -323,6 +324,7 @@ RankTrace get_rank_trace(Decoder& d) {
   t.streams = get_streams(d);
   t.pruned = get_tallies(d);
   t.excluded = get_tallies(d);
+  if (!d.done()) t.spill_segments = d.uv();  // absent in traces of mpior before spilling
   return t;
 }
 
@@ -445,6 +447,20 @@ Plan get_plan(Decoder& d) {
   p.pruned = get_tallies(d);
   p.extrap = get_extrap(d);
   return p;
+}
+
+void put(Encoder& e, const SpillSegment& s) {
+  e.sv(s.rank);
+  e.uv(s.seq);
+  put_stream(e, s.stream);
+}
+
+SpillSegment get_spill_segment(Decoder& d) {
+  SpillSegment s;
+  s.rank = int32_t(d.sv());
+  s.seq = d.uv();
+  s.stream = get_stream(d);
+  return s;
 }
 
 }  // namespace mpior::trace::body

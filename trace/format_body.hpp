@@ -3,6 +3,7 @@
 #pragma once
 
 #include "codec.hpp"
+#include "format.hpp"
 #include "model.hpp"
 
 namespace mpior::trace::body {
@@ -10,9 +11,11 @@ namespace mpior::trace::body {
 void put(Encoder& e, const RankTrace& t);
 void put(Encoder& e, const JobInfo& j);
 void put(Encoder& e, const Plan& p);
+void put(Encoder& e, const SpillSegment& s);
 
 RankTrace get_rank_trace(Decoder& d);
 JobInfo get_job(Decoder& d);
 Plan get_plan(Decoder& d);
+SpillSegment get_spill_segment(Decoder& d);
 
 }  // namespace mpior::trace::body

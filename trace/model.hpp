@@ -143,6 +143,9 @@ struct RankTrace {
   std::vector<Stream> streams;
   KindTallies pruned{};
   KindTallies excluded{};  // calls naming an excluded path (MPIOR_EXCLUDE): counted, not kept
+  // Segments of the rank's spill file (MPIOR_MEMORY) that hold the streams'
+  // older events: the first spill_segments, whatever was appended later.
+  uint64_t spill_segments = 0;
   bool operator==(const RankTrace&) const = default;
 };
 

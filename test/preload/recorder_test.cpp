@@ -8,6 +8,7 @@
 #include "clock.hpp"
 #include "config.hpp"
 #include "cursor.hpp"
+#include "trace/spill.hpp"
 
 using namespace mpior;
 using namespace mpior::preload;
@@ -90,4 +91,39 @@ TEST_CASE("options parse their values and reject bad ones", "[preload][config]")
   std::string all = config::describe_all();
   for (const char* name : {"MPIOR_TRACE_DIR", "MPIOR_EXCLUDE", "MPIOR_TIMING", "MPIOR_STACK_DEPTH", "MPIOR_LOG"})
     REQUIRE_THAT(all, Catch::Contains(name));
+}
+
+TEST_CASE("a recorder's folded part taken out (spill) and its rest hold every event once", "[preload][recorder]") {
+  clock::start(false);
+  ThreadRecorder r(2, {});
+  int64_t t = clock::now();
+  uint64_t x = 88172645463325252ull;
+  std::vector<int64_t> offsets;
+  auto record = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      auto ev = event(trace::Kind::pwrite, 0, t + 10 * int64_t(offsets.size()), t + 10 * int64_t(offsets.size()) + 5);
+      ev.args[trace::arg::offset] = int64_t(x % 100000) * 64;
+      offsets.push_back(ev.args[trace::arg::offset]);
+      r.record(ev);
+    }
+  };
+  record(40000);
+  REQUIRE(r.spill_before_flush(64 << 10));  // irregular: over 64 KiB and grown since the last flush
+  REQUIRE(r.spill_pending());
+  trace::FoldedPart part = r.take_folded();
+  REQUIRE(!r.spill_pending());
+  REQUIRE(part.events() > 39000);
+  REQUIRE(!r.spill_before_flush(64 << 10));  // the rest is small
+  record(1000);
+  trace::Stream all = part.finish(0, 2);
+  trace::append_stream(all, r.snapshot(0));
+  trace::EventCursor c(all, 0);
+  trace::Event ev;
+  size_t i = 0;
+  while (c.next(ev)) {
+    REQUIRE(i < offsets.size());
+    REQUIRE(ev.args[trace::arg::offset] == offsets[i++]);
+  }
+  REQUIRE(i == offsets.size());
 }
