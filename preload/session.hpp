@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace mpior::preload::session {
 
@@ -20,5 +21,9 @@ void hold_writes() noexcept;
 bool write_crash_copy();
 void release_writes() noexcept;
 uint64_t events_recorded();
+// The rank's trace encoded as write_rank would write it (empty when it
+// cannot be made: the error is logged); one writer at a time. For the
+// finalize aggregation (aggregate.cpp), which writes it elsewhere.
+std::vector<uint8_t> encode_rank(bool finished);
 
 }  // namespace mpior::preload::session

@@ -15,4 +15,8 @@ RankTrace get_rank_trace(Decoder& d);
 JobInfo get_job(Decoder& d);
 Plan get_plan(Decoder& d);
 
+// The job record's layout (JobInfo::trace_files); ranks checked below size.
+void put_layout(Encoder& e, const std::vector<TraceFileRanks>& files);
+std::vector<TraceFileRanks> get_layout(Decoder& d, int32_t size);
+
 }  // namespace mpior::trace::body

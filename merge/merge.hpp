@@ -24,4 +24,12 @@ bool same_structure(const trace::Stream& a, const trace::Stream& b);
 // starts a group of its own rather than break that order.
 std::vector<trace::Stream> merge_streams(std::vector<trace::Stream> streams);
 
+// The same for streams that may stand for several ranks already (with rank
+// variants): one step of a tree reduction (merge_tree.hpp). A group's
+// members must have disjoint rank lists, each starting above the previous
+// member's last rank. The result for a rank reads back what its own stream
+// read (the per-rank values are expanded and merged again: the cost grows
+// with the ranks, not only the variants).
+std::vector<trace::Stream> merge_merged(std::vector<trace::Stream> streams);
+
 }  // namespace mpior::postproc
