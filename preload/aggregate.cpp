@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstring>
 #include <exception>
 
 #include "config.hpp"
 #include "log.hpp"
 #include "mpi_state.hpp"
+#include "real_table.hpp"
 #include "session.hpp"
 #include "trace/aggregate.hpp"
 #include "trace/format.hpp"
@@ -54,7 +56,8 @@ bool spilled(const std::string& dir, int rank) {
   return any;
 }
 
-// The group this rank sends its trace to; *whole when it is the whole job.
+// The group this rank sends its trace to (c.comm itself for the whole job);
+// *whole when it is the whole job.
 MPI_Comm group_comm(const Context& c, uint64_t mine, bool* whole) {
   std::string_view how = opt_aggregate.get();
   MPI_Comm g = MPI_COMM_NULL;
@@ -72,6 +75,10 @@ MPI_Comm group_comm(const Context& c, uint64_t mine, bool* whole) {
       if (c.rank == 0) log_warn("MPIOR_AGGREGATE={}: not auto, node or a rank count; one file per node", how);
       k = 0;
     }
+  }
+  if (k >= c.size) {  // the whole job: the private communicator itself, no split to make and free
+    *whole = true;
+    return c.comm;
   }
   if (k > 0)
     mpi::pmpi::Comm_split(c.comm, int(c.rank / k), c.rank, &g);
@@ -97,6 +104,16 @@ void recv_bytes(uint8_t* p, uint64_t n, int from, MPI_Comm g) {
   }
 }
 
+// One Gatherv moves a group's traces when they fit its int counts (the MPI's
+// own algorithm, not one receive after another); larger groups go point to
+// point. The aggregator's broadcast says which (kSend).
+using GathervFn = int (*)(const void*, int, MPI_Datatype, void*, const int*, const int*, MPI_Datatype, int, MPI_Comm);
+GathervFn gatherv() {
+  static GathervFn fn = reinterpret_cast<GathervFn>(real::resolve("PMPI_Gatherv"));
+  return fn;
+}
+enum Send : uint64_t { kNoSend = 0, kPointToPoint = 1, kGatherv = 2 };
+
 // The aggregator: receives its members' traces (members[2i] = world rank,
 // members[2i+1] = length, 0 for none) and writes the file. Returns whether
 // the file is durable. It first tells the members whether to send at all
@@ -107,12 +124,13 @@ bool collect_and_write(const Context& c, const std::vector<uint64_t>& members, c
   uint64_t total = 0;
   for (size_t i = 0; i < n; ++i) total += members[2 * i + 1];
   std::vector<uint8_t> traces;
-  uint64_t go = 1;
+  uint64_t go = kPointToPoint;
   try {
     traces.resize(total);
   } catch (const std::exception&) {  // bad_alloc, length_error: the members must still hear
-    go = 0;
+    go = kNoSend;
   }
+  if (go && total <= uint64_t(INT_MAX) && gatherv()) go = kGatherv;
   mpi::pmpi::Bcast(&go, 1, MPI_UINT64_T, 0, g);
   if (!go) {
     log_warn("aggregator {}: no memory for its ranks' {} trace bytes; the ranks keep their own files", c.rank, total);
@@ -120,18 +138,21 @@ bool collect_and_write(const Context& c, const std::vector<uint64_t>& members, c
   }
   std::vector<int32_t> ranks;
   std::vector<uint64_t> lengths;
+  std::vector<int> counts(n), displs(n);
   uint64_t at = 0;
   for (size_t i = 0; i < n; ++i) {
     uint64_t len = members[2 * i + 1];
+    counts[i] = int(std::min<uint64_t>(len, INT_MAX));
+    displs[i] = int(std::min<uint64_t>(at, INT_MAX));
     if (len == 0) continue;
-    if (i == 0)
-      std::memcpy(traces.data(), mine.data(), len);
-    else
-      recv_bytes(traces.data() + at, len, int(i), g);
+    if (go == kPointToPoint && i == 0) std::memcpy(traces.data(), mine.data(), len);
+    if (go == kPointToPoint && i > 0) recv_bytes(traces.data() + at, len, int(i), g);
     ranks.push_back(int32_t(members[2 * i]));
     lengths.push_back(len);
     at += len;
   }
+  if (go == kGatherv)
+    gatherv()(mine.data(), int(mine.size()), MPI_BYTE, traces.data(), counts.data(), displs.data(), MPI_BYTE, 0, g);
   try {
     std::vector<uint8_t> head = trace::aggregate_head(c.job_id, c.size, ranks, lengths, traces);
     std::span<const uint8_t> parts[] = {head, traces, trace::aggregate_tail()};
@@ -196,12 +217,15 @@ Result run(const Context& c) {
   if (grank == 0) {
     status[0] = collect_and_write(c, members, mine, path, g);
   } else {
-    uint64_t go = 0;
+    uint64_t go = kNoSend;
     mpi::pmpi::Bcast(&go, 1, MPI_UINT64_T, 0, g);
-    if (go && !mine.empty()) send_bytes(mine.data(), mine.size(), g);
+    if (go == kGatherv)
+      gatherv()(mine.data(), int(mine.size()), MPI_BYTE, nullptr, nullptr, nullptr, MPI_BYTE, 0, g);
+    else if (go == kPointToPoint && !mine.empty())
+      send_bytes(mine.data(), mine.size(), g);
   }
   mpi::pmpi::Bcast(status, 2, MPI_UINT64_T, 0, g);
-  mpi::pmpi::Comm_free(&g);
+  if (g != c.comm) mpi::pmpi::Comm_free(&g);
   uint64_t where[2] = {kNowhere, status[1]};
   if (own_files)
     where[0] = own_ok ? kOwnFile : kNowhere;
