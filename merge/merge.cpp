@@ -1,6 +1,7 @@
 #include "merge.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 #include "merge_params.hpp"
@@ -87,13 +88,73 @@ class RankExpander {
   std::vector<RankValues> values_;
 };
 
+// A param over members that each stand for many ranks: their variants (in
+// rank-0 form) join when their values and scale are equal, so the cost
+// follows the variants and rank lists, not every rank's values.
+class VariantUnion {
+ public:
+  void add(const trace::Stream& s, const trace::Param& p, const std::vector<int32_t>& ranks) {
+    if (p.ranked < 0) return join(canonical_seq(s, p), 0, ranks);
+    for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)]) {
+      std::vector<int32_t> vr;
+      for (int64_t r : trace::seq_expand(s.view(v.ranks))) vr.push_back(int32_t(r));
+      join(v.seq.len ? s.view(v.seq) : std::span<const trace::SeqItem>(&kZeroItem, 1), v.scale, vr);
+    }
+  }
+  trace::Param finish(trace::Stream& out) {
+    if (joined_.size() == 1 && joined_[0].scale == 0) return {store(out, joined_[0].seq), -1};
+    std::vector<trace::RankVariant> variants;
+    for (Joined& j : joined_) {
+      std::sort(j.ranks.begin(), j.ranks.end());
+      variants.push_back({add_rank_list(out.values, j.ranks), store(out, j.seq), j.scale});
+    }
+    out.ranked.push_back(std::move(variants));
+    return {{}, int32_t(out.ranked.size() - 1)};
+  }
+  void clear() {
+    joined_.clear();
+    by_hash_.clear();
+  }
+
+ private:
+  static constexpr trace::SeqItem kZeroItem{0, 0, 0};
+  struct Joined {
+    std::span<const trace::SeqItem> seq;
+    int64_t scale;
+    std::vector<int32_t> ranks;
+  };
+  static trace::SeqRef store(trace::Stream& out, std::span<const trace::SeqItem> seq) {
+    if (seq.size() == 1 && !seq[0].is_loop() && seq[0].v == 0) return {};  // "always 0" costs nothing
+    return out.values.add(seq);
+  }
+  void join(std::span<const trace::SeqItem> seq, int64_t scale, const std::vector<int32_t>& ranks) {
+    uint64_t h = mix(uint64_t(scale), seq.size());
+    for (const trace::SeqItem& it : seq) h = mix(mix(mix(h, uint64_t(it.v)), it.count), it.span);
+    for (size_t j : by_hash_[h]) {
+      if (joined_[j].scale != scale ||
+          !std::equal(seq.begin(), seq.end(), joined_[j].seq.begin(), joined_[j].seq.end()))
+        continue;
+      joined_[j].ranks.insert(joined_[j].ranks.end(), ranks.begin(), ranks.end());
+      return;
+    }
+    by_hash_[h].push_back(joined_.size());
+    joined_.push_back({seq, scale, ranks});
+  }
+  std::vector<Joined> joined_;
+  std::unordered_map<uint64_t, std::vector<size_t>> by_hash_;
+};
+
 // One merged stream from streams of equal structure, ranks ascending (each
 // stream may stand for several ranks already, with rank variants).
 class GroupMerger {
  public:
   GroupMerger(const std::vector<trace::Stream>& streams, const std::vector<size_t>& members,
-              const std::vector<std::vector<int32_t>>& ranks_of)
-      : streams_(streams), members_(members), ranks_of_(ranks_of), params_(out_) {}
+              const std::vector<std::vector<int32_t>>& ranks_of, size_t expand_ranks)
+      : streams_(streams), members_(members), ranks_of_(ranks_of), params_(out_) {
+    size_t total = 0;
+    for (size_t m : members_) total += ranks_of_[m].size();
+    expand_ = total <= expand_ranks;
+  }
 
   trace::Stream merge() {
     const trace::Stream& first = streams_[members_.front()];
@@ -115,6 +176,11 @@ class GroupMerger {
  private:
   template <typename Get>
   trace::Param param(Get get) {
+    if (!expand_) {
+      union_.clear();
+      for (size_t m : members_) union_.add(streams_[m], get(streams_[m]), ranks_of_[m]);
+      return union_.finish(out_);
+    }
     expander_.clear();
     for (size_t m : members_) {
       const trace::Stream& s = streams_[m];
@@ -153,12 +219,14 @@ class GroupMerger {
   trace::Stream out_;
   ParamMerger params_;
   RankExpander expander_;
+  VariantUnion union_;
+  bool expand_ = true;
 };
 
 // Groups streams of equal structure whose ranks ascend from one member to
 // the next; `eligible` says which streams may join a group at all.
 template <typename Eligible>
-std::vector<trace::Stream> merge_groups(std::vector<trace::Stream> streams, Eligible eligible) {
+std::vector<trace::Stream> merge_groups(std::vector<trace::Stream> streams, Eligible eligible, size_t expand_ranks) {
   std::vector<std::vector<int32_t>> ranks(streams.size());
   std::vector<std::vector<size_t>> groups;
   std::unordered_map<uint64_t, std::vector<size_t>> buckets;  // structure hash -> groups
@@ -188,7 +256,7 @@ std::vector<trace::Stream> merge_groups(std::vector<trace::Stream> streams, Elig
     if (g.size() == 1)
       out.push_back(std::move(streams[g.front()]));
     else
-      out.push_back(GroupMerger(streams, g, ranks).merge());
+      out.push_back(GroupMerger(streams, g, ranks, expand_ranks).merge());
   }
   return out;
 }
@@ -209,11 +277,13 @@ bool same_structure(const trace::Stream& a, const trace::Stream& b) {
 }
 
 std::vector<trace::Stream> merge_streams(std::vector<trace::Stream> streams) {
-  return merge_groups(std::move(streams), [](const trace::Stream& s) { return single_rank(s) >= 0; });
+  return merge_groups(
+      std::move(streams), [](const trace::Stream& s) { return single_rank(s) >= 0; }, SIZE_MAX);
 }
 
-std::vector<trace::Stream> merge_merged(std::vector<trace::Stream> streams) {
-  return merge_groups(std::move(streams), [](const trace::Stream& s) { return !s.view(s.ranks).empty(); });
+std::vector<trace::Stream> merge_merged(std::vector<trace::Stream> streams, size_t expand_ranks) {
+  return merge_groups(
+      std::move(streams), [](const trace::Stream& s) { return !s.view(s.ranks).empty(); }, expand_ranks);
 }
 
 }  // namespace mpior::postproc

@@ -11,7 +11,8 @@ namespace {
 
 class Tree {
  public:
-  Tree(size_t radix, TreeStats* stats) : radix_(std::max<size_t>(radix, 2)), stats_(stats) {}
+  Tree(size_t radix, TreeStats* stats, size_t expand)
+      : radix_(std::max<size_t>(radix, 2)), stats_(stats), expand_(expand) {}
 
   void add(std::vector<trace::Stream> node) {
     for (size_t level = 0;; ++level) {
@@ -43,7 +44,7 @@ class Tree {
     std::vector<trace::Stream> all;
     for (auto& child : pending_[level]) std::move(child.begin(), child.end(), std::back_inserter(all));
     pending_[level].clear();
-    std::vector<trace::Stream> out = merge_merged(std::move(all));
+    std::vector<trace::Stream> out = merge_merged(std::move(all), expand_);
     if (stats_) {
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (stats_->level_max_s.size() <= level) stats_->level_max_s.resize(level + 1, 0);
@@ -56,14 +57,15 @@ class Tree {
 
   size_t radix_;
   TreeStats* stats_;
+  size_t expand_;
   std::vector<std::vector<std::vector<trace::Stream>>> pending_;  // per level: nodes waiting, in rank order
 };
 
 }  // namespace
 
 std::vector<trace::Stream> reduce_tree(size_t n, const std::function<std::vector<trace::Stream>(size_t)>& leaf,
-                                       size_t radix, TreeStats* stats) {
-  Tree t(radix, stats);
+                                       size_t radix, TreeStats* stats, size_t expand_ranks) {
+  Tree t(radix, stats, expand_ranks);
   for (size_t i = 0; i < n; ++i) t.add(leaf(i));
   return t.finish();
 }

@@ -20,7 +20,8 @@ struct TreeStats {
 };
 
 // Rank i's streams are leaf(i), i = 0..n-1. Returns the root's streams.
+// expand_ranks: merge_merged's.
 std::vector<trace::Stream> reduce_tree(size_t n, const std::function<std::vector<trace::Stream>(size_t)>& leaf,
-                                       size_t radix, TreeStats* stats = nullptr);
+                                       size_t radix, TreeStats* stats = nullptr, size_t expand_ranks = 256);
 
 }  // namespace mpior::postproc

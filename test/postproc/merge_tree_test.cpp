@@ -67,21 +67,23 @@ void check_every_rank(const std::vector<trace::RankTrace>& ranks, const std::vec
 TEST_CASE("a tree reduction reads back every rank's events", "[postproc][merge][tree]") {
   for (bool irregular : {false, true})
     for (int32_t size : {1, 2, 7, 13, 32})
-      for (size_t radix : {2, 3, 8}) {
-        INFO("ranks " << size << " radix " << radix << (irregular ? " irregular" : " SPMD"));
-        std::vector<trace::RankTrace> ranks;
-        for (int32_t r = 0; r < size; ++r) ranks.push_back(rank_trace(r, size, irregular));
-        postproc::TreeStats stats;
-        std::vector<trace::Stream> root = postproc::reduce_tree(
-            size_t(size), [&](size_t i) { return ranks[i].streams; }, radix, &stats);
-        check_every_rank(ranks, root);
-        std::vector<trace::Stream> flat;
-        for (const trace::RankTrace& t : ranks) flat.insert(flat.end(), t.streams.begin(), t.streams.end());
-        flat = postproc::merge_streams(std::move(flat));
-        if (!irregular) REQUIRE(root.size() == 1);
-        REQUIRE(root.size() <= flat.size() + (irregular ? 4 : 0));
-        if (size > 1) REQUIRE(stats.steps >= 1);
-      }
+      for (size_t radix : {2, 3, 8})
+        for (size_t expand : {size_t(1), size_t(4), size_t(256)}) {
+          INFO("ranks " << size << " radix " << radix << " expand " << expand << (irregular ? " irregular" : " SPMD"));
+          std::vector<trace::RankTrace> ranks;
+          for (int32_t r = 0; r < size; ++r) ranks.push_back(rank_trace(r, size, irregular));
+          postproc::TreeStats stats;
+          std::vector<trace::Stream> root = postproc::reduce_tree(
+              size_t(size), [&](size_t i) { return ranks[i].streams; }, radix, &stats);
+          check_every_rank(ranks, root);
+          std::vector<trace::Stream> flat;
+          for (const trace::RankTrace& t : ranks) flat.insert(flat.end(), t.streams.begin(), t.streams.end());
+          flat = postproc::merge_streams(std::move(flat));
+          if (!irregular) REQUIRE(root.size() == 1);
+          REQUIRE(root.size() <= flat.size() + (irregular ? 4 : 0));
+          if (!irregular && expand == 256) REQUIRE(root[0].ranked.size() == flat[0].ranked.size());
+          if (size > 1) REQUIRE(stats.steps >= 1);
+        }
 }
 
 TEST_CASE("an SPMD tree root is as small as the flat merge's", "[postproc][merge][tree]") {
