@@ -463,7 +463,8 @@ def merge_job(b):
         rows.append([ranks, files["merge off"], files["merge on"]] +
                     [f"{med[n][1] * 1000:.1f}" for n, _ in modes] +
                     [f"{base:.3f}", f"{med['merge off'][0] / base:.3f}", f"{med['merge on'][0] / base:.3f}"])
-    table(f"finalize aggregation (MPIOR_MERGE): files in the trace directory, MPI_Finalize ms on rank 0, run time "
+    table(f"finalize aggregation (MPIOR_MERGE): files in the trace directory (merging on: job.mpior, ranks.mpior and "
+          f"rank 0's own rank file, since it prints after MPI_Finalize), MPI_Finalize ms on rank 0, run time "
           f"(medians of {reps}, interleaved, load {os.getloadavg()[0]:.2f})",
           ["ranks", "files off", "files on", "finalize ms untraced", "off", "on", "untraced s", "off / untraced",
            "on / untraced"], rows)
