@@ -3,7 +3,7 @@
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
 Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict,
-memory.
+memory, merge_job.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -436,10 +436,55 @@ def replay_event_cost(b):
         shutil.rmtree(shm, ignore_errors=True)
 
 
+def merge_job(b):
+    """The job's trace at MPI_Finalize (issue 19): files the trace directory gets and MPI_Finalize time of an SPMD
+    program (N-to-N, N-to-1 and group files) at 8-64 ranks (oversubscribed: the growth matters), untraced and traced
+    with merging off and on, and the run time traced / untraced."""
+    reps = 1 if b.quick else 2
+    modes = (("untraced", None), ("merge off", "0"), ("merge on", "1"))
+    rows = []
+    for ranks in (8, 16, 32, 64):
+        times = {name: [] for name, _ in modes}
+        files = {}
+        for _ in range(reps):
+            for name, merge in modes:  # interleaved
+                d = b.fresh("merge_job")
+                out_dir = os.path.join(d, "out")
+                os.makedirs(out_dir)
+                traces = os.path.join(d, "traces")
+                env = b.traced(MPIOR_MERGE=merge, MPIOR_TRACE_DIR=traces) if merge else {}
+                out = b.run(["mpirun.mpich", "-n", ranks, b.exe("bench/merge_job"), out_dir, 5], env=env, cwd=d)
+                fin = float(re.search(r"finalize_s (\S+)", out).group(1))
+                times[name].append((elapsed(out), fin))
+                if merge:
+                    files[name] = len(os.listdir(traces))
+        med = {n: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)) for n, v in times.items()}
+        base = med["untraced"][0]
+        rows.append([ranks, files["merge off"], files["merge on"]] +
+                    [f"{med[n][1] * 1000:.1f}" for n, _ in modes] +
+                    [f"{base:.3f}", f"{med['merge off'][0] / base:.3f}", f"{med['merge on'][0] / base:.3f}"])
+    table(f"finalize aggregation (MPIOR_MERGE): files in the trace directory (merging on: job.mpior, ranks.mpior and "
+          f"rank 0's own rank file, since it prints after MPI_Finalize), MPI_Finalize ms on rank 0, run time "
+          f"(medians of {reps}, interleaved, load {os.getloadavg()[0]:.2f})",
+          ["ranks", "files off", "files on", "finalize ms untraced", "off", "on", "untraced s", "off / untraced",
+           "on / untraced"], rows)
+    rows = []
+    for files in ("group", "nogroup"):
+        for ranks in (1024, 8192) if b.quick else (1024, 8192, 65536):
+            out = b.run([b.exe("bench/merge_tree_bench"), ranks, 2, files])
+            f = dict(zip(out.split()[0::2], out.split()[1::2]))
+            rows.append([f["files"], ranks, f["levels"], f["steps"], f["critical_ms"], f["total_ms"], f["peak_rss_mib"],
+                         f["rank_stream_bytes"], f["merged_stream_bytes"], f["ratio"], f["streams"]])
+    table("the merge over a binary tree, simulated in one process (bench/merge_tree_bench: SPMD, N-to-N + N-to-1 "
+          f"(+ a file per 16 ranks), 50 iterations; load {os.getloadavg()[0]:.2f})",
+          ["files", "ranks", "levels", "steps", "critical path ms", "all steps ms", "peak RSS MiB", "one rank B", "merged B",
+           "merged / one rank", "streams"], rows)
+
+
 SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
             "merge": merge, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap, "crash": crash, "fuzz": fuzz,
             "lammps": lammps,
-            "fidelity": fidelity}
+            "fidelity": fidelity, "merge_job": merge_job}
 
 
 def predict(b):

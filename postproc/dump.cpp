@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <ostream>
 
+#include "aggregate.hpp"
 #include "bytes_text.hpp"
 #include "comms.hpp"
 #include "format.hpp"
@@ -41,6 +43,8 @@ void dump_job(const trace::JobInfo& j, std::ostream& out) {
   out << fmt::format("  command: {}\n  cwd: {}\n  host: {}\n  started (realtime ns): {}\n", E(j.cmdline), E(j.cwd),
                      E(j.host), j.start_real_ns);
   out << "  ranks written: " << list_text(j.ranks_written) << "\n";
+  for (const trace::TraceFileRanks& f : j.trace_files)
+    out << "  " << f.name << ": ranks " << list_text(f.ranks) << "\n";
 }
 
 void dump_process(const trace::ProcessInfo& p, std::ostream& out) {
@@ -129,11 +133,39 @@ void dump_plan(const trace::Plan& p, std::ostream& out) {
   dump_extrap(p, out);
 }
 
+void dump_aggregate(const std::string& path, std::span<const uint8_t> bytes, std::ostream& out) {
+  trace::AggregateIndex index = trace::decode_aggregate_index(bytes, path);
+  out << fmt::format("{}: mpior aggregate trace, job {}, {} of {} ranks\n", path, job_id_text(index.job_id),
+                     index.entries.size(), index.size);
+  for (size_t i = 0; i < index.entries.size(); ++i) {
+    const trace::AggregateEntry& e = index.entries[i];
+    trace::aggregate_entry(bytes, index, i, path);
+    out << fmt::format("  rank {}: bytes {}..{}, crc32c {:08x}\n", e.rank, index.data_start + e.offset,
+                       index.data_start + e.offset + e.length, e.crc);
+  }
+}
+
 }  // namespace
 
-void dump_file(const std::string& path, std::ostream& out) {
-  std::vector<uint8_t> bytes = trace::read_file(path);
+void dump_file(const std::string& given, std::ostream& out) {
+  std::string path = given;
+  std::vector<uint8_t> bytes;
+  std::filesystem::path p(given);
+  int32_t rank = trace::rank_from_file_name(p.filename().string());
+  std::error_code ec;
+  if (rank >= 0 && !std::filesystem::exists(p, ec) &&
+      std::filesystem::exists(p.parent_path() / trace::kJobFileName, ec)) {
+    // A rank file the finalize aggregation replaced: its entry in the aggregate.
+    auto held = held_rank(p.parent_path().string(), rank);
+    if (!held)
+      throw trace::FormatError(given + ": missing, and no aggregate file beside it holds rank " + std::to_string(rank));
+    path = held->first;
+    bytes = std::move(held->second);
+  } else {
+    bytes = trace::read_file(path);
+  }
   std::string type = trace::file_type(bytes);
+  if (type == "aggregate trace") return dump_aggregate(path, bytes, out);
   if (type.empty()) throw trace::FormatError(path + ": not an mpior file (bad magic number)");
   // Decode everything before printing anything: a damaged file gets one message.
   if (type == "rank trace") {

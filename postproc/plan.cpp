@@ -47,6 +47,7 @@ void write_text(const std::string& path, const std::string& text) {
 trace::Plan build_plan(TraceSet set, const Analysis& a) {
   trace::Plan plan;
   plan.job = set.job;
+  plan.job.trace_files.clear();  // where the traces were: the job record's, not the plan's
   plan.files = a.files.files;
   plan.comms = a.comms.plan_comms();
   for (int32_t r = 0; r < set.size(); ++r) {

@@ -1,10 +1,12 @@
 #include "trace_set.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <set>
 #include <system_error>
 
+#include "aggregate.hpp"
 #include "children.hpp"
 #include "cursor.hpp"
 #include "error.hpp"
@@ -54,17 +56,68 @@ std::set<int32_t> present_ranks(const std::string& dir, const trace::JobInfo& jo
   return ranks;
 }
 
-void require_all_ranks(const std::string& dir, const trace::JobInfo& job, const std::set<int32_t>& present) {
+void require_all_ranks(const std::string& dir, const trace::JobInfo& job, const std::vector<char>& have) {
   std::string missing;
   int32_t count = 0;
   for (int32_t r = 0; r < job.size; ++r) {
-    if (present.count(r)) continue;
+    if (have[size_t(r)]) continue;
     if (++count <= 8) missing += (missing.empty() ? "" : ", ") + join_path(dir, trace::rank_file_name(r));
   }
   if (count == 0) return;
   if (count > 8) missing += " and " + std::to_string(count - 8) + " more";
   throw PostError(dir + ": " + std::to_string(count) + " of " + std::to_string(job.size) +
-                  " rank files missing: " + missing);
+                  " rank files missing (and no aggregate file holds them): " + missing);
+}
+
+// The aggregate files (ranks.mpior, ranks-NNNNNN.mpior) in dir, sorted; every
+// file the job record lists must be there.
+std::vector<std::string> aggregate_paths(const std::string& dir, const trace::JobInfo& job) {
+  std::string job_path = join_path(dir, trace::kJobFileName);
+  std::error_code ec;
+  for (const trace::TraceFileRanks& f : job.trace_files)
+    if (!fs::exists(join_path(dir, f.name), ec))
+      throw PostError(join_path(dir, f.name) + ": missing, but " + job_path + " says it holds " +
+                      std::to_string(f.ranks.size()) + " rank(s), first rank " +
+                      (f.ranks.empty() ? std::string("none") : std::to_string(f.ranks[0])));
+  std::vector<std::string> out;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (trace::is_aggregate_file_name(it->path().filename().string())) out.push_back(it->path().string());
+  if (ec) throw PostError(dir + ": cannot list: " + ec.message());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A rank file the rank finished itself (I/O after MPI_Finalize, a spill, an
+// aggregation that failed) is newer than what an aggregate holds; an
+// unfinished one is a periodic flush the aggregate supersedes.
+bool finished_rank_file(const std::string& path) {
+  std::vector<uint8_t> bytes = trace::read_file(path);
+  return trace::decode_rank_trace(bytes, path).process.finished;
+}
+
+// Reads the ranks one aggregate file holds into set (have: ranks read).
+void read_aggregate(TraceSet& set, const std::string& path, const std::set<int32_t>& rank_files,
+                    std::vector<char>& have) {
+  std::vector<uint8_t> bytes = trace::read_file(path);
+  trace::AggregateIndex index = trace::decode_aggregate_index(bytes, path);
+  std::string job_path = join_path(set.dir, trace::kJobFileName);
+  if (index.job_id != set.job.job_id)
+    throw PostError(path + ": traces of job " + job_id_text(index.job_id) + ", but " + job_path + " is job " +
+                    job_id_text(set.job.job_id) + " (a file of another run)");
+  if (index.size != set.job.size)
+    throw PostError(path + ": says the job has " + std::to_string(index.size) + " ranks, " + job_path + " says " +
+                    std::to_string(set.job.size));
+  for (size_t i = 0; i < index.entries.size(); ++i) {
+    int32_t r = index.entries[i].rank;
+    if (have[size_t(r)])
+      throw PostError(path + ": holds rank " + std::to_string(r) + ", which " + set.path(r) + " holds too");
+    std::string own = join_path(set.dir, trace::rank_file_name(r));
+    if (rank_files.count(r) && finished_rank_file(own)) continue;
+    std::string name = path + " (rank " + std::to_string(r) + ")";
+    set.ranks[size_t(r)] = trace::decode_rank_trace(trace::aggregate_entry(bytes, index, i, path), name);
+    set.paths[size_t(r)] = name;
+    have[size_t(r)] = 1;
+  }
 }
 
 // "incomplete: rank 0 ended without MPI_Finalize after 20011 events (last: write at 0.512 s, the trace
@@ -131,16 +184,41 @@ TraceSet read_trace_dir(const std::string& dir) {
   TraceSet set;
   set.dir = dir;
   set.job = read_job_record(dir);
-  require_all_ranks(dir, set.job, present_ranks(dir, set.job));
-  set.ranks.reserve(size_t(set.job.size));
+  std::set<int32_t> rank_files = present_ranks(dir, set.job);
+  std::vector<std::string> aggregates = aggregate_paths(dir, set.job);
+  set.ranks.resize(size_t(set.job.size));
+  set.paths.resize(size_t(set.job.size));
+  std::vector<char> have(size_t(set.job.size), 0);
+  for (size_t i = 0; i < aggregates.size(); ++i) {
+    report_progress("reading ranks", i, aggregates.size() + rank_files.size());
+    read_aggregate(set, aggregates[i], rank_files, have);
+  }
+  std::vector<char> held = have;
+  for (int32_t r : rank_files) have[size_t(r)] = 1;
+  require_all_ranks(dir, set.job, have);
   for (int32_t r = 0; r < set.job.size; ++r) {
+    if (held[size_t(r)]) continue;
     report_progress("reading ranks", uint64_t(r), uint64_t(set.job.size));
-    set.paths.push_back(join_path(dir, trace::rank_file_name(r)));
-    set.ranks.push_back(trace::read_rank_trace_with_spill(dir, r, &set.warnings));
+    set.paths[size_t(r)] = join_path(dir, trace::rank_file_name(r));
+    set.ranks[size_t(r)] = trace::read_rank_trace_with_spill(dir, r, &set.warnings);
   }
   check_trace_set(set);
   set.children = fold_children(set);
   return set;
+}
+
+std::optional<std::pair<std::string, std::vector<uint8_t>>> held_rank(const std::string& dir, int32_t rank) {
+  trace::JobInfo job = read_job_record(dir);
+  for (const std::string& path : aggregate_paths(dir, job)) {
+    std::vector<uint8_t> bytes = trace::read_file(path);
+    trace::AggregateIndex index = trace::decode_aggregate_index(bytes, path);
+    for (size_t i = 0; i < index.entries.size(); ++i)
+      if (index.entries[i].rank == rank) {
+        std::span<const uint8_t> e = trace::aggregate_entry(bytes, index, i, path);
+        return std::pair{path + " (rank " + std::to_string(rank) + ")", std::vector<uint8_t>(e.begin(), e.end())};
+      }
+  }
+  return std::nullopt;
 }
 
 }  // namespace mpior::postproc

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model.hpp"
@@ -22,10 +24,18 @@ struct TraceSet {
   const std::string& path(int32_t rank) const { return paths[size_t(rank)]; }
 };
 
-// Reads DIR/job.mpior and DIR/rank-NNNNNN.mpior for every rank; throws
+// Reads DIR/job.mpior and every rank's trace: from the aggregate files the
+// job wrote at finalize (ranks.mpior, ranks-NNNNNN.mpior: trace/aggregate.hpp)
+// and from DIR/rank-NNNNNN.mpior for the others (a finished rank file wins
+// over an aggregate's entry, an aggregate's over an unfinished flush); throws
 // PostError (or trace::FormatError) naming the file(s) when the set is not one
 // complete run.
 TraceSet read_trace_dir(const std::string& dir);
+
+// The encoded trace of rank held in an aggregate file of dir, named "FILE
+// (rank N)"; nullopt when none holds it (mpior-post --dump of a rank file
+// the aggregation replaced).
+std::optional<std::pair<std::string, std::vector<uint8_t>>> held_rank(const std::string& dir, int32_t rank);
 
 // The consistency checks read_trace_dir applies, for sets built in memory.
 // Fills paths with "<memory rank N>" when empty.

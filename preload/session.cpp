@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "aggregate.hpp"
 #include "clock.hpp"
 #include "config.hpp"
 #include "crash.hpp"
@@ -223,7 +224,8 @@ uint64_t new_job_id() {
   return id ? id : 1;
 }
 
-trace::JobInfo job_info(trace::JobState state, std::vector<int32_t> written) {
+trace::JobInfo job_info(trace::JobState state, std::vector<int32_t> written,
+                        std::vector<trace::TraceFileRanks> layout = {}) {
   Session& s = S();
   trace::JobInfo j;
   j.job_id = s.job_id;
@@ -234,12 +236,14 @@ trace::JobInfo job_info(trace::JobState state, std::vector<int32_t> written) {
   j.host = s.info.host;
   j.start_real_ns = s.info.clock_real_ns;
   j.ranks_written = std::move(written);
+  j.trace_files = std::move(layout);
   return j;
 }
 
-bool write_job(trace::JobState state, std::vector<int32_t> written) {
+bool write_job(trace::JobState state, std::vector<int32_t> written, std::vector<trace::TraceFileRanks> layout = {}) {
   try {
-    trace::write_file_atomic(S().dir + "/" + trace::kJobFileName, trace::encode(job_info(state, std::move(written))));
+    trace::write_file_atomic(S().dir + "/" + trace::kJobFileName,
+                             trace::encode(job_info(state, std::move(written), std::move(layout))));
     return true;
   } catch (const std::exception& e) {
     log_error("{}", e.what());
@@ -389,40 +393,69 @@ bool write_rank(bool finished) {
   return ok;
 }
 
+namespace {
+// The rank's trace encoded; throws when it cannot be made.
+std::vector<uint8_t> encode_now(bool finished) {
+  Session& s = S();
+  trace::RankTrace t;
+  t.process = s.info;
+  t.process.job_id = s.job_id;
+  t.process.rank = s.rank;
+  t.process.size = s.size;
+  t.process.mpi = s.mpi && !s.child;
+  t.process.finished = finished;
+  t.process.pruning = s.pruning;
+  t.pruned = pruned_tallies();
+  t.excluded = excluded_tallies();
+  t.spill_segments = spill::segments();  // under the write flag: no segment is being appended
+  t.process.end_ns = clock::elapsed_ns();
+  t.files = files().entries();
+  if (s.mpi) t.comms = mpi::state().comms();
+  uint64_t events = 0;
+  size_t memory = 0;
+  for (ThreadRecorder* r : all_recorders()) {
+    t.streams.push_back(r->snapshot(s.rank));
+    events += r->events();
+    memory += r->memory_bytes();
+  }
+  std::vector<uint8_t> bytes = trace::encode(t);
+  s.events_written = events;
+  log_info("rank {}: {} events in {} streams, tracer memory {} bytes, trace {} bytes", s.rank, events, t.streams.size(),
+           memory, bytes.size());
+  return bytes;
+}
+}  // namespace
+
+std::vector<uint8_t> encode_rank(bool finished) {
+  while (g_writing.test_and_set(std::memory_order_acquire)) pause_ms(1);
+  TracerGuard guard;
+  std::vector<uint8_t> out;
+  try {
+    if (S().writable) out = encode_now(finished);
+  } catch (const std::exception& e) {
+    log_error("rank {}: trace not made: {}", S().rank, e.what());
+  }
+  release_writes();
+  return out;
+}
+
 bool write_rank_now(bool finished) {
   Session& s = S();
   if (!s.writable) return false;
   TracerGuard guard;
   try {
-    trace::RankTrace t;
-    t.process = s.info;
-    t.process.job_id = s.job_id;
-    t.process.rank = s.rank;
-    t.process.size = s.size;
-    t.process.mpi = s.mpi && !s.child;
-    t.process.finished = finished;
-    t.process.pruning = s.pruning;
-    t.pruned = pruned_tallies();
-    t.excluded = excluded_tallies();
-    t.spill_segments = spill::segments();  // under the write flag: no segment is being appended
-    t.process.end_ns = clock::elapsed_ns();
-    t.files = files().entries();
-    if (s.mpi) t.comms = mpi::state().comms();
-    uint64_t events = 0;
-    size_t memory = 0;
-    for (ThreadRecorder* r : all_recorders()) {
-      t.streams.push_back(r->snapshot(s.rank));
-      events += r->events();
-      memory += r->memory_bytes();
-    }
-    std::vector<uint8_t> bytes = trace::encode(t);
+    uint64_t before = s.events_written;
+    std::vector<uint8_t> bytes = encode_now(finished);
     if (s.child && !make_dirs(s.dir)) throw std::runtime_error(s.dir + ": " + std::strerror(errno));
-    trace::write_file_atomic(
-        s.dir + "/" + (s.child ? trace::child_file_name(s.rank, s.info.pid, s.serial) : trace::rank_file_name(s.rank)),
-        bytes);
-    s.events_written = events;
-    log_info("rank {}: {} events in {} streams, tracer memory {} bytes, trace {} bytes", s.rank, events,
-             t.streams.size(), memory, bytes.size());
+    try {
+      trace::write_file_atomic(
+          s.dir + "/" +
+              (s.child ? trace::child_file_name(s.rank, s.info.pid, s.serial) : trace::rank_file_name(s.rank)),
+          bytes);
+    } catch (...) {
+      s.events_written = before;
+      throw;
+    }
     return true;
   } catch (const std::exception& e) {
     log_error("rank {}: trace not written: {}", s.rank, e.what());
@@ -642,7 +675,15 @@ void session_mpi_finalize() noexcept {
   if (s.private_comm == MPI_COMM_NULL) return;
   piggyback::pruner().finish();
   crash::stop();
-  int ok = session::write_rank(true) ? 1 : 0;
+  int ok = 0;
+  std::vector<trace::TraceFileRanks> layout;
+  if (aggregate::enabled() && s.writable) {
+    aggregate::Result r = aggregate::finalize({s.dir, s.rank, s.size, s.job_id, s.private_comm});
+    ok = r.written;
+    layout = std::move(r.layout);
+  } else {
+    ok = session::write_rank(true);
+  }
   std::vector<int> oks(s.rank == 0 ? size_t(s.size) : 1);
   pmpi::Gather(&ok, 1, MPI_INT, oks.data(), 1, MPI_INT, 0, s.private_comm);
   if (s.rank == 0 && s.writable) {
@@ -651,7 +692,7 @@ void session_mpi_finalize() noexcept {
       if (oks[size_t(r)]) written.push_back(r);
     if (int(written.size()) != s.size)
       log_error("{} of {} ranks could not write their trace to {}", s.size - int(written.size()), s.size, s.dir);
-    write_job(trace::JobState::complete, std::move(written));
+    write_job(trace::JobState::complete, std::move(written), std::move(layout));
   }
   pmpi::Comm_free(&s.private_comm);
   s.finalized = true;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mpior::preload::session {
 
@@ -27,5 +28,9 @@ void lock_writes() noexcept;
 // spill (not traced, a child process, before MPI_Init, after the final write).
 bool spill_target(std::string* path, int32_t* rank);
 uint64_t events_recorded();
+// The rank's trace encoded as write_rank would write it (empty when it
+// cannot be made: the error is logged); one writer at a time. For the
+// finalize aggregation (aggregate.cpp), which writes it elsewhere.
+std::vector<uint8_t> encode_rank(bool finished);
 
 }  // namespace mpior::preload::session

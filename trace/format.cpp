@@ -29,6 +29,7 @@ constexpr TypeInfo kRankTrace{"MPIORTRC", "rank trace"};
 constexpr TypeInfo kJob{"MPIORJOB", "job file"};
 constexpr TypeInfo kPlan{"MPIORPLN", "plan"};
 constexpr TypeInfo kSpill{"MPIORSPL", "spill segment"};
+constexpr TypeInfo kAggregate{kAggregateMagic, "aggregate trace"};
 
 std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body) {
   std::vector<uint8_t> stored;
@@ -60,7 +61,7 @@ std::string magic_of(std::span<const uint8_t> bytes) {
 }
 
 const char* noun_of_magic(const std::string& m) {
-  for (const TypeInfo* t : {&kRankTrace, &kJob, &kPlan, &kSpill})
+  for (const TypeInfo* t : {&kRankTrace, &kJob, &kPlan, &kSpill, &kAggregate})
     if (m == t->magic) return t->noun;
   return nullptr;
 }
@@ -105,6 +106,21 @@ std::vector<uint8_t> unwrap(const TypeInfo& type, std::span<const uint8_t> bytes
   return body;
 }
 
+template <typename T, typename DecodeFn>
+T decode_whole(const TypeInfo& type, std::span<const uint8_t> bytes, const std::string& name, DecodeFn fn) {
+  std::vector<uint8_t> body = unwrap(type, bytes, name);
+  Decoder d(body, name);
+  if (d.fixed32() != kinds_fingerprint())
+    d.fail(
+        "written by an mpior that intercepts another list of functions (its event kinds are numbered "
+        "differently); read it with the mpior that wrote it");
+  T out = fn(d);
+  if (!d.done()) d.fail("unexpected bytes after the " + std::string(type.noun));
+  return out;
+}
+
+}  // namespace
+
 // Event kinds are stored by number: a file is only readable by an mpior whose
 // kind table (trace/api/*.list) is the same, which this checksum of the
 // names in order tells.
@@ -120,21 +136,6 @@ uint32_t kinds_fingerprint() {
   }();
   return fp;
 }
-
-template <typename T, typename DecodeFn>
-T decode_whole(const TypeInfo& type, std::span<const uint8_t> bytes, const std::string& name, DecodeFn fn) {
-  std::vector<uint8_t> body = unwrap(type, bytes, name);
-  Decoder d(body, name);
-  if (d.fixed32() != kinds_fingerprint())
-    d.fail(
-        "written by an mpior that intercepts another list of functions (its event kinds are numbered "
-        "differently); read it with the mpior that wrote it");
-  T out = fn(d);
-  if (!d.done()) d.fail("unexpected bytes after the " + std::string(type.noun));
-  return out;
-}
-
-}  // namespace
 
 std::string rank_file_name(int32_t rank) {
   char buf[32];
@@ -184,6 +185,7 @@ std::vector<uint8_t> encode(const JobInfo& j) {
   Encoder e;
   e.fixed32(kinds_fingerprint());
   body::put(e, j);
+  if (!j.trace_files.empty()) body::put_layout(e, j.trace_files);  // a job record's optional tail
   return wrap(kJob, std::move(e.bytes()));
 }
 std::vector<uint8_t> encode(const Plan& p) {
@@ -232,7 +234,11 @@ RankTrace decode_rank_trace(std::span<const uint8_t> bytes, const std::string& n
   return decode_whole<RankTrace>(kRankTrace, bytes, name, [](Decoder& d) { return body::get_rank_trace(d); });
 }
 JobInfo decode_job(std::span<const uint8_t> bytes, const std::string& name) {
-  return decode_whole<JobInfo>(kJob, bytes, name, [](Decoder& d) { return body::get_job(d); });
+  return decode_whole<JobInfo>(kJob, bytes, name, [](Decoder& d) {
+    JobInfo j = body::get_job(d);
+    if (!d.done()) j.trace_files = body::get_layout(d, j.size);
+    return j;
+  });
 }
 Plan decode_plan(std::span<const uint8_t> bytes, const std::string& name) {
   return decode_whole<Plan>(kPlan, bytes, name, [](Decoder& d) { return body::get_plan(d); });

@@ -1,5 +1,6 @@
 // mpior's files. Every file is a container:
-//   magic (8 bytes: MPIORTRC rank trace, MPIORJOB job, MPIORPLN plan)
+//   magic (8 bytes: MPIORTRC rank trace, MPIORJOB job, MPIORPLN plan;
+//   MPIORAGG, an aggregate of rank traces, has a layout of its own: aggregate.hpp)
 //   version (u32) | compression (u8: 0 none, 1 zstd) | body length (u64)
 //   | stored length (u64) | body | CRC-32C of all before (u32) | "MPIOREND"
 // The body starts with a CRC-32C of the event kinds' names in order: kinds are
@@ -24,6 +25,11 @@ namespace mpior::trace {
 inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr const char* kJobFileName = "job.mpior";
 inline constexpr const char* kPlanFileName = "plan.mpior";
+// Several ranks' traces in one indexed file (aggregate.hpp).
+inline constexpr const char* kAggregateMagic = "MPIORAGG";
+
+// CRC-32C of the event kinds' names in order (what every body starts with).
+uint32_t kinds_fingerprint();
 
 std::string rank_file_name(int32_t rank);  // rank-000042.mpior
 // The older part of a rank's streams the tracer moved out of memory

@@ -355,6 +355,26 @@ JobInfo get_job(Decoder& d) {
   return j;
 }
 
+void put_layout(Encoder& e, const std::vector<TraceFileRanks>& files) {
+  e.uv(files.size());
+  for (const TraceFileRanks& f : files) {
+    e.str(f.name);
+    put_ranks(e, f.ranks);
+  }
+}
+
+std::vector<TraceFileRanks> get_layout(Decoder& d, int32_t size) {
+  std::vector<TraceFileRanks> files(d.count(2));
+  for (TraceFileRanks& f : files) {
+    f.name = d.str();
+    if (f.name.empty() || f.name.find('/') != std::string::npos) d.fail("bad trace file name in the job layout");
+    f.ranks = get_ranks(d);
+    for (int32_t r : f.ranks)
+      if (r < 0 || r >= size) d.fail(f.name + ": rank " + std::to_string(r) + " outside the job");
+  }
+  return files;
+}
+
 namespace {
 
 void put_extrap(Encoder& e, const ExtrapInfo& x) {

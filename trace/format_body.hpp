@@ -18,4 +18,8 @@ JobInfo get_job(Decoder& d);
 Plan get_plan(Decoder& d);
 SpillSegment get_spill_segment(Decoder& d);
 
+// The job record's layout (JobInfo::trace_files); ranks checked below size.
+void put_layout(Encoder& e, const std::vector<TraceFileRanks>& files);
+std::vector<TraceFileRanks> get_layout(Decoder& d, int32_t size);
+
 }  // namespace mpior::trace::body

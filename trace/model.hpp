@@ -151,13 +151,23 @@ struct RankTrace {
 
 enum class JobState : uint8_t { running, complete };
 
+// Which file of the trace directory holds which ranks' traces (the job
+// record's layout, written at a clean finalize): an aggregate file
+// (trace/aggregate.hpp) or a rank's own rank-NNNNNN.mpior.
+struct TraceFileRanks {
+  std::string name;            // file name in the trace directory
+  std::vector<int32_t> ranks;  // ascending
+  bool operator==(const TraceFileRanks&) const = default;
+};
+
 struct JobInfo {
   uint64_t job_id = 0;
   int32_t size = 1;
   JobState state = JobState::running;
   std::string cmdline, cwd, host;
   int64_t start_real_ns = 0;
-  std::vector<int32_t> ranks_written;  // ranks that reported a successful write at finalize
+  std::vector<int32_t> ranks_written;       // ranks that reported a successful write at finalize
+  std::vector<TraceFileRanks> trace_files;  // job record only (never in a plan); empty: rank files
   bool operator==(const JobInfo&) const = default;
 };
 

@@ -14,7 +14,7 @@ RANKS, BLOCK = 2, 16
 
 
 def traced_nton(iters):
-    s = Scenario("nton_barrier", [iters, BLOCK], ranks=RANKS).run_both()
+    s = Scenario("nton_barrier", [iters, BLOCK], ranks=RANKS, env={"MPIOR_MERGE": "0"}).run_both()  # rank files
     summary = s.post()
     expect_ops(summary, {**MPI_FRAME(RANKS), "open": RANKS, "write": RANKS * iters, "MPI_Barrier": RANKS * iters,
                          "close": RANKS, "printf": 1})

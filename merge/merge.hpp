@@ -5,6 +5,7 @@
 // only: cost follows the streams' compressed sizes, never their iterations.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "model.hpp"
@@ -23,5 +24,15 @@ bool same_structure(const trace::Stream& a, const trace::Stream& b);
 // ranks must ascend: a stream whose rank is not above the group's last rank
 // starts a group of its own rather than break that order.
 std::vector<trace::Stream> merge_streams(std::vector<trace::Stream> streams);
+
+// The same for streams that may stand for several ranks already (with rank
+// variants): one step of a tree reduction (merge_tree.hpp). A group's
+// members must have disjoint rank lists, each starting above the previous
+// member's last rank. Up to expand_ranks ranks, every rank's values are
+// merged again (ParamMerger finds affine and strided variants); beyond, the
+// members' variants join when equal (values in rank-0 form and scale), so
+// the cost follows the variants and rank lists. Either way each rank reads
+// back what its own stream read.
+std::vector<trace::Stream> merge_merged(std::vector<trace::Stream> streams, size_t expand_ranks = 256);
 
 }  // namespace mpior::postproc
