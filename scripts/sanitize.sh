@@ -46,7 +46,7 @@ run_asan() {
   build "$dir" postproc/mpior-post replayer/mpior-replay "${tests[@]/#/test/}"
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=0
   for t in "${tests[@]}"; do
-    MPIOR_BUILD_ROOT="$root/$dir" "$dir/test/$t" >"$work/unit.log" 2>&1 ||
+    MPIOR_BUILD_ROOT="$root/$dir" MPIOR_POST="$root/$dir/postproc/mpior-post" "$dir/test/$t" >"$work/unit.log" 2>&1 ||
       { tail -60 "$work/unit.log"; echo "sanitize: asan: $t failed" >&2; exit 1; }
   done
   traced_run children 2 1 20
