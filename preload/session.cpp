@@ -35,10 +35,14 @@
 #include "piggyback/pruner.hpp"
 #include "real_table.hpp"
 #include "recorder.hpp"
+#include "session_state.hpp"
 #include "spill.hpp"
 #include "trace/format.hpp"
 
 namespace mpior::preload {
+
+using namespace session_state;
+
 namespace {
 
 constinit config::Option<std::string_view> opt_dir{
@@ -80,35 +84,22 @@ MPIOR_REGISTER_OPTION(opt_clock);
 MPIOR_REGISTER_OPTION(opt_disable);
 MPIOR_REGISTER_OPTION(opt_prune);
 
-struct Session {
-  bool traced = false;     // this process records
-  bool writable = false;   // and may write its trace
-  bool child = false;      // started by a traced process (lineage.hpp): writes a child trace
-  bool dir_ready = false;  // a standalone program's directory is prepared (at its first write)
-  uint64_t serial = 0;     // a child's: tells its trace from other images of the same pid
-  bool under_mpi = false;  // started by an MPI launcher: only a process that calls MPI_Init writes
-  bool mpi = false;
-  bool finalized = false;
-  bool pruning = false;
-  bool written_at_exit = false;
-  int rank = 0, size = 1;
-  uint64_t job_id = 0;
-  uint64_t events_written = 0;
-  std::string dir;
-  trace::ProcessInfo info;
-  MPI_Comm private_comm = MPI_COMM_NULL;
-#if MPIOR_HAVE_SESSIONS
-  MPI_Session session = MPI_SESSION_NULL;  // the tracer's own (Sessions programs)
-#endif
-  bool sessions = false;  // traced through Sessions, not MPI_Init
-  int app_sessions = 0;   // the application's sessions open
-  int dir_lock = -1;
-};
+}  // namespace
+
+namespace session_state {
 
 Session& S() {
   static auto* s = new Session();
   return *s;
 }
+
+bool prune_option() { return opt_prune.get(); }
+bool children_option() { return opt_children.get(); }
+std::string trace_dir_option() { return std::string(opt_dir.get()); }
+
+}  // namespace session_state
+
+namespace {
 
 std::vector<std::string> split_commas(std::string_view s) {
   std::vector<std::string> out;
@@ -187,11 +178,15 @@ bool make_dirs(const std::string& dir) {
   return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::string job_subdir(const std::string& dir, uint64_t job_id) {
+}  // namespace
+
+std::string session_state::job_subdir(const std::string& dir, uint64_t job_id) {
   char buf[32];
   snprintf(buf, sizeof buf, "/job-%016llx", static_cast<unsigned long long>(job_id));
   return dir + buf;
 }
+
+namespace {
 
 bool holds_trace(const std::string& dir) {
   struct stat st;
@@ -202,7 +197,9 @@ bool holds_trace(const std::string& dir) {
 // that already holds a trace is never overwritten: the job writes to a
 // subdirectory named by its id and says so. Returns an error text, empty if
 // ready; dir is where the job writes.
-std::string prepare_dir(std::string& dir, uint64_t job_id) {
+}  // namespace
+
+std::string session_state::prepare_dir(std::string& dir, uint64_t job_id) {
   if (!make_dirs(dir)) return std::strerror(errno);
   if (holds_trace(dir)) {
     std::string beside = job_subdir(dir, job_id);
@@ -218,11 +215,13 @@ std::string prepare_dir(std::string& dir, uint64_t job_id) {
   return {};
 }
 
-uint64_t new_job_id() {
+uint64_t session_state::new_job_id() {
   uint64_t id = 0;
   if (getrandom(&id, sizeof id, 0) != sizeof id) id = uint64_t(clock::realtime_ns()) ^ (uint64_t(getpid()) << 40);
   return id ? id : 1;
 }
+
+namespace {
 
 trace::JobInfo job_info(trace::JobState state, std::vector<int32_t> written,
                         std::vector<trace::TraceFileRanks> layout = {}) {
@@ -240,7 +239,10 @@ trace::JobInfo job_info(trace::JobState state, std::vector<int32_t> written,
   return j;
 }
 
-bool write_job(trace::JobState state, std::vector<int32_t> written, std::vector<trace::TraceFileRanks> layout = {}) {
+}  // namespace
+
+bool session_state::write_job(trace::JobState state, std::vector<int32_t> written,
+                              std::vector<trace::TraceFileRanks> layout) {
   try {
     trace::write_file_atomic(S().dir + "/" + trace::kJobFileName,
                              trace::encode(job_info(state, std::move(written), std::move(layout))));
@@ -250,6 +252,8 @@ bool write_job(trace::JobState state, std::vector<int32_t> written, std::vector<
     return false;
   }
 }
+
+namespace {
 
 // Moves an fd the tracer keeps open far from the low numbers, so the
 // application gets the same fd numbers as it would untraced.
@@ -541,163 +545,5 @@ void on_exit() {
 }
 
 }  // namespace session
-
-namespace mpi {
-
-namespace {
-
-// Every rank prunes or none does: auxiliary messages need both sides. Not
-// with MPI_THREAD_MULTIPLE, where calls on one channel may race between
-// threads and no message order is known.
-void start_pruning(Session& s) {
-  int provided = MPI_THREAD_SINGLE;
-  pmpi::Query_thread(&provided);
-  int mine = opt_prune.get() && provided < MPI_THREAD_MULTIPLE, all = 0;
-  pmpi::Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, s.private_comm);
-  s.pruning = all;
-  piggyback::pruner().start(all, s.rank, s.size);
-}
-
-}  // namespace
-
-namespace {
-
-// After the rank is known and the private communicator made: the job id and
-// directory are agreed, recording and pruning start.
-void start_job(Session& s, bool prune) {
-  state().init(s.rank, s.size);
-  s.mpi = true;
-  if (s.child) {
-    // A rank whose launcher a traced process started (`bash -c "mpirun
-    // ..."`): a rank of its own job, not a child of that process.
-    s.child = false;
-    s.dir = absolute_path(AT_FDCWD, std::string(opt_dir.get()).c_str());
-  }
-  uint64_t agreed[3] = {0, 0, 0};  // job id, directory ready, in a subdirectory named by the job
-  if (s.rank == 0) {
-    agreed[0] = new_job_id();
-    s.job_id = agreed[0];
-    std::string top = s.dir;
-    std::string err = s.writable ? prepare_dir(s.dir, s.job_id) : "tracing disabled";
-    agreed[2] = s.dir != top;
-    if (err.empty() && write_job(trace::JobState::running, {}))
-      agreed[1] = 1;
-    else if (s.writable)
-      log_error("cannot write traces to {}: {}; the application runs untraced", s.dir, err);
-  }
-  pmpi::Bcast(agreed, 3, MPI_UINT64_T, 0, s.private_comm);
-  s.job_id = agreed[0];
-  if (s.rank != 0 && agreed[2]) s.dir = job_subdir(s.dir, s.job_id);
-  if (!agreed[1]) {
-    s.writable = false;
-    g_recording.store(false);
-    return;
-  }
-  if (prune)
-    start_pruning(s);
-  else
-    piggyback::pruner().start(false, s.rank, s.size);
-  crash::start();
-  if (opt_children.get())
-    lineage::announce({s.dir, s.job_id, s.rank, s.size, s.info.clock_mono_ns, s.info.clock_real_ns});
-}
-
-}  // namespace
-
-void session_mpi_abort() noexcept {
-  Session& s = S();
-  TracerGuard guard;
-  if (!s.mpi || s.finalized) return;
-  crash::stop();
-  session::write_rank(false);
-}
-
-void session_mpi_init(int) noexcept {
-  Session& s = S();
-  TracerGuard guard;
-  if (s.mpi) return;  // a Session came first
-  if (!pmpi::resolve()) {
-    log_error("MPI functions not found; MPI calls are not traced");
-    return;
-  }
-  pmpi::Comm_rank(MPI_COMM_WORLD, &s.rank);
-  pmpi::Comm_size(MPI_COMM_WORLD, &s.size);
-  // A communicator of our own, so the tracer's messages never meet the
-  // application's.
-  s.private_comm = piggyback::make_private_comm(MPI_COMM_WORLD);
-  start_job(s, true);
-}
-
-// MPI-4 Sessions: a program that never calls MPI_Init has no
-// MPI_COMM_WORLD. The tracer opens a session of its own and makes its
-// private communicator from the world process set; the trace is written
-// when the application finalizes its last session (or at exit). Not pruned.
-#if MPIOR_HAVE_SESSIONS
-void session_sessions_init() noexcept {
-  Session& s = S();
-  TracerGuard guard;
-  ++s.app_sessions;
-  if (s.mpi) return;
-  if (!pmpi::resolve()) return;
-  MPI_Group world = MPI_GROUP_NULL;
-  if (pmpi::Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s.session) != MPI_SUCCESS ||
-      pmpi::Group_from_session_pset(s.session, "mpi://WORLD", &world) != MPI_SUCCESS ||
-      pmpi::Comm_create_from_group(world, "org.mpior.private", MPI_INFO_NULL, MPI_ERRORS_RETURN, &s.private_comm) !=
-          MPI_SUCCESS) {
-    log_error("cannot open an MPI session of the tracer's; MPI calls are not traced");
-    return;
-  }
-  state().set_world_group(world);
-  s.sessions = true;
-  pmpi::Comm_rank(s.private_comm, &s.rank);
-  pmpi::Comm_size(s.private_comm, &s.size);
-  start_job(s, false);
-}
-
-void session_sessions_finalize() noexcept {
-  Session& s = S();
-  if (s.app_sessions > 0) --s.app_sessions;
-  if (!s.sessions || s.app_sessions > 0) return;
-  session_mpi_finalize();
-  TracerGuard guard;
-  if (s.session != MPI_SESSION_NULL) pmpi::Session_finalize(&s.session);
-  s.sessions = false;
-}
-#else
-// Open MPI 4.1 has no Sessions (MPI-3.1).
-void session_sessions_init() noexcept {}
-void session_sessions_finalize() noexcept {}
-#endif
-
-void session_mpi_finalize() noexcept {
-  Session& s = S();
-  TracerGuard guard;
-  if (s.private_comm == MPI_COMM_NULL) return;
-  piggyback::pruner().finish();
-  crash::stop();
-  int ok = 0;
-  std::vector<trace::TraceFileRanks> layout;
-  if (aggregate::enabled() && s.writable) {
-    aggregate::Result r = aggregate::finalize({s.dir, s.rank, s.size, s.job_id, s.private_comm});
-    ok = r.written;
-    layout = std::move(r.layout);
-  } else {
-    ok = session::write_rank(true);
-  }
-  std::vector<int> oks(s.rank == 0 ? size_t(s.size) : 1);
-  pmpi::Gather(&ok, 1, MPI_INT, oks.data(), 1, MPI_INT, 0, s.private_comm);
-  if (s.rank == 0 && s.writable) {
-    std::vector<int32_t> written;
-    for (int r = 0; r < s.size; ++r)
-      if (oks[size_t(r)]) written.push_back(r);
-    if (int(written.size()) != s.size)
-      log_error("{} of {} ranks could not write their trace to {}", s.size - int(written.size()), s.size, s.dir);
-    write_job(trace::JobState::complete, std::move(written), std::move(layout));
-  }
-  pmpi::Comm_free(&s.private_comm);
-  s.finalized = true;
-}
-
-}  // namespace mpi
 
 }  // namespace mpior::preload
