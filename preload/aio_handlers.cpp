@@ -148,12 +148,10 @@ bool finished(const struct aiocb* cb, int& err, int64_t& bytes) {
   return true;
 }
 
-void record_done(Call& c, const Request& r, int err, int64_t bytes) noexcept {
+// A request's completion record (time, depth and call site set by the caller).
+RawEvent done_event(const Request& r, int err, int64_t bytes) noexcept {
   RawEvent ev;
   ev.kind = Kind::mpior_aio_done;
-  ev.depth = child_depth(c);
-  ev.start = ev.end = c.ev().end;
-  ev.callsite = c.ev().callsite;
   ev.args[arg::handle] = r.fd;
   ev.args[arg::file] = r.file;
   ev.args[arg::offset] = r.offset;
@@ -163,6 +161,14 @@ void record_done(Call& c, const Request& r, int err, int64_t bytes) noexcept {
   ev.args[arg::aio_req] = r.id;
   ev.ret = err ? -1 : bytes;
   ev.err = err;
+  return ev;
+}
+
+void record_done(Call& c, const Request& r, int err, int64_t bytes) noexcept {
+  RawEvent ev = done_event(r, err, bytes);
+  ev.depth = child_depth(c);
+  ev.start = ev.end = c.ev().end;
+  ev.callsite = c.ev().callsite;
   record_event(ev);
 }
 
@@ -329,18 +335,8 @@ void aio_record_orphans() noexcept {
     int err;
     int64_t bytes;
     orphan_result(cb, r, err, bytes);
-    RawEvent ev;
-    ev.kind = Kind::mpior_aio_done;
+    RawEvent ev = done_event(r, err, bytes);
     ev.start = ev.end = clock::now();
-    ev.args[arg::handle] = r.fd;
-    ev.args[arg::file] = r.file;
-    ev.args[arg::offset] = r.offset;
-    ev.args[arg::count] = r.count;
-    ev.args[arg::lio_op] = r.op;
-    ev.args[arg::submit_depth] = r.depth;
-    ev.args[arg::aio_req] = r.id;
-    ev.ret = err ? -1 : bytes;
-    ev.err = err;
     record_event(ev);
   });
 }
