@@ -123,7 +123,7 @@ void CollectiveChecker::observe_all_to_one(const RankScope& scope, int32_t g, co
   }
   ++rooted_instances_;
   // The root expects itself too, so its own entry balances.
-  open_ = {g, h, ev.args[arg::contributors] > 0 ? ev.args[arg::contributors] - 1 : -1, {me}};
+  open_ = {g, h, ev.args[arg::contributors] > 0 ? ev.args[arg::contributors] - 1 : -1, {me}, ev.depth};
   rooted_[size_t(g)].kept[size_t(me)] += h;
 }
 
@@ -132,7 +132,9 @@ void CollectiveChecker::observe(const RankScope& scope, const trace::Event& ev, 
     open_.members.push_back(int32_t(ev.args[arg::member]));
     return;
   }
-  if (ev.depth == 0) close_root();
+  // Anything but a member record at the root's depth or above ends its list
+  // (a root nested in an MPI-IO call is followed by its siblings).
+  if (ev.depth <= open_.depth) close_root();
   if (!trace::is_mpi(ev.kind) || !trace::is_collective(ev.op())) return;
   int32_t g = scope.comm(ev, pos);
   // Root -1: on an intercommunicator, where every process of both groups calls.

@@ -73,6 +73,7 @@ class CollectiveChecker {
     uint64_t instance = 0;
     int64_t listed = -1;  // -1: every member contributed
     std::vector<int32_t> members;
+    int depth = 0;  // its member records are one deeper
   } open_;
   uint64_t rooted_instances_ = 0;
 

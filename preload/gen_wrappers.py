@@ -10,7 +10,8 @@ Options before the mode, for one MPI's build: --declared=FILE (that MPI's
 mpi.h, preprocessed) leaves out the MPI and MPI-IO functions it does not
 declare (Open MPI 4.1 has no MPI-4 _c forms); --pmpi-aliases also exports each
 MPI wrapper as PMPI_name (Open MPI's Fortran bindings call the C PMPI_*
-functions directly).
+functions directly); --also-export=A,B exports more names (the OMPIO hooks of
+preload/ompio_capture.cpp).
 
 Every wrapper has the same shape: a Call (re-entry guard, depth, timestamps,
 errno) decides whether to record; the real function runs outside the guard so
@@ -261,10 +262,11 @@ def gen_wrappers(family, out, funcs, pmpi_alias=False):
         f.write("\n".join(lines))
 
 
-def gen_exports(out, funcs, pmpi_alias=False):
-    """Linker version script: the intercepted names are the library's only
-    exports (template code from header-only libraries stays hidden too)."""
-    names = [fn.name for fn in funcs if not fn.internal]
+def gen_exports(out, funcs, pmpi_alias=False, also=()):
+    """Linker version script: the intercepted names (and the names in also)
+    are the library's only exports (template code from header-only libraries
+    stays hidden too)."""
+    names = [fn.name for fn in funcs if not fn.internal] + list(also)
     if pmpi_alias:
         names += ["P" + fn.name for fn in funcs if not fn.internal and fn.family in MPI_FAMILIES]
     with open(out, "w") as f:
@@ -303,18 +305,20 @@ def gen_weak(out, preprocessed):
 
 
 def main(argv):
-    declared, pmpi_alias = None, False
+    declared, pmpi_alias, also = None, False, []
     while len(argv) > 1 and argv[1].startswith("--"):
         opt = argv.pop(1)
         if opt.startswith("--declared="):
             declared = declared_names(opt.split("=", 1)[1])
         elif opt == "--pmpi-aliases":
             pmpi_alias = True
+        elif opt.startswith("--also-export="):
+            also = [n for n in opt.split("=", 1)[1].split(",") if n]
         else:
             raise SystemExit(f"unknown option {opt}")
     mode = argv[1]
     if mode == "exports":
-        gen_exports(argv[2], available(fnlist.parse_all(argv[3:]), declared), pmpi_alias)
+        gen_exports(argv[2], available(fnlist.parse_all(argv[3:]), declared), pmpi_alias, also)
     elif mode == "table":
         gen_table(argv[2], available(fnlist.parse_all(argv[3:]), declared))
     elif mode == "wrappers":

@@ -102,9 +102,11 @@ bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcep
   if (x.root < 0) return pruner().all_to_all_end(x) || nested(c);
   if (is_one_to_all(info(c.ev().kind).op)) return pruner().one_to_all_end(x) || nested(c);
   piggyback::RootedDecision d = pruner().all_to_one_end(x);
-  bool log = d.log || nested(c);
-  if (log && x.me == x.root && !d.all_members) record_members(c, comm, d);
-  return log;
+  // A nested call (ROMIO's own, inside an MPI-IO call, where its MPI calls
+  // are seen: Open MPI's) is kept on every member, as it is here.
+  if (nested(c)) return true;
+  if (d.log && x.me == x.root && !d.all_members) record_members(c, comm, d);
+  return d.log;
 }
 
 void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept {

@@ -21,7 +21,6 @@ namespace {
 // The few PMPI functions the handlers ask (libmpior.so does not link MPI).
 struct FilePmpi {
   decltype(&::PMPI_File_get_position) get_position = nullptr;
-  decltype(&::PMPI_File_get_position_shared) get_position_shared = nullptr;
   decltype(&::PMPI_File_get_byte_offset) get_byte_offset = nullptr;
   decltype(&::PMPI_Type_get_extent_x) get_extent = nullptr;
   bool resolved = false;
@@ -31,11 +30,9 @@ FilePmpi& fpmpi() {
   static FilePmpi p;
   if (!p.resolved) {
     p.get_position = reinterpret_cast<decltype(p.get_position)>(real::resolve("PMPI_File_get_position"));
-    p.get_position_shared =
-        reinterpret_cast<decltype(p.get_position_shared)>(real::resolve("PMPI_File_get_position_shared"));
     p.get_byte_offset = reinterpret_cast<decltype(p.get_byte_offset)>(real::resolve("PMPI_File_get_byte_offset"));
     p.get_extent = reinterpret_cast<decltype(p.get_extent)>(real::resolve("PMPI_Type_get_extent_x"));
-    p.resolved = p.get_position && p.get_position_shared && p.get_byte_offset && p.get_extent;
+    p.resolved = p.get_position && p.get_byte_offset && p.get_extent;
   }
   return p;
 }
@@ -210,16 +207,18 @@ void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
   }
 }
 
-// `_shared` and `_ordered` calls: ROMIO takes the offset from its shared
-// file pointer under a lock (ADIO_Get_shared_fp), after the ordered token
-// reached the rank; the pointer read before or after the call races with the
-// other ranks. The offset recorded is the pointer ROMIO read under its lock
-// (shfp_capture.hpp): exact, no extra communication, no extra lock round. An
-// MPI_Exscan of the byte counts on a private communicator would cost a
-// collective per `_ordered` call and still need the pointer's value when the
-// first rank took it, which only ROMIO's own read under the lock gives.
-// Elsewhere (Open MPI's sharedfp) the pointer read just before the call stands
-// in for `_shared` (racy when ranks interleave) and `_ordered` stays unknown.
+// `_shared` and `_ordered` calls: the MPI-IO library takes the offset from
+// its shared file pointer under a lock, after the ordered token reached the
+// rank; the pointer read before or after the call races with the other
+// ranks. The offset recorded is the one the library took: ROMIO's read of its
+// pointer file under the lock (shfp_capture.hpp), or the offset OMPIO passes
+// to its internal *_at calls (ompio_capture.cpp): exact, no extra
+// communication, no extra lock round. An MPI_Exscan of the byte counts on a
+// private communicator would cost a collective per `_ordered` call and still
+// need the pointer's value when the first rank took it. Nothing is read
+// before the call: ROMIO opens its pointer file on first use, and an open
+// made under the tracer's own MPI_File_get_position_shared would hide the file's
+// calls. If nothing is seen, the offset stays unknown.
 int64_t io_offset(MPI_File fh, int64_t flags, int64_t offset) noexcept {
   if (flags & fio::kEnd) return kUnknown;
   TracerGuard guard;
@@ -228,11 +227,7 @@ int64_t io_offset(MPI_File fh, int64_t flags, int64_t offset) noexcept {
   MPI_Offset pos = offset, byte = 0;
   if (flags & (fio::kShared | fio::kOrdered)) {
     t_shfp.armed = 1, t_shfp.got = 0;
-#if defined(MPICH)
     return kUnknown;
-#else
-    if ((flags & fio::kOrdered) || p.get_position_shared(fh, &pos) != MPI_SUCCESS) return kUnknown;
-#endif
   } else if (!(flags & fio::kAt)) {
     if (p.get_position(fh, &pos) != MPI_SUCCESS) return kUnknown;
   }

@@ -2,7 +2,8 @@
  * views.dat: a vector view and a subarray view, collective and independent,
  * explicit offsets, individual pointers, nonblocking, split collective, the
  * large-count _c forms; shared.dat: shared-pointer and ordered writes and
- * reads; gone.dat: made by rank 0 alone, then deleted. Prints, on rank 0,
+ * reads; gone.dat: made by rank 0 alone, then deleted ("shared" as the
+ * argument: shared.dat and gone.dat only). Prints, on rank 0,
  * "count NAME N" for every function with the total over all ranks. */
 #include <mpi.h>
 #include <stdio.h>
@@ -52,9 +53,11 @@ static void views(int rank, int size) {
   MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
   F(MPI_File_write_at_all_begin, fh, 8 * B, buf, 4 * B, MPI_INT);
   F(MPI_File_write_at_all_end, fh, buf, MPI_STATUS_IGNORE);
+#if MPI_VERSION >= 4 /* the large-count forms (not in Open MPI 4.1) */
   F(MPI_File_write_at_c, fh, (MPI_Offset)12 * B, buf, (MPI_Count)B, MPI_INT, MPI_STATUS_IGNORE);
   F(MPI_File_write_at_all_c, fh, (MPI_Offset)13 * B, buf, (MPI_Count)B, MPI_INT, MPI_STATUS_IGNORE);
   F(MPI_File_read_at_c, fh, 0, back, (MPI_Count)B, MPI_INT, MPI_STATUS_IGNORE);
+#endif
   F(MPI_File_sync, fh);
   /* subarray: a 4 x (4*size) global array of ints, each rank a 4x4 column block */
   int sizes[2] = {4, 4 * size}, subs[2] = {4, 4}, starts[2] = {0, 4 * rank};
@@ -158,7 +161,9 @@ int main(int argc, char** argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  views(rank, size);
+  /* "shared": only the shared-pointer part (Open MPI 4.1.4's OMPIO hangs or
+   * crashes now and then in the views part's nonblocking collectives). */
+  if (argc < 2 || strcmp(argv[1], "shared") != 0) views(rank, size);
   shared(rank);
   gone(rank);
   report(rank, size);

@@ -68,7 +68,8 @@ def shared_offsets(s, ranks, n):
 
 
 def forms():
-    s = Scenario("mpiio_forms", ranks=3)
+    ranks = 3
+    s = Scenario("mpiio_forms", ranks=ranks)
     try:
         s.run_both()
         summary = s.post("--verify")
@@ -76,12 +77,13 @@ def forms():
         check(len(want) >= 40, f"the program counted only {len(want)} MPI_File functions")
         check_eq(mpiio_ops(summary), want, "MPI_File_* calls in summary.json")
         views = file_entry(summary, s.abs("views.dat"))
-        # 3 ranks: write_all 16 ints, write_at 4, write 4, iwrite_at 4, iwrite_all 8,
-        # write_at_all_begin 16, write_at_c 4, write_at_all_c 4, subarray 16 -> 76 ints each
-        check_eq(views["mpiio"]["bytes_written"], 3 * 76 * 4, "MPI-IO bytes written to views.dat")
+        # each rank: write_all 16 ints, write_at 4, write 4, iwrite_at 4, iwrite_all 8,
+        # write_at_all_begin 16, write_at_c 4, write_at_all_c 4, subarray 16 -> 76 ints
+        check_eq(views["mpiio"]["bytes_written"], ranks * 76 * 4, "MPI-IO bytes written to views.dat")
         check(views["bytes_written"] >= 1024, f"POSIX bytes written to views.dat: {views['bytes_written']}")
-        check_eq(file_entry(summary, s.abs("shared.dat"))["mpiio"]["bytes_written"], 189, "shared.dat MPI-IO bytes")
-        shared_offsets(s, 3, 21)
+        check_eq(file_entry(summary, s.abs("shared.dat"))["mpiio"]["bytes_written"], ranks * 3 * 21,
+                 "shared.dat MPI-IO bytes")
+        shared_offsets(s, ranks, 21)
         text = dump(s)
         check(re.search(r"MPI_File_write_all .*\n\s+pwrite depth=1", text) is not None,
               "the dump does not show pwrite nested under MPI_File_write_all")
@@ -92,6 +94,27 @@ def forms():
         check_eq((wa["count"], wa["bytes"]), (3, 3 * 16 * 4), "MPI_File_write_all replayed at the MPI-IO level")
     finally:
         s.cleanup()
+
+
+def shared():
+    """The shared-pointer part alone, under each MPI-IO implementation Open
+    MPI has: OMPIO (its sm component; ompio_capture.cpp) and its ROMIO
+    (shfp_capture.hpp): offsets exact, plan replayed at both levels. (Open MPI
+    4.1.4 hangs or crashes now and then in the full program's nonblocking
+    collective I/O, untraced too.)"""
+    ranks = 3
+    for io in ("ompio", "romio321"):
+        s = Scenario("mpiio_forms", args=["shared"], ranks=ranks, env={"OMPI_MCA_io": io})
+        try:
+            s.run_both()
+            summary = s.post("--verify")
+            check_eq(mpiio_ops(summary), counted(s.plain_out.stdout), f"{io}: MPI_File_* calls in summary.json")
+            check_eq(file_entry(summary, s.abs("shared.dat"))["mpiio"]["bytes_written"], ranks * 3 * 21,
+                     f"{io}: shared.dat MPI-IO bytes")
+            shared_offsets(s, ranks, 21)
+            replay_both_levels(s)
+        finally:
+            s.cleanup()
 
 
 def hdf5():
@@ -145,4 +168,4 @@ def excluded():
 
 
 if __name__ == "__main__":
-    main({"forms": forms, "hdf5": hdf5, "excluded": excluded})
+    main({"forms": forms, "shared": shared, "hdf5": hdf5, "excluded": excluded})
