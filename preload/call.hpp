@@ -63,6 +63,8 @@ class Call {
     ThreadState& t = t_state;
     if (ev_.depth == 0 && ev_.end != 0) t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
     if (t.depth) --t.depth;
+    if (__builtin_expect(crash::g_flusher_wanted.load(std::memory_order_relaxed), 0) && t.depth == 0)
+      crash::start_wanted_flusher();
     t.in_tracer = 0;
     errno = errno_;
     if (__builtin_expect(crash::g_pending_signal.load(std::memory_order_relaxed) != 0, 0)) crash::raise_pending();

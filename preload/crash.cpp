@@ -12,7 +12,11 @@
 // its own recorder's lock is raised again once the record is done.
 //
 // SIGKILL and node loss: a background thread rewrites the trace every
-// MPIOR_FLUSH_INTERVAL milliseconds when there are new events.
+// MPIOR_FLUSH_INTERVAL milliseconds when there are new events. A rank starts
+// it at MPI_Init; a standalone program, a forked child and an exec'd one at
+// their first recorded call (not at load: a process that records nothing,
+// or forks only to exec, gets no thread), and a forked child anew: the
+// parent's thread is not copied into it.
 #include "crash.hpp"
 
 #include <pthread.h>
@@ -143,7 +147,7 @@ void* flush_loop(void*) {
     uint64_t now = session::events_recorded();
     if (now == written) continue;
     spill::before_flush();
-    if (session::write_rank(false)) written = now;
+    if (session::write_periodic()) written = now;
   }
   spill::set_flusher(false);
   spill::service();
@@ -157,9 +161,9 @@ void raise_pending() noexcept {
   if (sig) raise(sig);
 }
 
-void start() {
-  if (opt_signals.get()) install();
+void start_flusher() {
   if (opt_flush.get() <= 0 || g_flusher_running) return;
+  g_stop.store(false);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);  // signals go to the application's threads
@@ -170,8 +174,34 @@ void start() {
   if (!g_flusher_running) log_warn("no periodic trace flush: cannot start its thread");
 }
 
-void start_signals_only() {
+void start() {
   if (opt_signals.get()) install();
+  start_flusher();
+}
+
+void start_lazily() {
+  if (opt_signals.get()) install();
+  g_flusher_wanted.store(opt_flush.get() > 0, std::memory_order_relaxed);
+}
+
+void start_wanted_flusher() noexcept {
+  if (!g_flusher_wanted.exchange(false)) return;
+  TracerGuard guard;
+  int saved = errno;
+  start_flusher();
+  errno = saved;
+}
+
+void after_fork_child(bool traced) {
+  g_flusher_running = false;  // the parent's thread is not in the child
+  g_dumped.store(false);
+  g_flusher_wanted.store(traced && opt_flush.get() > 0, std::memory_order_relaxed);
+}
+
+void stop_for_exec() {
+  stop();
+  g_dumped.store(false);
+  g_flusher_wanted.store(opt_flush.get() > 0, std::memory_order_relaxed);  // if the exec fails
 }
 
 void stop() {

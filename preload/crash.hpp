@@ -10,10 +10,21 @@ namespace mpior::preload::crash {
 // Starts the flush thread and installs the signal handlers (once the rank
 // may write its trace).
 void start();
-// The signal handlers alone (standalone programs write only at exit).
-void start_signals_only();
+// The signal handlers now, the flush thread at the first recorded call
+// (standalone programs, children).
+void start_lazily();
+// A forked child: the parent's flush thread is not there; a traced child
+// starts its own at its first recorded call.
+void after_fork_child(bool traced);
+// Before an exec: the flush thread stops (its write would be cut short); if
+// the exec fails it starts again at the next recorded call.
+void stop_for_exec();
 // Stops the flush thread (before the final write).
 void stop();
+
+// Set while a flush thread is to start at the next recorded call (call.hpp).
+inline std::atomic<bool> g_flusher_wanted{false};
+void start_wanted_flusher() noexcept;
 
 // A signal that arrived while this thread held its recorder's lock, raised
 // again when the record is done (call.hpp).

@@ -72,14 +72,13 @@ inline void observe(MPI_Offset offset) noexcept {
 // The ompio_file_t, datatype and status (or request) pointers are opaque here.
 // OMPI_ERROR (-1) only if the library calling us could not be found again,
 // which cannot happen while it is loaded.
-#define MPIOR_OMPIO_HOOK(NAME, BUF)                                                        \
-  extern "C" MPIOR_API int NAME(void* fh, MPI_Offset offset, BUF buf, int count, void* datatype, \
-                                void* last) {                                                    \
-    using Fn = int (*)(void*, MPI_Offset, BUF, int, void*, void*);                               \
-    static std::atomic<Fn> real{nullptr};                                                        \
-    ::mpior::preload::observe(offset);                                                           \
-    Fn f = ::mpior::preload::real_of(real, #NAME);                                               \
-    return f ? f(fh, offset, buf, count, datatype, last) : -1;                                   \
+#define MPIOR_OMPIO_HOOK(NAME, BUF)                                                                            \
+  extern "C" MPIOR_API int NAME(void* fh, MPI_Offset offset, BUF buf, int count, void* datatype, void* last) { \
+    using Fn = int (*)(void*, MPI_Offset, BUF, int, void*, void*);                                             \
+    static std::atomic<Fn> real{nullptr};                                                                      \
+    ::mpior::preload::observe(offset);                                                                         \
+    Fn f = ::mpior::preload::real_of(real, #NAME);                                                             \
+    return f ? f(fh, offset, buf, count, datatype, last) : -1;                                                 \
   }
 
 MPIOR_OMPIO_HOOK(mca_common_ompio_file_write_at, const void*)

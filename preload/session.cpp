@@ -284,9 +284,11 @@ void on_fork_child() {
   if (!s.traced || !s.writable || !opt_children.get() || (s.under_mpi && !s.mpi && !s.child)) {
     g_recording.store(false);
     s.traced = false;
+    crash::after_fork_child(false);
     return;
   }
   reset_after_fork();
+  crash::after_fork_child(true);
   s.child = true;
   s.mpi = false;
   s.pruning = false;
@@ -355,7 +357,7 @@ void on_load() {
   }
   s.traced = true;
   s.writable = true;
-  if (!s.under_mpi || s.child) crash::start_signals_only();
+  if (!s.under_mpi || s.child) crash::start_lazily();
   atexit(on_exit_handler);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_recording.store(true);
@@ -393,6 +395,27 @@ bool spill_target(std::string* path, int32_t* rank) {
 bool write_rank(bool finished) {
   lock_writes();
   bool ok = write_rank_now(finished);
+  release_writes();
+  return ok;
+}
+
+namespace {
+// A standalone program's trace so far, its job marked running; its
+// directory is made at the first such write.
+bool write_standalone_running_now() {
+  Session& s = S();
+  if (!s.dir_ready && !prepare_dir(s.dir, s.job_id).empty()) return false;
+  s.dir_ready = true;
+  return write_rank_now(false) && write_job(trace::JobState::running, {0});
+}
+}  // namespace
+
+bool write_periodic() {
+  Session& s = S();
+  if (s.mpi || s.child) return write_rank(false);
+  if (newer_job_in_dir()) return false;
+  lock_writes();
+  bool ok = write_standalone_running_now();
   release_writes();
   return ok;
 }
@@ -471,10 +494,7 @@ bool write_crash_copy() {
   Session& s = S();
   if (!s.traced || (s.under_mpi && !s.mpi && !s.child)) return false;
   if (s.mpi || s.child) return write_rank_now(false);
-  // A standalone program writes only at exit: its directory is made now.
-  if (!s.dir_ready && !prepare_dir(s.dir, s.job_id).empty()) return false;
-  s.dir_ready = true;
-  return write_rank_now(false) && write_job(trace::JobState::running, {0});
+  return write_standalone_running_now();
 }
 
 uint64_t events_recorded() {
@@ -499,7 +519,12 @@ void session_before_exec() noexcept {
   if (t_state.in_tracer) return;
   Session& s = S();
   if (!s.traced || s.mpi || !g_recording.load()) return;
+  // A vfork child (no fork handler ran: it still has the parent's pid on
+  // record) shares the parent's memory: it must not stop the parent's
+  // thread nor write the parent's trace as finished.
+  if (getpid() != s.info.pid) return;
   TracerGuard guard;
+  crash::stop_for_exec();
   if (s.child)
     session::write_rank(true);
   else if (!s.under_mpi)

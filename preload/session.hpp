@@ -12,6 +12,10 @@ void on_exit();
 // Writes this rank's trace now (atomically replacing an earlier one); one
 // writer at a time.
 bool write_rank(bool finished);
+// The flush thread's write of what the process has so far (a standalone
+// program makes its directory first, and stops writing once a job started
+// after it owns the directory).
+bool write_periodic();
 // The same without waiting for other writers: in a crash child (crash.cpp).
 bool write_rank_now(bool finished);
 // Async-signal-safe: waits (bounded) until no write is under way and keeps

@@ -4,7 +4,9 @@ without MPI_Finalize); mpior-post must succeed with a warning per unfinished
 rank, count the writes made (all of them when the tracer caught the end or
 the last flush saw them, at least 90% after a SIGKILL), record "complete":
 false, and the plan must replay. MPICH's launcher SIGKILLs the other rank:
-its trace is the last periodic flush. Also: file names that are not UTF-8, /dev/shm, excluded calls counted.
+its trace is the last periodic flush. A program without MPI and a forked
+child SIGKILLed keep what their own periodic flush wrote. Also: file names
+that are not UTF-8, /dev/shm, excluded calls counted.
 """
 import json
 import os
@@ -82,6 +84,35 @@ def names():
     shutil.rmtree(root, ignore_errors=True)
 
 
+def killed_standalone(mode):
+    """A program without MPI ("self"), or its forked child ("child"), makes
+    20,000 writes, waits 1.5 s and is SIGKILLed: the periodic flush of that
+    process (started at its first recorded call) has its writes."""
+    root = tempfile.mkdtemp(prefix="mpior-killed-")
+    traces = os.path.join(root, "traces")
+    p = subprocess.run([os.path.join(APPS, "killed_standalone"), mode, str(WRITES)], cwd=root,
+                       env=traced_env(traces), capture_output=True, text=True, timeout=60)
+    if mode == "self":
+        check_eq(p.returncode, -9, "the program's exit status")
+    else:
+        check_eq((p.returncode, p.stdout.strip()), (0, "child killed by signal 9"), "the parent's exit and output")
+    post = run([POST, traces])
+    with open(os.path.join(traces, "plan", "summary.json")) as f:
+        summary = json.load(f)
+    name = "standalone.dat" if mode == "self" else "child.dat"
+    n = writes_of(summary, name)
+    check(n >= int(0.9 * WRITES), f"{mode}: {n} of {WRITES} writes to {name} in the trace")
+    if mode == "self":
+        check("incomplete" in post.stderr, f"no warning for the killed program: {post.stderr}")
+        check_eq(summary["complete"], False, "summary complete")
+    else:
+        check_eq(writes_of(summary, "parent.dat"), 1, "the parent's write")
+    run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), os.path.join(traces, "plan")])
+    replayed = os.path.join(root, "fs", root.lstrip("/"), name)
+    check(os.path.getsize(replayed) >= 64 * int(0.9 * WRITES), f"replayed {name}: {os.path.getsize(replayed)} bytes")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def scenario(mode, **kw):
     f = lambda: dies(mode, **kw)  # noqa: E731
     f.__name__ = mode
@@ -93,4 +124,6 @@ if __name__ == "__main__":
     cases["kill"] = scenario("kill", full_victim=False)
     cases["mpi_abort1"] = scenario("mpi_abort", victim=1)
     cases["names"] = names
+    cases["killed_standalone"] = lambda: killed_standalone("self")
+    cases["killed_child"] = lambda: killed_standalone("child")
     main(cases)
