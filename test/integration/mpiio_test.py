@@ -98,13 +98,16 @@ def forms():
 
 def shared():
     """The shared-pointer part alone, under each MPI-IO implementation Open
-    MPI has: OMPIO (its sm component; ompio_capture.cpp) and its ROMIO
-    (shfp_capture.hpp): offsets exact, plan replayed at both levels. (Open MPI
+    MPI has: OMPIO (its sm and lockedfile components; ompio_capture.cpp) and
+    its ROMIO (shfp_capture.hpp): offsets exact, plan replayed at both levels. (Open MPI
     4.1.4 hangs or crashes now and then in the full program's nonblocking
     collective I/O, untraced too.)"""
     ranks = 3
-    for io in ("ompio", "romio321"):
-        s = Scenario("mpiio_forms", args=["shared"], ranks=ranks, env={"OMPI_MCA_io": io})
+    variants = {"ompio sm": {"OMPI_MCA_io": "ompio", "OMPI_MCA_sharedfp": "sm"},
+                "ompio lockedfile": {"OMPI_MCA_io": "ompio", "OMPI_MCA_sharedfp": "lockedfile"},
+                "romio321": {"OMPI_MCA_io": "romio321"}}
+    for io, env in variants.items():
+        s = Scenario("mpiio_forms", args=["shared"], ranks=ranks, env=env)
         try:
             s.run_both()
             summary = s.post("--verify")
