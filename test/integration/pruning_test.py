@@ -67,6 +67,54 @@ def rooted():
     s.cleanup()
 
 
+def nbcoll():
+    """Nonblocking and persistent collectives are pruned by their dependency
+    class, decided where they complete: in eight rounds, only the instances
+    after I/O are kept (posts and completions alike), and the pruned plan
+    replays the same I/O as the unpruned one."""
+    s = Scenario(APP, ["nbcoll"], ranks=3, env={"MPIOR_MERGE": "0"}).run_both()  # rank files
+    summary = s.post()
+    check(summary["mpi"]["pruning"], "the trace was pruned")
+    s.replay_and_check("--stall-timeout", "30")
+    dumps = [run([POST, "--dump", os.path.join(s.traces, f"rank-{r:06d}.mpior")]).stdout for r in range(3)]
+    mpi4 = "MPI_Start" in summary["mpi"]["by_kind"]
+
+    def kept(kind):  # records at any depth: a post held for its decision is recorded under its Wait
+        return sum(len(re.findall(rf"^ *{kind} ", d, re.M)) for d in dumps)
+
+    def pruned(kind):
+        return by_kind(summary, kind)[1]
+
+    # Iallreduce after rank 1's I/O in rounds 0 and 4 (and, without the
+    # persistent Allreduce between them, after its I/O of round 5); Ibcast
+    # after the root's I/O of round 2 only (a member's does not count).
+    check_eq((kept("MPI_Iallreduce"), pruned("MPI_Iallreduce")), (6, 18) if mpi4 else (9, 15),
+             "Iallreduce (kept, pruned)")
+    check_eq((kept("MPI_Ibcast"), pruned("MPI_Ibcast")), (3, 21), "Ibcast (kept, pruned)")
+    if mpi4:  # the persistent Allreduce's starts in rounds 5 and 6
+        check_eq((kept("MPI_Start"), pruned("MPI_Start")), (6, 18), "MPI_Start (kept, pruned)")
+    for r, d in enumerate(dumps):
+        posts = len(re.findall(r"^ *MPI_(Iallreduce|Ibcast|Start) ", d, re.M))
+        done = len(re.findall(r"^ *mpior_complete ", d, re.M))
+        check_eq(done, posts, f"rank {r}: one completion per kept post")
+    s.cleanup()
+    same_io(APP, ["nbcoll"], 3)
+
+
+def inline():
+    """Allreduce and Bcast carry their decision inside the call (an extra
+    element, an extra byte): the program sees the values it sees untraced,
+    the instances after I/O are kept and the others pruned."""
+    s, summary = figure("inline", 3)
+    check_eq(s.traced_out.stdout, s.plain_out.stdout, "program output")
+    # the first Allreduce of rounds 0, 2 and 4 (after a member's I/O)
+    check_eq(by_kind(summary, "MPI_Allreduce"), (9, 63), "Allreduce (logged, pruned)")
+    # the strided Bcast of round 3 (after its root's I/O)
+    check_eq(by_kind(summary, "MPI_Bcast"), (3, 33), "Bcast (logged, pruned)")
+    s.cleanup()
+    same_io(APP, ["inline"], 3)
+
+
 def prune_off():
     """MPIOR_PRUNE=0 logs every MPI call, as the foundation did."""
     s = Scenario(APP, ["fig15"], ranks=2, env={"MPIOR_PRUNE": "0"}).run_both()
@@ -107,4 +155,4 @@ def equivalence():
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (fig15, fig14, fig41, rooted, prune_off, equivalence)})
+    main({f.__name__: f for f in (fig15, fig14, fig41, rooted, nbcoll, inline, prune_off, equivalence)})
