@@ -100,12 +100,12 @@ int allreduce_with_flag(const FlagCodec& codec, const void* sendbuf, void* recvb
                         MPI_Op op, MPI_Comm comm, bool mine, bool* log) {
   alignas(16) char in[kInlineMax + 16], out[kInlineMax + 16];
   size_t n = size_t(count) * codec.size;
-  std::memcpy(in, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, n);
+  if (n) std::memcpy(in, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, n);
   encode_flag(codec, in + n, mine);
   int rc = pmpi::Allreduce(in, out, count + 1, t, op, comm);
   *log = true;
   if (rc != MPI_SUCCESS) return rc;
-  std::memcpy(recvbuf, out, n);
+  if (n) std::memcpy(recvbuf, out, n);
   *log = decode_flag(codec, out + n);
   return rc;
 }
@@ -114,12 +114,13 @@ namespace {
 // Where count elements of t lie as one run of bytes: their first byte, or
 // nullptr when t has gaps (then they are packed).
 char* contiguous(void* buffer, int count, MPI_Datatype t, int64_t bytes) {
+  if (count == 0 || bytes == 0) return static_cast<char*>(buffer);  // nothing to move (t may be null)
   MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   if (pmpi::Type_get_extent_x(t, &lb, &extent) != MPI_SUCCESS ||
       pmpi::Type_get_true_extent_x(t, &true_lb, &true_extent) != MPI_SUCCESS)
     return nullptr;
-  MPI_Count size = count > 0 ? bytes / count : 0;
-  if (count > 0 && (true_extent != size || (count > 1 && extent != size))) return nullptr;
+  MPI_Count size = bytes / count;
+  if (true_extent != size || (count > 1 && extent != size)) return nullptr;
   return static_cast<char*>(buffer) + true_lb;
 }
 }  // namespace
@@ -131,10 +132,10 @@ int bcast_with_flag(void* buffer, int count, MPI_Datatype t, int64_t bytes, int 
   char* run = contiguous(buffer, count, t, bytes);
   if (am_root) {
     int pos = 0;
-    if (run)
-      std::memcpy(tmp, run, n);
-    else if (pmpi::Pack(buffer, count, t, tmp, int(n), &pos, comm) != MPI_SUCCESS)
-      std::memset(tmp, 0, n);  // the real call below reports the error
+    if (run) {
+      if (n) std::memcpy(tmp, run, n);
+    } else if (pmpi::Pack(buffer, count, t, tmp, int(n), &pos, comm) != MPI_SUCCESS)
+      std::memset(tmp, 0, n);  // invalid arguments: the untraced call would have failed too
     tmp[n] = char(mine);
   }
   int rc = pmpi::Bcast(tmp, int(n + 1), MPI_BYTE, root, comm);
@@ -143,9 +144,9 @@ int bcast_with_flag(void* buffer, int count, MPI_Datatype t, int64_t bytes, int 
   *log = tmp[n] != 0;
   if (!am_root) {
     int pos = 0;
-    if (run)
-      std::memcpy(run, tmp, n);
-    else
+    if (run) {
+      if (n) std::memcpy(run, tmp, n);
+    } else
       rc = pmpi::Unpack(tmp, int(n), &pos, buffer, count, t, comm);
   }
   return rc;
