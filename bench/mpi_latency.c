@@ -3,7 +3,8 @@
  * library's own PMPI_* functions (the profiling interface the tracer itself
  * uses) do not. Reports the
  * median over repetitions of: a 1-byte ping-pong round trip between ranks 0
- * and 1, and an 8-byte MPI_Bcast and MPI_Allreduce over all ranks.
+ * and 1, and an 8-byte MPI_Bcast, MPI_Allreduce and MPI_Iallreduce + MPI_Wait
+ * over all ranks.
  * usage: mpirun -n 2 mpi_latency [iterations=10000] [repetitions=5] */
 #include <dlfcn.h>
 #include <mpi.h>
@@ -18,6 +19,8 @@ static struct {
   int (*recv)(void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status*);
   int (*bcast)(void*, int, MPI_Datatype, int, MPI_Comm);
   int (*allreduce)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+  int (*iallreduce)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request*);
+  int (*wait)(MPI_Request*, MPI_Status*);
 } raw;
 
 static void* raw_fn(void* lib, const char* name) {
@@ -42,6 +45,8 @@ static void resolve_raw(void) {
   *(void**)&raw.recv = raw_fn(lib, "PMPI_Recv");
   *(void**)&raw.bcast = raw_fn(lib, "PMPI_Bcast");
   *(void**)&raw.allreduce = raw_fn(lib, "PMPI_Allreduce");
+  *(void**)&raw.iallreduce = raw_fn(lib, "PMPI_Iallreduce");
+  *(void**)&raw.wait = raw_fn(lib, "PMPI_Wait");
 }
 
 static int cmp(const void* a, const void* b) {
@@ -81,6 +86,15 @@ static double loop(int op, int traced, long n, int rank) {
     } else if (op == 2) {
       traced ? MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
              : raw.allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    } else if (op == 3) {
+      MPI_Request r;
+      if (traced) {
+        MPI_Iallreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      } else {
+        raw.iallreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+        raw.wait(&r, MPI_STATUS_IGNORE);
+      }
     }
   }
   double us = (MPI_Wtime() - t0) * 1e6 / (double)n;
@@ -98,9 +112,10 @@ int main(int argc, char** argv) {
   long n = argc > 1 ? atol(argv[1]) : 10000;
   int reps = argc > 2 ? atoi(argv[2]) : 5;
   if (reps > 32) reps = 32;
-  const char* names[3] = {"ping-pong 1 B round trip", "MPI_Bcast 8 B", "MPI_Allreduce 8 B"};
+  const char* names[4] = {"ping-pong 1 B round trip", "MPI_Bcast 8 B", "MPI_Allreduce 8 B",
+                          "MPI_Iallreduce 8 B + Wait"};
   if (rank == 0) printf("%-26s %12s %12s %12s %8s\n", "operation", "untraced us", "traced us", "added us", "ratio");
-  for (int op = 0; op < 3; ++op) {
+  for (int op = 0; op < 4; ++op) {
     double plain[32], traced[32];
     for (int r = 0; r < reps; ++r) {
       plain[r] = loop(op, 0, n, rank);

@@ -42,6 +42,17 @@ class NodeArray {
       if (r >= 0 && size_t(r) < synced_.size()) synced_[size_t(r)] = e;
   }
 
+  // A synchronisation that took effect at an earlier epoch (a nonblocking
+  // collective: from its post, seen at its completion). I/O since then keeps
+  // the peers pending; a later synchronisation already noted stays.
+  uint64_t now() const { return epoch(); }
+  void mark_at(int32_t rank, uint64_t e) {
+    if (rank >= 0 && size_t(rank) < synced_.size() && synced_[size_t(rank)] < e) synced_[size_t(rank)] = e;
+  }
+  void mark_all_at(std::span<const int32_t> ranks, uint64_t e) {
+    for (int32_t r : ranks) mark_at(r, e);
+  }
+
  private:
   uint64_t epoch() const { return epoch_.load(std::memory_order_relaxed); }
   // Starts at 1 and entries at 0: before any synchronisation, every peer is

@@ -42,6 +42,7 @@ void Pruner::finish() {
   std::vector<MPI_Comm> shadows;
   for (auto& [id, shadow] : shadows_) shadows.push_back(shadow);
   aux_.finish(shadows);
+  release_held();
   for (auto& [id, shadow] : shadows_) pmpi::Comm_free(&shadow);
   shadows_.clear();
   active_ = false;
@@ -180,6 +181,71 @@ RootedDecision Pruner::all_to_one_end(DecisionExchange& x) {
   if (d.all_members) d.members_logged.clear();
   nodes_.mark_all(x.members);
   return d;
+}
+
+void Pruner::nonblocking_begin(int32_t comm, HeldCollective& h, bool one_to_all) {
+  DecisionExchange& x = h.x;
+  x.members = h.members;
+  x.posted = true;
+  x.epoch = nodes_.now();
+  bool member = x.root >= 0 && x.me != x.root;  // of a rooted collective, not its root
+  if (one_to_all) {
+    x.result = member ? 0 : nodes_.pending_any(x.members, me_);
+    h.local = x.result;
+    pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, shadow(comm), &x.req);
+    return;
+  }
+  x.mine = member ? nodes_.pending(root_world(x)) : nodes_.pending_any(x.members, me_);
+  h.local = x.mine;
+  pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, shadow(comm), &x.req);
+}
+
+bool Pruner::nonblocking_end(HeldCollective& h) {
+  DecisionExchange& x = h.x;
+  pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
+  if (x.root >= 0 && x.me != x.root)
+    nodes_.mark_at(root_world(x), x.epoch);
+  else
+    nodes_.mark_all_at(x.members, x.epoch);
+  return x.result;
+}
+
+void Pruner::hold(uint64_t request, std::unique_ptr<HeldCollective> h) {
+  std::lock_guard lock(held_lock_);
+  auto& slot = held_[request];
+  if (slot) orphans_.push_back(std::move(slot));  // a request handle MPI reused: the old one was freed
+  slot = std::move(h);
+}
+
+std::unique_ptr<HeldCollective> Pruner::take_held(uint64_t request) {
+  std::lock_guard lock(held_lock_);
+  if (held_.empty()) return nullptr;
+  auto it = held_.find(request);
+  if (it == held_.end()) return nullptr;
+  std::unique_ptr<HeldCollective> h = std::move(it->second);
+  held_.erase(it);
+  return h;
+}
+
+void Pruner::drop_held(uint64_t request) {
+  std::unique_ptr<HeldCollective> h = take_held(request);
+  std::lock_guard lock(held_lock_);
+  if (h) orphans_.push_back(std::move(h));
+}
+
+// At MPI_Finalize, without waiting: exchanges whose application request was
+// freed or never completed. Finished ones are let go; MPI keeps the buffers
+// of the others, which stay allocated.
+void Pruner::release_held() {
+  std::lock_guard lock(held_lock_);
+  for (auto& [key, h] : held_) orphans_.push_back(std::move(h));
+  held_.clear();
+  for (auto& h : orphans_) {
+    int done = 0;
+    if (h->x.req != MPI_REQUEST_NULL) pmpi::Test(&h->x.req, &done, MPI_STATUS_IGNORE);
+    if (!done && h->x.req != MPI_REQUEST_NULL) (void)h.release();  // MPI still owns its buffers
+  }
+  orphans_.clear();
 }
 
 Pruner& pruner() {

@@ -20,6 +20,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -28,6 +30,7 @@
 #include "mpi_abi.hpp"
 #include "node_array.hpp"
 #include "receive_order.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::piggyback {
 
@@ -53,6 +56,18 @@ struct DecisionExchange {
   int mine = 0, result = 0;
   char mine_byte = 0;
   std::vector<char> all;  // all to one, at the root: every member's decision
+  uint64_t epoch = 0;     // nonblocking: the I/O epoch at the post
+};
+
+// A nonblocking collective, or one start of a persistent one, whose decision
+// is in flight until the application's request completes.
+struct HeldCollective {
+  std::vector<int32_t> members;  // x.members points here
+  DecisionExchange x;
+  bool local = false;     // this member's own decision (the result is at least it)
+  bool forced = false;    // a nested call: logged whatever the decision
+  bool deferred = false;  // its post record waits for the decision in `post`
+  trace::RawEvent post;
 };
 
 class Pruner {
@@ -90,6 +105,21 @@ class Pruner {
   bool one_to_all_end(DecisionExchange& x);
   void all_to_one_begin(int32_t comm, DecisionExchange& x);
   RootedDecision all_to_one_end(DecisionExchange& x);
+  // Nonblocking collectives and persistent ones' starts: the exchange is
+  // posted with the application's call (so in the same order on every
+  // member) and completed where its request completes, at its Wait/Test. The
+  // synchronisation counts from the post: I/O between the post and the
+  // completion is not ordered by it. Every member reaches one decision (the
+  // root's for one to all, everyone's otherwise: a completion record lists
+  // no members), so all keep or all drop the instance.
+  void nonblocking_begin(int32_t comm, HeldCollective& h, bool one_to_all);
+  bool nonblocking_end(HeldCollective& h);
+  // Held under the application's request (handle_key) until it completes.
+  void hold(uint64_t request, std::unique_ptr<HeldCollective> h);
+  std::unique_ptr<HeldCollective> take_held(uint64_t request);
+  // The application freed the request while active: its exchange completes
+  // unseen (released at finish()).
+  void drop_held(uint64_t request);
   // Always-logged collectives (communicator creation and free) still
   // synchronise everyone.
   void synced_all(std::span<const int32_t> members) { nodes_.mark_all(members); }
@@ -98,6 +128,7 @@ class Pruner {
 
  private:
   MPI_Comm shadow(int32_t comm) const;
+  void release_held();
 
   bool active_ = false;
   int32_t me_ = 0;
@@ -106,6 +137,9 @@ class Pruner {
   SendOrder send_order_;
   ReceiveOrder recv_order_{nullptr};
   AuxMessenger aux_;
+  std::mutex held_lock_;
+  std::unordered_map<uint64_t, std::unique_ptr<HeldCollective>> held_;
+  std::vector<std::unique_ptr<HeldCollective>> orphans_;  // requests freed while active
 };
 
 Pruner& pruner();

@@ -114,6 +114,7 @@ bool was_cancelled(const RequestInfo& info, const MPI_Status* st) {
 bool settle_completion(Call& c, MPI_Request handle, const MPI_Status* st) noexcept {
   RequestInfo info = state().take_request(handle);
   if (info.id < 0 && state().persistent(handle, nullptr)) return false;
+  if (info.kind == kReqColl && settle_collective(c, handle) == 0) return false;
   bool cancelled = was_cancelled(info, st);
   bool kept = info.logged;
   piggyback::Received r;

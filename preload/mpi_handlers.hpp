@@ -330,4 +330,5 @@ int comm_free(Call& c, Invoke&& invoke, MPI_Comm* comm) {
 
 }  // namespace mpior::preload::mpi
 
+#include "mpi_inline.hpp"
 #include "mpi_more.hpp"

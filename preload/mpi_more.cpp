@@ -45,7 +45,8 @@ bool gate_start(Call& c, const RequestInfo& info) noexcept {
   return gate_send(c, info.comm, raw_peer(info.peer), raw_tag(info.tag), info.bytes, false);
 }
 
-void record_start(Call& c, int rc, MPI_Request r, const RequestInfo& info, bool logged, bool own) noexcept {
+void record_start(Call& c, int rc, MPI_Request r, const RequestInfo& info, bool logged, bool own,
+                  std::unique_ptr<piggyback::HeldCollective> decision) noexcept {
   RequestInfo active = info;
   active.logged = logged;
   if (active.kind == kReqColl) active.seq = int64_t(state().next_collective(active.comm));
@@ -61,6 +62,7 @@ void record_start(Call& c, int rc, MPI_Request r, const RequestInfo& info, bool 
   if (own) {
     fill_request_record(c, rc, active);
     if (!logged) prune(c);
+    if (decision && !hold_collective_decision(std::move(decision), rc, r, c.ev())) c.drop();
     return;
   }
   // Starts before the last one: records of their own, at the call's start.
@@ -70,6 +72,7 @@ void record_start(Call& c, int rc, MPI_Request r, const RequestInfo& info, bool 
   RawEvent ev = self.ev();
   self.ev() = saved;
   ev.end = ev.start;
+  if (decision && !hold_collective_decision(std::move(decision), rc, r, ev)) return;  // held, decided later
   if (logged)
     record_event(ev);
   else

@@ -18,7 +18,9 @@ void fill_request_record(Call& c, int rc, const RequestInfo& info) noexcept;
 RequestInfo collective_info(MPI_Comm comm, int root, int64_t bytes, trace::OpClass op) noexcept;
 // Records one start of a persistent request (MPI_Start, each of
 // MPI_Startall's): `first` takes the call's own record, the others follow it.
-void record_start(Call& c, int rc, MPI_Request r, const RequestInfo& info, bool logged, bool first) noexcept;
+// A persistent collective's start carries its held decision (else null).
+void record_start(Call& c, int rc, MPI_Request r, const RequestInfo& info, bool logged, bool first,
+                  std::unique_ptr<piggyback::HeldCollective> decision) noexcept;
 // Before the real start: the pruner's decision for a persistent send.
 bool gate_start(Call& c, const RequestInfo& info) noexcept;
 // A matched probe found a message: its communicator and the receive's fate.
@@ -61,36 +63,41 @@ int start(Call& c, Invoke&& invoke, int count, MPI_Request* requests) {
   if (count <= 0) return invoke();
   std::vector<RequestInfo> infos(static_cast<size_t>(count));
   std::vector<uint8_t> logged(static_cast<size_t>(count), 1);
+  std::vector<std::unique_ptr<piggyback::HeldCollective>> decisions(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     if (!state().persistent(requests[i], &infos[size_t(i)])) continue;
     if (infos[size_t(i)].kind == trace::kReqSend) logged[size_t(i)] = gate_start(c, infos[size_t(i)]);
+    if (infos[size_t(i)].kind == trace::kReqColl) decisions[size_t(i)] = post_collective_decision(c, infos[size_t(i)]);
   }
   RequestSnapshot handles(requests, count);
   int rc = invoke();
   c.stop();
-  for (int i = 0; i < count; ++i) record_start(c, rc, handles[i], infos[size_t(i)], logged[size_t(i)], i == 0);
+  for (int i = 0; i < count; ++i)
+    record_start(c, rc, handles[i], infos[size_t(i)], logged[size_t(i)], i == 0, std::move(decisions[size_t(i)]));
   return rc;
 }
 
+// Pruned by its dependency class, decided where it completes (pruning.hpp).
 template <typename Invoke>
 int icoll(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes, trace::OpClass op, MPI_Request* request) {
+  RequestInfo info = collective_info(comm, root, bytes, op);
+  auto decision = post_collective_decision(c, info);
   int rc = invoke();
   c.stop();
-  RequestInfo info = collective_info(comm, root, bytes, op);
   info.seq = int64_t(state().next_collective(info.comm));
   if (rc == MPI_SUCCESS) info.id = state().add_request(*request, info);
   fill_request_record(c, rc, info);
+  if (!hold_collective_decision(std::move(decision), rc, rc == MPI_SUCCESS ? *request : MPI_REQUEST_NULL, c.ev()))
+    c.drop();
   return rc;
 }
 
-// Neighborhood collectives: every member calls, but only neighbours exchange;
-// no decision is exchanged and the call is always logged.
+// Neighborhood collectives: every member calls, only neighbours exchange.
+// Pruned as all to all (the replay meets them as such): the decision of
+// every member, so any member's I/O keeps the call.
 template <typename Invoke>
 int coll_logged(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
-  int rc = invoke();
-  c.stop();
-  fill_collective(c, rc, comm, -1, bytes);
-  return rc;
+  return coll(c, invoke, comm, bytes);
 }
 
 template <typename Invoke>
@@ -115,6 +122,7 @@ int request_free(Call& c, Invoke&& invoke, MPI_Request* request) {
   c.stop();
   if (rc == MPI_SUCCESS) {
     if (info.id >= 0) state().take_request(before);
+    if (info.kind == trace::kReqColl && piggyback::pruner().active()) piggyback::pruner().drop_held(handle_key(before));
     if (info.kind == trace::kReqRecv && !info.matched && pruning(info.comm))
       piggyback::pruner().receive_dropped(info.comm, before);
     state().forget_persistent(before);

@@ -109,6 +109,97 @@ bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcep
   return d.log;
 }
 
+std::unique_ptr<piggyback::HeldCollective> post_collective_decision(Call& c, const RequestInfo& info) noexcept {
+  if (!pruning(info.comm)) return nullptr;
+  TracerGuard guard;
+  try {
+    auto h = std::make_unique<piggyback::HeldCollective>();
+    h->members = state().members(info.comm);
+    h->forced = nested(c);
+    h->x.root = int(info.root);
+    h->x.me = my_rank_in(h->members);
+    pruner().nonblocking_begin(info.comm, *h, info.root >= 0 && is_one_to_all(OpClass(info.op)));
+    return h;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+bool hold_collective_decision(std::unique_ptr<piggyback::HeldCollective> h, int rc, MPI_Request request,
+                              const RawEvent& post) noexcept {
+  if (!h) return true;
+  TracerGuard guard;
+  bool now = h->local || h->forced || rc != MPI_SUCCESS;
+  if (!now) {
+    h->deferred = true;
+    h->post = post;
+  }
+  try {
+    if (rc == MPI_SUCCESS)
+      pruner().hold(handle_key(request), std::move(h));
+    else
+      pruner().hold(0, std::move(h));  // no request: finish() lets it go
+  } catch (...) {
+    return true;
+  }
+  return now;
+}
+
+int settle_collective(Call& c, MPI_Request request) noexcept {
+  std::unique_ptr<piggyback::HeldCollective> h = pruner().take_held(handle_key(request));
+  if (!h) return -1;
+  TracerGuard guard;
+  bool log = pruner().nonblocking_end(*h) || h->forced;
+  if (!h->deferred) return 1;
+  if (!log) {
+    count_pruned(h->post.kind, h->post.end - h->post.start);
+    return 0;
+  }
+  RawEvent ev = h->post;  // recorded where the decision is known, first under c
+  ev.depth = uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255);
+  ev.start = ev.end = c.ev().end;
+  record_event(ev);
+  return 1;
+}
+
+bool inline_decision(int32_t comm, int64_t bytes) noexcept {
+  return bytes >= 0 && size_t(bytes) <= piggyback::kInlineMax && pruning(comm) && !state().is_inter(comm);
+}
+
+// All to all: the decision is everyone's, and everyone synchronised.
+int inline_allreduce(Call& c, int32_t comm, const piggyback::FlagCodec& codec, const void* sendbuf, void* recvbuf,
+                     int count, MPI_Datatype t, MPI_Op op, MPI_Comm mc, bool* log) noexcept {
+  const std::vector<int32_t>& members = state().members(comm);
+  bool mine = pruner().nodes().pending_any(members, state().world_rank());
+  int rc;
+  {
+    TracerGuard guard;
+    rc = piggyback::allreduce_with_flag(codec, sendbuf, recvbuf, count, t, op, mc, mine, log);
+  }
+  pruner().nodes().mark_all(members);
+  *log = *log || nested(c);
+  return rc;
+}
+
+// One to all: the root's decision travels; a member synchronised with the root.
+int inline_bcast(Call& c, int32_t comm, void* buffer, int count, MPI_Datatype t, int64_t bytes, int root, MPI_Comm mc,
+                 bool* log) noexcept {
+  const std::vector<int32_t>& members = state().members(comm);
+  bool am_root = size_t(root) < members.size() && members[size_t(root)] == state().world_rank();
+  bool mine = am_root && pruner().nodes().pending_any(members, state().world_rank());
+  int rc;
+  {
+    TracerGuard guard;
+    rc = piggyback::bcast_with_flag(buffer, count, t, bytes, root, am_root, mc, mine, log);
+  }
+  if (am_root)
+    pruner().nodes().mark_all(members);
+  else if (size_t(root) < members.size())
+    pruner().nodes().mark(members[size_t(root)]);
+  *log = *log || nested(c);
+  return rc;
+}
+
 void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept {
   if (!pruner().active()) return;
   TracerGuard guard;

@@ -6,6 +6,8 @@
 
 #include "call.hpp"
 #include "mpi_abi.hpp"
+#include "mpi_state.hpp"
+#include "piggyback/inline_decision.hpp"
 #include "piggyback/pruner.hpp"
 
 namespace mpior::preload::mpi {
@@ -26,6 +28,18 @@ void record_on_behalf(Call& c, int32_t comm, const MPI_Status& st, const piggyba
 // says whether to log the call. For a Barrier, the exchange replaces the call.
 void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept;
 bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcept;
+// Nonblocking collectives and persistent ones' starts (issue 11): the
+// decision is posted before the application's call (null: not pruned) ...
+std::unique_ptr<piggyback::HeldCollective> post_collective_decision(Call& c, const RequestInfo& info) noexcept;
+// ... and held under the request it made. Returns whether the post record
+// is kept now (this member's own decision, or a nested call); when not, it
+// waits in `post` for the decision at the completion.
+bool hold_collective_decision(std::unique_ptr<piggyback::HeldCollective> h, int rc, MPI_Request request,
+                              const trace::RawEvent& post) noexcept;
+// The request of a nonblocking collective completed under c: 1 keep its
+// completion (after the post record, if that waited), 0 drop both, -1 no
+// decision was held for it.
+int settle_collective(Call& c, MPI_Request request) noexcept;
 // Communicator creation and free are always logged; they give or take a shadow.
 void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept;
 void comm_unmade(int32_t comm) noexcept;

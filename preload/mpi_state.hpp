@@ -25,7 +25,8 @@ namespace mpior::preload::mpi {
   X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)       \
   X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
   X(Iallreduce) X(Ibcast) X(Igather) X(Comm_create_group) X(Comm_remote_group) X(Comm_remote_size) \
-  X(Iprobe) X(Cancel) X(Request_free) X(Comm_compare) X(Comm_create) X(Comm_split) X(Comm_split_type) X(Send)
+  X(Iprobe) X(Cancel) X(Request_free) X(Comm_compare) X(Comm_create) X(Comm_split) X(Comm_split_type) X(Send) \
+  X(Type_get_extent_x) X(Type_get_true_extent_x) X(Pack) X(Unpack)
 // MPI-4 (Sessions): MPICH 4 has them, Open MPI 4.1 does not. Optional.
 #if MPI_VERSION >= 4
 #define MPIOR_HAVE_SESSIONS 1

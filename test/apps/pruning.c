@@ -11,6 +11,12 @@
  *          world (3 ranks each), with I/O by different members in between:
  *          some calls kept, some pruned, and Gathers whose root waited for
  *          only the member that had I/O.
+ *   nbcoll (3 ranks) eight rounds of Iallreduce/Wait, Ibcast/Wait and (MPI-4)
+ *          a persistent Allreduce started and waited; I/O before a few of
+ *          them: those instances are kept, the repeats pruned.
+ *   inline (3 ranks) Allreduce (SUM, MIN, MAX, LAND, MPI_IN_PLACE) and Bcast
+ *          (contiguous, and a strided vector type) whose decision travels
+ *          inside the call: values as untraced, I/O before some rounds.
  * usage: pruning MODE */
 #include <fcntl.h>
 #include <mpi.h>
@@ -100,6 +106,70 @@ static void rooted(void) {
   MPI_Comm_free(&half);
 }
 
+static void nbcoll(void) {
+  long v = rank, sum = 0, token = 0, want = (long)size * (size - 1) / 2;
+#if MPI_VERSION >= 4
+  long psum = 0;
+  MPI_Request p;
+  MPI_Allreduce_init(&v, &psum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &p);
+#endif
+  for (int round = 0; round < 8; ++round) {
+    MPI_Request r;
+    if (rank == 1 && (round == 0 || round == 4)) io("nb_all"); /* this round's Iallreduce is kept */
+    MPI_Iallreduce(&v, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(sum == want);
+    if (rank == 0 && round == 2) io("nb_root");   /* this round's Ibcast is kept */
+    if (rank == 1 && round == 5) io("nb_member"); /* a member's I/O: the Ibcast does not order it */
+    token = rank == 0 ? round : -1;
+    MPI_Ibcast(&token, 1, MPI_LONG, 0, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(token == round);
+#if MPI_VERSION >= 4
+    if (rank == 2 && round == 6) io("nb_start"); /* this round's start is kept */
+    MPI_Start(&p);
+    MPI_Wait(&p, MPI_STATUS_IGNORE);
+    CHECK(psum == want);
+#endif
+  }
+#if MPI_VERSION >= 4
+  MPI_Request_free(&p);
+#endif
+}
+
+static void inline_decisions(void) {
+  MPI_Datatype every_other;
+  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
+  MPI_Type_commit(&every_other);
+  for (int round = 0; round < 6; ++round) {
+    if (rank == round % size && round % 2 == 0) io("inline");
+    long v = rank + round, sum = 0;
+    MPI_Allreduce(&v, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sum == (long)size * (size - 1) / 2 + (long)size * round);
+    double d[3] = {rank + 0.5, -rank - 0.25, round}, lo[3];
+    MPI_Allreduce(d, lo, 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    CHECK(lo[0] == 0.5 && lo[1] == -(size - 1) - 0.25 && lo[2] == round);
+    unsigned u[2] = {(unsigned)rank, 7u};
+    MPI_Allreduce(MPI_IN_PLACE, u, 2, MPI_UNSIGNED, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(u[0] == (unsigned)size - 1 && u[1] == 7u);
+    int yes = rank >= 0, all = 0;
+    MPI_Allreduce(&yes, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    CHECK(all == 1);
+    int grid[8];
+    for (int i = 0; i < 8; ++i) grid[i] = rank == 1 ? 100 * round + i : -1;
+    if (rank == 1 && round == 3) io("inline_root");     /* this Bcast is kept */
+    MPI_Bcast(grid, 1, every_other, 1, MPI_COMM_WORLD); /* packed: elements 0, 2, 4, 6 */
+    for (int i = 0; i < 8; ++i) CHECK(grid[i] == (i % 2 == 0 || rank == 1 ? 100 * round + i : -1));
+    char text[32] = "";
+    if (rank == 0) snprintf(text, sizeof text, "round %d", round);
+    MPI_Bcast(text, (int)sizeof text, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char want[32];
+    snprintf(want, sizeof want, "round %d", round);
+    CHECK(!strcmp(text, want));
+  }
+  MPI_Type_free(&every_other);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -113,6 +183,10 @@ int main(int argc, char** argv) {
     fig41();
   else if (!strcmp(mode, "rooted"))
     rooted();
+  else if (!strcmp(mode, "nbcoll"))
+    nbcoll();
+  else if (!strcmp(mode, "inline"))
+    inline_decisions();
   else
     CHECK(!"unknown mode");
   if (rank == 0) printf("pruning %s ranks=%d done\n", mode, size);

@@ -3,6 +3,7 @@
 test/apps/pruning.c reproduce the thesis' figures; the bundled programs are
 traced with and without pruning and their replays compared. One scenario per
 meson test: pruning_test.py NAME."""
+import json
 import os
 import re
 
@@ -67,6 +68,55 @@ def rooted():
     s.cleanup()
 
 
+def nbcoll():
+    """Nonblocking and persistent collectives are pruned by their dependency
+    class, decided where they complete: in eight rounds, only the instances
+    after I/O are kept (posts and completions alike), and the pruned plan
+    replays the same I/O as the unpruned one."""
+    s = Scenario(APP, ["nbcoll"], ranks=3).run_both()
+    timeline = os.path.join(s.root, "timeline.json")
+    summary = s.post("--timeline", timeline)
+    check(summary["mpi"]["pruning"], "the trace was pruned")
+    s.replay_and_check("--stall-timeout", "30")
+    with open(timeline) as f:  # every record, unfolded, nested ones too (a held post sits under its Wait)
+        slices = [(e["name"], e["pid"]) for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    mpi4 = "MPI_Start" in summary["mpi"]["by_kind"]
+
+    def kept(kind, rank=None):
+        return sum(1 for name, pid in slices if name == kind and (rank is None or pid == rank + 1))
+
+    def pruned(kind):
+        return by_kind(summary, kind)[1]
+
+    # Iallreduce after rank 1's I/O in rounds 0 and 4 (and, without the
+    # persistent Allreduce between them, after its I/O of round 5); Ibcast
+    # after the root's I/O of round 2 only (a member's does not count).
+    check_eq((kept("MPI_Iallreduce"), pruned("MPI_Iallreduce")), (6, 18) if mpi4 else (9, 15),
+             "Iallreduce (kept, pruned)")
+    check_eq((kept("MPI_Ibcast"), pruned("MPI_Ibcast")), (3, 21), "Ibcast (kept, pruned)")
+    if mpi4:  # the persistent Allreduce's starts in rounds 5 and 6
+        check_eq((kept("MPI_Start"), pruned("MPI_Start")), (6, 18), "MPI_Start (kept, pruned)")
+    for r in range(3):
+        posts = sum(kept(k, r) for k in ("MPI_Iallreduce", "MPI_Ibcast", "MPI_Start"))
+        check_eq(kept("MPI_Wait", r), posts, f"rank {r}: a Wait kept per kept post")
+    s.cleanup()
+    same_io(APP, ["nbcoll"], 3)
+
+
+def inline():
+    """Allreduce and Bcast carry their decision inside the call (an extra
+    element, an extra byte): the program sees the values it sees untraced,
+    the instances after I/O are kept and the others pruned."""
+    s, summary = figure("inline", 3)
+    check_eq(s.traced_out.stdout, s.plain_out.stdout, "program output")
+    # the first Allreduce of rounds 0, 2 and 4 (after a member's I/O)
+    check_eq(by_kind(summary, "MPI_Allreduce"), (9, 63), "Allreduce (logged, pruned)")
+    # the strided Bcast of round 3 (after its root's I/O)
+    check_eq(by_kind(summary, "MPI_Bcast"), (3, 33), "Bcast (logged, pruned)")
+    s.cleanup()
+    same_io(APP, ["inline"], 3)
+
+
 def prune_off():
     """MPIOR_PRUNE=0 logs every MPI call, as the foundation did."""
     s = Scenario(APP, ["fig15"], ranks=2, env={"MPIOR_PRUNE": "0"}).run_both()
@@ -107,4 +157,4 @@ def equivalence():
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (fig15, fig14, fig41, rooted, prune_off, equivalence)})
+    main({f.__name__: f for f in (fig15, fig14, fig41, rooted, nbcoll, inline, prune_off, equivalence)})
