@@ -276,6 +276,20 @@ CommEntry get_comm(Decoder& d) {
   return c;
 }
 
+void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms) {
+  e.uv(files.size());
+  for (const FileEntry& f : files) put_file(e, f);
+  e.uv(comms.size());
+  for (const CommEntry& c : comms) put_comm(e, c);
+}
+
+void get_tables(Decoder& d, std::vector<FileEntry>* files, std::vector<CommEntry>* comms) {
+  files->resize(d.count(2));
+  for (FileEntry& f : *files) f = get_file(d);
+  comms->resize(d.count(7));
+  for (CommEntry& c : *comms) c = get_comm(d);
+}
+
 namespace {
 
 void put_process(Encoder& e, const ProcessInfo& p) {
@@ -320,10 +334,7 @@ ProcessInfo get_process(Decoder& d) {
 
 void put(Encoder& e, const RankTrace& t) {
   put_process(e, t.process);
-  e.uv(t.files.size());
-  for (const FileEntry& f : t.files) put_file(e, f);
-  e.uv(t.comms.size());
-  for (const CommEntry& c : t.comms) put_comm(e, c);
+  put_tables(e, t.files, t.comms);
   put_streams(e, t.streams);
   put_tallies(e, t.pruned);
   put_tallies(e, t.excluded);
@@ -333,10 +344,7 @@ void put(Encoder& e, const RankTrace& t) {
 RankTrace get_rank_trace(Decoder& d) {
   RankTrace t;
   t.process = get_process(d);
-  t.files.resize(d.count(2));
-  for (FileEntry& f : t.files) f = get_file(d);
-  t.comms.resize(d.count(7));
-  for (CommEntry& c : t.comms) c = get_comm(d);
+  get_tables(d, &t.files, &t.comms);
   t.streams = get_streams(d);
   t.pruned = get_tallies(d);
   t.excluded = get_tallies(d);

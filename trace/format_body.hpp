@@ -31,6 +31,9 @@ void put_file(Encoder& e, const FileEntry& f);
 FileEntry get_file(Decoder& d);
 void put_comm(Encoder& e, const CommEntry& c);
 CommEntry get_comm(Decoder& d);
+// A file table, then a communicator table.
+void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms);
+void get_tables(Decoder& d, std::vector<FileEntry>* files, std::vector<CommEntry>* comms);
 
 // The job record's layout (JobInfo::trace_files); ranks checked below size.
 void put_layout(Encoder& e, const std::vector<TraceFileRanks>& files);

@@ -74,10 +74,7 @@ ProcessInfo get_process(Decoder& d, const ProcessInfo& prev) {
 void put(Encoder& e, const MergedJob& m) {
   e.fixed64(m.job_id);
   e.sv(m.size);
-  e.uv(m.files.size());
-  for (const FileEntry& f : m.files) put_file(e, f);
-  e.uv(m.comms.size());
-  for (const CommEntry& c : m.comms) put_comm(e, c);
+  put_tables(e, m.files, m.comms);
   put_streams(e, m.streams);
   e.uv(m.ranks.size());
   ProcessInfo prev;
@@ -101,10 +98,7 @@ MergedJob get_merged_job(Decoder& d) {
   int64_t size = d.sv();
   if (size < 1 || size > (int64_t(1) << 30)) d.fail("job of " + std::to_string(size) + " ranks");
   m.size = int32_t(size);
-  m.files.resize(d.count(2));
-  for (FileEntry& f : m.files) f = get_file(d);
-  m.comms.resize(d.count(7));
-  for (CommEntry& c : m.comms) c = get_comm(d);
+  get_tables(d, &m.files, &m.comms);
   m.streams = get_streams(d);
   m.ranks.resize(d.count(8));
   ProcessInfo prev;
