@@ -463,19 +463,22 @@ def merge_job(b):
                     for f in ("rank-000001.mpior", "merged.mpior"):
                         if os.path.exists(os.path.join(traces, f)):
                             sizes[f] = os.path.getsize(os.path.join(traces, f))
+                    if name == "merge on":  # the plan mpior-post makes of it: the same merged statistics
+                        b.run([b.post, traces, "-o", os.path.join(d, "plan")])
+                        sizes["plan"] = os.path.getsize(os.path.join(d, "plan", "plan.mpior"))
         med = {n: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)) for n, v in times.items()}
         base = med["untraced"][0]
         one, merged = sizes.get("rank-000001.mpior", 0), sizes.get("merged.mpior", 0)
         rows.append([ranks, files["merge off"], files["aggregate"], files["merge on"]] +
                     [f"{med[n][1] * 1000:.1f}" for n, _ in modes] +
-                    [one, merged, f"{merged / one:.2f}" if one and merged else "-"] +
+                    [one, merged, f"{merged / one:.2f}" if one and merged else "-", sizes.get("plan", 0)] +
                     [f"{base:.3f}", f"{med['merge off'][0] / base:.3f}", f"{med['merge on'][0] / base:.3f}"])
     table(f"the job's trace at MPI_Finalize: files in the trace directory (merging on: job.mpior, merged.mpior and "
           f"rank 0's own rank file, since it prints after MPI_Finalize), MPI_Finalize ms on rank 0, one rank's trace "
-          f"(rank 1, merging off) and the merged job trace in bytes, run time "
+          f"(rank 1, merging off), the merged job trace and mpior-post's plan of it in bytes, run time "
           f"(medians of {reps}, interleaved, load {os.getloadavg()[0]:.2f})",
           ["ranks", "files off", "files aggregate", "files merged", "finalize ms untraced", "off", "aggregate",
-           "merged", "one rank B", "merged B", "merged / one rank", "untraced s", "off / untraced",
+           "merged", "one rank B", "merged B", "merged / one rank", "plan B", "untraced s", "off / untraced",
            "merged / untraced"], rows)
     rows = []
     for files in ("group", "nogroup"):
