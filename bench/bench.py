@@ -439,35 +439,47 @@ def replay_event_cost(b):
 def merge_job(b):
     """The job's trace at MPI_Finalize (issue 19): files the trace directory gets and MPI_Finalize time of an SPMD
     program (N-to-N, N-to-1 and group files) at 8-64 ranks (oversubscribed: the growth matters), untraced and traced
-    with merging off and on, and the run time traced / untraced."""
+    with merging off (rank files), aggregate files only (MPIOR_MERGE_TREE=0) and the in-job merge (merged.mpior),
+    the merged file's size against one rank's trace, and the run time traced / untraced."""
     reps = 1 if b.quick else 2
-    modes = (("untraced", None), ("merge off", "0"), ("merge on", "1"))
+    modes = (("untraced", None), ("merge off", {"MPIOR_MERGE": "0"}), ("aggregate", {"MPIOR_MERGE_TREE": "0"}),
+             ("merge on", {}))
     rows = []
     for ranks in (8, 16, 32, 64):
         times = {name: [] for name, _ in modes}
-        files = {}
+        files, sizes = {}, {}
         for _ in range(reps):
-            for name, merge in modes:  # interleaved
+            for name, env_extra in modes:  # interleaved
                 d = b.fresh("merge_job")
                 out_dir = os.path.join(d, "out")
                 os.makedirs(out_dir)
                 traces = os.path.join(d, "traces")
-                env = b.traced(MPIOR_MERGE=merge, MPIOR_TRACE_DIR=traces) if merge else {}
+                env = b.traced(MPIOR_TRACE_DIR=traces, **env_extra) if env_extra is not None else {}
                 out = b.run(["mpirun.mpich", "-n", ranks, b.exe("bench/merge_job"), out_dir, 5], env=env, cwd=d)
                 fin = float(re.search(r"finalize_s (\S+)", out).group(1))
                 times[name].append((elapsed(out), fin))
-                if merge:
+                if env_extra is not None:
                     files[name] = len(os.listdir(traces))
+                    for f in ("rank-000001.mpior", "merged.mpior"):
+                        if os.path.exists(os.path.join(traces, f)):
+                            sizes[f] = os.path.getsize(os.path.join(traces, f))
+                    if name == "merge on":  # the plan mpior-post makes of it: the same merged statistics
+                        b.run([b.post, traces, "-o", os.path.join(d, "plan")])
+                        sizes["plan"] = os.path.getsize(os.path.join(d, "plan", "plan.mpior"))
         med = {n: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v)) for n, v in times.items()}
         base = med["untraced"][0]
-        rows.append([ranks, files["merge off"], files["merge on"]] +
+        one, merged = sizes.get("rank-000001.mpior", 0), sizes.get("merged.mpior", 0)
+        rows.append([ranks, files["merge off"], files["aggregate"], files["merge on"]] +
                     [f"{med[n][1] * 1000:.1f}" for n, _ in modes] +
+                    [one, merged, f"{merged / one:.2f}" if one and merged else "-", sizes.get("plan", 0)] +
                     [f"{base:.3f}", f"{med['merge off'][0] / base:.3f}", f"{med['merge on'][0] / base:.3f}"])
-    table(f"finalize aggregation (MPIOR_MERGE): files in the trace directory (merging on: job.mpior, ranks.mpior and "
-          f"rank 0's own rank file, since it prints after MPI_Finalize), MPI_Finalize ms on rank 0, run time "
+    table(f"the job's trace at MPI_Finalize: files in the trace directory (merging on: job.mpior, merged.mpior and "
+          f"rank 0's own rank file, since it prints after MPI_Finalize), MPI_Finalize ms on rank 0, one rank's trace "
+          f"(rank 1, merging off), the merged job trace and mpior-post's plan of it in bytes, run time "
           f"(medians of {reps}, interleaved, load {os.getloadavg()[0]:.2f})",
-          ["ranks", "files off", "files on", "finalize ms untraced", "off", "on", "untraced s", "off / untraced",
-           "on / untraced"], rows)
+          ["ranks", "files off", "files aggregate", "files merged", "finalize ms untraced", "off", "aggregate",
+           "merged", "one rank B", "merged B", "merged / one rank", "plan B", "untraced s", "off / untraced",
+           "merged / untraced"], rows)
     rows = []
     for files in ("group", "nogroup"):
         for ranks in (1024, 8192) if b.quick else (1024, 8192, 65536):

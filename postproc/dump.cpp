@@ -9,6 +9,7 @@
 #include "bytes_text.hpp"
 #include "comms.hpp"
 #include "format.hpp"
+#include "merge_job.hpp"
 #include "text.hpp"
 #include "trace_set.hpp"
 
@@ -145,6 +146,24 @@ void dump_aggregate(const std::string& path, std::span<const uint8_t> bytes, std
   }
 }
 
+// The merged job trace: the tables, each rank's indices into them, the
+// merged streams. Each rank is expanded too, so a damaged file gets its one
+// message before anything is printed.
+void dump_merged(const std::string& path, std::span<const uint8_t> bytes, std::ostream& out) {
+  trace::MergedJob m = trace::decode_merged_job(bytes, path);
+  rank_traces(m, path);
+  dump_header(path, bytes, out);
+  out << fmt::format("merged job trace: job {}, {} of {} ranks, {} streams\n", job_id_text(m.job_id), m.ranks.size(),
+                     m.size, m.streams.size());
+  for (const trace::MergedRank& r : m.ranks)
+    out << fmt::format("  rank {}: pid {}, host {}, {}, files {}, communicators {}\n", r.process.rank, r.process.pid,
+                       E(r.process.host), r.process.finished ? "finished" : "unfinished", list_text(r.files),
+                       list_text(r.comms));
+  dump_files(m.files, out);
+  dump_comms(m.comms, out);
+  dump_streams(m.streams, out);
+}
+
 }  // namespace
 
 void dump_file(const std::string& given, std::ostream& out) {
@@ -166,6 +185,7 @@ void dump_file(const std::string& given, std::ostream& out) {
   }
   std::string type = trace::file_type(bytes);
   if (type == "aggregate trace") return dump_aggregate(path, bytes, out);
+  if (type == "merged job trace") return dump_merged(path, bytes, out);
   if (type.empty()) throw trace::FormatError(path + ": not an mpior file (bad magic number)");
   // Decode everything before printing anything: a damaged file gets one message.
   if (type == "rank trace") {

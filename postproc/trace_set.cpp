@@ -11,6 +11,7 @@
 #include "cursor.hpp"
 #include "error.hpp"
 #include "format.hpp"
+#include "merge_job.hpp"
 #include "post_progress.hpp"
 #include "spill.hpp"
 
@@ -95,24 +96,52 @@ bool finished_rank_file(const std::string& path) {
   return trace::decode_rank_trace(bytes, path).process.finished;
 }
 
+void check_same_job(const TraceSet& set, const std::string& path, uint64_t job_id, int32_t size) {
+  std::string job_path = join_path(set.dir, trace::kJobFileName);
+  if (job_id != set.job.job_id)
+    throw PostError(path + ": traces of job " + job_id_text(job_id) + ", but " + job_path + " is job " +
+                    job_id_text(set.job.job_id) + " (a file of another run)");
+  if (size != set.job.size)
+    throw PostError(path + ": says the job has " + std::to_string(size) + " ranks, " + job_path + " says " +
+                    std::to_string(set.job.size));
+}
+
+// Whether rank r of the job file `path` is to be read: not read already, no
+// finished rank file of its own.
+bool take_rank(const TraceSet& set, const std::string& path, int32_t r, const std::set<int32_t>& rank_files,
+               const std::vector<char>& have) {
+  if (have[size_t(r)])
+    throw PostError(path + ": holds rank " + std::to_string(r) + ", which " + set.path(r) + " holds too");
+  return !(rank_files.count(r) && finished_rank_file(join_path(set.dir, trace::rank_file_name(r))));
+}
+
+// The job's merged trace (merged.mpior), when there: every rank it holds,
+// its streams expanded back for the rank (merge/merge_job.hpp).
+void read_merged(TraceSet& set, const std::set<int32_t>& rank_files, std::vector<char>& have) {
+  std::string path = join_path(set.dir, trace::kMergedFileName);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  trace::MergedJob m = trace::decode_merged_job(trace::read_file(path), path);
+  check_same_job(set, path, m.job_id, m.size);
+  std::vector<trace::RankTrace> ranks = rank_traces(m, path);
+  for (trace::RankTrace& t : ranks) {
+    int32_t r = t.process.rank;
+    if (!take_rank(set, path, r, rank_files, have)) continue;
+    set.ranks[size_t(r)] = std::move(t);
+    set.paths[size_t(r)] = path + " (rank " + std::to_string(r) + ")";
+    have[size_t(r)] = 1;
+  }
+}
+
 // Reads the ranks one aggregate file holds into set (have: ranks read).
 void read_aggregate(TraceSet& set, const std::string& path, const std::set<int32_t>& rank_files,
                     std::vector<char>& have) {
   std::vector<uint8_t> bytes = trace::read_file(path);
   trace::AggregateIndex index = trace::decode_aggregate_index(bytes, path);
-  std::string job_path = join_path(set.dir, trace::kJobFileName);
-  if (index.job_id != set.job.job_id)
-    throw PostError(path + ": traces of job " + job_id_text(index.job_id) + ", but " + job_path + " is job " +
-                    job_id_text(set.job.job_id) + " (a file of another run)");
-  if (index.size != set.job.size)
-    throw PostError(path + ": says the job has " + std::to_string(index.size) + " ranks, " + job_path + " says " +
-                    std::to_string(set.job.size));
+  check_same_job(set, path, index.job_id, index.size);
   for (size_t i = 0; i < index.entries.size(); ++i) {
     int32_t r = index.entries[i].rank;
-    if (have[size_t(r)])
-      throw PostError(path + ": holds rank " + std::to_string(r) + ", which " + set.path(r) + " holds too");
-    std::string own = join_path(set.dir, trace::rank_file_name(r));
-    if (rank_files.count(r) && finished_rank_file(own)) continue;
+    if (!take_rank(set, path, r, rank_files, have)) continue;
     std::string name = path + " (rank " + std::to_string(r) + ")";
     set.ranks[size_t(r)] = trace::decode_rank_trace(trace::aggregate_entry(bytes, index, i, path), name);
     set.paths[size_t(r)] = name;
@@ -189,6 +218,7 @@ TraceSet read_trace_dir(const std::string& dir) {
   set.ranks.resize(size_t(set.job.size));
   set.paths.resize(size_t(set.job.size));
   std::vector<char> have(size_t(set.job.size), 0);
+  read_merged(set, rank_files, have);
   for (size_t i = 0; i < aggregates.size(); ++i) {
     report_progress("reading ranks", i, aggregates.size() + rank_files.size());
     read_aggregate(set, aggregates[i], rank_files, have);
@@ -209,6 +239,11 @@ TraceSet read_trace_dir(const std::string& dir) {
 
 std::optional<std::pair<std::string, std::vector<uint8_t>>> held_rank(const std::string& dir, int32_t rank) {
   trace::JobInfo job = read_job_record(dir);
+  std::string merged = join_path(dir, trace::kMergedFileName);
+  std::error_code ec;
+  if (fs::exists(merged, ec))
+    for (trace::RankTrace& t : rank_traces(trace::decode_merged_job(trace::read_file(merged), merged), merged))
+      if (t.process.rank == rank) return std::pair{merged + " (rank " + std::to_string(rank) + ")", trace::encode(t)};
   for (const std::string& path : aggregate_paths(dir, job)) {
     std::vector<uint8_t> bytes = trace::read_file(path);
     trace::AggregateIndex index = trace::decode_aggregate_index(bytes, path);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 
+#include "aggregate_merge.hpp"
 #include "config.hpp"
 #include "log.hpp"
 #include "mpi_state.hpp"
@@ -24,8 +25,8 @@ namespace {
 
 constinit config::Option<bool> opt_merge{
     "MPIOR_MERGE", true,
-    "at MPI_Finalize the ranks send their traces to aggregators that write few files (MPIOR_AGGREGATE); "
-    "0: every rank writes its own rank-NNNNNN.mpior"};
+    "at MPI_Finalize the ranks merge their traces into one job trace (MPIOR_MERGE_TREE) or send them to "
+    "aggregators that write few files (MPIOR_AGGREGATE); 0: every rank writes its own rank-NNNNNN.mpior"};
 constinit config::Option<std::string_view> opt_aggregate{
     "MPIOR_AGGREGATE", "auto",
     "who writes the ranks' traces at MPI_Finalize: auto (one file, ranks.mpior, when they total at most "
@@ -200,6 +201,13 @@ Result run(const Context& c) {
   bool own_files = spilled(c.dir, c.rank);
   std::vector<uint8_t> mine;
   if (!own_files) mine = session::encode_rank(true);
+  if (opt_aggregate.get() == "auto" && merge_radix() > 0) {  // one merged job trace, if the ranks' traces merge
+    Result merged;
+    if (merge_in_job(c, mine, opt_test_kill.get(), &merged.layout)) {
+      merged.written = true;
+      return merged;
+    }
+  }
   bool own_ok = own_files && session::write_rank(true);
   bool whole = false;
   MPI_Comm g = group_comm(c, mine.size(), &whole);

@@ -30,6 +30,7 @@ constexpr TypeInfo kJob{"MPIORJOB", "job file"};
 constexpr TypeInfo kPlan{"MPIORPLN", "plan"};
 constexpr TypeInfo kSpill{"MPIORSPL", "spill segment"};
 constexpr TypeInfo kAggregate{kAggregateMagic, "aggregate trace"};
+constexpr TypeInfo kMerged{"MPIORMRG", "merged job trace"};
 
 std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body) {
   std::vector<uint8_t> stored;
@@ -61,7 +62,7 @@ std::string magic_of(std::span<const uint8_t> bytes) {
 }
 
 const char* noun_of_magic(const std::string& m) {
-  for (const TypeInfo* t : {&kRankTrace, &kJob, &kPlan, &kSpill, &kAggregate})
+  for (const TypeInfo* t : {&kRankTrace, &kJob, &kPlan, &kSpill, &kAggregate, &kMerged})
     if (m == t->magic) return t->noun;
   return nullptr;
 }
@@ -195,6 +196,13 @@ std::vector<uint8_t> encode(const Plan& p) {
   return wrap(kPlan, std::move(e.bytes()));
 }
 
+std::vector<uint8_t> encode(const MergedJob& m) {
+  Encoder e;
+  e.fixed32(kinds_fingerprint());
+  body::put(e, m);
+  return wrap(kMerged, std::move(e.bytes()));
+}
+
 std::vector<uint8_t> encode(const SpillSegment& s) {
   Encoder e;
   e.fixed32(kinds_fingerprint());
@@ -239,6 +247,9 @@ JobInfo decode_job(std::span<const uint8_t> bytes, const std::string& name) {
     if (!d.done()) j.trace_files = body::get_layout(d, j.size);
     return j;
   });
+}
+MergedJob decode_merged_job(std::span<const uint8_t> bytes, const std::string& name) {
+  return decode_whole<MergedJob>(kMerged, bytes, name, [](Decoder& d) { return body::get_merged_job(d); });
 }
 Plan decode_plan(std::span<const uint8_t> bytes, const std::string& name) {
   return decode_whole<Plan>(kPlan, bytes, name, [](Decoder& d) { return body::get_plan(d); });

@@ -27,6 +27,8 @@ inline constexpr const char* kJobFileName = "job.mpior";
 inline constexpr const char* kPlanFileName = "plan.mpior";
 // Several ranks' traces in one indexed file (aggregate.hpp).
 inline constexpr const char* kAggregateMagic = "MPIORAGG";
+// The job's ranks merged into one trace at finalize (MergedJob, magic MPIORMRG).
+inline constexpr const char* kMergedFileName = "merged.mpior";
 
 // CRC-32C of the event kinds' names in order (what every body starts with).
 uint32_t kinds_fingerprint();
@@ -55,10 +57,13 @@ std::vector<uint8_t> encode(const RankTrace& t);
 std::vector<uint8_t> encode(const SpillSegment& s);
 std::vector<uint8_t> encode(const JobInfo& j);
 std::vector<uint8_t> encode(const Plan& p);
+std::vector<uint8_t> encode(const MergedJob& m);
 
 RankTrace decode_rank_trace(std::span<const uint8_t> bytes, const std::string& name);
 JobInfo decode_job(std::span<const uint8_t> bytes, const std::string& name);
 Plan decode_plan(std::span<const uint8_t> bytes, const std::string& name);
+// Checks that every index is in its table and the ranks ascend below size.
+MergedJob decode_merged_job(std::span<const uint8_t> bytes, const std::string& name);
 // The segments of a spill file in order, up to the first one that is
 // truncated or damaged (a crash mid-append): *damage then says where and why.
 std::vector<SpillSegment> decode_spill(std::span<const uint8_t> bytes, const std::string& name, std::string* damage);

@@ -187,6 +187,8 @@ Stream get_stream(Decoder& d) {
   return s;
 }
 
+}  // namespace
+
 void put_streams(Encoder& e, const std::vector<Stream>& streams) {
   e.uv(streams.size());
   for (const Stream& s : streams) put_stream(e, s);
@@ -238,6 +240,58 @@ std::vector<int32_t> get_ranks(Decoder& d) {
   return v;
 }
 
+void put_file(Encoder& e, const FileEntry& f) {
+  e.str(f.path);
+  e.sv(f.flags);
+}
+
+FileEntry get_file(Decoder& d) {
+  FileEntry f;
+  f.path = d.str();
+  f.flags = d.sv();
+  return f;
+}
+
+void put_comm(Encoder& e, const CommEntry& c) {
+  e.sv(c.id);
+  e.u8(uint8_t(c.origin));
+  e.sv(c.parent);
+  e.uv(c.parent_seq);
+  e.sv(c.color);
+  e.sv(c.key);
+  put_ranks(e, c.members);
+}
+
+CommEntry get_comm(Decoder& d) {
+  CommEntry c;
+  c.id = int32_t(d.sv());
+  uint8_t origin = d.u8();
+  if (origin > uint8_t(CommOrigin::graph)) d.fail("unknown communicator origin");
+  c.origin = CommOrigin(origin);
+  c.parent = int32_t(d.sv());
+  c.parent_seq = d.uv();
+  c.color = d.sv();
+  c.key = d.sv();
+  c.members = get_ranks(d);
+  return c;
+}
+
+void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms) {
+  e.uv(files.size());
+  for (const FileEntry& f : files) put_file(e, f);
+  e.uv(comms.size());
+  for (const CommEntry& c : comms) put_comm(e, c);
+}
+
+void get_tables(Decoder& d, std::vector<FileEntry>* files, std::vector<CommEntry>* comms) {
+  files->resize(d.count(2));
+  for (FileEntry& f : *files) f = get_file(d);
+  comms->resize(d.count(7));
+  for (CommEntry& c : *comms) c = get_comm(d);
+}
+
+namespace {
+
 void put_process(Encoder& e, const ProcessInfo& p) {
   e.fixed64(p.job_id);
   e.sv(p.rank);
@@ -280,21 +334,7 @@ ProcessInfo get_process(Decoder& d) {
 
 void put(Encoder& e, const RankTrace& t) {
   put_process(e, t.process);
-  e.uv(t.files.size());
-  for (const FileEntry& f : t.files) {
-    e.str(f.path);
-    e.sv(f.flags);
-  }
-  e.uv(t.comms.size());
-  for (const CommEntry& c : t.comms) {
-    e.sv(c.id);
-    e.u8(uint8_t(c.origin));
-    e.sv(c.parent);
-    e.uv(c.parent_seq);
-    e.sv(c.color);
-    e.sv(c.key);
-    put_ranks(e, c.members);
-  }
+  put_tables(e, t.files, t.comms);
   put_streams(e, t.streams);
   put_tallies(e, t.pruned);
   put_tallies(e, t.excluded);
@@ -304,23 +344,7 @@ void put(Encoder& e, const RankTrace& t) {
 RankTrace get_rank_trace(Decoder& d) {
   RankTrace t;
   t.process = get_process(d);
-  t.files.resize(d.count(2));
-  for (FileEntry& f : t.files) {
-    f.path = d.str();
-    f.flags = d.sv();
-  }
-  t.comms.resize(d.count(7));
-  for (CommEntry& c : t.comms) {
-    c.id = int32_t(d.sv());
-    uint8_t origin = d.u8();
-    if (origin > uint8_t(CommOrigin::graph)) d.fail("unknown communicator origin");
-    c.origin = CommOrigin(origin);
-    c.parent = int32_t(d.sv());
-    c.parent_seq = d.uv();
-    c.color = d.sv();
-    c.key = d.sv();
-    c.members = get_ranks(d);
-  }
+  get_tables(d, &t.files, &t.comms);
   t.streams = get_streams(d);
   t.pruned = get_tallies(d);
   t.excluded = get_tallies(d);

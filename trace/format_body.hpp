@@ -12,11 +12,28 @@ void put(Encoder& e, const RankTrace& t);
 void put(Encoder& e, const JobInfo& j);
 void put(Encoder& e, const Plan& p);
 void put(Encoder& e, const SpillSegment& s);
+void put(Encoder& e, const MergedJob& m);  // format_merged.cpp
 
 RankTrace get_rank_trace(Decoder& d);
 JobInfo get_job(Decoder& d);
 Plan get_plan(Decoder& d);
 SpillSegment get_spill_segment(Decoder& d);
+MergedJob get_merged_job(Decoder& d);
+
+// Pieces the documents share (format_body.cpp).
+void put_streams(Encoder& e, const std::vector<Stream>& streams);
+std::vector<Stream> get_streams(Decoder& d);
+void put_tallies(Encoder& e, const KindTallies& t);
+KindTallies get_tallies(Decoder& d);
+void put_ranks(Encoder& e, const std::vector<int32_t>& v);
+std::vector<int32_t> get_ranks(Decoder& d);
+void put_file(Encoder& e, const FileEntry& f);
+FileEntry get_file(Decoder& d);
+void put_comm(Encoder& e, const CommEntry& c);
+CommEntry get_comm(Decoder& d);
+// A file table, then a communicator table.
+void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms);
+void get_tables(Decoder& d, std::vector<FileEntry>* files, std::vector<CommEntry>* comms);
 
 // The job record's layout (JobInfo::trace_files); ranks checked below size.
 void put_layout(Encoder& e, const std::vector<TraceFileRanks>& files);

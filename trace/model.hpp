@@ -149,6 +149,30 @@ struct RankTrace {
   bool operator==(const RankTrace&) const = default;
 };
 
+// The job's ranks merged at MPI_Finalize (merge/merge_job.hpp), one file
+// (merged.mpior): the streams merged across ranks (rank lists, rank
+// variants; file and communicator ids rank-local, as in a rank trace), one
+// table of the distinct file and communicator entries of all ranks, and per
+// rank what is its own: its process record and, by index into those tables,
+// its file and communicator tables.
+struct MergedRank {
+  ProcessInfo process;
+  std::vector<int32_t> files;  // local file id -> index into MergedJob::files
+  std::vector<int32_t> comms;  // local entry -> index into MergedJob::comms
+  KindTallies pruned{}, excluded{};
+  bool operator==(const MergedRank&) const = default;
+};
+
+struct MergedJob {
+  uint64_t job_id = 0;
+  int32_t size = 1;
+  std::vector<FileEntry> files;
+  std::vector<CommEntry> comms;
+  std::vector<Stream> streams;
+  std::vector<MergedRank> ranks;  // ascending process.rank
+  bool operator==(const MergedJob&) const = default;
+};
+
 enum class JobState : uint8_t { running, complete };
 
 // Which file of the trace directory holds which ranks' traces (the job

@@ -10,8 +10,8 @@
 //   fuzz_readers --post P --replay R --seed-dir D --file F --work W
 //                [--count N] [--seconds S] [--rng X] [--timeout T]
 //
-// D is a trace directory (F = job.mpior, rank-000000.mpior or the aggregate
-// ranks.mpior: mpior-post D,
+// D is a trace directory (F = job.mpior, rank-000000.mpior, the aggregate
+// ranks.mpior or the merged job trace merged.mpior: mpior-post D,
 // then --dump F) or a plan directory (F = plan.mpior: --dump, then replay).
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 """Runs the readers' mutation fuzzer (fuzz_readers) on a real trace: a
 2-rank checkpoint_sim traced under mpirun, and its plan. Each reader (rank
-trace, job file, aggregate, plan) gets --seconds or --count mutated inputs; any crash,
+trace, job file, aggregate, merged job trace, plan) gets --seconds or --count mutated inputs; any crash,
 hang or uncaught exception fails.
 
   fuzz_test.py [--seconds S | --count N] [--rng X]
@@ -19,16 +19,17 @@ FUZZ = os.environ.get("MPIOR_FUZZ", os.path.join(os.path.dirname(POST), "..", "t
 
 
 def seeds(root):
-    """Rank files (MPIOR_MERGE=0) and the job's aggregate (merged) of the same program."""
+    """Rank files (MPIOR_MERGE=0), the job's aggregate (MPIOR_MERGE_TREE=0) and its merged trace of the same
+    program."""
     dirs = []
-    for merge in ("0", "1"):
-        traces = os.path.join(root, "traces-merge" + merge)
-        env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, MPIOR_MERGE=merge)
+    for name, env_extra in (("off", {"MPIOR_MERGE": "0"}), ("aggregate", {"MPIOR_MERGE_TREE": "0"}), ("merged", {})):
+        traces = os.path.join(root, "traces-" + name)
+        env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, **env_extra)
         run(["mpirun.mpich", "-n", "2", os.path.join(APPS, "checkpoint_sim"), "6", "100", "3", "512"], cwd=root,
             env=env)
         dirs.append(traces)
     run([POST, dirs[0], "-o", os.path.join(root, "plan")])
-    return dirs[0], dirs[1], os.path.join(root, "plan")
+    return dirs[0], dirs[1], dirs[2], os.path.join(root, "plan")
 
 
 def main():
@@ -38,10 +39,10 @@ def main():
     ap.add_argument("--rng", type=int, default=1)
     a = ap.parse_args()
     root = tempfile.mkdtemp(prefix="mpior-fuzz-")
-    traces, merged, plan = seeds(root)
+    traces, aggregate, merged, plan = seeds(root)
     failed = 0
-    for seed_dir, name in ((traces, "rank-000000.mpior"), (traces, "job.mpior"), (merged, "ranks.mpior"),
-                           (plan, "plan.mpior")):
+    for seed_dir, name in ((traces, "rank-000000.mpior"), (traces, "job.mpior"), (aggregate, "ranks.mpior"),
+                           (merged, "merged.mpior"), (plan, "plan.mpior")):
         work = os.path.join(root, "work-" + name)
         cmd = [FUZZ, "--post", POST, "--replay", REPLAY, "--seed-dir", seed_dir, "--file", name, "--work", work,
                "--rng", str(a.rng), "--count", str(a.count if not a.seconds else 10**9)]

@@ -1,8 +1,10 @@
-"""A job's trace is one file (issue 19): at MPI_Finalize the ranks send their
-traces to aggregators that write indexed files (ranks.mpior for the whole
-job, ranks-NNNNNN.mpior per aggregator), and only then remove their
-periodic flush files. mpior-post reads either form, or rank files, into the
-same plan (`mpior-post --compare`: identical except timing).
+"""A job's trace is one file (issue 19): at MPI_Finalize the ranks merge their
+traces over a tree into one job trace (merged.mpior), or, when they do not
+merge (irregular codes, MPIOR_MERGE_TREE=0, MPIOR_AGGREGATE=node|K), send them
+to aggregators that write indexed files (ranks.mpior for the whole job,
+ranks-NNNNNN.mpior per aggregator); only then do they remove their periodic
+flush files. mpior-post reads any form, or rank files, into the same plan
+(`mpior-post --compare`: identical except timing).
 """
 import os
 import shutil
@@ -60,22 +62,54 @@ def job_layout(traces):
             if l.startswith("  ") and ".mpior: ranks" in l}
 
 
+def merged_streams(traces):
+    """Ranks and streams of the merged job trace, as --dump tells them."""
+    head = run([POST, "--dump", os.path.join(traces, "merged.mpior")]).stdout
+    line = [l for l in head.splitlines() if l.startswith("merged job trace:")][0]
+    ranks, streams = line.split(", ")[1], line.split(", ")[2]
+    return int(ranks.split(" of ")[0]), int(streams.split()[0])
+
+
 def programs():
-    """Every program: one job file beside the job record, the same plan as rank files."""
-    for app, args, ranks in PROGRAMS:
+    """Every program: the merged job trace beside the job record (from 4 ranks on fewer streams than ranks:
+    the ranks did merge), the same plan as rank files and as aggregate files."""
+    for i, (app, args, ranks) in enumerate(PROGRAMS):
         job = Job()
         what = f"{app} at {ranks} ranks"
         off = job.trace("off", app, args, ranks, MPIOR_MERGE=0)
         on = job.trace("on", app, args, ranks)
-        check_eq(sorted(os.listdir(on)), ["job.mpior", "ranks.mpior"], f"{what}: files the merged job left")
+        check_eq(sorted(os.listdir(on)), ["job.mpior", "merged.mpior"], f"{what}: files the merged job left")
         check_eq(sorted(os.listdir(off)), ["job.mpior"] + [f"rank-{r:06d}.mpior" for r in range(ranks)],
                  f"{what}: files with MPIOR_MERGE=0")
         want = "[" + ", ".join(str(r) for r in range(ranks)) + "]"
-        check_eq(job_layout(on), {"ranks.mpior": want}, f"{what}: the job record's layout")
+        check_eq(job_layout(on), {"merged.mpior": want}, f"{what}: the job record's layout")
+        held, streams = merged_streams(on)
+        check_eq(held, ranks, f"{what}: ranks in merged.mpior")
+        # rank 0 often differs (it prints, gathers): from 4 ranks on, some ranks must have merged
+        check(streams < ranks if ranks >= 4 else streams <= ranks,
+              f"{what}: {streams} merged streams for {ranks} ranks: the ranks did not merge")
         job.post(off)
-        job.post(on)
+        out = job.post(on)
+        check("merged.mpior" not in out.stderr, f"{what}: post of the merged job warns: {out.stderr}")
         same_plan(job, off, on, what)
+        if i % 3 == 0:  # the aggregate files, the fallback, read into the same plan too
+            agg = job.trace("agg", app, args, ranks, MPIOR_MERGE_TREE=0)
+            check_eq(sorted(os.listdir(agg)), ["job.mpior", "ranks.mpior"], f"{what}: MPIOR_MERGE_TREE=0")
+            job.post(agg)
+            same_plan(job, off, agg, what + " (aggregate files)")
         job.cleanup()
+
+
+def irregular():
+    """Ranks whose streams do not merge (random offsets): the aggregate file, not a merged one; the same plan."""
+    job = Job()
+    off = job.trace("off", "random_io", [20000], 4, MPIOR_MERGE=0)
+    on = job.trace("on", "random_io", [20000], 4)
+    check_eq(sorted(os.listdir(on)), ["job.mpior", "ranks.mpior"], "irregular ranks: the aggregate file")
+    job.post(off)
+    job.post(on)
+    same_plan(job, off, on, "random_io")
+    job.cleanup()
 
 
 def aggregators():
@@ -103,7 +137,7 @@ def killed():
     traces = job.trace("t", "checkpoint_sim", [40, 20000, 10, 512], 4, expect_rc=None, MPIOR_FLUSH_INTERVAL=50,
                        MPIOR_TEST_KILL_IN_MERGE=2)
     files = sorted(os.listdir(traces))
-    check("ranks.mpior" not in files, f"no aggregate after the kill: {files}")
+    check("ranks.mpior" not in files and "merged.mpior" not in files, f"no job file after the kill: {files}")
     check_eq([f for f in files if f.startswith("rank-")], [f"rank-{r:06d}.mpior" for r in range(4)],
              "every rank's flush file kept")
     out = job.post(traces)
@@ -129,8 +163,8 @@ def bad():
     """A corrupt aggregate names the file and the rank; an aggregate of another run is refused; --dump of a
     rank file the aggregation replaced shows its entry."""
     job = Job()
-    a = job.trace("a", "nton_barrier", [3, 512], 3)
-    b = job.trace("b", "nton_barrier", [3, 512], 3)
+    a = job.trace("a", "nton_barrier", [3, 512], 3, MPIOR_MERGE_TREE=0)
+    b = job.trace("b", "nton_barrier", [3, 512], 3, MPIOR_MERGE_TREE=0)
     dump = run([POST, "--dump", os.path.join(a, "rank-000001.mpior")]).stdout
     check("ranks.mpior (rank 1)" in dump and "rank 1 of 3" in dump, f"--dump of a merged rank: {dump[:300]}")
     agg = os.path.join(a, "ranks.mpior")
@@ -153,5 +187,34 @@ def bad():
     job.cleanup()
 
 
+def bad_merged():
+    """A corrupt merged job trace gets one message naming it; one of another run is refused; a missing one is
+    named; --dump of a rank file the merge replaced shows that rank, expanded."""
+    job = Job()
+    a = job.trace("a", "nton_barrier", [3, 512], 3)
+    b = job.trace("b", "nton_barrier", [3, 512], 3)
+    merged = os.path.join(a, "merged.mpior")
+    dump = run([POST, "--dump", os.path.join(a, "rank-000001.mpior")]).stdout
+    check("merged.mpior (rank 1)" in dump and "rank 1 of 3" in dump, f"--dump of a merged rank: {dump[:300]}")
+    dump = run([POST, "--dump", merged]).stdout
+    check("3 of 3 ranks" in dump and "rank 2: pid" in dump, f"--dump of merged.mpior: {dump[:400]}")
+    good = open(merged, "rb").read()
+    shutil.copy(os.path.join(b, "merged.mpior"), merged)
+    out = job.post(a, expect_rc=1)
+    check(merged in out.stderr and "another run" in out.stderr, f"foreign merged trace refused: {out.stderr}")
+    data = bytearray(good)
+    data[len(data) // 2] ^= 0x10
+    open(merged, "wb").write(bytes(data))
+    for cmd in ([POST, a, "-o", a + "-plan"], [POST, "--dump", merged]):
+        out = run(cmd, expect_rc=1)
+        lines = [l for l in out.stderr.splitlines() if l.strip()]
+        check(len(lines) == 1 and merged in lines[0] and "corrupt" in lines[0], f"corrupt merged trace: {out.stderr}")
+    os.remove(merged)
+    out = job.post(a, expect_rc=1)
+    check(merged in out.stderr and "missing" in out.stderr, f"a listed file missing: {out.stderr}")
+    job.cleanup()
+
+
 if __name__ == "__main__":
-    main({"programs": programs, "aggregators": aggregators, "killed": killed, "spilled": spilled, "bad": bad})
+    main({"programs": programs, "irregular": irregular, "aggregators": aggregators, "killed": killed,
+          "spilled": spilled, "bad": bad, "bad_merged": bad_merged})

@@ -10,6 +10,7 @@
 #include "fixture.hpp"
 #include "merge.hpp"
 #include "merge_check.hpp"
+#include "spmd_rank.hpp"
 
 using namespace mpior;
 using namespace mpior::test;
@@ -18,34 +19,7 @@ namespace arg = trace::arg;
 
 namespace {
 
-constexpr int64_t kBlock = 4096;
-
-// N-to-N, N-to-1 and a file per group of 4, 20 iterations; irregular: every
-// third rank makes rank-dependent iterations and an extra call, one thread
-// more on odd ranks.
-trace::RankTrace rank_trace(int32_t r, int32_t size, bool irregular) {
-  RankBuilder b(r, size);
-  int32_t own = b.file("/scratch/own_" + std::to_string(r));
-  int32_t shared = b.file("/scratch/shared");
-  int32_t group = b.file("/scratch/group_" + std::to_string(r / 4));
-  b.open(own, 3, O_CREAT | O_WRONLY, 3);
-  b.open(shared, 4, O_CREAT | O_WRONLY, 4);
-  b.open(group, 5, O_CREAT | O_WRONLY, 5);
-  int64_t iters = irregular && r % 3 == 0 ? 10 + r : 20;
-  for (int64_t i = 0; i < iters; ++i) {
-    b.pwrite(own, 3, i * kBlock, kBlock, kBlock);
-    b.pwrite(shared, 4, (i * size + r) * kBlock, kBlock, kBlock);
-    b.pwrite(group, 5, (i * 4 + r % 4) * kBlock, kBlock, kBlock);
-    if (irregular && r % 3 == 0) b.pread(own, 3, 0, r, r);
-    b.collective(Kind::MPI_Barrier, 0);
-  }
-  if (irregular && r % 2) {
-    b.thread(1);
-    b.pwrite(own, 3, 0, 8 * r, 8 * r);
-    b.thread(0);
-  }
-  return b.finish();
-}
+trace::RankTrace rank_trace(int32_t r, int32_t size, bool irregular) { return spmd_rank_trace(r, size, irregular); }
 
 void check_every_rank(const std::vector<trace::RankTrace>& ranks, const std::vector<trace::Stream>& merged) {
   for (const trace::RankTrace& t : ranks)

@@ -1,0 +1,186 @@
+#include "merge_job.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <span>
+#include <unordered_map>
+
+#include "codec.hpp"
+#include "merge.hpp"
+#include "merge_params.hpp"
+
+namespace mpior::postproc {
+namespace {
+
+std::string key_of(const trace::FileEntry& f) { return f.path + '\0' + std::to_string(f.flags); }
+
+std::string key_of(const trace::CommEntry& c) {
+  std::string k = std::to_string(c.id) + ',' + std::to_string(int(c.origin)) + ',' + std::to_string(c.parent) + ',' +
+                  std::to_string(c.parent_seq) + ',' + std::to_string(c.color) + ',' + std::to_string(c.key) + ':';
+  for (int32_t m : c.members) k += std::to_string(m) + ',';
+  return k;
+}
+
+// The job's tables being built: each distinct entry once.
+class Tables {
+ public:
+  explicit Tables(trace::MergedJob& out) : out_(out) {
+    for (size_t i = 0; i < out.files.size(); ++i) files_.emplace(key_of(out.files[i]), int32_t(i));
+    for (size_t i = 0; i < out.comms.size(); ++i) comms_.emplace(key_of(out.comms[i]), int32_t(i));
+  }
+  int32_t file(trace::FileEntry&& f) { return add(files_, out_.files, std::move(f)); }
+  int32_t comm(trace::CommEntry&& c) { return add(comms_, out_.comms, std::move(c)); }
+
+ private:
+  template <typename T>
+  static int32_t add(std::unordered_map<std::string, int32_t>& index, std::vector<T>& table, T&& e) {
+    auto [it, fresh] = index.emplace(key_of(e), int32_t(table.size()));
+    if (fresh) table.push_back(std::move(e));
+    return it->second;
+  }
+  trace::MergedJob& out_;
+  std::unordered_map<std::string, int32_t> files_, comms_;
+};
+
+// Rank k of n's part of a merged position's statistics: the parts add up to
+// the whole again (each bin, the count and the sum).
+trace::TimeStats share(const trace::TimeStats& t, size_t k, size_t n) {
+  if (n <= 1 || t.count() == 0) return t;
+  auto part = [&](int64_t x) {
+    return int64_t(__int128(x) * int64_t(k + 1) / int64_t(n) - __int128(x) * int64_t(k) / int64_t(n));
+  };
+  std::vector<std::pair<uint8_t, uint64_t>> hist;
+  uint64_t count = 0;
+  for (const auto& [bin, c] : t.histogram()) {
+    uint64_t p = uint64_t(part(int64_t(c)));
+    if (p) hist.emplace_back(bin, p);
+    count += p;
+  }
+  if (t.histogram().empty()) count = uint64_t(part(int64_t(t.count())));
+  if (count <= 1) hist.clear();
+  trace::TimeStats out;
+  if (count == 0) return out;
+  double m2 = t.m2() * double(count) / double(t.count());
+  if (!trace::TimeStats::restore(&out, count, part(t.sum()), t.min(), t.max(), t.mean(), m2, std::move(hist))) return t;
+  return out;
+}
+
+// One rank's own stream out of a merged one.
+class Unmerger {
+ public:
+  Unmerger(const trace::Stream& s, int32_t rank, const std::string& name) : s_(s), rank_(rank), name_(name) {}
+
+  trace::Stream stream(size_t k, size_t n) {
+    o_.thread = s_.thread;
+    o_.lossless = s_.lossless;
+    o_.ranks = add_rank_list(o_.values, std::span<const int32_t>(&rank_, 1));
+    o_.nodes.reserve(s_.nodes.size());
+    for (const trace::Node& node : s_.nodes) o_.nodes.push_back({node.loop, node.index, param(node.iters)});
+    o_.leaves.reserve(s_.leaves.size());
+    for (const trace::Leaf& l : s_.leaves) {
+      trace::Leaf x = l;
+      for (size_t a = 0; a < x.args.size(); ++a) x.args[a] = param(l.args[a]);
+      x.ret = param(l.ret);
+      x.err = param(l.err);
+      x.exact_gap = param(l.exact_gap);
+      x.exact_dur = param(l.exact_dur);
+      x.gap = share(l.gap, k, n);
+      x.dur = share(l.dur, k, n);
+      o_.leaves.push_back(std::move(x));
+    }
+    return std::move(o_);
+  }
+
+ private:
+  trace::Param param(const trace::Param& p) {
+    if (p.ranked < 0) return {copy(p.seq), -1};
+    if (size_t(p.ranked) >= s_.ranked.size()) throw trace::FormatError(name_ + ": a rank variant index out of range");
+    for (const trace::RankVariant& v : s_.ranked[size_t(p.ranked)]) {
+      if (!trace::seq_contains(s_.view(v.ranks), rank_)) continue;
+      if (v.scale == 0) return {copy(v.seq), -1};
+      constexpr trace::SeqItem kZero{0, 0, 0};  // "always 0" shifted is not 0
+      trace::SeqRef ref = o_.values.add(v.seq.len ? s_.view(v.seq) : std::span<const trace::SeqItem>(&kZero, 1));
+      trace::seq_shift({o_.values.items().data() + ref.off, ref.len}, v.scale * rank_);
+      return {ref, -1};
+    }
+    throw trace::FormatError(name_ + ": rank " + std::to_string(rank_) + " of a merged stream of thread " +
+                             std::to_string(s_.thread) + " has no values (no rank variant holds it)");
+  }
+  trace::SeqRef copy(trace::SeqRef r) { return r.len ? o_.values.add(s_.view(r)) : trace::SeqRef{}; }
+
+  const trace::Stream& s_;
+  int32_t rank_;
+  const std::string& name_;
+  trace::Stream o_;
+};
+
+}  // namespace
+
+trace::MergedJob job_of_rank(trace::RankTrace t) {
+  trace::MergedJob m;
+  m.job_id = t.process.job_id;
+  m.size = t.process.size;
+  Tables tables(m);
+  trace::MergedRank r;
+  r.process = std::move(t.process);
+  for (trace::FileEntry& f : t.files) r.files.push_back(tables.file(std::move(f)));
+  for (trace::CommEntry& c : t.comms) r.comms.push_back(tables.comm(std::move(c)));
+  r.pruned = t.pruned;
+  r.excluded = t.excluded;
+  m.ranks.push_back(std::move(r));
+  m.streams = std::move(t.streams);
+  return m;
+}
+
+trace::MergedJob merge_jobs(std::vector<trace::MergedJob> parts, size_t expand_ranks) {
+  if (parts.empty()) return {};
+  trace::MergedJob out;
+  out.job_id = parts.front().job_id;
+  out.size = parts.front().size;
+  Tables tables(out);
+  std::vector<trace::Stream> streams;
+  for (trace::MergedJob& p : parts) {
+    std::vector<int32_t> files, comms;
+    for (trace::FileEntry& f : p.files) files.push_back(tables.file(std::move(f)));
+    for (trace::CommEntry& c : p.comms) comms.push_back(tables.comm(std::move(c)));
+    for (trace::MergedRank& r : p.ranks) {
+      for (int32_t& i : r.files) i = files[size_t(i)];
+      for (int32_t& i : r.comms) i = comms[size_t(i)];
+      out.ranks.push_back(std::move(r));
+    }
+    std::move(p.streams.begin(), p.streams.end(), std::back_inserter(streams));
+  }
+  out.streams = merge_merged(std::move(streams), expand_ranks);
+  return out;
+}
+
+std::vector<trace::RankTrace> rank_traces(const trace::MergedJob& m, const std::string& name) {
+  std::vector<trace::RankTrace> out(m.ranks.size());
+  std::vector<int32_t> order;  // m.ranks' rank numbers, ascending
+  for (size_t i = 0; i < m.ranks.size(); ++i) {
+    const trace::MergedRank& r = m.ranks[i];
+    trace::RankTrace& t = out[i];
+    t.process = r.process;
+    for (int32_t f : r.files) t.files.push_back(m.files[size_t(f)]);
+    for (int32_t c : r.comms) t.comms.push_back(m.comms[size_t(c)]);
+    t.pruned = r.pruned;
+    t.excluded = r.excluded;
+    order.push_back(r.process.rank);
+  }
+  for (const trace::Stream& s : m.streams) {
+    std::vector<int64_t> ranks = s.rank_list();
+    for (size_t k = 0; k < ranks.size(); ++k) {
+      auto it = std::lower_bound(order.begin(), order.end(), ranks[k]);
+      if (it == order.end() || *it != ranks[k])
+        throw trace::FormatError(name + ": a merged stream stands for rank " + std::to_string(ranks[k]) +
+                                 ", which the file does not hold");
+      out[size_t(it - order.begin())].streams.push_back(Unmerger(s, *it, name).stream(k, ranks.size()));
+    }
+  }
+  for (trace::RankTrace& t : out)
+    std::stable_sort(t.streams.begin(), t.streams.end(),
+                     [](const trace::Stream& a, const trace::Stream& b) { return a.thread < b.thread; });
+  return out;
+}
+
+}  // namespace mpior::postproc

@@ -1,0 +1,119 @@
+// The job merged at finalize (merge_job.hpp): ranks' traces merged step by
+// step as the tracer's tree does, encoded and decoded (merged.mpior), give
+// every rank back its own process record, tables and events; an SPMD job's
+// merged file stays near one rank's size.
+#include "merge_job.hpp"
+
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "fixture.hpp"
+#include "format.hpp"
+#include "merge_check.hpp"
+#include "spmd_rank.hpp"
+
+using namespace mpior;
+using namespace mpior::test;
+using trace::Kind;
+
+namespace {
+
+// The merge tests' SPMD rank, with a communicator per half, a pid and a host.
+trace::RankTrace rank_trace(int32_t r, int32_t size, bool irregular) {
+  trace::RankTrace t = spmd_rank_trace(r, size, irregular);
+  trace::CommEntry half{1, trace::CommOrigin::split, 0, 1, r % 2, r, {}};
+  for (int32_t m = r % 2; m < size; m += 2) half.members.push_back(m);
+  t.comms.push_back(half);
+  t.process.pid = 1000 + r;
+  t.process.host = r < size / 2 ? "node0" : "node1";
+  return t;
+}
+
+// What the tracer does: parts of `radix` consecutive nodes merged, level by level.
+trace::MergedJob tree(std::vector<trace::MergedJob> level, size_t radix) {
+  while (level.size() > 1) {
+    std::vector<trace::MergedJob> next;
+    for (size_t i = 0; i < level.size(); i += radix) {
+      std::vector<trace::MergedJob> parts;
+      for (size_t j = i; j < std::min(level.size(), i + radix); ++j) parts.push_back(std::move(level[j]));
+      next.push_back(postproc::merge_jobs(std::move(parts), 4));
+    }
+    level = std::move(next);
+  }
+  return std::move(level.front());
+}
+
+}  // namespace
+
+TEST_CASE("a job merged over a tree gives every rank back", "[postproc][merge][job]") {
+  for (bool irregular : {false, true})
+    for (int32_t size : {1, 2, 5, 16})
+      for (size_t radix : {2, 4}) {
+        INFO("ranks " << size << " radix " << radix << (irregular ? " irregular" : " SPMD"));
+        std::vector<trace::RankTrace> ranks;
+        std::vector<trace::MergedJob> leaves;
+        for (int32_t r = 0; r < size; ++r) {
+          ranks.push_back(rank_trace(r, size, irregular));
+          leaves.push_back(postproc::job_of_rank(ranks.back()));
+        }
+        trace::MergedJob merged = tree(std::move(leaves), radix);
+        std::vector<uint8_t> bytes = trace::encode(merged);
+        trace::MergedJob read = trace::decode_merged_job(bytes, "merged.mpior");
+        REQUIRE(read == merged);
+        std::set<std::string> distinct;  // each file entry once
+        for (const trace::RankTrace& t : ranks)
+          for (const trace::FileEntry& f : t.files) distinct.insert(f.path + '/' + std::to_string(f.flags));
+        REQUIRE(read.files.size() == distinct.size());
+        if (!irregular) {
+          REQUIRE(read.streams.size() == 1);
+          // one rank's trace twice at most, besides what each rank keeps of its own
+          // (process record, table indices, its own file and communicator)
+          INFO("merged " << bytes.size() << " B, one rank " << trace::encode(ranks[0]).size() << " B");
+          REQUIRE(bytes.size() < 2 * trace::encode(ranks[0]).size() + 48 * size_t(size));
+        }
+        std::vector<trace::RankTrace> back = postproc::rank_traces(read, "merged.mpior");
+        REQUIRE(back.size() == ranks.size());
+        for (size_t i = 0; i < back.size(); ++i) {
+          const trace::RankTrace &own = ranks[i], &t = back[i];
+          REQUIRE(t.process == own.process);
+          REQUIRE(t.files == own.files);
+          REQUIRE(t.comms == own.comms);
+          REQUIRE(t.streams.size() == own.streams.size());
+          for (size_t s = 0; s < t.streams.size(); ++s)
+            REQUIRE(postproc::first_difference(own.streams[s], t.streams[s], own.process.rank) == "");
+        }
+      }
+}
+
+TEST_CASE("merged timing splits back into counts that add up", "[postproc][merge][job]") {
+  std::vector<trace::MergedJob> leaves;
+  uint64_t want = 0;
+  for (int32_t r = 0; r < 7; ++r) {
+    trace::RankTrace t = rank_trace(r, 7, false);
+    want += t.streams[0].leaves[2].gap.count();
+    leaves.push_back(postproc::job_of_rank(std::move(t)));
+  }
+  trace::MergedJob m = tree(std::move(leaves), 3);
+  REQUIRE(m.streams.size() == 1);
+  REQUIRE(m.streams[0].leaves[2].gap.count() == want);
+  uint64_t got = 0;
+  int64_t sum = 0;
+  for (const trace::RankTrace& t : postproc::rank_traces(m, "m")) {
+    got += t.streams[0].leaves[2].gap.count();
+    sum += t.streams[0].leaves[2].gap.sum();
+  }
+  REQUIRE(got == want);
+  REQUIRE(sum == m.streams[0].leaves[2].gap.sum());
+}
+
+TEST_CASE("a damaged merged job trace is refused with one message", "[postproc][merge][job]") {
+  trace::MergedJob m = postproc::job_of_rank(rank_trace(0, 2, false));
+  m.ranks[0].files.push_back(7);  // an index outside the file table
+  std::vector<uint8_t> bytes = trace::encode(m);
+  REQUIRE_THROWS_WITH(trace::decode_merged_job(bytes, "x/merged.mpior"),
+                      Catch::Contains("x/merged.mpior") && Catch::Contains("outside its table"));
+  trace::MergedJob two = postproc::merge_jobs(
+      {postproc::job_of_rank(rank_trace(0, 3, false)), postproc::job_of_rank(rank_trace(1, 3, false))});
+  two.ranks.pop_back();  // a stream names rank 1, which the file no longer holds
+  REQUIRE_THROWS_WITH(postproc::rank_traces(two, "y"), Catch::Contains("y: a merged stream stands for rank 1"));
+}
