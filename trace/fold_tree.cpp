@@ -22,20 +22,32 @@ uint64_t loop_signature(std::span<const BodyEntry> body, const UnitTree& tree) {
 void LeafUnit::sync() {
   if (!row) return;
   if (row->extra)
-    for (ValueFolder& f : values) f.extend_run(row->extra);
+    for (int i = 0; i < kRowSize; ++i) values[size_t(i)].extend_run(row->extra_of(i));
   row->extra = 0;
   row->room = 0;
 }
 
+// Columns on a run are compared (a constant, or a stride seen three times);
+// the others go straight to their folders.
 void LeafUnit::start_fast_row() {
   uint32_t room = UINT32_MAX;
-  for (const ValueFolder& f : values) room = std::min(room, f.run_room());
+  uint16_t direct = 0;
+  for (int i = 0; i < kRowSize; ++i) {
+    const ValueFolder& f = values[size_t(i)];
+    if (f.on_run())
+      room = std::min(room, f.run_room());
+    else
+      direct = uint16_t(direct | 1u << i);
+  }
   if (room == 0) return;
   FastRow& r = row.make();
   for (size_t i = 0; i < values.size(); ++i) {
-    r.expect[i] = values[i].next_value();
-    r.step[i] = values[i].stride();
+    const bool compared = !((direct >> i) & 1);
+    r.expect[i] = compared ? values[i].next_value() : 0;
+    r.step[i] = compared ? values[i].stride() : 0;
+    r.care[i] = compared ? -1 : 0;
   }
+  r.direct = direct;
   r.extra = 0;
   r.room = room;
 }
@@ -193,7 +205,7 @@ Leaf UnitTree::make_leaf(uint32_t index, Stream& out) const {
   l.flags = u.flags;
   l.callsite = u.callsite;
   // The folders may not know of the row's last occurrences yet.
-  auto emit = [&](int i) { return u.values[size_t(i)].emit(out.values, u.row.extra()); };
+  auto emit = [&](int i) { return u.values[size_t(i)].emit(out.values, u.row.extra_of(i)); };
   for (int i = 0; i < kNumArgs; ++i) l.args[size_t(i)].seq = emit(i);
   l.ret.seq = emit(kRet);
   l.err.seq = emit(kErr);
