@@ -193,10 +193,19 @@ void ThreadRecorder::freeze(std::vector<trace::RawEvent>& older, std::vector<tra
 // folds catches up on its own).
 void ThreadRecorder::thaw(std::vector<trace::RawEvent>& batch) noexcept {
   constexpr int kRounds = 64;
+  std::vector<trace::RawEvent> small;  // the backlog's next buffer, when it grew large meanwhile
+  try {
+    small.reserve(kChunk);
+  } catch (...) {
+  }
   for (int round = 0;; ++round) {
     batch.clear();
     lock();
     if (backlog_.size() <= kChunk || round == kRounds) {
+      if (backlog_.capacity() > 4 * kChunk && backlog_.size() <= small.capacity()) {
+        small.assign(backlog_.begin(), backlog_.end());  // no allocation
+        small.swap(backlog_);                            // the large buffer is freed below, unlocked
+      }
       frozen_ = false;
       unlock();
       return;
