@@ -27,6 +27,19 @@ void LeafUnit::sync() {
   row->room = 0;
 }
 
+void LeafUnit::append_direct(const ValueRow& v) {
+  for (uint32_t d = row->direct; d != 0; d &= d - 1) {
+    const auto i = size_t(std::countr_zero(d));
+    values[i].append(v[i]);
+  }
+}
+
+void LeafUnit::add_row_slow(const ValueRow& v) {
+  sync();
+  for (int i = 0; i < kRowSize; ++i) values[size_t(i)].append(v[size_t(i)]);
+  start_fast_row();
+}
+
 // Columns on a run are compared (a constant, or a stride seen three times);
 // the others go straight to their folders.
 void LeafUnit::start_fast_row() {

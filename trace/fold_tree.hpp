@@ -67,7 +67,10 @@ struct FastRow {
   bool take(const ValueRow& v) {
     if (room == 0) return false;
     uint64_t diff = 0;
-    for (int i = 0; i < kRowSize; ++i) diff |= uint64_t(v[size_t(i)] ^ expect[size_t(i)]) & uint64_t(care[size_t(i)]);
+    if (direct == 0)  // every column compared (regular calls): no mask
+      for (int i = 0; i < kRowSize; ++i) diff |= uint64_t(v[size_t(i)] ^ expect[size_t(i)]);
+    else
+      for (int i = 0; i < kRowSize; ++i) diff |= uint64_t(v[size_t(i)] ^ expect[size_t(i)]) & uint64_t(care[size_t(i)]);
     if (diff != 0) return false;
     for (int i = 0; i < kRowSize; ++i) expect[size_t(i)] += step[size_t(i)];
     ++extra;
@@ -123,14 +126,13 @@ struct LeafUnit {
 
   void add_row(const ValueRow& v) {
     if (row && row->take(v)) {
-      for (uint32_t d = row->direct; d != 0; d &= d - 1)
-        values[size_t(std::countr_zero(d))].append(v[size_t(std::countr_zero(d))]);
+      if (row->direct) append_direct(v);
       return;
     }
-    sync();
-    for (int i = 0; i < kRowSize; ++i) values[size_t(i)].append(v[size_t(i)]);
-    start_fast_row();
+    add_row_slow(v);
   }
+  void append_direct(const ValueRow& v);
+  void add_row_slow(const ValueRow& v);
   // Brings the folders up to date (the row is off until the next add).
   void sync();
   void start_fast_row();
