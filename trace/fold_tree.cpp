@@ -52,7 +52,9 @@ void LeafUnit::start_fast_row() {
     else
       direct = uint16_t(direct | 1u << i);
   }
-  if (room == 0) return;
+  // No column on a run (a position seen once, most of an irregular trace's):
+  // no row, nothing to allocate.
+  if (room == 0 || direct == (1u << kRowSize) - 1) return;
   FastRow& r = row.make();
   for (size_t i = 0; i < values.size(); ++i) {
     const bool compared = !((direct >> i) & 1);
