@@ -3,7 +3,7 @@
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
 Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict,
-memory, merge_job.
+memory, merge_job, flush.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -516,6 +516,17 @@ def memory(b):
 
 
 SECTIONS["memory"] = memory
+
+
+def flush(b):
+    """A periodic flush's cost to the recording thread against the folded trace's size (bench/flush_lock_bench.cpp)."""
+    passthrough(b, f"flush: snapshot of an irregular trace while its thread records (load {os.getloadavg()[0]:.2f}; "
+                "the thread's worst record() during a snapshot against without one; before the builder was frozen "
+                "for snapshots it was the snapshot's time)",
+                [b.exe("bench/flush_lock_bench")] + (["2", "3"] if b.quick else ["8", "7"]))
+
+
+SECTIONS["flush"] = flush
 
 
 def main():

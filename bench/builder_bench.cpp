@@ -2,6 +2,8 @@
 //  (a) a steady loop of one call,
 //  (b) a loop whose body is six units, one of them an inner loop,
 //  (c) calls that never repeat (every call site new, random arguments),
+//  (d) a loop of pread and pwrite at random offsets (test/apps/random_io: the
+//      structure folds, the offsets cannot),
 // (median over chunks of 4096 appends), and what the trace costs after 10^3 and 10^6 iterations: the builder's heap
 // (memory_bytes) and the encoded rank trace.
 // usage: builder_bench [iterations=1000000]
@@ -23,7 +25,7 @@ namespace {
 // Makes the events of one case, a chunk at a time, so generating them is not timed.
 class EventSource {
  public:
-  enum class Case { steady, nested, random };
+  enum class Case { steady, nested, random, offsets };
   explicit EventSource(Case c) : case_(c) {}
 
   // Appends the events of iteration i.
@@ -38,6 +40,13 @@ class EventSource {
       case Case::random:
         out.push_back(random_event());
         break;
+      case Case::offsets: {
+        RawEvent ev = write(20 + (i & 1), int64_t(rng_() % 16384) * 64);
+        ev.kind = (i & 1) ? Kind::pwrite : Kind::pread;
+        ev.args[arg::count] = ev.ret = 64;
+        out.push_back(ev);
+        break;
+      }
     }
   }
 
@@ -157,12 +166,13 @@ int main(int argc, char** argv) {
   // Calls that never repeat keep one position each: 10^5 of them is enough to time.
   const Row rows[] = {{"(a) steady 1-event loop", EventSource::Case::steady, large},
                       {"(b) 6-unit body, inner loop", EventSource::Case::nested, large},
-                      {"(c) random, no repeats", EventSource::Case::random, std::min<uint64_t>(large, 100000)}};
-  std::printf("%-30s %12s %10s %12s %12s %12s %12s\n", "case", "iterations", "ns/append", "memory@1e3", "memory@N",
+                      {"(c) random, no repeats", EventSource::Case::random, std::min<uint64_t>(large, 100000)},
+                      {"(d) pread/pwrite, random offsets", EventSource::Case::offsets, large}};
+  std::printf("%-34s %12s %10s %12s %12s %12s %12s\n", "case", "iterations", "ns/append", "memory@1e3", "memory@N",
               "encoded@1e3", "encoded@N");
   for (const Row& row : rows) {
     Result small = run(row.c, 1000), big = run(row.c, row.large);
-    std::printf("%-30s %12llu %10.1f %12s %12s %12s %12s\n", row.name, (unsigned long long)row.large, big.ns_per_append,
+    std::printf("%-34s %12llu %10.1f %12s %12s %12s %12s\n", row.name, (unsigned long long)row.large, big.ns_per_append,
                 size_text(small.memory).c_str(), size_text(big.memory).c_str(), size_text(small.encoded).c_str(),
                 size_text(big.encoded).c_str());
   }

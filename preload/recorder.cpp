@@ -1,5 +1,7 @@
 #include "recorder.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <mutex>
 
@@ -100,6 +102,7 @@ void ThreadRecorder::record(trace::RawEvent& ev) noexcept {
 void ThreadRecorder::push(const trace::RawEvent& ev) noexcept {
   lock();
   chunk_[used_++] = ev;
+  ++recorded_;
   if (used_ == kChunk) flush_locked();
   unlock();
   if (__builtin_expect(spill_state_.load(std::memory_order_relaxed) != kIdle, 0)) after_record_spill();
@@ -137,8 +140,105 @@ void ThreadRecorder::after_record_spill() noexcept {
   }
 }
 
+// Ticks to ns, then into the builder; the caller owns the builder.
+void ThreadRecorder::fold(trace::RawEvent* ev, size_t n) noexcept {
+  TracerGuard guard;
+  try {
+    for (size_t i = 0; i < n; ++i) {
+      ev[i].start = clock::to_ns(ev[i].start);
+      ev[i].end = clock::to_ns(ev[i].end);
+      ev[i].tracer = clock::duration_ns(ev[i].tracer);
+      builder_.append(ev[i]);
+    }
+  } catch (...) {
+    log_once_error("out of memory while compressing the trace; events were lost");
+  }
+}
+
+void ThreadRecorder::flush_locked() noexcept {
+  if (frozen_) {  // another thread has the builder: keep the chunk for it
+    try {
+      backlog_.insert(backlog_.end(), chunk_, chunk_ + used_);
+    } catch (...) {
+      log_once_error("out of memory while keeping events during a trace flush; events were lost");
+    }
+    used_ = 0;
+    return;
+  }
+  if (!backlog_.empty()) {  // left over by the last thaw: older than the chunk
+    fold(backlog_.data(), backlog_.size());
+    backlog_.clear();
+  }
+  fold(chunk_, used_);
+  used_ = 0;
+  if (builder_.events() >= next_check_ && spill::cap_bytes() != 0) check_memory();
+}
+
+// Takes the events not folded yet (what the last thaw left to the recording
+// thread, then the chunk so far) and freezes the builder: from here to
+// thaw() only this thread touches it. `older` comes reserved: the recording
+// thread's backlog gets its capacity.
+void ThreadRecorder::freeze(std::vector<trace::RawEvent>& older, std::vector<trace::RawEvent>& newer) noexcept {
+  lock();
+  older.swap(backlog_);
+  newer.assign(chunk_, chunk_ + used_);  // reserved for a chunk: no allocation under the lock
+  used_ = 0;
+  frozen_ = true;
+  unlock();
+}
+
+// Folds what the recording thread parked meanwhile, a batch at a time
+// without the lock, and hands the builder back once at most a chunk is left
+// (or after kRounds batches: a thread that records faster than this one
+// folds catches up on its own).
+void ThreadRecorder::thaw(std::vector<trace::RawEvent>& batch) noexcept {
+  constexpr int kRounds = 64;
+  std::vector<trace::RawEvent> small;  // the backlog's next buffer, when it grew large meanwhile
+  try {
+    small.reserve(kChunk);
+  } catch (...) {
+  }
+  for (int round = 0;; ++round) {
+    batch.clear();
+    lock();
+    if (backlog_.size() <= kChunk || round == kRounds) {
+      if (backlog_.capacity() > 4 * kChunk && backlog_.size() <= small.capacity()) {
+        small.assign(backlog_.begin(), backlog_.end());  // no allocation
+        small.swap(backlog_);                            // the large buffer is freed below, unlocked
+      }
+      frozen_ = false;
+      unlock();
+      return;
+    }
+    batch.swap(backlog_);  // the recording thread goes on with this batch's (cleared) capacity
+    unlock();
+    fold(batch.data(), batch.size());
+  }
+}
+
+template <typename F>
+auto ThreadRecorder::with_builder(F&& f) {
+  std::vector<trace::RawEvent> older, newer;
+  older.reserve(4 * kChunk);
+  newer.reserve(kChunk);
+  while (owner_.test_and_set(std::memory_order_acquire)) sched_yield();
+  freeze(older, newer);
+  fold(older.data(), older.size());
+  fold(newer.data(), newer.size());
+  struct Done {  // also when f throws
+    ThreadRecorder* r;
+    std::vector<trace::RawEvent>& batch;
+    ~Done() {
+      r->thaw(batch);
+      r->owner_.clear(std::memory_order_release);
+    }
+  } done{this, newer};
+  return f();
+}
+
 trace::FoldedPart ThreadRecorder::take_folded() {
   trace::FoldedPart spare = builder_.spare();
+  while (owner_.test_and_set(std::memory_order_acquire)) sched_yield();  // not while a snapshot has it frozen
   lock();
   trace::FoldedPart part = builder_.swap(std::move(spare));
   last_bytes_ = 0;
@@ -147,12 +247,18 @@ trace::FoldedPart ThreadRecorder::take_folded() {
   next_check_ = last_events_ + kChunk;
   spill_state_.store(kIdle, std::memory_order_release);
   unlock();
+  owner_.clear(std::memory_order_release);
   return part;
 }
 
 bool ThreadRecorder::spill_before_flush(size_t min_bytes) noexcept {
+  size_t bytes = 0;
+  try {
+    bytes = with_builder([&] { return builder_.memory_bytes(); });
+  } catch (...) {
+    return false;
+  }
   lock();
-  const size_t bytes = builder_.memory_bytes();
   const bool grew = bytes >= min_bytes && bytes > 2 * flush_bytes_;
   flush_bytes_ = bytes;
   uint8_t idle = kIdle;
@@ -163,52 +269,26 @@ bool ThreadRecorder::spill_before_flush(size_t min_bytes) noexcept {
 
 void ThreadRecorder::spill_refused() noexcept {
   lock();
-  next_check_ = builder_.events() + (uint64_t(1) << 20);
+  next_check_ = recorded_ + (uint64_t(1) << 20);
   spill_state_.store(kIdle, std::memory_order_release);
   unlock();
 }
 
-void ThreadRecorder::flush_locked() noexcept {
-  TracerGuard guard;
-  try {
-    for (size_t i = 0; i < used_; ++i) {
-      trace::RawEvent& ev = chunk_[i];
-      ev.start = clock::to_ns(ev.start);
-      ev.end = clock::to_ns(ev.end);
-      ev.tracer = clock::duration_ns(ev.tracer);
-      builder_.append(ev);
-    }
-    if (builder_.events() >= next_check_ && spill::cap_bytes() != 0) check_memory();
-  } catch (...) {
-    log_once_error("out of memory while compressing the trace; events were lost");
-  }
-  used_ = 0;
-}
-
 trace::Stream ThreadRecorder::snapshot(int32_t rank) {
-  lock();
-  flush_locked();
-  trace::Stream s;
-  try {
-    s = builder_.snapshot(rank, index_);
-  } catch (...) {
-    unlock();
-    throw;
-  }
-  unlock();
-  return s;
+  return with_builder([&] { return builder_.snapshot(rank, index_); });
 }
 
 uint64_t ThreadRecorder::events() {
   lock();
-  uint64_t n = builder_.events() + used_;
+  uint64_t n = recorded_;
   unlock();
   return n;
 }
 
 size_t ThreadRecorder::memory_bytes() {
+  size_t n = with_builder([&] { return builder_.memory_bytes(); });
   lock();
-  size_t n = sizeof(*this) + builder_.memory_bytes() + held_.capacity() * sizeof(trace::RawEvent);
+  n += sizeof(*this) + held_.capacity() * sizeof(trace::RawEvent) + backlog_.capacity() * sizeof(trace::RawEvent);
   unlock();
   return n;
 }
@@ -222,7 +302,7 @@ bool recorders_idle() noexcept {
   if (!g_registry_mutex.try_lock()) return false;
   bool idle = true;
   if (g_registry)
-    for (ThreadRecorder* r : *g_registry) idle = idle && !r->locked();
+    for (ThreadRecorder* r : *g_registry) idle = idle && !r->busy();
   g_registry_mutex.unlock();
   return idle;
 }

@@ -2,6 +2,14 @@
 // it are known (streams are in call order: parent first), then goes into a
 // fixed chunk; full chunks are converted (ticks to ns, return addresses to
 // call-site signatures) and fed to the thread's StreamBuilder.
+//
+// Another thread that reads the builder (a snapshot for a flush, a memory
+// measure) holds the recorder's lock only to take the chunk and freeze the
+// builder: while it works, the recording thread parks its full chunks in a
+// backlog instead of folding them, and the reader folds that backlog itself
+// before it hands the builder back (the recording thread folds what is left,
+// at most a chunk, as it does every chunk). The lock is never held for
+// longer than a chunk's worth of work, whatever the trace's size.
 #pragma once
 
 #include <atomic>
@@ -20,11 +28,13 @@ class ThreadRecorder {
   ThreadRecorder(uint32_t index, trace::BuilderOptions opt);
 
   void record(trace::RawEvent& ev) noexcept;
-  // The stream so far (takes the recorder's lock; any thread may call it).
+  // The stream so far (freezes the builder, see above; any thread may call it).
   trace::Stream snapshot(int32_t rank);
   uint32_t index() const { return index_; }
-  // Some thread is inside record/snapshot (signal handlers ask).
+  // Some thread is inside record (holds the lock; signal handlers ask).
   bool locked() const noexcept { return lock_.test(std::memory_order_acquire); }
+  // Locked, or another thread has the builder frozen (the crash child asks).
+  bool busy() const noexcept { return locked() || owner_.test(std::memory_order_acquire); }
   uint64_t events();
   size_t memory_bytes();
 
@@ -45,6 +55,13 @@ class ThreadRecorder {
   enum : uint8_t { kIdle, kWanted, kRequested, kMustSpill };
   void push(const trace::RawEvent& ev) noexcept;
   void flush_locked() noexcept;
+  void fold(trace::RawEvent* ev, size_t n) noexcept;
+  // Runs f with the builder to itself (the recording thread keeps a backlog
+  // meanwhile), then folds the backlog and hands the builder back.
+  template <typename F>
+  auto with_builder(F&& f);
+  void freeze(std::vector<trace::RawEvent>& older, std::vector<trace::RawEvent>& newer) noexcept;
+  void thaw(std::vector<trace::RawEvent>& batch) noexcept;
   void check_memory() noexcept;
   void after_record_spill() noexcept;
   void lock() noexcept {
@@ -55,7 +72,11 @@ class ThreadRecorder {
   uint32_t index_;
   int depth_;  // call-site stack depth
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
+  std::atomic_flag owner_ = ATOMIC_FLAG_INIT;  // a thread other than the recording one uses the builder
   size_t used_ = 0;
+  uint64_t recorded_ = 0;                 // events pushed (under the lock)
+  bool frozen_ = false;                   // under the lock: full chunks go to backlog_
+  std::vector<trace::RawEvent> backlog_;  // under the lock: chunks recorded while frozen (ticks)
   trace::RawEvent chunk_[kChunk];
   std::vector<trace::RawEvent> held_;  // records waiting for their parent (deeper calls)
   CallsiteCache callsites_;

@@ -22,20 +22,47 @@ uint64_t loop_signature(std::span<const BodyEntry> body, const UnitTree& tree) {
 void LeafUnit::sync() {
   if (!row) return;
   if (row->extra)
-    for (ValueFolder& f : values) f.extend_run(row->extra);
+    for (int i = 0; i < kRowSize; ++i) values[size_t(i)].extend_run(row->extra_of(i));
   row->extra = 0;
   row->room = 0;
 }
 
+void LeafUnit::append_direct(const ValueRow& v) {
+  for (uint32_t d = row->direct; d != 0; d &= d - 1) {
+    const auto i = size_t(std::countr_zero(d));
+    values[i].append(v[i]);
+  }
+}
+
+void LeafUnit::add_row_slow(const ValueRow& v) {
+  sync();
+  for (int i = 0; i < kRowSize; ++i) values[size_t(i)].append(v[size_t(i)]);
+  start_fast_row();
+}
+
+// Columns on a run are compared (a constant, or a stride seen three times);
+// the others go straight to their folders.
 void LeafUnit::start_fast_row() {
   uint32_t room = UINT32_MAX;
-  for (const ValueFolder& f : values) room = std::min(room, f.run_room());
-  if (room == 0) return;
+  uint16_t direct = 0;
+  for (int i = 0; i < kRowSize; ++i) {
+    const ValueFolder& f = values[size_t(i)];
+    if (f.on_run())
+      room = std::min(room, f.run_room());
+    else
+      direct = uint16_t(direct | 1u << i);
+  }
+  // No column on a run (a position seen once, most of an irregular trace's):
+  // no row, nothing to allocate.
+  if (room == 0 || direct == (1u << kRowSize) - 1) return;
   FastRow& r = row.make();
   for (size_t i = 0; i < values.size(); ++i) {
-    r.expect[i] = values[i].next_value();
-    r.step[i] = values[i].stride();
+    const bool compared = !((direct >> i) & 1);
+    r.expect[i] = compared ? values[i].next_value() : 0;
+    r.step[i] = compared ? values[i].stride() : 0;
+    r.care[i] = compared ? -1 : 0;
   }
+  r.direct = direct;
   r.extra = 0;
   r.room = room;
 }
@@ -193,7 +220,7 @@ Leaf UnitTree::make_leaf(uint32_t index, Stream& out) const {
   l.flags = u.flags;
   l.callsite = u.callsite;
   // The folders may not know of the row's last occurrences yet.
-  auto emit = [&](int i) { return u.values[size_t(i)].emit(out.values, u.row.extra()); };
+  auto emit = [&](int i) { return u.values[size_t(i)].emit(out.values, u.row.extra_of(i)); };
   for (int i = 0; i < kNumArgs; ++i) l.args[size_t(i)].seq = emit(i);
   l.ret.seq = emit(kRet);
   l.err.seq = emit(kErr);

@@ -50,24 +50,35 @@ inline ValueRow row_of(const RawEvent& ev) {
   return r;
 }
 
-// While every value of a leaf is on a run, an occurrence that continues all
+// While the values of a leaf are on runs, an occurrence that continues all
 // of them costs a comparison of the row and an addition: the folders learn
 // about the `extra` occurrences when the row next differs (or is read).
+// Columns that were not on a run when the row started (an offset that is
+// random, say) are left out of the comparison and appended to their folders
+// at once (`direct`), so one irregular argument does not stop the row for
+// the others on every occurrence.
 struct FastRow {
   ValueRow expect{}, step{};
-  uint32_t extra = 0;  // occurrences the folders have not been told about
-  uint32_t room = 0;   // occurrences left before a run would overflow; 0: off
+  ValueRow care{};      // all ones for the columns compared, 0 for direct ones
+  uint32_t extra = 0;   // occurrences the compared columns' folders have not been told about
+  uint32_t room = 0;    // occurrences left before a run would overflow; 0: off
+  uint16_t direct = 0;  // bit i: column i is appended at once
 
   bool take(const ValueRow& v) {
     if (room == 0) return false;
     uint64_t diff = 0;
-    for (int i = 0; i < kRowSize; ++i) diff |= uint64_t(v[size_t(i)] ^ expect[size_t(i)]);
+    if (direct == 0)  // every column compared (regular calls): no mask
+      for (int i = 0; i < kRowSize; ++i) diff |= uint64_t(v[size_t(i)] ^ expect[size_t(i)]);
+    else
+      for (int i = 0; i < kRowSize; ++i) diff |= uint64_t(v[size_t(i)] ^ expect[size_t(i)]) & uint64_t(care[size_t(i)]);
     if (diff != 0) return false;
     for (int i = 0; i < kRowSize; ++i) expect[size_t(i)] += step[size_t(i)];
     ++extra;
     --room;
     return true;
   }
+  // Occurrences column i's folder has not been told about.
+  uint32_t extra_of(int i) const { return (direct >> i) & 1 ? 0 : extra; }
 };
 
 // A FastRow that exists only for leaves that repeat (most positions of an
@@ -96,7 +107,7 @@ class RowBox {
   void reset() {  // off, keeping the allocation for the leaf's next use
     if (p_) *p_ = FastRow{};
   }
-  uint32_t extra() const { return p_ ? p_->extra : 0; }
+  uint32_t extra_of(int i) const { return p_ ? p_->extra_of(i) : 0; }
   size_t heap_bytes() const { return p_ ? sizeof(FastRow) : 0; }
 
  private:
@@ -114,11 +125,14 @@ struct LeafUnit {
   TimeAccum gap, dur;
 
   void add_row(const ValueRow& v) {
-    if (row && row->take(v)) return;
-    sync();
-    for (int i = 0; i < kRowSize; ++i) values[size_t(i)].append(v[size_t(i)]);
-    start_fast_row();
+    if (row && row->take(v)) {
+      if (row->direct) append_direct(v);
+      return;
+    }
+    add_row_slow(v);
   }
+  void append_direct(const ValueRow& v);
+  void add_row_slow(const ValueRow& v);
   // Brings the folders up to date (the row is off until the next add).
   void sync();
   void start_fast_row();

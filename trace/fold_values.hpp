@@ -45,6 +45,8 @@ class ValueFolder {
   // How many more values may continue the run in place (0 unless the run
   // has a stride yet), the value that would and the stride.
   uint32_t run_room() const { return run_ >= 2 ? kMaxRun - run_ : 0; }
+  // The last values make a run worth predicting: a repeat, or three on a stride.
+  bool on_run() const { return run_ >= 3 || (run_ == 2 && stride_ == 0); }
   int64_t next_value() const { return next_; }
   int64_t stride() const { return stride_; }
 

@@ -1,5 +1,6 @@
 #include "value_seq.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace mpior::trace {
@@ -129,12 +130,18 @@ bool seq_same_shape(std::span<const SeqItem> a, std::span<const SeqItem> b) {
   return true;
 }
 
+// One pass with an early exit: the online builder asks this of every value's
+// last few groups, and values that never fold (random offsets) must fail fast.
 bool seq_shifted(std::span<const SeqItem> a, std::span<const SeqItem> b, int64_t* shift) {
-  if (!seq_same_shape(a, b)) return false;
+  if (a.size() != b.size()) return false;
   bool have = false;
   int64_t s = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].is_loop()) continue;
+    if (a[i].count != b[i].count || a[i].span != b[i].span) return false;
+    if (a[i].is_loop()) {
+      if (a[i].v != b[i].v) return false;
+      continue;
+    }
     int64_t d = wsub(b[i].v, a[i].v);
     if (!have) {
       s = d;
@@ -197,8 +204,25 @@ void SeqBuilder::append(int64_t v) {
   ++length_;
   tops_.push_back(uint32_t(items_.size()));
   items_.push_back({v, 0, 0});
-  while (try_extend() || try_arith3() || try_create()) {
-  }
+  if (++scalar_tail_ >= std::max(2 * window_, 3u) && !scalar_fold_possible()) return;
+  fold();
+}
+
+void SeqBuilder::fold() {
+  while (try_extend() || try_arith3() || try_create()) scalar_tail_ = 0;  // a fold leaves a loop last
+}
+
+// The last 2 * window groups are scalars (values that have not folded, like
+// random offsets): no loop is there to extend, and a repeat of L of them
+// needs at least its last value shifted as much as its first. One test per
+// L rules out the folds the full search would try.
+bool SeqBuilder::scalar_fold_possible() const {
+  const SeqItem* x = items_.data() + items_.size() - 1;  // x[-k]: k-th value before the last
+  const int64_t d = wsub(x[0].v, x[-1].v);
+  if (d == 0 || d == wsub(x[-1].v, x[-2].v)) return true;
+  for (unsigned L = 2; L <= window_; ++L)
+    if (wsub(x[0].v, x[-long(L)].v) == wsub(x[1 - long(L)].v, x[1 - 2 * long(L)].v)) return true;
+  return false;
 }
 
 // [.. X, C1..CL] where X is a loop whose body equals C1..CL shifted by
@@ -252,12 +276,12 @@ bool SeqBuilder::try_create() {
     uint32_t a = tops_[nt - 2 * L], b = tops_[nt - L];
     uint32_t alen = b - a, blen = uint32_t(items_.size()) - b;
     if (alen != blen) continue;
-    std::span<const SeqItem> A(items_.data() + a, alen), B(items_.data() + b, blen);
     int64_t s = 0;
-    if (!seq_shifted(A, B, &s)) continue;
-    bool all_scalar = true;
-    for (auto& it : A) all_scalar &= !it.is_loop();
-    if (L == 1 && all_scalar && s != 0) continue;  // left to try_arith3
+    if (alen == 1) {  // two scalars: only equal ones fold here (strides are left to try_arith3)
+      if (items_[a] != items_[b]) continue;
+    } else if (!seq_shifted({items_.data() + a, alen}, {items_.data() + b, blen}, &s)) {
+      continue;
+    }
     items_.resize(b);
     items_.insert(items_.begin() + a, SeqItem{s, 2, alen});
     tops_.resize(nt - 2 * L + 1);
@@ -274,8 +298,8 @@ void SeqBuilder::append_group(std::span<const SeqItem> group) {
   length_ += seq_length(group);
   tops_.push_back(uint32_t(items_.size()));
   items_.insert(items_.end(), group.begin(), group.end());
-  while (try_extend() || try_arith3() || try_create()) {
-  }
+  scalar_tail_ = group.size() == 1 ? scalar_tail_ + 1 : 0;
+  fold();
 }
 
 // The shape append() would give the same values one at a time: pairs of
@@ -305,6 +329,7 @@ void SeqBuilder::clear_keep_capacity() {
   length_ = 0;
   items_.clear();
   tops_.clear();
+  scalar_tail_ = 0;
 }
 
 }  // namespace mpior::trace

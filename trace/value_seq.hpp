@@ -102,6 +102,8 @@ class SeqBuilder {
 
  private:
   friend class ValueFolder;  // appends whole runs and folded groups (fold_values.hpp)
+  void fold();
+  bool scalar_fold_possible() const;
   bool try_extend();
   bool try_create();
   bool try_arith3();
@@ -114,6 +116,7 @@ class SeqBuilder {
   uint64_t length_ = 0;
   std::vector<SeqItem> items_;
   std::vector<uint32_t> tops_;  // start index of each top-level item
+  uint32_t scalar_tail_ = 0;    // how many of the last top-level items are scalars
 };
 
 }  // namespace mpior::trace

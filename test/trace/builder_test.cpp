@@ -1,6 +1,7 @@
 #include "builder.hpp"
 
 #include <catch2/catch.hpp>
+#include <random>
 #include <sstream>
 
 #include "cursor.hpp"
@@ -288,4 +289,34 @@ TEST_CASE("compressed streams survive the file format and print as RSDs", "[buil
   REQUIRE_THAT(text.str(), Catch::Contains("RSD x3 {"));
   REQUIRE_THAT(text.str(), Catch::Contains("RSD x1000 {"));
   REQUIRE_THAT(text.str(), Catch::Contains("0+4096*i (x1000)"));
+}
+
+// Irregular arguments among regular ones (test/apps/random_io): the loop
+// folds, every offset is kept, and the regular arguments stay constants. An
+// argument that turns irregular and regular again (the fast row's direct
+// columns) keeps every value too.
+TEST_CASE("random offsets in a loop keep every value and the rest folds", "[builder]") {
+  std::mt19937_64 rng(3);
+  std::vector<RawEvent> events;
+  int64_t t = 0;
+  for (int i = 0; i < 60000; ++i) {
+    RawEvent ev = call(i % 2 ? Kind::pwrite : Kind::pread, 20 + uint64_t(i % 2), t += 100, 40);
+    ev.args[arg::handle] = 3;
+    const int phase = (i / 6000) % 4;  // random, strided, random, constant offsets
+    ev.args[arg::offset] = phase == 1 ? int64_t(i) * 64 : phase == 3 ? 4096 : int64_t(rng() % 16384) * 64;
+    ev.args[arg::count] = (i / 9000) % 2 ? int64_t(rng() % 3) * 64 + 64 : 64;  // count irregular now and then
+    ev.ret = ev.args[arg::count];
+    t = ev.end;
+    events.push_back(ev);
+  }
+  StreamBuilder b(BuilderOptions{true});
+  for (size_t i = 0; i < events.size(); ++i) {
+    b.append(events[i]);
+    if (i % 7919 == 0) REQUIRE(first_difference(b.snapshot(0, 0), events, true, i + 1) == -1);
+  }
+  Stream s = b.snapshot(0, 0);
+  REQUIRE(first_difference(s, events, true, events.size()) == -1);
+  REQUIRE(count_loops(s) == 1);
+  REQUIRE(s.leaves.size() == 2);
+  for (const Leaf& l : s.leaves) REQUIRE(s.values.view(l.args[arg::handle].seq).size() == 1);  // a constant
 }

@@ -8,8 +8,8 @@ using namespace mpior::trace;
 
 namespace {
 
-std::vector<SeqItem> build(const std::vector<int64_t>& values) {
-  SeqBuilder b;
+std::vector<SeqItem> build(const std::vector<int64_t>& values, unsigned window = 4) {
+  SeqBuilder b(window);
   for (int64_t v : values) b.append(v);
   return b.items();
 }
@@ -103,4 +103,33 @@ TEST_CASE("membership is answered for every shape of sequence", "[value_seq]") {
   REQUIRE(seq_contains(ranks, 8191));
   REQUIRE_FALSE(seq_contains(ranks, 8192));
   REQUIRE_FALSE(seq_contains(ranks, -1));
+}
+
+// The builder rules out folds of a tail of scalars with one test per length
+// (SeqBuilder::scalar_fold_possible): patterns that begin after a long run of
+// values that never fold must still fold, at every length the window has.
+TEST_CASE("patterns after a long run of random values still fold", "[value_seq]") {
+  std::mt19937_64 rng(7);
+  for (int L = 1; L <= 8; ++L) {
+    std::vector<int64_t> v;
+    for (int i = 0; i < 100; ++i) v.push_back(int64_t(rng() % 1000000) * 64);
+    std::vector<int64_t> pattern;
+    for (int i = 0; i < L; ++i) pattern.push_back(int64_t(rng() % 1000000) * 64 + 1);
+    for (int rep = 0; rep < 50; ++rep)
+      for (int64_t p : pattern) v.push_back(p + rep * 4096);  // shifted by 4096 per repetition
+    auto items = build(v, 8);
+    REQUIRE(seq_expand(items) == v);
+    // The random values stay scalars; the pattern becomes one loop of its body
+    // (a body of one value: a strided run).
+    CAPTURE(L);
+    REQUIRE(items.size() <= 100 + 1 + size_t(L) + 1);
+  }
+  std::vector<int64_t> v;  // then an equal pair, a strided run, a repeat of a loop
+  for (int i = 0; i < 64; ++i) v.push_back(int64_t(rng()) >> 4);
+  v.insert(v.end(), {5, 5, 10, 20, 30, 40});
+  for (int rep = 0; rep < 3; ++rep)
+    for (int i = 0; i < 20; ++i) v.push_back(1000 * rep + i);
+  auto items = build(v, 8);
+  REQUIRE(seq_expand(items) == v);
+  REQUIRE(items.size() <= 64 + 8);
 }
