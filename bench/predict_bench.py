@@ -8,10 +8,12 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 
 FILESYSTEMS = {"ext4": None, "tmpfs": "/dev/shm"}  # None: below the build directory
-PROGRAMS = (("checkpoint_sim", [20, 0, 2, 131072], "10 x 1 MiB pwrite + fsync + barrier"),
-            ("nton_barrier", [400, 4096], "400 x 4 KiB write + barrier"))
+# Enough I/O that the time measured is tens of milliseconds or more, not a few.
+PROGRAMS = (("checkpoint_sim", [40, 0, 2, 262144], "20 x 2 MiB pwrite + fsync + barrier"),
+            ("nton_barrier", [4000, 16384], "4000 x 16 KiB write + barrier"))
 RANKS = 2
 
 
@@ -29,6 +31,7 @@ def traced_io(b, app, args, root, name):
     shutil.rmtree(d, ignore_errors=True)
     work, traces = os.path.join(d, "work"), os.path.join(d, "traces")
     os.makedirs(work)
+    subprocess.run(["sync", "-f", root], check=False)  # no earlier run's dirty pages written back meanwhile
     b.run(["mpirun.mpich", "-n", RANKS, b.exe(f"test/apps/{app}")] + args, cwd=work,
           env=b.traced(MPIOR_TRACE_DIR=traces))
     b.run([b.post, traces])
@@ -79,8 +82,9 @@ def predict(b):
     return rows, reps
 
 
-def print_table(table, rows, reps):
-    table(f"mpior-predict: I/O time on the target, {RANKS} ranks, summed over ranks (s; medians of {reps}; "
+def print_table(table, rows, reps, load0=None):
+    load = f"load {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end; " if load0 is not None else ""
+    table(f"mpior-predict: I/O time on the target, {RANKS} ranks, summed over ranks (s; medians of {reps}; {load}"
           f"checkpoint_sim: {PROGRAMS[0][2]}, nton_barrier: {PROGRAMS[1][2]})",
           ["program", "ref->target", "traced on ref", "real on target", "real range", "ratio-predicted", "error",
            "interval", "holds real", "<=10%", "replay-predicted", "error"], rows)

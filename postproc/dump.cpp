@@ -55,6 +55,7 @@ void dump_process(const trace::ProcessInfo& p, std::ostream& out) {
                      E(p.cwd));
   out << fmt::format("  clocks at start: monotonic {} ns, realtime {} ns; traced {:.6f} s\n", p.clock_mono_ns,
                      p.clock_real_ns, double(p.end_ns) / 1e9);
+  out << fmt::format("  clock offset to rank 0: {} ns\n", p.clock_offset_ns);
 }
 
 void dump_files(const std::vector<trace::FileEntry>& files, std::ostream& out) {
@@ -117,8 +118,9 @@ void dump_plan(const trace::Plan& p, std::ostream& out) {
   out << "ranks (" << p.ranks.size() << "):\n";
   for (size_t r = 0; r < p.ranks.size(); ++r) {
     const trace::PlanRank& pr = p.ranks[r];
-    out << fmt::format("  rank {}: host {}, cwd {}, traced {:.6f} s\n    files {}\n    comms {}\n", r, E(pr.host),
-                       E(pr.cwd), double(pr.traced_ns) / 1e9, list_text(pr.files), list_text(pr.comms));
+    out << fmt::format("  rank {}: host {}, cwd {}, traced {:.6f} s, started at {:.6f} s\n    files {}\n    comms {}\n",
+                       r, E(pr.host), E(pr.cwd), double(pr.traced_ns) / 1e9, double(pr.start_ns) / 1e9,
+                       list_text(pr.files), list_text(pr.comms));
   }
   out << "files (" << p.files.size() << "):\n";
   for (size_t i = 0; i < p.files.size(); ++i) {

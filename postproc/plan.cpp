@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -42,6 +44,21 @@ void write_text(const std::string& path, const std::string& text) {
   trace::write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
 
+// Each rank's trace start after the earliest rank's, on rank 0's clock (the
+// offsets measured at MPI_Init): when the ranks started, for the replay. All
+// 0 unless every rank called MPI_Init (a rank without one has no offset).
+void aligned_starts(const TraceSet& set, trace::Plan& plan) {
+  int64_t first = INT64_MAX;
+  for (const trace::RankTrace& t : set.ranks) {
+    if (!t.process.mpi) return;
+    first = std::min(first, t.process.clock_mono_ns + t.process.clock_offset_ns);
+  }
+  for (size_t r = 0; r < plan.ranks.size(); ++r) {
+    const trace::ProcessInfo& p = set.ranks[r].process;
+    plan.ranks[r].start_ns = p.clock_mono_ns + p.clock_offset_ns - first;
+  }
+}
+
 }  // namespace
 
 trace::Plan build_plan(TraceSet set, const Analysis& a) {
@@ -50,10 +67,13 @@ trace::Plan build_plan(TraceSet set, const Analysis& a) {
   plan.job.trace_files.clear();  // where the traces were: the job record's, not the plan's
   plan.files = a.files.files;
   plan.comms = a.comms.plan_comms();
+  for (const trace::RankTrace& t : set.ranks)
+    plan.ranks.push_back({t.process.host, t.process.cwd, t.process.end_ns, {}, {}});
+  aligned_starts(set, plan);
   for (int32_t r = 0; r < set.size(); ++r) {
     trace::RankTrace& t = set.ranks[size_t(r)];
-    plan.ranks.push_back({t.process.host, t.process.cwd, t.process.end_ns, a.files.local_to_global[size_t(r)],
-                          a.comms.local_to_global[size_t(r)]});
+    plan.ranks[size_t(r)].files = a.files.local_to_global[size_t(r)];
+    plan.ranks[size_t(r)].comms = a.comms.local_to_global[size_t(r)];
     for (trace::Stream& s : t.streams) {
       set_single_rank(s, r);
       plan.streams.push_back(std::move(s));

@@ -82,7 +82,8 @@ std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, size
   return runs;
 }
 
-// --check: mpior-replay --io-only on the target; the I/O kinds' time in its report.
+// --check: mpior-replay --io-only on the target; its I/O time on time.io_s's basis: each thread's depth-0 file
+// calls (POSIX, stdio, MPI-IO; not the POSIX calls replayed under an MPI-IO call, which its time holds).
 void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in) {
   Scratch scratch(cli.target);
   std::string fsdir = (fs::path(scratch.path()) / "fs").string(), json = scratch.path() + "/replay.json";
@@ -92,12 +93,10 @@ void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in)
     throw PredictError(fmt::format("--check: mpior-replay exited {}: {}", o.status, o.err.substr(0, 2000)));
   std::ifstream f(json);
   nlohmann::json r = nlohmann::json::parse(f, nullptr, false);
-  if (r.is_discarded() || !r.contains("ops")) throw PredictError("--check: mpior-replay wrote no report");
+  if (r.is_discarded() || !r.contains("per_rank")) throw PredictError("--check: mpior-replay wrote no report");
   double io = 0;
-  for (auto& [name, op] : r["ops"].items()) {
-    auto k = trace::kind_from_name(name);
-    if (k && (trace::is_mpiio(*k) || (trace::is_io(*k) && !trace::is_mpi(*k)))) io += op.value("total_s", 0.0);
-  }
+  for (const nlohmann::json& t : r["per_rank"])
+    if (t.contains("predicted")) io += t["predicted"].value("io_s", 0.0);
   in.replay_io_s = io;
   in.replay_s = r.value("replay_s", 0.0);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "aggregate.hpp"
+#include "clock_align.hpp"
 #include "crash.hpp"
 #include "files.hpp"
 #include "lineage.hpp"
@@ -71,6 +72,9 @@ void start_job(Session& s, bool prune) {
     g_recording.store(false);
     return;
   }
+  // Every rank's clock against rank 0's (clock_align.hpp), stored in the trace.
+  s.info.clock_mono_ns += clock_align::test_skew_ns(s.rank);
+  s.info.clock_offset_ns = clock_align::offset_to_rank0(s.private_comm, s.rank, s.size);
   if (prune)
     start_pruning(s);
   else

@@ -17,6 +17,7 @@
 #include "clock.hpp"
 #include "comm_cost.hpp"
 #include "error.hpp"
+#include "init_gate.hpp"
 #include "io_replay.hpp"
 #include "mpi_replay.hpp"
 #include "mpiio_replay.hpp"
@@ -82,7 +83,11 @@ struct Shared {
         opt(o),
         progress(threads, o.stall_timeout_s),
         mpi(p, progress, threads),
-        costs(o.io_only || o.backend ? CommCosts() : CommCosts(p)) {}
+        costs(o.io_only || o.backend ? CommCosts() : CommCosts(p)),
+        init(p) {}
+  // When rank r's trace started after the earliest rank's (--io-only and MPI
+  // mode: the ranks start together).
+  int64_t start_of(int32_t rank) const { return opt.io_only || opt.backend ? 0 : plan.ranks[size_t(rank)].start_ns; }
   const trace::Plan& plan;
   const Target& target;
   const ReplayOptions& opt;
@@ -92,6 +97,7 @@ struct Shared {
   ErrorLog errors;
   StartGate gate;
   SharedPointers pointers;
+  InitGate init;  // start-up: threads replaying MPI_Init meet
 };
 
 class ReplayThread {
@@ -100,7 +106,7 @@ class ReplayThread {
       : sh_(sh), stream_(stream), who_("rank " + std::to_string(rank) + " thread " + std::to_string(stream.thread)) {
     summary.rank = rank;
     summary.thread = stream.thread;
-    summary.traced_ns = sh.plan.ranks[size_t(rank)].traced_ns;
+    summary.traced_ns = sh.plan.ranks[size_t(rank)].traced_ns + sh.start_of(rank);
     calls.rank = rank;
     calls.thread = stream.thread;
   }
@@ -232,6 +238,7 @@ class ReplayThread {
   bool recording_ = false;
   int64_t last_end_ = 0;
   bool arrived_ = false;
+  bool met_init_ = false;
   Pacer pacer_{0, 1.0};
   Account acct_;
   int64_t owed_ = 0;  // a Wait/Test's cost, charged after its completions
@@ -250,9 +257,10 @@ void ReplayThread::run() {
   t0_ = t0;
   arrived_ = true;
   const auto& aborted = sh_.progress.aborted();
-  sleep_until(t0, aborted);  // the gate opens a little ahead of the common start
-  pacer_ = Pacer(t0, sh_.opt.compute_scale);
-  last_end_ = t0;
+  const int64_t started = t0 + sh_.start_of(summary.rank);  // as the launcher started the rank
+  sleep_until(started, aborted);                            // the gate opens a little ahead of the common start
+  pacer_ = Pacer(started, sh_.opt.compute_scale);
+  last_end_ = started;
   bool going = true;
   while (going && !aborted.load(std::memory_order_relaxed) && cursor.next(ev)) {
     if (ev.depth != 0) {
@@ -380,10 +388,15 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
       return true;
     }
   } else if (ev.op() == trace::OpClass::init) {
-    // Start-up, not synchronisation the replay reproduces: its traced time
-    // passes as it did, so replay and traced times cover the same run
-    // (--io-only: not at all).
+    // Start-up: the ranks meet in MPI_Init (init_gate.hpp); other inits'
+    // traced time passes as it did (--io-only: not at all).
     cur_.active = false;
+    if (!sh_.opt.io_only && !sh_.opt.backend && !met_init_ && InitGate::meets(ev.kind)) {
+      met_init_ = true;
+      going = waiting([&] { return sh_.init.meet(sh_.progress.aborted()); });
+      if (going) last_end_ = charge(last_end_, sh_.init.floor_ns());
+      return going;
+    }
     last_end_ = sh_.opt.io_only ? mono_now_ns() : std::max(mono_now_ns(), start + ev.dur_ns);
     return true;
   } else if (trace::is_mpi(ev.kind)) {
@@ -408,12 +421,17 @@ bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& m
   int64_t from = start;
   if (cost > 0 && CommCosts::charged_before(op)) from = charge(start, std::exchange(cost, 0));
   last_end_ = from;
+  clear_last_release();
   bool going = waiting([&] { return mpi.replay(ev, event_no); });
   if (!going || io_only) return going;
   if (op == trace::OpClass::wait || op == trace::OpClass::test) {
     owed_ = cost;
   } else if (CommCosts::charged(op)) {
-    if (cost > 0) last_end_ = charge(last_end_, cost);
+    // A member that slept in a collective barrier woke after the last came:
+    // that delay counts towards the cost (MPI polls; everyone leaves at the
+    // last arrival plus the cost).
+    int64_t released = last_release_ns(), late = released > 0 ? std::max<int64_t>(0, last_end_ - released) : 0;
+    if (cost > late) last_end_ = charge(last_end_, cost - late);
   } else {
     int64_t floor = stream_.leaves[ev.leaf].dur.min();
     if (floor > 0 && last_end_ < start + floor) last_end_ = charge(last_end_, start + floor - last_end_);
@@ -441,7 +459,8 @@ Report collect(const trace::Plan& plan, const ReplayOptions& opt, const Target& 
   rep.fs = opt.setup.fs;
   rep.ranks = int32_t(plan.ranks.size());
   rep.threads = threads.size();
-  for (const trace::PlanRank& r : plan.ranks) rep.traced_ns = std::max(rep.traced_ns, r.traced_ns);
+  for (size_t r = 0; r < plan.ranks.size(); ++r)
+    rep.traced_ns = std::max(rep.traced_ns, plan.ranks[r].traced_ns + sh.start_of(int32_t(r)));
   int64_t last = t0;
   for (const auto& t : threads) {
     last = std::max(last, t->end_ns);

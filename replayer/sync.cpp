@@ -130,6 +130,13 @@ void Channels::wake_all() {
   }
 }
 
+namespace {
+thread_local int64_t t_released_ns = 0;
+}
+
+int64_t last_release_ns() { return t_released_ns; }
+void clear_last_release() { t_released_ns = 0; }
+
 WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
   std::unique_lock lock(mu_);
   if (woken_ || progress.is_aborted()) return WaitResult::aborted;
@@ -137,6 +144,7 @@ WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
   if (++arrived_ >= members_) {
     arrived_ = 0;
     ++generation_;
+    t_released_ns = released_ns_ = mono_now_ns();
     progress.tick();
     cv_.notify_all();
     return WaitResult::ok;
@@ -162,6 +170,7 @@ WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
     return WaitResult::stalled;
   }
   progress.leave_wait(true);
+  if (generation_ != gen) t_released_ns = released_ns_;  // the next generation needs this member: not yet made
   return generation_ != gen ? WaitResult::ok : WaitResult::aborted;
 }
 

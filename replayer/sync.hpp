@@ -109,6 +109,12 @@ class Channels {
   std::array<Shard, kShards> shards_;
 };
 
+// When the last member of the collective this thread last met arrived
+// (CLOCK_MONOTONIC ns; 0 before any). A member woken later than that lost the
+// wake-up, which MPI's polling does not: the engine charges it as cost.
+int64_t last_release_ns();
+void clear_last_release();
+
 // A barrier with a stall guard (pthread_barrier_wait cannot time out).
 class CommBarrier {
  public:
@@ -122,6 +128,7 @@ class CommBarrier {
   uint32_t members_;
   uint32_t arrived_ = 0;
   uint64_t generation_ = 0;
+  int64_t released_ns_ = 0;  // when the last member of the newest generation arrived
   bool woken_ = false;
 };
 

@@ -22,7 +22,8 @@ namespace mpior::trace {
 
 // 2: plans carry how they were extrapolated (ExtrapInfo).
 // 3: every body starts with a checksum of the event kind table.
-inline constexpr uint32_t kFormatVersion = 3;
+// 4: ranks' clock offsets to rank 0 (ProcessInfo), aligned trace starts (PlanRank).
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr const char* kJobFileName = "job.mpior";
 inline constexpr const char* kPlanFileName = "plan.mpior";
 // Several ranks' traces in one indexed file (aggregate.hpp).

@@ -306,6 +306,7 @@ void put_process(Encoder& e, const ProcessInfo& p) {
   e.sv(p.clock_mono_ns);
   e.sv(p.clock_real_ns);
   e.sv(p.end_ns);
+  e.sv(p.clock_offset_ns);
 }
 
 ProcessInfo get_process(Decoder& d) {
@@ -325,6 +326,7 @@ ProcessInfo get_process(Decoder& d) {
   p.clock_mono_ns = d.sv();
   p.clock_real_ns = d.sv();
   p.end_ns = d.sv();
+  p.clock_offset_ns = d.sv();
   if (p.size < 1 || p.rank < 0 || p.rank >= p.size)
     d.fail("rank " + std::to_string(p.rank) + " of " + std::to_string(p.size));
   return p;
@@ -451,6 +453,7 @@ void put(Encoder& e, const Plan& p) {
     e.sv(r.traced_ns);
     put_ranks(e, r.files);
     put_ranks(e, r.comms);
+    e.sv(r.start_ns);
   }
   e.uv(p.files.size());
   for (const PlanFile& f : p.files) {
@@ -475,6 +478,7 @@ Plan get_plan(Decoder& d) {
     r.traced_ns = d.sv();
     r.files = get_ranks(d);
     r.comms = get_ranks(d);
+    r.start_ns = d.sv();
   }
   p.files.resize(d.count(3));
   for (PlanFile& f : p.files) {

@@ -122,9 +122,10 @@ struct ProcessInfo {
   bool pruning = false;   // MPI synchronisation that cannot affect I/O was left out (online pruning)
   int64_t pid = 0;
   std::string host, exe, cmdline, cwd;
-  int64_t clock_mono_ns = 0;  // CLOCK_MONOTONIC at trace start
-  int64_t clock_real_ns = 0;  // CLOCK_REALTIME at trace start
-  int64_t end_ns = 0;         // relative to trace start
+  int64_t clock_mono_ns = 0;    // CLOCK_MONOTONIC at trace start
+  int64_t clock_real_ns = 0;    // CLOCK_REALTIME at trace start
+  int64_t end_ns = 0;           // relative to trace start
+  int64_t clock_offset_ns = 0;  // add to CLOCK_MONOTONIC readings for rank 0's (aligned at MPI_Init; 0 without MPI)
   bool operator==(const ProcessInfo&) const = default;
 };
 
@@ -216,6 +217,7 @@ struct PlanRank {
   int64_t traced_ns = 0;       // wall time from trace start to end
   std::vector<int32_t> files;  // local file id -> global file id
   std::vector<int32_t> comms;  // local communicator id -> global id (-1: freed before use)
+  int64_t start_ns = 0;        // trace start after the earliest rank's, on aligned clocks (0: not known)
   bool operator==(const PlanRank&) const = default;
 };
 

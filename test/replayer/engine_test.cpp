@@ -152,3 +152,26 @@ TEST_CASE("plans that cannot be replayed are refused with a message naming them"
     REQUIRE_THAT(message_of([&] { validate_plan(pm.plan, "p.mpior"); }), Catch::Contains("no ranks"));
   }
 }
+
+TEST_CASE("ranks start when they were launched and meet in MPI_Init", "[engine]") {
+  TempDir tmp;
+  PlanMaker pm(2, 2'100'000'000);
+  StreamMaker early, late;
+  early.call(Kind::MPI_Init, mpi_args(0), 0, 0, 2'000'000'000);  // waited 2 s for the late rank
+  late.call(Kind::MPI_Init, mpi_args(0), 0, 0, 100'000'000);     // the last to come: MPI_Init's own time
+  pm.add(early.stream(0));
+  pm.add(late.stream(1));
+  pm.plan.ranks[1].start_ns = 300'000'000;  // launched 0.3 s after rank 0 (aligned clocks)
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  REQUIRE(rep.errors == 0);
+  // Both leave MPI_Init at 0.3 + 0.1 s, not after rank 0's traced 2 s wait.
+  REQUIRE(rep.replay_ns >= 400'000'000);
+  REQUIRE(rep.replay_ns < 1'500'000'000);
+  REQUIRE(rep.per_thread.at(1).traced_ns == 2'400'000'000);  // on the aligned clock
+  REQUIRE(rep.traced_ns == 2'400'000'000);
+  ReplayOptions opt = options(tmp / "fs2");
+  opt.io_only = true;  // start-up dropped: no launch delay, no MPI_Init
+  Report io = replay_plan(pm.plan, opt);
+  REQUIRE(io.replay_ns < 300'000'000);
+  REQUIRE(io.traced_ns == 2'100'000'000);
+}
