@@ -46,6 +46,7 @@ void put_process(Encoder& e, const ProcessInfo& p, const ProcessInfo& prev) {
   e.sv(sub(p.clock_mono_ns, prev.clock_mono_ns));
   e.sv(sub(sub(p.clock_real_ns, p.clock_mono_ns), sub(prev.clock_real_ns, prev.clock_mono_ns)));  // one host: ~0
   e.sv(sub(p.end_ns, prev.end_ns));
+  e.sv(sub(p.clock_offset_ns, prev.clock_offset_ns));
 }
 
 ProcessInfo get_process(Decoder& d, const ProcessInfo& prev) {
@@ -66,6 +67,7 @@ ProcessInfo get_process(Decoder& d, const ProcessInfo& prev) {
   p.clock_mono_ns = add(p.clock_mono_ns, d.sv());
   p.clock_real_ns = add(add(p.clock_mono_ns, sub(prev.clock_real_ns, prev.clock_mono_ns)), d.sv());
   p.end_ns = add(p.end_ns, d.sv());
+  p.clock_offset_ns = add(p.clock_offset_ns, d.sv());
   return p;
 }
 
