@@ -246,7 +246,18 @@ void MpiState::add_message(MPI_Message m, const RequestInfo& info) {
 RequestInfo MpiState::take_message(MPI_Message m) {
   std::lock_guard<std::mutex> lk(mutex_);
   auto it = messages_.find(m);
-  if (it == messages_.end()) return {};
+  if (it == messages_.end()) {
+    // MPI_MESSAGE_NO_PROC (a probe of MPI_PROC_NULL) or a message the tracer
+    // never saw probed: a receive from MPI_PROC_NULL, on MPI_COMM_SELF (every
+    // rank's table has it), which moves nothing.
+    RequestInfo none;
+    none.comm = 1;
+    none.peer = trace::kProcNull;
+    none.tag = trace::kAnyTag;
+    none.kind = trace::kReqRecv;
+    none.matched = true;
+    return none;
+  }
   RequestInfo info = it->second;
   messages_.erase(it);
   return info;

@@ -25,7 +25,9 @@ namespace mpior::preload::mpi {
   X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)       \
   X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
   X(Iallreduce) X(Ibcast) X(Igather) X(Comm_create_group) X(Comm_remote_group) X(Comm_remote_size) \
-  X(Iprobe) X(Cancel) X(Request_free) X(Comm_compare) X(Comm_create) X(Comm_split) X(Comm_split_type) X(Send)
+  X(Iprobe) X(Cancel) X(Request_free) X(Comm_compare) X(Comm_create) X(Comm_split) X(Comm_split_type) X(Send) \
+  X(Topo_test) X(Cartdim_get) X(Cart_shift) X(Graph_neighbors_count) X(Graph_neighbors)                \
+  X(Dist_graph_neighbors_count) X(Dist_graph_neighbors)
 // MPI-4 (Sessions): MPICH 4 has them, Open MPI 4.1 does not. Optional.
 #if MPI_VERSION >= 4
 #define MPIOR_HAVE_SESSIONS 1
@@ -56,13 +58,16 @@ struct RequestInfo {
   int64_t peer = 0;
   int64_t tag = 0;
   int64_t bytes = 0;
-  int64_t kind = 0;      // trace::kReqSend, kReqRecv
-  bool logged = true;    // sends: the sender's decision when it posted the send
-  bool matched = false;  // receives of a matched probe (Imrecv): decided at the probe
-  int64_t root = -1;     // collectives (kReqColl): the root, -1 none
-  int64_t op = 0;        // collectives: the trace::OpClass
-  int64_t seq = 0;       // collectives: the collective count on comm
-  int32_t newcomm = -1;  // MPI_Comm_idup: the new communicator's local id
+  int64_t kind = 0;           // trace::kReqSend, kReqRecv
+  bool logged = true;         // sends: the sender's decision when it posted the send
+  bool matched = false;       // receives of a matched probe (Imrecv): decided at the probe
+  int64_t root = -1;          // collectives (kReqColl): the root, -1 none
+  int64_t op = 0;             // collectives: the trace::OpClass
+  int64_t seq = 0;            // collectives: the collective count on comm
+  int32_t newcomm = -1;       // MPI_Comm_idup: the new communicator's local id
+  bool neighbor = false;      // collectives: a neighbourhood collective (flag::neighbor)
+  bool partitioned = false;   // MPI_Psend_init, MPI_Precv_init: never pruned (no auxiliary message)
+  bool given_status = false;  // receives whose MPI status is not set (Precv, Isendrecv): the peer and tag asked
 };
 
 class MpiState {
