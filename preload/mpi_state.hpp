@@ -128,6 +128,7 @@ class MpiState {
   std::mutex mutex_;
   MPI_Group world_group_ = MPI_GROUP_NULL;
   std::vector<int32_t> remote_offset_;  // per comm id
+  std::vector<uint8_t> inter_;          // per comm id: an intercommunicator
   std::unordered_map<MPI_Request, RequestInfo> persistent_;
   std::unordered_map<MPI_Message, RequestInfo> messages_;
   std::atomic<uint32_t> generation_{1};  // bumped when a communicator is freed

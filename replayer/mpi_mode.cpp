@@ -234,6 +234,10 @@ bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_s
 bool MpiThreadOps::replay(const Event& ev, uint64_t) {
   OpClass op = ev.op();
   if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
+  // Bookkeeping, as in the threads' replay (a freed request has no communicator).
+  if (op == OpClass::pinit || op == OpClass::icoll || op == OpClass::probe || op == OpClass::cancel ||
+      op == OpClass::request || op == OpClass::comm_local)
+    return true;
   Comm c;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
     if (comm_of(ev, 0, &c)) b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
@@ -245,6 +249,10 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
     case OpClass::send:
     case OpClass::isend:
       if (ev.args[arg::peer] != trace::kProcNull)
+        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
+      return true;
+    case OpClass::start:  // a persistent (or partitioned) send starts: its message goes now
+      if (ev.args[arg::req_kind] == trace::kReqSend && ev.args[arg::peer] != trace::kProcNull)
         send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
       return true;
     case OpClass::recv:
