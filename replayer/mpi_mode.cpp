@@ -375,6 +375,7 @@ bool MpiThreadOps::member(const Event& ev, uint64_t) {
 }
 
 bool MpiThreadOps::complete(const Event& ev, uint64_t) {
+  if (ev.flags & trace::flag::cancelled) return true;  // a cancelled request moved nothing
   if (ev.args[arg::req_kind] == trace::kReqColl && (ev.flags & trace::flag::neighbor)) {
     Comm c;
     if (comm_of(ev, ev.args[arg::comm], &c)) neighborhood(ev, c);
