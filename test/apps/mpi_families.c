@@ -285,8 +285,8 @@ static long topology(void) {
   int src = rank - 1, dst = rank + 1;
   int nin = src >= 0, nout = dst < size;
   MPI_Comm chain, ring;
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, nin, &src, MPI_UNWEIGHTED, nout, &dst, MPI_UNWEIGHTED, MPI_INFO_NULL,
-                                 0, &chain);
+  int weight[1] = {1}; /* weighted: Open MPI's MPI_UNWEIGHTED trips gcc's overread check */
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, nin, &src, weight, nout, &dst, weight, MPI_INFO_NULL, 0, &chain);
   long mine = rank + 1, from = 0, t = 0;
   MPI_Neighbor_allgather(&mine, 1, MPI_LONG, &from, 1, MPI_LONG, chain);
   t += from;
