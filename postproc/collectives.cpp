@@ -18,7 +18,9 @@ bool is_rooted(OpClass op) { return trace::is_one_to_all(op) || trace::is_all_to
 // What members must agree on: the operation class and, if rooted, the root.
 uint64_t signature(const trace::Event& ev) {
   OpClass op = ev.op();
-  uint64_t root = is_rooted(op) ? uint64_t(uint32_t(ev.args[arg::root])) : 0;
+  // On an intercommunicator (remote_size > 0) the root's group names no root.
+  bool inter = ev.args[arg::remote_size] > 0;
+  uint64_t root = is_rooted(op) && !inter ? uint64_t(uint32_t(ev.args[arg::root])) : 0;
   return (uint64_t(op) << 32) | root;
 }
 
@@ -76,7 +78,8 @@ int64_t CollectiveNumbers::of(int32_t rank, const trace::Event& ev) {
   if (ev.op() == OpClass::comm_create) {
     int64_t made_id = ev.args[arg::newcomm];
     bool known = made_id > 0 && uint64_t(made_id) < made.size() && made[size_t(made_id)] >= 0;
-    n = known ? made[size_t(made_id)] : last->second + 1;
+    // MPI_COMM_NULL (a split with MPI_UNDEFINED): the instance the tracer recorded.
+    n = known ? made[size_t(made_id)] : made_id < 0 ? ev.args[arg::create_seq] : last->second + 1;
   }
   last->second = n;
   return n;
@@ -137,8 +140,9 @@ void CollectiveChecker::observe(const RankScope& scope, const trace::Event& ev, 
   if (ev.depth <= open_.depth) close_root();
   if (!trace::is_mpi(ev.kind) || !trace::is_collective(ev.op())) return;
   int32_t g = scope.comm(ev, pos);
-  // Root -1: on an intercommunicator, where every process of both groups calls.
-  if (trace::is_all_to_one(ev.op()) && ev.args[arg::root] >= 0) return observe_all_to_one(scope, g, ev);
+  // Root -1: every member calls alike; an intercommunicator names its roles.
+  if (trace::is_all_to_one(ev.op()) && ev.args[arg::root] >= 0 && ev.args[arg::remote_size] <= 0)
+    return observe_all_to_one(scope, g, ev);
   // Summed, not folded in order: a rank's threads may call collectives on one
   // communicator, and their order across threads is only as exact as the
   // trace's timing; the tracer's number (arg::coll_seq) is exact.

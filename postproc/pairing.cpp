@@ -146,6 +146,17 @@ struct MessageMatcher::Impl {
     pending.erase(it);
   }
 
+  // A receive posted (Irecv, a persistent receive's start, Isendrecv's
+  // receive half): it takes its message where its request completes.
+  void post_receive(int32_t comm, int64_t source, int64_t tag, const trace::Event& ev, const EventPos& pos) {
+    auto old = pending.find(ev.args[arg::request]);
+    if (old != pending.end()) {  // the id was reused: the earlier receive never completed
+      ++stats.never_completed;
+      resolve(old->second.seq, std::nullopt);
+    }
+    pending[ev.args[arg::request]] = PostedRecv{comm, source, tag, post(pos)};
+  }
+
   void observe(const trace::Event& ev, const EventPos& pos);
   void check_and_emit();
 };
@@ -174,21 +185,17 @@ void MessageMatcher::Impl::observe(const trace::Event& ev, const EventPos& pos) 
   switch (op) {
     case OpClass::send:
     case OpClass::isend:
-      return send_to(comm, ev.args[arg::peer], ev.args[arg::tag], ev, pos);
+      send_to(comm, ev.args[arg::peer], ev.args[arg::tag], ev, pos);
+      // MPI_Isendrecv: its request completes as the receive half.
+      if (ev.flags & trace::flag::recv_too) post_receive(comm, ev.args[arg::peer2], ev.args[arg::isr_tag], ev, pos);
+      return;
     case OpClass::recv:
       return receive_now(comm, ev.args[arg::peer], ev.args[arg::tag], ev, pos);
     case OpClass::sendrecv:
       send_to(comm, ev.args[arg::peer], ev.args[arg::tag], ev, pos);
       return receive_now(comm, ev.args[arg::peer2], ev.args[arg::tag2], ev, pos);
-    case OpClass::irecv: {
-      auto old = pending.find(ev.args[arg::request]);
-      if (old != pending.end()) {  // the id was reused: the earlier receive never completed
-        ++stats.never_completed;
-        resolve(old->second.seq, std::nullopt);
-      }
-      pending[ev.args[arg::request]] = PostedRecv{comm, ev.args[arg::peer], ev.args[arg::tag], post(pos)};
-      return;
-    }
+    case OpClass::irecv:
+      return post_receive(comm, ev.args[arg::peer], ev.args[arg::tag], ev, pos);
     default:
       return;
   }

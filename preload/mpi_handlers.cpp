@@ -79,7 +79,7 @@ int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t byt
 void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st, bool cancelled) noexcept {
   RawEvent ev;
   ev.kind = Kind::mpior_complete;
-  ev.flags = cancelled ? flag::cancelled : 0;
+  ev.flags = uint8_t((cancelled ? flag::cancelled : 0) | (info.neighbor ? flag::neighbor : 0));
   ev.depth = uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255);
   ev.start = ev.end = c.ev().end;
   ev.callsite = c.ev().callsite;
@@ -93,6 +93,9 @@ void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st, b
   ev.args[arg::stag] = -1;
   if (info.kind == kReqColl) {
     ev.args[arg::icoll_seq] = info.seq;
+  } else if (info.given_status && st && !cancelled) {
+    ev.args[arg::src] = state().peer_of(info.comm, st->MPI_SOURCE);
+    ev.args[arg::stag] = norm_tag(st->MPI_TAG);
   } else if (st && !cancelled && (info.kind == kReqRecv || info.id < 0)) {
     ev.args[arg::src] = state().peer_of(info.comm, st->MPI_SOURCE);
     ev.args[arg::stag] = norm_tag(st->MPI_TAG);
@@ -115,6 +118,15 @@ bool settle_completion(Call& c, MPI_Request handle, const MPI_Status* st) noexce
   RequestInfo info = state().take_request(handle);
   if (info.id < 0 && state().persistent(handle, nullptr)) return false;
   if (info.kind == kReqColl && settle_collective(c, handle) == 0) return false;
+  // MPICH 4.0 leaves the status of a partitioned receive and of an
+  // MPI_Isendrecv unset: without wildcards, the message is the one asked for.
+  MPI_Status given;
+  if (info.given_status && st && info.peer >= 0 && info.tag >= 0) {
+    given = *st;
+    given.MPI_SOURCE = int(info.peer - state().remote_offset(info.comm));
+    given.MPI_TAG = int(info.tag);
+    st = &given;
+  }
   bool cancelled = was_cancelled(info, st);
   bool kept = info.logged;
   piggyback::Received r;

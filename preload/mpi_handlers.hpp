@@ -58,6 +58,11 @@ int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t byt
 // One completion record under the call c, for a request the tracer knew (or not).
 void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st, bool cancelled = false) noexcept;
 void fill_collective(Call& c, int rc, MPI_Comm comm, int64_t root, int64_t bytes) noexcept;
+// A communicator with a topology: this rank's neighbours in it, recorded
+// under c (mpior_neighbor; mpi_topology.cpp).
+void record_topology(Call& c, MPI_Comm comm, int32_t id) noexcept;
+// A rooted collective on intercommunicator `id`: root, remote_begin, remote_size.
+void fill_inter_root(Call& c, MPI_Comm comm, int32_t id, int root) noexcept;
 
 // Room for statuses when the application ignores them
 // (MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE).
@@ -279,19 +284,25 @@ int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
   return rc;
 }
 
-// On an intercommunicator the root is recorded as -1: every process of both
-// groups takes part, and the replay meets them all.
+// On an intercommunicator (no pruning there) the root is its position in
+// the members list, kProcNull for the other members of its group (MPI_ROOT,
+// MPI_PROC_NULL), with the caller's remote group beside it
+// (fill_inter_root): the replay has the root and the other group exchange.
 template <typename Invoke>
 int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes) {
   int32_t id = state().comm_id(comm);
-  if (state().is_inter(id)) root = -1;
+  bool inter = state().is_inter(id);
+  int decided = inter ? -1 : root;
   piggyback::DecisionExchange decision;
-  begin_decision(c, id, root, decision);
+  begin_decision(c, id, decided, decision);
   int rc = invoke();
   bool log = end_decision(c, id, decision);
   c.stop();
-  fill_collective(c, rc, comm, root, bytes);
-  if (root < 0) c.ev().args[trace::arg::root] = -1;
+  fill_collective(c, rc, comm, decided, bytes);
+  if (inter)
+    fill_inter_root(c, comm, id, root);
+  else if (root < 0)
+    c.ev().args[trace::arg::root] = -1;
   if (!log) prune(c);
   return rc;
 }
@@ -307,9 +318,13 @@ int comm_derive(Call& c, Invoke&& invoke, MPI_Comm parent, MPI_Comm* newcomm, tr
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL)
     id = state().add_comm(*newcomm, origin, parent_id, seq, color, key);
   comm_made(parent_id, id, id >= 0 ? *newcomm : MPI_COMM_NULL);
+  if (id >= 0) record_topology(c, *newcomm, id);
   auto& ev = c.ev();
   ev.args[trace::arg::comm] = parent_id;
   ev.args[trace::arg::newcomm] = id;
+  // The instance also where no communicator is made (MPI_COMM_NULL: a split
+  // with MPI_UNDEFINED), so every member numbers it alike.
+  ev.args[trace::arg::create_seq] = int64_t(seq);
   ev.ret = rc;
   return rc;
 }

@@ -25,6 +25,7 @@ void fill_request_record(Call& c, int rc, const RequestInfo& info) noexcept {
   ev.args[arg::req_kind] = info.kind;
   ev.args[arg::request] = info.id;
   if (info.kind == kReqColl) ev.args[arg::icoll_seq] = info.seq;
+  if (info.neighbor) ev.flags |= flag::neighbor;
   ev.ret = rc;
 }
 
@@ -56,7 +57,7 @@ void record_start(Call& c, int rc, MPI_Request r, const RequestInfo& info, bool 
     } catch (...) {
       active.id = -1;
     }
-    if (active.kind == kReqRecv && pruning(active.comm))
+    if (active.kind == kReqRecv && !active.partitioned && pruning(active.comm))
       piggyback::pruner().receive_posted(active.comm, r, raw_peer(active.peer), raw_tag(active.tag));
   }
   if (own) {

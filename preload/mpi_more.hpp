@@ -66,7 +66,8 @@ int start(Call& c, Invoke&& invoke, int count, MPI_Request* requests) {
   std::vector<std::unique_ptr<piggyback::HeldCollective>> decisions(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     if (!state().persistent(requests[i], &infos[size_t(i)])) continue;
-    if (infos[size_t(i)].kind == trace::kReqSend) logged[size_t(i)] = gate_start(c, infos[size_t(i)]);
+    if (infos[size_t(i)].kind == trace::kReqSend && !infos[size_t(i)].partitioned)
+      logged[size_t(i)] = gate_start(c, infos[size_t(i)]);
     if (infos[size_t(i)].kind == trace::kReqColl) decisions[size_t(i)] = post_collective_decision(c, infos[size_t(i)]);
   }
   RequestSnapshot handles(requests, count);
@@ -93,11 +94,90 @@ int icoll(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes, trac
 }
 
 // Neighborhood collectives: every member calls, only neighbours exchange.
-// Pruned as all to all (the replay meets them as such): the decision of
-// every member, so any member's I/O keeps the call.
+// Pruned as all to all: the decision of every member, so any member's I/O
+// keeps the call on every member; the replay then exchanges only between
+// neighbours (flag::neighbor, the topology's mpior_neighbor records).
 template <typename Invoke>
-int coll_logged(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
-  return coll(c, invoke, comm, bytes);
+int coll_neighbor(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
+  int rc = coll(c, invoke, comm, bytes);
+  c.ev().flags |= trace::flag::neighbor;
+  return rc;
+}
+
+template <typename Invoke>
+int icoll_neighbor(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes, MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  RequestInfo info = collective_info(comm, -1, bytes, trace::OpClass::allcoll);
+  info.neighbor = true;
+  info.seq = int64_t(state().next_collective(info.comm));
+  if (rc == MPI_SUCCESS) info.id = state().add_request(*request, info);
+  fill_request_record(c, rc, info);
+  return rc;
+}
+
+template <typename Invoke>
+int coll_init_neighbor(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes, MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  RequestInfo info = collective_info(comm, -1, bytes, trace::OpClass::allcoll);
+  info.neighbor = true;
+  fill_request_record(c, rc, info);
+  if (rc == MPI_SUCCESS) state().add_persistent(*request, info);
+  return rc;
+}
+
+// MPI-4 nonblocking send-receive: the send half is an isend, always logged
+// (like MPI_Sendrecv); the request completes as the receive half
+// (flag::recv_too; peer2 and isr_tag name it).
+template <typename Invoke>
+int isendrecv(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int sendtag, int64_t sendbytes, int source,
+              int recvtag, int64_t recvbytes, MPI_Request* request) {
+  int32_t id = state().comm_id(comm);
+  gate_send(c, id, dest, sendtag, sendbytes, true);
+  int rc = invoke();
+  c.stop();
+  fill_p2p(c, rc, comm, dest, sendtag, sendbytes);
+  auto& ev = c.ev();
+  ev.flags |= trace::flag::recv_too;
+  ev.args[trace::arg::peer2] = state().peer_of(id, source);
+  ev.args[trace::arg::isr_tag] = norm_tag(recvtag);
+  if (rc != MPI_SUCCESS) return rc;
+  RequestInfo info;
+  info.comm = id;
+  info.peer = state().peer_of(id, source);
+  info.tag = norm_tag(recvtag);
+  info.bytes = recvbytes;
+  info.kind = trace::kReqRecv;
+  info.given_status = true;
+  ev.args[trace::arg::request] = state().add_request(*request, info);
+  if (pruning(id)) piggyback::pruner().receive_posted(id, *request, source, recvtag);
+  return rc;
+}
+
+// Partitioned communication (MPI-4): a persistent send or receive of all the
+// partitions; each start is one message. Never pruned: no auxiliary message
+// goes with it (Pready/Parrived are recorded as request notes).
+template <typename Invoke>
+int part_init(Call& c, Invoke&& invoke, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
+              MPI_Request* request) {
+  int rc = invoke();
+  c.stop();
+  fill_p2p(c, rc, comm, peer, tag, bytes);
+  c.ev().args[trace::arg::req_kind] = kind;
+  if (rc == MPI_SUCCESS) {
+    RequestInfo info;
+    info.comm = state().comm_id(comm);
+    info.peer = state().peer_of(info.comm, peer);
+    info.tag = norm_tag(tag);
+    info.bytes = bytes;
+    info.kind = kind;
+    info.partitioned = true;
+    info.matched = kind == trace::kReqRecv;  // its completion asks no auxiliary message
+    info.given_status = kind == trace::kReqRecv;
+    state().add_persistent(*request, info);
+  }
+  return rc;
 }
 
 template <typename Invoke>

@@ -97,12 +97,21 @@ int32_t MpiState::add_comm(MPI_Comm c, trace::CommOrigin origin, int32_t parent,
                            int64_t key) {
   int32_t offset = 0;
   std::vector<int32_t> members = members_of(c, &offset);
+  int is_inter_comm = 0;
+  {
+    TracerGuard guard;
+    pmpi::Comm_test_inter(c, &is_inter_comm);
+  }
   std::lock_guard<std::mutex> lk(mutex_);
   int32_t id = int32_t(comms_.size());
   comms_.push_back({id, origin, parent, parent_seq, color, key, std::move(members)});
   collectives_.push_back(0);
   remote_offset_.resize(comms_.size(), 0);
   remote_offset_[size_t(id)] = offset;
+  // A dup of an intercommunicator whose remote group is listed first has
+  // offset 0 too.
+  inter_.resize(comms_.size(), 0);
+  inter_[size_t(id)] = is_inter_comm;
   comm_ids_[c] = id;
   return id;
 }
@@ -116,6 +125,8 @@ int32_t MpiState::add_comm_like(MPI_Comm c, int32_t parent, uint64_t parent_seq)
   collectives_.push_back(0);
   remote_offset_.resize(comms_.size(), 0);
   remote_offset_[size_t(id)] = remote_offset_[size_t(parent)];
+  inter_.resize(comms_.size(), 0);
+  inter_[size_t(id)] = inter_[size_t(parent)];
   comm_ids_[c] = id;
   return id;
 }
@@ -158,7 +169,8 @@ MpiState::Shape MpiState::shape_locked(int32_t id) {
   std::lock_guard<std::mutex> lk(mutex_);
   if (id < 0 || size_t(id) >= remote_offset_.size()) return {0, false};
   int32_t offset = remote_offset_[size_t(id)];
-  return {offset, offset != 0 || comms_[size_t(id)].origin == trace::CommOrigin::intercomm};
+  bool inter = size_t(id) < inter_.size() && inter_[size_t(id)];
+  return {offset, inter || offset != 0 || comms_[size_t(id)].origin == trace::CommOrigin::intercomm};
 }
 
 // The calling thread's last communicator answers without the lock (ids are
@@ -246,7 +258,18 @@ void MpiState::add_message(MPI_Message m, const RequestInfo& info) {
 RequestInfo MpiState::take_message(MPI_Message m) {
   std::lock_guard<std::mutex> lk(mutex_);
   auto it = messages_.find(m);
-  if (it == messages_.end()) return {};
+  if (it == messages_.end()) {
+    // MPI_MESSAGE_NO_PROC (a probe of MPI_PROC_NULL) or a message the tracer
+    // never saw probed: a receive from MPI_PROC_NULL, on MPI_COMM_SELF (every
+    // rank's table has it), which moves nothing.
+    RequestInfo none;
+    none.comm = 1;
+    none.peer = trace::kProcNull;
+    none.tag = trace::kAnyTag;
+    none.kind = trace::kReqRecv;
+    none.matched = true;
+    return none;
+  }
   RequestInfo info = it->second;
   messages_.erase(it);
   return info;

@@ -26,7 +26,9 @@ namespace mpior::preload::mpi {
   X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
   X(Iallreduce) X(Ibcast) X(Igather) X(Comm_create_group) X(Comm_remote_group) X(Comm_remote_size) \
   X(Iprobe) X(Cancel) X(Request_free) X(Comm_compare) X(Comm_create) X(Comm_split) X(Comm_split_type) X(Send) \
-  X(Type_get_extent_x) X(Type_get_true_extent_x) X(Pack) X(Unpack)
+  X(Type_get_extent_x) X(Type_get_true_extent_x) X(Pack) X(Unpack) \
+  X(Topo_test) X(Cartdim_get) X(Cart_shift) X(Graph_neighbors_count) X(Graph_neighbors)                \
+  X(Dist_graph_neighbors_count) X(Dist_graph_neighbors)
 // MPI-4 (Sessions): MPICH 4 has them, Open MPI 4.1 does not. Optional.
 #if MPI_VERSION >= 4
 #define MPIOR_HAVE_SESSIONS 1
@@ -57,13 +59,16 @@ struct RequestInfo {
   int64_t peer = 0;
   int64_t tag = 0;
   int64_t bytes = 0;
-  int64_t kind = 0;      // trace::kReqSend, kReqRecv
-  bool logged = true;    // sends: the sender's decision when it posted the send
-  bool matched = false;  // receives of a matched probe (Imrecv): decided at the probe
-  int64_t root = -1;     // collectives (kReqColl): the root, -1 none
-  int64_t op = 0;        // collectives: the trace::OpClass
-  int64_t seq = 0;       // collectives: the collective count on comm
-  int32_t newcomm = -1;  // MPI_Comm_idup: the new communicator's local id
+  int64_t kind = 0;           // trace::kReqSend, kReqRecv
+  bool logged = true;         // sends: the sender's decision when it posted the send
+  bool matched = false;       // receives of a matched probe (Imrecv): decided at the probe
+  int64_t root = -1;          // collectives (kReqColl): the root, -1 none
+  int64_t op = 0;             // collectives: the trace::OpClass
+  int64_t seq = 0;            // collectives: the collective count on comm
+  int32_t newcomm = -1;       // MPI_Comm_idup: the new communicator's local id
+  bool neighbor = false;      // collectives: a neighbourhood collective (flag::neighbor)
+  bool partitioned = false;   // MPI_Psend_init, MPI_Precv_init: never pruned (no auxiliary message)
+  bool given_status = false;  // receives whose MPI status is not set (Precv, Isendrecv): the peer and tag asked
 };
 
 class MpiState {
@@ -124,6 +129,7 @@ class MpiState {
   std::mutex mutex_;
   MPI_Group world_group_ = MPI_GROUP_NULL;
   std::vector<int32_t> remote_offset_;  // per comm id
+  std::vector<uint8_t> inter_;          // per comm id: an intercommunicator
   std::unordered_map<MPI_Request, RequestInfo> persistent_;
   std::unordered_map<MPI_Message, RequestInfo> messages_;
   std::atomic<uint32_t> generation_{1};  // bumped when a communicator is freed

@@ -27,6 +27,8 @@ class MpiOps {
   virtual bool complete(const trace::Event& ev, uint64_t event_no) = 0;
   // A member record under a root's Reduce/Gather.
   virtual bool member(const trace::Event& ev, uint64_t event_no) = 0;
+  // A neighbour record under the call that made a communicator with a topology.
+  virtual void topology(const trace::Event&) {}
   // A collective MPI-IO call replayed at the POSIX level: its members meet.
   virtual bool file_barrier(const trace::Event& ev, uint64_t event_no) = 0;
   // MPI-IO issued through MPI_File_* (MPI mode): the bytes moved.

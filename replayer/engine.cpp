@@ -70,6 +70,7 @@ class ThreadMpi final : public MpiOps {
   bool replay(const trace::Event& ev, uint64_t n) override { return r_.replay(ev, n); }
   bool complete(const trace::Event& ev, uint64_t n) override { return r_.complete(ev, n); }
   bool member(const trace::Event& ev, uint64_t n) override { return r_.member(ev, n); }
+  void topology(const trace::Event& ev) override { r_.topology(ev); }
   bool file_barrier(const trace::Event& ev, uint64_t n) override { return r_.file_barrier(ev, n); }
 
  private:
@@ -271,6 +272,8 @@ void ReplayThread::run() {
         if (budget > 0 && ev.args[trace::arg::req_kind] == trace::kReqRecv) record_completion(ev);
       } else if (ev.op() == trace::OpClass::member && ev.depth == 1) {
         going = waiting([&] { return mpi.member(ev, cursor.delivered()); });
+      } else if (ev.op() == trace::OpClass::topology) {
+        mpi.topology(ev);
       } else if (trace::info(ev.kind).family == trace::Family::aio &&
                  (ev.op() == trace::OpClass::adone || !fscope_.nested_io)) {
         // AIO completions wherever they sit; submits listed by the

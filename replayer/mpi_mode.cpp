@@ -234,6 +234,10 @@ bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_s
 bool MpiThreadOps::replay(const Event& ev, uint64_t) {
   OpClass op = ev.op();
   if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
+  // Bookkeeping, as in the threads' replay (a freed request has no communicator).
+  if (op == OpClass::pinit || op == OpClass::icoll || op == OpClass::probe || op == OpClass::cancel ||
+      op == OpClass::request || op == OpClass::comm_local)
+    return true;
   Comm c;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
     if (comm_of(ev, 0, &c)) b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
@@ -247,6 +251,10 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
       if (ev.args[arg::peer] != trace::kProcNull)
         send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
       return true;
+    case OpClass::start:  // a persistent (or partitioned) send starts: its message goes now
+      if (ev.args[arg::req_kind] == trace::kReqSend && ev.args[arg::peer] != trace::kProcNull)
+        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
+      return true;
     case OpClass::recv:
       return receive_event(ev, c, ev.args[arg::peer], ev.args[arg::tag]);
     case OpClass::sendrecv:
@@ -255,14 +263,27 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
       return receive_event(ev, c, ev.args[arg::peer2], ev.args[arg::tag2]);
     case OpClass::reduce:
     case OpClass::gather:
-      rooted_up(ev, c);
+      if (ev.args[arg::remote_size] > 0)
+        inter_rooted(ev, c);
+      else
+        rooted_up(ev, c);
       return true;
-    case OpClass::barrier:
-    case OpClass::allcoll:
-    case OpClass::comm_create:
-    case OpClass::comm_free:
     case OpClass::bcast:
     case OpClass::scatter:
+      if (ev.args[arg::remote_size] > 0)
+        inter_rooted(ev, c);
+      else
+        collective(ev, c);
+      return true;
+    case OpClass::allcoll:
+      if (ev.flags & trace::flag::neighbor)
+        neighborhood(ev, c);
+      else
+        collective(ev, c);
+      return true;
+    case OpClass::barrier:
+    case OpClass::comm_create:
+    case OpClass::comm_free:
       collective(ev, c);
       return true;
     default:
@@ -306,6 +327,47 @@ void MpiThreadOps::rooted_up(const Event& ev, const Comm& c) {
     if (int32_t(m) != root) receive(c, up, int32_t(m), 0);
 }
 
+// Neighbour messages go on the `up` communicator with tag 1 (rooted_up's is
+// 0, intercommunicator broadcasts' 2), so they never match another kind.
+constexpr int64_t kNeighborTag = 1, kInterDownTag = 2;
+
+void MpiThreadOps::topology(const Event& ev) {
+  Comm c;
+  if (comm_of(ev, ev.args[arg::comm], &c)) topologies_.add(c.id, ev);
+}
+
+void MpiThreadOps::neighborhood(const Event& ev, const Comm& c) {
+  const Neighbors* n = topologies_.of(c.id);
+  if (!n) return collective(ev, c);
+  MPI_Comm up = b_.comm(c.id).up;
+  int64_t bytes = std::max<int64_t>(0, ev.args[arg::bytes]);
+  for (int32_t p : n->out) send(c, up, p, kNeighborTag, bytes);
+  for (int32_t p : n->in) receive(c, up, p, kNeighborTag);
+}
+
+void MpiThreadOps::inter_rooted(const Event& ev, const Comm& c) {
+  int64_t root = ev.args[arg::root];
+  if (root == trace::kProcNull) return;  // the root's group's other members take no part
+  bool down = trace::is_one_to_all(ev.op());
+  int64_t t = down ? kInterDownTag : 0;
+  MPI_Comm up = b_.comm(c.id).up;
+  int64_t bytes = std::max<int64_t>(0, ev.args[arg::bytes]);
+  if (c.me != root) {
+    if (down)
+      receive(c, up, int32_t(root), t);
+    else
+      send(c, up, int32_t(root), t, bytes);
+    return;
+  }
+  int64_t begin = ev.args[arg::remote_begin], end = begin + ev.args[arg::remote_size];
+  for (int64_t m = begin; m < end; ++m) {
+    if (down)
+      send(c, up, int32_t(m), t, bytes);
+    else
+      receive(c, up, int32_t(m), t);
+  }
+}
+
 bool MpiThreadOps::member(const Event& ev, uint64_t) {
   Comm c;
   if (comm_of(ev, ev.args[arg::comm], &c)) receive(c, b_.comm(c.id).up, int32_t(ev.args[arg::member]), 0);
@@ -313,6 +375,12 @@ bool MpiThreadOps::member(const Event& ev, uint64_t) {
 }
 
 bool MpiThreadOps::complete(const Event& ev, uint64_t) {
+  if (ev.flags & trace::flag::cancelled) return true;  // a cancelled request moved nothing
+  if (ev.args[arg::req_kind] == trace::kReqColl && (ev.flags & trace::flag::neighbor)) {
+    Comm c;
+    if (comm_of(ev, ev.args[arg::comm], &c)) neighborhood(ev, c);
+    return true;
+  }
   if (ev.args[arg::req_kind] != trace::kReqRecv) return true;  // sends complete lazily, file requests at once
   Comm c;
   return !comm_of(ev, ev.args[arg::comm], &c) || receive_event(ev, c, ev.args[arg::peer], ev.args[arg::tag]);

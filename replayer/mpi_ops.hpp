@@ -11,6 +11,7 @@
 
 #include "backend.hpp"
 #include "mpi_mode.hpp"
+#include "topology.hpp"
 
 namespace mpior::replay {
 
@@ -22,6 +23,7 @@ class MpiThreadOps final : public MpiOps {
   bool replay(const trace::Event& ev, uint64_t event_no) override;
   bool complete(const trace::Event& ev, uint64_t event_no) override;
   bool member(const trace::Event& ev, uint64_t event_no) override;
+  void topology(const trace::Event& ev) override;
   bool file_barrier(const trace::Event& ev, uint64_t event_no) override;
   bool native_mpiio() const override { return b_.native_mpiio(); }
   int64_t mpiio(const trace::Event& ev) override;  // mpi_file.cpp
@@ -55,6 +57,11 @@ class MpiThreadOps final : public MpiOps {
   bool receive_event(const trace::Event& ev, const Comm& c, int64_t given_src, int64_t given_tag);
   void collective(const trace::Event& ev, const Comm& c);
   void rooted_up(const trace::Event& ev, const Comm& c);
+  // Messages to the out-neighbours, from the in-neighbours (a communicator
+  // without a recorded topology: a collective of all its members).
+  void neighborhood(const trace::Event& ev, const Comm& c);
+  // A rooted collective on an intercommunicator: the root and its remote group.
+  void inter_rooted(const trace::Event& ev, const Comm& c);
   char* recv_buffer(int64_t n);
   void check(int rc, const char* what);
 
@@ -75,6 +82,7 @@ class MpiThreadOps final : public MpiOps {
   std::vector<char> rbuf_;
   std::unordered_map<int64_t, File> files_;
   int64_t view_handle_ = -1;  // a view waiting for its blocks
+  Topologies topologies_;
 };
 
 }  // namespace mpior::replay

@@ -96,6 +96,7 @@ bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
       return true;
     case OpClass::barrier:
     case OpClass::allcoll:
+      if (ev.flags & trace::flag::neighbor) return neighborhood(ev, *c, event_no);
       return barrier(ev, *c, event_no);
     // Communicator construction and free are local bookkeeping (the plan
     // knows every communicator): the program's own calls that synchronise
@@ -122,6 +123,7 @@ bool MpiReplay::complete(const Event& ev, uint64_t event_no) {
   auto c = comm_of(ev);
   if (!c) return true;
   if (kind == trace::kReqRecv) return receive(ev, *c, ev.args[arg::peer], ev.args[arg::tag], event_no);
+  if (ev.flags & trace::flag::neighbor) return neighborhood(ev, *c, event_no);
   auto op = OpClass(ev.args[arg::tag]);
   int64_t root = ev.args[arg::peer];
   if (root < 0 || !(trace::is_one_to_all(op) || trace::is_all_to_one(op))) return barrier(ev, *c, event_no);
@@ -163,6 +165,8 @@ bool MpiReplay::member(const Event& ev, uint64_t event_no) {
 // A rooted collective on an intercommunicator is recorded with root -1: all
 // of both groups meet.
 bool MpiReplay::rooted(const Event& ev, const Comm& c, uint64_t event_no) {
+  if (ev.args[arg::remote_size] > 0)
+    return inter_rooted(ev, c, ev.args[arg::root], trace::is_one_to_all(ev.op()), event_no);
   int32_t root = int32_t(ev.args[arg::root]);
   if (root < 0) return barrier(ev, c, event_no);
   bool partial = !trace::is_one_to_all(ev.op()) && ev.args[arg::contributors] > 0;
@@ -192,6 +196,46 @@ bool MpiReplay::rooted_at(const Event& ev, const Comm& c, int32_t root, bool dow
     if (down)
       ch.post({c.id, root, m, kTagDown});
     else if (ch.wait({c.id, m, root, kTagUp}, who) != WaitResult::ok)
+      return false;
+  }
+  return true;
+}
+
+void MpiReplay::topology(const Event& ev) {
+  auto c = comm_of(ev);
+  if (c) topologies_.add(c->id, ev);
+}
+
+bool MpiReplay::neighborhood(const Event& ev, const Comm& c, uint64_t event_no) {
+  const Neighbors* n = topologies_.of(c.id);
+  if (!n) return barrier(ev, c, event_no);
+  Channels& ch = world_.channels();
+  for (int32_t p : n->out) ch.post({c.id, c.me, p, kTagNeighbor});
+  std::string who = where(ev, event_no);
+  for (int32_t p : n->in)
+    if (ch.wait({c.id, p, c.me, kTagNeighbor}, who) != WaitResult::ok) return false;
+  return true;
+}
+
+// kProcNull: a member of the root's group other than the root, which takes
+// no part. The root exchanges with every member of its remote group.
+bool MpiReplay::inter_rooted(const Event& ev, const Comm& c, int64_t root, bool down, uint64_t event_no) {
+  if (root == trace::kProcNull) return true;
+  int32_t r = int32_t(root);
+  Channels& ch = world_.channels();
+  std::string who = where(ev, event_no);
+  if (c.me != r) {
+    if (!down) {
+      ch.post({c.id, c.me, r, kTagUp});
+      return true;
+    }
+    return ch.wait({c.id, r, c.me, kTagDown}, who) == WaitResult::ok;
+  }
+  int32_t begin = int32_t(ev.args[arg::remote_begin]), end = begin + int32_t(ev.args[arg::remote_size]);
+  for (int32_t m = begin; m < end; ++m) {
+    if (down)
+      ch.post({c.id, r, m, kTagDown});
+    else if (ch.wait({c.id, m, r, kTagUp}, who) != WaitResult::ok)
       return false;
   }
   return true;

@@ -15,6 +15,7 @@
 #include "model.hpp"
 #include "report.hpp"
 #include "sync.hpp"
+#include "topology.hpp"
 
 namespace mpior::replay {
 
@@ -50,6 +51,8 @@ class MpiReplay {
   bool complete(const trace::Event& ev, uint64_t event_no);
   // A member record under a root's Reduce/Gather: waits for that member.
   bool member(const trace::Event& ev, uint64_t event_no);
+  // A neighbour record: this rank's topology in a communicator.
+  void topology(const trace::Event& ev);
   // A collective MPI-IO call: every member of the file's communicator meets.
   bool file_barrier(const trace::Event& ev, uint64_t event_no);
 
@@ -64,6 +67,11 @@ class MpiReplay {
   bool barrier(const trace::Event& ev, const Comm& c, uint64_t event_no);
   bool rooted(const trace::Event& ev, const Comm& c, uint64_t event_no);
   bool rooted_at(const trace::Event& ev, const Comm& c, int32_t root, bool down, bool partial, uint64_t event_no);
+  // Posts to the out-neighbours, waits for the in-neighbours (all members
+  // meet when the plan has no topology for c).
+  bool neighborhood(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  // A rooted collective on an intercommunicator: the root and the other group.
+  bool inter_rooted(const trace::Event& ev, const Comm& c, int64_t root, bool down, uint64_t event_no);
   std::string where(const trace::Event& ev, uint64_t event_no) const;
 
   MpiWorld& world_;
@@ -71,6 +79,7 @@ class MpiReplay {
   int32_t rank_;
   ErrorLog& errors_;
   std::string who_;
+  Topologies topologies_;
 };
 
 }  // namespace mpior::replay

@@ -75,8 +75,9 @@ struct ChannelKey {
   int64_t tag = 0;
   bool operator==(const ChannelKey&) const = default;
 };
-inline constexpr int64_t kTagDown = -100;  // root -> member (bcast, scatter)
-inline constexpr int64_t kTagUp = -101;    // member -> root (reduce, gather)
+inline constexpr int64_t kTagDown = -100;      // root -> member (bcast, scatter)
+inline constexpr int64_t kTagUp = -101;        // member -> root (reduce, gather)
+inline constexpr int64_t kTagNeighbor = -102;  // neighbourhood collectives: to each out-neighbour
 
 std::string describe(const ChannelKey& k);
 

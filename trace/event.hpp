@@ -40,6 +40,11 @@ inline constexpr int req_kind = 4;  // completion record: 1 send, 2 receive, 0 u
 // icoll (nonblocking collective posted), pinit/start of a persistent
 // collective: the collective count on comm (slot 5 holds the request id).
 inline constexpr int icoll_seq = 6;
+// comm_create: collectives this rank made on the parent before (as the new
+// communicator's CommEntry::parent_seq, there too when no communicator was made).
+inline constexpr int create_seq = 6;
+// MPI_Isendrecv (flag::recv_too): the receive half's tag (its source: peer2).
+inline constexpr int isr_tag = 6;
 }  // namespace arg
 
 // MPI-IO (family mpiio): MPI_File_* calls. File slots keep their places
@@ -129,6 +134,13 @@ inline constexpr uint8_t on_behalf = 1;
 // A completion record of a request that was cancelled (MPI_Test_cancelled):
 // no message moved.
 inline constexpr uint8_t cancelled = 2;
+// A neighbourhood collective (MPI_Neighbor_*, MPI_Ineighbor_*, their _init
+// and _c forms; opclass allcoll, or kReqColl requests): its members exchange
+// with their topology neighbours only (mpior_neighbor records).
+inline constexpr uint8_t neighbor = 4;
+// MPI_Isendrecv(_replace): an isend whose request completes as a receive
+// from peer2 with tag isr_tag (the completion record is the receive's).
+inline constexpr uint8_t recv_too = 8;
 }  // namespace flag
 
 namespace arg {
@@ -139,7 +151,18 @@ inline constexpr int member = 1;  // mpior_member: the member's rank in the coll
 // Reduce/Gather, the root's record: 0 when every member's call was kept; n > 0
 // when only the n - 1 members named by the mpior_member records under it were.
 inline constexpr int contributors = 1;
+// mpior_neighbor: comm (the topology communicator's local id), peer (the
+// neighbour's rank in it, kProcNull for a cartesian edge), and which way.
+inline constexpr int direction = 2;
+// Rooted collectives on an intercommunicator (root: the root's position in
+// the members list, kProcNull for the root's group's other members): where
+// the caller's remote group starts in the members list, and its size (> 0
+// marks the record as an intercommunicator's).
+inline constexpr int remote_begin = 6;
+inline constexpr int remote_size = 7;
 }  // namespace arg
+inline constexpr int64_t kNeighborIn = 0;   // a source: its messages are received
+inline constexpr int64_t kNeighborOut = 1;  // a destination: messages are sent to it
 
 // Hot-path record, filled by a wrapper and handed to the thread's builder.
 // Times are in the tracer's clock units until the builder converts them.

@@ -20,7 +20,7 @@ constexpr std::array<std::string_view, size_t(kLastOpClass) + 1> kOpNames = {
     "wait",        "test",       "barrier",    "allcoll",    "bcast",      "scatter",     "reduce",       "gather",
     "comm_create", "comm_free",  "complete",   "member",     "mpiio_open", "mpiio_close", "mpiio_delete", "mpiio_read",
     "mpiio_write", "mpiio_view", "mpiio_seek", "mpiio_size", "mpiio_sync", "mpiio_other", "mpiio_block",  "pinit",
-    "start",       "icoll",      "probe",      "cancel",     "request",    "comm_local",  "process"};
+    "start",       "icoll",      "probe",      "cancel",     "request",    "comm_local",  "process",      "topology"};
 
 }  // namespace
 

@@ -27,6 +27,7 @@ enum class OpClass : uint8_t {
   mpiio_seek, mpiio_size, mpiio_sync, mpiio_other, mpiio_block,
   pinit, start, icoll, probe, cancel, request, comm_local,                 // MPI requests, more comms
   process,                                                                   // processes
+  topology,                                                                  // MPI topologies
 };
 // clang-format on
 
@@ -65,6 +66,6 @@ bool is_one_to_all(OpClass op);
 bool is_all_to_one(OpClass op);
 bool is_collective(OpClass op);
 // The last operation class (for tables indexed by it).
-inline constexpr OpClass kLastOpClass = OpClass::process;
+inline constexpr OpClass kLastOpClass = OpClass::topology;
 
 }  // namespace mpior::trace

@@ -3,12 +3,13 @@
  * from rank 0, so a traced run can be compared with an untraced one.
  *
  *   mpi_families MODE      (MODE: persistent ibsend mprobe cancel requests bypass icoll
- *                           neighbor idup intercomm attr sessions grequest threads)
+ *                           neighbor topology partitioned idup intercomm attr sessions
+ *                           grequest threads)
  *
  * The MPI-4 calls (persistent collectives, Sessions) are built only where
  * mpi.h is MPI-4 (MPICH 4; Open MPI 4.1 is MPI-3.1): there the persistent and
- * icoll modes run their MPI-3 part alone, and the sessions mode says it
- * needs MPI-4 and exits 2. */
+ * icoll and topology modes run their MPI-3 part alone, and the sessions and
+ * partitioned modes say they need MPI-4 and exit 2. */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -225,6 +226,110 @@ static long neighbor(void) {
   return t;
 }
 
+#if MPI_VERSION >= 4
+/* Partitioned communication: even ranks send 4 partitions to the odd rank
+ * above, three times; the large-count forms of the newer collectives. */
+static long partitioned(void) {
+  enum { kParts = 4, kEach = 8 };
+  long buf[kParts * kEach] = {0};
+  long got = 0;
+  int peer = rank % 2 == 0 ? rank + 1 : rank - 1;
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (peer < size) {
+    if (rank % 2 == 0)
+      MPI_Psend_init(buf, kParts, kEach, MPI_LONG, peer, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+    else
+      MPI_Precv_init(buf, kParts, kEach, MPI_LONG, peer, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+    for (int it = 0; it < 3; ++it) {
+      MPI_Start(&r);
+      if (rank % 2 == 0) {
+        for (int i = 0; i < kParts * kEach; ++i) buf[i] = rank * 1000 + it * 100 + i;
+        int last[1] = {3};
+        MPI_Pready(0, r);
+        MPI_Pready_range(1, 2, r);
+        MPI_Pready_list(1, last, r);
+      } else {
+        int arrived = 0;
+        while (!arrived) MPI_Parrived(r, 0, &arrived);
+      }
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+      if (rank % 2 == 1)
+        for (int i = 0; i < kParts * kEach; ++i) got += buf[i];
+    }
+    MPI_Request_free(&r);
+  }
+  /* nonblocking send-receive around a ring */
+  long ring_in = -1, ring_out = rank, swap = rank;
+  MPI_Request q, q2;
+  MPI_Isendrecv(&ring_out, 1, MPI_LONG, (rank + 1) % size, 8, &ring_in, 1, MPI_LONG, (rank + size - 1) % size, 8,
+                MPI_COMM_WORLD, &q);
+  MPI_Isendrecv_replace(&swap, 1, MPI_LONG, (rank + size - 1) % size, 9, (rank + 1) % size, 9, MPI_COMM_WORLD, &q2);
+  MPI_Wait(&q, MPI_STATUS_IGNORE);
+  MPI_Wait(&q2, MPI_STATUS_IGNORE);
+  got += ring_in * 10 + swap;
+  long v = rank, s = 0, all[64];
+  MPI_Iallreduce_c(&v, &s, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q);
+  MPI_Wait(&q, MPI_STATUS_IGNORE);
+  MPI_Allgather_init_c(&v, 1, MPI_LONG, all, 1, MPI_LONG, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+  MPI_Start(&q);
+  MPI_Wait(&q, MPI_STATUS_IGNORE);
+  MPI_Request_free(&q);
+  return sum_all(MPI_COMM_WORLD, got) + s + all[size - 1];
+}
+#endif
+
+/* Neighbourhood collectives on a distributed graph (a chain 0 -> 1 -> ...)
+ * and a graph (a ring), blocking, nonblocking, persistent and large-count;
+ * rooted collectives on an intercommunicator with MPI_ROOT/MPI_PROC_NULL. */
+static long topology(void) {
+  int src = rank - 1, dst = rank + 1;
+  int nin = src >= 0, nout = dst < size;
+  MPI_Comm chain, ring;
+  int weight[1] = {1}; /* weighted: Open MPI's MPI_UNWEIGHTED trips gcc's overread check */
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, nin, &src, weight, nout, &dst, weight, MPI_INFO_NULL, 0, &chain);
+  long mine = rank + 1, from = 0, t = 0;
+  MPI_Neighbor_allgather(&mine, 1, MPI_LONG, &from, 1, MPI_LONG, chain);
+  t += from;
+  MPI_Request r;
+  MPI_Ineighbor_allgather(&mine, 1, MPI_LONG, &from, 1, MPI_LONG, chain, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  t += from;
+#if MPI_VERSION >= 4
+  MPI_Neighbor_allgather_c(&mine, 1, MPI_LONG, &from, 1, MPI_LONG, chain);
+  t += from;
+  MPI_Neighbor_allgather_init(&mine, 1, MPI_LONG, &from, 1, MPI_LONG, chain, MPI_INFO_NULL, &r);
+  MPI_Start(&r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  MPI_Request_free(&r);
+  t += from;
+#endif
+  int index[64], edges[128];
+  for (int i = 0; i < size; ++i) {
+    index[i] = 2 * (i + 1);
+    edges[2 * i] = (i + size - 1) % size;
+    edges[2 * i + 1] = (i + 1) % size;
+  }
+  MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &ring);
+  long two[2] = {0, 0};
+  MPI_Neighbor_allgather(&mine, 1, MPI_LONG, two, 1, MPI_LONG, ring);
+  t += two[0] + two[1];
+  MPI_Comm_free(&ring);
+  MPI_Comm_free(&chain);
+  /* intercommunicator: evens and odds; group 0's rank 0 broadcasts, group
+   * 1's rank 0 is the root of a reduce from group 0 */
+  MPI_Comm half, inter;
+  int color = rank % 2, hr;
+  MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 6, &inter);
+  MPI_Comm_rank(half, &hr);
+  long b = color == 0 ? 55 : 0, red = 0;
+  MPI_Bcast(&b, 1, MPI_LONG, color == 0 ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter);
+  MPI_Reduce(&mine, &red, 1, MPI_LONG, MPI_SUM, color == 1 ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter);
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+  return sum_all(MPI_COMM_WORLD, t + b + red);
+}
+
 static long idup(void) {
   MPI_Comm d;
   MPI_Request r;
@@ -398,6 +503,19 @@ int main(int argc, char** argv) {
     v = icoll();
   else if (!strcmp(mode, "neighbor"))
     v = neighbor();
+  else if (!strcmp(mode, "topology"))
+    v = topology();
+#if MPI_VERSION >= 4
+  else if (!strcmp(mode, "partitioned"))
+    v = partitioned();
+#else
+  else if (!strcmp(mode, "partitioned")) {
+    fprintf(stderr, "partitioned: this MPI is MPI-%d.%d, partitioned communication needs MPI-4\n", MPI_VERSION,
+            MPI_SUBVERSION);
+    MPI_Finalize();
+    return 2;
+  }
+#endif
   else if (!strcmp(mode, "idup"))
     v = idup();
   else if (!strcmp(mode, "intercomm"))

@@ -7,13 +7,13 @@ One scenario per meson test: mpi_families_test.py MODE."""
 import json
 import os
 
-from harness import POST, Scenario, check, check_eq, main, run
+from harness import POST, REPLAY, Scenario, check, check_eq, main, mpirun, run
 from timeline_check import validate
 
 APP = "mpi_families"
 
 
-def family(mode, ranks=4, env=None, check_dump=None):
+def family(mode, ranks=4, env=None, check_dump=None, mpi_replay=False):
     def scenario():
         s = Scenario(APP, [mode], ranks=ranks, env=env).run_both()
         check(s.plain_out.stdout.startswith(mode + " "), f"program output: {s.plain_out.stdout!r}")
@@ -25,6 +25,9 @@ def family(mode, ranks=4, env=None, check_dump=None):
             validate(json.load(f), timeline)  # every new record kind shows in a valid timeline
         s.replay_and_check("--stall-timeout", "20")
         check_eq(s.report["errors"]["count"], 0, f"replay errors: {s.report['errors']}")
+        if mpi_replay:  # real messages and collectives: one process per rank
+            fs = os.path.join(s.root, "fs_mpi")
+            run(mpirun(ranks) + [REPLAY, "-q", "--mpi", "--fs", fs, "--stall-timeout", "20", s.plan], timeout=120)
         if check_dump:
             dumps = [run([POST, "--dump", os.path.join(s.traces, f"rank-{r:06d}.mpior")]).stdout for r in range(ranks)]
             check_dump(summary, dumps)
@@ -55,6 +58,27 @@ def sessions_dump(summary, dumps):
     check(all("MPI_Session_init" in d and "MPI_Comm_create_from_group" in d for d in dumps), "Sessions calls")
 
 
+def topology_dump(summary, dumps):
+    # the chain's neighbours and the ring's, recorded under the calls that
+    # made them (the ring's four fold into a loop of two)
+    for r, d in enumerate(dumps):
+        lines = [ln for ln in d.splitlines() if "mpior_neighbor depth=1" in ln]
+        check(len(lines) >= 2, f"rank {r}'s mpior_neighbor records: {lines}")
+        check(any("comm=2" in ln for ln in lines) and any("comm=3" in ln for ln in lines),
+              f"rank {r}: neighbours of both topologies: {lines}")
+    check(all("MPI_Neighbor_allgather" in d for d in dumps), "neighbourhood collectives recorded")
+
+
+def partitioned_dump(summary, dumps):
+    for r in (0, 2):
+        check("MPI_Psend_init" in dumps[r] and "MPI_Pready_range" in dumps[r] and "MPI_Pready_list" in dumps[r],
+              f"rank {r}'s partitioned send")
+    for r in (1, 3):
+        check("MPI_Precv_init" in dumps[r] and "MPI_Parrived" in dumps[r], f"rank {r}'s partitioned receive")
+    check(all("MPI_Iallreduce_c" in d and "MPI_Allgather_init_c" in d for d in dumps), "large-count collectives")
+    check(all("MPI_Isendrecv " in d and "MPI_Isendrecv_replace" in d for d in dumps), "nonblocking send-receives")
+
+
 def bypass():
     """A message sent with PMPI_Send carries no auxiliary message: the
     receiver waits a bounded time for one, then logs the receive (no hang,
@@ -83,6 +107,9 @@ SCENARIOS = {
     "sessions": family("sessions", check_dump=sessions_dump),
     "grequest": family("grequest"),
     "threads": family("threads"),
+    "topology": family("topology", check_dump=topology_dump),
+    "topology_mpi": family("topology", mpi_replay=True),
+    "partitioned": family("partitioned", check_dump=partitioned_dump),
 }
 
 if __name__ == "__main__":

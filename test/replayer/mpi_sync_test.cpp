@@ -210,3 +210,72 @@ TEST_CASE("an abort releases threads blocked on semaphores and barriers", "[mpi]
   REQUIRE(progress.reason() == "stop");
   progress.set_waker({});
 }
+
+namespace {
+constexpr int64_t kLate = 80'000'000;  // 80 ms of compute before the late rank's collective
+
+// The replay time of each rank of a plan.
+std::vector<int64_t> replay_times(const trace::Plan& plan, const std::string& fs) {
+  Report rep = replay_plan(plan, options(fs));
+  REQUIRE(rep.errors == 0);
+  std::vector<int64_t> t(plan.ranks.size());
+  for (const auto& th : rep.per_thread) t[size_t(th.rank)] = th.replay_ns;
+  return t;
+}
+}  // namespace
+
+TEST_CASE("a neighbourhood collective waits for its in-neighbours only", "[mpi]") {
+  // A distributed graph on world: 0 -> 1 -> 2, rank 3 isolated. Rank 0
+  // computes 80 ms first: rank 1 (its out-neighbour) waits for it; rank 2
+  // only for rank 1's arrival (one exchange: no transitive wait), rank 3 for
+  // nobody; a whole-communicator meeting would hold all.
+  TempDir tmp;
+  PlanMaker pm(4);
+  int64_t g = pm.comm({0, 1, 2, 3});
+  for (int32_t r = 0; r < 4; ++r) {
+    StreamMaker sm;
+    sm.call(Kind::MPI_Dist_graph_create_adjacent, mpi_args(0, 0, 0, 0, 0, g));
+    if (r > 0 && r < 3) sm.nested(Kind::mpior_neighbor, mpi_args(g, r - 1, trace::kNeighborIn));
+    if (r < 2) sm.nested(Kind::mpior_neighbor, mpi_args(g, r + 1, trace::kNeighborOut));
+    if (r == 3) sm.nested(Kind::mpior_neighbor, mpi_args(g, trace::kProcNull, trace::kNeighborIn));
+    sm.call(Kind::MPI_Neighbor_allgather, mpi_args(g, 0, 0, 8), 0, r == 0 ? kLate : 0, 0, trace::flag::neighbor);
+    pm.add(sm.stream(r));
+  }
+  std::vector<int64_t> t = replay_times(pm.plan, tmp / "fs");
+  REQUIRE(t[1] >= kLate);
+  REQUIRE(t[2] < kLate / 2);
+  REQUIRE(t[3] < kLate / 2);
+  // Without the neighbour records the communicator meets as a whole.
+  PlanMaker whole(4);
+  int64_t w = whole.comm({0, 1, 2, 3});
+  for (int32_t r = 0; r < 4; ++r) {
+    StreamMaker sm;
+    sm.call(Kind::MPI_Neighbor_allgather, mpi_args(w, 0, 0, 8), 0, r == 0 ? kLate : 0, 0, trace::flag::neighbor);
+    whole.add(sm.stream(r));
+  }
+  REQUIRE(replay_times(whole.plan, tmp / "fs2")[3] >= kLate);
+}
+
+TEST_CASE("a rooted collective on an intercommunicator: the root and the other group", "[mpi]") {
+  // Intercommunicator {0, 1 | 2, 3}: rank 0 broadcasts (MPI_ROOT) after
+  // 80 ms, rank 1 passes MPI_PROC_NULL, ranks 2 and 3 wait for rank 0; then
+  // rank 2 is the root (MPI_ROOT) of a reduce from 0 and 1, rank 3 passes
+  // MPI_PROC_NULL.
+  TempDir tmp;
+  PlanMaker pm(4);
+  int64_t ic = pm.comm({0, 1, 2, 3});
+  for (int32_t r = 0; r < 4; ++r) {
+    bool low = r < 2;
+    int64_t begin = low ? 2 : 0;
+    int64_t bcast_root = r == 1 ? trace::kProcNull : 0;
+    int64_t reduce_root = r == 3 ? trace::kProcNull : 2;
+    StreamMaker sm;
+    sm.call(Kind::MPI_Bcast, mpi_args(ic, 0, 0, 8, bcast_root, 0, begin, 2), 0, r == 0 ? kLate : 0);
+    sm.call(Kind::MPI_Reduce, mpi_args(ic, 0, 0, 8, reduce_root, 1, begin, 2));
+    pm.add(sm.stream(r));
+  }
+  std::vector<int64_t> t = replay_times(pm.plan, tmp / "fs");
+  REQUIRE(t[2] >= kLate);  // waited for the broadcast
+  REQUIRE(t[3] >= kLate);
+  REQUIRE(t[1] < kLate / 2);  // took no part in the broadcast, sent its reduce contribution
+}

@@ -44,9 +44,10 @@ class StreamMaker {
 
   // A depth-0 call `gap` after the previous one ended, lasting `dur`.
   StreamMaker& call(trace::Kind k, std::array<int64_t, trace::kNumArgs> args, int64_t ret = 0, int64_t gap = 0,
-                    int64_t dur = 0) {
+                    int64_t dur = 0, uint8_t flags = 0) {
     trace::RawEvent ev;
     ev.kind = k;
+    ev.flags = flags;
     ev.args = args;
     ev.ret = ret;
     ev.start = now_ + gap;
