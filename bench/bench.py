@@ -459,7 +459,7 @@ def merge_job(b):
     the merged file's size against one rank's trace, and the run time traced / untraced."""
     reps = 1 if b.quick else 2
     modes = (("untraced", None), ("merge off", {"MPIOR_MERGE": "0"}), ("aggregate", {"MPIOR_MERGE_TREE": "0"}),
-             ("merge on", {}))
+             ("merge on", {"MPIOR_MERGE_TREE": "4"}))
     rows = []
     for ranks in (8, 16, 32, 64):
         times = {name: [] for name, _ in modes}

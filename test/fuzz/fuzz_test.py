@@ -22,7 +22,7 @@ def seeds(root):
     """Rank files (MPIOR_MERGE=0), the job's aggregate (MPIOR_MERGE_TREE=0) and its merged trace of the same
     program."""
     dirs = []
-    for name, env_extra in (("off", {"MPIOR_MERGE": "0"}), ("aggregate", {"MPIOR_MERGE_TREE": "0"}), ("merged", {})):
+    for name, env_extra in (("off", {"MPIOR_MERGE": "0"}), ("aggregate", {"MPIOR_MERGE_TREE": "0"}), ("merged", {"MPIOR_MERGE_TREE": "4"})):
         traces = os.path.join(root, "traces-" + name)
         env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, **env_extra)
         run(["mpirun.mpich", "-n", "2", os.path.join(APPS, "checkpoint_sim"), "6", "100", "3", "512"], cwd=root,

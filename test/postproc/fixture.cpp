@@ -67,6 +67,7 @@ void RankBuilder::call(Kind kind, std::initializer_list<std::pair<int, int64_t>>
   if (trace::is_mpi(kind) && trace::is_collective(op)) {
     uint64_t n = collectives_[ev.args[arg::comm]]++;
     if (!numbered && op != trace::OpClass::comm_create) ev.args[arg::coll_seq] = int64_t(n);
+    if (op == trace::OpClass::comm_create) ev.args[arg::create_seq] = int64_t(n);  // read for MPI_COMM_NULL
   }
   ev.ret = ret;
   ev.callsite = site_;
