@@ -160,6 +160,10 @@ void session_mpi_finalize() noexcept {
   int ok = 0;
   std::vector<trace::TraceFileRanks> layout;
   if (aggregate::enabled() && s.writable) {
+    // The rank's state on disk is made current first: a rank killed during
+    // the aggregation (and every other rank, which its launcher then kills)
+    // leaves everything up to MPI_Finalize, not its last periodic flush.
+    session::write_rank(false);
     aggregate::Result r = aggregate::finalize({s.dir, s.rank, s.size, s.job_id, s.private_comm});
     ok = r.written;
     layout = std::move(r.layout);
