@@ -63,6 +63,14 @@ IoOutcome IoReplay::copy(const Event& ev) {
     ssize_t r;
     if (in && out) {
       r = ::copy_file_range(fin, pin, fout, pout, n, 0);
+      // The source is shorter than when traced: its writer (another thread
+      // of the replay: a process's part before its exec, say) is not there
+      // yet. The destination still gets the bytes the copy wrote.
+      if (r == 0) {
+        n = std::min(n, buf.size());
+        r = pout ? ::pwrite(fout, buf.data(), n, *pout) : ::write(fout, buf.data(), n);
+        if (r > 0 && pout) *pout += r;
+      }
     } else {
       n = std::min(n, buf.size());
       int fd = in ? fin : fout;
