@@ -26,9 +26,10 @@ bool gate_start(Call& c, const RequestInfo& info) noexcept;
 // A matched probe found a message: its communicator and the receive's fate.
 void probe_matched_message(Call& c, MPI_Comm comm, MPI_Message m, const MPI_Status& st) noexcept;
 
+// A persistent send or receive (partitioned: of all its partitions, see part_init).
 template <typename Invoke>
 int p2p_init(Call& c, Invoke&& invoke, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
-             MPI_Request* request) {
+             MPI_Request* request, bool partitioned = false) {
   int rc = invoke();
   c.stop();
   fill_p2p(c, rc, comm, peer, tag, bytes);
@@ -40,6 +41,11 @@ int p2p_init(Call& c, Invoke&& invoke, MPI_Comm comm, int peer, int tag, int64_t
     info.tag = norm_tag(tag);
     info.bytes = bytes;
     info.kind = kind;
+    if (partitioned) {
+      info.partitioned = true;
+      info.matched = kind == trace::kReqRecv;  // its completion asks no auxiliary message
+      info.given_status = kind == trace::kReqRecv;
+    }
     state().add_persistent(*request, info);
   }
   return rc;
@@ -161,23 +167,7 @@ int isendrecv(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int sendtag, in
 template <typename Invoke>
 int part_init(Call& c, Invoke&& invoke, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
               MPI_Request* request) {
-  int rc = invoke();
-  c.stop();
-  fill_p2p(c, rc, comm, peer, tag, bytes);
-  c.ev().args[trace::arg::req_kind] = kind;
-  if (rc == MPI_SUCCESS) {
-    RequestInfo info;
-    info.comm = state().comm_id(comm);
-    info.peer = state().peer_of(info.comm, peer);
-    info.tag = norm_tag(tag);
-    info.bytes = bytes;
-    info.kind = kind;
-    info.partitioned = true;
-    info.matched = kind == trace::kReqRecv;  // its completion asks no auxiliary message
-    info.given_status = kind == trace::kReqRecv;
-    state().add_persistent(*request, info);
-  }
-  return rc;
+  return p2p_init(c, invoke, comm, peer, tag, bytes, kind, request, true);
 }
 
 template <typename Invoke>
