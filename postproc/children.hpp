@@ -6,6 +6,7 @@
 // join the rank's.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,11 @@ namespace mpior::postproc {
 
 // Folds `child` (a trace of a process `parent` started) into `parent`: its
 // streams become threads after the parent's, its files extend the parent's
-// file table, its tallies add up.
-void fold_child(trace::RankTrace& parent, const trace::RankTrace& child);
+// file table, its tallies add up. With `continues` (the parent's stream of
+// the thread that exec'd this program), the child's first thread continues
+// that stream instead. Returns the parent's streams that now hold the child's.
+std::vector<size_t> fold_child(trace::RankTrace& parent, const trace::RankTrace& child,
+                               std::optional<size_t> continues = std::nullopt);
 
 // Reads every child file in set.dir and folds it into its rank; a child of
 // another job or of a rank the job does not have is left out with a warning.

@@ -2,7 +2,9 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <set>
 
+#include "cursor.hpp"
 #include "error.hpp"
 #include "fixture.hpp"
 #include "format.hpp"
@@ -109,4 +111,62 @@ TEST_CASE("a rank that did not finish is a warning", "[postproc][completeness]")
   REQUIRE_THAT(set.warnings[0], Contains("<memory rank 1>") && Contains("incomplete") && Contains("ended without") &&
                                     Contains("replay stops there"));
   REQUIRE_FALSE(postproc::complete(set));
+}
+
+namespace {
+
+// A process rank 0 started: `files` written in turn from `start_ns`, one per
+// thread, under pid `pid`.
+trace::RankTrace child_part(int64_t pid, int64_t start_ns, std::initializer_list<const char*> files) {
+  RankBuilder b(0, 1);
+  uint32_t thread = 0;
+  for (const char* path : files) {
+    b.thread(thread++);
+    b.at(start_ns);
+    b.pwrite(b.file(path), 3, 0, 10, 10);
+    start_ns += 5000;
+  }
+  trace::RankTrace t = b.finish();
+  t.process.pid = pid;
+  t.process.mpi = false;
+  return t;
+}
+
+// The paths a stream writes, in order.
+std::vector<std::string> written(const trace::RankTrace& t, const trace::Stream& s) {
+  std::vector<std::string> out;
+  trace::EventCursor c(s, t.process.rank, {});
+  trace::Event ev;
+  while (c.next(ev))
+    if (ev.kind == trace::Kind::pwrite) out.push_back(t.files[size_t(ev.args[trace::arg::file])].path);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an exec'd program continues the thread that called exec", "[postproc][children]") {
+  TempDir tmp;
+  RankBuilder rank(0, 1);
+  rank.pwrite(rank.file("/rank"), 3, 0, 10, 10);
+  write_trace_dir(tmp.path(), complete_job(1), {rank.finish()});
+  // pid 77 writes /before on two threads, then execs a program with two
+  // threads; pid 78 is another child. Serials make the exec'd part's file
+  // name sort first: order comes from the events.
+  auto write_child = [&](const trace::RankTrace& t, uint64_t serial) {
+    trace::write_file_atomic(tmp / trace::child_file_name(0, t.process.pid, serial), trace::encode(t));
+  };
+  write_child(child_part(77, 20000, {"/before-main", "/before-exec"}), 0xff);
+  write_child(child_part(77, 40000, {"/after-main", "/after-thread"}), 0x01);
+  write_child(child_part(78, 30000, {"/other"}), 0x02);
+  auto set = postproc::read_trace_dir(tmp.path());
+  REQUIRE(set.children == 3);
+  const trace::RankTrace& t = set.ranks[0];
+  REQUIRE(t.streams.size() == 5);  // the rank's, pid 77's 2 + 1 exec'd, pid 78's
+  std::vector<std::vector<std::string>> threads;
+  std::set<uint32_t> ids;
+  for (const trace::Stream& s : t.streams) threads.push_back(written(t, s)), ids.insert(s.thread);
+  REQUIRE(ids.size() == 5);
+  using V = std::vector<std::string>;
+  REQUIRE(threads == std::vector<V>{V{"/rank"}, V{"/before-main"}, V{"/before-exec", "/after-main"}, V{"/after-thread"},
+                                    V{"/other"}});
 }
