@@ -139,8 +139,10 @@ void* flush_loop(void*) {
   TracerGuard guard;
   uint64_t written = session::events_recorded();
   long interval = long(opt_flush.get()), next = now_ms() + interval;
+  set_fold_behind(true);
   while (!g_stop.load()) {
     spill::wait(std::clamp(next - now_ms(), 0L, 50L));
+    fold_behind_service();
     spill::service();
     if (g_stop.load() || now_ms() < next) continue;
     next = now_ms() + interval;
@@ -149,6 +151,7 @@ void* flush_loop(void*) {
     spill::before_flush();
     if (session::write_periodic()) written = now;
   }
+  set_fold_behind(false);  // recording threads fold what they park from here on
   spill::set_flusher(false);
   spill::service();
   return nullptr;

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "call.hpp"
+#include "config.hpp"
 #include "log.hpp"
 #include "piggyback/pruner.hpp"
 #include "spill.hpp"
@@ -38,6 +39,17 @@ struct PrunedCounter {
 };
 PrunedCounter g_pruned[trace::kNumKinds];
 std::atomic<uint64_t> g_excluded[trace::kNumKinds];
+
+constinit config::Option<bool> opt_fold_behind{
+    "MPIOR_FOLD_BEHIND", true,
+    "compress each thread's calls on the flush thread (MPIOR_FLUSH_INTERVAL > 0) instead of the calling thread; the "
+    "calling thread still does it when the flush thread falls behind"};
+MPIOR_REGISTER_OPTION(opt_fold_behind);
+
+std::atomic<bool> g_fold_behind{false};
+// Parked chunks that wake the flush thread, and the most a thread parks
+// before it folds them itself (the flush thread is behind).
+constexpr size_t kWakeChunks = 4, kMaxParkedChunks = 32;
 
 }  // namespace
 
@@ -156,13 +168,17 @@ void ThreadRecorder::fold(trace::RawEvent* ev, size_t n) noexcept {
 }
 
 void ThreadRecorder::flush_locked() noexcept {
-  if (frozen_) {  // another thread has the builder: keep the chunk for it
+  const bool behind =
+      !frozen_ && g_fold_behind.load(std::memory_order_relaxed) && backlog_.size() < kMaxParkedChunks * kChunk;
+  if (frozen_ || behind) {  // another thread has the builder, or folds behind: keep the chunk for it
     try {
       backlog_.insert(backlog_.end(), chunk_, chunk_ + used_);
     } catch (...) {
       log_once_error("out of memory while keeping events during a trace flush; events were lost");
     }
     used_ = 0;
+    if (behind && backlog_.size() >= kWakeChunks * kChunk && !fold_wanted_.exchange(true, std::memory_order_acq_rel))
+      spill::request();
     return;
   }
   if (!backlog_.empty()) {  // left over by the last thaw: older than the chunk
@@ -274,6 +290,31 @@ void ThreadRecorder::spill_refused() noexcept {
   unlock();
 }
 
+void ThreadRecorder::fold_parked() noexcept {
+  fold_wanted_.store(false, std::memory_order_release);
+  try {
+    with_builder([&] {
+      if (builder_.events() >= next_check_ && spill::cap_bytes() != 0) check_memory();
+      return 0;
+    });
+  } catch (...) {
+  }
+}
+
+void set_fold_behind(bool running) noexcept {
+  g_fold_behind.store(running && opt_fold_behind.get(), std::memory_order_relaxed);
+}
+
+void fold_behind_service() noexcept {
+  if (!g_fold_behind.load(std::memory_order_relaxed)) return;
+  TracerGuard guard;
+  try {
+    for (ThreadRecorder* r : all_recorders())
+      if (r->fold_wanted()) r->fold_parked();
+  } catch (...) {
+  }
+}
+
 trace::Stream ThreadRecorder::snapshot(int32_t rank) {
   return with_builder([&] { return builder_.snapshot(rank, index_); });
 }
@@ -316,6 +357,7 @@ void reset_after_fork() noexcept {
   new (&g_registry_mutex) std::mutex();
   g_registry = nullptr;
   g_recorders.store(0, std::memory_order_relaxed);
+  g_fold_behind.store(false, std::memory_order_relaxed);
   t_state.recorder = nullptr;
   spill::reset_after_fork();
   for (size_t k = 0; k < trace::kNumKinds; ++k) {

@@ -10,7 +10,15 @@
 // before it hands the builder back (the recording thread folds what is left,
 // at most a chunk, as it does every chunk). The lock is never held for
 // longer than a chunk's worth of work, whatever the trace's size.
+//
+// Fold behind (MPIOR_FOLD_BEHIND): while the flush thread runs, the recording
+// thread parks every full chunk the same way and the flush thread folds them,
+// woken every few chunks: folding irregular calls (random offsets) costs
+// several hundred instructions per call, which then leave the application's
+// thread. The backlog is bounded: past it, the recording thread folds itself.
 #pragma once
+
+#include <sched.h>
 
 #include <atomic>
 #include <cstdint>
@@ -49,6 +57,9 @@ class ThreadRecorder {
   // than doubled since the last flush (irregular events, not a steady loop
   // structure) is better spilled (a swap) than snapshotted under the lock.
   bool spill_before_flush(size_t min_bytes) noexcept;
+  // Fold behind: the flush thread folds the chunks this thread parked.
+  bool fold_wanted() const noexcept { return fold_wanted_.load(std::memory_order_acquire); }
+  void fold_parked() noexcept;
 
  private:
   static constexpr size_t kChunk = 256;
@@ -64,8 +75,14 @@ class ThreadRecorder {
   void thaw(std::vector<trace::RawEvent>& batch) noexcept;
   void check_memory() noexcept;
   void after_record_spill() noexcept;
+  // Held for a chunk's worth of work at most; a holder preempted on a busy
+  // node is waited for by yielding, not by spinning through its time slice.
   void lock() noexcept {
-    while (lock_.test_and_set(std::memory_order_acquire)) __builtin_ia32_pause();
+    for (unsigned spins = 0; lock_.test_and_set(std::memory_order_acquire); ++spins)
+      if (spins < 128)
+        __builtin_ia32_pause();
+      else
+        sched_yield();
   }
   void unlock() noexcept { lock_.clear(std::memory_order_release); }
 
@@ -73,6 +90,7 @@ class ThreadRecorder {
   int depth_;  // call-site stack depth
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
   std::atomic_flag owner_ = ATOMIC_FLAG_INIT;  // a thread other than the recording one uses the builder
+  std::atomic<bool> fold_wanted_{false};       // fold behind: parked chunks wait for the flush thread
   size_t used_ = 0;
   uint64_t recorded_ = 0;                 // events pushed (under the lock)
   bool frozen_ = false;                   // under the lock: full chunks go to backlog_
@@ -107,5 +125,10 @@ std::vector<ThreadRecorder*> all_recorders();
 bool recorders_idle() noexcept;
 // Options for recorders created from now on.
 void set_builder_options(trace::BuilderOptions opt);
+// The flush thread started (true: recording threads park full chunks for it
+// when MPIOR_FOLD_BEHIND is on) or stops (false: they fold themselves again).
+void set_fold_behind(bool running) noexcept;
+// On the flush thread: folds what recording threads parked for it.
+void fold_behind_service() noexcept;
 
 }  // namespace mpior::preload

@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "callsite.hpp"
 #include "clock.hpp"
@@ -93,13 +95,17 @@ TEST_CASE("options parse their values and reject bad ones", "[preload][config]")
     REQUIRE_THAT(all, Catch::Contains(name));
 }
 
-TEST_CASE("a recorder's folded part taken out (spill) and its rest hold every event once", "[preload][recorder]") {
-  clock::start(false);
-  ThreadRecorder r(2, {});
+namespace {
+
+// pwrites at random offsets: the irregular calls that fold slowest.
+struct RandomWrites {
+  explicit RandomWrites(ThreadRecorder& rec) : r(rec) {}
+  ThreadRecorder& r;
   int64_t t = clock::now();
   uint64_t x = 88172645463325252ull;
   std::vector<int64_t> offsets;
-  auto record = [&](int n) {
+
+  void record(int n) {
     for (int i = 0; i < n; ++i) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
       auto ev = event(trace::Kind::pwrite, 0, t + 10 * int64_t(offsets.size()), t + 10 * int64_t(offsets.size()) + 5);
@@ -107,23 +113,58 @@ TEST_CASE("a recorder's folded part taken out (spill) and its rest hold every ev
       offsets.push_back(ev.args[trace::arg::offset]);
       r.record(ev);
     }
-  };
-  record(40000);
+  }
+  // `all` holds every call recorded, once, in order.
+  void require_all_in(const trace::Stream& all) const {
+    trace::EventCursor c(all, 0);
+    trace::Event ev;
+    size_t i = 0;
+    while (c.next(ev)) {
+      REQUIRE(i < offsets.size());
+      REQUIRE(ev.args[trace::arg::offset] == offsets[i++]);
+    }
+    REQUIRE(i == offsets.size());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a recorder's folded part taken out (spill) and its rest hold every event once", "[preload][recorder]") {
+  clock::start(false);
+  ThreadRecorder r(2, {});
+  RandomWrites w(r);
+  w.record(40000);
   REQUIRE(r.spill_before_flush(64 << 10));  // irregular: over 64 KiB and grown since the last flush
   REQUIRE(r.spill_pending());
   trace::FoldedPart part = r.take_folded();
   REQUIRE(!r.spill_pending());
   REQUIRE(part.events() > 39000);
   REQUIRE(!r.spill_before_flush(64 << 10));  // the rest is small
-  record(1000);
+  w.record(1000);
   trace::Stream all = part.finish(0, 2);
   trace::append_stream(all, r.snapshot(0));
-  trace::EventCursor c(all, 0);
-  trace::Event ev;
-  size_t i = 0;
-  while (c.next(ev)) {
-    REQUIRE(i < offsets.size());
-    REQUIRE(ev.args[trace::arg::offset] == offsets[i++]);
-  }
-  REQUIRE(i == offsets.size());
+  w.require_all_in(all);
+}
+
+TEST_CASE("folding behind: another thread folds the chunks the recording thread parks", "[preload][recorder]") {
+  clock::start(false);
+  ThreadRecorder r(5, {});
+  set_fold_behind(true);
+  std::atomic<bool> done{false};
+  int folds = 0;
+  std::thread folder([&] {
+    while (!done.load())
+      if (r.fold_wanted())
+        r.fold_parked(), ++folds;
+      else
+        std::this_thread::yield();
+  });
+  RandomWrites w(r);
+  w.record(100000);
+  done.store(true);
+  folder.join();
+  set_fold_behind(false);
+  REQUIRE(folds > 0);  // the recording thread woke the folder
+  REQUIRE(r.events() == 100000);
+  w.require_all_in(r.snapshot(0));
 }

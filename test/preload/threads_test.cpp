@@ -74,8 +74,9 @@ std::vector<int64_t> random_offsets(size_t n) {
   return out;
 }
 
-void record_offsets(ThreadRecorder& r, const std::vector<int64_t>& offsets) {
-  for (size_t n = 0; n < offsets.size(); ++n) {
+// Records offsets[from, to) (to = 0: all).
+void record_offsets(ThreadRecorder& r, const std::vector<int64_t>& offsets, size_t from = 0, size_t to = 0) {
+  for (size_t n = from; n < (to ? to : offsets.size()); ++n) {
     trace::RawEvent ev;
     ev.kind = n % 2 ? trace::Kind::pwrite : trace::Kind::pread;
     ev.callsite = 0x1000 + n % 2;
@@ -140,13 +141,17 @@ TEST_CASE("folded parts taken while a thread records hold every call once", "[pr
   const std::vector<int64_t> offsets = random_offsets(120000);
   ThreadRecorder r(1, trace::BuilderOptions{});
   std::atomic<bool> done{false};
+  std::atomic<size_t> taken{0};
   std::thread app([&] {
-    record_offsets(r, offsets);
+    record_offsets(r, offsets, 0, offsets.size() / 2);
+    while (taken.load() < 2) std::this_thread::yield();  // at least two parts taken while it records
+    record_offsets(r, offsets, offsets.size() / 2);
     done.store(true);
   });
   std::vector<trace::Stream> parts;
   while (!done.load()) {
     parts.push_back(r.take_folded().finish(0, 1));
+    taken.store(parts.size());
     if (parts.size() % 3 == 0) (void)r.snapshot(0);  // snapshots in between
     std::this_thread::sleep_for(std::chrono::microseconds(300));
   }
