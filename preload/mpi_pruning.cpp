@@ -47,14 +47,13 @@ bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool for
   aux.start_ns = clock::to_ns(c.ev().start);
   aux.bytes = bytes;
   aux.kind = uint16_t(c.ev().kind);
-  return pruner().send(comm, dest, state().world_of(comm, dest), tag, aux, force || nested(c));
+  return pruner().send(comm, dest, tag, aux, force || nested(c));
 }
 
 piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, const MPI_Status& st) noexcept {
   if (!pruning(comm) || st.MPI_SOURCE == MPI_PROC_NULL) return {};
   TracerGuard guard;
-  piggyback::Received r =
-      pruner().received(comm, handle, st.MPI_SOURCE, state().world_of(comm, st.MPI_SOURCE), st.MPI_TAG);
+  piggyback::Received r = pruner().received(comm, handle, st.MPI_SOURCE, st.MPI_TAG);
   if (nested(c)) r.log = true;
   return r;
 }
@@ -200,18 +199,18 @@ int inline_bcast(Call& c, int32_t comm, void* buffer, int count, MPI_Datatype t,
   return rc;
 }
 
-void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept {
+void comm_made(int32_t parent, uint64_t parent_seq, int32_t comm, MPI_Comm app) noexcept {
   if (!pruner().active()) return;
   TracerGuard guard;
   pruner().synced_all(state().members(parent));
-  if (comm >= 0) pruner().comm_created(comm, app);
+  if (comm >= 0) pruner().comm_created(comm, app, parent, parent_seq, state().members(comm));
 }
 
 void comm_made_local(int32_t comm, MPI_Comm app) noexcept {
   if (!pruner().active()) return;
   TracerGuard guard;
   pruner().synced_all(state().members(comm));
-  pruner().comm_created(comm, app);
+  pruner().comm_created(comm, app, -1, 0, state().members(comm));
 }
 
 void comm_unmade(int32_t comm) noexcept {
