@@ -14,11 +14,20 @@ namespace {
 constexpr int kMaxLocal = 64;  // 64 x 64 rings of 4 KiB: 16 MiB per node at most
 }
 
-// Written by one rank (head) and read by one (tail): indexes only grow.
+// One sender, one receiver. A slot is one cache line: the message and its
+// number (1 + its index in the ring's history), stored last, so a message
+// costs one line moving from the sender's core to the receiver's. The
+// receiver publishes how far it read in `tail`, which the sender reads only
+// when the ring looks full.
+struct alignas(64) ShmSlot {
+  AuxMessage msg;
+  std::atomic<uint64_t> seq;
+};
+static_assert(sizeof(ShmSlot) == 64, "one auxiliary message per cache line");
+
 struct ShmRings::Ring {
-  alignas(64) std::atomic<uint64_t> head;
   alignas(64) std::atomic<uint64_t> tail;
-  alignas(64) AuxMessage slots[kSlots];
+  ShmSlot slots[kSlots];
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "rings between processes need lock-free atomics");
 
@@ -40,6 +49,7 @@ bool ShmRings::start(MPI_Comm world, int world_rank, int world_size) {
   MPI_Aint bytes = ok ? MPI_Aint(sizeof(Ring)) * size_ : 0;
   int made = ok && pmpi::Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node_, &segment, &win_) == MPI_SUCCESS;
   if (made) {
+    std::memset(segment, 0, size_t(bytes));
     for (int i = 0; i < size_; ++i) new (reinterpret_cast<Ring*>(segment) + i) Ring{};
     pmpi::Win_lock_all(MPI_MODE_NOCHECK, win_);
   }
@@ -55,6 +65,9 @@ bool ShmRings::start(MPI_Comm world, int world_rank, int world_size) {
     int unit = 0;
     pmpi::Win_shared_query(win_, i, &len, &unit, &base_[size_t(i)]);
   }
+  head_.assign(size_t(size_), 0);
+  seen_tail_.assign(size_t(size_), 0);
+  tail_.assign(size_t(size_), 0);
   local_of_.assign(size_t(world_size), -1);
   for (int i = 0; i < size_; ++i)
     if (worlds[size_t(i)] >= 0 && worlds[size_t(i)] < world_size) local_of_[size_t(worlds[size_t(i)])] = i;
@@ -64,6 +77,9 @@ bool ShmRings::start(MPI_Comm world, int world_rank, int world_size) {
 void ShmRings::finish() {
   local_of_.clear();
   base_.clear();
+  head_.clear();
+  seen_tail_.clear();
+  tail_.clear();
   if (win_ != MPI_WIN_NULL) {
     pmpi::Win_unlock_all(win_);
     pmpi::Win_free(&win_);
@@ -73,24 +89,33 @@ void ShmRings::finish() {
 
 bool ShmRings::put(int dest_world, const AuxMessage& m) {
   if (!local(dest_world)) return false;
-  Ring* r = ring(local_of_[size_t(dest_world)], me_);
-  uint64_t h = r->head.load(std::memory_order_relaxed);
-  if (h - r->tail.load(std::memory_order_acquire) >= kSlots) return false;
-  std::memcpy(&r->slots[h % kSlots], &m, sizeof m);
-  r->head.store(h + 1, std::memory_order_release);
+  size_t d = size_t(local_of_[size_t(dest_world)]);
+  Ring* r = ring(int(d), me_);
+  uint64_t h = head_[d];
+  if (h - seen_tail_[d] >= kSlots) {
+    seen_tail_[d] = r->tail.load(std::memory_order_acquire);
+    if (h - seen_tail_[d] >= kSlots) return false;
+  }
+  ShmSlot& slot = r->slots[h % kSlots];
+  std::memcpy(&slot.msg, &m, sizeof m);
+  slot.seq.store(h + 1, std::memory_order_release);
+  head_[d] = h + 1;
   return true;
 }
 
 void ShmRings::drain(int src_world, std::vector<AuxMessage>& out) {
   if (!local(src_world)) return;
-  Ring* r = ring(me_, local_of_[size_t(src_world)]);
-  uint64_t t = r->tail.load(std::memory_order_relaxed);
-  uint64_t h = r->head.load(std::memory_order_acquire);
-  if (t == h) return;
-  for (; t != h; ++t) {
+  size_t s = size_t(local_of_[size_t(src_world)]);
+  Ring* r = ring(me_, int(s));
+  uint64_t t = tail_[s], t0 = t;
+  for (;; ++t) {
+    const ShmSlot& slot = r->slots[t % kSlots];
+    if (slot.seq.load(std::memory_order_acquire) != t + 1) break;
     out.emplace_back();
-    std::memcpy(&out.back(), &r->slots[t % kSlots], sizeof(AuxMessage));
+    std::memcpy(&out.back(), &slot.msg, sizeof(AuxMessage));
   }
+  if (t == t0) return;
+  tail_[s] = t;
   r->tail.store(t, std::memory_order_release);
 }
 

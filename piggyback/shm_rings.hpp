@@ -42,6 +42,9 @@ class ShmRings {
   int me_ = -1, size_ = 0;
   std::vector<int32_t> local_of_;  // world rank -> node rank, -1 elsewhere
   std::vector<char*> base_;        // node rank -> its segment (its inbox rings)
+  // This rank's own counters, kept out of the shared lines: per node rank,
+  // messages written to it, its tail as last read, messages read from it.
+  std::vector<uint64_t> head_, seen_tail_, tail_;
 };
 
 }  // namespace mpior::piggyback
