@@ -91,6 +91,9 @@ class Pruner {
   // Pruning applies to calls on communicators with a channel key; others (made by
   // calls mpior does not wrap, intercommunicators) are always logged, on every member alike.
   bool shadowed(int32_t comm) const { return active_ && comms_.count(comm); }
+  // A pruned communicator's members (world ranks in its rank order), without
+  // MpiState's lock.
+  const std::vector<int32_t>& members(int32_t comm) { return channel(comm).members; }
 
   // Before an application send: posts its auxiliary message. `aux` carries
   // the sender's position and time; `force` (nested calls, MPI_Sendrecv)

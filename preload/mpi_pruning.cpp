@@ -74,7 +74,7 @@ void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange
   if (!pruning(comm)) return;
   TracerGuard guard;
   x.posted = true;
-  const std::vector<int32_t>& members = state().members(comm);
+  const std::vector<int32_t>& members = pruner().members(comm);
   x.members = members;
   if (root < 0) return pruner().all_to_all_begin(comm, x);
   x.root = root;
@@ -113,7 +113,7 @@ std::unique_ptr<piggyback::HeldCollective> post_collective_decision(Call& c, con
   TracerGuard guard;
   try {
     auto h = std::make_unique<piggyback::HeldCollective>();
-    h->members = state().members(info.comm);
+    h->members = pruner().members(info.comm);
     h->forced = nested(c);
     h->x.root = int(info.root);
     h->x.me = my_rank_in(h->members);
@@ -168,7 +168,7 @@ bool inline_decision(int32_t comm, int64_t bytes) noexcept {
 // All to all: the decision is everyone's, and everyone synchronised.
 int inline_allreduce(Call& c, int32_t comm, const piggyback::FlagCodec& codec, const void* sendbuf, void* recvbuf,
                      int count, MPI_Datatype t, MPI_Op op, MPI_Comm mc, bool* log) noexcept {
-  const std::vector<int32_t>& members = state().members(comm);
+  const std::vector<int32_t>& members = pruner().members(comm);
   bool mine = pruner().nodes().pending_any(members, state().world_rank());
   int rc;
   {
@@ -183,7 +183,7 @@ int inline_allreduce(Call& c, int32_t comm, const piggyback::FlagCodec& codec, c
 // One to all: the root's decision travels; a member synchronised with the root.
 int inline_bcast(Call& c, int32_t comm, void* buffer, int count, MPI_Datatype t, int64_t bytes, int root, MPI_Comm mc,
                  bool* log) noexcept {
-  const std::vector<int32_t>& members = state().members(comm);
+  const std::vector<int32_t>& members = pruner().members(comm);
   bool am_root = size_t(root) < members.size() && members[size_t(root)] == state().world_rank();
   bool mine = am_root && pruner().nodes().pending_any(members, state().world_rank());
   int rc;
