@@ -105,7 +105,7 @@ def latency(b):
             for m in re.finditer(r"^(.+?)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(-?\d+\.\d+)\s+(\d+\.\d+)$", out, re.M):
                 results.setdefault(m.group(1).strip(), {})[prune] = (m.group(2), m.group(3), m.group(4))
         rows += [[mpi, op, r["1"][0], r["1"][1], r["1"][2], r["0"][1], r["0"][2]] for op, r in results.items()]
-    table(f"MPI latency, 2 ranks, us per operation ({iters} x 5, medians)",
+    table(f"MPI latency, 2 ranks, us per operation ({iters} x 5, medians; Comm_dup + Comm_free {iters // 10} x 5)",
           ["MPI", "operation", "untraced", "pruning on", "added", "pruning off", "added"], rows)
 
 

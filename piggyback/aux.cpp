@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include "config.hpp"
 #include "mpi_state.hpp"
 
 namespace mpior::piggyback {
@@ -12,6 +13,11 @@ namespace {
 constexpr int kAuxTag = 0;  // the shadow carries nothing else
 constexpr size_t kReclaimPerSend = 4;
 constexpr uint64_t kAuxPatienceNs = 2000000000ull;  // 2 s
+constinit preload::config::Option<bool> opt_aux_shm{
+    "MPIOR_AUX_SHM", true,
+    "pruning: auxiliary messages between ranks of one node go through shared-memory rings (an MPI shared window) "
+    "instead of MPI messages; 0 sends them all by MPI"};
+MPIOR_REGISTER_OPTION(opt_aux_shm);
 }  // namespace
 
 // Sends complete in order for one destination and, small as they are, almost
@@ -28,7 +34,13 @@ void AuxMessenger::reclaim() {
   }
 }
 
-void AuxMessenger::send(MPI_Comm shadow, int dest, const AuxMessage& m) {
+void AuxMessenger::start(MPI_Comm shadow, int me, int size) {
+  shadow_ = shadow;
+  use_rings_ = opt_aux_shm.get() && rings_.start(shadow, me, size);
+}
+
+void AuxMessenger::send(int dest, const AuxMessage& m) {
+  if (use_rings_ && rings_.put(dest, m)) return;
   reclaim();
   size_t s;
   if (!free_.empty()) {
@@ -39,7 +51,7 @@ void AuxMessenger::send(MPI_Comm shadow, int dest, const AuxMessage& m) {
     slots_.emplace_back();
   }
   slots_[s].msg = m;
-  pmpi::Isend(&slots_[s].msg, int(sizeof(AuxMessage)), MPI_BYTE, dest, kAuxTag, shadow, &slots_[s].req);
+  pmpi::Isend(&slots_[s].msg, int(sizeof(AuxMessage)), MPI_BYTE, dest, kAuxTag, shadow_, &slots_[s].req);
   in_flight_.push_back(s);
 }
 
@@ -56,9 +68,9 @@ uint64_t now_ns() {
 // after its auxiliary message left) must not hang the application. After
 // kAuxPatience the caller logs conservatively; a late message stays with the
 // early ones, found by its sequence number.
-bool AuxMessenger::next_from(MPI_Comm shadow, int src, AuxMessage* m) {
+bool AuxMessenger::next_from(int src, AuxMessage* m) {
   MPI_Request req = MPI_REQUEST_NULL;
-  if (pmpi::Irecv(m, int(sizeof(AuxMessage)), MPI_BYTE, src, kAuxTag, shadow, &req) != MPI_SUCCESS) return false;
+  if (pmpi::Irecv(m, int(sizeof(AuxMessage)), MPI_BYTE, src, kAuxTag, shadow_, &req) != MPI_SUCCESS) return false;
   int done = 0;
   uint64_t deadline = 0;
   for (uint32_t spins = 0;; ++spins) {
@@ -78,26 +90,46 @@ bool AuxMessenger::next_from(MPI_Comm shadow, int src, AuxMessage* m) {
   return !cancelled;
 }
 
-AuxMessage AuxMessenger::receive(int32_t comm, MPI_Comm shadow, int src, int32_t tag, uint64_t seq, bool* found) {
-  *found = true;
-  ChannelKey key{comm, src, 0};
+bool AuxMessenger::take_early(const EarlyKey& key, int32_t tag, uint64_t seq, AuxMessage* m) {
   auto it = early_.empty() ? early_.end() : early_.find(key);
-  if (it != early_.end()) {
-    std::vector<AuxMessage>& early = it->second;
-    for (size_t i = 0; i < early.size(); ++i) {
-      if (early[i].tag == tag && early[i].seq == seq) {
-        AuxMessage m = early[i];
-        early.erase(early.begin() + long(i));
-        if (early.empty()) early_.erase(it);
-        return m;
-      }
+  if (it == early_.end()) return false;
+  std::vector<AuxMessage>& early = it->second;
+  for (size_t i = 0; i < early.size(); ++i) {
+    if (early[i].tag == tag && early[i].seq == seq) {
+      *m = early[i];
+      early.erase(early.begin() + long(i));
+      if (early.empty()) early_.erase(it);
+      return true;
     }
   }
+  return false;
+}
+
+AuxMessage AuxMessenger::receive(uint64_t ckey, int src, int32_t tag, uint64_t seq, bool* found) {
+  *found = true;
+  EarlyKey key{ckey, src};
+  AuxMessage m;
+  if (take_early(key, tag, seq, &m)) return m;
+  if (use_rings_ && rings_.local(src)) {
+    // Written before the application message left: here by now, unless the
+    // ring was full and it took MPI.
+    drained_.clear();
+    rings_.drain(src, drained_);
+    bool hit = false;
+    for (const AuxMessage& d : drained_) {
+      if (!hit && d.comm_key == ckey && d.tag == tag && d.seq == seq) {
+        m = d;
+        hit = true;
+      } else {
+        stash(src, d);
+      }
+    }
+    if (hit) return m;
+  }
   for (;;) {
-    AuxMessage m;
-    if (!next_from(shadow, src, &m)) break;
-    if (m.tag == tag && m.seq == seq) return m;
-    early_[key].push_back(m);  // another message of src's, received out of order by the application
+    if (!next_from(src, &m)) break;
+    if (m.comm_key == ckey && m.tag == tag && m.seq == seq) return m;
+    stash(src, m);  // another message of src's: another communicator, or received out of order by the application
   }
   *found = false;
   return {};
@@ -106,24 +138,24 @@ AuxMessage AuxMessenger::receive(int32_t comm, MPI_Comm shadow, int src, int32_t
 // Nothing here waits: auxiliary sends nobody will receive (the receive was
 // cancelled, or never made) are let go, and auxiliary messages nobody asked
 // for are drained, so MPI_Finalize finds no traffic of the tracer's.
-void AuxMessenger::finish(const std::vector<MPI_Comm>& shadows) {
+void AuxMessenger::finish() {
   for (size_t s : in_flight_) {
     int done = 0;
     pmpi::Test(&slots_[s].req, &done, MPI_STATUS_IGNORE);
     if (!done) pmpi::Request_free(&slots_[s].req);
   }
   in_flight_.clear();
-  for (MPI_Comm shadow : shadows) {
-    for (;;) {
-      int flag = 0;
-      MPI_Status st;
-      pmpi::Iprobe(MPI_ANY_SOURCE, kAuxTag, shadow, &flag, &st);
-      if (!flag) break;
-      AuxMessage m;
-      pmpi::Recv(&m, int(sizeof(AuxMessage)), MPI_BYTE, st.MPI_SOURCE, kAuxTag, shadow, MPI_STATUS_IGNORE);
-    }
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    pmpi::Iprobe(MPI_ANY_SOURCE, kAuxTag, shadow_, &flag, &st);
+    if (!flag) break;
+    AuxMessage m;
+    pmpi::Recv(&m, int(sizeof(AuxMessage)), MPI_BYTE, st.MPI_SOURCE, kAuxTag, shadow_, MPI_STATUS_IGNORE);
   }
   early_.clear();
+  if (use_rings_) rings_.finish();
+  use_rings_ = false;
 }
 
 }  // namespace mpior::piggyback

@@ -33,25 +33,59 @@ void Pruner::start(bool enable, int world_rank, int world_size) {
   nodes_.resize(world_size);
   recv_order_ = ReceiveOrder(probe_matched);
   if (!active_) return;
-  comm_created(0, MPI_COMM_WORLD);
-  comm_created(1, MPI_COMM_SELF);
+  aux_shadow_ = make_private_comm(MPI_COMM_WORLD);
+  if (aux_shadow_ == MPI_COMM_NULL) {
+    active_ = false;
+    return;
+  }
+  aux_.start(aux_shadow_, world_rank, world_size);
+  std::vector<int32_t> world(static_cast<size_t>(world_size));
+  for (int i = 0; i < world_size; ++i) world[size_t(i)] = i;
+  comms_[0] = {1, MPI_COMM_WORLD, std::move(world)};
+  comms_[1] = {2, MPI_COMM_SELF, {world_rank}};
 }
 
 void Pruner::finish() {
   if (!active_) return;
-  std::vector<MPI_Comm> shadows;
-  for (auto& [id, shadow] : shadows_) shadows.push_back(shadow);
-  aux_.finish(shadows);
+  aux_.finish();
   release_held();
-  for (auto& [id, shadow] : shadows_) pmpi::Comm_free(&shadow);
-  shadows_.clear();
+  pmpi::Comm_free(&aux_shadow_);
+  comms_.clear();
+  last_id_ = -1;
+  last_ = nullptr;
   active_ = false;
 }
 
-void Pruner::comm_created(int32_t comm, MPI_Comm app) {
+namespace {
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 29);
+}
+}  // namespace
+
+void Pruner::comm_created(int32_t comm, MPI_Comm app, int32_t parent, uint64_t parent_seq,
+                          std::span<const int32_t> members) {
   if (!active_ || comm < 0 || app == MPI_COMM_NULL) return;
-  MPI_Comm shadow = make_private_comm(app);
-  if (shadow != MPI_COMM_NULL) shadows_[comm] = shadow;
+  int inter = 0;
+  if (pmpi::Comm_test_inter(app, &inter) != MPI_SUCCESS || inter) return;
+  uint64_t key = 0;
+  auto p = parent < 0 ? comms_.end() : comms_.find(parent);
+  if (p != comms_.end()) {
+    // Every member of the parent numbers its collectives alike; siblings
+    // (a split's colors) differ by their members.
+    key = mix(mix(p->second.key, parent_seq), members.size());
+    for (int32_t m : members) key = mix(key, uint64_t(uint32_t(m)));
+    key |= 1ull << 63;
+  } else {
+    // Agreed: above every key each member has used, so two communicators
+    // that share a member never share a key.
+    uint64_t mine = next_key_;
+    if (pmpi::Allreduce(&mine, &key, 1, MPI_UINT64_T, MPI_MAX, app) != MPI_SUCCESS) return;
+    next_key_ = key + 1;
+  }
+  last_id_ = -1;
+  comms_[comm] = {key, app, {members.begin(), members.end()}};
 }
 
 // Not MPI_Comm_dup, which copies the application's attributes (running its
@@ -76,23 +110,29 @@ MPI_Comm make_private_comm(MPI_Comm app) {
 }
 
 void Pruner::comm_freed(int32_t comm) {
-  auto it = shadows_.find(comm);
-  if (it == shadows_.end()) return;
-  pmpi::Comm_free(&it->second);
-  shadows_.erase(it);
+  last_id_ = -1;
+  comms_.erase(comm);
 }
 
-MPI_Comm Pruner::shadow(int32_t comm) const {
-  auto it = shadows_.find(comm);
-  return it == shadows_.end() ? MPI_COMM_NULL : it->second;
+const Pruner::Channel& Pruner::channel(int32_t comm) {
+  static const Channel none;
+  if (comm == last_id_) return *last_;
+  auto it = comms_.find(comm);
+  if (it == comms_.end()) return none;
+  last_id_ = comm;
+  last_ = &it->second;
+  return *last_;
 }
 
-bool Pruner::send(int32_t comm, int dest, int32_t dest_world, int tag, AuxMessage aux, bool force) {
+bool Pruner::send(int32_t comm, int dest, int tag, AuxMessage aux, bool force) {
+  const Channel& ch = channel(comm);
+  int32_t dest_world = world_of(ch, dest);
   bool log = force || nodes_.pending(dest_world);
   aux.decision = log;
   aux.tag = tag;
   aux.seq = send_order_.next(comm, dest, tag);
-  aux_.send(shadow(comm), dest, aux);
+  aux.comm_key = ch.key;
+  aux_.send(dest_world, aux);
   nodes_.mark(dest_world);
   return log;
 }
@@ -106,13 +146,15 @@ void Pruner::receive_dropped(int32_t comm, MPI_Request handle) {
   recv_order_.forget(comm, preload::mpi::handle_key(handle));
 }
 
-Received Pruner::received(int32_t comm, MPI_Request handle, int source, int32_t source_world, int tag) {
+Received Pruner::received(int32_t comm, MPI_Request handle, int source, int tag) {
+  const Channel& ch = channel(comm);
+  int32_t source_world = world_of(ch, source);
   Envelope status{source, tag};
   uint64_t seq = handle == MPI_REQUEST_NULL ? recv_order_.completed_blocking(comm, status)
                                             : recv_order_.completed(comm, preload::mpi::handle_key(handle), status);
   Received r;
   bool found = true;
-  r.aux = aux_.receive(comm, shadow(comm), source, tag, seq, &found);
+  r.aux = aux_.receive(ch.key, source_world, tag, seq, &found);
   if (!found) {  // no word from the sender: keep the receive (the send may be lost)
     nodes_.mark(source_world);
     return r;
@@ -125,7 +167,7 @@ Received Pruner::received(int32_t comm, MPI_Request handle, int source, int32_t 
 
 void Pruner::all_to_all_begin(int32_t comm, DecisionExchange& x) {
   x.mine = nodes_.pending_any(x.members, me_);
-  pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, shadow(comm), &x.req);
+  pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, channel(comm).app, &x.req);
 }
 
 bool Pruner::all_to_all_end(DecisionExchange& x) {
@@ -142,7 +184,7 @@ int32_t root_world(const DecisionExchange& x) {
 
 void Pruner::one_to_all_begin(int32_t comm, DecisionExchange& x) {
   x.result = x.me == x.root ? nodes_.pending_any(x.members, me_) : 0;
-  pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, shadow(comm), &x.req);
+  pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, channel(comm).app, &x.req);
 }
 
 bool Pruner::one_to_all_end(DecisionExchange& x) {
@@ -158,7 +200,7 @@ void Pruner::all_to_one_begin(int32_t comm, DecisionExchange& x) {
   bool am_root = x.me == x.root;
   x.mine_byte = am_root ? nodes_.pending_any(x.members, me_) : nodes_.pending(root_world(x));
   x.all.assign(am_root ? x.members.size() : 0, 0);
-  pmpi::Igather(&x.mine_byte, 1, MPI_CHAR, x.all.data(), 1, MPI_CHAR, x.root, shadow(comm), &x.req);
+  pmpi::Igather(&x.mine_byte, 1, MPI_CHAR, x.all.data(), 1, MPI_CHAR, x.root, channel(comm).app, &x.req);
 }
 
 RootedDecision Pruner::all_to_one_end(DecisionExchange& x) {
@@ -192,12 +234,12 @@ void Pruner::nonblocking_begin(int32_t comm, HeldCollective& h, bool one_to_all)
   if (one_to_all) {
     x.result = member ? 0 : nodes_.pending_any(x.members, me_);
     h.local = x.result;
-    pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, shadow(comm), &x.req);
+    pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, channel(comm).app, &x.req);
     return;
   }
   x.mine = member ? nodes_.pending(root_world(x)) : nodes_.pending_any(x.members, me_);
   h.local = x.mine;
-  pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, shadow(comm), &x.req);
+  pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, channel(comm).app, &x.req);
 }
 
 bool Pruner::nonblocking_end(HeldCollective& h) {

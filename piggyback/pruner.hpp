@@ -1,15 +1,16 @@
 // Online pruning (thesis §2.1): decides, call by call, whether an MPI
 // synchronisation can change when I/O is issued, so the trace keeps it, or
 // not, so it is dropped — in a single run, with no sampling. The MPI handlers
-// in preload/ ask it; it keeps the node array, the shadow communicators and
-// the auxiliary messages.
+// in preload/ ask it; it keeps the node array, the communicators' channel
+// keys and the auxiliary messages (one private communicator over
+// MPI_COMM_WORLD carries them all).
 //
 // Decisions by dependency class:
 //   point to point   the sender decides (it had I/O since it last synchronised
 //                    with the receiver) and says so in the auxiliary message;
 //                    the receiver logs when either side decided, and logs the
 //                    send for the sender when only it did (§2.1.5);
-//   all to all       one small reduction of the decisions on the shadow (a
+//   all to all       one small reduction of the decisions (a
 //                    Barrier becomes that reduction);
 // The collective exchanges are posted nonblocking just before the
 // application's own collective and completed just after it: MPI progresses
@@ -72,29 +73,37 @@ struct HeldCollective {
 
 class Pruner {
  public:
-  // MPI_Init, after every rank agreed on `enable`: the shadows of
+  // MPI_Init, after every rank agreed on `enable`: the channels of
   // MPI_COMM_WORLD (local id 0) and MPI_COMM_SELF (1).
   void start(bool enable, int world_rank, int world_size);
   bool active() const { return active_; }
-  // MPI_Finalize: pending auxiliary sends complete, shadows are freed.
+  // MPI_Finalize: pending auxiliary sends are let go, the shadow is freed.
   void finish();
 
-  // Collective over the new communicator's members (inside the creating call).
-  void comm_created(int32_t comm, MPI_Comm app);
+  // Inside the creating call, on every member of the new communicator. Made
+  // by a call collective over a pruned intracommunicator `parent` (its
+  // `parent_seq`-th collective), its channel key is derived locally from the
+  // parent's, the number and the members, equal on every member: no
+  // communication. Otherwise (made over a group) one small Allreduce on the
+  // new communicator agrees on one.
+  void comm_created(int32_t comm, MPI_Comm app, int32_t parent, uint64_t parent_seq, std::span<const int32_t> members);
   void comm_freed(int32_t comm);
-  // Pruning applies to calls on communicators with a shadow; others (made by
-  // calls mpior does not wrap) are always logged, on every member alike.
-  bool shadowed(int32_t comm) const { return active_ && shadows_.count(comm); }
+  // Pruning applies to calls on communicators with a channel key; others (made by
+  // calls mpior does not wrap, intercommunicators) are always logged, on every member alike.
+  bool shadowed(int32_t comm) const { return active_ && comms_.count(comm); }
+  // A pruned communicator's members (world ranks in its rank order), without
+  // MpiState's lock.
+  const std::vector<int32_t>& members(int32_t comm) { return channel(comm).members; }
 
   // Before an application send: posts its auxiliary message. `aux` carries
   // the sender's position and time; `force` (nested calls, MPI_Sendrecv)
   // logs whatever the node array says. Returns whether the sender logs.
-  bool send(int32_t comm, int dest, int32_t dest_world, int tag, AuxMessage aux, bool force);
+  bool send(int32_t comm, int dest, int tag, AuxMessage aux, bool force);
   void receive_posted(int32_t comm, MPI_Request handle, int source, int tag);
   void receive_dropped(int32_t comm, MPI_Request handle);
   // After a receive completed with (source, tag); MPI_REQUEST_NULL for a
   // blocking receive.
-  Received received(int32_t comm, MPI_Request handle, int source, int32_t source_world, int tag);
+  Received received(int32_t comm, MPI_Request handle, int source, int tag);
 
   // Each begin() posts the exchange described by x (members, and root and me
   // for rooted collectives) before the application's call; the matching end()
@@ -127,13 +136,29 @@ class Pruner {
   NodeArray& nodes() { return nodes_; }
 
  private:
-  MPI_Comm shadow(int32_t comm) const;
+  // A pruned communicator: the key its auxiliary messages carry (equal on
+  // every member) and the application's handle, on which the collective
+  // decisions travel (posted next to the application's own collective, in
+  // the same order on every member).
+  struct Channel {
+    uint64_t key = 0;
+    MPI_Comm app = MPI_COMM_NULL;
+    std::vector<int32_t> members;  // world ranks (no lock on the hot path)
+  };
+  const Channel& channel(int32_t comm);
+  int32_t world_of(const Channel& ch, int rank) const {
+    return rank >= 0 && size_t(rank) < ch.members.size() ? ch.members[size_t(rank)] : -1;
+  }
   void release_held();
 
   bool active_ = false;
   int32_t me_ = 0;
   NodeArray nodes_;
-  std::unordered_map<int32_t, MPI_Comm> shadows_;
+  std::unordered_map<int32_t, Channel> comms_;  // node-based: pointers stay valid until erased
+  int32_t last_id_ = -1;                        // the last channel looked up (most calls repeat it)
+  const Channel* last_ = nullptr;
+  uint64_t next_key_ = 16;               // agreed keys (Allreduce MAX); derived ones have the top bit
+  MPI_Comm aux_shadow_ = MPI_COMM_NULL;  // private, over MPI_COMM_WORLD: every auxiliary message
   SendOrder send_order_;
   ReceiveOrder recv_order_{nullptr};
   AuxMessenger aux_;

@@ -317,7 +317,7 @@ int comm_derive(Call& c, Invoke&& invoke, MPI_Comm parent, MPI_Comm* newcomm, tr
   int32_t id = -1;
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL)
     id = state().add_comm(*newcomm, origin, parent_id, seq, color, key);
-  comm_made(parent_id, id, id >= 0 ? *newcomm : MPI_COMM_NULL);
+  comm_made(parent_id, seq, id, id >= 0 ? *newcomm : MPI_COMM_NULL);
   if (id >= 0) record_topology(c, *newcomm, id);
   auto& ev = c.ev();
   ev.args[trace::arg::comm] = parent_id;

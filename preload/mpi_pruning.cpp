@@ -47,14 +47,13 @@ bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool for
   aux.start_ns = clock::to_ns(c.ev().start);
   aux.bytes = bytes;
   aux.kind = uint16_t(c.ev().kind);
-  return pruner().send(comm, dest, state().world_of(comm, dest), tag, aux, force || nested(c));
+  return pruner().send(comm, dest, tag, aux, force || nested(c));
 }
 
 piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, const MPI_Status& st) noexcept {
   if (!pruning(comm) || st.MPI_SOURCE == MPI_PROC_NULL) return {};
   TracerGuard guard;
-  piggyback::Received r =
-      pruner().received(comm, handle, st.MPI_SOURCE, state().world_of(comm, st.MPI_SOURCE), st.MPI_TAG);
+  piggyback::Received r = pruner().received(comm, handle, st.MPI_SOURCE, st.MPI_TAG);
   if (nested(c)) r.log = true;
   return r;
 }
@@ -75,7 +74,7 @@ void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange
   if (!pruning(comm)) return;
   TracerGuard guard;
   x.posted = true;
-  const std::vector<int32_t>& members = state().members(comm);
+  const std::vector<int32_t>& members = pruner().members(comm);
   x.members = members;
   if (root < 0) return pruner().all_to_all_begin(comm, x);
   x.root = root;
@@ -114,7 +113,7 @@ std::unique_ptr<piggyback::HeldCollective> post_collective_decision(Call& c, con
   TracerGuard guard;
   try {
     auto h = std::make_unique<piggyback::HeldCollective>();
-    h->members = state().members(info.comm);
+    h->members = pruner().members(info.comm);
     h->forced = nested(c);
     h->x.root = int(info.root);
     h->x.me = my_rank_in(h->members);
@@ -169,7 +168,7 @@ bool inline_decision(int32_t comm, int64_t bytes) noexcept {
 // All to all: the decision is everyone's, and everyone synchronised.
 int inline_allreduce(Call& c, int32_t comm, const piggyback::FlagCodec& codec, const void* sendbuf, void* recvbuf,
                      int count, MPI_Datatype t, MPI_Op op, MPI_Comm mc, bool* log) noexcept {
-  const std::vector<int32_t>& members = state().members(comm);
+  const std::vector<int32_t>& members = pruner().members(comm);
   bool mine = pruner().nodes().pending_any(members, state().world_rank());
   int rc;
   {
@@ -184,7 +183,7 @@ int inline_allreduce(Call& c, int32_t comm, const piggyback::FlagCodec& codec, c
 // One to all: the root's decision travels; a member synchronised with the root.
 int inline_bcast(Call& c, int32_t comm, void* buffer, int count, MPI_Datatype t, int64_t bytes, int root, MPI_Comm mc,
                  bool* log) noexcept {
-  const std::vector<int32_t>& members = state().members(comm);
+  const std::vector<int32_t>& members = pruner().members(comm);
   bool am_root = size_t(root) < members.size() && members[size_t(root)] == state().world_rank();
   bool mine = am_root && pruner().nodes().pending_any(members, state().world_rank());
   int rc;
@@ -200,18 +199,18 @@ int inline_bcast(Call& c, int32_t comm, void* buffer, int count, MPI_Datatype t,
   return rc;
 }
 
-void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept {
+void comm_made(int32_t parent, uint64_t parent_seq, int32_t comm, MPI_Comm app) noexcept {
   if (!pruner().active()) return;
   TracerGuard guard;
   pruner().synced_all(state().members(parent));
-  if (comm >= 0) pruner().comm_created(comm, app);
+  if (comm >= 0) pruner().comm_created(comm, app, parent, parent_seq, state().members(comm));
 }
 
 void comm_made_local(int32_t comm, MPI_Comm app) noexcept {
   if (!pruner().active()) return;
   TracerGuard guard;
   pruner().synced_all(state().members(comm));
-  pruner().comm_created(comm, app);
+  pruner().comm_created(comm, app, -1, 0, state().members(comm));
 }
 
 void comm_unmade(int32_t comm) noexcept {

@@ -40,10 +40,12 @@ bool hold_collective_decision(std::unique_ptr<piggyback::HeldCollective> h, int 
 // completion (after the post record, if that waited), 0 drop both, -1 no
 // decision was held for it.
 int settle_collective(Call& c, MPI_Request request) noexcept;
-// Communicator creation and free are always logged; they give or take a shadow.
-void comm_made(int32_t parent, int32_t comm, MPI_Comm app) noexcept;
+// Communicator creation and free are always logged; they give or take a
+// channel key (parent_seq: the creating call's number among the parent's
+// collectives).
+void comm_made(int32_t parent, uint64_t parent_seq, int32_t comm, MPI_Comm app) noexcept;
 void comm_unmade(int32_t comm) noexcept;
-// A communicator made over a group: its members synchronised; it gets a shadow.
+// A communicator made over a group: its members synchronised; it gets a channel key.
 void comm_made_local(int32_t comm, MPI_Comm app) noexcept;
 
 // Drops c's record, counting it (and its time) as pruned.

@@ -17,6 +17,11 @@
  *   inline (3 ranks) Allreduce (SUM, MIN, MAX, LAND, MPI_IN_PLACE) and Bcast
  *          (contiguous, and a strided vector type) whose decision travels
  *          inside the call: values as untraced, I/O before some rounds.
+ *   burst  (2 ranks) rank 0, after I/O, posts 200 sends alternating between
+ *          MPI_COMM_WORLD and a duplicate before rank 1 receives any: more
+ *          than a shared-memory ring holds, so later auxiliary messages take
+ *          MPI, on two communicators sharing one shadow. Only the first
+ *          send and its receive are kept.
  * usage: pruning MODE */
 #include <fcntl.h>
 #include <mpi.h>
@@ -79,6 +84,34 @@ static void fig41(void) {
     CHECK(got1 == 1 && got2 == 2); /* non-overtaking: r1 got the first message */
     io("after");
   }
+}
+
+enum { kBurst = 200 };
+
+static void burst(void) {
+  MPI_Comm dup;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  static long vals[kBurst];
+  MPI_Request reqs[kBurst];
+  if (rank == 0) {
+    io("burst");
+    for (int i = 0; i < kBurst; ++i) {
+      vals[i] = i;
+      MPI_Isend(&vals[i], 1, MPI_LONG, 1, i % 3, i % 2 ? dup : MPI_COMM_WORLD, &reqs[i]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* every send posted before the first receive */
+    MPI_Waitall(kBurst, reqs, MPI_STATUSES_IGNORE);
+  } else if (rank == 1) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < kBurst; ++i) {
+      long got = -1;
+      MPI_Recv(&got, 1, MPI_LONG, 0, i % 3, i % 2 ? dup : MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      CHECK(got == i);
+    }
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Comm_free(&dup);
 }
 
 static void rooted(void) {
@@ -183,6 +216,8 @@ int main(int argc, char** argv) {
     fig41();
   else if (!strcmp(mode, "rooted"))
     rooted();
+  else if (!strcmp(mode, "burst"))
+    burst();
   else if (!strcmp(mode, "nbcoll"))
     nbcoll();
   else if (!strcmp(mode, "inline"))

@@ -54,6 +54,20 @@ def fig41():
     s.cleanup()
 
 
+def burst():
+    """More sends before the first receive than a shared-memory ring holds
+    (MPIOR_AUX_SHM): the rest take MPI, on two communicators sharing the one
+    shadow; every auxiliary message is found (a missing one would keep its
+    receive), with the rings and without."""
+    for shm in ("1", "0"):
+        s = Scenario(APP, ["burst"], ranks=2, env={"MPIOR_AUX_SHM": shm}).run_both()
+        summary = s.post()
+        check_eq(by_kind(summary, "MPI_Isend"), (1, 199), f"sends (logged, pruned), MPIOR_AUX_SHM={shm}")
+        check_eq(by_kind(summary, "MPI_Recv"), (1, 199), f"receives (logged, pruned), MPIOR_AUX_SHM={shm}")
+        s.replay_and_check("--stall-timeout", "30")
+        s.cleanup()
+
+
 def rooted():
     """Bcast, Scatter, Reduce, Gather on sub-communicators: only the root's
     decision travels down, only members' decisions travel up; a root that kept
@@ -157,4 +171,4 @@ def equivalence():
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (fig15, fig14, fig41, rooted, nbcoll, inline, prune_off, equivalence)})
+    main({f.__name__: f for f in (fig15, fig14, fig41, burst, rooted, nbcoll, inline, prune_off, equivalence)})
