@@ -2,8 +2,11 @@
 its --check replay against the real I/O time on the target (a traced run
 there, summary.json time.io_s), ext4 (below the build directory) -> tmpfs
 (/dev/shm) and back, for a program of large checkpoints with fsync and one of
-many small writes with a barrier after each. Medians of 3, each prediction
-from a trace of its own on the reference."""
+many small writes with a barrier after each. Medians of 3 predictions, each
+from a trace of its own on the reference, against the median of 7 real runs
+(the real I/O time of a short I/O phase varies a lot from run to run; the
+range shows it). --check replays the plan 3 times on the target; their spread
+widens the interval."""
 import json
 import os
 import shutil
@@ -15,6 +18,7 @@ FILESYSTEMS = {"ext4": None, "tmpfs": "/dev/shm"}  # None: below the build direc
 PROGRAMS = (("checkpoint_sim", [40, 0, 2, 262144], "20 x 2 MiB pwrite + fsync + barrier"),
             ("nton_barrier", [4000, 16384], "4000 x 16 KiB write + barrier"))
 RANKS = 2
+REAL_REPS = 7
 
 
 def root_on(b, fs):
@@ -67,6 +71,8 @@ def predict(b):
                 traced.append(t)
                 real.append(traced_io(b, app, args, tgt_root, f"real{i}")[1])
                 preds.append(predict_once(b, plan, ref_root, tgt_root, 5 if not b.quick else 2))
+            for i in range(reps, REAL_REPS if not b.quick else reps):
+                real.append(traced_io(b, app, args, tgt_root, f"real{i}")[1])
             real_m, traced = statistics.median(real), statistics.median(traced)
             mid = sorted(preds, key=lambda p: p["predicted_io_s"])[len(preds) // 2]
             ratio_m, replay_m = mid["predicted_io_s"], statistics.median(p["check"]["replay_io_s"] for p in preds)
@@ -84,7 +90,8 @@ def predict(b):
 
 def print_table(table, rows, reps, load0=None):
     load = f"load {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end; " if load0 is not None else ""
-    table(f"mpior-predict: I/O time on the target, {RANKS} ranks, summed over ranks (s; medians of {reps}; {load}"
+    table(f"mpior-predict: I/O time on the target, {RANKS} ranks, summed over ranks (s; predictions: medians of "
+          f"{reps}, real: of {REAL_REPS}; replay-predicted: full replays (--check); {load}"
           f"checkpoint_sim: {PROGRAMS[0][2]}, nton_barrier: {PROGRAMS[1][2]})",
           ["program", "ref->target", "traced on ref", "real on target", "real range", "ratio-predicted", "error",
            "interval", "holds real", "<=10%", "replay-predicted", "error"], rows)

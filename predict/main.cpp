@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,7 @@ struct Cli {
   std::string plan, reference, target, json, jobs_dir;
   int repeat = 5;
   bool check = false;
+  int check_repeat = 3;
   JobOptions jobs;
 };
 
@@ -82,13 +84,14 @@ std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, size
   return runs;
 }
 
-// --check: mpior-replay --io-only on the target; its I/O time on time.io_s's basis: each thread's depth-0 file
-// calls (POSIX, stdio, MPI-IO; not the POSIX calls replayed under an MPI-IO call, which its time holds).
-void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in) {
-  Scratch scratch(cli.target);
+// --check: full replays of the plan on the target (compute and communication too, so the I/O meets the
+// target as the application's does, not back to back); their I/O time on time.io_s's basis: each thread's
+// depth-0 file calls (POSIX, stdio, MPI-IO; not the POSIX calls replayed under an MPI-IO call, which its time
+// holds). Medians of --check-repeat replays; their spread is the target's run-to-run spread.
+double replay_once(const std::string& plan_file, const std::string& target, double& replay_s) {
+  Scratch scratch(target);
   std::string fsdir = (fs::path(scratch.path()) / "fs").string(), json = scratch.path() + "/replay.json";
-  Output o =
-      run_process({replay_program(), "--io-only", "--quiet", "--fs", fsdir, "--json", json, plan_file}, scratch.path());
+  Output o = run_process({replay_program(), "--quiet", "--fs", fsdir, "--json", json, plan_file}, scratch.path());
   if (o.status != 0)
     throw PredictError(fmt::format("--check: mpior-replay exited {}: {}", o.status, o.err.substr(0, 2000)));
   std::ifstream f(json);
@@ -97,8 +100,26 @@ void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in)
   double io = 0;
   for (const nlohmann::json& t : r["per_rank"])
     if (t.contains("predicted")) io += t["predicted"].value("io_s", 0.0);
-  in.replay_io_s = io;
-  in.replay_s = r.value("replay_s", 0.0);
+  replay_s = r.value("replay_s", 0.0);
+  return io;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in, Prediction& p) {
+  std::vector<double> whole;
+  for (int k = 0; k < cli.check_repeat; ++k) {
+    double s = 0;
+    in.replay_io_runs.push_back(replay_once(plan_file, cli.target, s));
+    whole.push_back(s);
+  }
+  in.replay_io_s = median(in.replay_io_runs);
+  in.replay_s = median(whole);
+  widen_by_target_spread(p, rel_sd(in.replay_io_runs));
 }
 
 void write_jobs(const Cli& cli, const JobPlan& jp) {
@@ -126,9 +147,9 @@ int predict_plan(Cli& cli) {
   cli.jobs_dir = fs::absolute(cli.jobs_dir).string();
   write_jobs(cli, jp);
   catch_interrupts();
-  ReportInput in{cli.plan, cli.reference, cli.target, cli.jobs_dir, cli.repeat, cli.jobs.seconds, {}, {}};
+  ReportInput in{cli.plan, cli.reference, cli.target, cli.jobs_dir, cli.repeat, cli.jobs.seconds, {}, {}, {}};
   Prediction p = predict_io(cs, measure(cli, jp, cs.classes.size()));
-  if (cli.check) replay_check(cli, plan_file, in);
+  if (cli.check) replay_check(cli, plan_file, in, p);
   if (!cli.json.empty()) {
     std::ofstream f(cli.json);
     f << report_json(in, cs, jp, p).dump(2) << "\n";
@@ -175,7 +196,11 @@ int main(int argc, char** argv) {
                  "where to keep the fio job files (default: beside --json, or "
                  "./mpior-predict-jobs)");
   app.add_flag("--check", cli.check,
-               "also replay the plan on the target (mpior-replay --io-only) and report its I/O time");
+               "also replay the plan on the target (mpior-replay) and report its I/O time; the replays' spread "
+               "widens the interval");
+  app.add_option("--check-repeat", cli.check_repeat, "replays --check runs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   app.add_option("--job-seconds", cli.jobs.seconds, "how long each fio job runs")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 3600.0));

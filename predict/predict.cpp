@@ -69,6 +69,8 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     p.high_s += r.high_s;
   }
   p.traced_io_s = double(cs.io_ns) / 1e9;
+  p.fio_low_s = p.low_s;
+  p.fio_high_s = p.high_s;
   std::vector<size_t> order(cs.classes.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -80,6 +82,17 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     covered += p.classes[i].predicted_s;
   }
   return p;
+}
+
+void widen_by_target_spread(Prediction& p, double rel_sd) {
+  p.target_rel_sd = rel_sd;
+  double pred = p.predicted_io_s;
+  if (!(pred > 0) || !(rel_sd > 0)) return;
+  // Independent sources of error: the half-widths add in quadrature.
+  double lo = std::hypot((pred - p.fio_low_s) / pred, kSpread * rel_sd);
+  double hi = std::hypot((p.fio_high_s - pred) / pred, kSpread * rel_sd);
+  p.low_s = std::max(0.0, pred * (1 - lo));
+  p.high_s = pred * (1 + hi);
 }
 
 nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p) {
@@ -125,9 +138,15 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"traced_io_s", p.traced_io_s},
                         {"predicted_io_s", p.predicted_io_s},
                         {"interval", {p.low_s, p.high_s}},
+                        {"fio_interval", {p.fio_low_s, p.fio_high_s}},
+                        {"target_rel_sd", p.target_rel_sd},
                         {"dominant", dominant},
                         {"classes", classes}};
-  if (in.replay_io_s) out["check"] = {{"replay_io_s", *in.replay_io_s}, {"replay_s", in.replay_s.value_or(0)}};
+  if (in.replay_io_s)
+    out["check"] = {{"replay_io_s", *in.replay_io_s},
+                    {"replay_s", in.replay_s.value_or(0)},
+                    {"replay_io_runs", in.replay_io_runs},
+                    {"rel_sd", p.target_rel_sd}};
   return out;
 }
 
@@ -146,12 +165,17 @@ std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan&
   s += fmt::format("\ntraced I/O time     {:>12.6f} s (summed over ranks, as summary.json time.io_s)\n", p.traced_io_s);
   s += fmt::format("predicted I/O time  {:>12.6f} s  interval [{:.6f}, {:.6f}] s\n", p.predicted_io_s, p.low_s,
                    p.high_s);
+  if (p.target_rel_sd > 0)
+    s += fmt::format(
+        "                    (fio runs alone [{:.6f}, {:.6f}] s; widened by the replays' run-to-run "
+        "spread on the target, {:.1f}%)\n",
+        p.fio_low_s, p.fio_high_s, p.target_rel_sd * 100);
   std::string dom;
   for (size_t i : p.dominant) dom += fmt::format("{}{}", dom.empty() ? "" : ", ", i + 1);
   s += fmt::format("dominant classes    {}\n", dom.empty() ? "-" : dom);
   if (in.replay_io_s)
-    s += fmt::format("replay I/O time     {:>12.6f} s (mpior-replay --io-only on the target, {:.3f} s in all)\n",
-                     *in.replay_io_s, in.replay_s.value_or(0));
+    s += fmt::format("replay I/O time     {:>12.6f} s (mpior-replay on the target, median of {}; {:.3f} s in all)\n",
+                     *in.replay_io_s, in.replay_io_runs.size(), in.replay_s.value_or(0));
   s += fmt::format("fio job files in    {}\n", in.jobs_dir);
   return s;
 }

@@ -29,7 +29,8 @@ struct ClassResult {
 struct Prediction {
   std::vector<ClassResult> classes;  // as Classes::classes
   double traced_io_s = 0, predicted_io_s = 0, low_s = 0, high_s = 0;
-  std::vector<size_t> dominant;  // classes carrying 80% of the predicted time, largest first
+  double fio_low_s = 0, fio_high_s = 0, target_rel_sd = 0;  // before widen_by_target_spread, and its spread
+  std::vector<size_t> dominant;                             // classes carrying 80% of the predicted time, largest first
 };
 
 double mean(const std::vector<double>& v);
@@ -39,11 +40,18 @@ double rel_sd(const std::vector<double>& v);  // sample standard deviation / mea
 // mean ratio of the measured ones and the span of their ratios.
 Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>& runs);
 
+// The target's run-to-run spread of the application's own I/O (--check: the
+// relative standard deviation of the replays' I/O times there) widens the
+// interval: a short I/O phase varies more between runs than a second-long
+// fio job (io-time-prediction's limitation). Keeps the fio-only interval.
+void widen_by_target_spread(Prediction& p, double rel_sd);
+
 struct ReportInput {
   std::string plan, reference, target, jobs_dir;
   int repeat = 0;
   double job_seconds = 0;
-  std::optional<double> replay_io_s, replay_s;  // --check
+  std::optional<double> replay_io_s, replay_s;  // --check: medians of its replays
+  std::vector<double> replay_io_runs;           // --check: each replay's I/O time
 };
 
 nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p);

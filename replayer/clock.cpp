@@ -16,7 +16,8 @@ int64_t mono_now_ns() {
 }
 
 int64_t Pacer::deadline_for(int64_t gap_ns) {
-  int64_t gap = gap_ns > 0 ? int64_t(std::llround(double(gap_ns) * scale_)) : 0;
+  if (gap_ns <= 0 || scale_ == 0) return prev_end_;
+  int64_t gap = scale_ == 1.0 ? gap_ns : int64_t(std::llround(double(gap_ns) * scale_));
   int64_t pay = std::min(debt_, gap);
   debt_ -= pay;
   return prev_end_ + gap - pay;

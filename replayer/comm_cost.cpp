@@ -11,6 +11,31 @@ namespace mpior::replay {
 using trace::OpClass;
 namespace arg = trace::arg;
 
+namespace {
+
+bool collective(OpClass op) {
+  return op == OpClass::barrier || op == OpClass::allcoll || op == OpClass::bcast || op == OpClass::scatter ||
+         op == OpClass::reduce || op == OpClass::gather;
+}
+
+}  // namespace
+
+// The mean of the shortest `fraction` of the durations, from the histogram
+// (each bin at its middle, clipped to the observed range).
+double lower_mean(const trace::TimeStats& d, double fraction) {
+  if (d.count() <= 1 || d.histogram().empty() || fraction >= 1) return d.mean();
+  double want = std::max(1.0, fraction * double(d.count())), took = 0, sum = 0;
+  for (auto [bin, n] : d.histogram()) {
+    int64_t lo = std::max(trace::TimeStats::bin_low(bin), d.min());
+    int64_t hi = std::min(trace::TimeStats::bin_high(bin), d.max());
+    double mid = hi <= lo ? double(lo) : (double(lo) + double(hi)) / 2, take = std::min(double(n), want - took);
+    sum += mid * take;
+    took += take;
+    if (took >= want) break;
+  }
+  return took > 0 ? sum / took : d.mean();
+}
+
 bool CommCosts::charged(OpClass op) {
   switch (op) {
     case OpClass::send:
@@ -48,6 +73,7 @@ CostKey CommCosts::key_of(const trace::Plan& plan, const trace::Event& ev) {
 }
 
 CommCosts::CommCosts(const trace::Plan& plan) {
+  std::map<CostKey, trace::TimeStats> merged;  // collectives: every member's durations
   for (const trace::Stream& s : plan.streams) {
     std::vector<int64_t> ranks = s.rank_list();
     if (ranks.empty()) continue;
@@ -62,12 +88,19 @@ CommCosts::CommCosts(const trace::Plan& plan) {
       --todo;
       const trace::TimeStats& d = s.leaves[ev.leaf].dur;
       if (d.count() == 0) continue;
-      CostEntry& e = table_[key_of(plan, ev)];
+      CostKey key = key_of(plan, ev);
+      CostEntry& e = table_[key];
+      if (collective(key.op)) merged[key].merge(d);
       e.cost_ns = (e.cost_ns * double(e.calls) + d.mean() * double(d.count())) / double(e.calls + d.count());
       e.calls += d.count();
       ++e.positions;
     }
   }
+  // A collective's members leave together at the last arrival plus its cost:
+  // the last arriver's duration (one in comm_size, the shortest) is all cost,
+  // the others' also hold waiting, which the replay reproduces by waiting.
+  for (auto& [key, stats] : merged)
+    if (key.comm_size >= 2) table_[key].cost_ns = lower_mean(stats, 1.0 / double(key.comm_size));
 }
 
 int64_t CommCosts::cost(const trace::Plan& plan, const trace::Event& ev) const {

@@ -11,6 +11,11 @@
 // count-weighted mean duration of the positions of its class — operation,
 // size class (log2 of the bytes), communicator size — and waits on top for
 // partners that the replay itself finds late (slower I/O on the target).
+// Collectives: the members leave together, so the last arriver's duration is
+// all cost and the others' hold waiting that the replay reproduces itself;
+// their class is charged the mean of its shortest 1/comm_size durations
+// (every member's, from the positions' histograms), not the mean of all
+// (that counted the waiting twice: nton_barrier replayed 2.4x too slow).
 // Known limit: where one side always waited when traced (members of a gather
 // for a root doing I/O), that waiting is counted in the cost too.
 #pragma once
@@ -39,6 +44,9 @@ struct CostEntry {
   uint64_t calls = 0;  // traced calls behind it
   uint32_t positions = 0;
 };
+
+// The mean of the shortest `fraction` of d's durations (from its histogram).
+double lower_mean(const trace::TimeStats& d, double fraction);
 
 class CommCosts {
  public:

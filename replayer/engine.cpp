@@ -297,7 +297,8 @@ void ReplayThread::run() {
     close_account(last_end_);
     pacer_.mark_end(last_end_);
     int64_t deadline = pacer_.deadline_for(ev.gap_ns);
-    int64_t woke = sleep_until(deadline, aborted);
+    // No gap left (--io-only, debt): start now without reading the clock again.
+    int64_t woke = deadline > last_end_ ? sleep_until(deadline, aborted) : last_end_;
     pacer_.woke_at(deadline, woke);
     summary.compute_ns += woke - last_end_;
     summary.traced_compute_ns += std::max<int64_t>(0, ev.gap_ns);

@@ -19,7 +19,7 @@ MpiWorld::MpiWorld(const trace::Plan& plan, Progress& progress, uint32_t threads
     for (size_t i = 0; i < c.members.size(); ++i) index.emplace_back(c.members[i], int32_t(i));
     std::sort(index.begin(), index.end());
     ranks_of_.push_back(std::move(index));
-    barriers_.push_back(std::make_unique<CommBarrier>(uint32_t(c.members.size())));
+    barriers_.push_back(std::make_unique<CommBarrier>(uint32_t(c.members.size()), barrier_spin_ns(threads)));
   }
   progress_.set_waker([this] {
     channels_.wake_all();

@@ -137,17 +137,45 @@ thread_local int64_t t_released_ns = 0;
 int64_t last_release_ns() { return t_released_ns; }
 void clear_last_release() { t_released_ns = 0; }
 
+int64_t barrier_spin_ns(uint32_t threads) {
+  unsigned cores = std::thread::hardware_concurrency();
+  return cores > 0 && threads <= cores ? 50'000 : 0;
+}
+
+bool CommBarrier::spin_until_released(uint64_t gen) {
+  int64_t until = mono_now_ns() + spin_ns_;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (generation_.load(std::memory_order_acquire) != gen) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (mono_now_ns() >= until) return false;
+  }
+}
+
 WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
   std::unique_lock lock(mu_);
   if (woken_ || progress.is_aborted()) return WaitResult::aborted;
-  uint64_t gen = generation_;
+  uint64_t gen = generation_.load(std::memory_order_relaxed);
   if (++arrived_ >= members_) {
     arrived_ = 0;
-    ++generation_;
     t_released_ns = released_ns_ = mono_now_ns();
+    generation_.store(gen + 1, std::memory_order_release);
     progress.tick();
     cv_.notify_all();
     return WaitResult::ok;
+  }
+  if (spin_ns_ > 0) {
+    lock.unlock();
+    bool released = spin_until_released(gen);
+    lock.lock();
+    if (released) {
+      t_released_ns = released_ns_;  // the next generation needs this member: not yet made
+      return WaitResult::ok;
+    }
+    if (woken_) return WaitResult::aborted;
   }
   progress.enter_wait(
       who, "a collective (" + std::to_string(arrived_) + " of " + std::to_string(members_) + " members arrived)");

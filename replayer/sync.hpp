@@ -116,19 +116,29 @@ class Channels {
 int64_t last_release_ns();
 void clear_last_release();
 
+// How long a member polls a collective before it sleeps: an MPI library
+// polls, so its members leave within a microsecond of the last arrival; a
+// thread put to sleep on a condition variable wakes 5-50 µs later, which
+// the replay would add to every collective (nton_barrier). Only while every
+// replay thread can have a core (else polling steals the partner's).
+int64_t barrier_spin_ns(uint32_t threads);
+
 // A barrier with a stall guard (pthread_barrier_wait cannot time out).
 class CommBarrier {
  public:
-  explicit CommBarrier(uint32_t members) : members_(members) {}
+  explicit CommBarrier(uint32_t members, int64_t spin_ns = 0) : members_(members), spin_ns_(spin_ns) {}
   WaitResult wait(Progress& progress, const std::string& who);
   void wake_all();
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
+  // Polls (without the lock) until the generation moves on or spin_ns_ passed.
+  bool spin_until_released(uint64_t gen);
   uint32_t members_;
+  int64_t spin_ns_;
   uint32_t arrived_ = 0;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};
   int64_t released_ns_ = 0;  // when the last member of the newest generation arrived
   bool woken_ = false;
 };

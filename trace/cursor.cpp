@@ -16,6 +16,9 @@ struct EventCursor::ParamReader {
 struct EventCursor::LeafState {
   std::array<std::unique_ptr<ParamReader>, kNumArgs> args;
   std::unique_ptr<ParamReader> ret, err, gap, dur;
+  // A position whose values and timing never change, seen twice: its event,
+  // copied instead of decoded again (the replay's cost per event).
+  std::unique_ptr<Event> fixed;
 };
 
 EventCursor::EventCursor(const Stream& stream, int32_t rank, CursorOptions opt)
@@ -32,6 +35,16 @@ EventCursor& EventCursor::operator=(EventCursor&&) noexcept = default;
 
 namespace {
 inline bool is_constant(const Param& p) { return p.ranked < 0 && p.seq.len <= 1; }
+
+// Start and end from the gap, measured from the previous event at its depth.
+void place(std::vector<int64_t>& ref, Event& ev) {
+  size_t d = ev.depth;
+  if (ref.size() < d + 2) ref.resize(d + 2, ref.empty() ? 0 : ref.back());
+  ev.start_ns = ref[d] + ev.gap_ns;
+  ev.end_ns = ev.start_ns + ev.dur_ns;
+  ref[d] = ev.end_ns;
+  ref[d + 1] = ev.start_ns;  // children measure their gaps from the parent's start
+}
 }  // namespace
 
 int64_t EventCursor::read(const Param& p, std::unique_ptr<ParamReader>& state) {
@@ -74,6 +87,11 @@ int64_t EventCursor::read_time(const Leaf& leaf, LeafState& st, bool gap) {
 }
 
 void EventCursor::fill(const Leaf& leaf, uint32_t index, Event& ev) {
+  if (const LeafState* known = leaves_[index].get(); known && known->fixed) {
+    ev = *known->fixed;
+    place(ref_, ev);
+    return;
+  }
   // Positions whose values never change (every position of a flat trace)
   // need no per-position state.
   static LeafState unused;
@@ -92,12 +110,9 @@ void EventCursor::fill(const Leaf& leaf, uint32_t index, Event& ev) {
   ev.err = int32_t(read(leaf.err, st.err));
   ev.gap_ns = read_time(leaf, st, true);
   ev.dur_ns = read_time(leaf, st, false);
-  size_t d = leaf.depth;
-  if (ref_.size() < d + 2) ref_.resize(d + 2, ref_.empty() ? 0 : ref_.back());
-  ev.start_ns = ref_[d] + ev.gap_ns;
-  ev.end_ns = ev.start_ns + ev.dur_ns;
-  ref_[d] = ev.end_ns;
-  ref_[d + 1] = ev.start_ns;  // children measure their gaps from the parent's start
+  place(ref_, ev);
+  bool fixed_timing = opt_.timing == CursorOptions::Timing::mean || (leaf.gap.count() <= 1 && leaf.dur.count() <= 1);
+  if (!varies && fixed_timing && emitted_[index] == 2) leaf_state(index).fixed = std::make_unique<Event>(ev);
 }
 
 // Pushes a frame for the loop at pos, or skips it when it runs zero times.

@@ -69,6 +69,12 @@ def expect_complete(report, jobs_dir):
     check(0 <= low <= report["predicted_io_s"] <= high, f"interval {report['interval']} holds the prediction")
     check(report["predicted_io_s"] > 0 and report["dominant"], "a prediction and its dominant classes")
     check(report["check"]["replay_io_s"] > 0, "--check: the replay's I/O time")
+    runs = report["check"]["replay_io_runs"]
+    check_eq(len(runs), 3, "--check replays (--check-repeat default)")
+    check(min(runs) <= report["check"]["replay_io_s"] <= max(runs), "--check: the median of its replays")
+    flow, fhigh = report["fio_interval"]
+    check(low <= flow and fhigh <= high, f"interval {report['interval']} widened from the fio's {[flow, fhigh]}")
+    check(report["target_rel_sd"] == report["check"]["rel_sd"] >= 0, "the target's spread reported")
     measured = [c for c in report["classes"] if c["measured"]]
     check({c["op"] for c in measured} >= {"write", "sync"}, "the checkpoint's write and fsync classes measured")
     for c in report["classes"]:

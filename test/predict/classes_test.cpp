@@ -203,3 +203,23 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   REQUIRE(p.dominant == std::vector<size_t>{0, 1});
   REQUIRE(std::isfinite(p.high_s));
 }
+
+TEST_CASE("--check: the target's run-to-run spread widens the interval in quadrature", "[predict]") {
+  Classes cs;
+  cs.classes.resize(1);
+  cs.classes[0].time_ns = 1'000'000'000;
+  cs.io_ns = 1'000'000'000;
+  std::vector<std::optional<Runs>> runs(1);
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};  // ratio 0.5, rel sd 0.2: [0.3, 0.7]
+  Prediction p = predict_io(cs, runs);
+  REQUIRE(p.fio_low_s == Approx(0.3));
+  REQUIRE(p.fio_high_s == Approx(0.7));
+  widen_by_target_spread(p, 0.15);  // 2 x 15% = 30%, with the fio's 40%: 50%
+  REQUIRE(p.target_rel_sd == Approx(0.15));
+  REQUIRE(p.low_s == Approx(0.25));
+  REQUIRE(p.high_s == Approx(0.75));
+  REQUIRE(p.fio_low_s == Approx(0.3));
+  widen_by_target_spread(p, 1.0);  // never below zero
+  REQUIRE(p.low_s == 0);
+  REQUIRE(std::isfinite(p.high_s));
+}

@@ -96,3 +96,32 @@ TEST_CASE("--io-only charges no communication cost", "[cost]") {
   REQUIRE(rep.per_thread.at(1).replay_ns < 20'000'000);  // 40 ms of costs not charged
   REQUIRE(rep.comm_costs.empty());
 }
+
+TEST_CASE("a collective is charged its last arriver's duration, not the waiting of the others", "[cost]") {
+  // Rank 1 always arrives last at the Barrier (its 3 us are all cost); rank 0
+  // waited 50 us more for it each time. The mean (26.5 us) would count that
+  // waiting again on top of the replay's own.
+  PlanMaker pm(2, 0);
+  for (int32_t r = 0; r < 2; ++r) {
+    StreamMaker sm(false);
+    sm.call(Kind::MPI_Init, mpi_args(0));
+    for (int i = 0; i < 20; ++i) sm.call(Kind::MPI_Barrier, mpi_args(0), 0, 1'000, r == 0 ? 53'000 : 3'000);
+    sm.call(Kind::MPI_Finalize, mpi_args(0));
+    pm.add(sm.stream(r));
+  }
+  CommCosts costs(pm.plan);
+  const CostEntry& b = costs.table().at({trace::OpClass::barrier, 0, 2});
+  REQUIRE(b.calls == 40);
+  REQUIRE(b.cost_ns == Approx(3'000).epsilon(0.05));  // a histogram bin's middle
+}
+
+TEST_CASE("lower_mean takes the shortest fraction of the durations", "[cost]") {
+  trace::TimeStats d;
+  for (int i = 0; i < 30; ++i) d.add(1'000);
+  for (int i = 0; i < 10; ++i) d.add(100'000);
+  REQUIRE(lower_mean(d, 0.5) == Approx(1'000).epsilon(0.05));  // quarter-octave bins
+  REQUIRE(lower_mean(d, 1.0) == Approx(d.mean()));
+  double all_but = lower_mean(d, 0.875);  // 30 short, 5 long
+  REQUIRE(all_but > 1'000);
+  REQUIRE(all_but < d.mean());
+}

@@ -1,3 +1,4 @@
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <thread>
 
@@ -278,4 +279,42 @@ TEST_CASE("a rooted collective on an intercommunicator: the root and the other g
   REQUIRE(t[2] >= kLate);  // waited for the broadcast
   REQUIRE(t[3] >= kLate);
   REQUIRE(t[1] < kLate / 2);  // took no part in the broadcast, sent its reduce contribution
+}
+
+TEST_CASE("a polling barrier: members leave each generation together, an abort still releases them", "[mpi]") {
+  REQUIRE(barrier_spin_ns(1) > 0);  // one thread always has a core
+  REQUIRE(barrier_spin_ns(1u << 30) == 0);
+  Progress progress(3, 60);
+  CommBarrier barrier(3, 20'000'000);  // 20 ms of polling: a late member is still polled for
+  progress.set_waker([&] { barrier.wake_all(); });
+  std::atomic<int> passed{0}, bad{0};  // Catch2's REQUIRE is not for other threads
+  std::vector<int> seen(3, 0);
+  auto member = [&](int id, int64_t late_ns) {
+    for (int i = 0; i < 200; ++i) {
+      if (late_ns && i % 50 == 0) std::this_thread::sleep_for(std::chrono::nanoseconds(late_ns));
+      bad += barrier.wait(progress, "m") != WaitResult::ok;
+      bad += last_release_ns() <= 0;
+      // No member is a whole generation ahead: everyone passed the previous one.
+      bad += passed.load() < i * 3;
+      ++passed;
+      ++seen[size_t(id)];
+    }
+  };
+  std::thread a(member, 0, 0), b(member, 1, 0), c(member, 2, 1'000'000);
+  a.join();
+  b.join();
+  c.join();
+  REQUIRE(bad == 0);
+  REQUIRE(seen == std::vector<int>{200, 200, 200});
+  // Two of three arrive, then an abort: the pollers return aborted.
+  WaitResult r1 = WaitResult::ok, r2 = WaitResult::ok;
+  std::thread d([&] { r1 = barrier.wait(progress, "d"); });
+  std::thread e([&] { r2 = barrier.wait(progress, "e"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  progress.abort("stop");
+  d.join();
+  e.join();
+  REQUIRE(r1 == WaitResult::aborted);
+  REQUIRE(r2 == WaitResult::aborted);
+  progress.set_waker({});
 }
