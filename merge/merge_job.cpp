@@ -229,6 +229,23 @@ class Unmerger {
   trace::Stream o_;
 };
 
+// Every position's mean made its sum over its count (the exact mean, where
+// the running mean may differ in its last bits), so merged.mpior need not
+// store it, and m2 in single precision, as merged.mpior stores it
+// (body::put_streams, compact).
+void exact_means(std::vector<trace::Stream>& streams) {
+  auto exact = [](trace::TimeStats& t) {
+    if (t.count() == 0) return;
+    trace::TimeStats::restore(&t, t.count(), t.sum(), t.min(), t.max(), double(t.sum()) / double(t.count()),
+                              t.count() > 1 ? double(float(t.m2())) : 0.0, t.histogram());
+  };
+  for (trace::Stream& s : streams)
+    for (trace::Leaf& l : s.leaves) {
+      exact(l.gap);
+      exact(l.dur);
+    }
+}
+
 }  // namespace
 
 trace::MergedJob job_of_rank(trace::RankTrace t) {
@@ -244,6 +261,7 @@ trace::MergedJob job_of_rank(trace::RankTrace t) {
   r.excluded = t.excluded;
   m.ranks.push_back(std::move(r));
   m.streams = std::move(t.streams);
+  exact_means(m.streams);
   return m;
 }
 
@@ -266,6 +284,7 @@ trace::MergedJob merge_jobs(std::vector<trace::MergedJob> parts, size_t expand_r
     std::move(p.streams.begin(), p.streams.end(), std::back_inserter(streams));
   }
   out.streams = merge_merged(std::move(streams), expand_ranks);
+  exact_means(out.streams);
   return out;
 }
 

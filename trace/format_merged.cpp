@@ -1,8 +1,10 @@
 // The merged job trace's body (MergedJob, model.hpp): job id and size, the
-// tables, the merged streams, then the ranks' process records, table indices
+// tables (communicators of one member, one rank further than the previous
+// entry's, in a byte), the merged streams, then the ranks' process records, table indices
 // and tallies, each as a difference from the previous rank's (ranks of one
 // job share host, program and directory; pids and clocks are close), column
 // by column.
+#include <climits>
 #include <string>
 
 #include "format_body.hpp"
@@ -130,13 +132,48 @@ KindTallies get_tallies_after(Decoder& d, const KindTallies& prev) {
   return t;
 }
 
+// A communicator entry equal to the one before it but for its one member,
+// one rank further (MPI_COMM_SELF of consecutive ranks): a byte.
+bool next_self(const CommEntry& c, const CommEntry& prev) {
+  return c.members.size() == 1 && prev.members.size() == 1 && int64_t(c.members[0]) == int64_t(prev.members[0]) + 1 &&
+         c.id == prev.id && c.origin == prev.origin && c.parent == prev.parent && c.parent_seq == prev.parent_seq &&
+         c.color == prev.color && c.key == prev.key;
+}
+
+void put_comms(Encoder& e, const std::vector<CommEntry>& comms) {
+  e.uv(comms.size());
+  for (size_t i = 0; i < comms.size(); ++i) {
+    bool next = i > 0 && next_self(comms[i], comms[i - 1]);
+    e.u8(next);
+    if (!next) put_comm(e, comms[i]);
+  }
+}
+
+std::vector<CommEntry> get_comms(Decoder& d) {
+  std::vector<CommEntry> out(d.count(1));
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint8_t next = d.u8();
+    if (next > 1) d.fail("a communicator entry's flag " + std::to_string(next));
+    if (!next) {
+      out[i] = get_comm(d);
+      continue;
+    }
+    if (i == 0 || out[i - 1].members.size() != 1 || out[i - 1].members[0] == INT32_MAX)
+      d.fail("a communicator entry follows none of one member");
+    out[i] = out[i - 1];
+    ++out[i].members[0];
+  }
+  return out;
+}
+
 }  // namespace
 
 void put(Encoder& e, const MergedJob& m) {
   e.fixed64(m.job_id);
   e.sv(m.size);
-  put_tables(e, m.files, m.comms);
-  put_streams(e, m.streams);
+  put_tables(e, m.files, {});
+  put_comms(e, m.comms);
+  put_streams(e, m.streams, true);
   e.uv(m.ranks.size());
   put_processes(e, m.ranks);
   static const MergedRank kNone;
@@ -154,7 +191,9 @@ MergedJob get_merged_job(Decoder& d) {
   if (size < 1 || size > (int64_t(1) << 30)) d.fail("job of " + std::to_string(size) + " ranks");
   m.size = int32_t(size);
   get_tables(d, &m.files, &m.comms);
-  m.streams = get_streams(d);
+  if (!m.comms.empty()) d.fail("communicators outside their table");
+  m.comms = get_comms(d);
+  m.streams = get_streams(d, true);
   m.ranks.resize(d.count(8));
   if (m.ranks.empty()) d.fail("no ranks");
   ProcessInfo first;
