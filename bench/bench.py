@@ -502,11 +502,12 @@ def merge_job(b):
             out = b.run([b.exe("bench/merge_tree_bench"), ranks, 2, files])
             f = dict(zip(out.split()[0::2], out.split()[1::2]))
             rows.append([f["files"], ranks, f["levels"], f["steps"], f["critical_ms"], f["total_ms"], f["peak_rss_mib"],
-                         f["rank_stream_bytes"], f["merged_stream_bytes"], f["ratio"], f["streams"]])
+                         f["rank_stream_bytes"], f["merged_stream_bytes"], f["ratio"], f["merged_job_bytes"],
+                         f["job_ratio"], f["streams"]])
     table("the merge over a binary tree, simulated in one process (bench/merge_tree_bench: SPMD, N-to-N + N-to-1 "
           f"(+ a file per 16 ranks), 50 iterations; load {os.getloadavg()[0]:.2f})",
           ["files", "ranks", "levels", "steps", "critical path ms", "all steps ms", "peak RSS MiB", "one rank B", "merged B",
-           "merged / one rank", "streams"], rows)
+           "merged / one rank", "merged.mpior form B", "its / one rank", "streams"], rows)
 
 
 SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,

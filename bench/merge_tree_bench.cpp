@@ -5,7 +5,8 @@
 // generated rank by rank as the tree consumes them.
 //   merge_tree_bench RANKS [RADIX=2] [nogroup: without the group files]
 // prints: ranks radix levels steps critical_ms total_ms peak_rss_mib
-//         rank_stream_bytes merged_stream_bytes ratio streams
+//         rank_stream_bytes merged_stream_bytes ratio merged_job_bytes
+//         job_ratio (the streams in merged.mpior's form) streams
 // critical_ms sums each level's slowest step (a job runs a level's steps in
 // parallel); total_ms is every step one after the other. MERGE_TREE_DUMP=FILE
 // writes the root's streams as a rank trace (mpior-post --dump FILE).
@@ -19,6 +20,7 @@
 
 #include "builder.hpp"
 #include "format.hpp"
+#include "merge_job.hpp"
 #include "merge_tree.hpp"
 
 using namespace mpior;
@@ -75,6 +77,18 @@ size_t stream_bytes(std::vector<trace::Stream> streams) {
   return trace::encode(t).size() - empty;
 }
 
+// The same streams in merged.mpior's form (compact timing statistics), as
+// the tracer's last merge step leaves them, without the ranks' records.
+size_t job_bytes(std::vector<trace::Stream> streams) {
+  trace::MergedJob m;
+  m.ranks.emplace_back();
+  size_t empty = trace::encode(m).size();
+  m.streams = std::move(streams);
+  std::vector<trace::MergedJob> parts;
+  parts.push_back(std::move(m));
+  return trace::encode(postproc::merge_jobs(std::move(parts))).size() - empty;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,11 +124,14 @@ int main(int argc, char** argv) {
     t.streams = root;
     trace::write_file_atomic(dump, trace::encode(t));
   }
+  size_t job = job_bytes(root);
   size_t merged = stream_bytes(std::move(root));
   fmt::print(
       "ranks {} radix {} levels {} steps {} critical_ms {:.2f} total_ms {:.2f} peak_rss_mib {:.1f} "
-      "rank_stream_bytes {} merged_stream_bytes {} ratio {:.2f} streams {} files {}\n",
+      "rank_stream_bytes {} merged_stream_bytes {} ratio {:.2f} merged_job_bytes {} job_ratio {:.2f} streams {} files "
+      "{}\n",
       size, radix, stats.level_max_s.size(), stats.steps, critical * 1e3, stats.total_s * 1e3, peak_kib / 1024, one,
-      merged, double(merged) / double(one), streams, group ? "own+shared+group" : "own+shared");
+      merged, double(merged) / double(one), job, double(job) / double(one), streams,
+      group ? "own+shared+group" : "own+shared");
   return 0;
 }

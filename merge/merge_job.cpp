@@ -1,6 +1,7 @@
 #include "merge_job.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <span>
 #include <unordered_map>
@@ -8,6 +9,7 @@
 #include "codec.hpp"
 #include "merge.hpp"
 #include "merge_params.hpp"
+#include "value_seq.hpp"
 
 namespace mpior::postproc {
 namespace {
@@ -42,8 +44,9 @@ class Tables {
   std::unordered_map<std::string, int32_t> files_, comms_;
 };
 
-// Rank k of n's part of a merged position's statistics: the parts add up to
-// the whole again (each bin, the count and the sum).
+// Rank k of n's part of a merged position's statistics when the ranks'
+// occurrences are not known: the parts add up to the whole again (each bin,
+// the count and the sum).
 trace::TimeStats share(const trace::TimeStats& t, size_t k, size_t n) {
   if (n <= 1 || t.count() == 0) return t;
   auto part = [&](int64_t x) {
@@ -65,12 +68,126 @@ trace::TimeStats share(const trace::TimeStats& t, size_t k, size_t n) {
   return out;
 }
 
+uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t mul_sat(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+// How often a loop's body runs over `visits` visits of the loop: the sum of
+// the iteration counts read (the cursor's reading: one a visit, the last one
+// repeating past the end, none below 1 runs the body).
+uint64_t body_runs(const trace::Stream& s, const trace::Param& iters, uint64_t visits) {
+  std::span<const trace::SeqItem> seq = s.view(iters.seq);
+  if (seq.empty() || visits == 0) return 0;
+  if (seq.size() == 1) return mul_sat(uint64_t(std::max<int64_t>(0, seq[0].v)), visits);
+  trace::SeqCursor c(seq);
+  uint64_t total = 0, n = std::min(visits, trace::seq_length(seq));
+  int64_t last = 0;
+  for (uint64_t k = 0; k < n; ++k) total = add_sat(total, uint64_t(std::max<int64_t>(0, last = c.next())));
+  return add_sat(total, mul_sat(uint64_t(std::max<int64_t>(0, last)), visits - n));
+}
+
+// Occurrences of each leaf of a one-rank stream (rank variants resolved),
+// from its loops' iteration counts alone: a node runs once per run of the
+// body it is in.
+std::vector<uint64_t> leaf_counts(const trace::Stream& s) {
+  std::vector<uint64_t> out(s.leaves.size(), 0);
+  struct Open {
+    size_t end;
+    uint64_t runs;
+  };
+  std::vector<Open> open;
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    while (!open.empty() && i >= open.back().end) open.pop_back();
+    uint64_t visits = open.empty() ? 1 : open.back().runs;
+    const trace::Node& n = s.nodes[i];
+    if (n.loop)
+      open.push_back({i + 1 + n.index, body_runs(s, n.iters, visits)});
+    else if (n.index < out.size())
+      out[n.index] = add_sat(out[n.index], visits);
+  }
+  return out;
+}
+
+// A merged position's statistics split among its ranks, rank k taking its
+// own counts[k] occurrences: counts, sums and every histogram bin add up to
+// the merged ones again, and every part keeps the merged mean, so a rank's
+// events read back as the merged plan's do (the mean at every occurrence)
+// and the ranks' times sum to the merged time. Each bin is dealt out in
+// proportion to what the ranks still take, so the last one fills every rank
+// exactly. Counts that do not add up (a damaged file): the proportional share.
+std::vector<trace::TimeStats> split(const trace::TimeStats& t, const std::vector<uint64_t>& counts) {
+  std::vector<trace::TimeStats> out(counts.size());
+  uint64_t total = 0;
+  for (uint64_t c : counts) total = add_sat(total, c);
+  if (total != t.count() || t.count() == 0) {
+    for (size_t k = 0; k < counts.size(); ++k) out[k] = share(t, k, counts.size());
+    return out;
+  }
+  std::vector<std::pair<uint8_t, uint64_t>> bins = t.histogram();
+  if (bins.empty()) bins.emplace_back(trace::TimeStats::bin_of(t.min()), t.count());
+  std::vector<uint64_t> rem = counts;
+  std::vector<std::vector<std::pair<uint8_t, uint64_t>>> hist(counts.size());
+  uint64_t left = t.count();
+  for (const auto& [bin, h] : bins) {
+    unsigned __int128 acc = 0;
+    uint64_t before = 0;
+    for (size_t k = 0; k < rem.size(); ++k) {
+      acc += rem[k];
+      uint64_t upto = uint64_t(acc * h / left), p = upto - before;
+      before = upto;
+      if (p == 0) continue;
+      hist[k].emplace_back(bin, p);
+      rem[k] -= p;
+    }
+    left -= h;
+  }
+  int64_t sum_before = 0;
+  unsigned __int128 running = 0;
+  uint8_t lo_bin = trace::TimeStats::bin_of(t.min()), hi_bin = trace::TimeStats::bin_of(t.max());
+  for (size_t k = 0; k < counts.size(); ++k) {
+    uint64_t c = counts[k];
+    running += c;
+    int64_t upto = int64_t(__int128(t.sum()) * __int128(running) / __int128(t.count()));
+    int64_t sum = upto - sum_before;
+    sum_before = upto;
+    if (c == 0) continue;
+    int64_t lo = t.min(), hi = t.max();
+    if (c == 1) {  // its one value is its bin's: the bin is all a merge keeps of it
+      uint8_t b = hist[k].front().first;
+      lo = hi = b == hi_bin   ? t.max()
+                : b == lo_bin ? t.min()
+                              : std::clamp(trace::TimeStats::bin_low(b), t.min(), t.max());
+      hist[k].clear();
+    }
+    double m2 = t.m2() * double(c) / double(t.count());
+    if (!trace::TimeStats::restore(&out[k], c, sum, lo, hi, t.mean(), m2, std::move(hist[k])))
+      out[k] = share(t, k, counts.size());
+  }
+  return out;
+}
+
+// The statistical timing of a merged stream's positions split among the
+// ranks' own streams (own[k] is rank k of the stream's list).
+void split_timing(const trace::Stream& s, std::vector<trace::Stream>& own) {
+  std::vector<std::vector<uint64_t>> counts;
+  for (const trace::Stream& o : own) counts.push_back(leaf_counts(o));
+  std::vector<uint64_t> c(own.size());
+  for (size_t i = 0; i < s.leaves.size(); ++i) {
+    for (size_t k = 0; k < own.size(); ++k) c[k] = counts[k][i];
+    std::vector<trace::TimeStats> gap = split(s.leaves[i].gap, c), dur = split(s.leaves[i].dur, c);
+    for (size_t k = 0; k < own.size(); ++k) {
+      own[k].leaves[i].gap = std::move(gap[k]);
+      own[k].leaves[i].dur = std::move(dur[k]);
+    }
+  }
+}
+
 // One rank's own stream out of a merged one.
 class Unmerger {
  public:
   Unmerger(const trace::Stream& s, int32_t rank, const std::string& name) : s_(s), rank_(rank), name_(name) {}
 
-  trace::Stream stream(size_t k, size_t n) {
+  // The rank's stream, timing statistics still the merged ones (split_timing).
+  trace::Stream stream() {
     o_.thread = s_.thread;
     o_.lossless = s_.lossless;
     o_.ranks = add_rank_list(o_.values, std::span<const int32_t>(&rank_, 1));
@@ -84,8 +201,6 @@ class Unmerger {
       x.err = param(l.err);
       x.exact_gap = param(l.exact_gap);
       x.exact_dur = param(l.exact_dur);
-      x.gap = share(l.gap, k, n);
-      x.dur = share(l.dur, k, n);
       o_.leaves.push_back(std::move(x));
     }
     return std::move(o_);
@@ -114,6 +229,23 @@ class Unmerger {
   trace::Stream o_;
 };
 
+// Every position's mean made its sum over its count (the exact mean, where
+// the running mean may differ in its last bits), so merged.mpior need not
+// store it, and m2 in single precision, as merged.mpior stores it
+// (body::put_streams, compact).
+void exact_means(std::vector<trace::Stream>& streams) {
+  auto exact = [](trace::TimeStats& t) {
+    if (t.count() == 0) return;
+    trace::TimeStats::restore(&t, t.count(), t.sum(), t.min(), t.max(), double(t.sum()) / double(t.count()),
+                              t.count() > 1 ? double(float(t.m2())) : 0.0, t.histogram());
+  };
+  for (trace::Stream& s : streams)
+    for (trace::Leaf& l : s.leaves) {
+      exact(l.gap);
+      exact(l.dur);
+    }
+}
+
 }  // namespace
 
 trace::MergedJob job_of_rank(trace::RankTrace t) {
@@ -129,6 +261,7 @@ trace::MergedJob job_of_rank(trace::RankTrace t) {
   r.excluded = t.excluded;
   m.ranks.push_back(std::move(r));
   m.streams = std::move(t.streams);
+  exact_means(m.streams);
   return m;
 }
 
@@ -151,6 +284,7 @@ trace::MergedJob merge_jobs(std::vector<trace::MergedJob> parts, size_t expand_r
     std::move(p.streams.begin(), p.streams.end(), std::back_inserter(streams));
   }
   out.streams = merge_merged(std::move(streams), expand_ranks);
+  exact_means(out.streams);
   return out;
 }
 
@@ -169,13 +303,19 @@ std::vector<trace::RankTrace> rank_traces(const trace::MergedJob& m, const std::
   }
   for (const trace::Stream& s : m.streams) {
     std::vector<int64_t> ranks = s.rank_list();
-    for (size_t k = 0; k < ranks.size(); ++k) {
-      auto it = std::lower_bound(order.begin(), order.end(), ranks[k]);
-      if (it == order.end() || *it != ranks[k])
-        throw trace::FormatError(name + ": a merged stream stands for rank " + std::to_string(ranks[k]) +
+    std::vector<trace::Stream> own;
+    std::vector<size_t> at;
+    own.reserve(ranks.size());
+    for (int64_t r : ranks) {
+      auto it = std::lower_bound(order.begin(), order.end(), r);
+      if (it == order.end() || *it != r)
+        throw trace::FormatError(name + ": a merged stream stands for rank " + std::to_string(r) +
                                  ", which the file does not hold");
-      out[size_t(it - order.begin())].streams.push_back(Unmerger(s, *it, name).stream(k, ranks.size()));
+      own.push_back(Unmerger(s, *it, name).stream());
+      at.push_back(size_t(it - order.begin()));
     }
+    if (own.size() > 1) split_timing(s, own);
+    for (size_t k = 0; k < own.size(); ++k) out[at[k]].streams.push_back(std::move(own[k]));
   }
   for (trace::RankTrace& t : out)
     std::stable_sort(t.streams.begin(), t.streams.end(),

@@ -27,7 +27,9 @@ trace::MergedJob merge_jobs(std::vector<trace::MergedJob> parts, size_t expand_r
 // Each rank's trace back, in the order of m.ranks: every stream expanded for
 // the rank (its values, rank variants resolved), the tables by index. The
 // statistical timing of a merged position is split between the stream's
-// ranks (counts, sums and histogram bins add up to the merged ones again).
+// ranks: each takes its own occurrences (from its loops' iteration counts)
+// at the merged mean, and counts, sums and histogram bins add up to the
+// merged ones again, so the ranks' summaries add up to the merged plan's.
 // Throws trace::FormatError naming `name` when a stream names a rank the file
 // does not hold or a rank no variant covers.
 std::vector<trace::RankTrace> rank_traces(const trace::MergedJob& m, const std::string& name);

@@ -22,12 +22,10 @@ namespace mpior::preload::aggregate {
 namespace {
 
 constinit config::Option<int64_t> opt_radix{
-    "MPIOR_MERGE_TREE", 0,
+    "MPIOR_MERGE_TREE", 4,
     "at MPI_Finalize (MPIOR_AGGREGATE=auto) the ranks merge their traces over a tree of this radix into one "
     "job trace, merged.mpior, unless a part grows past twice the largest rank's trace + 512 B per rank + 64 KiB "
-    "(irregular codes, whose streams do not merge): then the aggregate files; 0 (default): aggregate files only "
-    "(a merged job shares a merged position's timing statistics among its ranks: mpior-predict's classes and "
-    "summary.json's time.io_s then differ by a few per cent)"};
+    "(irregular codes, whose streams do not merge): then the aggregate files; 0: aggregate files only"};
 MPIOR_REGISTER_OPTION(opt_radix);
 
 constexpr int kTag = 0x4d53;

@@ -1,5 +1,7 @@
 #include "format_body.hpp"
 
+#include <bit>
+
 namespace mpior::trace::body {
 namespace {
 
@@ -29,7 +31,46 @@ void put_stats(Encoder& e, const TimeStats& t) {
   }
 }
 
-void put_leaf(Encoder& e, const Leaf& l, bool lossless) {
+// The merged job's statistics (put_streams' compact form): the mean is the
+// sum over the count unless told, the spread max - min, m2 only when not 0
+// and in single precision (the spread it gives is printed to three digits,
+// scaled by extrapolation: the histogram's bins are far coarser), the
+// histogram as a range of bins when that is shorter than (bin, count) pairs.
+enum CompactBits : uint8_t { kMeanTold = 1, kRange = 2, kM2Zero = 4 };
+
+void put_stats_compact(Encoder& e, const TimeStats& t) {
+  e.uv(t.count());
+  if (t.count() == 0) return;
+  e.sv(t.sum());
+  e.sv(t.min());
+  e.uv(uint64_t(t.max()) - uint64_t(t.min()));
+  const auto& hist = t.histogram();
+  size_t span = hist.empty() ? 0 : size_t(hist.back().first - hist.front().first);
+  bool range = !hist.empty() && span + 1 - hist.size() + 1 < hist.size();
+  uint8_t bits = uint8_t((t.mean() != double(t.sum()) / double(t.count()) ? kMeanTold : 0) | (range ? kRange : 0) |
+                         (t.m2() == 0 ? kM2Zero : 0));
+  e.u8(bits);
+  if (bits & kMeanTold) e.f64(t.mean());
+  if (!(bits & kM2Zero)) e.fixed32(std::bit_cast<uint32_t>(float(t.m2())));
+  if (t.count() <= 1) return;
+  if (range) {
+    e.u8(hist.front().first);
+    e.u8(uint8_t(span));
+    size_t i = 0;
+    for (size_t b = hist.front().first; b <= hist.back().first; ++b)
+      e.uv(i < hist.size() && hist[i].first == b ? hist[i++].second : 0);
+    return;
+  }
+  e.uv(hist.size());
+  uint8_t prev = 0;
+  for (auto [bin, n] : hist) {
+    e.u8(uint8_t(bin - prev));
+    e.uv(n);
+    prev = bin;
+  }
+}
+
+void put_leaf(Encoder& e, const Leaf& l, bool lossless, bool compact) {
   e.uv(uint64_t(l.kind));
   e.u8(l.depth);
   e.u8(l.flags);
@@ -37,15 +78,15 @@ void put_leaf(Encoder& e, const Leaf& l, bool lossless) {
   for (const Param& p : l.args) put_param(e, p);
   put_param(e, l.ret);
   put_param(e, l.err);
-  put_stats(e, l.gap);
-  put_stats(e, l.dur);
+  (compact ? put_stats_compact : put_stats)(e, l.gap);
+  (compact ? put_stats_compact : put_stats)(e, l.dur);
   if (lossless) {
     put_param(e, l.exact_gap);
     put_param(e, l.exact_dur);
   }
 }
 
-void put_stream(Encoder& e, const Stream& s) {
+void put_stream(Encoder& e, const Stream& s, bool compact) {
   e.uv(s.thread);
   e.u8(s.lossless);
   put_ref(e, s.ranks);
@@ -63,7 +104,7 @@ void put_stream(Encoder& e, const Stream& s) {
     if (n.loop) put_param(e, n.iters);
   }
   e.uv(s.leaves.size());
-  for (const Leaf& l : s.leaves) put_leaf(e, l, s.lossless);
+  for (const Leaf& l : s.leaves) put_leaf(e, l, s.lossless, compact);
   e.uv(s.ranked.size());
   for (const auto& variants : s.ranked) {
     e.uv(variants.size());
@@ -110,7 +151,37 @@ TimeStats get_stats(Decoder& d) {
   return t;
 }
 
-Leaf get_leaf(Decoder& d, const Stream& s) {
+TimeStats get_stats_compact(Decoder& d) {
+  TimeStats t;
+  uint64_t count = d.uv();
+  if (count == 0) return t;
+  int64_t sum = d.sv(), min = d.sv();
+  int64_t max = int64_t(uint64_t(min) + d.uv());
+  uint8_t bits = d.u8();
+  if (bits > (kMeanTold | kRange | kM2Zero)) d.fail("timing statistics flags " + std::to_string(bits));
+  double mean = bits & kMeanTold ? d.f64() : double(sum) / double(count);
+  double m2 = bits & kM2Zero ? 0.0 : double(std::bit_cast<float>(d.fixed32()));
+  std::vector<std::pair<uint8_t, uint64_t>> hist;
+  if (count > 1 && (bits & kRange)) {
+    unsigned first = d.u8(), span = d.u8();
+    if (first + span > 255) d.fail("histogram bins past the last");
+    for (unsigned b = first; b <= first + span; ++b)
+      if (uint64_t n = d.uv()) hist.emplace_back(uint8_t(b), n);
+  } else if (count > 1) {
+    uint64_t n = d.count(2);
+    unsigned bin = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      bin += d.u8();
+      if (bin > 255 || (i > 0 && bin == hist.back().first)) d.fail("histogram bins out of order");
+      hist.emplace_back(uint8_t(bin), d.uv());
+    }
+  }
+  if (!TimeStats::restore(&t, count, sum, min, max, mean, m2, std::move(hist)))
+    d.fail("inconsistent timing statistics");
+  return t;
+}
+
+Leaf get_leaf(Decoder& d, const Stream& s, bool compact) {
   Leaf l;
   uint64_t kind = d.uv();
   if (kind >= kNumKinds) d.fail("unknown event kind " + std::to_string(kind));
@@ -121,8 +192,8 @@ Leaf get_leaf(Decoder& d, const Stream& s) {
   for (Param& p : l.args) p = get_param(d, s);
   l.ret = get_param(d, s);
   l.err = get_param(d, s);
-  l.gap = get_stats(d);
-  l.dur = get_stats(d);
+  l.gap = compact ? get_stats_compact(d) : get_stats(d);
+  l.dur = compact ? get_stats_compact(d) : get_stats(d);
   if (s.lossless) {
     l.exact_gap = get_param(d, s);
     l.exact_dur = get_param(d, s);
@@ -147,7 +218,7 @@ void check_stream(Decoder& d, const Stream& s) {
   for (const Node& n : s.nodes) check(n.iters);
 }
 
-Stream get_stream(Decoder& d) {
+Stream get_stream(Decoder& d, bool compact) {
   Stream s;
   s.thread = uint32_t(d.uv());
   s.lossless = d.u8() != 0;
@@ -171,7 +242,7 @@ Stream get_stream(Decoder& d) {
   }
   n = d.count(20);
   s.leaves.reserve(n);
-  for (uint64_t i = 0; i < n; ++i) s.leaves.push_back(get_leaf(d, s));
+  for (uint64_t i = 0; i < n; ++i) s.leaves.push_back(get_leaf(d, s, compact));
   n = d.count(1);
   s.ranked.resize(n);
   for (auto& variants : s.ranked) {
@@ -189,16 +260,16 @@ Stream get_stream(Decoder& d) {
 
 }  // namespace
 
-void put_streams(Encoder& e, const std::vector<Stream>& streams) {
+void put_streams(Encoder& e, const std::vector<Stream>& streams, bool compact) {
   e.uv(streams.size());
-  for (const Stream& s : streams) put_stream(e, s);
+  for (const Stream& s : streams) put_stream(e, s, compact);
 }
 
-std::vector<Stream> get_streams(Decoder& d) {
+std::vector<Stream> get_streams(Decoder& d, bool compact) {
   uint64_t n = d.count(8);
   std::vector<Stream> out;
   out.reserve(n);
-  for (uint64_t i = 0; i < n; ++i) out.push_back(get_stream(d));
+  for (uint64_t i = 0; i < n; ++i) out.push_back(get_stream(d, compact));
   return out;
 }
 
@@ -500,14 +571,14 @@ Plan get_plan(Decoder& d) {
 void put(Encoder& e, const SpillSegment& s) {
   e.sv(s.rank);
   e.uv(s.seq);
-  put_stream(e, s.stream);
+  put_stream(e, s.stream, false);
 }
 
 SpillSegment get_spill_segment(Decoder& d) {
   SpillSegment s;
   s.rank = int32_t(d.sv());
   s.seq = d.uv();
-  s.stream = get_stream(d);
+  s.stream = get_stream(d, false);
   return s;
 }
 

@@ -21,8 +21,10 @@ SpillSegment get_spill_segment(Decoder& d);
 MergedJob get_merged_job(Decoder& d);
 
 // Pieces the documents share (format_body.cpp).
-void put_streams(Encoder& e, const std::vector<Stream>& streams);
-std::vector<Stream> get_streams(Decoder& d);
+// compact: the merged job's form of the timing statistics (the mean as
+// sum / count unless it differs, histograms as bin ranges).
+void put_streams(Encoder& e, const std::vector<Stream>& streams, bool compact = false);
+std::vector<Stream> get_streams(Decoder& d, bool compact = false);
 void put_tallies(Encoder& e, const KindTallies& t);
 KindTallies get_tallies(Decoder& d);
 void put_ranks(Encoder& e, const std::vector<int32_t>& v);

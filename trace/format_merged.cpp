@@ -1,7 +1,10 @@
 // The merged job trace's body (MergedJob, model.hpp): job id and size, the
-// tables, the merged streams, then per rank its process record as a
-// difference from the previous rank's (ranks of one job share host, program
-// and directory; pids and clocks are close), its table indices and tallies.
+// tables (communicators of one member, one rank further than the previous
+// entry's, in a byte), the merged streams, then the ranks' process records, table indices
+// and tallies, each as a difference from the previous rank's (ranks of one
+// job share host, program and directory; pids and clocks are close), column
+// by column.
+#include <climits>
 #include <string>
 
 #include "format_body.hpp"
@@ -32,43 +35,135 @@ std::vector<int32_t> get_indices(Decoder& d, const std::vector<int32_t>& prev, s
   return v;
 }
 
-void put_process(Encoder& e, const ProcessInfo& p, const ProcessInfo& prev) {
-  uint8_t bits = uint8_t((p.mpi ? kMpi : 0) | (p.pruning ? kPruning : 0) | (p.finished ? kFinished : 0) |
-                         (p.host != prev.host ? kHost : 0) | (p.exe != prev.exe ? kExe : 0) |
-                         (p.cmdline != prev.cmdline ? kCmdline : 0) | (p.cwd != prev.cwd ? kCwd : 0));
-  e.u8(bits);
-  e.uv(uint64_t(p.rank - prev.rank));
-  if (bits & kHost) e.str(p.host);
-  if (bits & kExe) e.str(p.exe);
-  if (bits & kCmdline) e.str(p.cmdline);
-  if (bits & kCwd) e.str(p.cwd);
-  e.sv(sub(p.pid, prev.pid));
-  e.sv(sub(p.clock_mono_ns, prev.clock_mono_ns));
-  e.sv(sub(sub(p.clock_real_ns, p.clock_mono_ns), sub(prev.clock_real_ns, prev.clock_mono_ns)));  // one host: ~0
-  e.sv(sub(p.end_ns, prev.end_ns));
-  e.sv(sub(p.clock_offset_ns, prev.clock_offset_ns));
+// The ranks' records go column by column (flags, then pids, then clocks...):
+// each column is a run of near-equal small numbers that compresses to
+// little, where a record per rank would interleave them. A rank's end is
+// told as its absolute end (trace start + end) against the previous
+// rank's: ranks end together, at MPI_Finalize.
+int64_t abs_end(const ProcessInfo& p) { return add(p.clock_mono_ns, p.end_ns); }
+
+uint8_t bits_of(const ProcessInfo& p, const ProcessInfo& prev) {
+  return uint8_t((p.mpi ? kMpi : 0) | (p.pruning ? kPruning : 0) | (p.finished ? kFinished : 0) |
+                 (p.host != prev.host ? kHost : 0) | (p.exe != prev.exe ? kExe : 0) |
+                 (p.cmdline != prev.cmdline ? kCmdline : 0) | (p.cwd != prev.cwd ? kCwd : 0));
 }
 
-ProcessInfo get_process(Decoder& d, const ProcessInfo& prev) {
-  ProcessInfo p = prev;
-  uint8_t bits = d.u8();
-  p.mpi = bits & kMpi;
-  p.pruning = bits & kPruning;
-  p.finished = bits & kFinished;
-  uint64_t step = d.uv();
-  if (step == 0 || step > uint64_t(p.size)) d.fail("ranks do not ascend");
-  p.rank = int32_t(int64_t(prev.rank) + int64_t(step));
-  if (p.rank >= p.size) d.fail("rank " + std::to_string(p.rank) + " of " + std::to_string(p.size));
-  if (bits & kHost) p.host = d.str();
-  if (bits & kExe) p.exe = d.str();
-  if (bits & kCmdline) p.cmdline = d.str();
-  if (bits & kCwd) p.cwd = d.str();
-  p.pid = add(p.pid, d.sv());
-  p.clock_mono_ns = add(p.clock_mono_ns, d.sv());
-  p.clock_real_ns = add(add(p.clock_mono_ns, sub(prev.clock_real_ns, prev.clock_mono_ns)), d.sv());
-  p.end_ns = add(p.end_ns, d.sv());
-  p.clock_offset_ns = add(p.clock_offset_ns, d.sv());
-  return p;
+void put_processes(Encoder& e, const std::vector<MergedRank>& ranks) {
+  ProcessInfo none;
+  none.rank = -1;
+  auto prev = [&](size_t i) -> const ProcessInfo& { return i ? ranks[i - 1].process : none; };
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const ProcessInfo& p = ranks[i].process;
+    uint8_t bits = bits_of(p, prev(i));
+    e.u8(bits);
+    e.uv(uint64_t(p.rank - prev(i).rank));
+    if (bits & kHost) e.str(p.host);
+    if (bits & kExe) e.str(p.exe);
+    if (bits & kCmdline) e.str(p.cmdline);
+    if (bits & kCwd) e.str(p.cwd);
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) e.sv(sub(ranks[i].process.pid, prev(i).pid));
+  for (size_t i = 0; i < ranks.size(); ++i) e.sv(sub(ranks[i].process.clock_mono_ns, prev(i).clock_mono_ns));
+  for (size_t i = 0; i < ranks.size(); ++i) {  // one host: ~0
+    const ProcessInfo &p = ranks[i].process, &q = prev(i);
+    e.sv(sub(sub(p.clock_real_ns, p.clock_mono_ns), sub(q.clock_real_ns, q.clock_mono_ns)));
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) e.sv(sub(abs_end(ranks[i].process), abs_end(prev(i))));
+  for (size_t i = 0; i < ranks.size(); ++i) e.sv(sub(ranks[i].process.clock_offset_ns, prev(i).clock_offset_ns));
+}
+
+void get_processes(Decoder& d, std::vector<MergedRank>& ranks, const ProcessInfo& first) {
+  ProcessInfo none = first;
+  auto prev = [&](size_t i) -> const ProcessInfo& { return i ? ranks[i - 1].process : none; };
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    ProcessInfo& p = ranks[i].process;
+    p = prev(i);
+    uint8_t bits = d.u8();
+    p.mpi = bits & kMpi;
+    p.pruning = bits & kPruning;
+    p.finished = bits & kFinished;
+    uint64_t step = d.uv();
+    if (step == 0 || step > uint64_t(p.size)) d.fail("ranks do not ascend");
+    p.rank = int32_t(int64_t(prev(i).rank) + int64_t(step));
+    if (p.rank >= p.size) d.fail("rank " + std::to_string(p.rank) + " of " + std::to_string(p.size));
+    if (bits & kHost) p.host = d.str();
+    if (bits & kExe) p.exe = d.str();
+    if (bits & kCmdline) p.cmdline = d.str();
+    if (bits & kCwd) p.cwd = d.str();
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].process.pid = add(prev(i).pid, d.sv());
+  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].process.clock_mono_ns = add(prev(i).clock_mono_ns, d.sv());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    ProcessInfo &p = ranks[i].process, q = prev(i);
+    p.clock_real_ns = add(add(p.clock_mono_ns, sub(q.clock_real_ns, q.clock_mono_ns)), d.sv());
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    ProcessInfo& p = ranks[i].process;
+    p.end_ns = sub(add(abs_end(prev(i)), d.sv()), p.clock_mono_ns);
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].process.clock_offset_ns = add(prev(i).clock_offset_ns, d.sv());
+}
+
+// Tallies as differences from the previous rank's: the same kinds (a 1) and
+// near-equal counts cost a byte or two each.
+void put_tallies_after(Encoder& e, const KindTallies& t, const KindTallies& prev) {
+  bool same = true;
+  for (size_t k = 0; k < t.size(); ++k) same = same && (t[k].calls != 0) == (prev[k].calls != 0);
+  e.u8(same ? 1 : 0);
+  if (!same) return put_tallies(e, t);
+  for (size_t k = 0; k < t.size(); ++k) {
+    if (!t[k].calls) continue;
+    e.sv(sub(int64_t(t[k].calls), int64_t(prev[k].calls)));
+    e.sv(sub(t[k].time_ns, prev[k].time_ns));
+  }
+}
+
+KindTallies get_tallies_after(Decoder& d, const KindTallies& prev) {
+  uint8_t same = d.u8();
+  if (same > 1) d.fail("a tally flag " + std::to_string(same));
+  if (!same) return get_tallies(d);
+  KindTallies t{};
+  for (size_t k = 0; k < t.size(); ++k) {
+    if (!prev[k].calls) continue;
+    t[k].calls = uint64_t(add(int64_t(prev[k].calls), d.sv()));
+    if (t[k].calls == 0) d.fail("a tally of no calls");
+    t[k].time_ns = add(prev[k].time_ns, d.sv());
+  }
+  return t;
+}
+
+// A communicator entry equal to the one before it but for its one member,
+// one rank further (MPI_COMM_SELF of consecutive ranks): a byte.
+bool next_self(const CommEntry& c, const CommEntry& prev) {
+  return c.members.size() == 1 && prev.members.size() == 1 && int64_t(c.members[0]) == int64_t(prev.members[0]) + 1 &&
+         c.id == prev.id && c.origin == prev.origin && c.parent == prev.parent && c.parent_seq == prev.parent_seq &&
+         c.color == prev.color && c.key == prev.key;
+}
+
+void put_comms(Encoder& e, const std::vector<CommEntry>& comms) {
+  e.uv(comms.size());
+  for (size_t i = 0; i < comms.size(); ++i) {
+    bool next = i > 0 && next_self(comms[i], comms[i - 1]);
+    e.u8(next);
+    if (!next) put_comm(e, comms[i]);
+  }
+}
+
+std::vector<CommEntry> get_comms(Decoder& d) {
+  std::vector<CommEntry> out(d.count(1));
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint8_t next = d.u8();
+    if (next > 1) d.fail("a communicator entry's flag " + std::to_string(next));
+    if (!next) {
+      out[i] = get_comm(d);
+      continue;
+    }
+    if (i == 0 || out[i - 1].members.size() != 1 || out[i - 1].members[0] == INT32_MAX)
+      d.fail("a communicator entry follows none of one member");
+    out[i] = out[i - 1];
+    ++out[i].members[0];
+  }
+  return out;
 }
 
 }  // namespace
@@ -76,22 +171,17 @@ ProcessInfo get_process(Decoder& d, const ProcessInfo& prev) {
 void put(Encoder& e, const MergedJob& m) {
   e.fixed64(m.job_id);
   e.sv(m.size);
-  put_tables(e, m.files, m.comms);
-  put_streams(e, m.streams);
+  put_tables(e, m.files, {});
+  put_comms(e, m.comms);
+  put_streams(e, m.streams, true);
   e.uv(m.ranks.size());
-  ProcessInfo prev;
-  prev.rank = -1;
-  const MergedRank* last = nullptr;
+  put_processes(e, m.ranks);
   static const MergedRank kNone;
-  for (const MergedRank& r : m.ranks) {
-    put_process(e, r.process, prev);
-    prev = r.process;
-    put_indices(e, r.files, (last ? *last : kNone).files);
-    put_indices(e, r.comms, (last ? *last : kNone).comms);
-    last = &r;
-    put_tallies(e, r.pruned);
-    put_tallies(e, r.excluded);
-  }
+  auto prev = [&](size_t i) -> const MergedRank& { return i ? m.ranks[i - 1] : kNone; };
+  for (size_t i = 0; i < m.ranks.size(); ++i) put_indices(e, m.ranks[i].files, prev(i).files);
+  for (size_t i = 0; i < m.ranks.size(); ++i) put_indices(e, m.ranks[i].comms, prev(i).comms);
+  for (size_t i = 0; i < m.ranks.size(); ++i) put_tallies_after(e, m.ranks[i].pruned, prev(i).pruned);
+  for (size_t i = 0; i < m.ranks.size(); ++i) put_tallies_after(e, m.ranks[i].excluded, prev(i).excluded);
 }
 
 MergedJob get_merged_job(Decoder& d) {
@@ -101,24 +191,23 @@ MergedJob get_merged_job(Decoder& d) {
   if (size < 1 || size > (int64_t(1) << 30)) d.fail("job of " + std::to_string(size) + " ranks");
   m.size = int32_t(size);
   get_tables(d, &m.files, &m.comms);
-  m.streams = get_streams(d);
+  if (!m.comms.empty()) d.fail("communicators outside their table");
+  m.comms = get_comms(d);
+  m.streams = get_streams(d, true);
   m.ranks.resize(d.count(8));
-  ProcessInfo prev;
-  prev.job_id = m.job_id;
-  prev.size = m.size;
-  prev.rank = -1;
-  static const MergedRank kNone;
-  for (size_t i = 0; i < m.ranks.size(); ++i) {
-    MergedRank& r = m.ranks[i];
-    const MergedRank& last = i ? m.ranks[i - 1] : kNone;
-    r.process = get_process(d, prev);
-    prev = r.process;
-    r.files = get_indices(d, last.files, m.files.size(), "file");
-    r.comms = get_indices(d, last.comms, m.comms.size(), "communicator");
-    r.pruned = get_tallies(d);
-    r.excluded = get_tallies(d);
-  }
   if (m.ranks.empty()) d.fail("no ranks");
+  ProcessInfo first;
+  first.job_id = m.job_id;
+  first.size = m.size;
+  first.rank = -1;
+  get_processes(d, m.ranks, first);
+  static const MergedRank kNone;
+  auto prev = [&](size_t i) -> const MergedRank& { return i ? m.ranks[i - 1] : kNone; };
+  for (size_t i = 0; i < m.ranks.size(); ++i) m.ranks[i].files = get_indices(d, prev(i).files, m.files.size(), "file");
+  for (size_t i = 0; i < m.ranks.size(); ++i)
+    m.ranks[i].comms = get_indices(d, prev(i).comms, m.comms.size(), "communicator");
+  for (size_t i = 0; i < m.ranks.size(); ++i) m.ranks[i].pruned = get_tallies_after(d, prev(i).pruned);
+  for (size_t i = 0; i < m.ranks.size(); ++i) m.ranks[i].excluded = get_tallies_after(d, prev(i).excluded);
   return m;
 }
 

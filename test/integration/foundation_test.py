@@ -184,7 +184,7 @@ def runs_never_mix():
     """A second job in the same directory writes beside the first, in job-<id>/, and says so."""
     s = Scenario("nton_barrier", [3, 512], ranks=4).run_both()
     first = sorted(os.listdir(s.traces))
-    check_eq(first, ["job.mpior", "ranks.mpior"], "the first job's files (its ranks aggregated at finalize)")
+    check_eq(first, ["job.mpior", "merged.mpior"], "the first job's files (its ranks merged at finalize)")
     s.ranks = 2
     out = run(s.command(), cwd=s.work, env=s.environment(True))
     check(set(first) <= set(os.listdir(s.traces)), "the first job's files are kept")
@@ -192,7 +192,7 @@ def runs_never_mix():
     check_eq(len(subs), 1, f"one job-<id> directory ({os.listdir(s.traces)})")
     check(subs[0] in out.stderr, f"stderr names where the trace went: {out.stderr}")
     second = sorted(os.listdir(os.path.join(s.traces, subs[0])))
-    check_eq(second, ["job.mpior", "ranks.mpior"], "files of the second job")
+    check_eq(second, ["job.mpior", "merged.mpior"], "files of the second job")
     check_eq(s.post()["ranks"], 4, "the first job's summary")
     s.traces = os.path.join(s.traces, subs[0])
     check_eq(s.post()["ranks"], 2, "the second job's summary")

@@ -34,7 +34,7 @@ class Job:
         work = os.path.join(self.root, "work")  # the same path each run, fresh: equal plans
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
-        e = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, MPIOR_MERGE_TREE="4")
+        e = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces)  # merging on: the default
         e.update({k: str(v) for k, v in env.items()})
         cmd = ["mpirun.mpich", "-n", str(ranks), os.path.join(APPS, app)] + [str(a) for a in args]
         p = subprocess.run(cmd, cwd=work, env=e, capture_output=True, text=True, timeout=300)

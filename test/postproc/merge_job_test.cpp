@@ -4,11 +4,16 @@
 // merged file stays near one rank's size.
 #include "merge_job.hpp"
 
+#include <fcntl.h>
+
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <set>
 
+#include "cursor.hpp"
 #include "fixture.hpp"
 #include "format.hpp"
+#include "merge.hpp"
 #include "merge_check.hpp"
 #include "spmd_rank.hpp"
 
@@ -105,6 +110,89 @@ TEST_CASE("merged timing splits back into counts that add up", "[postproc][merge
   }
   REQUIRE(got == want);
   REQUIRE(sum == m.streams[0].leaves[2].gap.sum());
+}
+
+namespace {
+
+// A rank whose calls take rank-dependent times, its loop running a
+// rank-dependent number of times (one structure: the counts are rank variants).
+trace::RankTrace timed_rank(int32_t r, int32_t size) {
+  RankBuilder b(r, size);
+  int32_t own = b.file("/scratch/t_" + std::to_string(r));
+  b.open(own, 3, O_CREAT | O_WRONLY, 3);
+  for (int64_t i = 0; i < 12 + 3 * (r % 3); ++i) {
+    b.call(Kind::pwrite,
+           {{trace::arg::handle, 3}, {trace::arg::file, own}, {trace::arg::offset, i * 64}, {trace::arg::count, 64}},
+           64, 1000 + 397 * r + (i * 7919) % 5000);
+    b.collective(Kind::MPI_Barrier, 0);
+  }
+  return b.finish();
+}
+
+// Each rank's time as the summary counts it: its events at the cursor's
+// (mean) timing, summed.
+int64_t walked_ns(const std::vector<trace::Stream>& streams, int32_t rank) {
+  int64_t ns = 0;
+  for (const trace::Stream& s : streams) {
+    if (!trace::seq_contains(s.view(s.ranks), rank)) continue;
+    trace::EventCursor c(s, rank);
+    trace::Event ev;
+    while (c.next(ev)) ns += ev.dur_ns + ev.gap_ns;
+  }
+  return ns;
+}
+
+}  // namespace
+
+TEST_CASE("a merged job's ranks read back their own occurrences at the plan's timing", "[postproc][merge][job]") {
+  for (int32_t size : {3, 7, 16}) {
+    INFO("ranks " << size);
+    std::vector<trace::RankTrace> ranks;
+    std::vector<trace::MergedJob> leaves;
+    std::vector<trace::Stream> plan;  // what mpior-post merges from rank files
+    for (int32_t r = 0; r < size; ++r) {
+      ranks.push_back(timed_rank(r, size));
+      REQUIRE(!ranks.back().streams[0].lossless);
+      leaves.push_back(postproc::job_of_rank(ranks.back()));
+      plan.push_back(ranks.back().streams[0]);
+    }
+    plan = postproc::merge_streams(std::move(plan));
+    REQUIRE(plan.size() == 1);
+    trace::MergedJob m = tree(std::move(leaves), 4);
+    REQUIRE(m.streams.size() == 1);
+    std::vector<trace::RankTrace> back = postproc::rank_traces(m, "m");
+    std::vector<trace::Stream> again;  // the plan mpior-post makes of the merged job
+    int64_t own_total = 0, back_total = 0, plan_total = 0;
+    for (int32_t r = 0; r < size; ++r) {
+      const trace::Stream &own = ranks[size_t(r)].streams[0], &got = back[size_t(r)].streams[0];
+      for (size_t i = 0; i < own.leaves.size(); ++i) {
+        INFO("rank " << r << " leaf " << i << " merged count " << m.streams[0].leaves[i].dur.count());
+        REQUIRE(got.leaves[i].dur.count() == own.leaves[i].dur.count());
+        REQUIRE(got.leaves[i].gap.count() == own.leaves[i].gap.count());
+        own_total += own.leaves[i].dur.sum() + own.leaves[i].gap.sum();
+      }
+      // a rank's summary from the merged job: the rank-file plan's walk of that rank
+      REQUIRE(walked_ns(back[size_t(r)].streams, r) == walked_ns(plan, r));
+      back_total += walked_ns(back[size_t(r)].streams, r);
+      plan_total += walked_ns(plan, r);
+      again.push_back(got);
+    }
+    again = postproc::merge_streams(std::move(again));
+    REQUIRE(again.size() == 1);
+    for (size_t i = 0; i < plan[0].leaves.size(); ++i) {
+      const trace::Leaf &want = plan[0].leaves[i], &got = again[0].leaves[i];
+      REQUIRE(got.dur.count() == want.dur.count());
+      REQUIRE(got.dur.sum() == want.dur.sum());
+      REQUIRE(got.dur.histogram() == want.dur.histogram());
+      REQUIRE(got.dur.min() == want.dur.min());
+      REQUIRE(got.dur.max() == want.dur.max());
+      REQUIRE(got.dur.mean() == Approx(want.dur.mean()));
+      REQUIRE(got.gap.sum() == want.gap.sum());
+    }
+    REQUIRE(back_total == plan_total);
+    // the mean is rounded to a nanosecond at each event
+    REQUIRE(std::abs(back_total - own_total) <= int64_t(size) * 200);
+  }
 }
 
 TEST_CASE("a damaged merged job trace is refused with one message", "[postproc][merge][job]") {
