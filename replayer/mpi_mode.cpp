@@ -9,6 +9,7 @@
 #include "error.hpp"
 #include "mpi_ops.hpp"
 #include "report.hpp"
+#include "trace/inter_request.hpp"
 
 namespace mpior::replay {
 
@@ -263,28 +264,30 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
       return receive_event(ev, c, ev.args[arg::peer2], ev.args[arg::tag2]);
     case OpClass::reduce:
     case OpClass::gather:
-      if (ev.args[arg::remote_size] > 0)
-        inter_rooted(ev, c);
-      else
-        rooted_up(ev, c);
-      return true;
     case OpClass::bcast:
-    case OpClass::scatter:
+    case OpClass::scatter: {
+      int64_t bytes = ev.args[arg::bytes], root = ev.args[arg::root];
       if (ev.args[arg::remote_size] > 0)
-        inter_rooted(ev, c);
+        inter_rooted(c, root, ev.args[arg::remote_begin], ev.args[arg::remote_size], trace::is_one_to_all(op), bytes);
+      else if (trace::is_one_to_all(op))
+        collective(op, bytes, root, c);
       else
-        collective(ev, c);
+        rooted_up(c, root, bytes, ev.args[arg::contributors] > 0);
       return true;
+    }
     case OpClass::allcoll:
       if (ev.flags & trace::flag::neighbor)
         neighborhood(ev, c);
       else
-        collective(ev, c);
+        collective(op, ev.args[arg::bytes], -1, c);
       return true;
     case OpClass::barrier:
+      collective(op, 0, -1, c);
+      return true;
+    // Communicator construction and free are local bookkeeping (the plan
+    // knows every communicator), as in the threads' replay.
     case OpClass::comm_create:
     case OpClass::comm_free:
-      collective(ev, c);
       return true;
     default:
       return true;
@@ -294,37 +297,48 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
 // Collectives on the communicator's processes, made once per process by the
 // last of its members to arrive. The byte count is agreed first (members of
 // a v-collective contribute different amounts).
-void MpiThreadOps::collective(const Event& ev, const Comm& c) {
+void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, const Comm& c) {
   MpiComm& mc = b_.comm(c.id);
-  OpClass op = ev.op();
   mc.meet->run([&] {
-    if (op == OpClass::barrier || op == OpClass::comm_create || op == OpClass::comm_free) {
+    if (op == OpClass::barrier) {
       check(MPI_Barrier(mc.msg), "MPI_Barrier");
       return;
     }
-    int64_t mine = std::max<int64_t>(0, ev.args[arg::bytes]), bytes = 0;
+    int64_t mine = std::max<int64_t>(0, bytes_in), bytes = 0;
     check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
     char* buf = recv_buffer(bytes);
     if (op == OpClass::allcoll) {
       check(MPI_Allreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg), "MPI_Allreduce");
       return;
     }
-    int32_t root = member_plan_rank(c.id, int32_t(ev.args[arg::root]));
-    if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, ev.args[arg::root]));
+    int32_t root = member_plan_rank(c.id, int32_t(root_in));
+    if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, root_in));
     check(MPI_Bcast_c(buf, MPI_Count(bytes), MPI_BYTE, mc.proc_rank(b_.blocks().owner(root)), mc.msg), "MPI_Bcast");
   });
 }
 
 // Reduce and Gather as messages to the root: with pruning only the members
 // that had I/O to pass on kept their call, and the root lists them.
-void MpiThreadOps::rooted_up(const Event& ev, const Comm& c) {
-  int32_t root = int32_t(ev.args[arg::root]);
+void MpiThreadOps::rooted_up(const Comm& c, int64_t root, int64_t bytes, bool partial) {
   MPI_Comm up = b_.comm(c.id).up;
-  if (c.me != root) return send(c, up, root, 0, ev.args[arg::bytes]);
-  if (ev.args[arg::contributors] > 0) return;  // member() receives from the ones listed
+  if (c.me != root) return send(c, up, int32_t(root), 0, bytes);
+  if (partial) return;  // member() receives from the ones listed
   size_t size = b_.plan().comms[size_t(c.id)].members.size();
   for (size_t m = 0; m < size; ++m)
     if (int32_t(m) != root) receive(c, up, int32_t(m), 0);
+}
+
+void MpiThreadOps::collective_done(const Event& ev, const Comm& c) {
+  auto op = OpClass(ev.args[arg::tag]);
+  int64_t root = ev.args[arg::peer], bytes = ev.args[arg::bytes];
+  bool down = trace::is_one_to_all(op), rooted = down || trace::is_all_to_one(op);
+  if (int64_t remote = ev.args[arg::coll_remote_size]; rooted && remote > 0) {
+    size_t n = b_.plan().comms[size_t(c.id)].members.size();
+    return inter_rooted(c, root, trace::coll_remote_begin(ev.flags, remote, int64_t(n)), remote, down, bytes);
+  }
+  if (!rooted || root < 0) return collective(op == OpClass::barrier ? op : OpClass::allcoll, bytes, -1, c);
+  if (down) return collective(op, bytes, root, c);
+  rooted_up(c, root, bytes, false);
 }
 
 // Neighbour messages go on the `up` communicator with tag 1 (rooted_up's is
@@ -338,20 +352,18 @@ void MpiThreadOps::topology(const Event& ev) {
 
 void MpiThreadOps::neighborhood(const Event& ev, const Comm& c) {
   const Neighbors* n = topologies_.of(c.id);
-  if (!n) return collective(ev, c);
+  if (!n) return collective(OpClass::allcoll, ev.args[arg::bytes], -1, c);
   MPI_Comm up = b_.comm(c.id).up;
   int64_t bytes = std::max<int64_t>(0, ev.args[arg::bytes]);
   for (int32_t p : n->out) send(c, up, p, kNeighborTag, bytes);
   for (int32_t p : n->in) receive(c, up, p, kNeighborTag);
 }
 
-void MpiThreadOps::inter_rooted(const Event& ev, const Comm& c) {
-  int64_t root = ev.args[arg::root];
+void MpiThreadOps::inter_rooted(const Comm& c, int64_t root, int64_t begin, int64_t remote, bool down, int64_t bytes) {
   if (root == trace::kProcNull) return;  // the root's group's other members take no part
-  bool down = trace::is_one_to_all(ev.op());
   int64_t t = down ? kInterDownTag : 0;
   MPI_Comm up = b_.comm(c.id).up;
-  int64_t bytes = std::max<int64_t>(0, ev.args[arg::bytes]);
+  bytes = std::max<int64_t>(0, bytes);
   if (c.me != root) {
     if (down)
       receive(c, up, int32_t(root), t);
@@ -359,8 +371,7 @@ void MpiThreadOps::inter_rooted(const Event& ev, const Comm& c) {
       send(c, up, int32_t(root), t, bytes);
     return;
   }
-  int64_t begin = ev.args[arg::remote_begin], end = begin + ev.args[arg::remote_size];
-  for (int64_t m = begin; m < end; ++m) {
+  for (int64_t m = begin; m < begin + remote; ++m) {
     if (down)
       send(c, up, int32_t(m), t, bytes);
     else
@@ -376,9 +387,13 @@ bool MpiThreadOps::member(const Event& ev, uint64_t) {
 
 bool MpiThreadOps::complete(const Event& ev, uint64_t) {
   if (ev.flags & trace::flag::cancelled) return true;  // a cancelled request moved nothing
-  if (ev.args[arg::req_kind] == trace::kReqColl && (ev.flags & trace::flag::neighbor)) {
+  if (ev.args[arg::req_kind] == trace::kReqColl) {     // as the blocking form, where it completed
     Comm c;
-    if (comm_of(ev, ev.args[arg::comm], &c)) neighborhood(ev, c);
+    if (!comm_of(ev, ev.args[arg::comm], &c)) return true;
+    if (ev.flags & trace::flag::neighbor)
+      neighborhood(ev, c);
+    else
+      collective_done(ev, c);
     return true;
   }
   if (ev.args[arg::req_kind] != trace::kReqRecv) return true;  // sends complete lazily, file requests at once

@@ -55,13 +55,18 @@ class MpiThreadOps final : public MpiOps {
   void send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes);
   void receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, int64_t app_tag);
   bool receive_event(const trace::Event& ev, const Comm& c, int64_t given_src, int64_t given_tag);
-  void collective(const trace::Event& ev, const Comm& c);
-  void rooted_up(const trace::Event& ev, const Comm& c);
+  // op: barrier, allcoll or a one-to-all collective (root: its place in c).
+  void collective(trace::OpClass op, int64_t bytes, int64_t root, const Comm& c);
+  // partial: the root's record is followed by mpior_member records naming who to wait for.
+  void rooted_up(const Comm& c, int64_t root, int64_t bytes, bool partial);
   // Messages to the out-neighbours, from the in-neighbours (a communicator
   // without a recorded topology: a collective of all its members).
   void neighborhood(const trace::Event& ev, const Comm& c);
-  // A rooted collective on an intercommunicator: the root and its remote group.
-  void inter_rooted(const trace::Event& ev, const Comm& c);
+  // A rooted collective on an intercommunicator: the root and its remote group
+  // (members [begin, begin + remote)).
+  void inter_rooted(const Comm& c, int64_t root, int64_t begin, int64_t remote, bool down, int64_t bytes);
+  // The completion of a nonblocking or persistent collective (kReqColl): as its blocking form.
+  void collective_done(const trace::Event& ev, const Comm& c);
   char* recv_buffer(int64_t n);
   void check(int rc, const char* what);
 

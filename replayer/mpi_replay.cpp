@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "trace/inter_request.hpp"
+
 namespace mpior::replay {
 namespace {
 
@@ -126,6 +128,10 @@ bool MpiReplay::complete(const Event& ev, uint64_t event_no) {
   if (ev.flags & trace::flag::neighbor) return neighborhood(ev, *c, event_no);
   auto op = OpClass(ev.args[arg::tag]);
   int64_t root = ev.args[arg::peer];
+  if (int64_t remote = ev.args[arg::coll_remote_size]; remote > 0) {  // rooted, on an intercommunicator
+    int64_t begin = trace::coll_remote_begin(ev.flags, remote, int64_t(world_.members(c->id).size()));
+    return inter_rooted(ev, *c, root, begin, remote, trace::is_one_to_all(op), event_no);
+  }
   if (root < 0 || !(trace::is_one_to_all(op) || trace::is_all_to_one(op))) return barrier(ev, *c, event_no);
   return rooted_at(ev, *c, int32_t(root), trace::is_one_to_all(op), false, event_no);
 }
@@ -166,7 +172,8 @@ bool MpiReplay::member(const Event& ev, uint64_t event_no) {
 // of both groups meet.
 bool MpiReplay::rooted(const Event& ev, const Comm& c, uint64_t event_no) {
   if (ev.args[arg::remote_size] > 0)
-    return inter_rooted(ev, c, ev.args[arg::root], trace::is_one_to_all(ev.op()), event_no);
+    return inter_rooted(ev, c, ev.args[arg::root], ev.args[arg::remote_begin], ev.args[arg::remote_size],
+                        trace::is_one_to_all(ev.op()), event_no);
   int32_t root = int32_t(ev.args[arg::root]);
   if (root < 0) return barrier(ev, c, event_no);
   bool partial = !trace::is_one_to_all(ev.op()) && ev.args[arg::contributors] > 0;
@@ -219,7 +226,8 @@ bool MpiReplay::neighborhood(const Event& ev, const Comm& c, uint64_t event_no) 
 
 // kProcNull: a member of the root's group other than the root, which takes
 // no part. The root exchanges with every member of its remote group.
-bool MpiReplay::inter_rooted(const Event& ev, const Comm& c, int64_t root, bool down, uint64_t event_no) {
+bool MpiReplay::inter_rooted(const Event& ev, const Comm& c, int64_t root, int64_t begin, int64_t remote, bool down,
+                             uint64_t event_no) {
   if (root == trace::kProcNull) return true;
   int32_t r = int32_t(root);
   Channels& ch = world_.channels();
@@ -231,8 +239,7 @@ bool MpiReplay::inter_rooted(const Event& ev, const Comm& c, int64_t root, bool 
     }
     return ch.wait({c.id, r, c.me, kTagDown}, who) == WaitResult::ok;
   }
-  int32_t begin = int32_t(ev.args[arg::remote_begin]), end = begin + int32_t(ev.args[arg::remote_size]);
-  for (int32_t m = begin; m < end; ++m) {
+  for (int32_t m = int32_t(begin); m < int32_t(begin + remote); ++m) {
     if (down)
       ch.post({c.id, r, m, kTagDown});
     else if (ch.wait({c.id, m, r, kTagUp}, who) != WaitResult::ok)

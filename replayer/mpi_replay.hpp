@@ -71,7 +71,8 @@ class MpiReplay {
   // meet when the plan has no topology for c).
   bool neighborhood(const trace::Event& ev, const Comm& c, uint64_t event_no);
   // A rooted collective on an intercommunicator: the root and the other group.
-  bool inter_rooted(const trace::Event& ev, const Comm& c, int64_t root, bool down, uint64_t event_no);
+  bool inter_rooted(const trace::Event& ev, const Comm& c, int64_t root, int64_t begin, int64_t remote, bool down,
+                    uint64_t event_no);
   std::string where(const trace::Event& ev, uint64_t event_no) const;
 
   MpiWorld& world_;
