@@ -23,13 +23,26 @@ MpiWorld::MpiWorld(const trace::Plan& plan, Progress& progress, uint32_t threads
     ranks_of_.push_back(std::move(index));
     barriers_.push_back(std::make_unique<CommBarrier>(uint32_t(c.members.size())));
   }
+  for (const trace::Stream& s : plan.streams) by_instance_ = by_instance_ || s.thread > 0;
   progress_.set_waker([this] {
     channels_.wake_all();
     for (auto& b : barriers_) b->wake_all();
+    std::lock_guard lock(instances_mu_);
+    for (auto& [key, i] : instances_) i.barrier->wake_all();
   });
 }
 
 MpiWorld::~MpiWorld() { progress_.set_waker({}); }
+
+std::shared_ptr<CommBarrier> MpiWorld::instance(int32_t comm, int64_t seq) {
+  uint32_t members = uint32_t(plan_.comms[size_t(comm)].members.size());
+  std::lock_guard lock(instances_mu_);
+  auto [it, made] = instances_.try_emplace({comm, seq});
+  if (made) it->second.barrier = std::make_shared<CommBarrier>(members);
+  std::shared_ptr<CommBarrier> b = it->second.barrier;
+  if (++it->second.arrived >= members) instances_.erase(it);
+  return b;
+}
 
 int32_t MpiWorld::comm_rank(int32_t comm, int32_t world_rank) const {
   if (comm < 0 || size_t(comm) >= ranks_of_.size()) return -1;
@@ -99,7 +112,7 @@ bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
     case OpClass::barrier:
     case OpClass::allcoll:
       if (ev.flags & trace::flag::neighbor) return neighborhood(ev, *c, event_no);
-      return barrier(ev, *c, event_no);
+      return barrier(ev, *c, event_no, ev.args[arg::coll_seq]);
     // Communicator construction and free are local bookkeeping (the plan
     // knows every communicator): the program's own calls that synchronise
     // are what the replay waits for.
@@ -132,7 +145,8 @@ bool MpiReplay::complete(const Event& ev, uint64_t event_no) {
     int64_t begin = trace::coll_remote_begin(ev.flags, remote, int64_t(world_.members(c->id).size()));
     return inter_rooted(ev, *c, root, begin, remote, trace::is_one_to_all(op), event_no);
   }
-  if (root < 0 || !(trace::is_one_to_all(op) || trace::is_all_to_one(op))) return barrier(ev, *c, event_no);
+  if (root < 0 || !(trace::is_one_to_all(op) || trace::is_all_to_one(op)))
+    return barrier(ev, *c, event_no, ev.args[arg::icoll_seq]);
   return rooted_at(ev, *c, int32_t(root), trace::is_one_to_all(op), false, event_no);
 }
 
@@ -149,8 +163,10 @@ bool MpiReplay::receive(const Event& ev, const Comm& c, int64_t given_src, int64
   return world_.channels().wait({c.id, int32_t(src), c.me, tag}, where(ev, event_no)) == WaitResult::ok;
 }
 
-bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no) {
+bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no, int64_t seq) {
   std::string who = where(ev, event_no) + " on global communicator " + std::to_string(c.id);
+  if (seq >= 0 && world_.by_instance())
+    return world_.instance(c.id, seq)->wait(world_.progress(), who) == WaitResult::ok;
   return world_.barrier(c.id).wait(world_.progress(), who) == WaitResult::ok;
 }
 
