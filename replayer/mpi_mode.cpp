@@ -145,6 +145,8 @@ void MpiThreadOps::check(int rc, const char* what) {
 }
 
 void MpiThreadOps::finish() {
+  for (auto& [id, r] : sends_) pending_.push_back(r);
+  sends_.clear();
   if (!pending_.empty()) check(MPI_Waitall(int(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   pending_.clear();
 }
@@ -190,13 +192,19 @@ int MpiThreadOps::tag(int64_t app_tag, int32_t src_plan, int32_t dst_plan) const
   return int(t);
 }
 
-void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes) {
+void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes,
+                        int64_t req_id) {
   int32_t dst = member_plan_rank(c.id, dst_comm_rank);
   if (dst < 0) throw ReplayError(fmt::format("{}: send to rank {} outside its communicator", who_, dst_comm_rank));
   int32_t to = b_.comm(c.id).proc_rank(b_.blocks().owner(dst));
   MPI_Request req;
   bytes = std::max<int64_t>(0, bytes);
   check(MPI_Isend_c(b_.zeros(bytes), MPI_Count(bytes), MPI_BYTE, to, tag(app_tag, rank_, dst), on, &req), "MPI_Isend");
+  if (req_id > 0) {
+    settle_send(req_id);  // an id the trace used again
+    sends_[req_id] = req;
+    return;
+  }
   pending_.push_back(req);
   if (pending_.size() >= 64) {  // keep the list short: drop the sends already done
     int done = 0;
@@ -204,6 +212,22 @@ void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64
     check(MPI_Testsome(int(pending_.size()), pending_.data(), &done, idx.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
     std::erase(pending_, MPI_REQUEST_NULL);
   }
+}
+
+void MpiThreadOps::cancel_send(int64_t req_id) {
+  auto it = sends_.find(req_id);
+  if (it == sends_.end()) return;
+  MPI_Request r = it->second;
+  sends_.erase(it);
+  check(MPI_Cancel(&r), "MPI_Cancel");
+  check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");  // at once: cancelled, or delivered when already matched
+}
+
+void MpiThreadOps::settle_send(int64_t req_id) {
+  auto it = sends_.find(req_id);
+  if (it == sends_.end()) return;
+  pending_.push_back(it->second);
+  sends_.erase(it);
 }
 
 // Takes the next message of the channel whatever its size (MPI_Mprobe).
@@ -235,6 +259,7 @@ bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_s
 bool MpiThreadOps::replay(const Event& ev, uint64_t) {
   OpClass op = ev.op();
   if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
+  if (op == OpClass::cancel && ev.args[arg::req_kind] == trace::kReqSend) cancel_send(ev.args[arg::request]);
   // Bookkeeping, as in the threads' replay (a freed request has no communicator).
   if (op == OpClass::pinit || op == OpClass::icoll || op == OpClass::probe || op == OpClass::cancel ||
       op == OpClass::request || op == OpClass::comm_local)
@@ -248,9 +273,12 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
   MPI_Comm on = b_.comm(c.id).msg;
   switch (op) {
     case OpClass::send:
-    case OpClass::isend:
       if (ev.args[arg::peer] != trace::kProcNull)
         send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
+      return true;
+    case OpClass::isend:
+      if (ev.args[arg::peer] != trace::kProcNull)
+        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes], ev.args[arg::request]);
       return true;
     case OpClass::start:  // a persistent (or partitioned) send starts: its message goes now
       if (ev.args[arg::req_kind] == trace::kReqSend && ev.args[arg::peer] != trace::kProcNull)
@@ -386,6 +414,12 @@ bool MpiThreadOps::member(const Event& ev, uint64_t) {
 }
 
 bool MpiThreadOps::complete(const Event& ev, uint64_t) {
+  if (ev.args[arg::req_kind] == trace::kReqSend) {
+    if (ev.flags & trace::flag::cancelled)
+      cancel_send(ev.args[arg::request]);
+    else
+      settle_send(ev.args[arg::request]);
+  }
   if (ev.flags & trace::flag::cancelled) return true;  // a cancelled request moved nothing
   if (ev.args[arg::req_kind] == trace::kReqColl) {     // as the blocking form, where it completed
     Comm c;

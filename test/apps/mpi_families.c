@@ -147,6 +147,14 @@ static long cancel(void) {
     if (rank == 1) MPI_Send(&v, 1, MPI_INT, 0, 97, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
   }
+#ifdef MPICH_VERSION
+  /* a synchronous send to oneself nobody receives, cancelled and freed (a
+   * replay that sent it would wait for it at the end) */
+  MPI_Request s;
+  MPI_Issend(&v, 1, MPI_INT, 0, 98, MPI_COMM_SELF, &s);
+  MPI_Cancel(&s);
+  MPI_Request_free(&s);
+#endif
   /* then ordinary traffic on the same communicator */
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   MPI_Sendrecv(&v, 1, MPI_INT, right, 3, &got, 1, MPI_INT, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -116,6 +116,7 @@ SCENARIOS = {
     "persistent_mpi": family("persistent", mpi_replay=True),
     "idup_mpi": family("idup", mpi_replay=True),
     "intercomm_mpi": family("intercomm", mpi_replay=True),
+    "cancel_mpi": family("cancel", mpi_replay=True),
     "partitioned": family("partitioned", check_dump=partitioned_dump),
 }
 
