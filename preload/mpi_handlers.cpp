@@ -93,6 +93,7 @@ void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st, b
   ev.args[arg::stag] = -1;
   if (info.kind == kReqColl) {
     ev.args[arg::icoll_seq] = info.seq;
+    fill_remote(ev, info);
   } else if (info.given_status && st && !cancelled) {
     ev.args[arg::src] = state().peer_of(info.comm, st->MPI_SOURCE);
     ev.args[arg::stag] = norm_tag(st->MPI_TAG);

@@ -13,6 +13,7 @@
 #include "mpi_pruning.hpp"
 #include "mpi_state.hpp"
 #include "trace/event.hpp"
+#include "trace/inter_request.hpp"
 
 namespace mpior::preload::mpi {
 
@@ -63,6 +64,17 @@ void fill_collective(Call& c, int rc, MPI_Comm comm, int64_t root, int64_t bytes
 void record_topology(Call& c, MPI_Comm comm, int32_t id) noexcept;
 // A rooted collective on intercommunicator `id`: root, remote_begin, remote_size.
 void fill_inter_root(Call& c, MPI_Comm comm, int32_t id, int root) noexcept;
+// The root's place in intercommunicator id's members (kProcNull for the root's
+// group's other members), where the remote group starts and its size.
+int64_t inter_root(MPI_Comm comm, int32_t id, int root, int32_t* begin, int32_t* remote) noexcept;
+
+// The records of a rooted collective request on an intercommunicator
+// (arg::coll_remote_size, flag::remote_first).
+inline void fill_remote(trace::RawEvent& ev, const RequestInfo& info) noexcept {
+  if (info.kind != trace::kReqColl || info.remote <= 0) return;
+  ev.args[trace::arg::coll_remote_size] = info.remote;
+  if (info.remote_first) ev.flags |= trace::flag::remote_first;
+}
 
 // Room for statuses when the application ignores them
 // (MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE).

@@ -26,6 +26,7 @@ void fill_request_record(Call& c, int rc, const RequestInfo& info) noexcept {
   ev.args[arg::request] = info.id;
   if (info.kind == kReqColl) ev.args[arg::icoll_seq] = info.seq;
   if (info.neighbor) ev.flags |= flag::neighbor;
+  fill_remote(ev, info);
   ev.ret = rc;
 }
 
@@ -33,8 +34,14 @@ RequestInfo collective_info(MPI_Comm comm, int root, int64_t bytes, OpClass op) 
   RequestInfo info;
   info.comm = state().comm_id(comm);
   bool rooted = is_one_to_all(op) || is_all_to_one(op);
-  info.root = rooted && root >= 0 && !state().is_inter(info.comm) ? root : -1;
+  bool inter = state().is_inter(info.comm);
+  info.root = rooted && root >= 0 && !inter ? root : -1;
   info.peer = info.root;
+  if (rooted && inter && comm != MPI_COMM_NULL) {  // pruned as all-to-all; replayed as the blocking form
+    int32_t begin = 0;
+    info.peer = inter_root(comm, info.comm, root, &begin, &info.remote);
+    info.remote_first = begin == 0;
+  }
   info.op = int64_t(op);
   info.tag = info.op;
   info.bytes = bytes;

@@ -68,6 +68,8 @@ struct RequestInfo {
   int64_t seq = 0;            // collectives: the collective count on comm
   int32_t newcomm = -1;       // MPI_Comm_idup: the new communicator's local id
   bool neighbor = false;      // collectives: a neighbourhood collective (flag::neighbor)
+  int32_t remote = 0;         // rooted collectives on an intercommunicator: the remote group's size
+  bool remote_first = false;  // ... listed first in the members (flag::remote_first)
   bool partitioned = false;   // MPI_Psend_init, MPI_Precv_init: never pruned (no auxiliary message)
   bool given_status = false;  // receives whose MPI status is not set (Precv, Isendrecv): the peer and tag asked
 };

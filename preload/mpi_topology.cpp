@@ -68,18 +68,20 @@ bool neighbors(MPI_Comm comm, int kind, std::vector<int>& in, std::vector<int>& 
 
 }  // namespace
 
-void fill_inter_root(Call& c, MPI_Comm comm, int32_t id, int root) noexcept {
-  int me = 0, remote = 0;
+int64_t inter_root(MPI_Comm comm, int32_t id, int root, int32_t* begin, int32_t* remote) noexcept {
+  int me = 0, size = 0;
   pmpi::Comm_rank(comm, &me);
-  pmpi::Comm_remote_size(comm, &remote);
-  int32_t begin = state().remote_offset(id);  // 0: the remote group is listed first
-  int64_t at = kProcNull;
-  if (root == MPI_ROOT)
-    at = (begin == 0 ? remote : 0) + me;
-  else if (root != MPI_PROC_NULL)
-    at = int64_t(root) + begin;
+  pmpi::Comm_remote_size(comm, &size);
+  *begin = state().remote_offset(id);  // 0: the remote group is listed first
+  *remote = size;
+  if (root == MPI_ROOT) return (*begin == 0 ? size : 0) + me;
+  return root == MPI_PROC_NULL ? kProcNull : int64_t(root) + *begin;
+}
+
+void fill_inter_root(Call& c, MPI_Comm comm, int32_t id, int root) noexcept {
+  int32_t begin = 0, remote = 0;
   auto& ev = c.ev();
-  ev.args[arg::root] = at;
+  ev.args[arg::root] = inter_root(comm, id, root, &begin, &remote);
   ev.args[arg::remote_begin] = begin;
   ev.args[arg::remote_size] = remote;
 }

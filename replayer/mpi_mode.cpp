@@ -9,6 +9,7 @@
 #include "error.hpp"
 #include "mpi_ops.hpp"
 #include "report.hpp"
+#include "trace/inter_request.hpp"
 
 namespace mpior::replay {
 
@@ -144,6 +145,8 @@ void MpiThreadOps::check(int rc, const char* what) {
 }
 
 void MpiThreadOps::finish() {
+  for (auto& [id, r] : sends_) pending_.push_back(r);
+  sends_.clear();
   if (!pending_.empty()) check(MPI_Waitall(int(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   pending_.clear();
 }
@@ -189,13 +192,19 @@ int MpiThreadOps::tag(int64_t app_tag, int32_t src_plan, int32_t dst_plan) const
   return int(t);
 }
 
-void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes) {
+void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes,
+                        int64_t req_id) {
   int32_t dst = member_plan_rank(c.id, dst_comm_rank);
   if (dst < 0) throw ReplayError(fmt::format("{}: send to rank {} outside its communicator", who_, dst_comm_rank));
   int32_t to = b_.comm(c.id).proc_rank(b_.blocks().owner(dst));
   MPI_Request req;
   bytes = std::max<int64_t>(0, bytes);
   check(MPI_Isend_c(b_.zeros(bytes), MPI_Count(bytes), MPI_BYTE, to, tag(app_tag, rank_, dst), on, &req), "MPI_Isend");
+  if (req_id > 0) {
+    settle_send(req_id);  // an id the trace used again
+    sends_[req_id] = req;
+    return;
+  }
   pending_.push_back(req);
   if (pending_.size() >= 64) {  // keep the list short: drop the sends already done
     int done = 0;
@@ -203,6 +212,22 @@ void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64
     check(MPI_Testsome(int(pending_.size()), pending_.data(), &done, idx.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
     std::erase(pending_, MPI_REQUEST_NULL);
   }
+}
+
+void MpiThreadOps::cancel_send(int64_t req_id) {
+  auto it = sends_.find(req_id);
+  if (it == sends_.end()) return;
+  MPI_Request r = it->second;
+  sends_.erase(it);
+  check(MPI_Cancel(&r), "MPI_Cancel");
+  check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");  // at once: cancelled, or delivered when already matched
+}
+
+void MpiThreadOps::settle_send(int64_t req_id) {
+  auto it = sends_.find(req_id);
+  if (it == sends_.end()) return;
+  pending_.push_back(it->second);
+  sends_.erase(it);
 }
 
 // Takes the next message of the channel whatever its size (MPI_Mprobe).
@@ -234,6 +259,7 @@ bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_s
 bool MpiThreadOps::replay(const Event& ev, uint64_t) {
   OpClass op = ev.op();
   if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
+  if (op == OpClass::cancel && ev.args[arg::req_kind] == trace::kReqSend) cancel_send(ev.args[arg::request]);
   // Bookkeeping, as in the threads' replay (a freed request has no communicator).
   if (op == OpClass::pinit || op == OpClass::icoll || op == OpClass::probe || op == OpClass::cancel ||
       op == OpClass::request || op == OpClass::comm_local)
@@ -247,9 +273,12 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
   MPI_Comm on = b_.comm(c.id).msg;
   switch (op) {
     case OpClass::send:
-    case OpClass::isend:
       if (ev.args[arg::peer] != trace::kProcNull)
         send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
+      return true;
+    case OpClass::isend:
+      if (ev.args[arg::peer] != trace::kProcNull)
+        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes], ev.args[arg::request]);
       return true;
     case OpClass::start:  // a persistent (or partitioned) send starts: its message goes now
       if (ev.args[arg::req_kind] == trace::kReqSend && ev.args[arg::peer] != trace::kProcNull)
@@ -263,28 +292,30 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
       return receive_event(ev, c, ev.args[arg::peer2], ev.args[arg::tag2]);
     case OpClass::reduce:
     case OpClass::gather:
-      if (ev.args[arg::remote_size] > 0)
-        inter_rooted(ev, c);
-      else
-        rooted_up(ev, c);
-      return true;
     case OpClass::bcast:
-    case OpClass::scatter:
+    case OpClass::scatter: {
+      int64_t bytes = ev.args[arg::bytes], root = ev.args[arg::root];
       if (ev.args[arg::remote_size] > 0)
-        inter_rooted(ev, c);
+        inter_rooted(c, root, ev.args[arg::remote_begin], ev.args[arg::remote_size], trace::is_one_to_all(op), bytes);
+      else if (trace::is_one_to_all(op))
+        collective(op, bytes, root, c);
       else
-        collective(ev, c);
+        rooted_up(c, root, bytes, ev.args[arg::contributors] > 0);
       return true;
+    }
     case OpClass::allcoll:
       if (ev.flags & trace::flag::neighbor)
         neighborhood(ev, c);
       else
-        collective(ev, c);
+        collective(op, ev.args[arg::bytes], -1, c);
       return true;
     case OpClass::barrier:
+      collective(op, 0, -1, c);
+      return true;
+    // Communicator construction and free are local bookkeeping (the plan
+    // knows every communicator), as in the threads' replay.
     case OpClass::comm_create:
     case OpClass::comm_free:
-      collective(ev, c);
       return true;
     default:
       return true;
@@ -294,37 +325,48 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
 // Collectives on the communicator's processes, made once per process by the
 // last of its members to arrive. The byte count is agreed first (members of
 // a v-collective contribute different amounts).
-void MpiThreadOps::collective(const Event& ev, const Comm& c) {
+void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, const Comm& c) {
   MpiComm& mc = b_.comm(c.id);
-  OpClass op = ev.op();
   mc.meet->run([&] {
-    if (op == OpClass::barrier || op == OpClass::comm_create || op == OpClass::comm_free) {
+    if (op == OpClass::barrier) {
       check(MPI_Barrier(mc.msg), "MPI_Barrier");
       return;
     }
-    int64_t mine = std::max<int64_t>(0, ev.args[arg::bytes]), bytes = 0;
+    int64_t mine = std::max<int64_t>(0, bytes_in), bytes = 0;
     check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
     char* buf = recv_buffer(bytes);
     if (op == OpClass::allcoll) {
       check(MPI_Allreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg), "MPI_Allreduce");
       return;
     }
-    int32_t root = member_plan_rank(c.id, int32_t(ev.args[arg::root]));
-    if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, ev.args[arg::root]));
+    int32_t root = member_plan_rank(c.id, int32_t(root_in));
+    if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, root_in));
     check(MPI_Bcast_c(buf, MPI_Count(bytes), MPI_BYTE, mc.proc_rank(b_.blocks().owner(root)), mc.msg), "MPI_Bcast");
   });
 }
 
 // Reduce and Gather as messages to the root: with pruning only the members
 // that had I/O to pass on kept their call, and the root lists them.
-void MpiThreadOps::rooted_up(const Event& ev, const Comm& c) {
-  int32_t root = int32_t(ev.args[arg::root]);
+void MpiThreadOps::rooted_up(const Comm& c, int64_t root, int64_t bytes, bool partial) {
   MPI_Comm up = b_.comm(c.id).up;
-  if (c.me != root) return send(c, up, root, 0, ev.args[arg::bytes]);
-  if (ev.args[arg::contributors] > 0) return;  // member() receives from the ones listed
+  if (c.me != root) return send(c, up, int32_t(root), 0, bytes);
+  if (partial) return;  // member() receives from the ones listed
   size_t size = b_.plan().comms[size_t(c.id)].members.size();
   for (size_t m = 0; m < size; ++m)
     if (int32_t(m) != root) receive(c, up, int32_t(m), 0);
+}
+
+void MpiThreadOps::collective_done(const Event& ev, const Comm& c) {
+  auto op = OpClass(ev.args[arg::tag]);
+  int64_t root = ev.args[arg::peer], bytes = ev.args[arg::bytes];
+  bool down = trace::is_one_to_all(op), rooted = down || trace::is_all_to_one(op);
+  if (int64_t remote = ev.args[arg::coll_remote_size]; rooted && remote > 0) {
+    size_t n = b_.plan().comms[size_t(c.id)].members.size();
+    return inter_rooted(c, root, trace::coll_remote_begin(ev.flags, remote, int64_t(n)), remote, down, bytes);
+  }
+  if (!rooted || root < 0) return collective(op == OpClass::barrier ? op : OpClass::allcoll, bytes, -1, c);
+  if (down) return collective(op, bytes, root, c);
+  rooted_up(c, root, bytes, false);
 }
 
 // Neighbour messages go on the `up` communicator with tag 1 (rooted_up's is
@@ -338,20 +380,18 @@ void MpiThreadOps::topology(const Event& ev) {
 
 void MpiThreadOps::neighborhood(const Event& ev, const Comm& c) {
   const Neighbors* n = topologies_.of(c.id);
-  if (!n) return collective(ev, c);
+  if (!n) return collective(OpClass::allcoll, ev.args[arg::bytes], -1, c);
   MPI_Comm up = b_.comm(c.id).up;
   int64_t bytes = std::max<int64_t>(0, ev.args[arg::bytes]);
   for (int32_t p : n->out) send(c, up, p, kNeighborTag, bytes);
   for (int32_t p : n->in) receive(c, up, p, kNeighborTag);
 }
 
-void MpiThreadOps::inter_rooted(const Event& ev, const Comm& c) {
-  int64_t root = ev.args[arg::root];
+void MpiThreadOps::inter_rooted(const Comm& c, int64_t root, int64_t begin, int64_t remote, bool down, int64_t bytes) {
   if (root == trace::kProcNull) return;  // the root's group's other members take no part
-  bool down = trace::is_one_to_all(ev.op());
   int64_t t = down ? kInterDownTag : 0;
   MPI_Comm up = b_.comm(c.id).up;
-  int64_t bytes = std::max<int64_t>(0, ev.args[arg::bytes]);
+  bytes = std::max<int64_t>(0, bytes);
   if (c.me != root) {
     if (down)
       receive(c, up, int32_t(root), t);
@@ -359,8 +399,7 @@ void MpiThreadOps::inter_rooted(const Event& ev, const Comm& c) {
       send(c, up, int32_t(root), t, bytes);
     return;
   }
-  int64_t begin = ev.args[arg::remote_begin], end = begin + ev.args[arg::remote_size];
-  for (int64_t m = begin; m < end; ++m) {
+  for (int64_t m = begin; m < begin + remote; ++m) {
     if (down)
       send(c, up, int32_t(m), t, bytes);
     else
@@ -375,10 +414,20 @@ bool MpiThreadOps::member(const Event& ev, uint64_t) {
 }
 
 bool MpiThreadOps::complete(const Event& ev, uint64_t) {
+  if (ev.args[arg::req_kind] == trace::kReqSend) {
+    if (ev.flags & trace::flag::cancelled)
+      cancel_send(ev.args[arg::request]);
+    else
+      settle_send(ev.args[arg::request]);
+  }
   if (ev.flags & trace::flag::cancelled) return true;  // a cancelled request moved nothing
-  if (ev.args[arg::req_kind] == trace::kReqColl && (ev.flags & trace::flag::neighbor)) {
+  if (ev.args[arg::req_kind] == trace::kReqColl) {     // as the blocking form, where it completed
     Comm c;
-    if (comm_of(ev, ev.args[arg::comm], &c)) neighborhood(ev, c);
+    if (!comm_of(ev, ev.args[arg::comm], &c)) return true;
+    if (ev.flags & trace::flag::neighbor)
+      neighborhood(ev, c);
+    else
+      collective_done(ev, c);
     return true;
   }
   if (ev.args[arg::req_kind] != trace::kReqRecv) return true;  // sends complete lazily, file requests at once

@@ -52,16 +52,27 @@ class MpiThreadOps final : public MpiOps {
   bool comm_of(const trace::Event& ev, int64_t local, Comm* out);
   int32_t member_plan_rank(int32_t global, int32_t comm_rank) const;
   int tag(int64_t app_tag, int32_t src_plan, int32_t dst_plan) const;
-  void send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes);
+  // req_id > 0: a nonblocking send the trace may cancel (kept in sends_).
+  void send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes, int64_t req_id = -1);
+  // The traced program cancelled nonblocking send req_id (MPI_Cancel, or a
+  // completion that says so): so does the replay, so the message that never
+  // went does not hang the end (a send to oneself completes only when matched).
+  void cancel_send(int64_t req_id);
+  void settle_send(int64_t req_id);  // completed: waited for lazily, with the others
   void receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, int64_t app_tag);
   bool receive_event(const trace::Event& ev, const Comm& c, int64_t given_src, int64_t given_tag);
-  void collective(const trace::Event& ev, const Comm& c);
-  void rooted_up(const trace::Event& ev, const Comm& c);
+  // op: barrier, allcoll or a one-to-all collective (root: its place in c).
+  void collective(trace::OpClass op, int64_t bytes, int64_t root, const Comm& c);
+  // partial: the root's record is followed by mpior_member records naming who to wait for.
+  void rooted_up(const Comm& c, int64_t root, int64_t bytes, bool partial);
   // Messages to the out-neighbours, from the in-neighbours (a communicator
   // without a recorded topology: a collective of all its members).
   void neighborhood(const trace::Event& ev, const Comm& c);
-  // A rooted collective on an intercommunicator: the root and its remote group.
-  void inter_rooted(const trace::Event& ev, const Comm& c);
+  // A rooted collective on an intercommunicator: the root and its remote group
+  // (members [begin, begin + remote)).
+  void inter_rooted(const Comm& c, int64_t root, int64_t begin, int64_t remote, bool down, int64_t bytes);
+  // The completion of a nonblocking or persistent collective (kReqColl): as its blocking form.
+  void collective_done(const trace::Event& ev, const Comm& c);
   char* recv_buffer(int64_t n);
   void check(int rc, const char* what);
 
@@ -78,7 +89,8 @@ class MpiThreadOps final : public MpiOps {
   IoReplay& io_;
   const Target& target_;
   std::string who_;
-  std::vector<MPI_Request> pending_;  // sends, completed lazily (they only read the zero buffer)
+  std::vector<MPI_Request> pending_;                // sends, completed lazily (they only read the zero buffer)
+  std::unordered_map<int64_t, MPI_Request> sends_;  // nonblocking sends by trace request id, until settled
   std::vector<char> rbuf_;
   std::unordered_map<int64_t, File> files_;
   int64_t view_handle_ = -1;  // a view waiting for its blocks

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "trace/inter_request.hpp"
+
 namespace mpior::replay {
 namespace {
 
@@ -21,13 +23,26 @@ MpiWorld::MpiWorld(const trace::Plan& plan, Progress& progress, uint32_t threads
     ranks_of_.push_back(std::move(index));
     barriers_.push_back(std::make_unique<CommBarrier>(uint32_t(c.members.size()), barrier_spin_ns(threads)));
   }
+  for (const trace::Stream& s : plan.streams) by_instance_ = by_instance_ || s.thread > 0;
   progress_.set_waker([this] {
     channels_.wake_all();
     for (auto& b : barriers_) b->wake_all();
+    std::lock_guard lock(instances_mu_);
+    for (auto& [key, i] : instances_) i.barrier->wake_all();
   });
 }
 
 MpiWorld::~MpiWorld() { progress_.set_waker({}); }
+
+std::shared_ptr<CommBarrier> MpiWorld::instance(int32_t comm, int64_t seq) {
+  uint32_t members = uint32_t(plan_.comms[size_t(comm)].members.size());
+  std::lock_guard lock(instances_mu_);
+  auto [it, made] = instances_.try_emplace({comm, seq});
+  if (made) it->second.barrier = std::make_shared<CommBarrier>(members);
+  std::shared_ptr<CommBarrier> b = it->second.barrier;
+  if (++it->second.arrived >= members) instances_.erase(it);
+  return b;
+}
 
 int32_t MpiWorld::comm_rank(int32_t comm, int32_t world_rank) const {
   if (comm < 0 || size_t(comm) >= ranks_of_.size()) return -1;
@@ -97,7 +112,7 @@ bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
     case OpClass::barrier:
     case OpClass::allcoll:
       if (ev.flags & trace::flag::neighbor) return neighborhood(ev, *c, event_no);
-      return barrier(ev, *c, event_no);
+      return barrier(ev, *c, event_no, ev.args[arg::coll_seq]);
     // Communicator construction and free are local bookkeeping (the plan
     // knows every communicator): the program's own calls that synchronise
     // are what the replay waits for.
@@ -126,7 +141,12 @@ bool MpiReplay::complete(const Event& ev, uint64_t event_no) {
   if (ev.flags & trace::flag::neighbor) return neighborhood(ev, *c, event_no);
   auto op = OpClass(ev.args[arg::tag]);
   int64_t root = ev.args[arg::peer];
-  if (root < 0 || !(trace::is_one_to_all(op) || trace::is_all_to_one(op))) return barrier(ev, *c, event_no);
+  if (int64_t remote = ev.args[arg::coll_remote_size]; remote > 0) {  // rooted, on an intercommunicator
+    int64_t begin = trace::coll_remote_begin(ev.flags, remote, int64_t(world_.members(c->id).size()));
+    return inter_rooted(ev, *c, root, begin, remote, trace::is_one_to_all(op), event_no);
+  }
+  if (root < 0 || !(trace::is_one_to_all(op) || trace::is_all_to_one(op)))
+    return barrier(ev, *c, event_no, ev.args[arg::icoll_seq]);
   return rooted_at(ev, *c, int32_t(root), trace::is_one_to_all(op), false, event_no);
 }
 
@@ -143,8 +163,10 @@ bool MpiReplay::receive(const Event& ev, const Comm& c, int64_t given_src, int64
   return world_.channels().wait({c.id, int32_t(src), c.me, tag}, where(ev, event_no)) == WaitResult::ok;
 }
 
-bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no) {
+bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no, int64_t seq) {
   std::string who = where(ev, event_no) + " on global communicator " + std::to_string(c.id);
+  if (seq >= 0 && world_.by_instance())
+    return world_.instance(c.id, seq)->wait(world_.progress(), who) == WaitResult::ok;
   return world_.barrier(c.id).wait(world_.progress(), who) == WaitResult::ok;
 }
 
@@ -166,7 +188,8 @@ bool MpiReplay::member(const Event& ev, uint64_t event_no) {
 // of both groups meet.
 bool MpiReplay::rooted(const Event& ev, const Comm& c, uint64_t event_no) {
   if (ev.args[arg::remote_size] > 0)
-    return inter_rooted(ev, c, ev.args[arg::root], trace::is_one_to_all(ev.op()), event_no);
+    return inter_rooted(ev, c, ev.args[arg::root], ev.args[arg::remote_begin], ev.args[arg::remote_size],
+                        trace::is_one_to_all(ev.op()), event_no);
   int32_t root = int32_t(ev.args[arg::root]);
   if (root < 0) return barrier(ev, c, event_no);
   bool partial = !trace::is_one_to_all(ev.op()) && ev.args[arg::contributors] > 0;
@@ -219,7 +242,8 @@ bool MpiReplay::neighborhood(const Event& ev, const Comm& c, uint64_t event_no) 
 
 // kProcNull: a member of the root's group other than the root, which takes
 // no part. The root exchanges with every member of its remote group.
-bool MpiReplay::inter_rooted(const Event& ev, const Comm& c, int64_t root, bool down, uint64_t event_no) {
+bool MpiReplay::inter_rooted(const Event& ev, const Comm& c, int64_t root, int64_t begin, int64_t remote, bool down,
+                             uint64_t event_no) {
   if (root == trace::kProcNull) return true;
   int32_t r = int32_t(root);
   Channels& ch = world_.channels();
@@ -231,8 +255,7 @@ bool MpiReplay::inter_rooted(const Event& ev, const Comm& c, int64_t root, bool 
     }
     return ch.wait({c.id, r, c.me, kTagDown}, who) == WaitResult::ok;
   }
-  int32_t begin = int32_t(ev.args[arg::remote_begin]), end = begin + int32_t(ev.args[arg::remote_size]);
-  for (int32_t m = begin; m < end; ++m) {
+  for (int32_t m = int32_t(begin); m < int32_t(begin + remote); ++m) {
     if (down)
       ch.post({c.id, r, m, kTagDown});
     else if (ch.wait({c.id, m, r, kTagUp}, who) != WaitResult::ok)

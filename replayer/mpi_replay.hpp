@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +33,15 @@ class MpiWorld {
   size_t comm_count() const { return plan_.comms.size(); }
   Channels& channels() { return channels_; }
   CommBarrier& barrier(int32_t comm) { return *barriers_[size_t(comm)]; }
+  // The barrier of one collective instance, the seq-th collective on comm
+  // (the tracer's count, the same on every member): collectives a rank's
+  // threads make on one communicator meet their own instance on the other
+  // ranks whatever order the threads' replay reaches them in. Made by the
+  // first member to arrive, forgotten when the last arrives. Only in plans
+  // whose ranks have several threads (by_instance()): with one thread per
+  // rank the communicator's barrier keeps the order already.
+  std::shared_ptr<CommBarrier> instance(int32_t comm, int64_t seq);
+  bool by_instance() const { return by_instance_; }
   Progress& progress() { return progress_; }
 
  private:
@@ -38,6 +49,13 @@ class MpiWorld {
   Progress& progress_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> ranks_of_;  // per comm: (world rank, comm rank), sorted
   std::vector<std::unique_ptr<CommBarrier>> barriers_;
+  struct Instance {
+    std::shared_ptr<CommBarrier> barrier;
+    uint32_t arrived = 0;
+  };
+  bool by_instance_ = false;
+  std::mutex instances_mu_;
+  std::map<std::pair<int32_t, int64_t>, Instance> instances_;
   Channels channels_;
 };
 
@@ -64,14 +82,16 @@ class MpiReplay {
   // The event's communicator, or nullopt after logging why it cannot be used.
   std::optional<Comm> comm_of(const trace::Event& ev);
   bool receive(const trace::Event& ev, const Comm& c, int64_t src, int64_t tag, uint64_t event_no);
-  bool barrier(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  // seq >= 0: the collective's instance number on c (MpiWorld::instance).
+  bool barrier(const trace::Event& ev, const Comm& c, uint64_t event_no, int64_t seq = -1);
   bool rooted(const trace::Event& ev, const Comm& c, uint64_t event_no);
   bool rooted_at(const trace::Event& ev, const Comm& c, int32_t root, bool down, bool partial, uint64_t event_no);
   // Posts to the out-neighbours, waits for the in-neighbours (all members
   // meet when the plan has no topology for c).
   bool neighborhood(const trace::Event& ev, const Comm& c, uint64_t event_no);
   // A rooted collective on an intercommunicator: the root and the other group.
-  bool inter_rooted(const trace::Event& ev, const Comm& c, int64_t root, bool down, uint64_t event_no);
+  bool inter_rooted(const trace::Event& ev, const Comm& c, int64_t root, int64_t begin, int64_t remote, bool down,
+                    uint64_t event_no);
   std::string where(const trace::Event& ev, uint64_t event_no) const;
 
   MpiWorld& world_;

@@ -147,6 +147,14 @@ static long cancel(void) {
     if (rank == 1) MPI_Send(&v, 1, MPI_INT, 0, 97, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
   }
+#ifdef MPICH_VERSION
+  /* a synchronous send to oneself nobody receives, cancelled and freed (a
+   * replay that sent it would wait for it at the end) */
+  MPI_Request s;
+  MPI_Issend(&v, 1, MPI_INT, 0, 98, MPI_COMM_SELF, &s);
+  MPI_Cancel(&s);
+  MPI_Request_free(&s);
+#endif
   /* then ordinary traffic on the same communicator */
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   MPI_Sendrecv(&v, 1, MPI_INT, right, 3, &got, 1, MPI_INT, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -333,7 +341,16 @@ static long topology(void) {
 static long idup(void) {
   MPI_Comm d;
   MPI_Request r;
-  MPI_Comm_idup(MPI_COMM_WORLD, &d, &r);
+  /* the others post their idup before a synchronous send that rank 0 takes
+   * before posting its own: an idup must not block (nor its replay) */
+  int token = rank;
+  if (rank == 0) {
+    for (int i = 1; i < size; ++i) MPI_Recv(&token, 1, MPI_INT, i, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Comm_idup(MPI_COMM_WORLD, &d, &r);
+  } else {
+    MPI_Comm_idup(MPI_COMM_WORLD, &d, &r);
+    MPI_Ssend(&token, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
+  }
   MPI_Wait(&r, MPI_STATUS_IGNORE);
   int right = (rank + 1) % size, left = (rank + size - 1) % size, got = -1;
   MPI_Sendrecv(&rank, 1, MPI_INT, right, 0, &got, 1, MPI_INT, left, 0, d, MPI_STATUS_IGNORE);
@@ -357,6 +374,25 @@ static long intercomm(void) {
   } else {
     MPI_Bcast(&v, 1, MPI_LONG, 0, inter);
   }
+  /* nonblocking rooted ones: group 1's rank 0 broadcasts to group 0, which
+   * reduces to group 1's rank 0 */
+  long w = color == 1 ? 5 : 0, red = 0, one = rank + 1;
+  int root_side = color == 1 ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  MPI_Request ir[2];
+  MPI_Ibcast(&w, 1, MPI_LONG, root_side, inter, &ir[0]);
+  MPI_Ireduce(&one, &red, 1, MPI_LONG, MPI_SUM, root_side, inter, &ir[1]);
+  /* group 1's other member takes no part: it waits for a message group 0
+   * sends once its broadcast arrived (a replay meeting both groups there
+   * would deadlock) */
+  int rsz;
+  MPI_Comm_remote_size(inter, &rsz);
+  long extra = 0;
+  if (color == 1 && hr == 1 && rsz > 1) MPI_Recv(&extra, 1, MPI_LONG, 1, 6, inter, MPI_STATUS_IGNORE);
+  MPI_Waitall(2, ir, MPI_STATUSES_IGNORE);
+  if (color == 0 && hr == 1 && rsz > 1) MPI_Send(&w, 1, MPI_LONG, 1, 6, inter);
+  v += extra;
+  if (color == 1 && hr == 0) v += red; /* group 0's ranks plus one each */
+  if (color == 0) v += w;
   /* point to point across: local rank i of each group with remote rank i */
   int rsize;
   MPI_Comm_remote_size(inter, &rsize);

@@ -109,6 +109,14 @@ SCENARIOS = {
     "threads": family("threads"),
     "topology": family("topology", check_dump=topology_dump),
     "topology_mpi": family("topology", mpi_replay=True),
+    # --mpi replay of nonblocking and persistent collectives (met where they
+    # complete), Comm_idup, rooted intercommunicator collectives (blocking
+    # and nonblocking: the root and the other group only)
+    "icoll_mpi": family("icoll", mpi_replay=True),
+    "persistent_mpi": family("persistent", mpi_replay=True),
+    "idup_mpi": family("idup", mpi_replay=True),
+    "intercomm_mpi": family("intercomm", mpi_replay=True),
+    "cancel_mpi": family("cancel", mpi_replay=True),
     "partitioned": family("partitioned", check_dump=partitioned_dump),
 }
 

@@ -318,3 +318,33 @@ TEST_CASE("a polling barrier: members leave each generation together, an abort s
   REQUIRE(r2 == WaitResult::aborted);
   progress.set_waker({});
 }
+
+// MPICH's mt_probe_sendrecv: a rank's threads make collectives on one
+// communicator, and the threads' replay may reach them out of their traced
+// order. Each collective meets its own instance (the tracer's count) on the
+// other ranks: thread 0's second barrier (seq 1) arrives at once on both
+// ranks, thread 1's first (seq 0) 30 ms late on rank 0, and rank 1's thread 0
+// waits before it for a message rank 0's thread 1 sends after the first.
+// Meeting in arrival order would pair rank 0's seq 1 with rank 1's seq 0 and
+// deadlock.
+TEST_CASE("threads' collectives on one communicator meet their own instance", "[mpi]") {
+  TempDir tmp;
+  PlanMaker pm(2);
+  auto barrier = [](int64_t seq) {
+    auto a = mpi_args(0);
+    a[trace::arg::coll_seq] = seq;
+    return a;
+  };
+  StreamMaker r0t0, r0t1, r1t0, r1t1;
+  r0t0.call(Kind::MPI_Barrier, barrier(1));
+  r0t1.call(Kind::MPI_Barrier, barrier(0), 0, 30'000'000);
+  r0t1.call(Kind::MPI_Send, mpi_args(0, 1, 9, 4));
+  r1t0.call(Kind::MPI_Recv, mpi_args(0, 0, 9, 4, 0, 0, 0, 9));
+  r1t0.call(Kind::MPI_Barrier, barrier(1));
+  r1t1.call(Kind::MPI_Barrier, barrier(0));
+  pm.add(r0t0.stream(0, 0));
+  pm.add(r0t1.stream(0, 1));
+  pm.add(r1t0.stream(1, 0));
+  pm.add(r1t1.stream(1, 1));
+  REQUIRE(replay_error(pm.plan, options(tmp / "fs", 2)) == "completed");
+}
