@@ -18,6 +18,16 @@ int64_t comm_size(MPI_Comm c) {
   pmpi::Comm_size(c, &n);
   return n;
 }
+
+int64_t peer_count(MPI_Comm c) {
+  if (!pmpi::Comm_size) pmpi::resolve();
+  int inter = 0, n = 0;
+  if (pmpi::Comm_test_inter(c, &inter) == MPI_SUCCESS && inter) {
+    pmpi::Comm_remote_size(c, &n);
+    return n;
+  }
+  return comm_size(c);
+}
 }  // namespace expr
 
 MPI_Status* StatusBuffer::get(MPI_Status* app, int n) {

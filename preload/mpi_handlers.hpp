@@ -29,6 +29,9 @@ int64_t tbytes(Count count, MPI_Datatype t) {
 }
 inline bool in_place(const void* p) { return p == MPI_IN_PLACE; }
 int64_t comm_size(MPI_Comm c);
+// The ranks an alltoall-family call exchanges with: its per-peer count and
+// type arrays have the remote group's size on an intercommunicator.
+int64_t peer_count(MPI_Comm c);
 template <typename Count>
 int64_t sum_counts(const Count* counts, int64_t n) {
   int64_t total = 0;

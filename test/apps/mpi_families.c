@@ -391,6 +391,14 @@ static long intercomm(void) {
   MPI_Waitall(2, ir, MPI_STATUSES_IGNORE);
   if (color == 0 && hr == 1 && rsz > 1) MPI_Send(&w, 1, MPI_LONG, 1, 6, inter);
   v += extra;
+  /* alltoallv across: its count and displacement arrays have the remote
+   * group's size (at 3 ranks, not the local group's) */
+  int *counts = malloc(rsz * sizeof(int)), *displs = malloc(rsz * sizeof(int));
+  long *out = malloc(rsz * sizeof(long)), *in = malloc(rsz * sizeof(long));
+  for (int i = 0; i < rsz; ++i) counts[i] = 1, displs[i] = i, out[i] = rank * 10 + i, in[i] = 0;
+  MPI_Alltoallv(out, counts, displs, MPI_LONG, in, counts, displs, MPI_LONG, inter);
+  for (int i = 0; i < rsz; ++i) v += in[i];
+  free(counts), free(displs), free(out), free(in);
   if (color == 1 && hr == 0) v += red; /* group 0's ranks plus one each */
   if (color == 0) v += w;
   /* point to point across: local rank i of each group with remote rank i */

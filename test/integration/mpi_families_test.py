@@ -6,6 +6,7 @@ error and no failed call; with pruning on (the default) and, for some, off.
 One scenario per meson test: mpi_families_test.py MODE."""
 import json
 import os
+import re
 
 from harness import POST, REPLAY, Scenario, check, check_eq, main, mpirun, run
 from timeline_check import validate
@@ -52,6 +53,11 @@ def cancel_dump(summary, dumps):
 
 def intercomm_dump(summary, dumps):
     check(all("MPI_Intercomm_create" in d and "MPI_Intercomm_merge" in d for d in dumps), "intercommunicator calls")
+    # at 3 ranks, evens (2) and odds (1): an alltoall's arrays have the remote
+    # group's size, 8 bytes per remote rank
+    for r, d in enumerate(dumps):
+        remote = 1 if r % 2 == 0 else (len(dumps) + 1) // 2
+        check(re.search(rf"MPI_Alltoallv comm=\d+ bytes={8 * remote} ", d), f"rank {r}'s Alltoallv bytes")
 
 
 def sessions_dump(summary, dumps):
@@ -102,7 +108,7 @@ SCENARIOS = {
     "icoll": family("icoll"),
     "neighbor": family("neighbor"),
     "idup": family("idup"),
-    "intercomm": family("intercomm", check_dump=intercomm_dump),
+    "intercomm": family("intercomm", ranks=3, check_dump=intercomm_dump),  # groups of 2 and 1
     "attr": family("attr"),
     "sessions": family("sessions", check_dump=sessions_dump),
     "grequest": family("grequest"),
