@@ -3,7 +3,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
+#include <string_view>
 
 #include "call.hpp"
 #include "config.hpp"
@@ -40,10 +42,12 @@ struct PrunedCounter {
 PrunedCounter g_pruned[trace::kNumKinds];
 std::atomic<uint64_t> g_excluded[trace::kNumKinds];
 
-constinit config::Option<bool> opt_fold_behind{
-    "MPIOR_FOLD_BEHIND", true,
-    "compress each thread's calls on the flush thread (MPIOR_FLUSH_INTERVAL > 0) instead of the calling thread; the "
-    "calling thread still does it when the flush thread falls behind"};
+constinit config::Option<std::string_view> opt_fold_behind{
+    "MPIOR_FOLD_BEHIND", "auto",
+    "compress each thread's calls on the flush thread (MPIOR_FLUSH_INTERVAL > 0) instead of the calling thread, which "
+    "still does it when the flush thread falls behind; auto: when the process may use more cores than the node has "
+    "ranks of the job (MPI_LOCALNRANKS, OMPI_COMM_WORLD_LOCAL_SIZE), so the flush thread has a core of its own",
+    "auto|1|0"};
 MPIOR_REGISTER_OPTION(opt_fold_behind);
 
 std::atomic<bool> g_fold_behind{false};
@@ -301,8 +305,29 @@ void ThreadRecorder::fold_parked() noexcept {
   }
 }
 
-void set_fold_behind(bool running) noexcept {
-  g_fold_behind.store(running && opt_fold_behind.get(), std::memory_order_relaxed);
+namespace {
+
+long env_count(const char* name) {
+  const char* v = getenv(name);
+  return v && *v ? std::max(0L, strtol(v, nullptr, 10)) : 0;
+}
+
+// On a node whose cores all run ranks, a flush thread folding for its rank
+// takes time from another rank: fold behind only with a core to spare.
+bool fold_behind_wanted() noexcept {
+  const std::string_view v = opt_fold_behind.get();
+  if (v != "auto") return v == "1";
+  cpu_set_t set;
+  const long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  long local = env_count("MPI_LOCALNRANKS");
+  if (local == 0) local = env_count("OMPI_COMM_WORLD_LOCAL_SIZE");
+  return cpus > std::max(1L, local);
+}
+
+}  // namespace
+
+void set_fold_behind(bool running, bool always) noexcept {
+  g_fold_behind.store(running && (always || fold_behind_wanted()), std::memory_order_relaxed);
 }
 
 void fold_behind_service() noexcept {

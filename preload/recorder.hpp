@@ -126,8 +126,9 @@ bool recorders_idle() noexcept;
 // Options for recorders created from now on.
 void set_builder_options(trace::BuilderOptions opt);
 // The flush thread started (true: recording threads park full chunks for it
-// when MPIOR_FOLD_BEHIND is on) or stops (false: they fold themselves again).
-void set_fold_behind(bool running) noexcept;
+// when MPIOR_FOLD_BEHIND says so, or `always`) or stops (false: they fold
+// themselves again).
+void set_fold_behind(bool running, bool always = false) noexcept;
 // On the flush thread: folds what recording threads parked for it.
 void fold_behind_service() noexcept;
 
