@@ -113,6 +113,7 @@ AuxMessage AuxMessenger::receive(uint64_t ckey, int src, int32_t tag, uint64_t s
   if (use_rings_ && rings_.local(src)) {
     // Written before the application message left: here by now, unless the
     // ring was full and it took MPI.
+    if (rings_.take_next_if(src, ckey, tag, seq, &m)) return m;
     drained_.clear();
     rings_.drain(src, drained_);
     bool hit = false;

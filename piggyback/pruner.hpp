@@ -90,7 +90,7 @@ class Pruner {
   void comm_freed(int32_t comm);
   // Pruning applies to calls on communicators with a channel key; others (made by
   // calls mpior does not wrap, intercommunicators) are always logged, on every member alike.
-  bool shadowed(int32_t comm) const { return active_ && comms_.count(comm); }
+  bool shadowed(int32_t comm) const { return active_ && (comm == last_id_ || comms_.count(comm)); }
   // A pruned communicator's members (world ranks in its rank order), without
   // MpiState's lock.
   const std::vector<int32_t>& members(int32_t comm) { return channel(comm).members; }

@@ -11,7 +11,7 @@ bool compatible(Envelope given, Envelope status) {
 
 void ReceiveOrder::posted(int32_t comm, uint64_t handle, Envelope given) { pending_[comm].push_back({handle, given}); }
 
-uint64_t ReceiveOrder::number(int32_t comm, Envelope status) { return next_[{comm, status.source, status.tag}]++; }
+uint64_t ReceiveOrder::number(int32_t comm, Envelope status) { return next_.next({comm, status.source, status.tag}); }
 
 // Receives posted before `end` that could have taken a message of `status`'s
 // channel were matched before it: number them first, in posting order.
@@ -52,8 +52,8 @@ uint64_t ReceiveOrder::completed(int32_t comm, uint64_t handle, Envelope status)
 }
 
 uint64_t ReceiveOrder::completed_blocking(int32_t comm, Envelope status) {
-  Queue& q = pending_[comm];
-  number_earlier(comm, q, q.end(), status);
+  auto it = pending_.empty() ? pending_.end() : pending_.find(comm);
+  if (it != pending_.end()) number_earlier(comm, it->second, it->second.end(), status);
   return number(comm, status);
 }
 

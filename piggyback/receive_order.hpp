@@ -30,6 +30,25 @@ struct ChannelKeyHash {
   }
 };
 
+// The next sequence number of each channel. A ping-pong asks the same
+// channel call after call: the last one asked answers without hashing (the
+// map's nodes never move, and entries are never erased).
+class ChannelCounters {
+ public:
+  uint64_t next(const ChannelKey& k) {
+    if (!(last_ && last_key_ == k)) {
+      last_ = &next_[k];
+      last_key_ = k;
+    }
+    return (*last_)++;
+  }
+
+ private:
+  std::unordered_map<ChannelKey, uint64_t, ChannelKeyHash> next_;
+  ChannelKey last_key_{};
+  uint64_t* last_ = nullptr;
+};
+
 struct Envelope {
   int32_t source = 0;  // communicator rank; wildcards as given at post time (-1 any)
   int32_t tag = 0;     // -1 any
@@ -67,16 +86,16 @@ class ReceiveOrder {
 
   StatusProbe probe_;
   std::unordered_map<int32_t, Queue> pending_;
-  std::unordered_map<ChannelKey, uint64_t, ChannelKeyHash> next_;  // next sequence number per channel
+  ChannelCounters next_;
 };
 
 // Sender side: the next sequence number of each (comm, dest, tag).
 class SendOrder {
  public:
-  uint64_t next(int32_t comm, int32_t dest, int32_t tag) { return next_[{comm, dest, tag}]++; }
+  uint64_t next(int32_t comm, int32_t dest, int32_t tag) { return next_.next({comm, dest, tag}); }
 
  private:
-  std::unordered_map<ChannelKey, uint64_t, ChannelKeyHash> next_;
+  ChannelCounters next_;
 };
 
 }  // namespace mpior::piggyback

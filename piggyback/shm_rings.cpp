@@ -119,4 +119,18 @@ void ShmRings::drain(int src_world, std::vector<AuxMessage>& out) {
   r->tail.store(t, std::memory_order_release);
 }
 
+bool ShmRings::take_next_if(int src_world, uint64_t key, int32_t tag, uint64_t seq, AuxMessage* m) {
+  if (!local(src_world)) return false;
+  size_t s = size_t(local_of_[size_t(src_world)]);
+  Ring* r = ring(me_, int(s));
+  uint64_t t = tail_[s];
+  const ShmSlot& slot = r->slots[t % kSlots];
+  if (slot.seq.load(std::memory_order_acquire) != t + 1) return false;
+  if (slot.msg.comm_key != key || slot.msg.tag != tag || slot.msg.seq != seq) return false;
+  std::memcpy(m, &slot.msg, sizeof(AuxMessage));  // before the sender may reuse the slot
+  tail_[s] = t + 1;
+  r->tail.store(t + 1, std::memory_order_release);
+  return true;
+}
+
 }  // namespace mpior::piggyback

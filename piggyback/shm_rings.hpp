@@ -31,6 +31,10 @@ class ShmRings {
   // Appends to out every message src has written to this rank since the
   // last call, oldest first.
   void drain(int src_world, std::vector<AuxMessage>& out);
+  // Takes src's oldest unread message into *m when it is the one asked for
+  // (channel key, tag, sequence number): the common case, messages received
+  // in the order they were sent. False, leaving it, otherwise.
+  bool take_next_if(int src_world, uint64_t key, int32_t tag, uint64_t seq, AuxMessage* m);
 
  private:
   static constexpr uint64_t kSlots = 64;

@@ -4,11 +4,36 @@ namespace mpior::preload::mpi {
 
 using namespace trace;
 
+namespace {
+// Sizes of the predefined datatypes a thread used, by handle: a predefined
+// type is never freed, so its handle never names another type (a derived
+// one's may, after MPI_Type_free, and is asked each time). A message's size
+// otherwise costs a call into MPI on every send (issue 11's latency).
+struct NamedTypeSize {
+  uint64_t key;
+  int64_t size;
+};
+constexpr size_t kTypeSizeSlots = 8;
+constinit thread_local NamedTypeSize t_type_sizes[kTypeSizeSlots] __attribute__((tls_model("initial-exec"))) = {};
+
+size_t type_slot(uint64_t key) { return size_t((key * 0x9E3779B97F4A7C15ull) >> 61); }
+
+bool predefined(MPI_Datatype t) {
+  int ints = 0, addrs = 0, types = 0, combiner = 0;
+  return pmpi::Type_get_envelope(t, &ints, &addrs, &types, &combiner) == MPI_SUCCESS && combiner == MPI_COMBINER_NAMED;
+}
+}  // namespace
+
 namespace expr {
 int64_t type_size(MPI_Datatype t) {
+  if (t == MPI_DATATYPE_NULL) return 0;
+  uint64_t key = handle_key(t);
+  NamedTypeSize& slot = t_type_sizes[type_slot(key)];
+  if (slot.key == key && key != 0) return slot.size;
   if (!pmpi::Type_size_x) pmpi::resolve();
   MPI_Count size = 0;
-  if (t == MPI_DATATYPE_NULL || pmpi::Type_size_x(t, &size) != MPI_SUCCESS) return 0;
+  if (pmpi::Type_size_x(t, &size) != MPI_SUCCESS) return 0;
+  if (predefined(t)) slot = {key, int64_t(size)};
   return size;
 }
 
@@ -45,8 +70,11 @@ RequestSnapshot::RequestSnapshot(const MPI_Request* requests, int n) {
 }
 
 void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) noexcept {
+  fill_p2p_on(c, rc, state().comm_id(comm), peer, tag, bytes);
+}
+
+void fill_p2p_on(Call& c, int rc, int32_t id, int peer, int tag, int64_t bytes) noexcept {
   auto& ev = c.ev();
-  int32_t id = state().comm_id(comm);
   ev.args[arg::comm] = id;
   ev.args[arg::peer] = state().peer_of(id, peer);
   ev.args[arg::tag] = norm_tag(tag);
@@ -55,11 +83,7 @@ void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) 
 }
 
 namespace {
-int64_t status_bytes(const MPI_Status& st) {
-  MPI_Count n = 0;
-  if (pmpi::Get_elements_x(&st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return 0;
-  return n;
-}
+int64_t status_bytes(const MPI_Status& st) { return status_byte_count(st); }
 }  // namespace
 
 void fill_recv_status(Call& c, const MPI_Status& st) noexcept {

@@ -56,6 +56,8 @@ void session_sessions_finalize() noexcept;
 
 // Handler bodies that do not depend on the callable (mpi_handlers.cpp).
 void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) noexcept;
+// The same for the communicator with local id `id` (already looked up).
+void fill_p2p_on(Call& c, int rc, int32_t id, int peer, int tag, int64_t bytes) noexcept;
 void fill_recv_status(Call& c, const MPI_Status& st) noexcept;
 int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
                     bool logged = true) noexcept;
@@ -135,10 +137,11 @@ int mpi_abort(Call& c, Invoke&& invoke) {
 
 template <typename Invoke>
 int p2p_send(Call& c, Invoke&& invoke, MPI_Comm comm, int dest, int tag, int64_t bytes) {
-  bool log = gate_send(c, state().comm_id(comm), dest, tag, bytes, false);
+  int32_t id = state().comm_id(comm);
+  bool log = gate_send(c, id, dest, tag, bytes, false);
   int rc = invoke();
   c.stop();
-  fill_p2p(c, rc, comm, dest, tag, bytes);
+  fill_p2p_on(c, rc, id, dest, tag, bytes);
   if (!log) prune(c);
   return rc;
 }
@@ -161,10 +164,10 @@ int p2p_recv(Call& c, Invoke&& invoke, MPI_Comm comm, int source, int tag, MPI_D
   MPI_Status* st = buf.get(status, 1);
   int rc = invoke(st);
   c.stop();
-  fill_p2p(c, rc, comm, source, tag, 0);
+  int32_t id = state().comm_id(comm);
+  fill_p2p_on(c, rc, id, source, tag, 0);
   if (rc != MPI_SUCCESS) return rc;
   fill_recv_status(c, *st);
-  int32_t id = state().comm_id(comm);
   piggyback::Received r = gate_receive(c, id, MPI_REQUEST_NULL, *st);
   if (r.on_behalf) record_on_behalf(c, id, *st, r.aux);
   if (!r.log) prune(c);

@@ -21,7 +21,7 @@ namespace mpior::preload::mpi {
 // clang-format off
 #define MPIOR_PMPI_HELPERS(X)                                                                   \
   X(Comm_rank) X(Comm_size) X(Comm_group) X(Comm_test_inter) X(Group_translate_ranks)        \
-  X(Group_size) X(Group_free) X(Type_size_x) X(Get_elements_x) X(Comm_dup) X(Comm_free)         \
+  X(Group_size) X(Group_free) X(Type_size_x) X(Type_get_envelope) X(Comm_dup) X(Comm_free) \
   X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)       \
   X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
   X(Iallreduce) X(Ibcast) X(Igather) X(Comm_create_group) X(Comm_remote_group) X(Comm_remote_size) \

@@ -4,7 +4,7 @@
  *
  *   mpi_families MODE      (MODE: persistent ibsend mprobe cancel requests bypass icoll
  *                           neighbor topology partitioned idup intercomm attr sessions
- *                           grequest threads)
+ *                           grequest threads types)
  *
  * The MPI-4 calls (persistent collectives, Sessions) are built only where
  * mpi.h is MPI-4 (MPICH 4; Open MPI 4.1 is MPI-3.1): there the persistent and
@@ -521,6 +521,44 @@ static int sessions_main(void) {
 #endif
 }
 
+/* Message sizes in bytes of predefined and derived datatypes, with a derived
+ * type freed and another made after it (MPI may give it the same handle):
+ * ranks pair up (0-1, 2-3), the even one sends 12, 16, 12, 40 bytes. */
+static long types(void) {
+  int peer = rank ^ 1;
+  if (peer >= size) return 0;
+  int ints[3] = {rank, 2, 3};
+  double doubles[5] = {1, 2, 3, 4, 5};
+  MPI_Datatype three_ints, five_doubles;
+  MPI_Type_contiguous(3, MPI_INT, &three_ints);
+  MPI_Type_commit(&three_ints);
+  long got = 0;
+  if (rank % 2 == 0) {
+    MPI_Send(ints, 3, MPI_INT, peer, 1, MPI_COMM_WORLD);
+    MPI_Send(doubles, 2, MPI_DOUBLE, peer, 2, MPI_COMM_WORLD);
+    MPI_Send(ints, 1, three_ints, peer, 3, MPI_COMM_WORLD);
+  } else {
+    MPI_Status st;
+    MPI_Recv(ints, 3, MPI_INT, peer, 1, MPI_COMM_WORLD, &st);
+    MPI_Recv(doubles, 2, MPI_DOUBLE, peer, 2, MPI_COMM_WORLD, &st);
+    MPI_Request r;
+    MPI_Irecv(ints, 1, three_ints, peer, 3, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+    got += ints[0];
+  }
+  MPI_Type_free(&three_ints);
+  MPI_Type_contiguous(5, MPI_DOUBLE, &five_doubles);
+  MPI_Type_commit(&five_doubles);
+  if (rank % 2 == 0) {
+    MPI_Send(doubles, 1, five_doubles, peer, 4, MPI_COMM_WORLD);
+  } else {
+    MPI_Recv(doubles, 1, five_doubles, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    got += (long)doubles[4];
+  }
+  MPI_Type_free(&five_doubles);
+  return sum_all(MPI_COMM_WORLD, got);
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "persistent";
   if (!strcmp(mode, "sessions")) return sessions_main();
@@ -570,6 +608,8 @@ int main(int argc, char** argv) {
     v = grequest();
   else if (!strcmp(mode, "threads"))
     v = threads();
+  else if (!strcmp(mode, "types"))
+    v = types();
   else {
     fprintf(stderr, "unknown mode %s\n", mode);
     MPI_Abort(MPI_COMM_WORLD, 2);

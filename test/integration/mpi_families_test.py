@@ -85,6 +85,18 @@ def partitioned_dump(summary, dumps):
     check(all("MPI_Isendrecv " in d and "MPI_Isendrecv_replace" in d for d in dumps), "nonblocking send-receives")
 
 
+def types_dump(summary, dumps):
+    # every message's bytes, from predefined types, derived ones, and one made
+    # after another was freed: on the sender from the type's size, on the
+    # receiver from the status
+    for r in (0, 2):
+        sent = [int(b) for b in re.findall(r"MPI_Send .*?bytes=(\d+)", dumps[r])]
+        check_eq(sent, [12, 16, 12, 40], f"rank {r}'s MPI_Send bytes")
+    for r in (1, 3):
+        got = [int(b) for b in re.findall(r"(?:MPI_Recv|mpior_complete) .*?bytes=(\d+)", dumps[r])]
+        check_eq(got, [12, 16, 12, 40], f"rank {r}'s received bytes")
+
+
 def bypass():
     """A message sent with PMPI_Send carries no auxiliary message: the
     receiver waits a bounded time for one, then logs the receive (no hang,
@@ -124,6 +136,7 @@ SCENARIOS = {
     "intercomm_mpi": family("intercomm", mpi_replay=True),
     "cancel_mpi": family("cancel", mpi_replay=True),
     "partitioned": family("partitioned", check_dump=partitioned_dump),
+    "types": family("types", env={"MPIOR_PRUNE": "0"}, check_dump=types_dump),
 }
 
 if __name__ == "__main__":
