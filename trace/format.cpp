@@ -24,13 +24,14 @@ constexpr size_t kCompressAbove = 512;
 struct TypeInfo {
   const char* magic;
   const char* noun;
+  uint32_t version;
 };
-constexpr TypeInfo kRankTrace{"MPIORTRC", "rank trace"};
-constexpr TypeInfo kJob{"MPIORJOB", "job file"};
-constexpr TypeInfo kPlan{"MPIORPLN", "plan"};
-constexpr TypeInfo kSpill{"MPIORSPL", "spill segment"};
-constexpr TypeInfo kAggregate{kAggregateMagic, "aggregate trace"};
-constexpr TypeInfo kMerged{"MPIORMRG", "merged job trace"};
+constexpr TypeInfo kRankTrace{"MPIORTRC", "rank trace", kFormatVersion};
+constexpr TypeInfo kJob{"MPIORJOB", "job file", kFormatVersion};
+constexpr TypeInfo kPlan{"MPIORPLN", "plan", kFormatVersion};
+constexpr TypeInfo kSpill{"MPIORSPL", "spill segment", kFormatVersion};
+constexpr TypeInfo kAggregate{kAggregateMagic, "aggregate trace", kFormatVersion};
+constexpr TypeInfo kMerged{"MPIORMRG", "merged job trace", kMergedFormatVersion};
 
 std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body) {
   std::vector<uint8_t> stored;
@@ -46,7 +47,7 @@ std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body) {
   if (!compression) stored = std::move(body);
   Encoder e;
   e.raw({reinterpret_cast<const uint8_t*>(type.magic), kMagicLen});
-  e.fixed32(kFormatVersion);
+  e.fixed32(type.version);
   e.u8(compression);
   e.fixed64(compression ? ZSTD_getFrameContentSize(stored.data(), stored.size()) : stored.size());
   e.fixed64(stored.size());
@@ -78,9 +79,7 @@ std::vector<uint8_t> unwrap(const TypeInfo& type, std::span<const uint8_t> bytes
   if (bytes.size() < kHeaderLen) throw FormatError(name + ": truncated (file ends inside the header)");
   Decoder h(bytes.subspan(kMagicLen), name);
   uint32_t version = h.fixed32();
-  if (version != kFormatVersion)
-    throw FormatError(name + ": format version " + std::to_string(version) + ", this mpior reads version " +
-                      std::to_string(kFormatVersion) + (version > kFormatVersion ? " (written by a newer mpior)" : ""));
+  if (version != type.version) throw FormatError(name + ": " + version_mismatch(version, type.version));
   uint8_t compression = h.u8();
   uint64_t raw_len = h.fixed64(), stored_len = h.fixed64();
   if (bytes.size() < kHeaderLen + kTrailerLen || stored_len > bytes.size() - kHeaderLen - kTrailerLen)
@@ -121,6 +120,14 @@ T decode_whole(const TypeInfo& type, std::span<const uint8_t> bytes, const std::
 }
 
 }  // namespace
+
+std::string version_mismatch(uint32_t found, uint32_t reads) {
+  std::string v = "format version " + std::to_string(found);
+  if (found < reads)
+    return v + " (written by an older mpior), this mpior reads version " + std::to_string(reads) +
+           ": trace the run again, or read it with the mpior that wrote it";
+  return v + " (written by a newer mpior), this mpior reads version " + std::to_string(reads);
+}
 
 // Event kinds are stored by number: a file is only readable by an mpior whose
 // kind table (trace/api/*.list) is the same, which this checksum of the

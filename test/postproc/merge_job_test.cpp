@@ -195,6 +195,37 @@ TEST_CASE("a merged job's ranks read back their own occurrences at the plan's ti
   }
 }
 
+// What an mpior of merged format 4 wrote: the same container with version 4
+// and its checksum (the body's encoding changed with version 5).
+std::vector<uint8_t> as_version(std::vector<uint8_t> bytes, uint32_t version) {
+  trace::Encoder v;
+  v.fixed32(version);
+  std::copy(v.bytes().begin(), v.bytes().end(), bytes.begin() + 8);
+  size_t end = bytes.size() - 12;  // CRC-32C, "MPIOREND"
+  trace::Encoder crc;
+  crc.fixed32(trace::crc32c({bytes.data(), end}));
+  std::copy(crc.bytes().begin(), crc.bytes().end(), bytes.begin() + long(end));
+  return bytes;
+}
+
+TEST_CASE("a merged job trace of an older or newer format is refused as such", "[postproc][merge][job]") {
+  trace::MergedJob m = postproc::job_of_rank(rank_trace(0, 2, false));
+  std::vector<uint8_t> bytes = trace::encode(m);
+  REQUIRE(trace::decode_merged_job(as_version(bytes, trace::kMergedFormatVersion), "m") == m);
+  REQUIRE_THROWS_WITH(trace::decode_merged_job(as_version(bytes, 4), "x/merged.mpior"),
+                      Catch::StartsWith("x/merged.mpior: format version 4 (written by an older mpior), this mpior "
+                                        "reads version " +
+                                        std::to_string(trace::kMergedFormatVersion)) &&
+                          !Catch::Contains("corrupt"));
+  REQUIRE_THROWS_WITH(trace::decode_merged_job(as_version(bytes, trace::kMergedFormatVersion + 1), "m"),
+                      Catch::Contains("written by a newer mpior"));
+  // rank traces keep their own version
+  std::vector<uint8_t> rank = trace::encode(rank_trace(0, 2, false));
+  REQUIRE(trace::decode_rank_trace(as_version(rank, trace::kFormatVersion), "r").process.rank == 0);
+  REQUIRE_THROWS_WITH(trace::decode_rank_trace(as_version(rank, trace::kFormatVersion - 1), "r"),
+                      Catch::Contains("written by an older mpior"));
+}
+
 TEST_CASE("a damaged merged job trace is refused with one message", "[postproc][merge][job]") {
   trace::MergedJob m = postproc::job_of_rank(rank_trace(0, 2, false));
   m.ranks[0].files.push_back(7);  // an index outside the file table
