@@ -28,7 +28,8 @@ namespace mpior::trace {
 // 4: ranks' clock offsets to rank 0 (ProcessInfo), aligned trace starts (PlanRank).
 inline constexpr uint32_t kFormatVersion = 4;
 // Merged job traces (MPIORMRG; 4: the first, written with the others' number):
-// 5: ranks' records column by column, compact timing statistics, MPI_COMM_SELF runs.
+// 5: ranks' records column by column, compact timing statistics (histograms
+//    from min's bin to max's), MPI_COMM_SELF runs, numbered paths renumbered.
 inline constexpr uint32_t kMergedFormatVersion = 5;
 // Why a file of version `found` is refused by a reader of version `reads`
 // ("format version 3 (written by an older mpior), ...").

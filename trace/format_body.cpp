@@ -35,7 +35,8 @@ void put_stats(Encoder& e, const TimeStats& t) {
 // sum over the count unless told, the spread max - min, m2 only when not 0
 // and in single precision (the spread it gives is printed to three digits,
 // scaled by extrapolation: the histogram's bins are far coarser), the
-// histogram as a range of bins when that is shorter than (bin, count) pairs.
+// histogram, when shorter so, as the counts of the bins from min's to
+// max's but the last (the count minus the others'), else (bin, count) pairs.
 enum CompactBits : uint8_t { kMeanTold = 1, kRange = 2, kM2Zero = 4 };
 
 void put_stats_compact(Encoder& e, const TimeStats& t) {
@@ -45,8 +46,9 @@ void put_stats_compact(Encoder& e, const TimeStats& t) {
   e.sv(t.min());
   e.uv(uint64_t(t.max()) - uint64_t(t.min()));
   const auto& hist = t.histogram();
-  size_t span = hist.empty() ? 0 : size_t(hist.back().first - hist.front().first);
-  bool range = !hist.empty() && span + 1 - hist.size() + 1 < hist.size();
+  const size_t first = TimeStats::bin_of(t.min()), last = TimeStats::bin_of(t.max());
+  bool range =
+      !hist.empty() && hist.front().first == first && hist.back().first == last && last - first < 1 + 2 * hist.size();
   uint8_t bits = uint8_t((t.mean() != double(t.sum()) / double(t.count()) ? kMeanTold : 0) | (range ? kRange : 0) |
                          (t.m2() == 0 ? kM2Zero : 0));
   e.u8(bits);
@@ -54,11 +56,8 @@ void put_stats_compact(Encoder& e, const TimeStats& t) {
   if (!(bits & kM2Zero)) e.fixed32(std::bit_cast<uint32_t>(float(t.m2())));
   if (t.count() <= 1) return;
   if (range) {
-    e.u8(hist.front().first);
-    e.u8(uint8_t(span));
     size_t i = 0;
-    for (size_t b = hist.front().first; b <= hist.back().first; ++b)
-      e.uv(i < hist.size() && hist[i].first == b ? hist[i++].second : 0);
+    for (size_t b = first; b < last; ++b) e.uv(i < hist.size() && hist[i].first == b ? hist[i++].second : 0);
     return;
   }
   e.uv(hist.size());
@@ -163,10 +162,16 @@ TimeStats get_stats_compact(Decoder& d) {
   double m2 = bits & kM2Zero ? 0.0 : double(std::bit_cast<float>(d.fixed32()));
   std::vector<std::pair<uint8_t, uint64_t>> hist;
   if (count > 1 && (bits & kRange)) {
-    unsigned first = d.u8(), span = d.u8();
-    if (first + span > 255) d.fail("histogram bins past the last");
-    for (unsigned b = first; b <= first + span; ++b)
-      if (uint64_t n = d.uv()) hist.emplace_back(uint8_t(b), n);
+    unsigned first = TimeStats::bin_of(min), last = TimeStats::bin_of(max);
+    if (max < min) d.fail("timing statistics whose maximum is below their minimum");
+    uint64_t rest = count;
+    for (unsigned b = first; b < last; ++b)
+      if (uint64_t n = d.uv()) {
+        if (n >= rest) d.fail("histogram bins hold more than the count");
+        hist.emplace_back(uint8_t(b), n);
+        rest -= n;
+      }
+    hist.emplace_back(uint8_t(last), rest);
   } else if (count > 1) {
     uint64_t n = d.count(2);
     unsigned bin = 0;

@@ -91,6 +91,52 @@ TEST_CASE("a job merged over a tree gives every rank back", "[postproc][merge][j
       }
 }
 
+TEST_CASE("a merged job's file table: numbered paths as renumbered entries, read back byte for byte",
+          "[postproc][merge][job]") {
+  trace::MergedJob m = postproc::job_of_rank(rank_trace(0, 1, false));
+  const std::vector<std::string> paths = {"/scratch/run/out_0.dat",
+                                          "/scratch/run/shared",
+                                          "/scratch/run/out_1.dat",
+                                          "/scratch/run/out_2.dat",
+                                          "/scratch/run/out_9.dat",
+                                          "/scratch/run/out_10.dat",
+                                          "/scratch/run/out_7.dat",  // wider, back down
+                                          "/s/rank-000041",
+                                          "/s/rank-000042",
+                                          "/s/rank-1000000",  // zero-padded, then wider
+                                          "/s/x_9",
+                                          "/s/x_0010",  // not the padding of 9's
+                                          "/d1/d2/f3",
+                                          "/d1/d2/f3",
+                                          "/d9/d2/f3",  // the same twice; an earlier number
+                                          "/n/1234567890123456789",
+                                          "/n/1234567890123456790",  // past 18 digits
+                                          "/n/123456789012345678",
+                                          "/n/999999999999999999",
+                                          "/n/000000000000000000",
+                                          "",
+                                          "/",
+                                          "/a\n\xff"
+                                          "9"};
+  m.files.clear();
+  for (size_t i = 0; i < paths.size(); ++i) m.files.push_back({paths[i], int64_t(i % 3) - 1});
+  m.ranks[0].files.clear();
+  for (size_t i = 0; i < m.files.size(); ++i) m.ranks[0].files.push_back(int32_t(i));
+  REQUIRE(trace::decode_merged_job(trace::encode(m), "m") == m);
+  // 4,096 ranks' own files cost a few bytes each
+  trace::MergedJob many = m;
+  many.files.clear();
+  for (int r = 0; r < 4096; ++r) {
+    many.files.push_back({"/lustre/project/run42/output/checkpoint." + std::to_string(r) + ".h5", 0101});
+    if (r % 16 == 0) many.files.push_back({"/lustre/project/run42/output/group_" + std::to_string(r / 16), 01});
+  }
+  many.ranks[0].files = {0};
+  size_t bytes = trace::encode(many).size() - trace::encode(m).size();
+  INFO(bytes << " B for " << many.files.size() << " paths");
+  REQUIRE(bytes < many.files.size());
+  REQUIRE(trace::decode_merged_job(trace::encode(many), "m") == many);
+}
+
 TEST_CASE("merged timing splits back into counts that add up", "[postproc][merge][job]") {
   std::vector<trace::MergedJob> leaves;
   uint64_t want = 0;
