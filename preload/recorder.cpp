@@ -85,6 +85,7 @@ void record_event(trace::RawEvent& ev) noexcept {
     r = create_recorder();
     if (!r) return;
     t_state.recorder = r;
+    spill::request();  // fold behind: the flush thread makes its buffers now (fold_behind_service)
   }
   if (ev.depth == 0 && trace::is_io(ev.kind)) piggyback::note_io();
   r->record(ev);
@@ -222,7 +223,7 @@ void ThreadRecorder::thaw(std::vector<trace::RawEvent>& batch) noexcept {
     batch.clear();
     lock();
     if (backlog_.size() <= kChunk || round == kRounds) {
-      if (backlog_.capacity() > 4 * kChunk && backlog_.size() <= small.capacity()) {
+      if (backlog_.capacity() > kSpareChunks * kChunk && backlog_.size() <= small.capacity()) {
         small.assign(backlog_.begin(), backlog_.end());  // no allocation
         small.swap(backlog_);                            // the large buffer is freed below, unlocked
       }
@@ -236,23 +237,50 @@ void ThreadRecorder::thaw(std::vector<trace::RawEvent>& batch) noexcept {
   }
 }
 
+// Made or remade on the folding thread: kSpareChunks of capacity, every
+// page written once (resize), so the recording thread that gets one does not
+// fault them in; one the recording thread grew past that is let go.
+void ThreadRecorder::ready_spares() noexcept {
+  for (auto& v : spare_) {
+    v.clear();
+    if (v.capacity() == kSpareChunks * kChunk) continue;
+    try {
+      std::vector<trace::RawEvent>().swap(v);
+      v.resize(kSpareChunks * kChunk);
+      v.clear();
+    } catch (...) {
+    }
+  }
+}
+
 template <typename F>
-auto ThreadRecorder::with_builder(F&& f) {
+auto ThreadRecorder::with_builder(F&& f, bool recycle) {
   std::vector<trace::RawEvent> older, newer;
-  older.reserve(4 * kChunk);
-  newer.reserve(kChunk);
   while (owner_.test_and_set(std::memory_order_acquire)) sched_yield();
+  if (recycle) {
+    ready_spares();
+    older.swap(spare_[0]);
+    newer.swap(spare_[1]);
+  }
+  if (older.capacity() < 4 * kChunk) older.reserve(4 * kChunk);
+  if (newer.capacity() < kChunk) newer.reserve(kChunk);
   freeze(older, newer);
   fold(older.data(), older.size());
   fold(newer.data(), newer.size());
   struct Done {  // also when f throws
     ThreadRecorder* r;
+    std::vector<trace::RawEvent>& older;
     std::vector<trace::RawEvent>& batch;
+    bool recycle;
     ~Done() {
       r->thaw(batch);
+      if (recycle) {  // the buffers this round ended with are the next one's
+        r->spare_[0].swap(older);
+        r->spare_[1].swap(batch);
+      }
       r->owner_.clear(std::memory_order_release);
     }
-  } done{this, newer};
+  } done{this, older, newer, recycle};
   return f();
 }
 
@@ -297,10 +325,13 @@ void ThreadRecorder::spill_refused() noexcept {
 void ThreadRecorder::fold_parked() noexcept {
   fold_wanted_.store(false, std::memory_order_release);
   try {
-    with_builder([&] {
-      if (builder_.events() >= next_check_ && spill::cap_bytes() != 0) check_memory();
-      return 0;
-    });
+    with_builder(
+        [&] {
+          if (builder_.events() >= next_check_ && spill::cap_bytes() != 0) check_memory();
+          return 0;
+        },
+        true);
+    primed_ = true;
   } catch (...) {
   }
 }
@@ -335,7 +366,7 @@ void fold_behind_service() noexcept {
   TracerGuard guard;
   try {
     for (ThreadRecorder* r : all_recorders())
-      if (r->fold_wanted()) r->fold_parked();
+      if (r->fold_wanted() || !r->primed()) r->fold_parked();  // a new recorder gets its spares now
   } catch (...) {
   }
 }
@@ -352,7 +383,9 @@ uint64_t ThreadRecorder::events() {
 }
 
 size_t ThreadRecorder::memory_bytes() {
-  size_t n = with_builder([&] { return builder_.memory_bytes(); });
+  size_t n = with_builder([&] {
+    return builder_.memory_bytes() + (spare_[0].capacity() + spare_[1].capacity()) * sizeof(trace::RawEvent);
+  });
   lock();
   n += sizeof(*this) + held_.capacity() * sizeof(trace::RawEvent) + backlog_.capacity() * sizeof(trace::RawEvent);
   unlock();

@@ -59,6 +59,7 @@ class ThreadRecorder {
   bool spill_before_flush(size_t min_bytes) noexcept;
   // Fold behind: the flush thread folds the chunks this thread parked.
   bool fold_wanted() const noexcept { return fold_wanted_.load(std::memory_order_acquire); }
+  bool primed() const noexcept { return primed_; }
   void fold_parked() noexcept;
 
  private:
@@ -69,8 +70,10 @@ class ThreadRecorder {
   void fold(trace::RawEvent* ev, size_t n) noexcept;
   // Runs f with the builder to itself (the recording thread keeps a backlog
   // meanwhile), then folds the backlog and hands the builder back.
+  // recycle: fold behind's round, with the spare buffers (spare_).
   template <typename F>
-  auto with_builder(F&& f);
+  auto with_builder(F&& f, bool recycle = false);
+  void ready_spares() noexcept;
   void freeze(std::vector<trace::RawEvent>& older, std::vector<trace::RawEvent>& newer) noexcept;
   void thaw(std::vector<trace::RawEvent>& batch) noexcept;
   void check_memory() noexcept;
@@ -97,6 +100,17 @@ class ThreadRecorder {
   std::vector<trace::RawEvent> backlog_;  // under the lock: chunks recorded while frozen (ticks)
   trace::RawEvent chunk_[kChunk];
   std::vector<trace::RawEvent> held_;  // records waiting for their parent (deeper calls)
+  // Fold behind's buffers, held by the owner_ between its rounds: what the
+  // recording thread parks into next and the folding thread's batch. They
+  // go round (the recording thread gets one, the folder takes its backlog)
+  // and keep kSpareChunks of capacity, touched by the folding thread when
+  // made: the recording thread then parks without allocating or taking a
+  // page fault (callgrind/perf: they were its startup cost).
+  // The flush thread makes them at its first round with the recorder
+  // (primed_), before the recording thread parks anything.
+  static constexpr size_t kSpareChunks = 32;
+  std::vector<trace::RawEvent> spare_[2];
+  bool primed_ = false;  // the flush thread's
   CallsiteCache callsites_;
   trace::StreamBuilder builder_;
   // Memory accounting: the folded size is measured (O(units)) when the

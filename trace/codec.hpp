@@ -53,6 +53,7 @@ class Decoder {
   uint64_t count(size_t min_bytes = 1);
   bool done() const { return pos_ == data_.size(); }
   size_t pos() const { return pos_; }
+  size_t size() const { return data_.size(); }
   [[noreturn]] void fail(const std::string& why) const;
 
  private:

@@ -20,10 +20,20 @@
 
 namespace mpior::trace {
 
+// Each file type has its own version, bumped whenever its encoding changes,
+// so a file of another version is refused as older or newer, not as corrupt.
+// Rank traces, job records, plans, spill segments and aggregates:
 // 2: plans carry how they were extrapolated (ExtrapInfo).
 // 3: every body starts with a checksum of the event kind table.
 // 4: ranks' clock offsets to rank 0 (ProcessInfo), aligned trace starts (PlanRank).
 inline constexpr uint32_t kFormatVersion = 4;
+// Merged job traces (MPIORMRG; 4: the first, written with the others' number):
+// 5: ranks' records column by column, compact timing statistics (histograms
+//    from min's bin to max's), MPI_COMM_SELF runs, numbered paths renumbered.
+inline constexpr uint32_t kMergedFormatVersion = 5;
+// Why a file of version `found` is refused by a reader of version `reads`
+// ("format version 3 (written by an older mpior), ...").
+std::string version_mismatch(uint32_t found, uint32_t reads);
 inline constexpr const char* kJobFileName = "job.mpior";
 inline constexpr const char* kPlanFileName = "plan.mpior";
 // Several ranks' traces in one indexed file (aggregate.hpp).

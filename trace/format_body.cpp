@@ -1,5 +1,6 @@
 #include "format_body.hpp"
 
+#include <algorithm>
 #include <bit>
 
 namespace mpior::trace::body {
@@ -35,39 +36,49 @@ void put_stats(Encoder& e, const TimeStats& t) {
 // sum over the count unless told, the spread max - min, m2 only when not 0
 // and in single precision (the spread it gives is printed to three digits,
 // scaled by extrapolation: the histogram's bins are far coarser), the
-// histogram as a range of bins when that is shorter than (bin, count) pairs.
+// histogram, when shorter so, as the counts of the bins from min's to
+// max's but the last (the count minus the others'), else (bin, count) pairs;
+// the sum last, as its difference from what the histogram's bin middles
+// (within min and max) add up to: a byte or two instead of four or five.
 enum CompactBits : uint8_t { kMeanTold = 1, kRange = 2, kM2Zero = 4 };
+
+int64_t hist_estimate(const std::vector<std::pair<uint8_t, uint64_t>>& hist, int64_t min, int64_t max) {
+  uint64_t sum = 0;  // wrapping: a damaged file must not overflow a signed integer
+  for (auto [bin, n] : hist) {
+    uint64_t lo = uint64_t(std::max(TimeStats::bin_low(bin), min)),
+             hi = uint64_t(std::min(TimeStats::bin_high(bin), max));
+    sum += n * (lo + (hi - lo) / 2);
+  }
+  return int64_t(sum);
+}
 
 void put_stats_compact(Encoder& e, const TimeStats& t) {
   e.uv(t.count());
   if (t.count() == 0) return;
-  e.sv(t.sum());
   e.sv(t.min());
   e.uv(uint64_t(t.max()) - uint64_t(t.min()));
   const auto& hist = t.histogram();
-  size_t span = hist.empty() ? 0 : size_t(hist.back().first - hist.front().first);
-  bool range = !hist.empty() && span + 1 - hist.size() + 1 < hist.size();
+  const size_t first = TimeStats::bin_of(t.min()), last = TimeStats::bin_of(t.max());
+  bool range =
+      !hist.empty() && hist.front().first == first && hist.back().first == last && last - first < 1 + 2 * hist.size();
   uint8_t bits = uint8_t((t.mean() != double(t.sum()) / double(t.count()) ? kMeanTold : 0) | (range ? kRange : 0) |
                          (t.m2() == 0 ? kM2Zero : 0));
   e.u8(bits);
   if (bits & kMeanTold) e.f64(t.mean());
   if (!(bits & kM2Zero)) e.fixed32(std::bit_cast<uint32_t>(float(t.m2())));
-  if (t.count() <= 1) return;
-  if (range) {
-    e.u8(hist.front().first);
-    e.u8(uint8_t(span));
+  if (t.count() > 1 && range) {
     size_t i = 0;
-    for (size_t b = hist.front().first; b <= hist.back().first; ++b)
-      e.uv(i < hist.size() && hist[i].first == b ? hist[i++].second : 0);
-    return;
+    for (size_t b = first; b < last; ++b) e.uv(i < hist.size() && hist[i].first == b ? hist[i++].second : 0);
+  } else if (t.count() > 1) {
+    e.uv(hist.size());
+    uint8_t prev = 0;
+    for (auto [bin, n] : hist) {
+      e.u8(uint8_t(bin - prev));
+      e.uv(n);
+      prev = bin;
+    }
   }
-  e.uv(hist.size());
-  uint8_t prev = 0;
-  for (auto [bin, n] : hist) {
-    e.u8(uint8_t(bin - prev));
-    e.uv(n);
-    prev = bin;
-  }
+  e.sv(int64_t(uint64_t(t.sum()) - uint64_t(hist_estimate(hist, t.min(), t.max()))));
 }
 
 void put_leaf(Encoder& e, const Leaf& l, bool lossless, bool compact) {
@@ -155,18 +166,24 @@ TimeStats get_stats_compact(Decoder& d) {
   TimeStats t;
   uint64_t count = d.uv();
   if (count == 0) return t;
-  int64_t sum = d.sv(), min = d.sv();
+  int64_t min = d.sv();
   int64_t max = int64_t(uint64_t(min) + d.uv());
   uint8_t bits = d.u8();
   if (bits > (kMeanTold | kRange | kM2Zero)) d.fail("timing statistics flags " + std::to_string(bits));
-  double mean = bits & kMeanTold ? d.f64() : double(sum) / double(count);
+  if (max < min) d.fail("timing statistics whose maximum is below their minimum");
+  double mean = bits & kMeanTold ? d.f64() : 0.0;
   double m2 = bits & kM2Zero ? 0.0 : double(std::bit_cast<float>(d.fixed32()));
   std::vector<std::pair<uint8_t, uint64_t>> hist;
   if (count > 1 && (bits & kRange)) {
-    unsigned first = d.u8(), span = d.u8();
-    if (first + span > 255) d.fail("histogram bins past the last");
-    for (unsigned b = first; b <= first + span; ++b)
-      if (uint64_t n = d.uv()) hist.emplace_back(uint8_t(b), n);
+    unsigned first = TimeStats::bin_of(min), last = TimeStats::bin_of(max);
+    uint64_t rest = count;
+    for (unsigned b = first; b < last; ++b)
+      if (uint64_t n = d.uv()) {
+        if (n >= rest) d.fail("histogram bins hold more than the count");
+        hist.emplace_back(uint8_t(b), n);
+        rest -= n;
+      }
+    hist.emplace_back(uint8_t(last), rest);
   } else if (count > 1) {
     uint64_t n = d.count(2);
     unsigned bin = 0;
@@ -176,6 +193,8 @@ TimeStats get_stats_compact(Decoder& d) {
       hist.emplace_back(uint8_t(bin), d.uv());
     }
   }
+  int64_t sum = int64_t(uint64_t(hist_estimate(hist, min, max)) + uint64_t(d.sv()));
+  if (!(bits & kMeanTold)) mean = double(sum) / double(count);
   if (!TimeStats::restore(&t, count, sum, min, max, mean, m2, std::move(hist)))
     d.fail("inconsistent timing statistics");
   return t;

@@ -1,11 +1,15 @@
 // The merged job trace's body (MergedJob, model.hpp): job id and size, the
-// tables (communicators of one member, one rank further than the previous
+// tables (a path numbered like an earlier one as that entry and the
+// number's difference, others as what they share with the previous path and
+// the rest; communicators of one member, one rank further than the previous
 // entry's, in a byte), the merged streams, then the ranks' process records, table indices
 // and tallies, each as a difference from the previous rank's (ranks of one
 // job share host, program and directory; pids and clocks are close), column
 // by column.
 #include <climits>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "format_body.hpp"
 
@@ -132,6 +136,102 @@ KindTallies get_tallies_after(Decoder& d, const KindTallies& prev) {
   return t;
 }
 
+// A path's last run of decimal digits (rank-numbered files: out_17.dat),
+// when it has one of at most 18 digits.
+struct Numbered {
+  size_t at = 0, width = 0;
+  uint64_t n = 0;
+};
+
+std::optional<Numbered> last_number(std::string_view p) {
+  size_t end = p.find_last_of("0123456789");
+  if (end == std::string_view::npos) return std::nullopt;
+  Numbered x;
+  x.at = end;
+  while (x.at > 0 && p[x.at - 1] >= '0' && p[x.at - 1] <= '9') --x.at;
+  x.width = end + 1 - x.at;
+  if (x.width > 18) return std::nullopt;
+  for (size_t i = x.at; i <= end; ++i) x.n = x.n * 10 + uint64_t(p[i] - '0');
+  return x;
+}
+
+// `p` with its last number replaced by n, zero-padded to the old width.
+std::string renumbered(std::string_view p, const Numbered& x, uint64_t n) {
+  std::string digits = std::to_string(n);
+  if (digits.size() < x.width) digits.insert(0, x.width - digits.size(), '0');
+  return std::string(p.substr(0, x.at)).append(digits).append(p.substr(x.at + x.width));
+}
+
+size_t shared_prefix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+// Each entry: the distance back to the last entry that differs from it only
+// in the number (same text before and after it), then the number's and the
+// flags' differences from that entry's; or 0, then how much of the previous
+// path it starts with, the rest, the flags. A job's out_0 ... out_N cost a
+// few equal bytes each.
+void put_files(Encoder& e, const std::vector<FileEntry>& files) {
+  e.uv(files.size());
+  std::unordered_map<std::string, size_t> last;  // text around the number -> entry
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileEntry& f = files[i];
+    std::optional<Numbered> x = last_number(f.path);
+    if (x) {
+      std::string key = f.path.substr(0, x->at) + '\0' + f.path.substr(x->at + x->width);
+      auto [it, fresh] = last.try_emplace(std::move(key), i);
+      size_t ref = it->second;
+      it->second = i;
+      if (!fresh) {
+        const FileEntry& r = files[ref];
+        std::optional<Numbered> y = last_number(r.path);
+        if (renumbered(r.path, *y, x->n) == f.path) {
+          e.uv(i - ref);
+          e.sv(int64_t(x->n - y->n));
+          e.sv(sub(f.flags, r.flags));
+          continue;
+        }
+      }
+    }
+    std::string_view prev = i ? std::string_view(files[i - 1].path) : std::string_view();
+    size_t k = shared_prefix(prev, f.path);
+    e.uv(0);
+    e.uv(k);
+    e.str(std::string_view(f.path).substr(k));
+    e.sv(f.flags);
+  }
+}
+
+std::vector<FileEntry> get_files(Decoder& d) {
+  std::vector<FileEntry> out(d.count(3));
+  // entries copy earlier paths: a damaged file must not make them huge
+  const size_t most = (size_t(64) << 20) + 1024 * d.size();
+  size_t total = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i > 0 && (total += out[i - 1].path.size()) > most) d.fail("file paths longer than the body could hold");
+    uint64_t back = d.uv();
+    if (back > i) d.fail("a file entry refers past the table's start");
+    if (back) {
+      const FileEntry& r = out[i - back];
+      std::optional<Numbered> y = last_number(r.path);
+      if (!y) d.fail("a file entry renumbers a path without a number");
+      int64_t n = add(int64_t(y->n), d.sv());
+      if (n < 0 || n > 999999999999999999) d.fail("a file entry's number " + std::to_string(n));
+      out[i].path = renumbered(r.path, *y, uint64_t(n));
+      out[i].flags = add(r.flags, d.sv());
+      continue;
+    }
+    std::string_view prev = i ? std::string_view(out[i - 1].path) : std::string_view();
+    uint64_t k = d.uv();
+    if (k > prev.size()) d.fail("a file entry shares more than the previous path");
+    out[i].path = std::string(prev.substr(0, k)) + d.str();
+    out[i].flags = d.sv();
+  }
+  return out;
+}
+
 // A communicator entry equal to the one before it but for its one member,
 // one rank further (MPI_COMM_SELF of consecutive ranks): a byte.
 bool next_self(const CommEntry& c, const CommEntry& prev) {
@@ -171,7 +271,7 @@ std::vector<CommEntry> get_comms(Decoder& d) {
 void put(Encoder& e, const MergedJob& m) {
   e.fixed64(m.job_id);
   e.sv(m.size);
-  put_tables(e, m.files, {});
+  put_files(e, m.files);
   put_comms(e, m.comms);
   put_streams(e, m.streams, true);
   e.uv(m.ranks.size());
@@ -190,8 +290,7 @@ MergedJob get_merged_job(Decoder& d) {
   int64_t size = d.sv();
   if (size < 1 || size > (int64_t(1) << 30)) d.fail("job of " + std::to_string(size) + " ranks");
   m.size = int32_t(size);
-  get_tables(d, &m.files, &m.comms);
-  if (!m.comms.empty()) d.fail("communicators outside their table");
+  m.files = get_files(d);
   m.comms = get_comms(d);
   m.streams = get_streams(d, true);
   m.ranks.resize(d.count(8));

@@ -1,14 +1,15 @@
 /* Irregular I/O that loop folding cannot shrink: pread/pwrite of 64 bytes at
  * random offsets of a per-rank 1 MiB file, alternating. Prints its calls,
- * bytes, peak RSS (VmHWM), the loop's time and the loop's CPU time on the
- * calling thread (what the tracer adds to the application's own thread,
- * steadier than the time on a loaded machine) per rank.
+ * bytes, peak RSS (VmHWM), the loop's time, the loop's CPU time and page
+ * faults on the calling thread (what the tracer adds to the application's
+ * own thread, steadier than the time on a loaded machine) per rank.
  * usage: random_io [calls=1000000] [kill_after_ms=0: SIGKILL itself that long after the calls] */
 #include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +40,8 @@ int main(int argc, char** argv) {
   uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(rank + 1);
   long bytes = 0;
   struct timespec t0, t1, c0, c1;
+  struct rusage r0, r1;
+  getrusage(RUSAGE_THREAD, &r0);
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (long i = 0; i < calls; ++i) {
@@ -50,12 +53,13 @@ int main(int argc, char** argv) {
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+  getrusage(RUSAGE_THREAD, &r1);
   CHECK(close(fd) == 0);
   long loop_ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
   long cpu_ns = (c1.tv_sec - c0.tv_sec) * 1000000000L + (c1.tv_nsec - c0.tv_nsec);
   /* Fixed widths: the line's length (printf's return value, traced) is the same every run. */
-  printf("random_io rank=%d calls=%ld bytes=%ld vmhwm_kb=%10ld loop_ns=%16ld cpu_ns=%16ld\n", rank, calls, bytes,
-         vmhwm_kb(), loop_ns, cpu_ns);
+  printf("random_io rank=%d calls=%ld bytes=%ld vmhwm_kb=%10ld loop_ns=%16ld cpu_ns=%16ld faults=%10ld\n", rank, calls,
+         bytes, vmhwm_kb(), loop_ns, cpu_ns, r1.ru_minflt - r0.ru_minflt);
   fflush(stdout);
   if (kill_after > 0) {
     struct timespec ts = {kill_after / 1000, (kill_after % 1000) * 1000000};

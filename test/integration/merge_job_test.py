@@ -187,6 +187,16 @@ def bad():
     job.cleanup()
 
 
+def crc32c(data):
+    """CRC-32C (Castagnoli, reflected), what mpior's containers end with."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
 def bad_merged():
     """A corrupt merged job trace gets one message naming it; one of another run is refused; a missing one is
     named; --dump of a rank file the merge replaced shows that rank, expanded."""
@@ -209,6 +219,16 @@ def bad_merged():
         out = run(cmd, expect_rc=1)
         lines = [l for l in out.stderr.splitlines() if l.strip()]
         check(len(lines) == 1 and merged in lines[0] and "corrupt" in lines[0], f"corrupt merged trace: {out.stderr}")
+    # what the mpior of merged format 4 wrote: refused as older, not as corrupt
+    old = bytearray(good)
+    old[8:12] = (4).to_bytes(4, "little")
+    old[-12:-8] = crc32c(old[:-12]).to_bytes(4, "little")
+    open(merged, "wb").write(bytes(old))
+    for cmd in ([POST, a, "-o", a + "-plan"], [POST, "--dump", merged]):
+        out = run(cmd, expect_rc=1)
+        lines = [l for l in out.stderr.splitlines() if l.strip()]
+        check(len(lines) == 1 and merged in lines[0] and "format version 4 (written by an older mpior)" in lines[0]
+              and "corrupt" not in lines[0], f"old merged trace: {out.stderr}")
     os.remove(merged)
     out = job.post(a, expect_rc=1)
     check(merged in out.stderr and "missing" in out.stderr, f"a listed file missing: {out.stderr}")

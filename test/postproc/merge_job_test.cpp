@@ -91,6 +91,52 @@ TEST_CASE("a job merged over a tree gives every rank back", "[postproc][merge][j
       }
 }
 
+TEST_CASE("a merged job's file table: numbered paths as renumbered entries, read back byte for byte",
+          "[postproc][merge][job]") {
+  trace::MergedJob m = postproc::job_of_rank(rank_trace(0, 1, false));
+  const std::vector<std::string> paths = {"/scratch/run/out_0.dat",
+                                          "/scratch/run/shared",
+                                          "/scratch/run/out_1.dat",
+                                          "/scratch/run/out_2.dat",
+                                          "/scratch/run/out_9.dat",
+                                          "/scratch/run/out_10.dat",
+                                          "/scratch/run/out_7.dat",  // wider, back down
+                                          "/s/rank-000041",
+                                          "/s/rank-000042",
+                                          "/s/rank-1000000",  // zero-padded, then wider
+                                          "/s/x_9",
+                                          "/s/x_0010",  // not the padding of 9's
+                                          "/d1/d2/f3",
+                                          "/d1/d2/f3",
+                                          "/d9/d2/f3",  // the same twice; an earlier number
+                                          "/n/1234567890123456789",
+                                          "/n/1234567890123456790",  // past 18 digits
+                                          "/n/123456789012345678",
+                                          "/n/999999999999999999",
+                                          "/n/000000000000000000",
+                                          "",
+                                          "/",
+                                          "/a\n\xff"
+                                          "9"};
+  m.files.clear();
+  for (size_t i = 0; i < paths.size(); ++i) m.files.push_back({paths[i], int64_t(i % 3) - 1});
+  m.ranks[0].files.clear();
+  for (size_t i = 0; i < m.files.size(); ++i) m.ranks[0].files.push_back(int32_t(i));
+  REQUIRE(trace::decode_merged_job(trace::encode(m), "m") == m);
+  // 4,096 ranks' own files cost a few bytes each
+  trace::MergedJob many = m;
+  many.files.clear();
+  for (int r = 0; r < 4096; ++r) {
+    many.files.push_back({"/lustre/project/run42/output/checkpoint." + std::to_string(r) + ".h5", 0101});
+    if (r % 16 == 0) many.files.push_back({"/lustre/project/run42/output/group_" + std::to_string(r / 16), 01});
+  }
+  many.ranks[0].files = {0};
+  size_t bytes = trace::encode(many).size() - trace::encode(m).size();
+  INFO(bytes << " B for " << many.files.size() << " paths");
+  REQUIRE(bytes < many.files.size());
+  REQUIRE(trace::decode_merged_job(trace::encode(many), "m") == many);
+}
+
 TEST_CASE("merged timing splits back into counts that add up", "[postproc][merge][job]") {
   std::vector<trace::MergedJob> leaves;
   uint64_t want = 0;
@@ -193,6 +239,37 @@ TEST_CASE("a merged job's ranks read back their own occurrences at the plan's ti
     // the mean is rounded to a nanosecond at each event
     REQUIRE(std::abs(back_total - own_total) <= int64_t(size) * 200);
   }
+}
+
+// What an mpior of merged format 4 wrote: the same container with version 4
+// and its checksum (the body's encoding changed with version 5).
+std::vector<uint8_t> as_version(std::vector<uint8_t> bytes, uint32_t version) {
+  trace::Encoder v;
+  v.fixed32(version);
+  std::copy(v.bytes().begin(), v.bytes().end(), bytes.begin() + 8);
+  size_t end = bytes.size() - 12;  // CRC-32C, "MPIOREND"
+  trace::Encoder crc;
+  crc.fixed32(trace::crc32c({bytes.data(), end}));
+  std::copy(crc.bytes().begin(), crc.bytes().end(), bytes.begin() + long(end));
+  return bytes;
+}
+
+TEST_CASE("a merged job trace of an older or newer format is refused as such", "[postproc][merge][job]") {
+  trace::MergedJob m = postproc::job_of_rank(rank_trace(0, 2, false));
+  std::vector<uint8_t> bytes = trace::encode(m);
+  REQUIRE(trace::decode_merged_job(as_version(bytes, trace::kMergedFormatVersion), "m") == m);
+  REQUIRE_THROWS_WITH(trace::decode_merged_job(as_version(bytes, 4), "x/merged.mpior"),
+                      Catch::StartsWith("x/merged.mpior: format version 4 (written by an older mpior), this mpior "
+                                        "reads version " +
+                                        std::to_string(trace::kMergedFormatVersion)) &&
+                          !Catch::Contains("corrupt"));
+  REQUIRE_THROWS_WITH(trace::decode_merged_job(as_version(bytes, trace::kMergedFormatVersion + 1), "m"),
+                      Catch::Contains("written by a newer mpior"));
+  // rank traces keep their own version
+  std::vector<uint8_t> rank = trace::encode(rank_trace(0, 2, false));
+  REQUIRE(trace::decode_rank_trace(as_version(rank, trace::kFormatVersion), "r").process.rank == 0);
+  REQUIRE_THROWS_WITH(trace::decode_rank_trace(as_version(rank, trace::kFormatVersion - 1), "r"),
+                      Catch::Contains("written by an older mpior"));
 }
 
 TEST_CASE("a damaged merged job trace is refused with one message", "[postproc][merge][job]") {
