@@ -18,6 +18,7 @@ int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 struct Body {
   std::string text, section;
   int64_t space = 0;
+  double run_s = 0;  // a job of the traced calls: how long one run takes at the traced pace
 };
 
 std::string head(double seconds, bool timed) {
@@ -48,6 +49,7 @@ Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds,
                         size, ranks);
   if (write) b.text += "fallocate=none\n";
   if (counted) {
+    b.run_s = double(ops) * std::max(per_op_ns, 100.0) / 1e9;
     b.text += fmt::format("loops={}\nnumber_ios={}\n", (ops + per_loop - 1) / per_loop, ops);
     if (append) b.text += "unlink_each_loop=1\n";
   } else if (append) {
@@ -135,7 +137,7 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     auto at = std::find(bodies.begin(), bodies.end(), b.text);
     if (at == bodies.end()) {
       bodies.push_back(b.text);
-      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}});
+      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}, b.run_s});
       at = bodies.end() - 1;
     }
     size_t j = size_t(at - bodies.begin());
@@ -154,6 +156,12 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     p.jobs[j].text = top + bodies[j];
   }
   return p;
+}
+
+int runs_of(const Job& job, int repeat, double seconds) {
+  if (!(job.run_s > 0)) return repeat;
+  double want = std::ceil(seconds / job.run_s);
+  return int(std::clamp<double>(want, repeat, 4.0 * repeat));
 }
 
 std::map<std::string, double> per_op_seconds(const nlohmann::json& out) {

@@ -149,6 +149,11 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
         "fsync=1", "loops=4\n", "number_ios=4\n", "directory=${MPIOR_FIO_DIR}"})
     CHECK(t.find(want) != std::string::npos);
   CHECK(t.find("time_based") == std::string::npos);
+  CHECK(jp.jobs[0].run_s == Approx(4 * 400e-6));                            // 4 calls of 0.4 ms
+  CHECK(runs_of(jp.jobs[0], 5, 0.5) == 20);                                 // 1.6 ms a run: as many as allowed, 4 x 5
+  CHECK(runs_of(jp.jobs[0], 5, 0.02) == 13);                                // 20 ms worth
+  CHECK(runs_of(jp.jobs[0], 5, 0.001) == 5);                                // never fewer than --repeat
+  CHECK(runs_of(Job{"timed", "", {}, 0}, 5, 9) == 5);                       // a timed job runs --repeat times
   const std::string timed = plan_jobs(cs, {0.001, 0.01, 12}).jobs[0].text;  // 1.6 ms is past a 1 ms job: timed
   for (const char* want : {"time_based", "runtime=1ms", "fsync=1"}) CHECK(timed.find(want) != std::string::npos);
   CHECK(timed.find("number_ios") == std::string::npos);
