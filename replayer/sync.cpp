@@ -141,7 +141,7 @@ void clear_last_release() { t_released_ns = 0, t_slept = false; }
 
 int64_t barrier_spin_ns(uint32_t threads) {
   unsigned cores = std::thread::hardware_concurrency();
-  return cores > 0 && threads <= cores ? 50'000 : 0;
+  return cores > 0 && threads <= cores ? 2'000'000 : 0;
 }
 
 bool CommBarrier::spin_until_released(uint64_t gen) {

@@ -139,9 +139,13 @@ void clear_last_release();
 
 // How long a member polls a collective before it sleeps: an MPI library
 // polls, so its members leave within a microsecond of the last arrival; a
-// thread put to sleep on a condition variable wakes 5-50 µs later, which
-// the replay would add to every collective (nton_barrier). Only while every
-// replay thread can have a core (else polling steals the partner's).
+// thread put to sleep on a condition variable wakes 5-100 µs later (an IPI
+// in a VM), which the replay would add to the collective (nton_barrier).
+// 2 ms: 50 µs let a partner's slower write or late gap put the first
+// arriver to sleep in 3-20% of nton_barrier's barriers (0.137-0.179 s
+// against 0.133-0.136 s with 2-5 ms, idle). Longer waits sleep; their wake-up
+// is small beside them and paid back as debt. Only while every replay thread
+// can have a core (else polling steals the partner's).
 int64_t barrier_spin_ns(uint32_t threads);
 
 // A barrier with a stall guard (pthread_barrier_wait cannot time out).
