@@ -18,7 +18,6 @@ int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 struct Body {
   std::string text, section;
   int64_t space = 0;
-  double run_s = 0;  // a job of the traced calls: how long one run takes at the traced pace
 };
 
 std::string head(double seconds, bool timed) {
@@ -31,29 +30,20 @@ std::string head(double seconds, bool timed) {
 // one job per rank that did it, on one file when the ranks shared one. Writes
 // allocate as they go (no fallocate). Sequential writes to a file per process
 // write fresh files, as the application extended its files: loops of the
-// region with the file unlinked after each. A class whose traced calls per
-// rank took less than `seconds` (a short I/O phase: 20 checkpoints) runs
-// those calls, no more, so the first writes that allocate weigh in the job
-// as in the application (a second of overwrites hid tmpfs's page allocation:
-// -22% ext4 -> tmpfs); the others run about `seconds` (never longer).
-Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds, double per_op_ns, int64_t ops) {
+// region with the file unlinked after each (about `seconds` at the traced
+// time per call, never longer); the others run for `seconds` over the region.
+Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds, double per_op_ns) {
   bool write = k.op != Op::read, append = write && !k.random && !k.shared;
   int64_t bs = std::max<int64_t>(k.size, 1);
   int64_t size = std::min(round_up(std::max(region, bs), bs), std::max(bs, round_up(kMaxRegion, bs)));
-  int64_t per_loop = size / bs;
-  bool counted = ops > 0 && double(ops) * std::max(per_op_ns, 100.0) < seconds * 1e9;
   Body b;
   b.section = k.op == Op::sync ? "sync" : write ? "write" : "read";
-  b.text = head(seconds, !append && !counted) + "[io]\nioengine=psync\n";
+  b.text = head(seconds, !append) + "[io]\nioengine=psync\n";
   b.text += fmt::format("rw={}{}\nbs={}\nsize={}\nnumjobs={}\n", k.random ? "rand" : "", write ? "write" : "read", bs,
                         size, ranks);
   if (write) b.text += "fallocate=none\n";
-  if (counted) {
-    b.run_s = double(ops) * std::max(per_op_ns, 100.0) / 1e9;
-    b.text += fmt::format("loops={}\nnumber_ios={}\n", (ops + per_loop - 1) / per_loop, ops);
-    if (append) b.text += "unlink_each_loop=1\n";
-  } else if (append) {
-    double loop_ns = double(per_loop) * std::max(per_op_ns, 100.0);
+  if (append) {
+    double loop_ns = double(size / bs) * std::max(per_op_ns, 100.0);
     int64_t loops = std::clamp<int64_t>(std::llround(seconds * 1e9 / loop_ns), 1, 100000);
     b.text += fmt::format("loops={}\nunlink_each_loop=1\nruntime={}ms\n", loops,
                           std::max<int64_t>(1, std::llround(seconds * 1000)));
@@ -89,20 +79,16 @@ const IoClass* write_of(const Classes& cs, const ClassKey& sync) {
 }
 
 double per_op_ns(const IoClass& c) { return c.count ? double(c.time_ns) / double(c.count) : 1e4; }
-// Calls per rank (the ranks did them at once).
-int64_t ops_per_rank(const IoClass& c) {
-  return int64_t((c.count + uint64_t(std::max(1, c.concurrency())) - 1) / uint64_t(std::max(1, c.concurrency())));
-}
 
 // The job of a data class; a sync class gets the job of the writes it
 // follows: the same text measures both.
 Body data_job(const Classes& cs, const IoClass& c, double seconds) {
-  if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), seconds, per_op_ns(c), ops_per_rank(c));
+  if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), seconds, per_op_ns(c));
   const IoClass* w = write_of(cs, c.key);
   ClassKey k = c.key;
   k.op = Op::write;
-  Body b = w ? data_body(w->key, w->region, c.concurrency(), seconds, per_op_ns(*w), ops_per_rank(*w))
-             : data_body(k, k.size, c.concurrency(), seconds, 1e4, 0);
+  Body b = w ? data_body(w->key, w->region, c.concurrency(), seconds, per_op_ns(*w))
+             : data_body(k, k.size, c.concurrency(), seconds, 1e4);
   b.section = "sync";
   return b;
 }
@@ -137,7 +123,7 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     auto at = std::find(bodies.begin(), bodies.end(), b.text);
     if (at == bodies.end()) {
       bodies.push_back(b.text);
-      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}, b.run_s});
+      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}});
       at = bodies.end() - 1;
     }
     size_t j = size_t(at - bodies.begin());
@@ -156,12 +142,6 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     p.jobs[j].text = top + bodies[j];
   }
   return p;
-}
-
-int runs_of(const Job& job, int repeat, double seconds) {
-  if (!(job.run_s > 0)) return repeat;
-  double want = std::ceil(seconds / job.run_s);
-  return int(std::clamp<double>(want, repeat, 4.0 * repeat));
 }
 
 std::map<std::string, double> per_op_seconds(const nlohmann::json& out) {

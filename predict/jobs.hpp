@@ -22,7 +22,6 @@ struct Job {
   std::string name;          // "job-1"; the file is NAME.fio
   std::string text;          // the whole job file
   std::vector<size_t> used;  // classes it measures
-  double run_s = 0;          // runs the traced calls (not timed): one run's length at the traced pace
 };
 
 struct JobPlan {
@@ -37,11 +36,6 @@ struct JobPlan {
 inline constexpr const char* kDirVariable = "MPIOR_FIO_DIR";
 
 JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
-
-// Runs of a job on each side: `repeat`, and for a short job of the traced
-// calls as many as make about `seconds` (at most 4 x repeat), so that its
-// mean is steady while each run stays one short phase like the application's.
-int runs_of(const Job& job, int repeat, double seconds);
 
 // Mean time per operation (seconds) by section ("read", "write", "sync") of
 // fio's --output-format=json output, over all its jobs; throws

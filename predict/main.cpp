@@ -69,7 +69,7 @@ std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, size
   std::vector<std::optional<Runs>> runs(nclasses);
   for (size_t j = 0; j < jp.jobs.size(); ++j) {
     std::string file = (fs::path(cli.jobs_dir) / (jp.jobs[j].name + ".fio")).string();
-    for (int k = 0, n = runs_of(jp.jobs[j], cli.repeat, cli.jobs.seconds); k < n; ++k)
+    for (int k = 0; k < cli.repeat; ++k)
       for (int side = 0; side < 2; ++side) {
         auto per_op = run_fio(file, side ? cli.target : cli.reference);
         for (size_t i : jp.jobs[j].used) {

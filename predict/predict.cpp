@@ -158,10 +158,8 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
 }
 
 std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p) {
-  std::string s = fmt::format(
-      "I/O time of {} predicted for {} (reference {}; {} runs of each fio job, a short one of the traced calls up to "
-      "{})\n\n",
-      in.plan, in.target, in.reference, in.repeat, 4 * in.repeat);
+  std::string s = fmt::format("I/O time of {} predicted for {} (reference {}; {} runs of each fio job)\n\n", in.plan,
+                              in.target, in.reference, in.repeat);
   s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11} {:>9} {:>7} {:>11}  {}\n", "#", "class", "ranks", "count",
                    "traced_s", "ratio", "rsd%", "predicted_s", "job");
   for (size_t i = 0; i < cs.classes.size(); ++i) {
