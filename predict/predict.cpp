@@ -15,7 +15,9 @@ constexpr double kSpread = 2.0;  // the interval is ratio x (1 +- 2 relative sta
 void measured_class(ClassResult& r, double traced_s) {
   double ref = mean(r.runs.reference), tgt = mean(r.runs.target);
   r.ratio = tgt / ref;
-  r.rel_sd = std::hypot(rel_sd(r.runs.reference), rel_sd(r.runs.target));
+  r.reference_rel_sd = rel_sd(r.runs.reference);
+  r.target_rel_sd = rel_sd(r.runs.target);
+  r.rel_sd = std::hypot(r.reference_rel_sd, r.target_rel_sd);
   r.predicted_s = r.ratio * traced_s;
   r.low_s = std::max(0.0, r.predicted_s * (1 - kSpread * r.rel_sd));
   r.high_s = r.predicted_s * (1 + kSpread * r.rel_sd);
@@ -47,11 +49,13 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     measured_class(r, t);
     weighted += r.ratio * t;
     weight += t;
+    p.fio_target_rel_sd += r.target_rel_sd * t;
     lo_ratio = std::min(lo_ratio, r.ratio);
     hi_ratio = std::max(hi_ratio, r.ratio);
     max_sd = std::max(max_sd, r.rel_sd);
   }
   double fallback = weight > 0 ? weighted / weight : 1.0;
+  p.fio_target_rel_sd = weight > 0 ? p.fio_target_rel_sd / weight : 0.0;
   if (weight <= 0) lo_ratio = hi_ratio = 1.0;
   for (size_t i = 0; i < cs.classes.size(); ++i) {
     ClassResult& r = p.classes[i];
@@ -115,6 +119,8 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"measured", r.measured},
                         {"ratio", r.ratio},
                         {"rel_sd", r.rel_sd},
+                        {"reference_rel_sd", r.reference_rel_sd},
+                        {"target_rel_sd", r.target_rel_sd},
                         {"predicted_s", r.predicted_s},
                         {"interval", {r.low_s, r.high_s}}};
     if (r.measured) {
@@ -140,6 +146,7 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"interval", {p.low_s, p.high_s}},
                         {"fio_interval", {p.fio_low_s, p.fio_high_s}},
                         {"target_rel_sd", p.target_rel_sd},
+                        {"fio_target_rel_sd", p.fio_target_rel_sd},
                         {"dominant", dominant},
                         {"classes", classes}};
   if (in.replay_io_s)
@@ -170,6 +177,9 @@ std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan&
         "                    (fio runs alone [{:.6f}, {:.6f}] s; widened by the replays' run-to-run "
         "spread on the target, {:.1f}%)\n",
         p.fio_low_s, p.fio_high_s, p.target_rel_sd * 100);
+  s += fmt::format("target spread       {:.1f}% run to run in the fio runs (time-weighted over measured classes){}\n",
+                   p.fio_target_rel_sd * 100,
+                   p.target_rel_sd > 0 ? fmt::format(", {:.1f}% in the replays", p.target_rel_sd * 100) : "");
   std::string dom;
   for (size_t i : p.dominant) dom += fmt::format("{}{}", dom.empty() ? "" : ", ", i + 1);
   s += fmt::format("dominant classes    {}\n", dom.empty() ? "-" : dom);

@@ -22,7 +22,8 @@ struct Runs {
 struct ClassResult {
   bool measured = false;
   Runs runs;
-  double ratio = 1, rel_sd = 0;  // rel_sd: of the ratio, from both sides' run-to-run spreads
+  double ratio = 1, rel_sd = 0;                    // rel_sd: of the ratio, from both sides' run-to-run spreads
+  double reference_rel_sd = 0, target_rel_sd = 0;  // each side's run-to-run spread
   double predicted_s = 0, low_s = 0, high_s = 0;
 };
 
@@ -30,7 +31,8 @@ struct Prediction {
   std::vector<ClassResult> classes;  // as Classes::classes
   double traced_io_s = 0, predicted_io_s = 0, low_s = 0, high_s = 0;
   double fio_low_s = 0, fio_high_s = 0, target_rel_sd = 0;  // before widen_by_target_spread, and its spread
-  std::vector<size_t> dominant;                             // classes carrying 80% of the predicted time, largest first
+  double fio_target_rel_sd = 0;  // the target's run-to-run spread in the fio runs, traced-time-weighted
+  std::vector<size_t> dominant;  // classes carrying 80% of the predicted time, largest first
 };
 
 double mean(const std::vector<double>& v);

@@ -30,6 +30,9 @@ class Pacer {
   void woke_at(int64_t deadline, int64_t woke) {
     if (woke > deadline) debt_ += woke - deadline;
   }
+  // Time the replay lost to its own mechanics (a member woken late from a
+  // collective, past its cost) is paid off like a late sleep.
+  void add_debt(int64_t ns) { debt_ += std::max<int64_t>(0, ns); }
   int64_t debt() const { return debt_; }
 
  private:

@@ -22,44 +22,17 @@
 #include "mpi_replay.hpp"
 #include "mpiio_replay.hpp"
 #include "progress.hpp"
+#include "start_gate.hpp"
 #include "sync.hpp"
 
 namespace mpior::replay {
 namespace {
 
-// Holds every thread until all exist, then releases them at one instant.
-class StartGate {
- public:
-  // Thread side: returns the common start time.
-  int64_t arrive() {
-    std::unique_lock lock(mu_);
-    ++ready_;
-    cv_.notify_all();
-    cv_.wait(lock, [this] { return open_; });
-    return t0_;
-  }
-  // Main side: waits for `n` threads, then opens. The start lies a little
-  // ahead so that thousands of threads are awake before their first deadline.
-  int64_t open_when_ready(uint32_t n, Backend* backend) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return ready_ >= n; });
-    if (backend) backend->all_ready();  // every process's threads too
-    ready_at_ = mono_now_ns();
-    t0_ = ready_at_ + 1'000'000 + int64_t(n) * 2'000;
-    open_ = true;
-    cv_.notify_all();
-    return t0_;
-  }
-  // When the last thread arrived (after open_when_ready).
-  int64_t ready_at() const { return ready_at_; }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint32_t ready_ = 0;
-  bool open_ = false;
-  int64_t t0_ = 0;
-  int64_t ready_at_ = 0;
+// A thread's count of replayed events, for the progress bar: a cache line
+// each, so that threads counting every event do not pass one line between
+// their cores.
+struct alignas(64) EventCount {
+  std::atomic<uint64_t> n{0};
 };
 
 // The threads of this process synchronising among themselves.
@@ -119,10 +92,10 @@ class ReplayThread {
 
   ThreadSummary summary;
   OpTable ops;
-  std::atomic<uint64_t>* done = nullptr;  // depth-0 events replayed, for the progress bar
-  ThreadCalls calls;                      // --timeline / --html
-  uint64_t budget = 0;                    // calls to keep
-  std::string io_lines;                   // --io-log: "kind path offset count", one per replayed file call
+  EventCount* done = nullptr;  // depth-0 events replayed, for the progress bar
+  ThreadCalls calls;           // --timeline / --html
+  uint64_t budget = 0;         // calls to keep
+  std::string io_lines;        // --io-log: "kind path offset count", one per replayed file call
   uint64_t skipped = 0;
   int64_t end_ns = 0;
 
@@ -351,7 +324,7 @@ bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi) 
 bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio,
                         int64_t start) {
   ++summary.events;
-  done->store(summary.events, std::memory_order_relaxed);
+  done->n.store(summary.events, std::memory_order_relaxed);
   if (budget > 0) {
     pending_ = ev;
     pending_start_ = start;
@@ -417,7 +390,9 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
 // (CommCosts, calibrated from the plan) is charged before a send posts and
 // after every other call's synchronisation (a Wait's after its completions).
 // Calls without a cost class (communicator creation, Finalize) take at least
-// their position's shortest traced duration.
+// their position's shortest traced duration. A collective member that woke
+// later than the last arrival plus the cost (it slept past the poll) owes
+// the difference as pacer debt: MPI would have left then.
 bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& mpi, int64_t start) {
   trace::OpClass op = ev.op();
   bool io_only = sh_.opt.io_only || sh_.opt.backend;  // real MPI costs what it costs
@@ -435,7 +410,13 @@ bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& m
     // that delay counts towards the cost (MPI polls; everyone leaves at the
     // last arrival plus the cost).
     int64_t released = last_release_ns(), late = released > 0 ? std::max<int64_t>(0, last_end_ - released) : 0;
-    if (cost > late) last_end_ = charge(last_end_, cost - late);
+    summary.slept_waits += last_wait_slept();
+    if (cost > late) {
+      last_end_ = charge(last_end_, cost - late);
+    } else if (late > cost) {  // woken later than MPI would have left: the replay's own delay
+      pacer_.add_debt(late - cost);
+      summary.late_ns += late - cost;
+    }
   } else {
     int64_t floor = stream_.leaves[ev.leaf].dur.min();
     if (floor > 0 && last_end_ < start + floor) last_end_ = charge(last_end_, start + floor - last_end_);
@@ -528,12 +509,12 @@ void validate_plan(const trace::Plan& plan, const std::string& name) {
 namespace {
 
 // Events replayed so far against the traced time: the replay aims at it.
-report::ProgressBar::View replay_view(const std::atomic<uint64_t>* done, size_t n, int64_t traced_ns,
+report::ProgressBar::View replay_view(const EventCount* done, size_t n, int64_t traced_ns,
                                       const std::atomic<int64_t>& t0) {
   int64_t start = t0.load(std::memory_order_acquire);
   if (start == 0) return {-1, "mpior-replay: preparing the target and starting threads"};
   uint64_t events = 0;
-  for (size_t i = 0; i < n; ++i) events += done[i].load(std::memory_order_relaxed);
+  for (size_t i = 0; i < n; ++i) events += done[i].n.load(std::memory_order_relaxed);
   double s = double(std::max<int64_t>(1, mono_now_ns() - start)) / 1e9, traced = double(traced_ns) / 1e9;
   double left = std::max(0.0, traced - s);
   return {traced > 0 ? std::min(0.99, s / traced) : -1,
@@ -552,8 +533,7 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
     target = prepare_target(plan, opt.setup);
   std::vector<ThreadSpec> specs = thread_specs(plan, opt.backend);
   Shared sh(plan, *target, opt, uint32_t(specs.size()));
-  std::unique_ptr<std::atomic<uint64_t>[]> done(new std::atomic<uint64_t>[specs.size()]);
-  for (size_t i = 0; i < specs.size(); ++i) done[i].store(0);
+  std::unique_ptr<EventCount[]> done(new EventCount[specs.size()]);
   std::atomic<int64_t> started{0};
   int64_t traced_ns = 0;
   for (const trace::PlanRank& r : plan.ranks) traced_ns = std::max(traced_ns, r.traced_ns);

@@ -160,11 +160,12 @@ bool MpiReplay::receive(const Event& ev, const Comm& c, int64_t given_src, int64
     errors_.add(where(ev, event_no) + ": the trace does not say which message it received; not synchronised");
     return true;
   }
-  return world_.channels().wait({c.id, int32_t(src), c.me, tag}, where(ev, event_no)) == WaitResult::ok;
+  auto who = [&] { return where(ev, event_no); };
+  return world_.channels().wait({c.id, int32_t(src), c.me, tag}, who) == WaitResult::ok;
 }
 
 bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no, int64_t seq) {
-  std::string who = where(ev, event_no) + " on global communicator " + std::to_string(c.id);
+  auto who = [&] { return where(ev, event_no) + " on global communicator " + std::to_string(c.id); };
   if (seq >= 0 && world_.by_instance())
     return world_.instance(c.id, seq)->wait(world_.progress(), who) == WaitResult::ok;
   return world_.barrier(c.id).wait(world_.progress(), who) == WaitResult::ok;
@@ -181,7 +182,8 @@ bool MpiReplay::member(const Event& ev, uint64_t event_no) {
   auto c = comm_of(ev);
   if (!c) return true;
   int32_t m = int32_t(ev.args[arg::member]);
-  return world_.channels().wait({c->id, m, c->me, kTagUp}, where(ev, event_no)) == WaitResult::ok;
+  auto who = [&] { return where(ev, event_no); };
+  return world_.channels().wait({c->id, m, c->me, kTagUp}, who) == WaitResult::ok;
 }
 
 // A rooted collective on an intercommunicator is recorded with root -1: all
@@ -203,7 +205,7 @@ bool MpiReplay::rooted_at(const Event& ev, const Comm& c, int32_t root, bool dow
     return true;
   }
   Channels& ch = world_.channels();
-  std::string who = where(ev, event_no);
+  auto who = [&] { return where(ev, event_no); };
   if (c.me != root) {
     if (!down) {
       ch.post({c.id, c.me, root, kTagUp});
@@ -234,7 +236,7 @@ bool MpiReplay::neighborhood(const Event& ev, const Comm& c, uint64_t event_no) 
   if (!n) return barrier(ev, c, event_no);
   Channels& ch = world_.channels();
   for (int32_t p : n->out) ch.post({c.id, c.me, p, kTagNeighbor});
-  std::string who = where(ev, event_no);
+  auto who = [&] { return where(ev, event_no); };
   for (int32_t p : n->in)
     if (ch.wait({c.id, p, c.me, kTagNeighbor}, who) != WaitResult::ok) return false;
   return true;
@@ -247,7 +249,7 @@ bool MpiReplay::inter_rooted(const Event& ev, const Comm& c, int64_t root, int64
   if (root == trace::kProcNull) return true;
   int32_t r = int32_t(root);
   Channels& ch = world_.channels();
-  std::string who = where(ev, event_no);
+  auto who = [&] { return where(ev, event_no); };
   if (c.me != r) {
     if (!down) {
       ch.post({c.id, c.me, r, kTagUp});

@@ -66,6 +66,7 @@ void print_breakdown(std::ostream& out, const Report& r) {
     sum.io_ns += t.io_ns, sum.compute_ns += t.compute_ns, sum.comm_ns += t.comm_ns, sum.wait_ns += t.wait_ns;
     sum.traced_io_ns += t.traced_io_ns, sum.traced_compute_ns += t.traced_compute_ns;
     sum.traced_mpi_ns += t.traced_mpi_ns;
+    sum.slept_waits += t.slept_waits, sum.late_ns += t.late_ns;
   }
   double all = double(sum.io_ns + sum.compute_ns + sum.comm_ns + sum.wait_ns);
   auto share = [&](int64_t v) { return all > 0 ? double(v) / all * 100 : 0.0; };
@@ -75,6 +76,10 @@ void print_breakdown(std::ostream& out, const Report& r) {
              share(sum.comm_ns), sum.wait_ns / 1e9, share(sum.wait_ns));
   fmt::print(out, "traced       (all threads) I/O {:.6f} s, compute {:.6f} s, MPI {:.6f} s\n", sum.traced_io_ns / 1e9,
              sum.traced_compute_ns / 1e9, sum.traced_mpi_ns / 1e9);
+  if (sum.slept_waits > 0)
+    fmt::print(out,
+               "wake-ups     {} collective waits slept past the poll, {:.6f} s late beyond their cost (paid back)\n",
+               sum.slept_waits, sum.late_ns / 1e9);
 }
 
 void print_threads(std::ostream& out, const Report& r) {
@@ -154,7 +159,9 @@ nlohmann::json to_json(const Report& r) {
                      {{"io_s", t.io_ns / 1e9},
                       {"compute_s", t.compute_ns / 1e9},
                       {"comm_s", t.comm_ns / 1e9},
-                      {"wait_s", t.wait_ns / 1e9}}},
+                      {"wait_s", t.wait_ns / 1e9},
+                      {"slept_waits", t.slept_waits},
+                      {"late_s", t.late_ns / 1e9}}},
                     {"traced",
                      {{"io_s", t.traced_io_ns / 1e9},
                       {"compute_s", t.traced_compute_ns / 1e9},

@@ -60,6 +60,10 @@ struct ThreadSummary {
   // Where the replay's time went: compute gaps, I/O calls, communication
   // (the calibrated cost of MPI calls, start-up) and waiting for partners.
   int64_t compute_ns = 0, io_ns = 0, comm_ns = 0, wait_ns = 0;
+  // Collective waits that slept past the poll, and how late they woke beyond
+  // the charged cost (paid back from later gaps and costs).
+  uint64_t slept_waits = 0;
+  int64_t late_ns = 0;
   // The same from the trace: gaps, I/O calls, MPI calls (their waiting included).
   int64_t traced_compute_ns = 0, traced_io_ns = 0, traced_mpi_ns = 0;
 };

@@ -91,14 +91,14 @@ void Channels::post(const ChannelKey& k) {
   progress_.tick();
 }
 
-WaitResult Channels::wait(const ChannelKey& k, const std::string& who) {
+WaitResult Channels::wait(const ChannelKey& k, Who who) {
   if (progress_.is_aborted()) return WaitResult::aborted;
   sem_t* sem = get(k);
   if (sem_trywait(sem) == 0) {
     progress_.tick();
     return progress_.is_aborted() ? WaitResult::aborted : WaitResult::ok;
   }
-  progress_.enter_wait(who, describe(k));
+  progress_.enter_wait(who.str(), describe(k));
   uint64_t seen = progress_.ticks();
   int64_t deadline = mono_now_ns() + progress_.stall_timeout_ns();
   for (;;) {
@@ -113,7 +113,7 @@ WaitResult Channels::wait(const ChannelKey& k, const std::string& who) {
     }
     progress_.abort(fmt::format("replay stalled: {} waited {:g} s on {} while no thread could proceed (a receive "
                                 "with no matching send in the plan, or --stall-timeout too short)",
-                                who, double(progress_.stall_timeout_ns()) / 1e9, describe(k)),
+                                who.str(), double(progress_.stall_timeout_ns()) / 1e9, describe(k)),
                     true);
     progress_.leave_wait(true);
     return WaitResult::stalled;
@@ -132,14 +132,16 @@ void Channels::wake_all() {
 
 namespace {
 thread_local int64_t t_released_ns = 0;
-}
+thread_local bool t_slept = false;
+}  // namespace
 
 int64_t last_release_ns() { return t_released_ns; }
-void clear_last_release() { t_released_ns = 0; }
+bool last_wait_slept() { return t_slept; }
+void clear_last_release() { t_released_ns = 0, t_slept = false; }
 
 int64_t barrier_spin_ns(uint32_t threads) {
   unsigned cores = std::thread::hardware_concurrency();
-  return cores > 0 && threads <= cores ? 50'000 : 0;
+  return cores > 0 && threads <= cores ? 2'000'000 : 0;
 }
 
 bool CommBarrier::spin_until_released(uint64_t gen) {
@@ -155,7 +157,7 @@ bool CommBarrier::spin_until_released(uint64_t gen) {
   }
 }
 
-WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
+WaitResult CommBarrier::wait(Progress& progress, Who who) {
   std::unique_lock lock(mu_);
   if (woken_ || progress.is_aborted()) return WaitResult::aborted;
   uint64_t gen = generation_.load(std::memory_order_relaxed);
@@ -177,8 +179,9 @@ WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
     }
     if (woken_) return WaitResult::aborted;
   }
+  t_slept = true;
   progress.enter_wait(
-      who, "a collective (" + std::to_string(arrived_) + " of " + std::to_string(members_) + " members arrived)");
+      who.str(), "a collective (" + std::to_string(arrived_) + " of " + std::to_string(members_) + " members arrived)");
   uint64_t seen = progress.ticks();
   auto timeout = std::chrono::nanoseconds(progress.stall_timeout_ns());
   for (;;) {
@@ -192,7 +195,7 @@ WaitResult CommBarrier::wait(Progress& progress, const std::string& who) {
     lock.unlock();  // abort() wakes every barrier, this one included
     progress.abort(fmt::format("replay stalled: {} waited {:g} s in a collective where {} of {} members arrived, "
                                "while no thread could proceed",
-                               who, double(progress.stall_timeout_ns()) / 1e9, arrived, members_),
+                               who.str(), double(progress.stall_timeout_ns()) / 1e9, arrived, members_),
                    true);
     progress.leave_wait(true);
     return WaitResult::stalled;

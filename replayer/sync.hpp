@@ -16,10 +16,29 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 namespace mpior::replay {
+
+// Names a waiting thread and what it waits at ("rank 3 thread 0 at event #7
+// (MPI_Barrier)"), made only when a thread sleeps or the replay stalls: not on
+// every replayed receive and collective (formatting it cost each barrier two
+// allocations). A view: what it was made from must outlive the wait.
+class Who {
+ public:
+  Who(const char* text) : text_(text) {}
+  Who(const std::string& text) : text_(text.c_str()) {}
+  template <class F, class = std::enable_if_t<std::is_invocable_r_v<std::string, const F&>>>
+  Who(const F& make) : obj_(&make), make_([](const void* f) { return (*static_cast<const F*>(f))(); }) {}
+  std::string str() const { return make_ ? make_(obj_) : std::string(text_); }
+
+ private:
+  const char* text_ = "";
+  const void* obj_ = nullptr;
+  std::string (*make_)(const void*) = nullptr;
+};
 
 // Who is running, who is blocked, and the first reason to stop.
 class Progress {
@@ -91,7 +110,7 @@ class Channels {
   void post(const ChannelKey& k);
   // Blocks until the channel has a message; on a stall, aborts the replay
   // with `who` + the channel in the message.
-  WaitResult wait(const ChannelKey& k, const std::string& who);
+  WaitResult wait(const ChannelKey& k, Who who);
   // Lets every present and future waiter through (after an abort).
   void wake_all();
 
@@ -114,20 +133,26 @@ class Channels {
 // (CLOCK_MONOTONIC ns; 0 before any). A member woken later than that lost the
 // wake-up, which MPI's polling does not: the engine charges it as cost.
 int64_t last_release_ns();
+// Whether that member slept (past barrier_spin_ns) instead of seeing the release while polling.
+bool last_wait_slept();
 void clear_last_release();
 
 // How long a member polls a collective before it sleeps: an MPI library
 // polls, so its members leave within a microsecond of the last arrival; a
-// thread put to sleep on a condition variable wakes 5-50 µs later, which
-// the replay would add to every collective (nton_barrier). Only while every
-// replay thread can have a core (else polling steals the partner's).
+// thread put to sleep on a condition variable wakes 5-100 µs later (an IPI
+// in a VM), which the replay would add to the collective (nton_barrier).
+// 2 ms: 50 µs let a partner's slower write or late gap put the first
+// arriver to sleep in 3-20% of nton_barrier's barriers (0.137-0.179 s
+// against 0.133-0.136 s with 2-5 ms, idle). Longer waits sleep; their wake-up
+// is small beside them and paid back as debt. Only while every replay thread
+// can have a core (else polling steals the partner's).
 int64_t barrier_spin_ns(uint32_t threads);
 
 // A barrier with a stall guard (pthread_barrier_wait cannot time out).
 class CommBarrier {
  public:
   explicit CommBarrier(uint32_t members, int64_t spin_ns = 0) : members_(members), spin_ns_(spin_ns) {}
-  WaitResult wait(Progress& progress, const std::string& who);
+  WaitResult wait(Progress& progress, Who who);
   void wake_all();
 
  private:

@@ -75,6 +75,8 @@ def expect_complete(report, jobs_dir):
     flow, fhigh = report["fio_interval"]
     check(low <= flow and fhigh <= high, f"interval {report['interval']} widened from the fio's {[flow, fhigh]}")
     check(report["target_rel_sd"] == report["check"]["rel_sd"] >= 0, "the target's spread reported")
+    check(math.isfinite(report["fio_target_rel_sd"]) and report["fio_target_rel_sd"] >= 0,
+          "the target's run-to-run spread in the fio runs reported")
     measured = [c for c in report["classes"] if c["measured"]]
     check({c["op"] for c in measured} >= {"write", "sync"}, "the checkpoint's write and fsync classes measured")
     for c in report["classes"]:
@@ -82,6 +84,8 @@ def expect_complete(report, jobs_dir):
         check(math.isfinite(c["rel_sd"]) and c["rel_sd"] >= 0, f"class {c['id']} spread")
         if c["measured"]:
             check_eq((len(c["reference_s_per_op"]), len(c["target_s_per_op"])), (2, 2), "runs per side")
+            check(abs(math.hypot(c["reference_rel_sd"], c["target_rel_sd"]) - c["rel_sd"]) < 1e-9,
+                  f"class {c['id']}: both sides' spreads make the ratio's")
             check(os.path.isfile(os.path.join(jobs_dir, c["job"])), f"job file {c['job']} kept")
         else:
             check(c["why_not_measured"], "a reason for each class not measured")

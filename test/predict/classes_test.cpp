@@ -191,6 +191,9 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   Prediction p = predict_io(cs, runs);
   REQUIRE(p.classes[0].ratio == Approx(0.5));
   REQUIRE(p.classes[0].rel_sd == Approx(0.2));
+  REQUIRE(p.classes[0].reference_rel_sd == 0);
+  REQUIRE(p.classes[0].target_rel_sd == Approx(0.2));
+  REQUIRE(p.fio_target_rel_sd == Approx(0.2));  // the only measured class
   REQUIRE(p.classes[0].predicted_s == Approx(1.0));
   REQUIRE(p.classes[0].low_s == Approx(0.6));
   REQUIRE(p.classes[0].high_s == Approx(1.4));

@@ -35,6 +35,18 @@ TEST_CASE("oversleeping becomes debt that later gaps pay off", "[clock]") {
   }
 }
 
+TEST_CASE("a collective member woken late: its delay past the cost is debt that costs and gaps pay", "[clock]") {
+  Pacer p(0, 1.0);
+  p.add_debt(-5);  // woke on time: nothing
+  REQUIRE(p.debt() == 0);
+  p.add_debt(8000);                             // woke 8 us after MPI would have left
+  REQUIRE(p.deadline_after(100, 1000) == 100);  // the next collective's cost is paid out of it
+  REQUIRE(p.debt() == 7000);
+  p.mark_end(500);
+  REQUIRE(p.deadline_for(10'000) == 500 + 3000);
+  REQUIRE(p.debt() == 0);
+}
+
 TEST_CASE("--compute-scale multiplies every gap", "[clock]") {
   Pacer half(0, 0.5);
   REQUIRE(half.deadline_for(1000) == 500);

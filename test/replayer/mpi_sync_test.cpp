@@ -319,6 +319,33 @@ TEST_CASE("a polling barrier: members leave each generation together, an abort s
   progress.set_waker({});
 }
 
+TEST_CASE("a barrier member knows whether it slept; who waits is described only when needed", "[mpi]") {
+  Progress progress(2, 60);
+  int made = 0;
+  auto who = [&] { return "member " + std::to_string(++made); };
+  for (int64_t spin : {int64_t(0), int64_t(2'000'000'000)}) {
+    CommBarrier barrier(2, spin);
+    bool slept = false, main_slept = false;
+    int64_t released = 0;
+    std::thread other([&] {
+      clear_last_release();
+      barrier.wait(progress, who);
+      slept = last_wait_slept();
+      released = last_release_ns();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // usually the other arrives first
+    clear_last_release();
+    REQUIRE(barrier.wait(progress, who) == WaitResult::ok);
+    main_slept = last_wait_slept();
+    other.join();
+    // The first to arrive slept without polling and saw the release with 2 s of
+    // it; the last arriver never waits.
+    REQUIRE(int(slept) + int(main_slept) == (spin == 0 ? 1 : 0));
+    REQUIRE(released == last_release_ns());
+  }
+  REQUIRE(made == 1);  // only the member that slept named itself (for the list of blocked threads)
+}
+
 // MPICH's mt_probe_sendrecv: a rank's threads make collectives on one
 // communicator, and the threads' replay may reach them out of their traced
 // order. Each collective meets its own instance (the tracer's count) on the

@@ -85,6 +85,21 @@ TEST_CASE("the text report shows times, error, threads and operations", "[report
   REQUIRE_THAT(large.str(), Catch::Contains("per-thread replay time: min") && Catch::Contains("(rank 999)"));
 }
 
+TEST_CASE("collective waits that slept and woke late are reported per rank and summed", "[report]") {
+  Report r = sample_report(2);
+  std::ostringstream none, some;
+  print_text(none, r);
+  REQUIRE_THAT(none.str(), !Catch::Contains("wake-ups"));  // nobody slept: no line
+  r.per_thread[0].slept_waits = 3, r.per_thread[0].late_ns = 40'000;
+  r.per_thread[1].slept_waits = 1, r.per_thread[1].late_ns = 2'000;
+  nlohmann::json j = to_json(r);
+  REQUIRE(j["per_rank"][0]["predicted"]["slept_waits"] == 3);
+  REQUIRE(j["per_rank"][1]["predicted"]["late_s"].get<double>() == Approx(2e-6));
+  print_text(some, r);
+  REQUIRE_THAT(some.str(),
+               Catch::Contains("wake-ups     4 collective waits slept") && Catch::Contains("0.000042 s late"));
+}
+
 TEST_CASE("an unwritable --json path is an error naming it", "[report]") {
   TempDir tmp;
   std::string path = tmp / "no/such/dir/r.json";
