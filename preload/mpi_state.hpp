@@ -12,6 +12,7 @@
 
 #include "mpi_abi.hpp"
 #include "trace/event.hpp"
+#include "trace/format.hpp"
 #include "trace/model.hpp"
 
 namespace mpior::preload::mpi {
@@ -92,6 +93,9 @@ class MpiState {
   // Number of collectives on the communicator before this one.
   uint64_t next_collective(int32_t id);
   std::vector<trace::CommEntry> comms();
+  // Appends to *out the entries it does not hold yet (the flush's table,
+  // encoded once per entry: comms() copies the whole table).
+  void encode_comms(trace::EncodedComms* out);
   // Members (world ranks, in communicator rank order); empty when unknown.
   // The reference stays valid: entries are never moved.
   const std::vector<int32_t>& members(int32_t id);

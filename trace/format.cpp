@@ -182,6 +182,20 @@ std::vector<uint8_t> encode(const RankTrace& t) {
   body::put(e, t);
   return wrap(kRankTrace, std::move(e.bytes()));
 }
+std::vector<uint8_t> encode(const RankTrace& t, const EncodedComms& comms) {
+  Encoder e;
+  e.fixed32(kinds_fingerprint());
+  body::put(e, t, &comms);
+  return wrap(kRankTrace, std::move(e.bytes()));
+}
+
+void EncodedComms::append(const CommEntry& c) {
+  Encoder e;
+  body::put_comm(e, c);
+  bytes.insert(bytes.end(), e.bytes().begin(), e.bytes().end());
+  ++count;
+}
+
 std::vector<uint8_t> encode(const JobInfo& j) {
   Encoder e;
   e.fixed32(kinds_fingerprint());

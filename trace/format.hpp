@@ -55,6 +55,17 @@ struct SpillSegment {
 };
 
 std::vector<uint8_t> encode(const RankTrace& t);
+// A rank's communicator table encoded as it grows: the tracer's periodic
+// flush appends the entries made since its last write instead of encoding
+// the whole table again (an entry never changes once made).
+struct EncodedComms {
+  uint64_t count = 0;          // entries encoded
+  std::vector<uint8_t> bytes;  // their encoding, in table order
+  void append(const CommEntry& c);
+};
+// The bytes encode(t) gives when t.comms holds the entries comms stands for
+// (t.comms itself is not read).
+std::vector<uint8_t> encode(const RankTrace& t, const EncodedComms& comms);
 std::vector<uint8_t> encode(const SpillSegment& s);
 std::vector<uint8_t> encode(const JobInfo& j);
 std::vector<uint8_t> encode(const Plan& p);

@@ -347,9 +347,13 @@ CommEntry get_comm(Decoder& d) {
   return c;
 }
 
-void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms) {
+void put_files(Encoder& e, const std::vector<FileEntry>& files) {
   e.uv(files.size());
   for (const FileEntry& f : files) put_file(e, f);
+}
+
+void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms) {
+  put_files(e, files);
   e.uv(comms.size());
   for (const CommEntry& c : comms) put_comm(e, c);
 }
@@ -405,9 +409,15 @@ ProcessInfo get_process(Decoder& d) {
 
 }  // namespace
 
-void put(Encoder& e, const RankTrace& t) {
+void put(Encoder& e, const RankTrace& t, const EncodedComms* comms) {
   put_process(e, t.process);
-  put_tables(e, t.files, t.comms);
+  if (comms) {
+    put_files(e, t.files);
+    e.uv(comms->count);
+    e.raw(comms->bytes);
+  } else {
+    put_tables(e, t.files, t.comms);
+  }
   put_streams(e, t.streams);
   put_tallies(e, t.pruned);
   put_tallies(e, t.excluded);

@@ -60,6 +60,29 @@ TEST_CASE("a rank trace survives encode and decode unchanged", "[format]") {
   REQUIRE(n == 50);
 }
 
+TEST_CASE("a communicator table encoded as it grows gives the same trace", "[format][comms]") {
+  RankTrace t = sample_trace();
+  for (int32_t id = 2; id < 300; ++id)
+    t.comms.push_back({id, id % 3 ? CommOrigin::dup : CommOrigin::split, id / 2, uint64_t(id) * 7, -id, id % 5,
+                       std::vector<int32_t>(size_t(id % 6), id)});
+  RankTrace bare = t;
+  bare.comms.clear();
+  EncodedComms enc;
+  // Three flushes, each appending what was made since the one before.
+  for (size_t upto : {size_t(2), size_t(150), t.comms.size()}) {
+    for (size_t i = enc.count; i < upto; ++i) enc.append(t.comms[i]);
+    RankTrace part = t;
+    part.comms.resize(upto);
+    REQUIRE(encode(bare, enc) == encode(part));
+  }
+  REQUIRE(enc.count == t.comms.size());
+  RankTrace back = decode_rank_trace(encode(bare, enc), "mem");
+  REQUIRE(back.comms == t.comms);
+  REQUIRE(back == t);
+  // The encoded table is used instead of the trace's own.
+  REQUIRE(decode_rank_trace(encode(t, EncodedComms{}), "mem").comms.empty());
+}
+
 TEST_CASE("jobs and plans round-trip", "[format]") {
   JobInfo j;
   j.job_id = 42;
