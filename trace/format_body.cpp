@@ -409,15 +409,19 @@ ProcessInfo get_process(Decoder& d) {
 
 }  // namespace
 
-void put(Encoder& e, const RankTrace& t, const EncodedComms* comms) {
+void put_rank_head(Encoder& e, const RankTrace& t) {
   put_process(e, t.process);
-  if (comms) {
-    put_files(e, t.files);
-    e.uv(comms->count);
-    e.raw(comms->bytes);
-  } else {
-    put_tables(e, t.files, t.comms);
-  }
+  put_files(e, t.files);
+}
+
+void put(Encoder& e, const RankTrace& t) {
+  put_rank_head(e, t);
+  e.uv(t.comms.size());
+  for (const CommEntry& c : t.comms) put_comm(e, c);
+  put_rank_tail(e, t);
+}
+
+void put_rank_tail(Encoder& e, const RankTrace& t) {
   put_streams(e, t.streams);
   put_tallies(e, t.pruned);
   put_tallies(e, t.excluded);

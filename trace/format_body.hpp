@@ -8,8 +8,11 @@
 
 namespace mpior::trace::body {
 
-// comms, when given, stands for t.comms.
-void put(Encoder& e, const RankTrace& t, const EncodedComms* comms = nullptr);
+void put(Encoder& e, const RankTrace& t);
+// A rank trace is its head (process, file table), its communicator table
+// (count, entries), its tail (streams, tallies, spill segments).
+void put_rank_head(Encoder& e, const RankTrace& t);
+void put_rank_tail(Encoder& e, const RankTrace& t);
 void put(Encoder& e, const JobInfo& j);
 void put(Encoder& e, const Plan& p);
 void put(Encoder& e, const SpillSegment& s);
