@@ -550,6 +550,16 @@ def flush(b):
 SECTIONS["flush"] = flush
 
 
+def comm_table(b):
+    """A periodic flush's cost for the communicator table against its size (bench/comm_table_bench.cpp)."""
+    passthrough(b, f"comm_table: a flush's communicator table, whole (before) against appended since the last flush "
+                f"(1000 new entries), for a rank that made N communicators (load {os.getloadavg()[0]:.2f})",
+                [b.exe("bench/comm_table_bench")] + (["20000", "3"] if b.quick else []))
+
+
+SECTIONS["comm_table"] = comm_table
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build", help="a release build directory")

@@ -8,6 +8,12 @@ namespace pmpi = preload::mpi::pmpi;
 
 namespace {
 
+// Freed communicators whose channel receives posted on them may still need
+// (MPI frees a communicator when its pending operations are done: MPICH's
+// comm/cmfree2 completes a receive after the free). Ids are never reused:
+// the channels go at a later free when no receive is outstanding, or at finish().
+std::vector<int32_t> g_closing;
+
 // Whether a posted receive was matched, and by which message: asks MPI for
 // the request's status without completing it, driving progress until the
 // data has arrived (MPI matched it already: see receive_order.hpp).
@@ -49,8 +55,14 @@ void Pruner::finish() {
   if (!active_) return;
   aux_.finish();
   release_held();
+  for (auto& [key, p] : persistent_) {  // the application did not free its own
+    pmpi::Request_free(&p->req);
+    if (p->active) new std::shared_ptr<PersistentExchange>(p);  // NOLINT: left to MPI
+  }
+  persistent_.clear();
   pmpi::Comm_free(&aux_shadow_);
   comms_.clear();
+  g_closing.clear();
   last_id_ = -1;
   last_ = nullptr;
   active_ = false;
@@ -111,7 +123,13 @@ MPI_Comm make_private_comm(MPI_Comm app) {
 
 void Pruner::comm_freed(int32_t comm) {
   last_id_ = -1;
+  if (recv_order_.outstanding() > 0) {
+    g_closing.push_back(comm);
+    return;
+  }
   comms_.erase(comm);
+  for (int32_t c : g_closing) comms_.erase(c);
+  g_closing.clear();
 }
 
 const Pruner::Channel& Pruner::channel(int32_t comm) {
@@ -234,17 +252,34 @@ void Pruner::nonblocking_begin(int32_t comm, HeldCollective& h, bool one_to_all)
   if (one_to_all) {
     x.result = member ? 0 : nodes_.pending_any(x.members, me_);
     h.local = x.result;
+    if (h.persistent) {
+      h.persistent->result = x.result;
+      h.persistent->active = pmpi::Start(&h.persistent->req) == MPI_SUCCESS;
+      return;
+    }
     pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, channel(comm).app, &x.req);
     return;
   }
   x.mine = member ? nodes_.pending(root_world(x)) : nodes_.pending_any(x.members, me_);
   h.local = x.mine;
+  if (h.persistent) {
+    h.persistent->mine = x.mine;
+    h.persistent->active = pmpi::Start(&h.persistent->req) == MPI_SUCCESS;
+    return;
+  }
   pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, channel(comm).app, &x.req);
 }
 
 bool Pruner::nonblocking_end(HeldCollective& h) {
   DecisionExchange& x = h.x;
-  pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
+  if (h.persistent) {
+    PersistentExchange& p = *h.persistent;
+    if (p.active) pmpi::Wait(&p.req, MPI_STATUS_IGNORE);
+    x.result = p.active ? p.result : 1;  // not started: logged, as on every member
+    p.active = false;
+  } else {
+    pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
+  }
   if (x.root >= 0 && x.me != x.root)
     nodes_.mark_at(root_world(x), x.epoch);
   else
@@ -273,6 +308,41 @@ void Pruner::drop_held(uint64_t request) {
   std::unique_ptr<HeldCollective> h = take_held(request);
   std::lock_guard lock(held_lock_);
   if (h) orphans_.push_back(std::move(h));
+}
+
+void Pruner::persistent_init(int32_t comm, uint64_t request, int root, bool one_to_all) {
+#if MPI_VERSION >= 4
+  if (!pmpi::Bcast_init || !pmpi::Allreduce_init) return;
+  auto p = std::make_shared<PersistentExchange>();
+  MPI_Comm app = channel(comm).app;
+  int rc = one_to_all ? pmpi::Bcast_init(&p->result, 1, MPI_INT, root, app, MPI_INFO_NULL, &p->req)
+                      : pmpi::Allreduce_init(&p->mine, &p->result, 1, MPI_INT, MPI_LOR, app, MPI_INFO_NULL, &p->req);
+  if (rc != MPI_SUCCESS) return;
+  std::lock_guard lock(held_lock_);
+  persistent_[request] = std::move(p);
+#else
+  (void)comm, (void)request, (void)root, (void)one_to_all;
+#endif
+}
+
+std::shared_ptr<PersistentExchange> Pruner::persistent(uint64_t request) {
+  std::lock_guard lock(held_lock_);
+  auto it = persistent_.find(request);
+  return it == persistent_.end() ? nullptr : it->second;
+}
+
+void Pruner::persistent_free(uint64_t request) {
+  std::shared_ptr<PersistentExchange> p;
+  {
+    std::lock_guard lock(held_lock_);
+    if (persistent_.empty()) return;
+    auto it = persistent_.find(request);
+    if (it == persistent_.end()) return;
+    p = std::move(it->second);
+    persistent_.erase(it);
+  }
+  pmpi::Request_free(&p->req);  // an active one completes unseen, its buffers kept:
+  if (p->active) new std::shared_ptr<PersistentExchange>(std::move(p));  // NOLINT: left to MPI
 }
 
 // At MPI_Finalize, without waiting: exchanges whose application request was

@@ -60,6 +60,18 @@ struct DecisionExchange {
   uint64_t epoch = 0;     // nonblocking: the I/O epoch at the post
 };
 
+// A persistent collective's exchange, made with the application's
+// MPI_*_init: MPI matches persistent collectives' starts by the order of
+// their inits, so a program may start them in any order (MPICH's
+// coll/p_order); an exchange posted per start would then meet another
+// start's. It is a persistent collective too, made in the same order, and
+// started with each start.
+struct PersistentExchange {
+  MPI_Request req = MPI_REQUEST_NULL;
+  int mine = 0, result = 0;
+  bool active = false;  // started, not yet completed
+};
+
 // A nonblocking collective, or one start of a persistent one, whose decision
 // is in flight until the application's request completes.
 struct HeldCollective {
@@ -69,6 +81,7 @@ struct HeldCollective {
   bool forced = false;    // a nested call: logged whatever the decision
   bool deferred = false;  // its post record waits for the decision in `post`
   trace::RawEvent post;
+  std::shared_ptr<PersistentExchange> persistent;  // a persistent collective's start: its exchange
 };
 
 class Pruner {
@@ -129,6 +142,14 @@ class Pruner {
   // The application freed the request while active: its exchange completes
   // unseen (released at finish()).
   void drop_held(uint64_t request);
+  // Persistent collectives (MPI-4) on a pruned communicator: the exchange
+  // made next to the application's init, under its request's handle_key,
+  // that each start's HeldCollective runs (persistent()); freed with the
+  // application's request. Without MPI-4's persistent collectives, none:
+  // the starts are always logged.
+  void persistent_init(int32_t comm, uint64_t request, int root, bool one_to_all);
+  std::shared_ptr<PersistentExchange> persistent(uint64_t request);
+  void persistent_free(uint64_t request);
   // Always-logged collectives (communicator creation and free) still
   // synchronise everyone.
   void synced_all(std::span<const int32_t> members) { nodes_.mark_all(members); }
@@ -164,7 +185,8 @@ class Pruner {
   AuxMessenger aux_;
   std::mutex held_lock_;
   std::unordered_map<uint64_t, std::unique_ptr<HeldCollective>> held_;
-  std::vector<std::unique_ptr<HeldCollective>> orphans_;  // requests freed while active
+  std::vector<std::unique_ptr<HeldCollective>> orphans_;                          // requests freed while active
+  std::unordered_map<uint64_t, std::shared_ptr<PersistentExchange>> persistent_;  // under held_lock_
 };
 
 Pruner& pruner();

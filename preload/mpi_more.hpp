@@ -58,7 +58,10 @@ int coll_init(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes, 
   c.stop();
   RequestInfo info = collective_info(comm, root, bytes, op);
   fill_request_record(c, rc, info);
-  if (rc == MPI_SUCCESS) state().add_persistent(*request, info);
+  if (rc == MPI_SUCCESS) {
+    state().add_persistent(*request, info);
+    init_collective_decision(info, *request);
+  }
   return rc;
 }
 
@@ -74,7 +77,8 @@ int start(Call& c, Invoke&& invoke, int count, MPI_Request* requests) {
     if (!state().persistent(requests[i], &infos[size_t(i)])) continue;
     if (infos[size_t(i)].kind == trace::kReqSend && !infos[size_t(i)].partitioned)
       logged[size_t(i)] = gate_start(c, infos[size_t(i)]);
-    if (infos[size_t(i)].kind == trace::kReqColl) decisions[size_t(i)] = post_collective_decision(c, infos[size_t(i)]);
+    if (infos[size_t(i)].kind == trace::kReqColl)
+      decisions[size_t(i)] = post_collective_decision(c, infos[size_t(i)], requests[i]);
   }
   RequestSnapshot handles(requests, count);
   int rc = invoke();
@@ -129,7 +133,10 @@ int coll_init_neighbor(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes, M
   RequestInfo info = collective_info(comm, -1, bytes, trace::OpClass::allcoll);
   info.neighbor = true;
   fill_request_record(c, rc, info);
-  if (rc == MPI_SUCCESS) state().add_persistent(*request, info);
+  if (rc == MPI_SUCCESS) {
+    state().add_persistent(*request, info);
+    init_collective_decision(info, *request);
+  }
   return rc;
 }
 
@@ -193,6 +200,7 @@ int request_free(Call& c, Invoke&& invoke, MPI_Request* request) {
   if (rc == MPI_SUCCESS) {
     if (info.id >= 0) state().take_request(before);
     if (info.kind == trace::kReqColl && piggyback::pruner().active()) piggyback::pruner().drop_held(handle_key(before));
+    if (piggyback::pruner().active()) piggyback::pruner().persistent_free(handle_key(before));
     if (info.kind == trace::kReqRecv && !info.matched && pruning(info.comm))
       piggyback::pruner().receive_dropped(info.comm, before);
     state().forget_persistent(before);

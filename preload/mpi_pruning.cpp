@@ -108,11 +108,24 @@ bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcep
   return d.log;
 }
 
-std::unique_ptr<piggyback::HeldCollective> post_collective_decision(Call& c, const RequestInfo& info) noexcept {
+void init_collective_decision(const RequestInfo& info, MPI_Request request) noexcept {
+  if (!pruning(info.comm)) return;
+  TracerGuard guard;
+  try {
+    pruner().persistent_init(info.comm, handle_key(request), int(info.root),
+                             info.root >= 0 && is_one_to_all(OpClass(info.op)));
+  } catch (...) {
+  }
+}
+
+std::unique_ptr<piggyback::HeldCollective> post_collective_decision(Call& c, const RequestInfo& info,
+                                                                    MPI_Request persistent) noexcept {
   if (!pruning(info.comm)) return nullptr;
   TracerGuard guard;
   try {
     auto h = std::make_unique<piggyback::HeldCollective>();
+    if (persistent != MPI_REQUEST_NULL && !(h->persistent = pruner().persistent(handle_key(persistent))))
+      return nullptr;
     h->members = pruner().members(info.comm);
     h->forced = nested(c);
     h->x.root = int(info.root);

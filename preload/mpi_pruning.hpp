@@ -30,7 +30,12 @@ void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange
 bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcept;
 // Nonblocking collectives and persistent ones' starts (issue 11): the
 // decision is posted before the application's call (null: not pruned) ...
-std::unique_ptr<piggyback::HeldCollective> post_collective_decision(Call& c, const RequestInfo& info) noexcept;
+// A persistent collective's start passes its request: the exchange made at
+// its init runs (none: not pruned).
+std::unique_ptr<piggyback::HeldCollective> post_collective_decision(Call& c, const RequestInfo& info,
+                                                                    MPI_Request persistent = MPI_REQUEST_NULL) noexcept;
+// A persistent collective's init: makes the exchange its starts run.
+void init_collective_decision(const RequestInfo& info, MPI_Request request) noexcept;
 // ... and held under the request it made. Returns whether the post record
 // is kept now (this member's own decision, or a nested call); when not, it
 // waits in `post` for the decision at the completion.

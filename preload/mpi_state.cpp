@@ -197,6 +197,12 @@ std::vector<trace::CommEntry> MpiState::comms() {
   return {comms_.begin(), comms_.end()};
 }
 
+void MpiState::encode_comms(trace::EncodedComms* out) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  if (out->count > comms_.size()) *out = {};
+  for (size_t i = out->count; i < comms_.size(); ++i) out->append(comms_[i]);
+}
+
 const std::vector<int32_t>& MpiState::members(int32_t id) {
   static const std::vector<int32_t> none;
   std::lock_guard<std::mutex> lk(mutex_);

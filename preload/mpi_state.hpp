@@ -12,6 +12,7 @@
 
 #include "mpi_abi.hpp"
 #include "trace/event.hpp"
+#include "trace/format.hpp"
 #include "trace/model.hpp"
 
 namespace mpior::preload::mpi {
@@ -29,12 +30,13 @@ namespace mpior::preload::mpi {
   X(Type_get_extent_x) X(Type_get_true_extent_x) X(Pack) X(Unpack) \
   X(Topo_test) X(Cartdim_get) X(Cart_shift) X(Graph_neighbors_count) X(Graph_neighbors)                \
   X(Dist_graph_neighbors_count) X(Dist_graph_neighbors)                                       \
-  X(Comm_set_errhandler) X(Allgather) X(Win_allocate_shared) X(Win_shared_query) X(Win_free) X(Win_lock_all) X(Win_unlock_all)
+  X(Comm_set_errhandler) X(Start) X(Allgather) X(Win_allocate_shared) X(Win_shared_query) X(Win_free) X(Win_lock_all) X(Win_unlock_all)
 // MPI-4 (Sessions): MPICH 4 has them, Open MPI 4.1 does not. Optional.
 #if MPI_VERSION >= 4
 #define MPIOR_HAVE_SESSIONS 1
 #define MPIOR_PMPI_MPI4_HELPERS(X) \
-  X(Session_init) X(Session_finalize) X(Group_from_session_pset) X(Comm_create_from_group)
+  X(Session_init) X(Session_finalize) X(Group_from_session_pset) X(Comm_create_from_group) \
+  X(Bcast_init) X(Allreduce_init)
 #else
 #define MPIOR_HAVE_SESSIONS 0
 #define MPIOR_PMPI_MPI4_HELPERS(X)
@@ -92,6 +94,9 @@ class MpiState {
   // Number of collectives on the communicator before this one.
   uint64_t next_collective(int32_t id);
   std::vector<trace::CommEntry> comms();
+  // Appends to *out the entries it does not hold yet (the flush's table,
+  // encoded once per entry: comms() copies the whole table).
+  void encode_comms(trace::EncodedComms* out);
   // Members (world ranks, in communicator rank order); empty when unknown.
   // The reference stays valid: entries are never moved.
   const std::vector<int32_t>& members(int32_t id);

@@ -421,6 +421,11 @@ bool write_periodic() {
 }
 
 namespace {
+// The communicator table as written last, extended at each write (under the
+// write flag). A crash child starts a new one: the copy it got may have been
+// caught mid-append by a flush that did not let go of the flag.
+trace::EncodedComms* g_comms = nullptr;
+
 // The rank's trace encoded; throws when it cannot be made.
 std::vector<uint8_t> encode_now(bool finished) {
   Session& s = S();
@@ -437,7 +442,8 @@ std::vector<uint8_t> encode_now(bool finished) {
   t.spill_segments = spill::segments();  // under the write flag: no segment is being appended
   t.process.end_ns = clock::elapsed_ns();
   t.files = files().entries();
-  if (s.mpi) t.comms = mpi::state().comms();
+  if (!g_comms) g_comms = new trace::EncodedComms();
+  if (s.mpi) mpi::state().encode_comms(g_comms);
   uint64_t events = 0;
   size_t memory = 0;
   for (ThreadRecorder* r : all_recorders()) {
@@ -445,7 +451,7 @@ std::vector<uint8_t> encode_now(bool finished) {
     events += r->events();
     memory += r->memory_bytes();
   }
-  std::vector<uint8_t> bytes = trace::encode(t);
+  std::vector<uint8_t> bytes = s.mpi ? trace::encode(t, *g_comms) : trace::encode(t);
   s.events_written = events;
   log_info("rank {}: {} events in {} streams, tracer memory {} bytes, trace {} bytes", s.rank, events, t.streams.size(),
            memory, bytes.size());
@@ -492,6 +498,7 @@ bool write_rank_now(bool finished) {
 
 bool write_crash_copy() {
   Session& s = S();
+  g_comms = nullptr;  // the parent's stays where it is
   if (!s.traced || (s.under_mpi && !s.mpi && !s.child)) return false;
   if (s.mpi || s.child) return write_rank_now(false);
   return write_standalone_running_now();

@@ -14,7 +14,8 @@
 # at <= 8 ranks, first line of each program's testlist (MPICH's own
 # arguments), skipping the ones that need dtpools or GPUs.
 # Options: -b BUILD (default build), -w WORK (default /tmp/mpior-mpich-suite),
-# -t SECONDS per run (default 60), -m also replay with --mpi,
+# -t SECONDS per run (default 60; a program's testlist timeLimit= when
+# larger, e.g. comm/ctxalloc's 300), -m also replay with --mpi,
 # -l LIMIT (at most LIMIT programs), -k keep each program's directories.
 # Exit status: 0 when every program that passes untraced passes every column.
 set -u
@@ -33,7 +34,7 @@ while getopts "b:w:t:ml:k" opt; do
     m) MPIMODE=1 ;;
     l) LIMIT=$OPTARG ;;
     k) KEEP=1 ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -151,6 +152,15 @@ select_lines() {
 LINES=$(select_lines "$@" | head -n "$LIMIT")
 
 # --- running ----------------------------------------------------------------
+# The program's timeLimit= in its testlist (first line), empty when none.
+time_limit_of() {
+  local f
+  for f in "$SRC/$(dirname "$1")/testlist.in" "$SRC/$(dirname "$1")/testlist"; do
+    [ -f "$f" ] || continue
+    awk -v n="$(basename "$1")" '$1 == n { for (i = 3; i <= NF; i++) if ($i ~ /^timeLimit=/) print substr($i, 11); exit }' "$f"
+    return
+  done
+}
 run_timed() {  # seconds, log, command...
   local t=$1 log=$2
   shift 2
@@ -177,16 +187,19 @@ while read -r id np args; do
     continue
   fi
   built=$((built + 1))
+  tl=$TLIMIT
+  t=$(time_limit_of "$id")
+  [ -n "$t" ] && [ "$t" -gt "$tl" ] && tl=$t
   dir=$WORK/runs/${id//\//__}
   rm -rf "$dir"
   mkdir -p "$dir/plain" "$dir/traced" "$dir/fs"
   # shellcheck disable=SC2086
-  (cd "$dir/plain" && run_timed "$TLIMIT" "$dir/plain" mpirun.mpich -n "$np" "$exe" $args)
+  (cd "$dir/plain" && run_timed "$tl" "$dir/plain" mpirun.mpich -n "$np" "$exe" $args)
   rc=$?
   u=$(passed $rc "$dir/plain" && echo ok || verdict $rc)
   [ "$u" = ok ] || [ $rc -ne 0 ] || u=fail
   # shellcheck disable=SC2086
-  (cd "$dir/traced" && run_timed "$TLIMIT" "$dir/traced" env LD_PRELOAD="$LIB" MPIOR_TRACE_DIR="$dir/trace" \
+  (cd "$dir/traced" && run_timed "$tl" "$dir/traced" env LD_PRELOAD="$LIB" MPIOR_TRACE_DIR="$dir/trace" \
     mpirun.mpich -n "$np" "$exe" $args)
   rc=$?
   t=$(passed $rc "$dir/traced" && echo ok || verdict $rc)
@@ -200,11 +213,11 @@ while read -r id np args; do
   fi
   p=- r=- m=-
   if [ "$t" = ok ]; then
-    run_timed "$TLIMIT" "$dir/post" "$POST" "$dir/trace"
+    run_timed "$tl" "$dir/post" "$POST" "$dir/trace"
     rc=$?
     p=$(verdict $rc)
     if [ "$p" = ok ]; then
-      run_timed "$TLIMIT" "$dir/replay" "$REPLAY" -q --fs "$dir/fs" --stall-timeout 20 --json "$dir/replay.json" \
+      run_timed "$tl" "$dir/replay" "$REPLAY" -q --fs "$dir/fs" --stall-timeout 20 --json "$dir/replay.json" \
         "$dir/trace/plan"
       rc=$?
       r=$(verdict $rc)
@@ -212,7 +225,7 @@ while read -r id np args; do
       if [ $MPIMODE -eq 1 ]; then
         rm -rf "$dir/fs2"
         mkdir -p "$dir/fs2"
-        run_timed "$TLIMIT" "$dir/mpireplay" mpirun.mpich -n "$np" "$REPLAY" -q --mpi --fs "$dir/fs2" \
+        run_timed "$tl" "$dir/mpireplay" mpirun.mpich -n "$np" "$REPLAY" -q --mpi --fs "$dir/fs2" \
           --stall-timeout 20 "$dir/trace/plan"
         m=$(verdict $?)
       fi

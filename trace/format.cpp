@@ -40,29 +40,36 @@ constexpr TypeInfo kSpill{"MPIORSPL", "spill segment", kFormatVersion};
 constexpr TypeInfo kAggregate{kAggregateMagic, "aggregate trace", kFormatVersion};
 constexpr TypeInfo kMerged{"MPIORMRG", "merged job trace", kMergedFormatVersion, 19};
 
-std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body) {
-  std::vector<uint8_t> stored;
-  uint8_t compression = 0;
-  if (body.size() > kCompressAbove) {
-    stored.resize(ZSTD_compressBound(body.size()));
-    int level = body.size() <= kStrongUpTo ? type.small_level : kLevel;
-    size_t n = ZSTD_compress(stored.data(), stored.size(), body.data(), body.size(), level);
-    if (!ZSTD_isError(n) && n < body.size()) {
-      stored.resize(n);
-      compression = 1;
-    }
-  }
-  if (!compression) stored = std::move(body);
+// Appends in's zstd frame (at zstd's `level`) to *out; false when zstd fails.
+bool compress_into(std::span<const uint8_t> in, std::vector<uint8_t>* out, int level = kLevel) {
+  size_t at = out->size();
+  out->resize(at + ZSTD_compressBound(in.size()));
+  size_t n = ZSTD_compress(out->data() + at, out->size() - at, in.data(), in.size(), level);
+  out->resize(ZSTD_isError(n) ? at : at + n);
+  return !ZSTD_isError(n);
+}
+
+// The container around a body stored as is (compression 0) or as zstd frames.
+std::vector<uint8_t> container(const TypeInfo& type, uint8_t compression, uint64_t body_len,
+                               std::span<const uint8_t> stored) {
   Encoder e;
   e.raw({reinterpret_cast<const uint8_t*>(type.magic), kMagicLen});
   e.fixed32(type.version);
   e.u8(compression);
-  e.fixed64(compression ? ZSTD_getFrameContentSize(stored.data(), stored.size()) : stored.size());
+  e.fixed64(body_len);
   e.fixed64(stored.size());
   e.raw(stored);
   e.fixed32(crc32c(e.bytes()));
   e.raw({reinterpret_cast<const uint8_t*>(kEndMarker), kMagicLen});
   return std::move(e.bytes());
+}
+
+std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body) {
+  std::vector<uint8_t> stored;
+  int level = body.size() <= kStrongUpTo ? type.small_level : kLevel;
+  if (body.size() > kCompressAbove && compress_into(body, &stored, level) && stored.size() < body.size())
+    return container(type, 1, body.size(), stored);
+  return container(type, 0, body.size(), body);
 }
 
 std::string magic_of(std::span<const uint8_t> bytes) {
@@ -197,6 +204,43 @@ std::vector<uint8_t> encode(const RankTrace& t) {
   body::put(e, t);
   return wrap(kRankTrace, std::move(e.bytes()));
 }
+std::vector<uint8_t> encode(const RankTrace& t, EncodedComms& comms) {
+  if (comms.framed > comms.bytes.size()) comms.framed = 0, comms.frames.clear();
+  std::span<const uint8_t> table = comms.bytes;
+  // The table's whole frames not compressed yet: compressed once, kept.
+  while (comms.frame_bytes > 0 && table.size() - comms.framed >= comms.frame_bytes &&
+         compress_into(table.subspan(comms.framed, comms.frame_bytes), &comms.frames))
+    comms.framed += comms.frame_bytes;
+  Encoder head, rest;
+  head.fixed32(kinds_fingerprint());
+  body::put_rank_head(head, t);
+  head.uv(comms.count);
+  rest.raw(table.subspan(comms.framed));
+  body::put_rank_tail(rest, t);
+  size_t body_len = head.bytes().size() + comms.framed + rest.bytes().size();
+  if (comms.framed == 0) {  // no frame kept: as encode(t) makes it
+    head.raw(rest.bytes());
+    return wrap(kRankTrace, std::move(head.bytes()));
+  }
+  std::vector<uint8_t> stored;
+  if (body_len > kCompressAbove && compress_into(head.bytes(), &stored)) {
+    stored.insert(stored.end(), comms.frames.begin(), comms.frames.end());
+    if (compress_into(rest.bytes(), &stored) && stored.size() < body_len)
+      return container(kRankTrace, 1, body_len, stored);
+  }
+  std::vector<uint8_t> body = std::move(head.bytes());
+  body.insert(body.end(), table.begin(), table.begin() + long(comms.framed));
+  body.insert(body.end(), rest.bytes().begin(), rest.bytes().end());
+  return container(kRankTrace, 0, body.size(), body);
+}
+
+void EncodedComms::append(const CommEntry& c) {
+  Encoder e;
+  body::put_comm(e, c);
+  bytes.insert(bytes.end(), e.bytes().begin(), e.bytes().end());
+  ++count;
+}
+
 std::vector<uint8_t> encode(const JobInfo& j) {
   Encoder e;
   e.fixed32(kinds_fingerprint());

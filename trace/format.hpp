@@ -65,6 +65,23 @@ struct SpillSegment {
 };
 
 std::vector<uint8_t> encode(const RankTrace& t);
+// A rank's communicator table encoded as it grows: the tracer's periodic
+// flush appends the entries made since its last write instead of encoding
+// the whole table again (an entry never changes once made), and compresses
+// each whole frame_bytes of it once: a compressed body may be several zstd
+// frames, which decompress as one.
+struct EncodedComms {
+  uint64_t count = 0;          // entries encoded
+  std::vector<uint8_t> bytes;  // their encoding, in table order
+  size_t framed = 0;           // bytes[0, framed) compressed, in `frames`
+  std::vector<uint8_t> frames;
+  size_t frame_bytes = size_t(256) << 10;
+  void append(const CommEntry& c);
+};
+// The trace encode(t) gives when t.comms holds the entries comms stands for
+// (t.comms itself is not read): the same body, its compressed frames split
+// elsewhere. Compresses comms's new whole frames.
+std::vector<uint8_t> encode(const RankTrace& t, EncodedComms& comms);
 std::vector<uint8_t> encode(const SpillSegment& s);
 std::vector<uint8_t> encode(const JobInfo& j);
 std::vector<uint8_t> encode(const Plan& p);

@@ -366,9 +366,13 @@ CommEntry get_comm(Decoder& d) {
   return c;
 }
 
-void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms) {
+void put_files(Encoder& e, const std::vector<FileEntry>& files) {
   e.uv(files.size());
   for (const FileEntry& f : files) put_file(e, f);
+}
+
+void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms) {
+  put_files(e, files);
   e.uv(comms.size());
   for (const CommEntry& c : comms) put_comm(e, c);
 }
@@ -424,9 +428,19 @@ ProcessInfo get_process(Decoder& d) {
 
 }  // namespace
 
-void put(Encoder& e, const RankTrace& t) {
+void put_rank_head(Encoder& e, const RankTrace& t) {
   put_process(e, t.process);
-  put_tables(e, t.files, t.comms);
+  put_files(e, t.files);
+}
+
+void put(Encoder& e, const RankTrace& t) {
+  put_rank_head(e, t);
+  e.uv(t.comms.size());
+  for (const CommEntry& c : t.comms) put_comm(e, c);
+  put_rank_tail(e, t);
+}
+
+void put_rank_tail(Encoder& e, const RankTrace& t) {
   put_streams(e, t.streams);
   put_tallies(e, t.pruned);
   put_tallies(e, t.excluded);

@@ -9,6 +9,10 @@
 namespace mpior::trace::body {
 
 void put(Encoder& e, const RankTrace& t);
+// A rank trace is its head (process, file table), its communicator table
+// (count, entries), its tail (streams, tallies, spill segments).
+void put_rank_head(Encoder& e, const RankTrace& t);
+void put_rank_tail(Encoder& e, const RankTrace& t);
 void put(Encoder& e, const JobInfo& j);
 void put(Encoder& e, const Plan& p);
 void put(Encoder& e, const SpillSegment& s);
@@ -33,6 +37,7 @@ void put_file(Encoder& e, const FileEntry& f);
 FileEntry get_file(Decoder& d);
 void put_comm(Encoder& e, const CommEntry& c);
 CommEntry get_comm(Decoder& d);
+void put_files(Encoder& e, const std::vector<FileEntry>& files);  // a file table
 // A file table, then a communicator table.
 void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms);
 void get_tables(Decoder& d, std::vector<FileEntry>* files, std::vector<CommEntry>* comms);

@@ -68,6 +68,21 @@ static long persistent(void) {
     total += s;
   }
   MPI_Request_free(&c);
+  /* Started in the other order on odd ranks: MPI matches persistent
+   * collectives' starts by the order of their inits. */
+  MPI_Request two[2];
+  long b = 0, w = rank, top = 0;
+  MPI_Bcast_init(&b, 1, MPI_LONG, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &two[0]);
+  MPI_Allreduce_init(&w, &top, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL, &two[1]);
+  for (int i = 0; i < 3; ++i) {
+    if (rank == 0) b = 100 + i;
+    MPI_Start(&two[rank % 2]);
+    MPI_Start(&two[1 - rank % 2]);
+    MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+    total += b + top;
+  }
+  MPI_Request_free(&two[0]);
+  MPI_Request_free(&two[1]);
 #endif
   return sum_all(MPI_COMM_WORLD, total);
 }
@@ -191,7 +206,18 @@ static long requests(int bypass) {
   MPI_Barrier(MPI_COMM_WORLD); /* the freed receive has its message by now */
   int flag = 0;
   MPI_Request_get_status(MPI_REQUEST_NULL, &flag, MPI_STATUS_IGNORE);
-  return sum_all(MPI_COMM_WORLD, got + got2 + flag);
+  /* A receive completed after its communicator was freed (MPI frees it when
+   * its pending operations are done). */
+  MPI_Comm dup;
+  MPI_Request two[2];
+  int late = -1;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Irecv(&late, 1, MPI_INT, left, 13, dup, &two[0]);
+  MPI_Isend(&v, 1, MPI_INT, right, 13, dup, &two[1]);
+  MPI_Comm_free(&dup);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+  return sum_all(MPI_COMM_WORLD, got + got2 + flag + 100 * late);
 }
 
 static long icoll(void) {

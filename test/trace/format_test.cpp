@@ -60,6 +60,34 @@ TEST_CASE("a rank trace survives encode and decode unchanged", "[format]") {
   REQUIRE(n == 50);
 }
 
+TEST_CASE("a communicator table encoded as it grows gives the same trace", "[format][comms]") {
+  RankTrace t = sample_trace();
+  for (int32_t id = 2; id < 300; ++id)
+    t.comms.push_back({id, id % 3 ? CommOrigin::dup : CommOrigin::split, id / 2, uint64_t(id) * 7, -id, id % 5,
+                       std::vector<int32_t>(size_t(id % 6), id)});
+  RankTrace bare = t;
+  bare.comms.clear();
+  for (size_t frame : {size_t(256) << 10, size_t(100)}) {  // the table in one piece; in compressed frames
+    EncodedComms enc;
+    enc.frame_bytes = frame;
+    // Four flushes, each appending what was made since the one before.
+    for (size_t upto : {size_t(2), size_t(150), size_t(151), t.comms.size()}) {
+      for (size_t i = enc.count; i < upto; ++i) enc.append(t.comms[i]);
+      RankTrace part = t;
+      part.comms.resize(upto);
+      std::vector<uint8_t> bytes = encode(bare, enc);
+      REQUIRE(decode_rank_trace(bytes, "mem") == part);
+      if (frame > enc.bytes.size()) REQUIRE(bytes == encode(part));  // one frame: the same file
+    }
+    REQUIRE(enc.count == t.comms.size());
+    REQUIRE(enc.framed == enc.bytes.size() / frame * frame);
+    REQUIRE(decode_rank_trace(encode(bare, enc), "mem") == t);
+  }
+  // The encoded table is used instead of the trace's own.
+  EncodedComms none;
+  REQUIRE(decode_rank_trace(encode(t, none), "mem").comms.empty());
+}
+
 TEST_CASE("jobs and plans round-trip", "[format]") {
   JobInfo j;
   j.job_id = 42;
