@@ -173,7 +173,7 @@ size_t shared_prefix(std::string_view a, std::string_view b) {
 // flags' differences from that entry's; or 0, then how much of the previous
 // path it starts with, the rest, the flags. A job's out_0 ... out_N cost a
 // few equal bytes each.
-void put_files(Encoder& e, const std::vector<FileEntry>& files) {
+void put_merged_files(Encoder& e, const std::vector<FileEntry>& files) {
   e.uv(files.size());
   std::unordered_map<std::string, size_t> last;  // text around the number -> entry
   for (size_t i = 0; i < files.size(); ++i) {
@@ -204,7 +204,7 @@ void put_files(Encoder& e, const std::vector<FileEntry>& files) {
   }
 }
 
-std::vector<FileEntry> get_files(Decoder& d) {
+std::vector<FileEntry> get_merged_files(Decoder& d) {
   std::vector<FileEntry> out(d.count(3));
   // entries copy earlier paths: a damaged file must not make them huge
   const size_t most = (size_t(64) << 20) + 1024 * d.size();
@@ -271,7 +271,7 @@ std::vector<CommEntry> get_comms(Decoder& d) {
 void put(Encoder& e, const MergedJob& m) {
   e.fixed64(m.job_id);
   e.sv(m.size);
-  put_files(e, m.files);
+  put_merged_files(e, m.files);
   put_comms(e, m.comms);
   put_streams(e, m.streams, true);
   e.uv(m.ranks.size());
@@ -290,7 +290,7 @@ MergedJob get_merged_job(Decoder& d) {
   int64_t size = d.sv();
   if (size < 1 || size > (int64_t(1) << 30)) d.fail("job of " + std::to_string(size) + " ranks");
   m.size = int32_t(size);
-  m.files = get_files(d);
+  m.files = get_merged_files(d);
   m.comms = get_comms(d);
   m.streams = get_streams(d, true);
   m.ranks.resize(d.count(8));

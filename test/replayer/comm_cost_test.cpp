@@ -76,13 +76,13 @@ TEST_CASE("the replay charges communication its traced cost, not only its wait",
   // Without costs the receive and the Allreduce would take only their waits
   // (near zero: both ranks compute alike): the replay would last ~20 ms.
   REQUIRE(r1.replay_ns >= 20 * (1'000'000 + 300'000 + 500'000));
-  REQUIRE(r1.comm_ns >= 8'000'000);  // of 16 ms charged; a loaded machine's late wake-ups move some to the gaps
+  REQUIRE(r1.comm_ns >= 8'000'000);      // of 16 ms charged; a loaded machine's late wake-ups move some to the gaps
   REQUIRE(r1.compute_ns >= 15'000'000);  // late wake-ups from costs are paid off from the gaps
   REQUIRE(r1.traced_mpi_ns == 20 * (300'000 + 500'000));
   REQUIRE(r1.traced_compute_ns == 20 * 1'000'000);
   REQUIRE(r1.io_ns == 0);
   nlohmann::json j = to_json(rep);
-  REQUIRE(j["per_rank"][1]["predicted"]["comm_s"].get<double>() > 0.015);
+  REQUIRE(j["per_rank"][1]["predicted"]["comm_s"].get<double>() > 0.008);
   REQUIRE(j["comm_costs"].size() == 3);
 }
 
