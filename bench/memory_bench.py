@@ -44,20 +44,35 @@ def one_run(b, calls, env):
 MODES = (("16 MiB", "16M", "1"), ("16 MiB, inline fold", "16M", "0"), ("off", "0", "1"))
 
 
+def repetitions(b, calls):
+    """Interleaved rounds per count: a short run's per-call figure is noisy (the calls themselves vary by 100 ns)."""
+    return 1 if b.quick else (7 if calls <= 100000 else 5 if calls <= 1000000 else 3)
+
+
+def medians(runs):
+    return [sorted(col)[len(col) // 2] for col in zip(*runs)]
+
+
 def memory(b, table):
     rows = []
     for calls in counts(b):
-        plain_hwm, plain_ns, plain_cpu, _, plain_all, plain_faults = one_run(b, calls, {"LD_PRELOAD": ""})
-        for name, cap, behind in MODES:
-            d = os.path.join(b.work, "memory")
-            env = b.traced(MPIOR_MEMORY=cap, MPIOR_FOLD_BEHIND=behind, MPIOR_TRACE_DIR=os.path.join(d, "traces"))
-            hwm, ns, cpu, spill, all_cpu, faults = one_run(b, calls, env)
-            rows.append([f"{calls:,}", name, f"{(hwm - plain_hwm) / 2**20:.1f}", f"{(ns - plain_ns) / calls:.0f}",
-                         f"{(cpu - plain_cpu) / calls:.0f}", f"{(all_cpu - plain_all) / calls:.0f}",
-                         f"{plain_ns / calls:.0f}", f"{spill / 2**20:.1f}", faults - plain_faults])
+        plain_runs, mode_runs = [], {name: [] for name, _, _ in MODES}
+        for _ in range(repetitions(b, calls)):
+            plain_runs.append(one_run(b, calls, {"LD_PRELOAD": ""}))
+            for name, cap, behind in MODES:
+                d = os.path.join(b.work, "memory")
+                env = b.traced(MPIOR_MEMORY=cap, MPIOR_FOLD_BEHIND=behind, MPIOR_TRACE_DIR=os.path.join(d, "traces"))
+                mode_runs[name].append(one_run(b, calls, env))
+        plain_hwm, plain_ns, plain_cpu, _, plain_all, plain_faults = medians(plain_runs)
+        for name, _, _ in MODES:
+            hwm, ns, cpu, spill, all_cpu, faults = medians(mode_runs[name])
+            rows.append([f"{calls:,}", name, len(plain_runs), f"{(hwm - plain_hwm) / 2**20:.1f}",
+                         f"{(ns - plain_ns) / calls:.0f}", f"{(cpu - plain_cpu) / calls:.0f}",
+                         f"{(all_cpu - plain_all) / calls:.0f}", f"{plain_ns / calls:.0f}", f"{spill / 2**20:.1f}",
+                         faults - plain_faults])
     b_load = os.getloadavg()[0]
     table(f"memory: random_io (1 rank), tracer memory and added cost per call by MPIOR_MEMORY and MPIOR_FOLD_BEHIND "
           f"(load {b_load:.2f}; targets: flat at the cap, <= 100 ns; the application's thread's CPU, and the whole "
           "job's CPU: the fold-behind thread's included)",
-          ["calls", "cap", "tracer MiB", "added ns/call", "added app-thread CPU ns/call", "added job CPU ns/call",
+          ["calls", "cap", "runs (medians)", "tracer MiB", "added ns/call", "added app-thread CPU ns/call", "added job CPU ns/call",
            "untraced ns/call", "spill MiB", "added app-thread page faults"], rows)

@@ -23,6 +23,7 @@ struct KindModel {
   std::vector<trace::PlanFile> attrs;  // created, existed, directory as traced
   std::vector<Fit> sizes;              // initial size
   std::vector<CommModel> comms;
+  std::vector<trace::CommOrigin> comm_origins;  // as in the largest input that has the communicator
   std::string cwd;
   TimingFit traced;
 };
@@ -111,9 +112,11 @@ class TableBuilder {
 
   void add_comm_model(int32_t kind, const std::vector<RankRef>& refs, size_t j, KindModel& m) {
     std::vector<CommSample> samples;
+    trace::CommOrigin origin = trace::CommOrigin::unknown;
     for (RankRef ref : refs) {
       int32_t g = plan_rank(ref).comms[j];
       const auto* members = g < 0 ? nullptr : &inputs_[ref.first].plan.comms[size_t(g)].members;
+      if (g >= 0) origin = inputs_[ref.first].plan.comms[size_t(g)].origin;
       samples.push_back({ref.second, inputs_[ref.first].n, members});
     }
     std::optional<CommModel> c = CommModel::fit(samples);
@@ -130,6 +133,7 @@ class TableBuilder {
     notes_.push_back(
         {-1, -1, -1, fmt::format("communicator {} ({})", j, kind_name(kind)), c->describe(), "communicator members"});
     m.comms.push_back(std::move(*c));
+    m.comm_origins.push_back(origin);
   }
 
   void add_rank(int64_t r) {
@@ -145,7 +149,8 @@ class TableBuilder {
     pr.traced_ns = std::llround(m.traced.predict(n_));
     for (size_t j = 0; j < m.names.size(); ++j) pr.files.push_back(file_id(m, j, r, kind));
     std::vector<CommInstance> seen;
-    for (const CommModel& c : m.comms) {
+    for (size_t j = 0; j < m.comms.size(); ++j) {
+      const CommModel& c = m.comms[j];
       if (c.null()) {
         pr.comms.push_back(-1);
         continue;
@@ -154,7 +159,7 @@ class TableBuilder {
       int ordinal = int(std::count(seen.begin(), seen.end(), inst));
       seen.push_back(inst);
       auto [it, fresh] = comm_ids_.emplace(std::make_pair(inst, ordinal), int32_t(out_.comms.size()));
-      if (fresh) out_.comms.push_back({c.members(inst, n_)});
+      if (fresh) out_.comms.push_back({c.members(inst, n_), m.comm_origins[j]});
       pr.comms.push_back(it->second);
     }
     out_.ranks.push_back(std::move(pr));

@@ -100,6 +100,10 @@ bool ShmRings::put(int dest_world, const AuxMessage& m) {
   std::memcpy(&slot.msg, &m, sizeof m);
   slot.seq.store(h + 1, std::memory_order_release);
   head_[d] = h + 1;
+  // The next slot's line, last read by the receiver, is fetched for writing
+  // now, while the application's message travels, not at the next send,
+  // where the wait would add to the message's latency.
+  __builtin_prefetch(&r->slots[(h + 1) % kSlots], 1, 3);
   return true;
 }
 

@@ -54,7 +54,7 @@ std::string members_text(const std::vector<int32_t>& members) {
 std::vector<trace::PlanComm> CommResolution::plan_comms() const {
   std::vector<trace::PlanComm> out;
   out.reserve(comms.size());
-  for (const GlobalComm& c : comms) out.push_back({c.members});
+  for (const GlobalComm& c : comms) out.push_back({c.members, c.origin});
   return out;
 }
 

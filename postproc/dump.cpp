@@ -130,7 +130,8 @@ void dump_plan(const trace::Plan& p, std::ostream& out) {
   }
   out << "communicators (" << p.comms.size() << "):\n";
   for (size_t i = 0; i < p.comms.size(); ++i)
-    out << fmt::format("  {:>4}  members {}\n", i, list_text(p.comms[i].members));
+    out << fmt::format("  {:>4}  members {}  made by {}\n", i, list_text(p.comms[i].members),
+                       postproc::creator_name(p.comms[i].origin));
   dump_pruned(p.pruned, out);
   dump_streams(p.streams, out);
   dump_extrap(p, out);

@@ -35,11 +35,6 @@ ThreadRecorder* create_recorder() noexcept {
   }
 }
 
-struct PrunedCounter {
-  std::atomic<uint64_t> calls{0};
-  std::atomic<int64_t> ticks{0};
-};
-PrunedCounter g_pruned[trace::kNumKinds];
 std::atomic<uint64_t> g_excluded[trace::kNumKinds];
 
 constinit config::Option<std::string_view> opt_fold_behind{
@@ -57,17 +52,36 @@ constexpr size_t kWakeChunks = 4, kMaxParkedChunks = 32;
 
 }  // namespace
 
+namespace {
+// This thread's recorder, made at its first call.
+ThreadRecorder* this_thread_recorder() noexcept {
+  ThreadRecorder* r = t_state.recorder;
+  if (__builtin_expect(r == nullptr, 0)) {
+    r = create_recorder();
+    if (!r) return nullptr;
+    t_state.recorder = r;
+    spill::request();  // fold behind: the flush thread makes its buffers now (fold_behind_service)
+  }
+  return r;
+}
+}  // namespace
+
 void count_pruned(trace::Kind k, int64_t ticks) noexcept {
-  g_pruned[size_t(k)].calls.fetch_add(1, std::memory_order_relaxed);
-  g_pruned[size_t(k)].ticks.fetch_add(ticks, std::memory_order_relaxed);
+  if (ThreadRecorder* r = this_thread_recorder()) r->count_pruned(k, ticks);
+}
+
+void ThreadRecorder::add_pruned_to(trace::KindTallies& out, std::vector<int64_t>& ticks) const noexcept {
+  for (size_t k = 0; k < trace::kNumKinds; ++k) {
+    out[k].calls += pruned_[k].calls.load(std::memory_order_relaxed);
+    ticks[k] += pruned_[k].ticks.load(std::memory_order_relaxed);
+  }
 }
 
 trace::KindTallies pruned_tallies() {
   trace::KindTallies out{};
-  for (size_t k = 0; k < trace::kNumKinds; ++k) {
-    out[k].calls = g_pruned[k].calls.load(std::memory_order_relaxed);
-    out[k].time_ns = clock::duration_ns(g_pruned[k].ticks.load(std::memory_order_relaxed));
-  }
+  std::vector<int64_t> ticks(trace::kNumKinds, 0);
+  for (ThreadRecorder* r : all_recorders()) r->add_pruned_to(out, ticks);
+  for (size_t k = 0; k < trace::kNumKinds; ++k) out[k].time_ns = clock::duration_ns(ticks[k]);
   return out;
 }
 
@@ -80,13 +94,8 @@ trace::KindTallies excluded_tallies() {
 }
 
 void record_event(trace::RawEvent& ev) noexcept {
-  ThreadRecorder* r = t_state.recorder;
-  if (__builtin_expect(r == nullptr, 0)) {
-    r = create_recorder();
-    if (!r) return;
-    t_state.recorder = r;
-    spill::request();  // fold behind: the flush thread makes its buffers now (fold_behind_service)
-  }
+  ThreadRecorder* r = this_thread_recorder();
+  if (!r) return;
   if (ev.depth == 0 && trace::is_io(ev.kind)) piggyback::note_io();
   r->record(ev);
 }
@@ -119,7 +128,7 @@ void ThreadRecorder::record(trace::RawEvent& ev) noexcept {
 void ThreadRecorder::push(const trace::RawEvent& ev) noexcept {
   lock();
   chunk_[used_++] = ev;
-  ++recorded_;
+  recorded_.store(recorded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (used_ == kChunk) flush_locked();
   unlock();
   if (__builtin_expect(spill_state_.load(std::memory_order_relaxed) != kIdle, 0)) after_record_spill();
@@ -317,7 +326,7 @@ bool ThreadRecorder::spill_before_flush(size_t min_bytes) noexcept {
 
 void ThreadRecorder::spill_refused() noexcept {
   lock();
-  next_check_ = recorded_ + (uint64_t(1) << 20);
+  next_check_ = events() + (uint64_t(1) << 20);
   spill_state_.store(kIdle, std::memory_order_release);
   unlock();
 }
@@ -375,13 +384,6 @@ trace::Stream ThreadRecorder::snapshot(int32_t rank) {
   return with_builder([&] { return builder_.snapshot(rank, index_); });
 }
 
-uint64_t ThreadRecorder::events() {
-  lock();
-  uint64_t n = recorded_;
-  unlock();
-  return n;
-}
-
 size_t ThreadRecorder::memory_bytes() {
   size_t n = with_builder([&] {
     return builder_.memory_bytes() + (spare_[0].capacity() + spare_[1].capacity()) * sizeof(trace::RawEvent);
@@ -419,8 +421,6 @@ void reset_after_fork() noexcept {
   t_state.recorder = nullptr;
   spill::reset_after_fork();
   for (size_t k = 0; k < trace::kNumKinds; ++k) {
-    g_pruned[k].calls.store(0, std::memory_order_relaxed);
-    g_pruned[k].ticks.store(0, std::memory_order_relaxed);
     g_excluded[k].store(0, std::memory_order_relaxed);
   }
 }

@@ -43,8 +43,18 @@ class ThreadRecorder {
   bool locked() const noexcept { return lock_.test(std::memory_order_acquire); }
   // Locked, or another thread has the builder frozen (the crash child asks).
   bool busy() const noexcept { return locked() || owner_.test(std::memory_order_acquire); }
-  uint64_t events();
+  // Events recorded so far (a relaxed read: any thread, no lock; the
+  // pruning path asks it for every message sent).
+  uint64_t events() const noexcept { return recorded_.load(std::memory_order_relaxed); }
   size_t memory_bytes();
+  // Calls of kind k left out of the trace (online pruning), on this thread:
+  // single-writer counters, so no locked instruction on the hot path.
+  void count_pruned(trace::Kind k, int64_t ticks) noexcept {
+    PrunedTally& t = pruned_[size_t(k)];
+    t.calls.store(t.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    t.ticks.store(t.ticks.load(std::memory_order_relaxed) + ticks, std::memory_order_relaxed);
+  }
+  void add_pruned_to(trace::KindTallies& out, std::vector<int64_t>& ticks) const noexcept;
 
   // Memory cap (spill.hpp): this thread's folded events want to go to the
   // spill file; take them (allocates the empty folder first, then swaps it
@@ -95,7 +105,12 @@ class ThreadRecorder {
   std::atomic_flag owner_ = ATOMIC_FLAG_INIT;  // a thread other than the recording one uses the builder
   std::atomic<bool> fold_wanted_{false};       // fold behind: parked chunks wait for the flush thread
   size_t used_ = 0;
-  uint64_t recorded_ = 0;                 // events pushed (under the lock)
+  std::atomic<uint64_t> recorded_{0};  // events pushed (written under the lock, by this thread only)
+  struct PrunedTally {
+    std::atomic<uint64_t> calls{0};
+    std::atomic<int64_t> ticks{0};
+  };
+  PrunedTally pruned_[trace::kNumKinds];
   bool frozen_ = false;                   // under the lock: full chunks go to backlog_
   std::vector<trace::RawEvent> backlog_;  // under the lock: chunks recorded while frozen (ticks)
   trace::RawEvent chunk_[kChunk];

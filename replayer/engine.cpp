@@ -361,7 +361,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
       // with --io-only, which drops compute).
       ++skipped;
       cur_.active = false;
-      last_end_ = sh_.opt.io_only ? mono_now_ns() : std::max(mono_now_ns(), start + ev.dur_ns);
+      last_end_ = sh_.opt.io_only ? mono_now_ns() : sleep_until(start + ev.dur_ns, sh_.progress.aborted());
       return true;
     }
   } else if (ev.op() == trace::OpClass::init) {
@@ -374,7 +374,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
       if (going) last_end_ = charge(last_end_, sh_.init.floor_ns());
       return going;
     }
-    last_end_ = sh_.opt.io_only ? mono_now_ns() : std::max(mono_now_ns(), start + ev.dur_ns);
+    last_end_ = sh_.opt.io_only ? mono_now_ns() : sleep_until(start + ev.dur_ns, sh_.progress.aborted());
     return true;
   } else if (trace::is_mpi(ev.kind)) {
     cur_.bytes = ev.args[trace::arg::bytes];

@@ -28,66 +28,6 @@ int32_t RankBlocks::owner(int32_t rank) const {
   return rank < wide ? rank / (per + 1) : extra + (rank - wide) / std::max(1, per);
 }
 
-int32_t MpiComm::proc_rank(int32_t world_proc) const {
-  for (size_t i = 0; i < procs.size(); ++i)
-    if (procs[i] == world_proc) return int32_t(i);
-  return -1;
-}
-
-// One communicator per plan communicator among the processes holding its
-// members (in the plan's member order when each process holds one rank, so
-// MPI's ranks are the plan's); communicators inside one process need no MPI.
-MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool native_mpiio)
-    : plan_(plan), blocks_{int32_t(plan.ranks.size()), procs}, me_(me), native_(native_mpiio) {
-  void* ub = nullptr;
-  int found = 0;
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
-  if (found && ub) tag_ub_ = *static_cast<int*>(ub);
-  comms_.resize(plan.comms.size());
-  for (size_t g = 0; g < plan.comms.size(); ++g) {
-    const std::vector<int32_t>& members = plan.comms[g].members;
-    MpiComm& c = comms_[g];
-    int32_t mine = 0, key = 0;
-    std::vector<int32_t> procs_in;
-    for (size_t i = 0; i < members.size(); ++i) {
-      int32_t p = blocks_.owner(members[i]);
-      procs_in.push_back(p);
-      if (p == me) ++mine, key = int32_t(i);
-    }
-    if (!one_per_rank()) {
-      std::sort(procs_in.begin(), procs_in.end());
-      procs_in.erase(std::unique(procs_in.begin(), procs_in.end()), procs_in.end());
-      key = me;
-    }
-    c.procs = procs_in;
-    c.meet = std::make_unique<LocalMeet>(uint32_t(mine));
-    if (procs_in.size() == 1) {  // every member here: messages to ourselves
-      if (!mine) continue;
-      // One-member communicators (each rank's MPI_COMM_SELF) share one set:
-      // MPI has a few thousand communicators, plans may have as many ranks.
-      MpiComm& owner = members.size() == 1 && self_ >= 0 ? comms_[size_t(self_)] : c;
-      if (&owner == &c) {
-        MPI_Comm_dup(MPI_COMM_SELF, &c.msg), MPI_Comm_dup(MPI_COMM_SELF, &c.up);
-        if (one_per_rank()) MPI_Comm_dup(MPI_COMM_SELF, &c.file);
-        if (members.size() == 1) self_ = int32_t(g);
-      } else {
-        c.msg = owner.msg, c.up = owner.up, c.file = owner.file, c.borrowed = true;
-      }
-      continue;
-    }
-    MPI_Comm_split(MPI_COMM_WORLD, mine ? 0 : MPI_UNDEFINED, key, &c.msg);
-    if (c.msg == MPI_COMM_NULL) continue;
-    MPI_Comm_dup(c.msg, &c.up);
-    if (one_per_rank()) MPI_Comm_dup(c.msg, &c.file);
-  }
-}
-
-MpiBackend::~MpiBackend() {
-  for (MpiComm& c : comms_)
-    for (MPI_Comm* m : {&c.msg, &c.up, &c.file})
-      if (*m != MPI_COMM_NULL && !c.borrowed) MPI_Comm_free(m);
-}
-
 std::unique_ptr<MpiOps> MpiBackend::ops(int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,
                                         const std::string& who) {
   return std::make_unique<MpiThreadOps>(*this, rank, errors, io, target, who);
@@ -172,7 +112,30 @@ bool MpiThreadOps::comm_of(const Event& ev, int64_t local, Comm* out) {
     return false;
   }
   c.me = int32_t(it - m.begin());
+  if (!b_.ready(c.id)) {
+    errors_.add(who_ + ": " + std::string(trace::name(ev.kind)) + " on global communicator " + std::to_string(c.id) +
+                " before its creating record or after its MPI_Comm_free; not replayed");
+    return false;
+  }
   *out = c;
+  return true;
+}
+
+int32_t MpiThreadOps::global_of(int64_t local) const {
+  return local >= 0 && size_t(local) < rank_info_.comms.size() ? rank_info_.comms[size_t(local)] : -1;
+}
+
+// A communicator made by this record (none: MPI_COMM_NULL, or freed unused).
+bool MpiThreadOps::made(const Event& ev) {
+  int32_t g = global_of(ev.args[arg::newcomm]);
+  if (g < 0 || size_t(g) >= b_.comm_count()) return true;
+  bool idup = ev.kind == trace::Kind::MPI_Comm_idup || ev.kind == trace::Kind::MPI_Comm_idup_with_info;
+  b_.make(g, idup ? global_of(ev.args[arg::comm]) : -1);
+  return true;
+}
+
+bool MpiThreadOps::receive_posted(const Event& ev) {
+  if (int32_t g = global_of(ev.args[arg::comm]); g >= 0 && size_t(g) < b_.comm_count()) b_.receive_opened(g);
   return true;
 }
 
@@ -258,11 +221,13 @@ bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_s
 
 bool MpiThreadOps::replay(const Event& ev, uint64_t) {
   OpClass op = ev.op();
-  if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
+  if (op == OpClass::init || op == OpClass::wait || op == OpClass::test) return true;
+  if (op == OpClass::irecv) return receive_posted(ev);
+  if (op == OpClass::comm_local) return made(ev);
   if (op == OpClass::cancel && ev.args[arg::req_kind] == trace::kReqSend) cancel_send(ev.args[arg::request]);
   // Bookkeeping, as in the threads' replay (a freed request has no communicator).
   if (op == OpClass::pinit || op == OpClass::icoll || op == OpClass::probe || op == OpClass::cancel ||
-      op == OpClass::request || op == OpClass::comm_local)
+      op == OpClass::request)
     return true;
   Comm c;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
@@ -312,10 +277,12 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t) {
     case OpClass::barrier:
       collective(op, 0, -1, c);
       return true;
-    // Communicator construction and free are local bookkeeping (the plan
-    // knows every communicator), as in the threads' replay.
+    // Communicators are made and freed among their members only: as the
+    // program's, these synchronise no more than MPI's own construction does.
     case OpClass::comm_create:
+      return made(ev);
     case OpClass::comm_free:
+      b_.unmake(c.id);
       return true;
     default:
       return true;
@@ -414,6 +381,14 @@ bool MpiThreadOps::member(const Event& ev, uint64_t) {
 }
 
 bool MpiThreadOps::complete(const Event& ev, uint64_t) {
+  bool done = complete_request(ev);
+  // After the receive: its communicator may be waiting for it to be freed.
+  if (int32_t g = global_of(ev.args[arg::comm]); ev.args[arg::req_kind] == trace::kReqRecv && g >= 0)
+    b_.receive_closed(g);
+  return done;
+}
+
+bool MpiThreadOps::complete_request(const Event& ev) {
   if (ev.args[arg::req_kind] == trace::kReqSend) {
     if (ev.flags & trace::flag::cancelled)
       cancel_send(ev.args[arg::request]);

@@ -62,13 +62,30 @@ class LocalMeet {
 };
 
 // One plan communicator as MPI sees it: the processes holding its members.
+// World, self and communicators of unknown origin are made at the start,
+// collectively over MPI_COMM_WORLD; the others at their creating record, by
+// their members only (MPI_Comm_create_group, or MPI_Comm_idup of the parent
+// for an MPI_Comm_idup), and freed at their MPI_Comm_free: a replay holds
+// only the communicators alive at once, as the program did (MPICH's
+// comm/ctxalloc makes 200,000 one after another; MPI has a few thousand).
 struct MpiComm {
   MPI_Comm msg = MPI_COMM_NULL;   // messages and collectives
   MPI_Comm up = MPI_COMM_NULL;    // members to root of Reduce/Gather (sent as messages: pruning keeps some)
   MPI_Comm file = MPI_COMM_NULL;  // MPI_File_open (one process per rank) or null (blocks: each rank alone)
   std::vector<int32_t> procs;     // world process ranks in it, sorted: index = rank in msg
   std::unique_ptr<LocalMeet> meet;
-  bool borrowed = false;  // another one-member communicator's handles
+  bool borrowed = false;   // the shared one-member handles (each rank's MPI_COMM_SELF)
+  bool at_record = false;  // made at its creating record, freed at its MPI_Comm_free
+  // at_record ones, under mu: an MPI_Comm_idup in flight (completed at the
+  // first use), receives posted and not completed (a free waits for them:
+  // MPICH's comm/cmfree2 completes one after the free).
+  std::unique_ptr<std::mutex> mu;
+  std::condition_variable made;  // an idup posted by the last of this process's members
+  uint32_t local_members = 0, idup_arrived = 0;
+  std::vector<MPI_Request> idups;
+  bool idup_pending = false;
+  int open_receives = 0;
+  bool free_when_idle = false;
   int32_t proc_rank(int32_t world_proc) const;
 };
 
@@ -88,6 +105,18 @@ class MpiBackend final : public Backend {
   const trace::Plan& plan() const { return plan_; }
   const RankBlocks& blocks() const { return blocks_; }
   MpiComm& comm(int32_t global) { return comms_[size_t(global)]; }
+  // At a creating record (mpi_comms.cpp), on every member of `global`: the
+  // last of this process's members makes it; `idup_of` >= 0: as an
+  // MPI_Comm_idup of that communicator, completed by ready().
+  void make(int32_t global, int32_t idup_of = -1);
+  // Before a communicator's use: false when it is not made (used before its
+  // creating record, or after its free); waits for an idup in flight.
+  bool ready(int32_t global);
+  // At MPI_Comm_free, on every member: the last of this process's frees it,
+  // once no receive posted on it is outstanding.
+  void unmake(int32_t global);
+  void receive_opened(int32_t global);
+  void receive_closed(int32_t global);
   size_t comm_count() const { return comms_.size(); }
   int tag_ub() const { return tag_ub_; }
   bool one_per_rank() const { return blocks_.ranks == blocks_.procs; }
@@ -106,7 +135,11 @@ class MpiBackend final : public Backend {
   bool native_;
   int tag_ub_ = 32767;
   std::vector<MpiComm> comms_;
-  int32_t self_ = -1;  // the one-member communicator whose handles the others share
+  MpiComm self_;  // the handles one-member communicators share
+  MPI_Group world_group_ = MPI_GROUP_NULL;
+  void make_eagerly(size_t g);
+  void make_now(int32_t g, int32_t idup_of);
+  void free_handles(MpiComm& c);
   std::mutex zeros_mu_;
   std::vector<std::unique_ptr<char[]>> zeros_;
   int64_t zeros_size_ = 0;

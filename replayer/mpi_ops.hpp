@@ -50,6 +50,10 @@ class MpiThreadOps final : public MpiOps {
   };
 
   bool comm_of(const trace::Event& ev, int64_t local, Comm* out);
+  int32_t global_of(int64_t local) const;  // -1: none
+  bool made(const trace::Event& ev);
+  bool receive_posted(const trace::Event& ev);
+  bool complete_request(const trace::Event& ev);
   int32_t member_plan_rank(int32_t global, int32_t comm_rank) const;
   int tag(int64_t app_tag, int32_t src_plan, int32_t dst_plan) const;
   // req_id > 0: a nonblocking send the trace may cancel (kept in sends_).

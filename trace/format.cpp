@@ -35,7 +35,7 @@ struct TypeInfo {
 };
 constexpr TypeInfo kRankTrace{"MPIORTRC", "rank trace", kFormatVersion};
 constexpr TypeInfo kJob{"MPIORJOB", "job file", kFormatVersion};
-constexpr TypeInfo kPlan{"MPIORPLN", "plan", kFormatVersion};
+constexpr TypeInfo kPlan{"MPIORPLN", "plan", kPlanFormatVersion};
 constexpr TypeInfo kSpill{"MPIORSPL", "spill segment", kFormatVersion};
 constexpr TypeInfo kAggregate{kAggregateMagic, "aggregate trace", kFormatVersion};
 constexpr TypeInfo kMerged{"MPIORMRG", "merged job trace", kMergedFormatVersion, 19};

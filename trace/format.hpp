@@ -31,6 +31,9 @@ inline constexpr uint32_t kFormatVersion = 4;
 // 5: ranks' records column by column, compact timing statistics (histograms
 //    from min's bin to max's), MPI_COMM_SELF runs, numbered paths renumbered.
 inline constexpr uint32_t kMergedFormatVersion = 5;
+// Plans (MPIORPLN; 4: the first, written with the others' number):
+// 5: each communicator's origin (how it was made).
+inline constexpr uint32_t kPlanFormatVersion = 5;
 // Why a file of version `found` is refused by a reader of version `reads`
 // ("format version 3 (written by an older mpior), ...").
 std::string version_mismatch(uint32_t found, uint32_t reads);

@@ -65,7 +65,10 @@ void put(Encoder& e, const Plan& p) {
     e.sv(f.initial_size);
   }
   e.uv(p.comms.size());
-  for (const PlanComm& c : p.comms) put_ranks(e, c.members);
+  for (const PlanComm& c : p.comms) {
+    put_ranks(e, c.members);
+    e.u8(uint8_t(c.origin));
+  }
   put_streams(e, p.streams);
   put_tallies(e, p.pruned);
   put_extrap(e, p.extrap);
@@ -93,7 +96,12 @@ Plan get_plan(Decoder& d) {
     f.initial_size = d.sv();
   }
   p.comms.resize(d.count(1));
-  for (PlanComm& c : p.comms) c.members = get_ranks(d);
+  for (PlanComm& c : p.comms) {
+    c.members = get_ranks(d);
+    uint8_t origin = d.u8();
+    if (origin > uint8_t(CommOrigin::graph)) d.fail("communicator origin " + std::to_string(origin));
+    c.origin = CommOrigin(origin);
+  }
   p.streams = get_streams(d);
   p.pruned = get_tallies(d);
   p.extrap = get_extrap(d);

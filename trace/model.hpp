@@ -207,6 +207,10 @@ struct PlanFile {
 
 struct PlanComm {
   std::vector<int32_t> members;  // world ranks in communicator rank order
+  // How it was made: world, self and unknown ones exist from the start of a
+  // replay; the others are made at their creating record and go at their
+  // MPI_Comm_free (an MPI replay holds only the communicators alive at once).
+  CommOrigin origin = CommOrigin::unknown;
   bool operator==(const PlanComm&) const = default;
 };
 

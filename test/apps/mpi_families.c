@@ -4,7 +4,7 @@
  *
  *   mpi_families MODE      (MODE: persistent ibsend mprobe cancel requests bypass icoll
  *                           neighbor topology partitioned idup intercomm attr sessions
- *                           grequest threads types)
+ *                           grequest threads types comm_cycle)
  *
  * The MPI-4 calls (persistent collectives, Sessions) are built only where
  * mpi.h is MPI-4 (MPICH 4; Open MPI 4.1 is MPI-3.1): there the persistent and
@@ -385,6 +385,37 @@ static long idup(void) {
   return t;
 }
 
+/* More communicators one after another than MPI holds at once (MPICH has
+ * 2,048 context ids), each used, a split of some, and a receive completed
+ * after its communicator's free (MPICH's comm/cmfree2). */
+static long comm_cycle(void) {
+  long t = 0;
+  for (int i = 0; i < 1500; ++i) {
+    MPI_Comm d, s;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    if (i % 4 == 0) {
+      MPI_Comm_split(d, rank % 2, rank, &s);
+      int sr, ss, got = -1;
+      MPI_Comm_rank(s, &sr);
+      MPI_Comm_size(s, &ss);
+      MPI_Sendrecv(&i, 1, MPI_INT, (sr + 1) % ss, 0, &got, 1, MPI_INT, (sr + ss - 1) % ss, 0, s, MPI_STATUS_IGNORE);
+      t += got;
+      MPI_Comm_free(&s);
+    }
+    t += sum_all(d, 1);
+    MPI_Comm_free(&d);
+  }
+  MPI_Comm d;
+  MPI_Request r;
+  int late = -1, right = (rank + 1) % size, left = (rank + size - 1) % size;
+  MPI_Comm_dup(MPI_COMM_WORLD, &d);
+  MPI_Irecv(&late, 1, MPI_INT, left, 4, d, &r);
+  MPI_Send(&rank, 1, MPI_INT, right, 4, d);
+  MPI_Comm_free(&d);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  return sum_all(MPI_COMM_WORLD, t + late);
+}
+
 static long intercomm(void) {
   MPI_Comm half, inter, merged;
   int color = rank % 2;
@@ -628,6 +659,8 @@ int main(int argc, char** argv) {
     v = idup();
   else if (!strcmp(mode, "intercomm"))
     v = intercomm();
+  else if (!strcmp(mode, "comm_cycle"))
+    v = comm_cycle();
   else if (!strcmp(mode, "attr"))
     v = attr();
   else if (!strcmp(mode, "grequest"))

@@ -14,7 +14,7 @@ from timeline_check import validate
 APP = "mpi_families"
 
 
-def family(mode, ranks=4, env=None, check_dump=None, mpi_replay=False):
+def family(mode, ranks=4, env=None, check_dump=None, mpi_replay=False, mpi_procs=None):
     def scenario():
         s = Scenario(APP, [mode], ranks=ranks, env=env).run_both()
         check(s.plain_out.stdout.startswith(mode + " "), f"program output: {s.plain_out.stdout!r}")
@@ -26,9 +26,14 @@ def family(mode, ranks=4, env=None, check_dump=None, mpi_replay=False):
             validate(json.load(f), timeline)  # every new record kind shows in a valid timeline
         s.replay_and_check("--stall-timeout", "20")
         check_eq(s.report["errors"]["count"], 0, f"replay errors: {s.report['errors']}")
-        if mpi_replay:  # real messages and collectives: one process per rank
-            fs = os.path.join(s.root, "fs_mpi")
-            run(mpirun(ranks) + [REPLAY, "-q", "--mpi", "--fs", fs, "--stall-timeout", "20", s.plan], timeout=120)
+        # real messages and collectives: one process per rank, or blocks of ranks
+        for procs in (mpi_procs or [ranks]) if mpi_replay else []:
+            fs, report = os.path.join(s.root, f"fs_mpi{procs}"), os.path.join(s.root, f"mpi{procs}.json")
+            run(mpirun(procs) + [REPLAY, "-q", "--mpi", "--fs", fs, "--stall-timeout", "20", "--json", report, s.plan],
+                timeout=120)
+            with open(report) as f:
+                errors = json.load(f)["errors"]
+            check_eq(errors["count"], 0, f"--mpi replay errors with {procs} processes: {errors}")
         if check_dump:
             dumps = [run([POST, "--dump", os.path.join(s.traces, f"rank-{r:06d}.mpior")]).stdout for r in range(ranks)]
             check_dump(summary, dumps)
@@ -132,7 +137,11 @@ SCENARIOS = {
     # and nonblocking: the root and the other group only)
     "icoll_mpi": family("icoll", mpi_replay=True),
     "persistent_mpi": family("persistent", mpi_replay=True),
-    "idup_mpi": family("idup", mpi_replay=True),
+    "idup_mpi": family("idup", mpi_replay=True, mpi_procs=[4, 2]),
+    # 1,875 communicators made and freed one after another (each used, a
+    # receive completed after its free): the MPI replay makes and frees them
+    # at their records, also with blocks of ranks
+    "comm_cycle": family("comm_cycle", ranks=2, env={"MPIOR_PRUNE": "0"}, mpi_replay=True, mpi_procs=[2, 1]),
     "intercomm_mpi": family("intercomm", mpi_replay=True),
     "cancel_mpi": family("cancel", mpi_replay=True),
     "partitioned": family("partitioned", check_dump=partitioned_dump),

@@ -100,7 +100,7 @@ TEST_CASE("jobs and plans round-trip", "[format]") {
   p.ranks.resize(3);
   p.ranks[1].files = {0, 1, 2, 5};
   p.files = {{"/a", true, false, false, 0}, {"/b", false, true, false, 4096}};
-  p.comms = {{{0, 1, 2}}};
+  p.comms = {{{0, 1, 2}, CommOrigin::world}, {{1, 2}, CommOrigin::split}, {{2}, CommOrigin::self}};
   p.streams = sample_trace().streams;
   REQUIRE(decode_plan(encode(p), "plan") == p);
 }
