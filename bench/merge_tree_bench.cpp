@@ -4,15 +4,19 @@
 // iterations with a barrier), reduced over a radix tree (merge_tree.hpp),
 // generated rank by rank as the tree consumes them.
 //   merge_tree_bench RANKS [RADIX=2] [nogroup: without the group files]
-// prints: ranks radix levels steps critical_ms total_ms peak_rss_mib
+// prints: ranks radix levels steps critical_ms critical_median_ms total_ms peak_rss_mib
 //         rank_stream_bytes merged_stream_bytes ratio merged_job_bytes
 //         job_ratio (the streams in merged.mpior's form) streams
 // critical_ms sums each level's slowest step (a job runs a level's steps in
-// parallel); total_ms is every step one after the other. MERGE_TREE_DUMP=FILE
+// parallel), critical_median_ms each level's median step (the merge's own
+// cost, without the noise the slowest of thousands of steps picks up);
+// total_ms is every step one after the other. MERGE_TREE_DUMP=FILE
 // writes the root's streams as a rank trace (mpior-post --dump FILE).
+// MERGE_TREE_LEVELS=1 prints each level's median and slowest step on stderr.
 #include <fcntl.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -118,6 +122,13 @@ int main(int argc, char** argv) {
       if (std::sscanf(line, "VmHWM: %lf kB", &peak_kib) == 1) break;
     std::fclose(f);
   }
+  if (std::getenv("MERGE_TREE_LEVELS"))
+    for (size_t l = 0; l < stats.level_steps_s.size(); ++l) {
+      std::vector<double> v = stats.level_steps_s[l];
+      std::sort(v.begin(), v.end());
+      fmt::print(stderr, "level {} steps {} median_us {:.1f} max_us {:.1f}\n", l, v.size(), v[v.size() / 2] * 1e6,
+                 v.back() * 1e6);
+    }
   size_t streams = root.size();
   if (const char* dump = std::getenv("MERGE_TREE_DUMP")) {  // the root as a rank trace, for mpior-post --dump
     trace::RankTrace t;
@@ -127,11 +138,12 @@ int main(int argc, char** argv) {
   size_t job = job_bytes(root);
   size_t merged = stream_bytes(std::move(root));
   fmt::print(
-      "ranks {} radix {} levels {} steps {} critical_ms {:.2f} total_ms {:.2f} peak_rss_mib {:.1f} "
+      "ranks {} radix {} levels {} steps {} critical_ms {:.2f} critical_median_ms {:.3f} total_ms {:.2f} "
+      "peak_rss_mib {:.1f} "
       "rank_stream_bytes {} merged_stream_bytes {} ratio {:.2f} merged_job_bytes {} job_ratio {:.2f} streams {} files "
       "{}\n",
-      size, radix, stats.level_max_s.size(), stats.steps, critical * 1e3, stats.total_s * 1e3, peak_kib / 1024, one,
-      merged, double(merged) / double(one), job, double(job) / double(one), streams,
-      group ? "own+shared+group" : "own+shared");
+      size, radix, stats.level_max_s.size(), stats.steps, critical * 1e3, stats.critical_median_s() * 1e3,
+      stats.total_s * 1e3, peak_kib / 1024, one, merged, double(merged) / double(one), job, double(job) / double(one),
+      streams, group ? "own+shared+group" : "own+shared");
   return 0;
 }

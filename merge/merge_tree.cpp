@@ -49,6 +49,8 @@ class Tree {
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (stats_->level_max_s.size() <= level) stats_->level_max_s.resize(level + 1, 0);
       stats_->level_max_s[level] = std::max(stats_->level_max_s[level], s);
+      if (stats_->level_steps_s.size() <= level) stats_->level_steps_s.resize(level + 1);
+      stats_->level_steps_s[level].push_back(s);
       stats_->total_s += s;
       ++stats_->steps;
     }
@@ -62,6 +64,16 @@ class Tree {
 };
 
 }  // namespace
+
+double TreeStats::critical_median_s() const {
+  double sum = 0;
+  for (std::vector<double> steps : level_steps_s) {
+    if (steps.empty()) continue;
+    std::nth_element(steps.begin(), steps.begin() + long(steps.size() / 2), steps.end());
+    sum += steps[steps.size() / 2];
+  }
+  return sum;
+}
 
 std::vector<trace::Stream> reduce_tree(size_t n, const std::function<std::vector<trace::Stream>(size_t)>& leaf,
                                        size_t radix, TreeStats* stats, size_t expand_ranks) {

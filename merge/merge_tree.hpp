@@ -15,7 +15,12 @@ namespace mpior::postproc {
 
 struct TreeStats {
   std::vector<double> level_max_s;  // per level, the slowest merge step (a job runs a level's steps at once)
-  double total_s = 0;               // every step, one after the other
+  // Per level, every step's time: the median step is the merge's own cost;
+  // the slowest of thousands is mostly this machine's noise (an interrupt,
+  // a page fault), which grows with the number of samples.
+  std::vector<std::vector<double>> level_steps_s;
+  double critical_median_s() const;
+  double total_s = 0;  // every step, one after the other
   size_t steps = 0;
 };
 
