@@ -120,6 +120,7 @@ class ReplayThread {
     int64_t rest = std::max<int64_t>(0, end - acct_.start - acct_.waited - acct_.charged);
     summary.wait_ns += acct_.waited;
     summary.comm_ns += acct_.charged;
+    summary.charged_ns += acct_.charged;
     (acct_.io ? summary.io_ns : summary.comm_ns) += rest;
   }
   // Sleeps a calibrated cost from `from`; returns when it woke.

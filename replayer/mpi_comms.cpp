@@ -38,7 +38,7 @@ MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool 
   MPI_Comm_group(MPI_COMM_WORLD, &world_group_);
   // One-member communicators (each rank's MPI_COMM_SELF) share one set:
   // MPI has a few thousand communicators, plans may have as many ranks.
-  MPI_Comm_dup(MPI_COMM_SELF, &self_.msg), MPI_Comm_dup(MPI_COMM_SELF, &self_.up);
+  MPI_Comm_dup(MPI_COMM_SELF, &self_.msg);
   if (one_per_rank()) MPI_Comm_dup(MPI_COMM_SELF, &self_.file);
   for (size_t g = 0; g < plan.comms.size(); ++g) {
     const std::vector<int32_t>& members = plan.comms[g].members;
@@ -56,10 +56,7 @@ MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool 
     c.meet = std::make_unique<LocalMeet>(mine);
     c.local_members = mine;
     c.at_record = !made_at_start(plan.comms[g].origin);
-    if (c.at_record)
-      c.mu = std::make_unique<std::mutex>();
-    else
-      make_eagerly(g);
+    if (!c.at_record) make_eagerly(g);
   }
 }
 
@@ -75,9 +72,6 @@ void MpiBackend::make_eagerly(size_t g) {
     return;
   }
   MPI_Comm_split(MPI_COMM_WORLD, mine ? 0 : MPI_UNDEFINED, key, &c.msg);
-  if (c.msg == MPI_COMM_NULL) return;
-  MPI_Comm_dup(c.msg, &c.up);
-  if (one_per_rank()) MPI_Comm_dup(c.msg, &c.file);
 }
 
 // By the process's last member to arrive (or at the start): collective over
@@ -85,7 +79,7 @@ void MpiBackend::make_eagerly(size_t g) {
 void MpiBackend::make_now(int32_t g, int32_t idup_of) {
   MpiComm& c = comms_[size_t(g)];
   if (plan_.comms[size_t(g)].members.size() == 1) {
-    c.msg = self_.msg, c.up = self_.up, c.file = self_.file, c.borrowed = true;
+    c.msg = self_.msg, c.file = self_.file, c.borrowed = true;
     return;
   }
   auto check = [&](int rc, const char* what) {
@@ -93,10 +87,8 @@ void MpiBackend::make_now(int32_t g, int32_t idup_of) {
   };
   if (idup_of >= 0 && ready(idup_of)) {
     MpiComm& parent = comms_[size_t(idup_of)];
-    c.idups.assign(3, MPI_REQUEST_NULL);
+    c.idups.assign(1, MPI_REQUEST_NULL);
     check(MPI_Comm_idup(parent.msg, &c.msg, &c.idups[0]), "MPI_Comm_idup");
-    check(MPI_Comm_idup(parent.up, &c.up, &c.idups[1]), "MPI_Comm_idup");
-    if (parent.file != MPI_COMM_NULL) check(MPI_Comm_idup(parent.file, &c.file, &c.idups[2]), "MPI_Comm_idup");
     c.idup_pending = true;
     return;
   }
@@ -110,8 +102,15 @@ void MpiBackend::make_now(int32_t g, int32_t idup_of) {
     MPI_Group_free(&group);
     check(rc, "MPI_Comm_create_group");
   }
-  check(MPI_Comm_dup(c.msg, &c.up), "MPI_Comm_dup");
-  if (one_per_rank()) check(MPI_Comm_dup(c.msg, &c.file), "MPI_Comm_dup");
+}
+
+MPI_Comm MpiBackend::file_comm(int32_t global) {
+  MpiComm& c = comms_[size_t(global)];
+  if (!one_per_rank() || !ready(global)) return MPI_COMM_NULL;
+  std::lock_guard lock(*c.mu);
+  if (c.file == MPI_COMM_NULL && MPI_Comm_dup(c.msg, &c.file) != MPI_SUCCESS)
+    throw ReplayError(fmt::format("communicator {}: MPI_Comm_dup for MPI_File_open failed", global));
+  return c.file;
 }
 
 void MpiBackend::make(int32_t global, int32_t idup_of) {
@@ -154,7 +153,7 @@ void MpiBackend::free_handles(MpiComm& c) {
   if (!c.idups.empty()) MPI_Waitall(int(c.idups.size()), c.idups.data(), MPI_STATUSES_IGNORE);
   c.idups.clear();
   c.idup_pending = false;
-  for (MPI_Comm* m : {&c.msg, &c.up, &c.file})
+  for (MPI_Comm* m : {&c.msg, &c.file})
     if (c.borrowed)
       *m = MPI_COMM_NULL;
     else if (*m != MPI_COMM_NULL)
@@ -191,7 +190,7 @@ void MpiBackend::receive_closed(int32_t global) {
 
 MpiBackend::~MpiBackend() {
   for (MpiComm& c : comms_) free_handles(c);
-  for (MPI_Comm* m : {&self_.msg, &self_.up, &self_.file})
+  for (MPI_Comm* m : {&self_.msg, &self_.file})
     if (*m != MPI_COMM_NULL) MPI_Comm_free(m);
   if (world_group_ != MPI_GROUP_NULL) MPI_Group_free(&world_group_);
 }

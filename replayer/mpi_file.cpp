@@ -57,8 +57,8 @@ void MpiThreadOps::open_file(const Event& ev) {
   File f;
   Comm c;
   MPI_Comm on = MPI_COMM_SELF;
-  if ((ev.args[arg::flags] & fio::kColl) && comm_of(ev, ev.args[arg::fcomm], &c) && b_.comm(c.id).file != MPI_COMM_NULL)
-    on = b_.comm(c.id).file, f.collective = true;
+  if ((ev.args[arg::flags] & fio::kColl) && comm_of(ev, ev.args[arg::fcomm], &c))
+    if (MPI_Comm file = b_.file_comm(c.id); file != MPI_COMM_NULL) on = file, f.collective = true;
   if (!f.collective) amode &= ~MPI_MODE_EXCL;  // each rank alone: the first one made it
   std::string path = target_.sandbox->display(*rel);
   int rc;
@@ -163,6 +163,8 @@ int64_t MpiThreadOps::access(const Event& ev, File& f) {
   return done;
 }
 
+// Not on the watchdog's board: a long collective write is I/O, not a stall
+// (its file barrier, where blocks of ranks meet, is).
 int64_t MpiThreadOps::mpiio(const Event& ev) {
   OpClass op = ev.op();
   if (ev.ret != 0) return 0;  // it failed when traced

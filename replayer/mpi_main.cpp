@@ -117,16 +117,18 @@ void prepare(const CliOptions& cli, int procs, int provided, Prepared& p) {
   }
 }
 
-int replay_here(const CliOptions& cli, Prepared& p, int me, int procs) {
+int replay_here(const CliOptions& cli, Prepared& p, int me, int procs, bool thread_multiple) {
   ReplayOptions opt = to_replay_options(cli, p.plan_file);
   opt.progress = false;
-  opt.stall_timeout_s = 1e9;  // MPI waits are not the threads' own: mpirun decides
+  opt.stall_timeout_s = 1e9;  // the threads wait in MPI, not on the replay's own semaphores: the watchdog decides
   bool native = cli.io_level != "posix";
   opt.mpiio_level = false;
   opt.stack_bytes = 8 << 20;  // MPI's own calls (collectives, MPI-IO) need a full stack
   MpiBackend backend(p.plan, me, procs, native);
   opt.backend = &backend;
+  MpiWatchdog watchdog(backend.board(), cli.stall_timeout_s, me, thread_multiple);
   Report rep = replay_plan(p.plan, opt);
+  watchdog.finish();
   rep.fs += fmt::format(" (MPI mode: {} processes{})", procs, native ? ", MPI-IO through MPI_File_*" : "");
   gather_reports(rep, me, procs);
   if (me != 0) return 0;
@@ -155,7 +157,7 @@ int run_mpi_mode(const CliOptions& cli, int argc, char** argv) {
     if (me == who) std::cerr << "mpior-replay: " << (me ? fmt::format("process {}: ", me) : "") << p.error << "\n";
   } else {
     try {
-      status = replay_here(cli, p, me, procs);
+      status = replay_here(cli, p, me, procs, provided >= MPI_THREAD_MULTIPLE);
     } catch (const std::exception& e) {
       std::cerr << "mpior-replay: process " << me << ": " << e.what() << "\n";
       std::cerr.flush();

@@ -69,9 +69,13 @@ MpiThreadOps::MpiThreadOps(MpiBackend& b, int32_t rank, ErrorLog& errors, IoRepl
       errors_(errors),
       io_(io),
       target_(target),
-      who_(std::move(who)) {}
+      who_(std::move(who)) {
+  slot_.who = &who_;
+  b_.board().add(&slot_);
+}
 
 MpiThreadOps::~MpiThreadOps() {
+  b_.board().remove(&slot_);
   for (auto& [id, f] : files_)
     if (f.fh != MPI_FILE_NULL) MPI_File_close(&f.fh);
 }
@@ -85,6 +89,7 @@ void MpiThreadOps::check(int rc, const char* what) {
 }
 
 void MpiThreadOps::finish() {
+  BlockedIn blocked(b_.board(), slot_, trace::Kind::MPI_Waitall, 0);
   for (auto& [id, r] : sends_) pending_.push_back(r);
   sends_.clear();
   if (!pending_.empty()) check(MPI_Waitall(int(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
@@ -144,14 +149,15 @@ int32_t MpiThreadOps::member_plan_rank(int32_t global, int32_t comm_rank) const 
   return comm_rank >= 0 && size_t(comm_rank) < m.size() ? m[size_t(comm_rank)] : -1;
 }
 
-// The plan's tag, widened with both ends' places in their blocks when a
-// process holds several ranks (the receiving thread takes only its own).
-int MpiThreadOps::tag(int64_t app_tag, int32_t src_plan, int32_t dst_plan) const {
-  int64_t w = b_.blocks().widest();
-  int64_t t = (app_tag * w + b_.blocks().local(src_plan)) * w + b_.blocks().local(dst_plan);
-  if (app_tag < 0 || t > b_.tag_ub())
-    throw ReplayError(fmt::format("{}: tag {} does not fit MPI's tag bound {} with {} ranks per process", who_, app_tag,
-                                  b_.tag_ub(), w));
+// The plan's tag (the replay's own messages take the first kOwnTags),
+// widened with both ends' places in their blocks when a process holds
+// several ranks (the receiving thread takes only its own).
+int MpiThreadOps::tag(int64_t plan_tag, int32_t src_plan, int32_t dst_plan) const {
+  int64_t w = b_.blocks().widest(), first = plan_tag < 0 ? -plan_tag - 1 : plan_tag + kOwnTags;
+  int64_t t = (first * w + b_.blocks().local(src_plan)) * w + b_.blocks().local(dst_plan);
+  if (plan_tag < -kOwnTags || t > b_.tag_ub())
+    throw ReplayError(fmt::format("{}: tag {} does not fit MPI's tag bound {} with {} ranks per process", who_,
+                                  plan_tag, b_.tag_ub(), w));
   return int(t);
 }
 
@@ -219,7 +225,8 @@ bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_s
   return true;
 }
 
-bool MpiThreadOps::replay(const Event& ev, uint64_t) {
+bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
+  BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   OpClass op = ev.op();
   if (op == OpClass::init || op == OpClass::wait || op == OpClass::test) return true;
   if (op == OpClass::irecv) return receive_posted(ev);
@@ -315,12 +322,12 @@ void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, con
 // Reduce and Gather as messages to the root: with pruning only the members
 // that had I/O to pass on kept their call, and the root lists them.
 void MpiThreadOps::rooted_up(const Comm& c, int64_t root, int64_t bytes, bool partial) {
-  MPI_Comm up = b_.comm(c.id).up;
-  if (c.me != root) return send(c, up, int32_t(root), 0, bytes);
+  MPI_Comm up = b_.comm(c.id).msg;
+  if (c.me != root) return send(c, up, int32_t(root), kUpTag, bytes);
   if (partial) return;  // member() receives from the ones listed
   size_t size = b_.plan().comms[size_t(c.id)].members.size();
   for (size_t m = 0; m < size; ++m)
-    if (int32_t(m) != root) receive(c, up, int32_t(m), 0);
+    if (int32_t(m) != root) receive(c, up, int32_t(m), kUpTag);
 }
 
 void MpiThreadOps::collective_done(const Event& ev, const Comm& c) {
@@ -338,7 +345,6 @@ void MpiThreadOps::collective_done(const Event& ev, const Comm& c) {
 
 // Neighbour messages go on the `up` communicator with tag 1 (rooted_up's is
 // 0, intercommunicator broadcasts' 2), so they never match another kind.
-constexpr int64_t kNeighborTag = 1, kInterDownTag = 2;
 
 void MpiThreadOps::topology(const Event& ev) {
   Comm c;
@@ -348,7 +354,7 @@ void MpiThreadOps::topology(const Event& ev) {
 void MpiThreadOps::neighborhood(const Event& ev, const Comm& c) {
   const Neighbors* n = topologies_.of(c.id);
   if (!n) return collective(OpClass::allcoll, ev.args[arg::bytes], -1, c);
-  MPI_Comm up = b_.comm(c.id).up;
+  MPI_Comm up = b_.comm(c.id).msg;
   int64_t bytes = std::max<int64_t>(0, ev.args[arg::bytes]);
   for (int32_t p : n->out) send(c, up, p, kNeighborTag, bytes);
   for (int32_t p : n->in) receive(c, up, p, kNeighborTag);
@@ -356,8 +362,8 @@ void MpiThreadOps::neighborhood(const Event& ev, const Comm& c) {
 
 void MpiThreadOps::inter_rooted(const Comm& c, int64_t root, int64_t begin, int64_t remote, bool down, int64_t bytes) {
   if (root == trace::kProcNull) return;  // the root's group's other members take no part
-  int64_t t = down ? kInterDownTag : 0;
-  MPI_Comm up = b_.comm(c.id).up;
+  int64_t t = down ? kInterDownTag : kUpTag;
+  MPI_Comm up = b_.comm(c.id).msg;
   bytes = std::max<int64_t>(0, bytes);
   if (c.me != root) {
     if (down)
@@ -374,13 +380,15 @@ void MpiThreadOps::inter_rooted(const Comm& c, int64_t root, int64_t begin, int6
   }
 }
 
-bool MpiThreadOps::member(const Event& ev, uint64_t) {
+bool MpiThreadOps::member(const Event& ev, uint64_t event_no) {
+  BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   Comm c;
-  if (comm_of(ev, ev.args[arg::comm], &c)) receive(c, b_.comm(c.id).up, int32_t(ev.args[arg::member]), 0);
+  if (comm_of(ev, ev.args[arg::comm], &c)) receive(c, b_.comm(c.id).msg, int32_t(ev.args[arg::member]), kUpTag);
   return true;
 }
 
-bool MpiThreadOps::complete(const Event& ev, uint64_t) {
+bool MpiThreadOps::complete(const Event& ev, uint64_t event_no) {
+  BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   bool done = complete_request(ev);
   // After the receive: its communicator may be waiting for it to be freed.
   if (int32_t g = global_of(ev.args[arg::comm]); ev.args[arg::req_kind] == trace::kReqRecv && g >= 0)
@@ -410,7 +418,8 @@ bool MpiThreadOps::complete_request(const Event& ev) {
   return !comm_of(ev, ev.args[arg::comm], &c) || receive_event(ev, c, ev.args[arg::peer], ev.args[arg::tag]);
 }
 
-bool MpiThreadOps::file_barrier(const Event& ev, uint64_t) {
+bool MpiThreadOps::file_barrier(const Event& ev, uint64_t event_no) {
+  BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   Comm c;
   if (comm_of(ev, ev.args[arg::fcomm], &c))
     b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });

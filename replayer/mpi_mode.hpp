@@ -19,6 +19,7 @@
 
 #include "backend.hpp"
 #include "cli.hpp"
+#include "mpi_watchdog.hpp"
 #include "mpiio_replay.hpp"
 
 namespace mpior::replay {
@@ -69,17 +70,16 @@ class LocalMeet {
 // only the communicators alive at once, as the program did (MPICH's
 // comm/ctxalloc makes 200,000 one after another; MPI has a few thousand).
 struct MpiComm {
-  MPI_Comm msg = MPI_COMM_NULL;   // messages and collectives
-  MPI_Comm up = MPI_COMM_NULL;    // members to root of Reduce/Gather (sent as messages: pruning keeps some)
-  MPI_Comm file = MPI_COMM_NULL;  // MPI_File_open (one process per rank) or null (blocks: each rank alone)
+  MPI_Comm msg = MPI_COMM_NULL;   // messages (the plan's and the replay's own, by tag) and collectives
+  MPI_Comm file = MPI_COMM_NULL;  // MPI_File_open, made at the first (one process per rank; blocks: each rank alone)
   std::vector<int32_t> procs;     // world process ranks in it, sorted: index = rank in msg
   std::unique_ptr<LocalMeet> meet;
   bool borrowed = false;   // the shared one-member handles (each rank's MPI_COMM_SELF)
   bool at_record = false;  // made at its creating record, freed at its MPI_Comm_free
-  // at_record ones, under mu: an MPI_Comm_idup in flight (completed at the
-  // first use), receives posted and not completed (a free waits for them:
-  // MPICH's comm/cmfree2 completes one after the free).
-  std::unique_ptr<std::mutex> mu;
+  // Under mu: the file communicator; for at_record ones an MPI_Comm_idup in
+  // flight (completed at the first use), receives posted and not completed
+  // (a free waits for them: MPICH's comm/cmfree2 completes one after the free).
+  std::unique_ptr<std::mutex> mu = std::make_unique<std::mutex>();
   std::condition_variable made;  // an idup posted by the last of this process's members
   uint32_t local_members = 0, idup_arrived = 0;
   std::vector<MPI_Request> idups;
@@ -112,6 +112,10 @@ class MpiBackend final : public Backend {
   // Before a communicator's use: false when it is not made (used before its
   // creating record, or after its free); waits for an idup in flight.
   bool ready(int32_t global);
+  // The communicator MPI_File_open takes (a dup of the messages' one, made by
+  // the first collective open on it: every member opens); MPI_COMM_NULL
+  // when a process holds several ranks (each opens alone).
+  MPI_Comm file_comm(int32_t global);
   // At MPI_Comm_free, on every member: the last of this process's frees it,
   // once no receive posted on it is outstanding.
   void unmake(int32_t global);
@@ -127,6 +131,7 @@ class MpiBackend final : public Backend {
   // one process, per process otherwise.
   SharedPointers& pointers() { return pointers_; }
   int32_t procs() const { return blocks_.procs; }
+  WaitBoard& board() { return board_; }
 
  private:
   const trace::Plan& plan_;
@@ -144,6 +149,7 @@ class MpiBackend final : public Backend {
   std::vector<std::unique_ptr<char[]>> zeros_;
   int64_t zeros_size_ = 0;
   SharedPointers pointers_;
+  WaitBoard board_;
 };
 
 // main's --mpi: MPI_Init_thread, the replay of this process's block, the

@@ -55,7 +55,12 @@ class MpiThreadOps final : public MpiOps {
   bool receive_posted(const trace::Event& ev);
   bool complete_request(const trace::Event& ev);
   int32_t member_plan_rank(int32_t global, int32_t comm_rank) const;
-  int tag(int64_t app_tag, int32_t src_plan, int32_t dst_plan) const;
+  // The replay's own messages on a communicator, beside the plan's (tags >= 0):
+  // members to the root of Reduce/Gather (pruning keeps some members'
+  // records, so they are messages), neighbourhood collectives, and
+  // intercommunicator broadcasts.
+  static constexpr int64_t kUpTag = -1, kNeighborTag = -2, kInterDownTag = -3, kOwnTags = 3;
+  int tag(int64_t plan_tag, int32_t src_plan, int32_t dst_plan) const;
   // req_id > 0: a nonblocking send the trace may cancel (kept in sends_).
   void send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes, int64_t req_id = -1);
   // The traced program cancelled nonblocking send req_id (MPI_Cancel, or a
@@ -87,6 +92,7 @@ class MpiThreadOps final : public MpiOps {
   void apply_view(File& f);
 
   MpiBackend& b_;
+  WaitBoard::Slot slot_;  // on the watchdog's board while this thread replays
   const trace::PlanRank& rank_info_;
   int32_t rank_;
   ErrorLog& errors_;

@@ -43,6 +43,18 @@ Run run(const TempDir& tmp, const std::string& args) {
   return r;
 }
 
+// Under mpirun.mpich with `procs` processes, bounded by timeout(1) (a hang fails the test).
+Run run_mpi(const TempDir& tmp, int procs, const std::string& args) {
+  std::string cmd = "timeout 60 mpirun.mpich -n " + std::to_string(procs) + " " + binary() + " " + args + " >" +
+                    tmp / "stdout" + " 2>" + tmp / "stderr";
+  int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(tmp / "stdout");
+  r.err = slurp(tmp / "stderr");
+  return r;
+}
+
 // Two ranks writing their own files, a message and a barrier between them.
 PlanMaker two_rank_plan() {
   PlanMaker pm(2, 20'000'000);
@@ -164,4 +176,11 @@ TEST_CASE("mpior-replay stops a deadlocked plan with the stall message", "[main]
   REQUIRE_THAT(r.err, Catch::StartsWith("mpior-replay: replay stalled") && Catch::Contains("rank 0 thread 0") &&
                           Catch::Contains("MPI_Recv"));
   REQUIRE(r.out.empty());
+  // --mpi under mpirun: the watchdogs see no process move and rank 0 names
+  // the blocked rank, within the timeout (not mpirun's, not never).
+  Run m = run_mpi(tmp, 2, "--mpi --stall-timeout 1 --fs " + tmp / "fs-mpi " + tmp / "plan");
+  REQUIRE(m.code != 0);
+  REQUIRE_THAT(m.err, Catch::Contains("mpior-replay: replay stalled") && Catch::Contains("rank 0 thread 0") &&
+                          Catch::Contains("MPI_Recv"));
+  REQUIRE(m.out.find("replay time") == std::string::npos);  // no report passed off as complete
 }
