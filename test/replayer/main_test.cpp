@@ -33,8 +33,9 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-Run run(const TempDir& tmp, const std::string& args) {
-  std::string cmd = binary() + " " + args + " >" + tmp / "stdout" + " 2>" + tmp / "stderr";
+// prefix: what runs the binary (mpirun), empty for a plain run.
+Run run(const TempDir& tmp, const std::string& args, const std::string& prefix = "") {
+  std::string cmd = prefix + binary() + " " + args + " >" + tmp / "stdout" + " 2>" + tmp / "stderr";
   int status = std::system(cmd.c_str());
   Run r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -45,14 +46,7 @@ Run run(const TempDir& tmp, const std::string& args) {
 
 // Under mpirun.mpich with `procs` processes, bounded by timeout(1) (a hang fails the test).
 Run run_mpi(const TempDir& tmp, int procs, const std::string& args) {
-  std::string cmd = "timeout 60 mpirun.mpich -n " + std::to_string(procs) + " " + binary() + " " + args + " >" +
-                    tmp / "stdout" + " 2>" + tmp / "stderr";
-  int status = std::system(cmd.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(tmp / "stdout");
-  r.err = slurp(tmp / "stderr");
-  return r;
+  return run(tmp, args, "timeout 60 mpirun.mpich -n " + std::to_string(procs) + " ");
 }
 
 // Two ranks writing their own files, a message and a barrier between them.
