@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "merge_params.hpp"
+#include "rank_runs.hpp"
 
 namespace mpior::postproc {
 
@@ -33,19 +34,15 @@ int32_t single_rank(const trace::Stream& s) {
   return int32_t(ranks[0].v);
 }
 
-std::vector<int32_t> ranks_of(const trace::Stream& s) {
-  std::vector<int32_t> out;
-  for (int64_t r : s.rank_list()) out.push_back(int32_t(r));
-  return out;
-}
+RankRuns ranks_of(const trace::Stream& s) { return RankRuns::of(s.view(s.ranks)); }
 
 // A param's values for each rank of a stream that may stand for several
 // (rank variants expanded: scaled ones shifted into a scratch arena).
 class RankExpander {
  public:
-  void add(const trace::Stream& s, const trace::Param& p, const std::vector<int32_t>& ranks) {
+  void add(const trace::Stream& s, const trace::Param& p, const RankRuns& ranks) {
     if (p.ranked < 0) {
-      for (int32_t r : ranks) pending_.push_back({r, &s, p.seq, false});
+      for (int64_t r : ranks.expand()) pending_.push_back({int32_t(r), &s, p.seq, false});
       return;
     }
     for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)]) {
@@ -93,21 +90,16 @@ class RankExpander {
 // follows the variants and rank lists, not every rank's values.
 class VariantUnion {
  public:
-  void add(const trace::Stream& s, const trace::Param& p, const std::vector<int32_t>& ranks) {
+  void add(const trace::Stream& s, const trace::Param& p, const RankRuns& ranks) {
     if (p.ranked < 0) return join(canonical_seq(s, p), 0, ranks);
-    for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)]) {
-      std::vector<int32_t> vr;
-      for (int64_t r : trace::seq_expand(s.view(v.ranks))) vr.push_back(int32_t(r));
-      join(v.seq.len ? s.view(v.seq) : std::span<const trace::SeqItem>(&kZeroItem, 1), v.scale, vr);
-    }
+    for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)])
+      join(v.seq.len ? s.view(v.seq) : std::span<const trace::SeqItem>(&kZeroItem, 1), v.scale,
+           RankRuns::of(s.view(v.ranks)));
   }
   trace::Param finish(trace::Stream& out) {
     if (joined_.size() == 1 && joined_[0].scale == 0) return {store(out, joined_[0].seq), -1};
     std::vector<trace::RankVariant> variants;
-    for (Joined& j : joined_) {
-      std::sort(j.ranks.begin(), j.ranks.end());
-      variants.push_back({add_rank_list(out.values, j.ranks), store(out, j.seq), j.scale});
-    }
+    for (Joined& j : joined_) variants.push_back({sorted_ranks(out, j.ranks), store(out, j.seq), j.scale});
     out.ranked.push_back(std::move(variants));
     return {{}, int32_t(out.ranked.size() - 1)};
   }
@@ -121,20 +113,29 @@ class VariantUnion {
   struct Joined {
     std::span<const trace::SeqItem> seq;
     int64_t scale;
-    std::vector<int32_t> ranks;
+    RankRuns ranks;
   };
+  // Members' lists ascend one after the other, so a variant's joined lists
+  // ascend too; were they not, they are sorted as a plain list.
+  static trace::SeqRef sorted_ranks(trace::Stream& out, const RankRuns& ranks) {
+    if (ranks.ascending()) return ranks.store(out.values);
+    std::vector<int64_t> all = ranks.expand();
+    std::sort(all.begin(), all.end());
+    std::vector<int32_t> r32(all.begin(), all.end());
+    return add_rank_list(out.values, r32);
+  }
   static trace::SeqRef store(trace::Stream& out, std::span<const trace::SeqItem> seq) {
     if (seq.size() == 1 && !seq[0].is_loop() && seq[0].v == 0) return {};  // "always 0" costs nothing
     return out.values.add(seq);
   }
-  void join(std::span<const trace::SeqItem> seq, int64_t scale, const std::vector<int32_t>& ranks) {
+  void join(std::span<const trace::SeqItem> seq, int64_t scale, const RankRuns& ranks) {
     uint64_t h = mix(uint64_t(scale), seq.size());
     for (const trace::SeqItem& it : seq) h = mix(mix(mix(h, uint64_t(it.v)), it.count), it.span);
     for (size_t j : by_hash_[h]) {
       if (joined_[j].scale != scale ||
           !std::equal(seq.begin(), seq.end(), joined_[j].seq.begin(), joined_[j].seq.end()))
         continue;
-      joined_[j].ranks.insert(joined_[j].ranks.end(), ranks.begin(), ranks.end());
+      joined_[j].ranks.append(ranks);
       return;
     }
     by_hash_[h].push_back(joined_.size());
@@ -149,9 +150,9 @@ class VariantUnion {
 class GroupMerger {
  public:
   GroupMerger(const std::vector<trace::Stream>& streams, const std::vector<size_t>& members,
-              const std::vector<std::vector<int32_t>>& ranks_of, size_t expand_ranks)
+              const std::vector<RankRuns>& ranks_of, size_t expand_ranks)
       : streams_(streams), members_(members), ranks_of_(ranks_of), params_(out_) {
-    size_t total = 0;
+    uint64_t total = 0;
     for (size_t m : members_) total += ranks_of_[m].size();
     expand_ = total <= expand_ranks;
   }
@@ -160,9 +161,9 @@ class GroupMerger {
     const trace::Stream& first = streams_[members_.front()];
     out_.thread = first.thread;
     out_.lossless = first.lossless;
-    std::vector<int32_t> ranks;
-    for (size_t m : members_) ranks.insert(ranks.end(), ranks_of_[m].begin(), ranks_of_[m].end());
-    out_.ranks = add_rank_list(out_.values, ranks);
+    RankRuns ranks;
+    for (size_t m : members_) ranks.append(ranks_of_[m]);
+    out_.ranks = ranks.store(out_.values);
     out_.nodes.reserve(first.nodes.size());
     for (size_t i = 0; i < first.nodes.size(); ++i) {
       const trace::Node& n = first.nodes[i];
@@ -215,7 +216,7 @@ class GroupMerger {
 
   const std::vector<trace::Stream>& streams_;
   const std::vector<size_t>& members_;
-  const std::vector<std::vector<int32_t>>& ranks_of_;
+  const std::vector<RankRuns>& ranks_of_;
   trace::Stream out_;
   ParamMerger params_;
   RankExpander expander_;
@@ -227,7 +228,7 @@ class GroupMerger {
 // the next; `eligible` says which streams may join a group at all.
 template <typename Eligible>
 std::vector<trace::Stream> merge_groups(std::vector<trace::Stream> streams, Eligible eligible, size_t expand_ranks) {
-  std::vector<std::vector<int32_t>> ranks(streams.size());
+  std::vector<RankRuns> ranks(streams.size());
   std::vector<std::vector<size_t>> groups;
   std::unordered_map<uint64_t, std::vector<size_t>> buckets;  // structure hash -> groups
   for (size_t i = 0; i < streams.size(); ++i) {

@@ -325,6 +325,42 @@ void SeqBuilder::append_run(int64_t first, int64_t stride, uint64_t n) {
   }
 }
 
+void SeqBuilder::append_stride(int64_t first, int64_t stride, uint64_t n) {
+  while (n > 0) {
+    uint64_t room = loop_room(first, stride, n);
+    if (room == 0) {
+      append(first);
+      first = wadd(first, stride);
+      --n;
+      continue;
+    }
+    items_[tops_.back()].count += uint32_t(room);
+    length_ += room;
+    first = wadd(first, wmul(int64_t(room), stride));
+    n -= room;
+  }
+}
+
+// append(v) with v the value that continues a last top-level loop of one
+// scalar, X = {stride, count, 1} {x}: try_extend's first test adds one
+// iteration to X. fold() then tries again, and every fold it could make
+// compares X, now with count + 1, to an item of the 2 * window groups before
+// (seq_shifted asks equal counts of loop items): so until X's count reaches
+// the count of a loop item there, nothing else folds.
+uint64_t SeqBuilder::loop_room(int64_t first, int64_t stride, uint64_t n) const {
+  if (tops_.empty()) return 0;
+  const uint32_t x = tops_.back();
+  if (items_.size() != size_t(x) + 2) return 0;
+  const SeqItem& loop = items_[x];
+  if (!loop.is_loop() || loop.span != 1 || items_[x + 1].is_loop() || loop.v != stride) return 0;
+  if (wadd(items_[x + 1].v, wmul(int64_t(loop.count), stride)) != first) return 0;
+  uint64_t limit = std::numeric_limits<uint32_t>::max() - 1;  // try_extend leaves a full loop alone
+  const size_t nt = tops_.size(), groups = 2 * size_t(window_);
+  for (size_t i = nt > groups ? tops_[nt - groups] : 0; i < x; ++i)
+    if (items_[i].is_loop() && items_[i].count > loop.count) limit = std::min<uint64_t>(limit, items_[i].count - 1);
+  return limit > loop.count ? std::min<uint64_t>(n, limit - loop.count) : 0;
+}
+
 void SeqBuilder::clear_keep_capacity() {
   length_ = 0;
   items_.clear();

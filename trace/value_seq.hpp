@@ -96,6 +96,10 @@ class SeqBuilder {
  public:
   explicit SeqBuilder(unsigned window = 4) : window_(window) {}
   void append(int64_t v);
+  // The same items as append() of first, first + stride, ... (n values), but
+  // the values that only add iterations to the last loop cost one step
+  // together: the cost follows the fold window, not n (rank lists, issue 19).
+  void append_stride(int64_t first, int64_t stride, uint64_t n);
   const std::vector<SeqItem>& items() const { return items_; }
   uint64_t length() const { return length_; }
   size_t memory_bytes() const { return items_.capacity() * sizeof(SeqItem) + tops_.capacity() * 4; }
@@ -111,6 +115,9 @@ class SeqBuilder {
   void append_group(std::span<const SeqItem> group);
   // Appends first, first+stride, ... (n values) in O(1).
   void append_run(int64_t first, int64_t stride, uint64_t n);
+  // How many of n values first, first + stride, ... append() would only count
+  // into the last top-level loop, folding nothing else.
+  uint64_t loop_room(int64_t first, int64_t stride, uint64_t n) const;
   void clear_keep_capacity();
   unsigned window_;
   uint64_t length_ = 0;

@@ -133,3 +133,48 @@ TEST_CASE("patterns after a long run of random values still fold", "[value_seq]"
   REQUIRE(seq_expand(items) == v);
   REQUIRE(items.size() <= 64 + 8);
 }
+
+// append_stride skips the values that only count into the last loop: the
+// items must be append()'s one value at a time, also where a loop's count
+// reaches the count of an earlier loop it then folds with (runs of equal
+// length, nested and repeating), at every window.
+TEST_CASE("a run appended at once folds as its values one at a time", "[value_seq]") {
+  std::mt19937_64 rng(19);
+  for (int trial = 0; trial < 400; ++trial) {
+    unsigned window = 1 + unsigned(trial % 8);
+    SeqBuilder fast(window), slow(window);
+    std::vector<int64_t> values;
+    int64_t next = int64_t(rng() % 50);
+    for (int run = 0; run < 40; ++run) {
+      // Mostly unit or 16-strided runs of a few lengths (so counts repeat),
+      // sometimes a gap, a zero stride or a random value.
+      static constexpr int64_t kStrides[] = {1, 1, 16, 2, 0, -3};
+      int64_t stride = kStrides[rng() % 6];
+      uint64_t n = rng() % 4 == 0 ? rng() % 3 : std::vector<uint64_t>{3, 4, 5, 8, 100}[rng() % 5];
+      if (rng() % 3 == 0) next += int64_t(rng() % 40);
+      if (rng() % 10 == 0) next = int64_t(rng() >> 8);
+      fast.append_stride(next, stride, n);
+      for (uint64_t i = 0; i < n; ++i) {
+        slow.append(next);
+        values.push_back(next);
+        next += stride;
+      }
+      if (rng() % 2 == 0) next += stride;  // the next run continues this one, or shifts
+      INFO("trial " << trial << " window " << window << " run " << run);
+      REQUIRE(fast.items() == slow.items());
+      REQUIRE(fast.length() == slow.length());
+    }
+    REQUIRE(seq_expand(fast.items()) == values);
+  }
+  // Blocks of equal runs: each block's loop count meets the one before.
+  for (unsigned window : {1u, 4u, 8u}) {
+    SeqBuilder fast(window), slow(window);
+    for (int64_t block = 0; block < 6; ++block)
+      for (int64_t r = 0; r < 5; ++r) {
+        uint64_t n = block % 2 ? 7 : 1000;
+        fast.append_stride(block * 100000 + r * 2000, 1, n);
+        for (uint64_t i = 0; i < n; ++i) slow.append(block * 100000 + r * 2000 + int64_t(i));
+        REQUIRE(fast.items() == slow.items());
+      }
+  }
+}
