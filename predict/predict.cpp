@@ -13,9 +13,12 @@ namespace {
 constexpr double kSpread = 2.0;  // the interval: predicted / and x (1 + 2 relative standard deviations)
 // A reference time per operation below this is the tracer's own cost and the
 // timer's noise as much as the file system's (fsync on tmpfs: ~1 us): a ratio
-// to it multiplies that noise by the target's cost (thousands), so such a
-// class is predicted as its count times the target's time per operation.
+// to it over kAmplified multiplies that noise by the target's cost (fsync on
+// ext4: thousands), so such a class is predicted as its count times the
+// target's time per operation. Small ratios (tmpfs writes against ext4's)
+// stay ratios.
 constexpr double kRatioFloorS = 10e-6;
+constexpr double kAmplified = 10;
 
 // Multiplicative bounds: never 0 or negative, however wide the spread.
 void bounds(ClassResult& r, double lo_ratio, double hi_ratio, double traced_s) {
@@ -32,7 +35,7 @@ void measured_class(ClassResult& r, const IoClass& c) {
   double k = double(std::max<size_t>(1, std::min(r.runs.reference.size(), r.runs.target.size())));
   r.reference_rel_sd = rel_sd(r.runs.reference);
   r.target_rel_sd = rel_sd(r.runs.target);
-  r.per_op_basis = ref < kRatioFloorS && c.count > 0;
+  r.per_op_basis = ref < kRatioFloorS && tgt > kAmplified * ref && c.count > 0;
   double ref_part = r.per_op_basis ? 0.0 : r.reference_rel_sd * r.reference_rel_sd;
   r.rel_sd = std::sqrt((ref_part + r.target_rel_sd * r.target_rel_sd) / k + r.target_rel_sd * r.target_rel_sd);
   r.predicted_s = r.per_op_basis ? double(c.count) * tgt : tgt / ref * traced_s;
@@ -188,7 +191,7 @@ std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan&
     const IoClass& c = cs.classes[i];
     const ClassResult& r = p.classes[i];
     std::string job = r.measured ? jp.jobs[size_t(jp.job_of[i])].name + ".fio" : "(" + jp.unmeasured[i] + ")";
-    if (r.per_op_basis) job += " (count x target time per op: reference below 10 us per op)";
+    if (r.per_op_basis) job += " (count x target time per op: reference below 10 us per op, ratio over 10)";
     s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11.6f} {:>9.4f} {:>7.1f} {:>11.6f}  {}\n", i + 1, class_label(c.key),
                      c.concurrency(), c.count, double(c.time_ns) / 1e9, r.ratio, r.rel_sd * 100, r.predicted_s, job);
   }

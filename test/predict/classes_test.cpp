@@ -247,6 +247,10 @@ TEST_CASE("a class the reference does in microseconds: count x the target's time
   REQUIRE(j["classes"][0]["basis"] == "target time per op");
   REQUIRE(j["classes"][1]["basis"] == "ratio");
   REQUIRE(j["classes"][2]["basis"] == "fallback ratio");
+  runs[0] = Runs{{4e-6, 5e-6, 6e-6}, {8e-6, 10e-6, 12e-6}};  // microseconds on both (small writes): a ratio of 2
+  Prediction small = predict_io(cs, runs);
+  REQUIRE(!small.classes[0].per_op_basis);
+  REQUIRE(small.classes[0].predicted_s == Approx(2 * 80e-6));
 }
 
 TEST_CASE("--check: the target's run-to-run spread widens the interval in quadrature", "[predict]") {
