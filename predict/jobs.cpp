@@ -32,8 +32,8 @@ std::string head(double seconds, bool timed) {
 // allocate as they go (no fallocate). Writes with a sync cadence do the
 // traced work (`per_rank_ops` writes per rank, each rank's fsyncs at its
 // cadence, over the region in one open file: overwriting where the
-// application overwrote): an fsync's cost depends on what is dirty, and a
-// run then varies as the application's I/O does. Other sequential writes to a
+// application overwrote; an fsync's cost depends on what is dirty), repeated
+// to about `seconds`. Other sequential writes to a
 // file per process write fresh files, as the application extended its files:
 // loops of the region with the file unlinked after each (about `seconds` at
 // the traced time per call, never longer); the others run for `seconds` over
@@ -56,7 +56,14 @@ Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds,
     b.text += fmt::format("loops={}\nunlink_each_loop=1\nruntime={}ms\n", loops,
                           std::max<int64_t>(1, std::llround(seconds * 1000)));
   }
-  if (synced) b.text += fmt::format("io_size={}\n", std::max(per_rank_ops, int64_t(1)) * bs);
+  if (synced) {
+    // The traced work, repeated to about `seconds` at the traced pace (a mean over 20 writes is noise on a
+    // busy machine), never longer than twice that (fsyncs can cost far more than the writes' pace says).
+    double work_ns = double(per_rank_ops) * std::max(per_op_ns, 100.0);
+    int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * 1e9 / work_ns)), 1, 1000);
+    b.text += fmt::format("io_size={}\nruntime={}ms\n", per_rank_ops * reps * bs,
+                          std::max<int64_t>(1, std::llround(seconds * 2000)));
+  }
   if (k.shared) b.text += fmt::format("filename=shared.dat\noffset_increment={}\n", size);
   if (write && k.sync_every) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", k.sync_every);
   b.space = size * ranks;

@@ -143,9 +143,10 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   REQUIRE(jp.jobs.size() == 1);
   const std::string& t = jp.jobs[0].text;
   for (const char* want : {"rw=randwrite", "bs=524288", "size=524288", "numjobs=4", "filename=shared.dat",
-                           "offset_increment=524288", "fsync=1", "directory=${MPIOR_FIO_DIR}",
-                           "io_size=2097152"})  // the traced work: 4 writes of 512 KiB per rank, an fsync after each
+                           "offset_increment=524288", "fsync=1", "directory=${MPIOR_FIO_DIR}", "runtime=1000ms"})
     CHECK(t.find(want) != std::string::npos);
+  // The traced work (4 writes of 512 KiB per rank, an fsync after each, 400 us a write) to about 0.5 s: 313 times.
+  for (const char* want : {"io_size=656408576"}) CHECK(t.find(want) != std::string::npos);
   CHECK(t.find("time_based") == std::string::npos);
   size_t measured = 0;
   for (size_t i = 0; i < cs.classes.size(); ++i) {
