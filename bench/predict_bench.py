@@ -62,7 +62,10 @@ def predict(b):
     """Ratio-predicted and replay-predicted I/O time against the real one on the target."""
     reps = 3
     rows = []
+    only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]  # as bench.py's fidelity
     for app, args, what in PROGRAMS:
+        if only and app not in only:
+            continue
         for ref_fs, tgt_fs in (("ext4", "tmpfs"), ("tmpfs", "ext4")):
             ref_root, tgt_root = root_on(b, ref_fs), root_on(b, tgt_fs)
             real, preds, traced = [], [], []
