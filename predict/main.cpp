@@ -70,6 +70,11 @@ std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::
   }
 }
 
+// The cadence that turns fio's syncs into the syncs asked for: a job's extra sync per pass is next to free
+// when nobody else writes its file; fio's jobs on a shared file do not sync together as the ranks did, so
+// there the extra syncs flush the other jobs' writes (each counts: 0, fio's own count).
+int64_t sync_cadence(const IoClass& c) { return c.key.shared && c.concurrency() > 1 ? 0 : c.key.sync_every; }
+
 std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, const Classes& cs) {
   std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t j = 0; j < jp.jobs.size(); ++j) {
@@ -78,7 +83,7 @@ std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, cons
       for (int side = 0; side < 2; ++side) {
         nlohmann::json out = run_fio(file, side ? cli.target : cli.reference);
         for (size_t i : jp.jobs[j].used) {
-          auto per_op = per_op_of(file, out, cs.classes[i].key.sync_every);
+          auto per_op = per_op_of(file, out, sync_cadence(cs.classes[i]));
           auto at = per_op.find(jp.section[i]);
           if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
             throw PredictError(fmt::format("fio {}: no {} operations measured", file, jp.section[i]));
