@@ -62,7 +62,10 @@ def predict(b):
     """Ratio-predicted and replay-predicted I/O time against the real one on the target."""
     reps = 3
     rows = []
+    only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]  # as bench.py's fidelity
     for app, args, what in PROGRAMS:
+        if only and app not in only:
+            continue
         for ref_fs, tgt_fs in (("ext4", "tmpfs"), ("tmpfs", "ext4")):
             ref_root, tgt_root = root_on(b, ref_fs), root_on(b, tgt_fs)
             real, preds, traced = [], [], []
@@ -82,7 +85,8 @@ def predict(b):
             rows.append([app, f"{ref_fs}->{tgt_fs}", f"{traced:.4f}", f"{real_m:.4f}",
                          f"{min(real):.4f}-{max(real):.4f}", f"{ratio_m:.4f}", f"{err:+.1f}%",
                          f"[{low:.4f}, {high:.4f}]", "yes" if low <= real_m <= high else "no",
-                         "yes" if abs(err) <= 10 else "no", f"{replay_m:.4f}", f"{rerr:+.1f}%"])
+                         "yes" if abs(err) <= 10 else "no", f"{mid['fio_target_rel_sd'] * 100:.0f}%",
+                         f"{mid.get('target_rel_sd', 0) * 100:.0f}%", f"{replay_m:.4f}", f"{rerr:+.1f}%"])
             for r in (ref_root, tgt_root):
                 shutil.rmtree(r, ignore_errors=True)
     return rows, reps
@@ -94,4 +98,4 @@ def print_table(table, rows, reps, load0=None):
           f"{reps}, real: of {REAL_REPS}; replay-predicted: full replays (--check); {load}"
           f"checkpoint_sim: {PROGRAMS[0][2]}, nton_barrier: {PROGRAMS[1][2]})",
           ["program", "ref->target", "traced on ref", "real on target", "real range", "ratio-predicted", "error",
-           "interval", "holds real", "<=10%", "replay-predicted", "error"], rows)
+           "interval", "holds real", "<=10%", "target spread (fio)", "(replays)", "replay-predicted", "error"], rows)

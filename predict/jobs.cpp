@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
 
 namespace mpior::predict {
 
@@ -28,17 +29,24 @@ std::string head(double seconds, bool timed) {
 
 // read/write/sync classes: psync I/O of the class's size over its region,
 // one job per rank that did it, on one file when the ranks shared one. Writes
-// allocate as they go (no fallocate). Sequential writes to a file per process
-// write fresh files, as the application extended its files: loops of the
-// region with the file unlinked after each (about `seconds` at the traced
-// time per call, never longer); the others run for `seconds` over the region.
-Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds, double per_op_ns) {
-  bool write = k.op != Op::read, append = write && !k.random && !k.shared;
+// allocate as they go (no fallocate). Writes with a sync cadence do the
+// traced work (`per_rank_ops` writes per rank, each rank's fsyncs at its
+// cadence, over the region in one open file: overwriting where the
+// application overwrote; an fsync's cost depends on what is dirty), repeated
+// to about `seconds`. Other sequential writes to a
+// file per process write fresh files, as the application extended its files:
+// loops of the region with the file unlinked after each (about `seconds` at
+// the traced time per call, never longer); the others run for `seconds` over
+// the region.
+Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds, double per_op_ns,
+               int64_t per_rank_ops) {
+  bool write = k.op != Op::read, synced = write && k.sync_every > 0 && per_rank_ops > 0;
+  bool append = write && !synced && !k.random && !k.shared;
   int64_t bs = std::max<int64_t>(k.size, 1);
   int64_t size = std::min(round_up(std::max(region, bs), bs), std::max(bs, round_up(kMaxRegion, bs)));
   Body b;
   b.section = k.op == Op::sync ? "sync" : write ? "write" : "read";
-  b.text = head(seconds, !append) + "[io]\nioengine=psync\n";
+  b.text = head(seconds, !append && !synced) + "[io]\nioengine=psync\n";
   b.text += fmt::format("rw={}{}\nbs={}\nsize={}\nnumjobs={}\n", k.random ? "rand" : "", write ? "write" : "read", bs,
                         size, ranks);
   if (write) b.text += "fallocate=none\n";
@@ -47,6 +55,14 @@ Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds,
     int64_t loops = std::clamp<int64_t>(std::llround(seconds * 1e9 / loop_ns), 1, 100000);
     b.text += fmt::format("loops={}\nunlink_each_loop=1\nruntime={}ms\n", loops,
                           std::max<int64_t>(1, std::llround(seconds * 1000)));
+  }
+  if (synced) {
+    // The traced work, repeated to about `seconds` at the traced pace (a mean over 20 writes is noise on a
+    // busy machine), never longer than twice that (fsyncs can cost far more than the writes' pace says).
+    double work_ns = double(per_rank_ops) * std::max(per_op_ns, 100.0);
+    int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * 1e9 / work_ns)), 1, 1000);
+    b.text += fmt::format("io_size={}\nruntime={}ms\n", per_rank_ops * reps * bs,
+                          std::max<int64_t>(1, std::llround(seconds * 2000)));
   }
   if (k.shared) b.text += fmt::format("filename=shared.dat\noffset_increment={}\n", size);
   if (write && k.sync_every) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", k.sync_every);
@@ -80,15 +96,17 @@ const IoClass* write_of(const Classes& cs, const ClassKey& sync) {
 
 double per_op_ns(const IoClass& c) { return c.count ? double(c.time_ns) / double(c.count) : 1e4; }
 
+int64_t per_rank_ops(const IoClass& c) { return int64_t(c.count) / std::max<int64_t>(c.concurrency(), 1); }
+
 // The job of a data class; a sync class gets the job of the writes it
 // follows: the same text measures both.
 Body data_job(const Classes& cs, const IoClass& c, double seconds) {
-  if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), seconds, per_op_ns(c));
+  if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), seconds, per_op_ns(c), per_rank_ops(c));
   const IoClass* w = write_of(cs, c.key);
   ClassKey k = c.key;
   k.op = Op::write;
-  Body b = w ? data_body(w->key, w->region, c.concurrency(), seconds, per_op_ns(*w))
-             : data_body(k, k.size, c.concurrency(), seconds, 1e4);
+  Body b = w ? data_body(w->key, w->region, c.concurrency(), seconds, per_op_ns(*w), per_rank_ops(*w))
+             : data_body(k, k.size, c.concurrency(), seconds, 1e4, per_rank_ops(c) * k.sync_every);
   b.section = "sync";
   return b;
 }
@@ -144,7 +162,7 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
   return p;
 }
 
-std::map<std::string, double> per_op_seconds(const nlohmann::json& out) {
+std::map<std::string, double> per_op_seconds(const nlohmann::json& out, int64_t sync_every) {
   if (!out.is_object() || !out.contains("jobs") || !out["jobs"].is_array())
     throw std::runtime_error("fio's output has no \"jobs\" list");
   std::map<std::string, double> total_ns, ios;
@@ -157,7 +175,12 @@ std::map<std::string, double> per_op_seconds(const nlohmann::json& out) {
       if (mean <= 0 && sec.contains("clat_ns")) mean = sec["clat_ns"].value("mean", 0.0);
       if (n <= 0 || mean <= 0) continue;
       total_ns[s] += mean * n;
-      ios[s] += n;
+      // fio counts an extra, next to free sync at each pass over the file (38 for 20 writes with fsync=1):
+      // a sync's cost is the syncs' time over the syncs the cadence asked for.
+      double writes = j.contains("write") ? j["write"].value("total_ios", 0.0) : 0.0;
+      ios[s] += std::string_view(s) == "sync" && sync_every > 0 && writes > 0
+                    ? std::max(1.0, std::floor(writes / double(sync_every)))
+                    : n;
     }
   std::map<std::string, double> per_op;
   for (auto& [s, t] : total_ns) per_op[s] = t / ios[s] / 1e9;

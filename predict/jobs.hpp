@@ -38,8 +38,10 @@ inline constexpr const char* kDirVariable = "MPIOR_FIO_DIR";
 JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
 
 // Mean time per operation (seconds) by section ("read", "write", "sync") of
-// fio's --output-format=json output, over all its jobs; throws
+// fio's --output-format=json output, over all its jobs; with sync_every > 0 a
+// sync costs the sync time over the writes / sync_every syncs asked for (not
+// fio's count, which has one more per pass over the file). Throws
 // std::runtime_error when the output is not fio's JSON.
-std::map<std::string, double> per_op_seconds(const nlohmann::json& fio_output);
+std::map<std::string, double> per_op_seconds(const nlohmann::json& fio_output, int64_t sync_every = 0);
 
 }  // namespace mpior::predict

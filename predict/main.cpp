@@ -49,8 +49,8 @@ std::string replay_program() {
   return "mpior-replay";
 }
 
-// One fio run of `job` in a fresh directory below dir: seconds per operation by section.
-std::map<std::string, double> run_fio(const std::string& job, const std::string& dir) {
+// One fio run of `job` in a fresh directory below dir: its JSON output.
+nlohmann::json run_fio(const std::string& job, const std::string& dir) {
   Scratch scratch(dir);
   Output o = run_process({"fio", "--output-format=json", job}, scratch.path(),
                          {std::string(kDirVariable) + "=" + scratch.path()});
@@ -58,21 +58,32 @@ std::map<std::string, double> run_fio(const std::string& job, const std::string&
     throw PredictError(fmt::format("fio {} in {} exited {}: {}", job, dir, o.status, o.err.substr(0, 2000)));
   nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
   if (j.is_discarded()) throw PredictError(fmt::format("fio {}: its output is not JSON", job));
+  return j;
+}
+
+// Seconds per operation by section, a sync at the class's cadence.
+std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::json& out, int64_t sync_every) {
   try {
-    return per_op_seconds(j);
+    return per_op_seconds(out, sync_every);
   } catch (const std::runtime_error& e) {
     throw PredictError(fmt::format("fio {}: {}", job, e.what()));
   }
 }
 
-std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, size_t nclasses) {
-  std::vector<std::optional<Runs>> runs(nclasses);
+// The cadence that turns fio's syncs into the syncs asked for: a job's extra sync per pass is next to free
+// when nobody else writes its file; fio's jobs on a shared file do not sync together as the ranks did, so
+// there the extra syncs flush the other jobs' writes (each counts: 0, fio's own count).
+int64_t sync_cadence(const IoClass& c) { return c.key.shared && c.concurrency() > 1 ? 0 : c.key.sync_every; }
+
+std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, const Classes& cs) {
+  std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t j = 0; j < jp.jobs.size(); ++j) {
     std::string file = (fs::path(cli.jobs_dir) / (jp.jobs[j].name + ".fio")).string();
     for (int k = 0; k < cli.repeat; ++k)
       for (int side = 0; side < 2; ++side) {
-        auto per_op = run_fio(file, side ? cli.target : cli.reference);
+        nlohmann::json out = run_fio(file, side ? cli.target : cli.reference);
         for (size_t i : jp.jobs[j].used) {
+          auto per_op = per_op_of(file, out, sync_cadence(cs.classes[i]));
           auto at = per_op.find(jp.section[i]);
           if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
             throw PredictError(fmt::format("fio {}: no {} operations measured", file, jp.section[i]));
@@ -148,7 +159,7 @@ int predict_plan(Cli& cli) {
   write_jobs(cli, jp);
   catch_interrupts();
   ReportInput in{cli.plan, cli.reference, cli.target, cli.jobs_dir, cli.repeat, cli.jobs.seconds, {}, {}, {}};
-  Prediction p = predict_io(cs, measure(cli, jp, cs.classes.size()));
+  Prediction p = predict_io(cs, measure(cli, jp, cs));
   if (cli.check) replay_check(cli, plan_file, in, p);
   if (!cli.json.empty()) {
     std::ofstream f(cli.json);

@@ -10,17 +10,37 @@ namespace mpior::predict {
 
 namespace {
 
-constexpr double kSpread = 2.0;  // the interval is ratio x (1 +- 2 relative standard deviations)
+constexpr double kSpread = 2.0;  // the interval: predicted / and x (1 + 2 relative standard deviations)
+// A reference time per operation below this is the tracer's own cost and the
+// timer's noise as much as the file system's (fsync on tmpfs: ~1 us): a ratio
+// to it over kAmplified multiplies that noise by the target's cost (fsync on
+// ext4: thousands), so such a class is predicted as its count times the
+// target's time per operation. Small ratios (tmpfs writes against ext4's)
+// stay ratios.
+constexpr double kRatioFloorS = 10e-6;
+constexpr double kAmplified = 10;
 
-void measured_class(ClassResult& r, double traced_s) {
-  double ref = mean(r.runs.reference), tgt = mean(r.runs.target);
-  r.ratio = tgt / ref;
+// Multiplicative bounds: never 0 or negative, however wide the spread.
+void bounds(ClassResult& r, double lo_ratio, double hi_ratio, double traced_s) {
+  r.low_s = lo_ratio * traced_s / (1 + kSpread * r.rel_sd);
+  r.high_s = hi_ratio * traced_s * (1 + kSpread * r.rel_sd);
+}
+
+// rel_sd: of one application run's predicted time: the means' uncertainty
+// (each side's run-to-run spread over sqrt(runs)) and the target's own
+// run-to-run spread (the jobs of synced writes do the traced work, so one
+// run varies as the application's I/O there does).
+void measured_class(ClassResult& r, const IoClass& c) {
+  double traced_s = double(c.time_ns) / 1e9, ref = mean(r.runs.reference), tgt = mean(r.runs.target);
+  double k = double(std::max<size_t>(1, std::min(r.runs.reference.size(), r.runs.target.size())));
   r.reference_rel_sd = rel_sd(r.runs.reference);
   r.target_rel_sd = rel_sd(r.runs.target);
-  r.rel_sd = std::hypot(r.reference_rel_sd, r.target_rel_sd);
-  r.predicted_s = r.ratio * traced_s;
-  r.low_s = std::max(0.0, r.predicted_s * (1 - kSpread * r.rel_sd));
-  r.high_s = r.predicted_s * (1 + kSpread * r.rel_sd);
+  r.per_op_basis = ref < kRatioFloorS && tgt > kAmplified * ref && c.count > 0;
+  double ref_part = r.per_op_basis ? 0.0 : r.reference_rel_sd * r.reference_rel_sd;
+  r.rel_sd = std::sqrt((ref_part + r.target_rel_sd * r.target_rel_sd) / k + r.target_rel_sd * r.target_rel_sd);
+  r.predicted_s = r.per_op_basis ? double(c.count) * tgt : tgt / ref * traced_s;
+  r.ratio = traced_s > 0 ? r.predicted_s / traced_s : tgt / ref;
+  bounds(r, r.ratio, r.ratio, traced_s);
 }
 
 }  // namespace
@@ -46,16 +66,19 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     r.measured = true;
     r.runs = *runs[i];
     double t = double(cs.classes[i].time_ns) / 1e9;
-    measured_class(r, t);
+    measured_class(r, cs.classes[i]);
+    p.fio_target_rel_sd += r.target_rel_sd * t;
+    max_sd = std::max(max_sd, r.rel_sd);
+    if (r.per_op_basis) continue;  // not a ratio for other classes
     weighted += r.ratio * t;
     weight += t;
-    p.fio_target_rel_sd += r.target_rel_sd * t;
     lo_ratio = std::min(lo_ratio, r.ratio);
     hi_ratio = std::max(hi_ratio, r.ratio);
-    max_sd = std::max(max_sd, r.rel_sd);
   }
-  double fallback = weight > 0 ? weighted / weight : 1.0;
-  p.fio_target_rel_sd = weight > 0 ? p.fio_target_rel_sd / weight : 0.0;
+  double fallback = weight > 0 ? weighted / weight : 1.0, measured_s = 0;
+  for (size_t i = 0; i < cs.classes.size(); ++i)
+    if (p.classes[i].measured) measured_s += double(cs.classes[i].time_ns) / 1e9;
+  p.fio_target_rel_sd = measured_s > 0 ? p.fio_target_rel_sd / measured_s : 0.0;
   if (weight <= 0) lo_ratio = hi_ratio = 1.0;
   for (size_t i = 0; i < cs.classes.size(); ++i) {
     ClassResult& r = p.classes[i];
@@ -64,8 +87,7 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
       r.ratio = fallback;
       r.rel_sd = max_sd;
       r.predicted_s = fallback * t;
-      r.low_s = std::max(0.0, lo_ratio * t * (1 - kSpread * max_sd));
-      r.high_s = hi_ratio * t * (1 + kSpread * max_sd);
+      bounds(r, lo_ratio, hi_ratio, t);
     }
     p.traced_io_s += t;
     p.predicted_io_s += r.predicted_s;
@@ -92,10 +114,10 @@ void widen_by_target_spread(Prediction& p, double rel_sd) {
   p.target_rel_sd = rel_sd;
   double pred = p.predicted_io_s;
   if (!(pred > 0) || !(rel_sd > 0)) return;
-  // Independent sources of error: the half-widths add in quadrature.
-  double lo = std::hypot((pred - p.fio_low_s) / pred, kSpread * rel_sd);
-  double hi = std::hypot((p.fio_high_s - pred) / pred, kSpread * rel_sd);
-  p.low_s = std::max(0.0, pred * (1 - lo));
+  // Independent sources of error: the relative half-widths add in quadrature; bounds multiplicative.
+  double lo = p.fio_low_s > 0 ? std::hypot(pred / p.fio_low_s - 1, kSpread * rel_sd) : INFINITY;
+  double hi = std::hypot(p.fio_high_s / pred - 1, kSpread * rel_sd);
+  p.low_s = pred / (1 + lo);
   p.high_s = pred * (1 + hi);
 }
 
@@ -117,6 +139,9 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"bytes", c.bytes},
                         {"traced_s", double(c.time_ns) / 1e9},
                         {"measured", r.measured},
+                        {"basis", !r.measured      ? "fallback ratio"
+                                  : r.per_op_basis ? "target time per op"
+                                                   : "ratio"},
                         {"ratio", r.ratio},
                         {"rel_sd", r.rel_sd},
                         {"reference_rel_sd", r.reference_rel_sd},
@@ -166,6 +191,7 @@ std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan&
     const IoClass& c = cs.classes[i];
     const ClassResult& r = p.classes[i];
     std::string job = r.measured ? jp.jobs[size_t(jp.job_of[i])].name + ".fio" : "(" + jp.unmeasured[i] + ")";
+    if (r.per_op_basis) job += " (count x target time per op: reference below 10 us per op, ratio over 10)";
     s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11.6f} {:>9.4f} {:>7.1f} {:>11.6f}  {}\n", i + 1, class_label(c.key),
                      c.concurrency(), c.count, double(c.time_ns) / 1e9, r.ratio, r.rel_sd * 100, r.predicted_s, job);
   }

@@ -21,8 +21,9 @@ struct Runs {
 
 struct ClassResult {
   bool measured = false;
+  bool per_op_basis = false;  // count x the target's time per op: the reference's was below the ratio floor
   Runs runs;
-  double ratio = 1, rel_sd = 0;                    // rel_sd: of the ratio, from both sides' run-to-run spreads
+  double ratio = 1, rel_sd = 0;  // ratio: predicted / traced; rel_sd: of one run's predicted time (predict.cpp)
   double reference_rel_sd = 0, target_rel_sd = 0;  // each side's run-to-run spread
   double predicted_s = 0, low_s = 0, high_s = 0;
 };

@@ -66,7 +66,7 @@ def expect_complete(report, jobs_dir):
                 "classes", "jobs_dir", "check"):
         check(key in report, f"report has {key}")
     low, high = report["interval"]
-    check(0 <= low <= report["predicted_io_s"] <= high, f"interval {report['interval']} holds the prediction")
+    check(0 < low <= report["predicted_io_s"] <= high, f"interval {report['interval']} holds the prediction")
     check(report["predicted_io_s"] > 0 and report["dominant"], "a prediction and its dominant classes")
     check(report["check"]["replay_io_s"] > 0, "--check: the replay's I/O time")
     runs = report["check"]["replay_io_runs"]
@@ -84,8 +84,13 @@ def expect_complete(report, jobs_dir):
         check(math.isfinite(c["rel_sd"]) and c["rel_sd"] >= 0, f"class {c['id']} spread")
         if c["measured"]:
             check_eq((len(c["reference_s_per_op"]), len(c["target_s_per_op"])), (2, 2), "runs per side")
-            check(abs(math.hypot(c["reference_rel_sd"], c["target_rel_sd"]) - c["rel_sd"]) < 1e-9,
-                  f"class {c['id']}: both sides' spreads make the ratio's")
+            # One run's spread: the means' (both sides', or the target's alone for a class predicted from the
+            # target's time per op) over sqrt(runs) and the target's own run to run.
+            k, t = 2, c["target_rel_sd"]
+            ref = 0 if c["basis"] == "target time per op" else c["reference_rel_sd"]
+            check(abs(math.sqrt((ref * ref + t * t) / k + t * t) - c["rel_sd"]) < 1e-9,
+                  f"class {c['id']}: the spreads make the prediction's")
+            check(c["basis"] in ("ratio", "target time per op"), f"class {c['id']} basis {c['basis']}")
             check(os.path.isfile(os.path.join(jobs_dir, c["job"])), f"job file {c['job']} kept")
         else:
             check(c["why_not_measured"], "a reason for each class not measured")

@@ -143,8 +143,11 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   REQUIRE(jp.jobs.size() == 1);
   const std::string& t = jp.jobs[0].text;
   for (const char* want : {"rw=randwrite", "bs=524288", "size=524288", "numjobs=4", "filename=shared.dat",
-                           "offset_increment=524288", "fsync=1", "runtime=500ms", "directory=${MPIOR_FIO_DIR}"})
+                           "offset_increment=524288", "fsync=1", "directory=${MPIOR_FIO_DIR}", "runtime=1000ms"})
     CHECK(t.find(want) != std::string::npos);
+  // The traced work (4 writes of 512 KiB per rank, an fsync after each, 400 us a write) to about 0.5 s: 313 times.
+  for (const char* want : {"io_size=656408576"}) CHECK(t.find(want) != std::string::npos);
+  CHECK(t.find("time_based") == std::string::npos);
   size_t measured = 0;
   for (size_t i = 0; i < cs.classes.size(); ++i) {
     Op op = cs.classes[i].key.op;
@@ -178,6 +181,13 @@ TEST_CASE("fio's JSON: time per operation by section, weighted by operations", "
   REQUIRE(per_op["write"] == Approx((10 * 2000.0 + 30 * 6000.0) / 40 / 1e9));
   REQUIRE(per_op["sync"] == Approx(5e-3));
   REQUIRE_THROWS(per_op_seconds(nlohmann::json::parse(R"({"fio": 1})")));
+  // fio's 38 syncs for 20 writes with fsync=1 (one more per pass over the file): 20 syncs asked for.
+  auto passes = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 20, "lat_ns": {"mean": 1e6}}, "sync": {"total_ios": 38, "lat_ns": {"mean": 4e6}}}]})");
+  REQUIRE(per_op_seconds(passes, 1)["sync"] == Approx(38 * 4e-3 / 20));
+  REQUIRE(per_op_seconds(passes, 4)["sync"] == Approx(38 * 4e-3 / 5));
+  REQUIRE(per_op_seconds(passes)["sync"] == Approx(4e-3));
+  REQUIRE(per_op_seconds(passes, 1)["write"] == Approx(1e-3));
 }
 
 TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fallback ratio", "[predict]") {
@@ -190,13 +200,15 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};
   Prediction p = predict_io(cs, runs);
   REQUIRE(p.classes[0].ratio == Approx(0.5));
-  REQUIRE(p.classes[0].rel_sd == Approx(0.2));
+  // One run's spread: the means' (0.2 / sqrt 3) and the target's own run to run (0.2), in quadrature.
+  double sd = std::sqrt(0.04 / 3 + 0.04);
+  REQUIRE(p.classes[0].rel_sd == Approx(sd));
   REQUIRE(p.classes[0].reference_rel_sd == 0);
   REQUIRE(p.classes[0].target_rel_sd == Approx(0.2));
   REQUIRE(p.fio_target_rel_sd == Approx(0.2));  // the only measured class
   REQUIRE(p.classes[0].predicted_s == Approx(1.0));
-  REQUIRE(p.classes[0].low_s == Approx(0.6));
-  REQUIRE(p.classes[0].high_s == Approx(1.4));
+  REQUIRE(p.classes[0].low_s == Approx(1.0 / (1 + 2 * sd)));  // multiplicative: never 0
+  REQUIRE(p.classes[0].high_s == Approx(1.0 * (1 + 2 * sd)));
   REQUIRE(!p.classes[1].measured);
   REQUIRE(p.classes[1].ratio == Approx(0.5));
   REQUIRE(p.predicted_io_s == Approx(1.5));
@@ -207,22 +219,58 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   REQUIRE(std::isfinite(p.high_s));
 }
 
+TEST_CASE("a class the reference does in microseconds: count x the target's time per op, not a ratio", "[predict]") {
+  Classes cs;
+  cs.classes.resize(3);
+  cs.classes[0].key.op = Op::sync;  // fsync on tmpfs: 2 us traced (the tracer's cost as much as tmpfs'), 0.5 us in fio
+  cs.classes[0].count = 40;
+  cs.classes[0].time_ns = 80'000;
+  cs.classes[1].count = 40;
+  cs.classes[1].time_ns = 40'000'000;
+  cs.classes[2].count = 3;  // not measured: takes the ratio classes' ratio
+  cs.classes[2].time_ns = 30'000;
+  cs.io_ns = 40'110'000;
+  std::vector<std::optional<Runs>> runs(3);
+  runs[0] = Runs{{0.4e-6, 0.5e-6, 0.6e-6}, {8e-3, 10e-3, 12e-3}};
+  runs[1] = Runs{{1e-3, 1e-3}, {0.5e-3, 0.5e-3}};
+  Prediction p = predict_io(cs, runs);
+  REQUIRE(p.classes[0].per_op_basis);
+  REQUIRE(p.classes[0].predicted_s == Approx(40 * 10e-3));             // not 80 us x 20,000
+  REQUIRE(p.classes[0].rel_sd == Approx(std::sqrt(0.04 / 3 + 0.04)));  // the target's spread only
+  REQUIRE(!p.classes[1].per_op_basis);
+  REQUIRE(p.classes[1].predicted_s == Approx(0.02));
+  REQUIRE(p.classes[2].ratio == Approx(0.5));  // the per-op class's 5,000 is no ratio for others
+  REQUIRE(p.classes[2].high_s == Approx(0.5 * 30e-6 * (1 + 2 * std::sqrt(0.04 / 3 + 0.04))));  // widest spread
+  REQUIRE(p.low_s > 0.4 / 2);
+  REQUIRE(p.high_s < 0.42 * 2);
+  JobPlan jp{{Job{"job-1", "", {0, 1}}}, {0, 0, -1}, {"sync", "write", ""}, {"", "", "below 1%"}, 0};
+  auto j = report_json({}, cs, jp, p);
+  REQUIRE(j["classes"][0]["basis"] == "target time per op");
+  REQUIRE(j["classes"][1]["basis"] == "ratio");
+  REQUIRE(j["classes"][2]["basis"] == "fallback ratio");
+  runs[0] = Runs{{4e-6, 5e-6, 6e-6}, {8e-6, 10e-6, 12e-6}};  // microseconds on both (small writes): a ratio of 2
+  Prediction small = predict_io(cs, runs);
+  REQUIRE(!small.classes[0].per_op_basis);
+  REQUIRE(small.classes[0].predicted_s == Approx(2 * 80e-6));
+}
+
 TEST_CASE("--check: the target's run-to-run spread widens the interval in quadrature", "[predict]") {
   Classes cs;
   cs.classes.resize(1);
   cs.classes[0].time_ns = 1'000'000'000;
   cs.io_ns = 1'000'000'000;
   std::vector<std::optional<Runs>> runs(1);
-  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};  // ratio 0.5, rel sd 0.2: [0.3, 0.7]
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};  // ratio 0.5, 2 rel sd: h = 2 sqrt(0.04 / 3 + 0.04)
   Prediction p = predict_io(cs, runs);
-  REQUIRE(p.fio_low_s == Approx(0.3));
-  REQUIRE(p.fio_high_s == Approx(0.7));
-  widen_by_target_spread(p, 0.15);  // 2 x 15% = 30%, with the fio's 40%: 50%
+  double h = 2 * std::sqrt(0.04 / 3 + 0.04);
+  REQUIRE(p.fio_low_s == Approx(0.5 / (1 + h)));
+  REQUIRE(p.fio_high_s == Approx(0.5 * (1 + h)));
+  widen_by_target_spread(p, 0.15);  // 2 x 15% = 30%, with the fio's h in quadrature
   REQUIRE(p.target_rel_sd == Approx(0.15));
-  REQUIRE(p.low_s == Approx(0.25));
-  REQUIRE(p.high_s == Approx(0.75));
-  REQUIRE(p.fio_low_s == Approx(0.3));
-  widen_by_target_spread(p, 1.0);  // never below zero
-  REQUIRE(p.low_s == 0);
+  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 0.3))));
+  REQUIRE(p.high_s == Approx(0.5 * (1 + std::hypot(h, 0.3))));
+  REQUIRE(p.fio_low_s == Approx(0.5 / (1 + h)));
+  widen_by_target_spread(p, 1.0);  // never zero: the bounds are multiplicative
+  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 2.0))));
   REQUIRE(std::isfinite(p.high_s));
 }
