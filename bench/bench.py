@@ -409,20 +409,20 @@ def spread_pct(values):
 
 def fidelity(b):
     """Prediction against reality (issue 13): each program traced on the build directory's file system and
-    replayed on a tmpfs, and the reverse, against untraced runs on the target (medians of 3, of 7 for the
+    replayed on a tmpfs, and the reverse, against untraced runs on the target (medians of 5, of 7 for the
     programs whose real runs spread most); and what the replay adds per replayed event.
     MPIOR_BENCH_PROGRAMS=serial_gather,comm_split runs only those programs' rows."""
     disk = os.path.join(b.build, "fidelity-work")
     shm = tempfile.mkdtemp(prefix="mpior-fidelity-", dir="/dev/shm")
     # checkpoint_sim: steps, compute us, checkpoint (pwrite + fsync + barrier) every, cells per rank. The others
-    # run 0.2-0.5 s idle (iterations, block), so start-up is not most of the time. serial_gather and comm_split
-    # are mostly waiting in collectives, which a loaded 2-core machine stretches by tens of percent from run to
-    # run (92% for comm_split's real runs at 2000 steps): 7 runs each, comm_split 4x longer so its one-off
-    # communicator constructions are not most of the time.
-    programs = (("checkpoint_sim", ["40", "10000", "5", "262144"], 3),
-                ("checkpoint_sim", ["100", "3000", "10", "65536"], 3), ("lammps_shape", [], 3),
-                ("pseudo_shape", [], 3), ("nton_barrier", ["4000", "4096"], 3), ("nto1", ["20000", "1024"], 3),
-                ("serial_gather", ["2000", "4096"], 7), ("comm_split", ["8000", "16384"], 7))
+    # run 0.2-0.5 s idle (iterations, block), so start-up (MPI_Init alone is 15-40 ms, varying from launch to
+    # launch) is not most of the time: at 4000 iterations nton_barrier's real runs were 60% start-up and spread
+    # 15%. serial_gather and comm_split are mostly waiting in collectives, which a loaded 2-core machine
+    # stretches by tens of percent from run to run: 7 runs each.
+    programs = (("checkpoint_sim", ["40", "10000", "5", "262144"], 5),
+                ("checkpoint_sim", ["100", "3000", "10", "65536"], 5), ("lammps_shape", [], 5),
+                ("pseudo_shape", [], 5), ("nton_barrier", ["40000", "4096"], 5), ("nto1", ["100000", "1024"], 5),
+                ("serial_gather", ["6000", "4096"], 7), ("comm_split", ["24000", "16384"], 7))
     if b.quick:
         programs = programs[:2]
     only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]

@@ -1,9 +1,8 @@
 #include "clock.hpp"
 
 #include <atomic>
-#include <cstring>
-#include <fstream>
-#include <string>
+
+#include "tsc.hpp"
 
 namespace mpior::preload::clock {
 namespace {
@@ -14,16 +13,6 @@ int64_t g_start_ticks = 0;
 int64_t g_start_mono = 0;
 int64_t g_start_real = 0;
 std::atomic<double> g_ns_per_tick{0.0};
-
-bool cpu_has_invariant_tsc() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0)
-      return line.find(" constant_tsc") != std::string::npos && line.find(" nonstop_tsc") != std::string::npos;
-  }
-  return false;
-}
 
 double calibrate() {
   double v = g_ns_per_tick.load(std::memory_order_acquire);
@@ -41,7 +30,7 @@ double calibrate() {
 }  // namespace
 
 void start(bool tsc) noexcept {
-  g_use_tsc = tsc && cpu_has_invariant_tsc();
+  g_use_tsc = tsc && trace::cpu_has_invariant_tsc();
   g_start_real = realtime_ns();
   g_start_mono = monotonic_ns();
   g_start_ticks = g_use_tsc ? int64_t(__rdtsc()) : g_start_mono;

@@ -6,13 +6,53 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <utility>
+
+#include "tsc.hpp"
 
 namespace mpior::replay {
 
-int64_t mono_now_ns() {
+namespace clock_detail {
+
+int64_t clock_monotonic_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t reanchor() {
+  int64_t ns = clock_monotonic_ns();
+  t_anchor = {int64_t(__rdtsc()), ns};
+  return ns;
+}
+
+}  // namespace clock_detail
+
+namespace {
+// A CLOCK_MONOTONIC reading and the TSC in the middle of it.
+std::pair<int64_t, double> clock_pair() {
+  uint64_t a = __rdtsc();
+  int64_t ns = clock_detail::clock_monotonic_ns();
+  uint64_t b = __rdtsc();
+  return {ns, (double(a) + double(b)) / 2};
+}
+}  // namespace
+
+void start_clock() {
+  static const bool started = [] {
+    if (!trace::cpu_has_invariant_tsc()) return false;
+    constexpr int64_t kMeasureNs = 2'000'000, kAnchorNs = 100'000;
+    auto [ns0, tsc0] = clock_pair();
+    std::pair<int64_t, double> now;
+    do now = clock_pair();
+    while (now.first - ns0 < kMeasureNs);
+    double per_tick = double(now.first - ns0) / (now.second - tsc0);
+    if (!(per_tick > 0)) return false;
+    clock_detail::g_anchor_ticks = uint64_t(double(kAnchorNs) / per_tick);
+    clock_detail::g_ns_per_tick = per_tick;
+    return true;
+  }();
+  (void)started;
 }
 
 int64_t Pacer::deadline_for(int64_t gap_ns) {

@@ -12,13 +12,6 @@
 
 namespace mpior::replay {
 
-void OpStats::add(int64_t ns, int64_t moved) {
-  ++count;
-  bytes += uint64_t(std::max<int64_t>(moved, 0));
-  total_ns += ns;
-  max_ns = std::max(max_ns, ns);
-}
-
 void OpStats::merge(const OpStats& o) {
   count += o.count;
   bytes += o.bytes;
@@ -26,9 +19,9 @@ void OpStats::merge(const OpStats& o) {
   max_ns = std::max(max_ns, o.max_ns);
 }
 
-void OpTable::add(trace::Kind k, int64_t ns, int64_t moved) {
-  for (auto& [kind, stats] : entries_)
-    if (kind == k) return stats.add(ns, moved);
+void OpTable::add_slow(trace::Kind k, int64_t ns, int64_t moved) {
+  for (last_ = 0; last_ < entries_.size(); ++last_)
+    if (entries_[last_].first == k) return entries_[last_].second.add(ns, moved);
   entries_.emplace_back(k, OpStats{});
   entries_.back().second.add(ns, moved);
 }

@@ -2,6 +2,7 @@
 // times, per-operation counts, bytes and latencies, and the calls that failed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <iosfwd>
 #include <map>
@@ -21,7 +22,12 @@ struct OpStats {
   uint64_t bytes = 0;
   int64_t total_ns = 0;
   int64_t max_ns = 0;
-  void add(int64_t ns, int64_t moved);
+  void add(int64_t ns, int64_t moved) {
+    ++count;
+    bytes += uint64_t(std::max<int64_t>(moved, 0));
+    total_ns += ns;
+    max_ns = std::max(max_ns, ns);
+  }
   void merge(const OpStats& o);
   double mean_us() const { return count ? double(total_ns) / double(count) / 1e3 : 0.0; }
 };
@@ -30,11 +36,17 @@ struct OpStats {
 // vector rather than a table of every kind (thousands of threads).
 class OpTable {
  public:
-  void add(trace::Kind k, int64_t ns, int64_t moved);
+  // Every replayed call: the kind of the previous call first (runs of one kind).
+  void add(trace::Kind k, int64_t ns, int64_t moved) {
+    if (last_ < entries_.size() && entries_[last_].first == k) return entries_[last_].second.add(ns, moved);
+    add_slow(k, ns, moved);
+  }
   const std::vector<std::pair<trace::Kind, OpStats>>& entries() const { return entries_; }
 
  private:
+  void add_slow(trace::Kind k, int64_t ns, int64_t moved);
   std::vector<std::pair<trace::Kind, OpStats>> entries_;
+  size_t last_ = 0;
 };
 
 // Failed replayed calls, shared by every thread: a count and the first few messages.

@@ -36,10 +36,15 @@ EventCursor& EventCursor::operator=(EventCursor&&) noexcept = default;
 namespace {
 inline bool is_constant(const Param& p) { return p.ranked < 0 && p.seq.len <= 1; }
 
+__attribute__((noinline)) void grow(std::vector<int64_t>& ref, size_t size) {
+  ref.resize(size, ref.empty() ? 0 : ref.back());
+}
+
 // Start and end from the gap, measured from the previous event at its depth.
-void place(std::vector<int64_t>& ref, Event& ev) {
+inline void place(std::vector<int64_t>& ref, Event& ev) {
   size_t d = ev.depth;
-  if (ref.size() < d + 2) ref.resize(d + 2, ref.empty() ? 0 : ref.back());
+  if (ref.size() < d + 2) [[unlikely]]
+    grow(ref, d + 2);
   ev.start_ns = ref[d] + ev.gap_ns;
   ev.end_ns = ev.start_ns + ev.dur_ns;
   ref[d] = ev.end_ns;

@@ -5,12 +5,6 @@
 namespace mpior::trace {
 namespace {
 
-constexpr std::array<KindInfo, kNumKinds> kInfos = {{
-#define MPIOR_KIND(name, family, opclass) {#name, Family::family, OpClass::opclass},
-#include "kinds.inc"
-#undef MPIOR_KIND
-}};
-
 constexpr std::array<std::string_view, size_t(kLastOpClass) + 1> kOpNames = {
     "open",        "close",      "read",       "write",      "seek",       "tell",        "sync",         "truncate",
     "dup",         "unlink",     "rename",     "mkdir",      "rmdir",      "stat",        "access",       "fopen",
@@ -24,22 +18,13 @@ constexpr std::array<std::string_view, size_t(kLastOpClass) + 1> kOpNames = {
 
 }  // namespace
 
-const KindInfo& info(Kind k) { return kInfos[size_t(k)]; }
-std::string_view name(Kind k) { return kInfos[size_t(k)].name; }
 std::string_view name(OpClass op) { return kOpNames[size_t(op)]; }
 
 std::optional<Kind> kind_from_name(std::string_view n) {
   for (size_t i = 0; i < kNumKinds; ++i)
-    if (kInfos[i].name == n) return Kind(i);
+    if (kKindInfos[i].name == n) return Kind(i);
   return std::nullopt;
 }
-
-bool is_io(Kind k) {
-  auto f = info(k).family;
-  return f == Family::posix || f == Family::stdio || f == Family::aio || f == Family::mmap;
-}
-bool is_mpi(Kind k) { return info(k).family == Family::mpi; }
-bool is_mpiio(Kind k) { return info(k).family == Family::mpiio || info(k).op == OpClass::mpiio_block; }
 
 bool is_all_to_all(OpClass op) { return op == OpClass::barrier || op == OpClass::allcoll; }
 bool is_one_to_all(OpClass op) { return op == OpClass::bcast || op == OpClass::scatter; }

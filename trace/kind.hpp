@@ -49,16 +49,27 @@ struct KindInfo {
   OpClass op;
 };
 
-const KindInfo& info(Kind k);
+// In the header, so that the replayer's per-event tests (is_io, op()...)
+// compile to one table load instead of a call each.
+inline constexpr KindInfo kKindInfos[kNumKinds] = {
+#define MPIOR_KIND(name, family, opclass) {#name, Family::family, OpClass::opclass},
+#include "kinds.inc"
+#undef MPIOR_KIND
+};
+
+inline const KindInfo& info(Kind k) { return kKindInfos[size_t(k)]; }
 std::optional<Kind> kind_from_name(std::string_view name);
-std::string_view name(Kind k);
+inline std::string_view name(Kind k) { return kKindInfos[size_t(k)].name; }
 std::string_view name(OpClass op);
 
 // File-system work the replayer reissues (posix and stdio families).
-bool is_io(Kind k);
-bool is_mpi(Kind k);
+inline bool is_io(Kind k) {
+  Family f = info(k).family;
+  return f == Family::posix || f == Family::stdio || f == Family::aio || f == Family::mmap;
+}
+inline bool is_mpi(Kind k) { return info(k).family == Family::mpi; }
 // MPI_File_* calls and the view blocks recorded under MPI_File_set_view.
-bool is_mpiio(Kind k);
+inline bool is_mpiio(Kind k) { return info(k).family == Family::mpiio || info(k).op == OpClass::mpiio_block; }
 // Operations whose every member waits for every other (thesis §2.1, class 1).
 bool is_all_to_all(OpClass op);
 // Rooted collectives: one-to-all (bcast, scatter) and all-to-one (reduce, gather).

@@ -1,5 +1,8 @@
 #include "clock.hpp"
 
+#include <time.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 using namespace mpior::replay;
@@ -64,4 +67,24 @@ TEST_CASE("sleep_until never wakes before its deadline and gives up on abort", "
   abort = true;
   int64_t far = mono_now_ns() + 3600'000'000'000;
   REQUIRE(sleep_until(far, abort) < far);
+}
+
+TEST_CASE("the replay's clock reads CLOCK_MONOTONIC, also through the TSC", "[clock]") {
+  start_clock();
+  auto real = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  };
+  int64_t worst = 0, prev = mono_now_ns();
+  for (int i = 0; i < 200'000; ++i) {
+    int64_t before = real(), ours = mono_now_ns(), after = real();
+    // Within the bracket, give or take the anchor's drift (a few ns) and a
+    // preemption between the reads.
+    worst = std::max({worst, before - ours, ours - after});
+    REQUIRE(ours >= prev - 1'000);  // a re-anchoring may step back by its drift, never by more
+    prev = ours;
+  }
+  INFO("worst distance outside the bracket: " << worst << " ns");
+  REQUIRE(worst < 20'000);
 }
