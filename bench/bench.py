@@ -363,6 +363,17 @@ def settle(directory):
     subprocess.run(["sync", "-f", directory], check=False)
 
 
+# checkpoint_sim: steps, compute us, checkpoint (pwrite + fsync + barrier) every, cells per rank. The others
+# run 0.2-0.5 s idle (iterations, block), so start-up (MPI_Init alone is 15-40 ms, varying from launch to
+# launch) is not most of the time: at 4000 iterations nton_barrier's real runs were 60% start-up and spread
+# 15%. serial_gather and comm_split are mostly waiting in collectives, which a loaded 2-core machine
+# stretches by tens of percent from run to run: 7 runs each.
+FIDELITY_PROGRAMS = (("checkpoint_sim", ["40", "10000", "5", "262144"], 5),
+            ("checkpoint_sim", ["100", "3000", "10", "65536"], 5), ("lammps_shape", [], 5),
+            ("pseudo_shape", [], 5), ("nton_barrier", ["40000", "4096"], 5), ("nto1", ["100000", "1024"], 5),
+            ("serial_gather", ["6000", "4096"], 7), ("comm_split", ["24000", "16384"], 7))
+
+
 def fidelity_case(b, exe, args, ranks, src, dst, reps):
     """Medians of reps: the replay's prediction on dst of a trace made on src, and the real untraced run on dst
     over the span a trace covers (each rank from load to its MPI_Finalize call; the slowest rank), with what
@@ -414,15 +425,7 @@ def fidelity(b):
     MPIOR_BENCH_PROGRAMS=serial_gather,comm_split runs only those programs' rows."""
     disk = os.path.join(b.build, "fidelity-work")
     shm = tempfile.mkdtemp(prefix="mpior-fidelity-", dir="/dev/shm")
-    # checkpoint_sim: steps, compute us, checkpoint (pwrite + fsync + barrier) every, cells per rank. The others
-    # run 0.2-0.5 s idle (iterations, block), so start-up (MPI_Init alone is 15-40 ms, varying from launch to
-    # launch) is not most of the time: at 4000 iterations nton_barrier's real runs were 60% start-up and spread
-    # 15%. serial_gather and comm_split are mostly waiting in collectives, which a loaded 2-core machine
-    # stretches by tens of percent from run to run: 7 runs each.
-    programs = (("checkpoint_sim", ["40", "10000", "5", "262144"], 5),
-                ("checkpoint_sim", ["100", "3000", "10", "65536"], 5), ("lammps_shape", [], 5),
-                ("pseudo_shape", [], 5), ("nton_barrier", ["40000", "4096"], 5), ("nto1", ["100000", "1024"], 5),
-                ("serial_gather", ["6000", "4096"], 7), ("comm_split", ["24000", "16384"], 7))
+    programs = FIDELITY_PROGRAMS
     if b.quick:
         programs = programs[:2]
     only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]
@@ -534,6 +537,15 @@ def comm_table(b):
 
 
 SECTIONS["comm_table"] = comm_table
+
+
+def same_fs(b):
+    """Replay on the file system traced on, threads and MPI mode, against the traced time (bench/same_fs_bench.py)."""
+    import same_fs_bench
+    same_fs_bench.same_fs(b, table, FIDELITY_PROGRAMS)
+
+
+SECTIONS["same_fs"] = same_fs
 
 
 def main():
