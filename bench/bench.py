@@ -371,7 +371,7 @@ def settle(directory):
 FIDELITY_PROGRAMS = (("checkpoint_sim", ["40", "10000", "5", "262144"], 5),
             ("checkpoint_sim", ["100", "3000", "10", "65536"], 5), ("lammps_shape", [], 5),
             ("pseudo_shape", [], 5), ("nton_barrier", ["40000", "4096"], 5), ("nto1", ["100000", "1024"], 5),
-            ("serial_gather", ["6000", "4096"], 7), ("comm_split", ["24000", "16384"], 7))
+            ("serial_gather", ["6000", "4096"], 7), ("comm_split", ["24000", "4096"], 7))
 
 
 def fidelity_case(b, exe, args, ranks, src, dst, reps):
