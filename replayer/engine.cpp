@@ -223,7 +223,8 @@ class ReplayThread {
   bool met_init_ = false;
   Pacer pacer_{0, 1.0};
   Account acct_;
-  int64_t owed_ = 0;  // a Wait/Test's cost, charged after its completions
+  int64_t owed_ = 0;        // a Wait/Test's cost, charged after its completions
+  int64_t traced_end_ = 0;  // where the last depth-0 event ended when traced
 };
 
 void ReplayThread::run() {
@@ -283,8 +284,13 @@ void ReplayThread::run() {
     pacer_.woke_at(deadline, woke);
     summary.compute_ns += woke - last_end_;
     summary.traced_compute_ns += std::max<int64_t>(0, ev.gap_ns);
+    traced_end_ = std::max(traced_end_, ev.end_ns);
     going = step(ev, cursor.delivered(), io, mpi, mio, woke) && going;
   }
+  // Compared against the traced time its events span: after the last call
+  // the trace holds the tracer's own finalize (merging, writing) and the
+  // exit, which the replay does not reproduce.
+  if (traced_end_ > 0) summary.traced_ns = traced_end_ + sh_.start_of(summary.rank);
   if (going && fscope_.open_pending) release_open(mpi);
   mpi.settle();
   mpi.finish();
@@ -454,10 +460,9 @@ Report collect(const trace::Plan& plan, const ReplayOptions& opt, const Target& 
   rep.fs = opt.setup.fs;
   rep.ranks = int32_t(plan.ranks.size());
   rep.threads = threads.size();
-  for (size_t r = 0; r < plan.ranks.size(); ++r)
-    rep.traced_ns = std::max(rep.traced_ns, plan.ranks[r].traced_ns + sh.start_of(int32_t(r)));
   int64_t last = t0;
   for (const auto& t : threads) {
+    rep.traced_ns = std::max(rep.traced_ns, t->summary.traced_ns);
     last = std::max(last, t->end_ns);
     rep.per_thread.push_back(t->summary);
     rep.skipped += t->skipped;

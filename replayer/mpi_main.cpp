@@ -81,6 +81,8 @@ void gather_reports(Report& rep, int me, int procs) {
   for (int p = 0; p < procs; ++p)
     merge(merged, json::parse(all.substr(size_t(at[size_t(p)]), size_t(lens[size_t(p)]))));
   merged.threads = merged.per_thread.size();
+  merged.traced_ns = 0;
+  for (const ThreadSummary& t : merged.per_thread) merged.traced_ns = std::max(merged.traced_ns, t.traced_ns);
   std::sort(merged.per_thread.begin(), merged.per_thread.end(),
             [](const auto& a, const auto& b) { return std::tie(a.rank, a.thread) < std::tie(b.rank, b.thread); });
   rep = std::move(merged);

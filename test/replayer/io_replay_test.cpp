@@ -117,7 +117,8 @@ TEST_CASE("a replay recreates every written file at its size below --fs, and not
   REQUIRE(rep.ops.at("fprintf").bytes == 20);
   REQUIRE(rep.skipped == 1);
   REQUIRE(rep.threads == 2);
-  REQUIRE(rep.traced_ns == 1'000'000);
+  REQUIRE(rep.traced_ns > 0);
+  REQUIRE(rep.traced_ns < 1'000'000);  // the last call's end, before the plan's (the tracer's finalize)
 
   SECTION("a second replay starts clean and ends the same") {
     Report again = replay_plan(pm.plan, opt);
