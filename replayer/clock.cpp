@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include "tsc.hpp"
@@ -20,21 +21,37 @@ int64_t clock_monotonic_ns() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// A reading whose TSC bracket is wider than 2 us was interrupted between
+// the reads: taken again (three times at most), else every reading until the
+// next anchor would be off by the interruption.
 int64_t reanchor() {
-  int64_t ns = clock_monotonic_ns();
-  t_anchor = {int64_t(__rdtsc()), ns};
-  return ns;
+  for (int tries = 0;; ++tries) {
+    uint64_t a = __rdtsc();
+    int64_t ns = clock_monotonic_ns();
+    uint64_t b = __rdtsc();
+    if (double(b - a) * g_ns_per_tick < 2000 || tries == 3) {
+      t_anchor = {int64_t(a + (b - a) / 2), ns};
+      return ns;
+    }
+  }
 }
 
 }  // namespace clock_detail
 
 namespace {
-// A CLOCK_MONOTONIC reading and the TSC in the middle of it.
+// A CLOCK_MONOTONIC reading and the TSC in the middle of it: the tightest
+// TSC bracket of eight (one interrupted between its reads would skew the
+// rate measured).
 std::pair<int64_t, double> clock_pair() {
-  uint64_t a = __rdtsc();
-  int64_t ns = clock_detail::clock_monotonic_ns();
-  uint64_t b = __rdtsc();
-  return {ns, (double(a) + double(b)) / 2};
+  std::pair<int64_t, double> best{0, 0};
+  uint64_t narrowest = UINT64_MAX;
+  for (int i = 0; i < 8; ++i) {
+    uint64_t a = __rdtsc();
+    int64_t ns = clock_detail::clock_monotonic_ns();
+    uint64_t b = __rdtsc();
+    if (b - a < narrowest) narrowest = b - a, best = {ns, (double(a) + double(b)) / 2};
+  }
+  return best;
 }
 }  // namespace
 

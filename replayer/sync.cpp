@@ -1,6 +1,7 @@
 #include "sync.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -141,11 +142,16 @@ void clear_last_release() { t_released_ns = 0, t_slept = false; }
 
 int64_t barrier_spin_ns(uint32_t threads) {
   unsigned cores = std::thread::hardware_concurrency();
-  return cores > 0 && threads <= cores ? 2'000'000 : 0;
+  return cores > 0 && threads <= cores ? 100'000'000 : 0;
 }
 
+// As MPICH polls its progress engine, yielding the core now and then
+// (MPIR_CVAR_POLLS_BEFORE_YIELD): a member that sleeps instead wakes a
+// scheduler tick late when the machine is busy (4 ms here, more than a
+// whole barrier-bound step), time no gap can pay back.
 bool CommBarrier::spin_until_released(uint64_t gen) {
-  int64_t until = mono_now_ns() + spin_ns_;
+  constexpr int64_t kBusyNs = 2'000'000;  // then yield between polls
+  int64_t start = mono_now_ns(), until = start + spin_ns_;
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (generation_.load(std::memory_order_acquire) != gen) return true;
@@ -153,7 +159,9 @@ bool CommBarrier::spin_until_released(uint64_t gen) {
       __builtin_ia32_pause();
 #endif
     }
-    if (mono_now_ns() >= until) return false;
+    int64_t now = mono_now_ns();
+    if (now >= until) return false;
+    if (now - start >= kBusyNs) sched_yield();
   }
 }
 
