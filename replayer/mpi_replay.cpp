@@ -21,7 +21,7 @@ MpiWorld::MpiWorld(const trace::Plan& plan, Progress& progress, uint32_t threads
     for (size_t i = 0; i < c.members.size(); ++i) index.emplace_back(c.members[i], int32_t(i));
     std::sort(index.begin(), index.end());
     ranks_of_.push_back(std::move(index));
-    barriers_.push_back(std::make_unique<CommBarrier>(uint32_t(c.members.size()), barrier_spin_ns(threads)));
+    barriers_.push_back(std::make_unique<CommBarrier>(uint32_t(c.members.size()), poll_ns(threads)));
   }
   for (const trace::Stream& s : plan.streams) by_instance_ = by_instance_ || s.thread > 0;
   progress_.set_waker([this] {

@@ -92,10 +92,39 @@ void Channels::post(const ChannelKey& k) {
   progress_.tick();
 }
 
+namespace {
+// Polls `ready` as MPICH polls its progress engine, yielding the core now
+// and then (MPIR_CVAR_POLLS_BEFORE_YIELD), for `spin_ns` at most: a waiter
+// that sleeps instead wakes a scheduler tick late when the machine is busy
+// (4 ms here, more than a whole barrier-bound step), time no gap pays back.
+template <class Ready>
+bool poll_until(Ready&& ready, int64_t spin_ns) {
+  if (spin_ns <= 0) return false;
+  constexpr int64_t kBusyNs = 2'000'000;  // then yield between polls
+  int64_t start = mono_now_ns(), until = start + spin_ns;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    int64_t now = mono_now_ns();
+    if (now >= until) return false;
+    if (now - start >= kBusyNs) sched_yield();
+  }
+}
+}  // namespace
+
 WaitResult Channels::wait(const ChannelKey& k, Who who) {
   if (progress_.is_aborted()) return WaitResult::aborted;
   sem_t* sem = get(k);
-  if (sem_trywait(sem) == 0) {
+  // Reading the count first: a failed sem_trywait would take the line from the poster.
+  auto posted = [sem] {
+    int n = 0;
+    return sem_getvalue(sem, &n) == 0 && n > 0 && sem_trywait(sem) == 0;
+  };
+  if (sem_trywait(sem) == 0 || poll_until(posted, poll_ns(threads_))) {
     progress_.tick();
     return progress_.is_aborted() ? WaitResult::aborted : WaitResult::ok;
   }
@@ -140,29 +169,13 @@ int64_t last_release_ns() { return t_released_ns; }
 bool last_wait_slept() { return t_slept; }
 void clear_last_release() { t_released_ns = 0, t_slept = false; }
 
-int64_t barrier_spin_ns(uint32_t threads) {
+int64_t poll_ns(uint32_t threads) {
   unsigned cores = std::thread::hardware_concurrency();
   return cores > 0 && threads <= cores ? 100'000'000 : 0;
 }
 
-// As MPICH polls its progress engine, yielding the core now and then
-// (MPIR_CVAR_POLLS_BEFORE_YIELD): a member that sleeps instead wakes a
-// scheduler tick late when the machine is busy (4 ms here, more than a
-// whole barrier-bound step), time no gap can pay back.
 bool CommBarrier::spin_until_released(uint64_t gen) {
-  constexpr int64_t kBusyNs = 2'000'000;  // then yield between polls
-  int64_t start = mono_now_ns(), until = start + spin_ns_;
-  for (;;) {
-    for (int i = 0; i < 64; ++i) {
-      if (generation_.load(std::memory_order_acquire) != gen) return true;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-    int64_t now = mono_now_ns();
-    if (now >= until) return false;
-    if (now - start >= kBusyNs) sched_yield();
-  }
+  return poll_until([&] { return generation_.load(std::memory_order_acquire) != gen; }, spin_ns_);
 }
 
 WaitResult CommBarrier::wait(Progress& progress, Who who) {

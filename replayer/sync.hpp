@@ -133,20 +133,22 @@ class Channels {
 // (CLOCK_MONOTONIC ns; 0 before any). A member woken later than that lost the
 // wake-up, which MPI's polling does not: the engine charges it as cost.
 int64_t last_release_ns();
-// Whether that member slept (past barrier_spin_ns) instead of seeing the release while polling.
+// Whether that member slept (past poll_ns) instead of seeing the release while polling.
 bool last_wait_slept();
 void clear_last_release();
 
-// How long a member polls a collective before it sleeps: an MPI library
-// polls, so its members leave within a microsecond of the last arrival; a
-// thread put to sleep on a condition variable wakes 5-100 µs later (an IPI
-// in a VM), which the replay would add to the collective (nton_barrier).
-// 2 ms: 50 µs let a partner's slower write or late gap put the first
-// arriver to sleep in 3-20% of nton_barrier's barriers (0.137-0.179 s
-// against 0.133-0.136 s with 2-5 ms, idle). Longer waits sleep; their wake-up
-// is small beside them and paid back as debt. Only while every replay thread
-// can have a core (else polling steals the partner's).
-int64_t barrier_spin_ns(uint32_t threads);
+// How long a member polls a collective (and a receive its channel) before
+// it sleeps: an MPI library polls, so its members leave within a microsecond
+// of the last arrival; a thread put to sleep on a condition variable wakes
+// 5-100 µs later (an IPI in a VM), a scheduler tick (4 ms) later on a busy
+// machine, which the replay would add to the call (nton_barrier). 2 ms busy:
+// 50 µs let a partner's slower write or late gap put the first arriver to
+// sleep in 3-20% of nton_barrier's barriers (0.137-0.179 s against
+// 0.133-0.136 s with 2-5 ms, idle); then yielding between polls up to 100
+// ms. Longer waits sleep; their wake-up is small beside them and paid back
+// as debt. Only while every replay thread can have a core (else polling
+// steals the partner's).
+int64_t poll_ns(uint32_t threads);
 
 // A barrier with a stall guard (pthread_barrier_wait cannot time out).
 class CommBarrier {
