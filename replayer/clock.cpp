@@ -29,7 +29,7 @@ int64_t reanchor() {
     uint64_t a = __rdtsc();
     int64_t ns = clock_monotonic_ns();
     uint64_t b = __rdtsc();
-    if (double(b - a) * g_ns_per_tick < 2000 || tries == 3) {
+    if (double(b - a) * g_ns_per_tick.load(std::memory_order_relaxed) < 2000 || tries == 3) {
       t_anchor = {int64_t(a + (b - a) / 2), ns};
       return ns;
     }
@@ -65,8 +65,8 @@ void start_clock() {
     while (now.first - ns0 < kMeasureNs);
     double per_tick = double(now.first - ns0) / (now.second - tsc0);
     if (!(per_tick > 0)) return false;
-    clock_detail::g_anchor_ticks = uint64_t(double(kAnchorNs) / per_tick);
-    clock_detail::g_ns_per_tick = per_tick;
+    clock_detail::g_anchor_ticks.store(uint64_t(double(kAnchorNs) / per_tick), std::memory_order_relaxed);
+    clock_detail::g_ns_per_tick.store(per_tick, std::memory_order_relaxed);
     return true;
   }();
   (void)started;

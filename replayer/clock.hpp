@@ -14,8 +14,10 @@ namespace mpior::replay {
 namespace clock_detail {
 // Nanoseconds per TSC tick, measured once by start_clock(); 0: every read is
 // a clock_gettime.
-inline double g_ns_per_tick = 0;
-inline uint64_t g_anchor_ticks = 0;  // how long an anchor serves
+// Atomic: a thread started before start_clock (MPI mode's watchdog) may read
+// them while it writes (relaxed loads: plain moves).
+inline std::atomic<double> g_ns_per_tick{0};
+inline std::atomic<uint64_t> g_anchor_ticks{0};  // how long an anchor serves
 // A thread's last CLOCK_MONOTONIC reading and the TSC at it.
 struct Anchor {
   int64_t tsc = 0;
@@ -36,10 +38,12 @@ void start_clock();
 // than a few ns) plus the ticks since, scaled.
 inline int64_t mono_now_ns() {
   using namespace clock_detail;
-  if (g_ns_per_tick == 0) return clock_monotonic_ns();
+  double per_tick = g_ns_per_tick.load(std::memory_order_relaxed);
+  if (per_tick == 0) return clock_monotonic_ns();
   uint64_t ticks = __rdtsc() - uint64_t(t_anchor.tsc);
-  if (ticks >= g_anchor_ticks) return reanchor();  // also when this core's TSC reads behind the anchor's
-  return t_anchor.ns + int64_t(double(ticks) * g_ns_per_tick);
+  // Also when this core's TSC reads behind the anchor's.
+  if (ticks >= g_anchor_ticks.load(std::memory_order_relaxed)) return reanchor();
+  return t_anchor.ns + int64_t(double(ticks) * per_tick);
 }
 
 // The deadline arithmetic, free of any clock so it can be checked exactly.
