@@ -37,6 +37,15 @@ inline constexpr const char* kDirVariable = "MPIOR_FIO_DIR";
 
 JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
 
+// The writes per sync that turn fio's count of a class's syncs into the syncs
+// asked for (per_op_seconds' sync_every), 0 for fio's own count: random synced
+// writes run without fio's random map (one sync per write, as the program);
+// sequential ones pass over their region several times, with one extra, next
+// to free sync per pass when nobody else writes the file; fio's jobs on a
+// shared file do not sync together as the ranks did, so there the extra syncs
+// flush the other jobs' writes and each counts.
+int64_t sync_cadence(const IoClass& c);
+
 // Mean time per operation (seconds) by section ("read", "write", "sync") of
 // fio's --output-format=json output, over all its jobs; with sync_every > 0 a
 // sync costs the sync time over the writes / sync_every syncs asked for (not

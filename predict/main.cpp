@@ -70,11 +70,6 @@ std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::
   }
 }
 
-// The cadence that turns fio's syncs into the syncs asked for: a job's extra sync per pass is next to free
-// when nobody else writes its file; fio's jobs on a shared file do not sync together as the ranks did, so
-// there the extra syncs flush the other jobs' writes (each counts: 0, fio's own count).
-int64_t sync_cadence(const IoClass& c) { return c.key.shared && c.concurrency() > 1 ? 0 : c.key.sync_every; }
-
 std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, const Classes& cs) {
   std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t j = 0; j < jp.jobs.size(); ++j) {

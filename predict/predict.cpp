@@ -26,10 +26,24 @@ void bounds(ClassResult& r, double lo_ratio, double hi_ratio, double traced_s) {
   r.high_s = hi_ratio * traced_s * (1 + kSpread * r.rel_sd);
 }
 
+// Each repetition's own prediction (its reference and target runs, in the
+// order they ran): the interval holds at least their span.
+void span_of_runs(ClassResult& r, const IoClass& c, double traced_s) {
+  size_t n = std::min(r.runs.reference.size(), r.runs.target.size());
+  for (size_t i = 0; i < n; ++i) {
+    double ref = r.runs.reference[i], tgt = r.runs.target[i];
+    double one = r.per_op_basis ? double(c.count) * tgt : ref > 0 ? tgt / ref * traced_s : 0.0;
+    if (!(one > 0) || !std::isfinite(one)) continue;
+    r.low_s = std::min(r.low_s, one);
+    r.high_s = std::max(r.high_s, one);
+  }
+}
+
 // rel_sd: of one application run's predicted time: the means' uncertainty
-// (each side's run-to-run spread over sqrt(runs)) and the target's own
+// (each side's run-to-run spread over sqrt(runs)), the target's own
 // run-to-run spread (the jobs of synced writes do the traced work, so one
-// run varies as the application's I/O there does).
+// run varies as the application's I/O there does) and, when the prediction
+// scales the traced time, the reference's: the traced time is one run there.
 void measured_class(ClassResult& r, const IoClass& c) {
   double traced_s = double(c.time_ns) / 1e9, ref = mean(r.runs.reference), tgt = mean(r.runs.target);
   double k = double(std::max<size_t>(1, std::min(r.runs.reference.size(), r.runs.target.size())));
@@ -37,10 +51,12 @@ void measured_class(ClassResult& r, const IoClass& c) {
   r.target_rel_sd = rel_sd(r.runs.target);
   r.per_op_basis = ref < kRatioFloorS && tgt > kAmplified * ref && c.count > 0;
   double ref_part = r.per_op_basis ? 0.0 : r.reference_rel_sd * r.reference_rel_sd;
-  r.rel_sd = std::sqrt((ref_part + r.target_rel_sd * r.target_rel_sd) / k + r.target_rel_sd * r.target_rel_sd);
+  double tgt_part = r.target_rel_sd * r.target_rel_sd;
+  r.rel_sd = std::sqrt((ref_part + tgt_part) / k + tgt_part + ref_part);
   r.predicted_s = r.per_op_basis ? double(c.count) * tgt : tgt / ref * traced_s;
   r.ratio = traced_s > 0 ? r.predicted_s / traced_s : tgt / ref;
   bounds(r, r.ratio, r.ratio, traced_s);
+  span_of_runs(r, c, traced_s);
 }
 
 }  // namespace

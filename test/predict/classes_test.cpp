@@ -162,6 +162,10 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   }
   REQUIRE(measured == 2);
   REQUIRE(jp.space == 4 * 524288);
+  // The ranks rewrite their block: no random map, whose every pass (one write here) ends with one more fsync;
+  // fio then syncs once per write, as the ranks did, and its own count is the syncs asked for.
+  CHECK(t.find("norandommap=1") != std::string::npos);
+  for (const IoClass& c : cs.classes) CHECK(sync_cadence(c) == 0);
   Classes tmpfs = derive_classes(checkpoint(4, 4, 524288, 300).done());  // fsync next to free: measured all the same
   JobPlan cheap = plan_jobs(tmpfs, {0.5, 0.01, 12});
   REQUIRE(cheap.jobs.size() == 1);
@@ -169,6 +173,24 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   JobPlan all = plan_jobs(cs, {0.5, 0.0, 12});
   REQUIRE(all.jobs.size() == 3);  // + filecreate for create, filecreate for open
   REQUIRE(all.jobs[1].text.find("ioengine=filecreate") != std::string::npos);
+}
+
+TEST_CASE("fio jobs: sequential synced writes keep fio's map and its count corrected per file", "[predict]") {
+  PlanMaker pm(2);
+  int32_t f[2] = {pm.file("/work/a.dat"), pm.file("/work/b.dat")};
+  for (int r = 0; r < 2; ++r)
+    for (int s = 0; s < 8; ++s) {
+      pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, f[r]}, {arg::offset, s * 4096}, {arg::count, 4096}},
+              20000, 0, 4096);
+      if (s % 2) pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f[r]}}, 900000);
+    }
+  Classes cs = derive_classes(pm.done());
+  JobPlan jp = plan_jobs(cs, {0.5, 0.01, 12});
+  REQUIRE(jp.jobs.size() == 1);
+  CHECK(jp.jobs[0].text.find("norandommap") == std::string::npos);
+  CHECK(jp.jobs[0].text.find("rw=write") != std::string::npos);
+  CHECK(sync_cadence(find(cs, "fsync 4KiB sequential per-process fsync/2")) == 2);
+  CHECK(sync_cadence(find(cs, "write 4KiB sequential per-process fsync/2")) == 2);
 }
 
 TEST_CASE("fio's JSON: time per operation by section, weighted by operations", "[predict]") {
@@ -217,6 +239,18 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   REQUIRE(p.traced_io_s == Approx(3.0));
   REQUIRE(p.dominant == std::vector<size_t>{0, 1});
   REQUIRE(std::isfinite(p.high_s));
+  // The traced time is one run on the reference: its run-to-run spread counts as the target's does.
+  runs[0] = Runs{{0.8, 1.0, 1.2}, {0.5, 0.5, 0.5}};
+  Prediction ref = predict_io(cs, runs);
+  REQUIRE(ref.classes[0].reference_rel_sd == Approx(0.2));
+  REQUIRE(ref.classes[0].rel_sd == Approx(sd));
+  // And the interval holds at least each repetition's own prediction (2 s x 0.9 / 0.3, 2 s x 0.1 / 1.7).
+  runs[0] =
+      Runs{{0.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.7}, {0.9, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.1}};
+  Prediction rep = predict_io(cs, runs);
+  REQUIRE(rep.classes[0].predicted_s == Approx(1.0));
+  REQUIRE(rep.classes[0].high_s == Approx(6.0));
+  REQUIRE(rep.classes[0].low_s == Approx(2 * 0.1 / 1.7));
 }
 
 TEST_CASE("a class the reference does in microseconds: count x the target's time per op, not a ratio", "[predict]") {
