@@ -125,7 +125,7 @@ void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in,
   }
   in.replay_io_s = median(in.replay_io_runs);
   in.replay_s = median(whole);
-  widen_by_target_spread(p, rel_sd(in.replay_io_runs));
+  widen_by_target_spread(p, in.replay_io_runs);
 }
 
 void write_jobs(const Cli& cli, const JobPlan& jp) {

@@ -75,6 +75,7 @@ def expect_complete(report, jobs_dir):
     check(min(runs) <= report["check"]["replay_io_s"] <= max(runs), "--check: the median of its replays")
     flow, fhigh = report["fio_interval"]
     check(low <= flow and fhigh <= high, f"interval {report['interval']} widened from the fio's {[flow, fhigh]}")
+    check(low <= min(runs) and max(runs) <= high, f"interval {report['interval']} holds the replays' {runs}")
     check(report["target_rel_sd"] == report["check"]["rel_sd"] >= 0, "the target's spread reported")
     check(math.isfinite(report["fio_target_rel_sd"]) and report["fio_target_rel_sd"] >= 0,
           "the target's run-to-run spread in the fio runs reported")

@@ -229,8 +229,9 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   REQUIRE(p.classes[0].target_rel_sd == Approx(0.2));
   REQUIRE(p.fio_target_rel_sd == Approx(0.2));  // the only measured class
   REQUIRE(p.classes[0].predicted_s == Approx(1.0));
-  REQUIRE(p.classes[0].low_s == Approx(1.0 / (1 + 2 * sd)));  // multiplicative: never 0
-  REQUIRE(p.classes[0].high_s == Approx(1.0 * (1 + 2 * sd)));
+  // Multiplicative, never 0; Student's t for a spread of 3 runs: 4.30 standard deviations, not 2.
+  REQUIRE(p.classes[0].low_s == Approx(1.0 / (1 + 4.30 * sd)));
+  REQUIRE(p.classes[0].high_s == Approx(1.0 * (1 + 4.30 * sd)));
   REQUIRE(!p.classes[1].measured);
   REQUIRE(p.classes[1].ratio == Approx(0.5));
   REQUIRE(p.predicted_io_s == Approx(1.5));
@@ -274,7 +275,8 @@ TEST_CASE("a class the reference does in microseconds: count x the target's time
   REQUIRE(!p.classes[1].per_op_basis);
   REQUIRE(p.classes[1].predicted_s == Approx(0.02));
   REQUIRE(p.classes[2].ratio == Approx(0.5));  // the per-op class's 5,000 is no ratio for others
-  REQUIRE(p.classes[2].high_s == Approx(0.5 * 30e-6 * (1 + 2 * std::sqrt(0.04 / 3 + 0.04))));  // widest spread
+  // The widest spread, at the widest factor (class 1's 2 runs: t = 12.71).
+  REQUIRE(p.classes[2].high_s == Approx(0.5 * 30e-6 * (1 + 12.71 * std::sqrt(0.04 / 3 + 0.04))));
   REQUIRE(p.low_s > 0.4 / 2);
   REQUIRE(p.high_s < 0.42 * 2);
   JobPlan jp{{Job{"job-1", "", {0, 1}}}, {0, 0, -1}, {"sync", "write", ""}, {"", "", "below 1%"}, 0};
@@ -288,23 +290,37 @@ TEST_CASE("a class the reference does in microseconds: count x the target's time
   REQUIRE(small.classes[0].predicted_s == Approx(2 * 80e-6));
 }
 
+TEST_CASE("the spread factor: Student's t for the runs the spread came from, at least 2", "[predict]") {
+  REQUIRE(spread_factor(2) == Approx(12.71));
+  REQUIRE(spread_factor(3) == Approx(4.30));
+  REQUIRE(spread_factor(5) == Approx(2.78));
+  REQUIRE(spread_factor(12) == Approx(2.13));
+  REQUIRE(spread_factor(1000) == 2.0);
+  REQUIRE(spread_factor(0) == Approx(12.71));
+}
+
 TEST_CASE("--check: the target's run-to-run spread widens the interval in quadrature", "[predict]") {
   Classes cs;
   cs.classes.resize(1);
   cs.classes[0].time_ns = 1'000'000'000;
   cs.io_ns = 1'000'000'000;
   std::vector<std::optional<Runs>> runs(1);
-  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};  // ratio 0.5, 2 rel sd: h = 2 sqrt(0.04 / 3 + 0.04)
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};  // ratio 0.5, 3 runs: h = 4.30 sqrt(0.04 / 3 + 0.04)
   Prediction p = predict_io(cs, runs);
-  double h = 2 * std::sqrt(0.04 / 3 + 0.04);
+  double h = 4.30 * std::sqrt(0.04 / 3 + 0.04);
   REQUIRE(p.fio_low_s == Approx(0.5 / (1 + h)));
   REQUIRE(p.fio_high_s == Approx(0.5 * (1 + h)));
-  widen_by_target_spread(p, 0.15);  // 2 x 15% = 30%, with the fio's h in quadrature
+  widen_by_target_spread(p, {0.425, 0.5, 0.575});  // 15%: 3 replays, 4.30 x 15%, with the fio's h in quadrature
   REQUIRE(p.target_rel_sd == Approx(0.15));
-  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 0.3))));
-  REQUIRE(p.high_s == Approx(0.5 * (1 + std::hypot(h, 0.3))));
+  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 4.30 * 0.15))));
+  REQUIRE(p.high_s == Approx(0.5 * (1 + std::hypot(h, 4.30 * 0.15))));
   REQUIRE(p.fio_low_s == Approx(0.5 / (1 + h)));
-  widen_by_target_spread(p, 1.0);  // never zero: the bounds are multiplicative
-  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 2.0))));
+  widen_by_target_spread(p, {0.0, 1.0, 2.0});  // never zero: the bounds are multiplicative
+  REQUIRE(p.target_rel_sd == Approx(1.0));
+  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 4.30))));
   REQUIRE(std::isfinite(p.high_s));
+  widen_by_target_spread(p, {1.2, 1.2});  // no spread, but at least the replays' range
+  REQUIRE(p.target_rel_sd == 0);
+  REQUIRE(p.low_s == Approx(0.5 / (1 + h)));
+  REQUIRE(p.high_s == Approx(1.2));
 }
