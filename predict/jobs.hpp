@@ -22,6 +22,9 @@ struct Job {
   std::string name;          // "job-1"; the file is NAME.fio
   std::string text;          // the whole job file
   std::vector<size_t> used;  // classes it measures
+  // Paced (synced writes of several ranks to one shared file, which the ranks
+  // did together): the traced writes per rank and their size; 0 not paced.
+  int64_t pace_ops = 0, pace_bs = 0;
 };
 
 struct JobPlan {
@@ -45,6 +48,17 @@ JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
 // shared file do not sync together as the ranks did, so there the extra syncs
 // flush the other jobs' writes and each counts.
 int64_t sync_cadence(const IoClass& c);
+
+// A paced job's text: fio's jobs do not meet at barriers as the ranks did, so
+// unpaced they drift apart and each fsync finds only its own job's writes
+// dirty (fio's fsyncs 0.5-0.8x the program's on ext4). rate_iops at 1.25x the
+// cycle (`cycle_s`: a write and its syncs, measured unpaced on the slower
+// directory) makes every job write at the same instants, and io_size whole
+// repetitions of the traced work to about `seconds`. Unpaced jobs unchanged.
+std::string paced_text(const Job& job, double cycle_s, double seconds);
+
+// Seconds a job spent per write in its writes and syncs (fio's JSON).
+double cycle_seconds(const nlohmann::json& fio_output);
 
 // Mean time per operation (seconds) by section ("read", "write", "sync") of
 // fio's --output-format=json output, over all its jobs; with sync_every > 0 a

@@ -70,10 +70,32 @@ std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::
   }
 }
 
+void write_job(const Cli& cli, const Job& j, const std::string& text) {
+  std::ofstream f(fs::path(cli.jobs_dir) / (j.name + ".fio"));
+  f << text;
+  if (!f) throw PredictError(fmt::format("cannot write {}/{}.fio", cli.jobs_dir, j.name));
+}
+
+// A paced job: one unpaced run on each directory (not counted) gives the
+// slower cycle; the kept job file is the paced one the runs use.
+void pace(const Cli& cli, const Job& job, const std::string& file) {
+  double cycle = 0;
+  for (const std::string& dir : {cli.reference, cli.target}) {
+    nlohmann::json out = run_fio(file, dir);
+    try {
+      cycle = std::max(cycle, cycle_seconds(out));
+    } catch (const std::runtime_error& e) {
+      throw PredictError(fmt::format("fio {}: {}", file, e.what()));
+    }
+  }
+  write_job(cli, job, paced_text(job, cycle, cli.jobs.seconds));
+}
+
 std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, const Classes& cs) {
   std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t j = 0; j < jp.jobs.size(); ++j) {
     std::string file = (fs::path(cli.jobs_dir) / (jp.jobs[j].name + ".fio")).string();
+    if (jp.jobs[j].pace_ops) pace(cli, jp.jobs[j], file);
     for (int k = 0; k < cli.repeat; ++k)
       for (int side = 0; side < 2; ++side) {
         nlohmann::json out = run_fio(file, side ? cli.target : cli.reference);
@@ -130,11 +152,7 @@ void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in,
 
 void write_jobs(const Cli& cli, const JobPlan& jp) {
   fs::create_directories(cli.jobs_dir);
-  for (const Job& j : jp.jobs) {
-    std::ofstream f(fs::path(cli.jobs_dir) / (j.name + ".fio"));
-    f << j.text;
-    if (!f) throw PredictError(fmt::format("cannot write {}/{}.fio", cli.jobs_dir, j.name));
-  }
+  for (const Job& j : jp.jobs) write_job(cli, j, j.text);
 }
 
 int predict_plan(Cli& cli) {

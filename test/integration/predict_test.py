@@ -121,6 +121,8 @@ def jobs_run_alone(s, jobs_dir):
             syncs = sum(j["sync"]["total_ios"] for j in out["jobs"])
             print(f"{os.path.basename(job)} alone: {writes} writes, {syncs} fsyncs")
             check(writes > 0 and writes - ranks <= syncs <= writes, f"{job}: {syncs} fsyncs, {writes} writes")
+            # The ranks wrote their shared file together: the kept job is the paced one the runs used.
+            check(re.search(r"^rate_iops=\d+$", text, re.M) and "# paced:" in text, f"{job} paced")
         shutil.rmtree(d)
 
 

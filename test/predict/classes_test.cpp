@@ -175,6 +175,43 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   REQUIRE(all.jobs[1].text.find("ioengine=filecreate") != std::string::npos);
 }
 
+TEST_CASE("fio jobs: the ranks' synced writes to one shared file are paced to stay in step", "[predict]") {
+  Classes cs = derive_classes(checkpoint(4, 4, 524288).done());
+  JobPlan jp = plan_jobs(cs, {0.5, 0.01, 12});
+  REQUIRE(jp.jobs.size() == 1);
+  const Job& j = jp.jobs[0];
+  REQUIRE(j.pace_ops == 4);  // the traced writes per rank
+  REQUIRE(j.pace_bs == 524288);
+  CHECK(j.text.find("rate_iops") == std::string::npos);  // until a cycle is measured
+  // A cycle of 2 ms: every 2.5 ms (400 writes a second), 0.5 s of it: 200 writes, 50 repetitions of the 4.
+  std::string t = paced_text(j, 2e-3, 0.5);
+  CHECK(t.find("rate_iops=400\n") != std::string::npos);
+  CHECK(t.find("io_size=" + std::to_string(50 * 4 * 524288) + "\n") != std::string::npos);
+  CHECK(t.find("io_size=656408576") == std::string::npos);
+  CHECK(t.find("# paced:") < t.find("[global]"));
+  CHECK(paced_text(j, 0, 0.5) == j.text);  // nothing measured: unpaced
+  // A file per rank: each rank's own fsyncs, nothing to keep in step.
+  PlanMaker pm(2);
+  int32_t f[2] = {pm.file("/work/a.dat"), pm.file("/work/b.dat")};
+  for (int r = 0; r < 2; ++r)
+    for (int s = 0; s < 4; ++s) {
+      pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, f[r]}, {arg::offset, 0}, {arg::count, 4096}}, 20000, 0,
+              4096);
+      pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f[r]}}, 900000);
+    }
+  JobPlan own = plan_jobs(derive_classes(pm.done()), {0.5, 0.01, 12});
+  REQUIRE(own.jobs.size() == 1);
+  CHECK(own.jobs[0].pace_ops == 0);
+}
+
+TEST_CASE("fio's JSON: a write's cycle, its syncs included", "[predict]") {
+  auto j = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 10, "lat_ns": {"mean": 1e6}}, "sync": {"total_ios": 9, "lat_ns": {"mean": 2e6}}}]})");
+  REQUIRE(cycle_seconds(j) == Approx((10 * 1e-3 + 9 * 2e-3) / 10));
+  REQUIRE(cycle_seconds(nlohmann::json::parse(R"({"jobs": []})")) == 0);
+  REQUIRE_THROWS(cycle_seconds(nlohmann::json::parse("[]")));
+}
+
 TEST_CASE("fio jobs: sequential synced writes keep fio's map and its count corrected per file", "[predict]") {
   PlanMaker pm(2);
   int32_t f[2] = {pm.file("/work/a.dat"), pm.file("/work/b.dat")};
@@ -279,7 +316,7 @@ TEST_CASE("a class the reference does in microseconds: count x the target's time
   REQUIRE(p.classes[2].high_s == Approx(0.5 * 30e-6 * (1 + 12.71 * std::sqrt(0.04 / 3 + 0.04))));
   REQUIRE(p.low_s > 0.4 / 2);
   REQUIRE(p.high_s < 0.42 * 2);
-  JobPlan jp{{Job{"job-1", "", {0, 1}}}, {0, 0, -1}, {"sync", "write", ""}, {"", "", "below 1%"}, 0};
+  JobPlan jp{{Job{"job-1", "", {0, 1}, 0, 0}}, {0, 0, -1}, {"sync", "write", ""}, {"", "", "below 1%"}, 0};
   auto j = report_json({}, cs, jp, p);
   REQUIRE(j["classes"][0]["basis"] == "target time per op");
   REQUIRE(j["classes"][1]["basis"] == "ratio");
