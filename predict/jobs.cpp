@@ -183,7 +183,7 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
   return p;
 }
 
-std::string paced_text(const Job& job, double cycle_s, double seconds) {
+std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where) {
   if (!job.pace_ops || !(cycle_s > 0)) return job.text;
   double period = kPaceMargin * cycle_s;
   int64_t rate = std::max<int64_t>(1, std::llround(std::floor(1 / period)));
@@ -195,9 +195,9 @@ std::string paced_text(const Job& job, double cycle_s, double seconds) {
   t.replace(at + 1, end - at - 1, fmt::format("io_size={}", reps * job.pace_ops * job.pace_bs));
   t += fmt::format("rate_iops={}\n", rate);
   std::string note = fmt::format(
-      "# paced: the ranks wrote and synced together (after a barrier); each job here writes every {:.3g} ms,\n"
-      "# 1.25 x the {:.3g} ms a write and its syncs took unpaced on the slower directory: the jobs stay in step\n",
-      1e3 / double(rate), cycle_s * 1e3);
+      "# paced for the {}: the ranks wrote and synced together (after a barrier); each job here writes every\n"
+      "# {:.3g} ms, 1.25 x the {:.3g} ms a write and its syncs took unpaced there: the jobs stay in step\n",
+      where, 1e3 / double(rate), cycle_s * 1e3);
   return t.insert(t.find("[global]"), note);
 }
 

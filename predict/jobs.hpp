@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "classes.hpp"
@@ -52,10 +53,11 @@ int64_t sync_cadence(const IoClass& c);
 // A paced job's text: fio's jobs do not meet at barriers as the ranks did, so
 // unpaced they drift apart and each fsync finds only its own job's writes
 // dirty (fio's fsyncs 0.5-0.8x the program's on ext4). rate_iops at 1.25x the
-// cycle (`cycle_s`: a write and its syncs, measured unpaced on the slower
-// directory) makes every job write at the same instants, and io_size whole
-// repetitions of the traced work to about `seconds`. Unpaced jobs unchanged.
-std::string paced_text(const Job& job, double cycle_s, double seconds);
+// cycle (`cycle_s`: a write and its syncs, measured unpaced in the directory
+// `where` names: each runs at its own pace, as the program would) makes every
+// job write at the same instants, and io_size whole repetitions of the traced
+// work to about `seconds`. Unpaced jobs unchanged.
+std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where);
 
 // Seconds a job spent per write in its writes and syncs (fio's JSON).
 double cycle_seconds(const nlohmann::json& fio_output);

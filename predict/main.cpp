@@ -70,40 +70,43 @@ std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::
   }
 }
 
-void write_job(const Cli& cli, const Job& j, const std::string& text) {
-  std::ofstream f(fs::path(cli.jobs_dir) / (j.name + ".fio"));
+void write_job(const Cli& cli, const std::string& name, const std::string& text) {
+  std::ofstream f(fs::path(cli.jobs_dir) / name);
   f << text;
-  if (!f) throw PredictError(fmt::format("cannot write {}/{}.fio", cli.jobs_dir, j.name));
+  if (!f) throw PredictError(fmt::format("cannot write {}/{}", cli.jobs_dir, name));
 }
 
-// A paced job: one unpaced run on each directory (not counted) gives the
-// slower cycle; the kept job file is the paced one the runs use.
-void pace(const Cli& cli, const Job& job, const std::string& file) {
-  double cycle = 0;
-  for (const std::string& dir : {cli.reference, cli.target}) {
-    nlohmann::json out = run_fio(file, dir);
+// A paced job: one unpaced run on each directory (not counted) gives its
+// cycle; each directory's runs use a job paced at its own cycle (as the
+// program would run there), kept as NAME.reference.fio and NAME.target.fio.
+void pace(const Cli& cli, const Job& job, std::string files[2]) {
+  for (int side = 0; side < 2; ++side) {
+    nlohmann::json out = run_fio(files[side], side ? cli.target : cli.reference);
+    double cycle = 0;
     try {
-      cycle = std::max(cycle, cycle_seconds(out));
+      cycle = cycle_seconds(out);
     } catch (const std::runtime_error& e) {
-      throw PredictError(fmt::format("fio {}: {}", file, e.what()));
+      throw PredictError(fmt::format("fio {}: {}", files[side], e.what()));
     }
+    std::string name = job.name + (side ? ".target.fio" : ".reference.fio");
+    write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, side ? "target" : "reference"));
+    files[side] = (fs::path(cli.jobs_dir) / name).string();
   }
-  write_job(cli, job, paced_text(job, cycle, cli.jobs.seconds));
 }
 
 std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, const Classes& cs) {
   std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t j = 0; j < jp.jobs.size(); ++j) {
-    std::string file = (fs::path(cli.jobs_dir) / (jp.jobs[j].name + ".fio")).string();
-    if (jp.jobs[j].pace_ops) pace(cli, jp.jobs[j], file);
+    std::string file = (fs::path(cli.jobs_dir) / (jp.jobs[j].name + ".fio")).string(), files[2] = {file, file};
+    if (jp.jobs[j].pace_ops) pace(cli, jp.jobs[j], files);
     for (int k = 0; k < cli.repeat; ++k)
       for (int side = 0; side < 2; ++side) {
-        nlohmann::json out = run_fio(file, side ? cli.target : cli.reference);
+        nlohmann::json out = run_fio(files[side], side ? cli.target : cli.reference);
         for (size_t i : jp.jobs[j].used) {
-          auto per_op = per_op_of(file, out, sync_cadence(cs.classes[i]));
+          auto per_op = per_op_of(files[side], out, sync_cadence(cs.classes[i]));
           auto at = per_op.find(jp.section[i]);
           if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
-            throw PredictError(fmt::format("fio {}: no {} operations measured", file, jp.section[i]));
+            throw PredictError(fmt::format("fio {}: no {} operations measured", files[side], jp.section[i]));
           if (!runs[i]) runs[i] = Runs{};
           (side ? runs[i]->target : runs[i]->reference).push_back(at->second);
         }
@@ -152,7 +155,7 @@ void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in,
 
 void write_jobs(const Cli& cli, const JobPlan& jp) {
   fs::create_directories(cli.jobs_dir);
-  for (const Job& j : jp.jobs) write_job(cli, j, j.text);
+  for (const Job& j : jp.jobs) write_job(cli, j.name + ".fio", j.text);
 }
 
 int predict_plan(Cli& cli) {

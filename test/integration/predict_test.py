@@ -107,6 +107,7 @@ def expect_complete(report, jobs_dir):
 def jobs_run_alone(s, jobs_dir):
     jobs = sorted(glob.glob(os.path.join(jobs_dir, "*.fio")))
     check(jobs, "job files kept")
+    paced = []
     for job in jobs:
         d = scratch(s)
         env = dict(os.environ, MPIOR_FIO_DIR=d)
@@ -121,9 +122,12 @@ def jobs_run_alone(s, jobs_dir):
             syncs = sum(j["sync"]["total_ios"] for j in out["jobs"])
             print(f"{os.path.basename(job)} alone: {writes} writes, {syncs} fsyncs")
             check(writes > 0 and writes - ranks <= syncs <= writes, f"{job}: {syncs} fsyncs, {writes} writes")
-            # The ranks wrote their shared file together: the kept job is the paced one the runs used.
-            check(re.search(r"^rate_iops=\d+$", text, re.M) and "# paced:" in text, f"{job} paced")
+            # The ranks wrote their shared file together: each directory's runs used a job paced at its cycle.
+            if job.endswith((".reference.fio", ".target.fio")):
+                check(re.search(r"^rate_iops=\d+$", text, re.M) and "# paced for the " in text, f"{job} paced")
+                paced.append(job)
         shutil.rmtree(d)
+    check_eq(len(paced), 2, "paced job files (the checkpoint's, one per directory)")
 
 
 def checkpoint():

@@ -184,12 +184,12 @@ TEST_CASE("fio jobs: the ranks' synced writes to one shared file are paced to st
   REQUIRE(j.pace_bs == 524288);
   CHECK(j.text.find("rate_iops") == std::string::npos);  // until a cycle is measured
   // A cycle of 2 ms: every 2.5 ms (400 writes a second), 0.5 s of it: 200 writes, 50 repetitions of the 4.
-  std::string t = paced_text(j, 2e-3, 0.5);
+  std::string t = paced_text(j, 2e-3, 0.5, "target");
   CHECK(t.find("rate_iops=400\n") != std::string::npos);
   CHECK(t.find("io_size=" + std::to_string(50 * 4 * 524288) + "\n") != std::string::npos);
   CHECK(t.find("io_size=656408576") == std::string::npos);
-  CHECK(t.find("# paced:") < t.find("[global]"));
-  CHECK(paced_text(j, 0, 0.5) == j.text);  // nothing measured: unpaced
+  CHECK(t.find("# paced for the target:") < t.find("[global]"));
+  CHECK(paced_text(j, 0, 0.5, "target") == j.text);  // nothing measured: unpaced
   // A file per rank: each rank's own fsyncs, nothing to keep in step.
   PlanMaker pm(2);
   int32_t f[2] = {pm.file("/work/a.dat"), pm.file("/work/b.dat")};
