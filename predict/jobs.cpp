@@ -13,10 +13,6 @@ namespace {
 
 constexpr int64_t kMaxRegion = int64_t(256) << 20;
 constexpr int64_t kMetaFileSize = 4096;
-// A paced job's period over its unpaced cycle: room for a slow cycle without
-// leaving the step, without idle gaps the program did not have (at 2x, fio's
-// fsyncs on ext4 took 1.2-1.5x the program's; at 1.25x, 0.9-1.05x).
-constexpr double kPaceMargin = 1.25;
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
@@ -183,9 +179,9 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
   return p;
 }
 
-std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where) {
+std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where, double margin) {
   if (!job.pace_ops || !(cycle_s > 0)) return job.text;
-  double period = kPaceMargin * cycle_s;
+  double period = margin * cycle_s;
   int64_t rate = std::max<int64_t>(1, std::llround(std::floor(1 / period)));
   int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * double(rate) / double(job.pace_ops))), 1, 1000);
   std::string t = job.text;
@@ -196,8 +192,8 @@ std::string paced_text(const Job& job, double cycle_s, double seconds, std::stri
   t += fmt::format("rate_iops={}\n", rate);
   std::string note = fmt::format(
       "# paced for the {}: the ranks wrote and synced together (after a barrier); each job here writes every\n"
-      "# {:.3g} ms, 1.25 x the {:.3g} ms a write and its syncs took unpaced there: the jobs stay in step\n",
-      where, 1e3 / double(rate), cycle_s * 1e3);
+      "# {:.3g} ms, {:g} x the {:.3g} ms a write and its syncs took there: the jobs stay in step\n",
+      where, 1e3 / double(rate), margin, cycle_s * 1e3);
   return t.insert(t.find("[global]"), note);
 }
 

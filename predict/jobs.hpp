@@ -36,6 +36,15 @@ struct JobPlan {
   int64_t space = 0;                    // bytes the largest job needs in its directory
 };
 
+// A paced job's period over its cycle in step: room for a slow cycle without
+// leaving the step, and no long idle gaps the program did not have.
+inline constexpr double kPaceMargin = 1.25;
+// The period of the run that measures the cycle in step, over the unpaced
+// cycle: unpaced fsyncs find less dirty and cost less (ext4: 1.0 ms a cycle
+// unpaced, 2-3 ms in step), so a period from the unpaced cycle leaves the
+// step again.
+inline constexpr double kCalibrationMargin = 2.5;
+
 // The environment variable the job files take their directory from.
 inline constexpr const char* kDirVariable = "MPIOR_FIO_DIR";
 
@@ -52,12 +61,13 @@ int64_t sync_cadence(const IoClass& c);
 
 // A paced job's text: fio's jobs do not meet at barriers as the ranks did, so
 // unpaced they drift apart and each fsync finds only its own job's writes
-// dirty (fio's fsyncs 0.5-0.8x the program's on ext4). rate_iops at 1.25x the
-// cycle (`cycle_s`: a write and its syncs, measured unpaced in the directory
-// `where` names: each runs at its own pace, as the program would) makes every
-// job write at the same instants, and io_size whole repetitions of the traced
+// dirty (fio's fsyncs 0.5-0.8x the program's on ext4). rate_iops at `margin`
+// x the cycle (`cycle_s`: a write and its syncs in the directory `where`
+// names: each runs at its own pace, as the program would) makes every job
+// write at the same instants, and io_size whole repetitions of the traced
 // work to about `seconds`. Unpaced jobs unchanged.
-std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where);
+std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where,
+                       double margin = kPaceMargin);
 
 // Seconds a job spent per write in its writes and syncs (fio's JSON).
 double cycle_seconds(const nlohmann::json& fio_output);

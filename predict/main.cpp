@@ -76,21 +76,29 @@ void write_job(const Cli& cli, const std::string& name, const std::string& text)
   if (!f) throw PredictError(fmt::format("cannot write {}/{}", cli.jobs_dir, name));
 }
 
-// A paced job: one unpaced run on each directory (not counted) gives its
-// cycle; each directory's runs use a job paced at its own cycle (as the
-// program would run there), kept as NAME.reference.fio and NAME.target.fio.
+double cycle_of(const std::string& file, const std::string& dir) {
+  nlohmann::json out = run_fio(file, dir);
+  try {
+    return cycle_seconds(out);
+  } catch (const std::runtime_error& e) {
+    throw PredictError(fmt::format("fio {}: {}", file, e.what()));
+  }
+}
+
+// A paced job: in each directory (runs not counted), the unpaced cycle, then
+// the cycle in step at kCalibrationMargin x that; that directory's runs use
+// the job paced at kPaceMargin x the cycle in step (as the program would run
+// there), kept as NAME.reference.fio and NAME.target.fio.
 void pace(const Cli& cli, const Job& job, std::string files[2]) {
   for (int side = 0; side < 2; ++side) {
-    nlohmann::json out = run_fio(files[side], side ? cli.target : cli.reference);
-    double cycle = 0;
-    try {
-      cycle = cycle_seconds(out);
-    } catch (const std::runtime_error& e) {
-      throw PredictError(fmt::format("fio {}: {}", files[side], e.what()));
-    }
-    std::string name = job.name + (side ? ".target.fio" : ".reference.fio");
-    write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, side ? "target" : "reference"));
-    files[side] = (fs::path(cli.jobs_dir) / name).string();
+    const std::string& dir = side ? cli.target : cli.reference;
+    std::string where = side ? "target" : "reference", name = job.name + "." + where + ".fio";
+    std::string path = (fs::path(cli.jobs_dir) / name).string();
+    double unpaced = cycle_of(files[side], dir);
+    write_job(cli, name, paced_text(job, unpaced, cli.jobs.seconds, where, kCalibrationMargin));
+    double in_step = cycle_of(path, dir);
+    write_job(cli, name, paced_text(job, in_step > 0 ? in_step : unpaced, cli.jobs.seconds, where));
+    files[side] = path;
   }
 }
 
