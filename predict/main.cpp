@@ -143,12 +143,6 @@ double replay_once(const std::string& plan_file, const std::string& target, doub
   return io;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in, Prediction& p) {
   std::vector<double> whole;
   for (int k = 0; k < cli.check_repeat; ++k) {

@@ -41,13 +41,15 @@ void span_of_runs(ClassResult& r, const IoClass& c, double traced_s) {
   }
 }
 
-// rel_sd: of one application run's predicted time: the means' uncertainty
+// The ratio of the medians of each side's runs: a burst of other work on the
+// machine during one run moves a mean (a fio run 3x the others at load 3),
+// not the median. rel_sd: of one application run's predicted time: the means' uncertainty
 // (each side's run-to-run spread over sqrt(runs)), the target's own
 // run-to-run spread (the jobs of synced writes do the traced work, so one
 // run varies as the application's I/O there does) and, when the prediction
 // scales the traced time, the reference's: the traced time is one run there.
 void measured_class(ClassResult& r, const IoClass& c) {
-  double traced_s = double(c.time_ns) / 1e9, ref = mean(r.runs.reference), tgt = mean(r.runs.target);
+  double traced_s = double(c.time_ns) / 1e9, ref = median(r.runs.reference), tgt = median(r.runs.target);
   double k = double(std::max<size_t>(1, runs_of(r)));
   r.reference_rel_sd = rel_sd(r.runs.reference);
   r.target_rel_sd = rel_sd(r.runs.target);
@@ -76,6 +78,12 @@ double spread_factor(size_t samples) {
 
 double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double rel_sd(const std::vector<double>& v) {

@@ -1,5 +1,5 @@
 // The prediction (issue 17; io-time-prediction equations 1-2): per class,
-// ratio = T_target / T_reference of its fio job's time per operation; the
+// ratio = T_target / T_reference of its fio job's time per operation (medians of the runs); the
 // predicted I/O time is the sum of ratio x traced time, with an interval from
 // the runs' spreads.
 #pragma once
@@ -37,6 +37,7 @@ struct Prediction {
 };
 
 double mean(const std::vector<double>& v);
+double median(std::vector<double> v);         // 0 for none
 double rel_sd(const std::vector<double>& v);  // sample standard deviation / mean, 0 for fewer than 2
 // How many relative standard deviations an interval spans on each side when
 // the spread comes from `samples` runs: Student's t (95%, two-sided), at

@@ -286,6 +286,14 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   Prediction ref = predict_io(cs, runs);
   REQUIRE(ref.classes[0].reference_rel_sd == Approx(0.2));
   REQUIRE(ref.classes[0].rel_sd == Approx(sd));
+  // Medians of the runs: one run slowed by other work on the machine does not move the ratio.
+  runs[0] = Runs{{1.0, 1.0, 1.0, 1.0, 3.0}, {0.5, 0.5, 0.5, 1.5, 0.5}};
+  Prediction burst = predict_io(cs, runs);
+  REQUIRE(burst.classes[0].ratio == Approx(0.5));
+  REQUIRE(burst.classes[0].high_s >= 3.0);           // that run's own prediction: 2 s x 1.5 / 1.0
+  REQUIRE(burst.classes[0].low_s <= 2 * 0.5 / 3.0);  // and the other's
+  REQUIRE(median({}) == 0);
+  REQUIRE(median({3.0, 1.0}) == Approx(2.0));
   // And the interval holds at least each repetition's own prediction (2 s x 0.9 / 0.3, 2 s x 0.1 / 1.7).
   runs[0] =
       Runs{{0.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.7}, {0.9, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.1}};
