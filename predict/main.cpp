@@ -86,7 +86,8 @@ double cycle_of(const std::string& file, const std::string& dir) {
 }
 
 // A paced job: in each directory (runs not counted), the unpaced cycle, then
-// the cycle in step at kCalibrationMargin x that; that directory's runs use
+// the cycle in step at kCalibrationMargin x that (again at that x the new
+// cycle while kPaceMargin x it exceeds the period it ran at); that directory's runs use
 // the job paced at kPaceMargin x the cycle in step (as the program would run
 // there), kept as NAME.reference.fio and NAME.target.fio.
 void pace(const Cli& cli, const Job& job, std::string files[2]) {
@@ -94,10 +95,15 @@ void pace(const Cli& cli, const Job& job, std::string files[2]) {
     const std::string& dir = side ? cli.target : cli.reference;
     std::string where = side ? "target" : "reference", name = job.name + "." + where + ".fio";
     std::string path = (fs::path(cli.jobs_dir) / name).string();
-    double unpaced = cycle_of(files[side], dir);
-    write_job(cli, name, paced_text(job, unpaced, cli.jobs.seconds, where, kCalibrationMargin));
-    double in_step = cycle_of(path, dir);
-    write_job(cli, name, paced_text(job, in_step > 0 ? in_step : unpaced, cli.jobs.seconds, where));
+    double cycle = cycle_of(files[side], dir), period = 0;
+    // Until the cycle measured fits the calibration's period with room (a period too short leaves the step,
+    // and out of step the cycle looks short): at most 3 calibration runs.
+    for (int i = 0; i < 3 && cycle > 0 && kPaceMargin * cycle > period; ++i) {
+      period = kCalibrationMargin * cycle;
+      write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, where, kCalibrationMargin));
+      cycle = std::max(cycle_of(path, dir), cycle / kCalibrationMargin);
+    }
+    write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, where));
     files[side] = path;
   }
 }

@@ -190,9 +190,9 @@ TEST_CASE("fio jobs: the ranks' synced writes to one shared file are paced to st
   CHECK(t.find("io_size=656408576") == std::string::npos);
   CHECK(t.find("# paced for the target:") < t.find("[global]"));
   CHECK(paced_text(j, 0, 0.5, "target") == j.text);  // nothing measured: unpaced
-  // The run measuring the cycle in step: 2.5 x the unpaced cycle (every 5 ms: 200 writes a second).
+  // The run measuring the cycle in step: 4 x the unpaced cycle (every 8 ms: 125 writes a second).
   std::string calibration = paced_text(j, 2e-3, 0.5, "reference", kCalibrationMargin);
-  CHECK(calibration.find("rate_iops=200\n") != std::string::npos);
+  CHECK(calibration.find("rate_iops=125\n") != std::string::npos);
   CHECK(calibration.find("# paced for the reference:") != std::string::npos);
   // A file per rank: each rank's own fsyncs, nothing to keep in step.
   PlanMaker pm(2);
