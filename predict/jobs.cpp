@@ -19,6 +19,7 @@ int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 struct Body {
   std::string text, section;
   int64_t space = 0;
+  int64_t pace_ops = 0, pace_bs = 0;  // a paced job's traced writes per rank and their size
 };
 
 std::string head(double seconds, bool timed) {
@@ -63,6 +64,16 @@ Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds,
     int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * 1e9 / work_ns)), 1, 1000);
     b.text += fmt::format("io_size={}\nruntime={}ms\n", per_rank_ops * reps * bs,
                           std::max<int64_t>(1, std::llround(seconds * 2000)));
+  }
+  // Random synced writes: offsets drawn without fio's map of the region's blocks, whose every pass over the
+  // region ends with one more fsync (38 for 20 writes of a 1-block region with fsync=1). Its cost depends on
+  // what the other jobs dirtied meanwhile (next to free on an idle machine: fio's syncs took half the
+  // program's on ext4, -46% at load ~1; whole ones under load). Without the map fio syncs once per write,
+  // as the program did, and its own count is the syncs asked for (`sync_cadence`).
+  if (synced && k.random) b.text += "norandommap=1\n";
+  if (synced && k.shared && ranks > 1) {
+    b.pace_ops = per_rank_ops;
+    b.pace_bs = bs;
   }
   if (k.shared) b.text += fmt::format("filename=shared.dat\noffset_increment={}\n", size);
   if (write && k.sync_every) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", k.sync_every);
@@ -124,6 +135,12 @@ std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, 
 
 }  // namespace
 
+int64_t sync_cadence(const IoClass& c) {
+  bool synced = (c.key.op == Op::write || c.key.op == Op::sync) && c.key.sync_every > 0;
+  if (!synced || c.key.random) return 0;
+  return c.key.shared && c.concurrency() > 1 ? 0 : c.key.sync_every;
+}
+
 JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
   JobPlan p;
   size_t n = cs.classes.size(), measured = 0;
@@ -141,7 +158,7 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     auto at = std::find(bodies.begin(), bodies.end(), b.text);
     if (at == bodies.end()) {
       bodies.push_back(b.text);
-      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}});
+      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}, b.pace_ops, b.pace_bs});
       at = bodies.end() - 1;
     }
     size_t j = size_t(at - bodies.begin());
@@ -160,6 +177,39 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     p.jobs[j].text = top + bodies[j];
   }
   return p;
+}
+
+std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where, double margin) {
+  if (!job.pace_ops || !(cycle_s > 0)) return job.text;
+  double period = margin * cycle_s;
+  int64_t rate = std::max<int64_t>(1, std::llround(std::floor(1 / period)));
+  int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * double(rate) / double(job.pace_ops))), 1, 1000);
+  std::string t = job.text;
+  size_t at = t.find("\nio_size=");
+  if (at == std::string::npos) return t;
+  size_t end = t.find('\n', at + 1);
+  t.replace(at + 1, end - at - 1, fmt::format("io_size={}", reps * job.pace_ops * job.pace_bs));
+  t += fmt::format("rate_iops={}\n", rate);
+  std::string note = fmt::format(
+      "# paced for the {}: the ranks wrote and synced together (after a barrier); each job here writes every\n"
+      "# {:.3g} ms, {:g} x the {:.3g} ms a write and its syncs took there: the jobs stay in step\n",
+      where, 1e3 / double(rate), margin, cycle_s * 1e3);
+  return t.insert(t.find("[global]"), note);
+}
+
+double cycle_seconds(const nlohmann::json& out) {
+  if (!out.is_object() || !out.contains("jobs") || !out["jobs"].is_array())
+    throw std::runtime_error("fio's output has no \"jobs\" list");
+  double busy_ns = 0, writes = 0;
+  for (const nlohmann::json& j : out["jobs"])
+    for (const char* s : {"write", "sync"}) {
+      if (!j.contains(s)) continue;
+      double n = j[s].value("total_ios", 0.0);
+      double mean = j[s].contains("lat_ns") ? j[s]["lat_ns"].value("mean", 0.0) : 0.0;
+      busy_ns += n * mean;
+      if (std::string_view(s) == "write") writes += n;
+    }
+  return writes > 0 ? busy_ns / writes / 1e9 : 0.0;
 }
 
 std::map<std::string, double> per_op_seconds(const nlohmann::json& out, int64_t sync_every) {

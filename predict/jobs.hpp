@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "classes.hpp"
@@ -22,6 +23,9 @@ struct Job {
   std::string name;          // "job-1"; the file is NAME.fio
   std::string text;          // the whole job file
   std::vector<size_t> used;  // classes it measures
+  // Paced (synced writes of several ranks to one shared file, which the ranks
+  // did together): the traced writes per rank and their size; 0 not paced.
+  int64_t pace_ops = 0, pace_bs = 0;
 };
 
 struct JobPlan {
@@ -32,10 +36,41 @@ struct JobPlan {
   int64_t space = 0;                    // bytes the largest job needs in its directory
 };
 
+// A paced job's period over its cycle in step: room for a slow cycle without
+// leaving the step, and no long idle gaps the program did not have.
+inline constexpr double kPaceMargin = 1.25;
+// The period of the run that measures the cycle in step, over the unpaced
+// cycle: unpaced fsyncs find less dirty and cost less (ext4: 0.6-1.0 ms a
+// cycle unpaced, 2-3.5 ms in step), so a period from the unpaced cycle leaves
+// the step again (at 2.5x, one prediction in three stayed out of step).
+inline constexpr double kCalibrationMargin = 4;
+
 // The environment variable the job files take their directory from.
 inline constexpr const char* kDirVariable = "MPIOR_FIO_DIR";
 
 JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
+
+// The writes per sync that turn fio's count of a class's syncs into the syncs
+// asked for (per_op_seconds' sync_every), 0 for fio's own count: random synced
+// writes run without fio's random map (one sync per write, as the program);
+// sequential ones pass over their region several times, with one extra, next
+// to free sync per pass when nobody else writes the file; fio's jobs on a
+// shared file do not sync together as the ranks did, so there the extra syncs
+// flush the other jobs' writes and each counts.
+int64_t sync_cadence(const IoClass& c);
+
+// A paced job's text: fio's jobs do not meet at barriers as the ranks did, so
+// unpaced they drift apart and each fsync finds only its own job's writes
+// dirty (fio's fsyncs 0.5-0.8x the program's on ext4). rate_iops at `margin`
+// x the cycle (`cycle_s`: a write and its syncs in the directory `where`
+// names: each runs at its own pace, as the program would) makes every job
+// write at the same instants, and io_size whole repetitions of the traced
+// work to about `seconds`. Unpaced jobs unchanged.
+std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where,
+                       double margin = kPaceMargin);
+
+// Seconds a job spent per write in its writes and syncs (fio's JSON).
+double cycle_seconds(const nlohmann::json& fio_output);
 
 // Mean time per operation (seconds) by section ("read", "write", "sync") of
 // fio's --output-format=json output, over all its jobs; with sync_every > 0 a

@@ -70,23 +70,57 @@ std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::
   }
 }
 
-// The cadence that turns fio's syncs into the syncs asked for: a job's extra sync per pass is next to free
-// when nobody else writes its file; fio's jobs on a shared file do not sync together as the ranks did, so
-// there the extra syncs flush the other jobs' writes (each counts: 0, fio's own count).
-int64_t sync_cadence(const IoClass& c) { return c.key.shared && c.concurrency() > 1 ? 0 : c.key.sync_every; }
+void write_job(const Cli& cli, const std::string& name, const std::string& text) {
+  std::ofstream f(fs::path(cli.jobs_dir) / name);
+  f << text;
+  if (!f) throw PredictError(fmt::format("cannot write {}/{}", cli.jobs_dir, name));
+}
+
+double cycle_of(const std::string& file, const std::string& dir) {
+  nlohmann::json out = run_fio(file, dir);
+  try {
+    return cycle_seconds(out);
+  } catch (const std::runtime_error& e) {
+    throw PredictError(fmt::format("fio {}: {}", file, e.what()));
+  }
+}
+
+// A paced job: in each directory (runs not counted), the unpaced cycle, then
+// the cycle in step at kCalibrationMargin x that (again at that x the new
+// cycle while kPaceMargin x it exceeds the period it ran at); that directory's runs use
+// the job paced at kPaceMargin x the cycle in step (as the program would run
+// there), kept as NAME.reference.fio and NAME.target.fio.
+void pace(const Cli& cli, const Job& job, std::string files[2]) {
+  for (int side = 0; side < 2; ++side) {
+    const std::string& dir = side ? cli.target : cli.reference;
+    std::string where = side ? "target" : "reference", name = job.name + "." + where + ".fio";
+    std::string path = (fs::path(cli.jobs_dir) / name).string();
+    double cycle = cycle_of(files[side], dir), period = 0;
+    // Until the cycle measured fits the calibration's period with room (a period too short leaves the step,
+    // and out of step the cycle looks short): at most 3 calibration runs.
+    for (int i = 0; i < 3 && cycle > 0 && kPaceMargin * cycle > period; ++i) {
+      period = kCalibrationMargin * cycle;
+      write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, where, kCalibrationMargin));
+      cycle = std::max(cycle_of(path, dir), cycle / kCalibrationMargin);
+    }
+    write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, where));
+    files[side] = path;
+  }
+}
 
 std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, const Classes& cs) {
   std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t j = 0; j < jp.jobs.size(); ++j) {
-    std::string file = (fs::path(cli.jobs_dir) / (jp.jobs[j].name + ".fio")).string();
+    std::string file = (fs::path(cli.jobs_dir) / (jp.jobs[j].name + ".fio")).string(), files[2] = {file, file};
+    if (jp.jobs[j].pace_ops) pace(cli, jp.jobs[j], files);
     for (int k = 0; k < cli.repeat; ++k)
       for (int side = 0; side < 2; ++side) {
-        nlohmann::json out = run_fio(file, side ? cli.target : cli.reference);
+        nlohmann::json out = run_fio(files[side], side ? cli.target : cli.reference);
         for (size_t i : jp.jobs[j].used) {
-          auto per_op = per_op_of(file, out, sync_cadence(cs.classes[i]));
+          auto per_op = per_op_of(files[side], out, sync_cadence(cs.classes[i]));
           auto at = per_op.find(jp.section[i]);
           if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
-            throw PredictError(fmt::format("fio {}: no {} operations measured", file, jp.section[i]));
+            throw PredictError(fmt::format("fio {}: no {} operations measured", files[side], jp.section[i]));
           if (!runs[i]) runs[i] = Runs{};
           (side ? runs[i]->target : runs[i]->reference).push_back(at->second);
         }
@@ -115,12 +149,6 @@ double replay_once(const std::string& plan_file, const std::string& target, doub
   return io;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in, Prediction& p) {
   std::vector<double> whole;
   for (int k = 0; k < cli.check_repeat; ++k) {
@@ -130,16 +158,12 @@ void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in,
   }
   in.replay_io_s = median(in.replay_io_runs);
   in.replay_s = median(whole);
-  widen_by_target_spread(p, rel_sd(in.replay_io_runs));
+  widen_by_target_spread(p, in.replay_io_runs);
 }
 
 void write_jobs(const Cli& cli, const JobPlan& jp) {
   fs::create_directories(cli.jobs_dir);
-  for (const Job& j : jp.jobs) {
-    std::ofstream f(fs::path(cli.jobs_dir) / (j.name + ".fio"));
-    f << j.text;
-    if (!f) throw PredictError(fmt::format("cannot write {}/{}.fio", cli.jobs_dir, j.name));
-  }
+  for (const Job& j : jp.jobs) write_job(cli, j.name + ".fio", j.text);
 }
 
 int predict_plan(Cli& cli) {

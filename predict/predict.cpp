@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 namespace mpior::predict {
 
 namespace {
 
-constexpr double kSpread = 2.0;  // the interval: predicted / and x (1 + 2 relative standard deviations)
 // A reference time per operation below this is the tracer's own cost and the
 // timer's noise as much as the file system's (fsync on tmpfs: ~1 us): a ratio
 // to it over kAmplified multiplies that noise by the target's cost (fsync on
@@ -21,32 +21,69 @@ constexpr double kRatioFloorS = 10e-6;
 constexpr double kAmplified = 10;
 
 // Multiplicative bounds: never 0 or negative, however wide the spread.
-void bounds(ClassResult& r, double lo_ratio, double hi_ratio, double traced_s) {
-  r.low_s = lo_ratio * traced_s / (1 + kSpread * r.rel_sd);
-  r.high_s = hi_ratio * traced_s * (1 + kSpread * r.rel_sd);
+void bounds(ClassResult& r, double lo_ratio, double hi_ratio, double traced_s, double factor) {
+  r.low_s = lo_ratio * traced_s / (1 + factor * r.rel_sd);
+  r.high_s = hi_ratio * traced_s * (1 + factor * r.rel_sd);
 }
 
-// rel_sd: of one application run's predicted time: the means' uncertainty
-// (each side's run-to-run spread over sqrt(runs)) and the target's own
+size_t runs_of(const ClassResult& r) { return std::min(r.runs.reference.size(), r.runs.target.size()); }
+
+// Each repetition's own prediction (its reference and target runs, in the
+// order they ran): the interval holds at least their span.
+void span_of_runs(ClassResult& r, const IoClass& c, double traced_s) {
+  size_t n = std::min(r.runs.reference.size(), r.runs.target.size());
+  for (size_t i = 0; i < n; ++i) {
+    double ref = r.runs.reference[i], tgt = r.runs.target[i];
+    double one = r.per_op_basis ? double(c.count) * tgt : ref > 0 ? tgt / ref * traced_s : 0.0;
+    if (!(one > 0) || !std::isfinite(one)) continue;
+    r.low_s = std::min(r.low_s, one);
+    r.high_s = std::max(r.high_s, one);
+  }
+}
+
+// The ratio of the medians of each side's runs: a burst of other work on the
+// machine during one run moves a mean (a fio run 3x the others at load 3),
+// not the median. rel_sd: of one application run's predicted time: the means' uncertainty
+// (each side's run-to-run spread over sqrt(runs)), the target's own
 // run-to-run spread (the jobs of synced writes do the traced work, so one
-// run varies as the application's I/O there does).
+// run varies as the application's I/O there does) and, when the prediction
+// scales the traced time, the reference's: the traced time is one run there.
 void measured_class(ClassResult& r, const IoClass& c) {
-  double traced_s = double(c.time_ns) / 1e9, ref = mean(r.runs.reference), tgt = mean(r.runs.target);
-  double k = double(std::max<size_t>(1, std::min(r.runs.reference.size(), r.runs.target.size())));
+  double traced_s = double(c.time_ns) / 1e9, ref = median(r.runs.reference), tgt = median(r.runs.target);
+  double k = double(std::max<size_t>(1, runs_of(r)));
   r.reference_rel_sd = rel_sd(r.runs.reference);
   r.target_rel_sd = rel_sd(r.runs.target);
   r.per_op_basis = ref < kRatioFloorS && tgt > kAmplified * ref && c.count > 0;
   double ref_part = r.per_op_basis ? 0.0 : r.reference_rel_sd * r.reference_rel_sd;
-  r.rel_sd = std::sqrt((ref_part + r.target_rel_sd * r.target_rel_sd) / k + r.target_rel_sd * r.target_rel_sd);
+  double tgt_part = r.target_rel_sd * r.target_rel_sd;
+  r.rel_sd = std::sqrt((ref_part + tgt_part) / k + tgt_part + ref_part);
   r.predicted_s = r.per_op_basis ? double(c.count) * tgt : tgt / ref * traced_s;
   r.ratio = traced_s > 0 ? r.predicted_s / traced_s : tgt / ref;
-  bounds(r, r.ratio, r.ratio, traced_s);
+  bounds(r, r.ratio, r.ratio, traced_s, spread_factor(runs_of(r)));
+  span_of_runs(r, c, traced_s);
 }
 
 }  // namespace
 
+double spread_factor(size_t samples) {
+  // Student's t, two-sided 95%, for 1-10, 15, 20 and 30 degrees of freedom.
+  static constexpr std::pair<size_t, double> t[] = {{1, 12.71}, {2, 4.30},  {3, 3.18}, {4, 2.78}, {5, 2.57},
+                                                    {6, 2.45},  {7, 2.36},  {8, 2.31}, {9, 2.26}, {10, 2.23},
+                                                    {15, 2.13}, {20, 2.09}, {30, 2.04}};
+  if (samples < 2) return t[0].second;
+  for (auto [df, v] : t)
+    if (samples - 1 <= df) return v;
+  return 2.0;
+}
+
 double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double rel_sd(const std::vector<double>& v) {
@@ -59,7 +96,7 @@ double rel_sd(const std::vector<double>& v) {
 Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>& runs) {
   Prediction p;
   p.classes.resize(cs.classes.size());
-  double weighted = 0, weight = 0, lo_ratio = INFINITY, hi_ratio = 0, max_sd = 0;
+  double weighted = 0, weight = 0, lo_ratio = INFINITY, hi_ratio = 0, max_sd = 0, factor = 2.0;
   for (size_t i = 0; i < cs.classes.size(); ++i) {
     if (!runs[i]) continue;
     ClassResult& r = p.classes[i];
@@ -69,6 +106,7 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     measured_class(r, cs.classes[i]);
     p.fio_target_rel_sd += r.target_rel_sd * t;
     max_sd = std::max(max_sd, r.rel_sd);
+    factor = std::max(factor, spread_factor(runs_of(r)));
     if (r.per_op_basis) continue;  // not a ratio for other classes
     weighted += r.ratio * t;
     weight += t;
@@ -87,7 +125,7 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
       r.ratio = fallback;
       r.rel_sd = max_sd;
       r.predicted_s = fallback * t;
-      bounds(r, lo_ratio, hi_ratio, t);
+      bounds(r, lo_ratio, hi_ratio, t, factor);
     }
     p.traced_io_s += t;
     p.predicted_io_s += r.predicted_s;
@@ -110,15 +148,26 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
   return p;
 }
 
-void widen_by_target_spread(Prediction& p, double rel_sd) {
-  p.target_rel_sd = rel_sd;
-  double pred = p.predicted_io_s;
-  if (!(pred > 0) || !(rel_sd > 0)) return;
-  // Independent sources of error: the relative half-widths add in quadrature; bounds multiplicative.
-  double lo = p.fio_low_s > 0 ? std::hypot(pred / p.fio_low_s - 1, kSpread * rel_sd) : INFINITY;
-  double hi = std::hypot(p.fio_high_s / pred - 1, kSpread * rel_sd);
-  p.low_s = pred / (1 + lo);
-  p.high_s = pred * (1 + hi);
+void widen_by_target_spread(Prediction& p, const std::vector<double>& runs) {
+  double sd = rel_sd(runs), pred = p.predicted_io_s;
+  p.target_rel_sd = sd;
+  p.low_s = p.fio_low_s;
+  p.high_s = p.fio_high_s;
+  if (!(pred > 0)) return;
+  if (sd > 0) {
+    // Independent sources of error: the relative half-widths add in quadrature; bounds multiplicative.
+    double h = spread_factor(runs.size()) * sd;
+    double lo = p.fio_low_s > 0 ? std::hypot(pred / p.fio_low_s - 1, h) : INFINITY;
+    double hi = std::hypot(p.fio_high_s / pred - 1, h);
+    p.low_s = pred / (1 + lo);
+    p.high_s = pred * (1 + hi);
+  }
+  // At least the target's measured run-to-run range for this application.
+  for (double v : runs)
+    if (v > 0 && std::isfinite(v)) {
+      p.low_s = std::min(p.low_s, v);
+      p.high_s = std::max(p.high_s, v);
+    }
 }
 
 nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p) {

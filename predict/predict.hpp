@@ -1,5 +1,5 @@
 // The prediction (issue 17; io-time-prediction equations 1-2): per class,
-// ratio = T_target / T_reference of its fio job's time per operation; the
+// ratio = T_target / T_reference of its fio job's time per operation (medians of the runs); the
 // predicted I/O time is the sum of ratio x traced time, with an interval from
 // the runs' spreads.
 #pragma once
@@ -37,17 +37,24 @@ struct Prediction {
 };
 
 double mean(const std::vector<double>& v);
+double median(std::vector<double> v);         // 0 for none
 double rel_sd(const std::vector<double>& v);  // sample standard deviation / mean, 0 for fewer than 2
+// How many relative standard deviations an interval spans on each side when
+// the spread comes from `samples` runs: Student's t (95%, two-sided), at
+// least 2: five fio runs' spread is itself uncertain (2.78), three replays'
+// more so (4.30).
+double spread_factor(size_t samples);
 
 // Measured classes from their runs; the others take the traced-time-weighted
 // mean ratio of the measured ones and the span of their ratios.
 Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>& runs);
 
 // The target's run-to-run spread of the application's own I/O (--check: the
-// relative standard deviation of the replays' I/O times there) widens the
-// interval: a short I/O phase varies more between runs than a second-long
-// fio job (io-time-prediction's limitation). Keeps the fio-only interval.
-void widen_by_target_spread(Prediction& p, double rel_sd);
+// I/O times of the replays there) widens the interval: a short I/O phase
+// varies more between runs than a second-long fio job (io-time-prediction's
+// limitation), by spread_factor(runs) relative standard deviations in
+// quadrature, and to at least the replays' range. Keeps the fio-only interval.
+void widen_by_target_spread(Prediction& p, const std::vector<double>& runs);
 
 struct ReportInput {
   std::string plan, reference, target, jobs_dir;

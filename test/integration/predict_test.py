@@ -10,6 +10,7 @@ import glob
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -74,6 +75,7 @@ def expect_complete(report, jobs_dir):
     check(min(runs) <= report["check"]["replay_io_s"] <= max(runs), "--check: the median of its replays")
     flow, fhigh = report["fio_interval"]
     check(low <= flow and fhigh <= high, f"interval {report['interval']} widened from the fio's {[flow, fhigh]}")
+    check(low <= min(runs) and max(runs) <= high, f"interval {report['interval']} holds the replays' {runs}")
     check(report["target_rel_sd"] == report["check"]["rel_sd"] >= 0, "the target's spread reported")
     check(math.isfinite(report["fio_target_rel_sd"]) and report["fio_target_rel_sd"] >= 0,
           "the target's run-to-run spread in the fio runs reported")
@@ -85,11 +87,17 @@ def expect_complete(report, jobs_dir):
         if c["measured"]:
             check_eq((len(c["reference_s_per_op"]), len(c["target_s_per_op"])), (2, 2), "runs per side")
             # One run's spread: the means' (both sides', or the target's alone for a class predicted from the
-            # target's time per op) over sqrt(runs) and the target's own run to run.
+            # target's time per op) over sqrt(runs), the target's own run to run and, scaling the traced
+            # time (one run on the reference), the reference's.
             k, t = 2, c["target_rel_sd"]
             ref = 0 if c["basis"] == "target time per op" else c["reference_rel_sd"]
-            check(abs(math.sqrt((ref * ref + t * t) / k + t * t) - c["rel_sd"]) < 1e-9,
+            check(abs(math.sqrt((ref * ref + t * t) / k + t * t + ref * ref) - c["rel_sd"]) < 1e-9,
                   f"class {c['id']}: the spreads make the prediction's")
+            # At least each repetition's own prediction (its reference and target runs) inside the interval.
+            for r_s, t_s in zip(c["reference_s_per_op"], c["target_s_per_op"]):
+                one = c["count"] * t_s if c["basis"] == "target time per op" else t_s / r_s * c["traced_s"]
+                lo, hi = c["interval"]
+                check(lo * (1 - 1e-9) <= one <= hi * (1 + 1e-9), f"class {c['id']}: one repetition's {one} in {c['interval']}")
             check(c["basis"] in ("ratio", "target time per op"), f"class {c['id']} basis {c['basis']}")
             check(os.path.isfile(os.path.join(jobs_dir, c["job"])), f"job file {c['job']} kept")
         else:
@@ -99,13 +107,27 @@ def expect_complete(report, jobs_dir):
 def jobs_run_alone(s, jobs_dir):
     jobs = sorted(glob.glob(os.path.join(jobs_dir, "*.fio")))
     check(jobs, "job files kept")
+    paced = []
     for job in jobs:
         d = scratch(s)
         env = dict(os.environ, MPIOR_FIO_DIR=d)
         p = run(["fio", "--output-format=json", job], env=env)
         out = json.loads(p.stdout)
         check(out["jobs"] and all(j["error"] == 0 for j in out["jobs"]), f"fio {job} alone")
+        with open(job) as f:
+            text = f.read()
+        if "fsync=1" in text and "norandommap=1" in text:  # the checkpoint's: one fsync per write, as the ranks
+            ranks = int(re.search(r"^numjobs=(\d+)$", text, re.M).group(1))
+            writes = sum(j["write"]["total_ios"] for j in out["jobs"])
+            syncs = sum(j["sync"]["total_ios"] for j in out["jobs"])
+            print(f"{os.path.basename(job)} alone: {writes} writes, {syncs} fsyncs")
+            check(writes > 0 and writes - ranks <= syncs <= writes, f"{job}: {syncs} fsyncs, {writes} writes")
+            # The ranks wrote their shared file together: each directory's runs used a job paced at its cycle.
+            if job.endswith((".reference.fio", ".target.fio")):
+                check(re.search(r"^rate_iops=\d+$", text, re.M) and "# paced for the " in text, f"{job} paced")
+                paced.append(job)
         shutil.rmtree(d)
+    check_eq(len(paced), 2, "paced job files (the checkpoint's, one per directory)")
 
 
 def checkpoint():

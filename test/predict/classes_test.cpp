@@ -162,6 +162,10 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   }
   REQUIRE(measured == 2);
   REQUIRE(jp.space == 4 * 524288);
+  // The ranks rewrite their block: no random map, whose every pass (one write here) ends with one more fsync;
+  // fio then syncs once per write, as the ranks did, and its own count is the syncs asked for.
+  CHECK(t.find("norandommap=1") != std::string::npos);
+  for (const IoClass& c : cs.classes) CHECK(sync_cadence(c) == 0);
   Classes tmpfs = derive_classes(checkpoint(4, 4, 524288, 300).done());  // fsync next to free: measured all the same
   JobPlan cheap = plan_jobs(tmpfs, {0.5, 0.01, 12});
   REQUIRE(cheap.jobs.size() == 1);
@@ -169,6 +173,65 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   JobPlan all = plan_jobs(cs, {0.5, 0.0, 12});
   REQUIRE(all.jobs.size() == 3);  // + filecreate for create, filecreate for open
   REQUIRE(all.jobs[1].text.find("ioengine=filecreate") != std::string::npos);
+}
+
+TEST_CASE("fio jobs: the ranks' synced writes to one shared file are paced to stay in step", "[predict]") {
+  Classes cs = derive_classes(checkpoint(4, 4, 524288).done());
+  JobPlan jp = plan_jobs(cs, {0.5, 0.01, 12});
+  REQUIRE(jp.jobs.size() == 1);
+  const Job& j = jp.jobs[0];
+  REQUIRE(j.pace_ops == 4);  // the traced writes per rank
+  REQUIRE(j.pace_bs == 524288);
+  CHECK(j.text.find("rate_iops") == std::string::npos);  // until a cycle is measured
+  // A cycle of 2 ms: every 2.5 ms (400 writes a second), 0.5 s of it: 200 writes, 50 repetitions of the 4.
+  std::string t = paced_text(j, 2e-3, 0.5, "target");
+  CHECK(t.find("rate_iops=400\n") != std::string::npos);
+  CHECK(t.find("io_size=" + std::to_string(50 * 4 * 524288) + "\n") != std::string::npos);
+  CHECK(t.find("io_size=656408576") == std::string::npos);
+  CHECK(t.find("# paced for the target:") < t.find("[global]"));
+  CHECK(paced_text(j, 0, 0.5, "target") == j.text);  // nothing measured: unpaced
+  // The run measuring the cycle in step: 4 x the unpaced cycle (every 8 ms: 125 writes a second).
+  std::string calibration = paced_text(j, 2e-3, 0.5, "reference", kCalibrationMargin);
+  CHECK(calibration.find("rate_iops=125\n") != std::string::npos);
+  CHECK(calibration.find("# paced for the reference:") != std::string::npos);
+  // A file per rank: each rank's own fsyncs, nothing to keep in step.
+  PlanMaker pm(2);
+  int32_t f[2] = {pm.file("/work/a.dat"), pm.file("/work/b.dat")};
+  for (int r = 0; r < 2; ++r)
+    for (int s = 0; s < 4; ++s) {
+      pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, f[r]}, {arg::offset, 0}, {arg::count, 4096}}, 20000, 0,
+              4096);
+      pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f[r]}}, 900000);
+    }
+  JobPlan own = plan_jobs(derive_classes(pm.done()), {0.5, 0.01, 12});
+  REQUIRE(own.jobs.size() == 1);
+  CHECK(own.jobs[0].pace_ops == 0);
+}
+
+TEST_CASE("fio's JSON: a write's cycle, its syncs included", "[predict]") {
+  auto j = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 10, "lat_ns": {"mean": 1e6}}, "sync": {"total_ios": 9, "lat_ns": {"mean": 2e6}}}]})");
+  REQUIRE(cycle_seconds(j) == Approx((10 * 1e-3 + 9 * 2e-3) / 10));
+  REQUIRE(cycle_seconds(nlohmann::json::parse(R"({"jobs": []})")) == 0);
+  REQUIRE_THROWS(cycle_seconds(nlohmann::json::parse("[]")));
+}
+
+TEST_CASE("fio jobs: sequential synced writes keep fio's map and its count corrected per file", "[predict]") {
+  PlanMaker pm(2);
+  int32_t f[2] = {pm.file("/work/a.dat"), pm.file("/work/b.dat")};
+  for (int r = 0; r < 2; ++r)
+    for (int s = 0; s < 8; ++s) {
+      pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, f[r]}, {arg::offset, s * 4096}, {arg::count, 4096}},
+              20000, 0, 4096);
+      if (s % 2) pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f[r]}}, 900000);
+    }
+  Classes cs = derive_classes(pm.done());
+  JobPlan jp = plan_jobs(cs, {0.5, 0.01, 12});
+  REQUIRE(jp.jobs.size() == 1);
+  CHECK(jp.jobs[0].text.find("norandommap") == std::string::npos);
+  CHECK(jp.jobs[0].text.find("rw=write") != std::string::npos);
+  CHECK(sync_cadence(find(cs, "fsync 4KiB sequential per-process fsync/2")) == 2);
+  CHECK(sync_cadence(find(cs, "write 4KiB sequential per-process fsync/2")) == 2);
 }
 
 TEST_CASE("fio's JSON: time per operation by section, weighted by operations", "[predict]") {
@@ -207,8 +270,9 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   REQUIRE(p.classes[0].target_rel_sd == Approx(0.2));
   REQUIRE(p.fio_target_rel_sd == Approx(0.2));  // the only measured class
   REQUIRE(p.classes[0].predicted_s == Approx(1.0));
-  REQUIRE(p.classes[0].low_s == Approx(1.0 / (1 + 2 * sd)));  // multiplicative: never 0
-  REQUIRE(p.classes[0].high_s == Approx(1.0 * (1 + 2 * sd)));
+  // Multiplicative, never 0; Student's t for a spread of 3 runs: 4.30 standard deviations, not 2.
+  REQUIRE(p.classes[0].low_s == Approx(1.0 / (1 + 4.30 * sd)));
+  REQUIRE(p.classes[0].high_s == Approx(1.0 * (1 + 4.30 * sd)));
   REQUIRE(!p.classes[1].measured);
   REQUIRE(p.classes[1].ratio == Approx(0.5));
   REQUIRE(p.predicted_io_s == Approx(1.5));
@@ -217,6 +281,26 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   REQUIRE(p.traced_io_s == Approx(3.0));
   REQUIRE(p.dominant == std::vector<size_t>{0, 1});
   REQUIRE(std::isfinite(p.high_s));
+  // The traced time is one run on the reference: its run-to-run spread counts as the target's does.
+  runs[0] = Runs{{0.8, 1.0, 1.2}, {0.5, 0.5, 0.5}};
+  Prediction ref = predict_io(cs, runs);
+  REQUIRE(ref.classes[0].reference_rel_sd == Approx(0.2));
+  REQUIRE(ref.classes[0].rel_sd == Approx(sd));
+  // Medians of the runs: one run slowed by other work on the machine does not move the ratio.
+  runs[0] = Runs{{1.0, 1.0, 1.0, 1.0, 3.0}, {0.5, 0.5, 0.5, 1.5, 0.5}};
+  Prediction burst = predict_io(cs, runs);
+  REQUIRE(burst.classes[0].ratio == Approx(0.5));
+  REQUIRE(burst.classes[0].high_s >= 3.0);           // that run's own prediction: 2 s x 1.5 / 1.0
+  REQUIRE(burst.classes[0].low_s <= 2 * 0.5 / 3.0);  // and the other's
+  REQUIRE(median({}) == 0);
+  REQUIRE(median({3.0, 1.0}) == Approx(2.0));
+  // And the interval holds at least each repetition's own prediction (2 s x 0.9 / 0.3, 2 s x 0.1 / 1.7).
+  runs[0] =
+      Runs{{0.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.7}, {0.9, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.1}};
+  Prediction rep = predict_io(cs, runs);
+  REQUIRE(rep.classes[0].predicted_s == Approx(1.0));
+  REQUIRE(rep.classes[0].high_s == Approx(6.0));
+  REQUIRE(rep.classes[0].low_s == Approx(2 * 0.1 / 1.7));
 }
 
 TEST_CASE("a class the reference does in microseconds: count x the target's time per op, not a ratio", "[predict]") {
@@ -240,10 +324,11 @@ TEST_CASE("a class the reference does in microseconds: count x the target's time
   REQUIRE(!p.classes[1].per_op_basis);
   REQUIRE(p.classes[1].predicted_s == Approx(0.02));
   REQUIRE(p.classes[2].ratio == Approx(0.5));  // the per-op class's 5,000 is no ratio for others
-  REQUIRE(p.classes[2].high_s == Approx(0.5 * 30e-6 * (1 + 2 * std::sqrt(0.04 / 3 + 0.04))));  // widest spread
+  // The widest spread, at the widest factor (class 1's 2 runs: t = 12.71).
+  REQUIRE(p.classes[2].high_s == Approx(0.5 * 30e-6 * (1 + 12.71 * std::sqrt(0.04 / 3 + 0.04))));
   REQUIRE(p.low_s > 0.4 / 2);
   REQUIRE(p.high_s < 0.42 * 2);
-  JobPlan jp{{Job{"job-1", "", {0, 1}}}, {0, 0, -1}, {"sync", "write", ""}, {"", "", "below 1%"}, 0};
+  JobPlan jp{{Job{"job-1", "", {0, 1}, 0, 0}}, {0, 0, -1}, {"sync", "write", ""}, {"", "", "below 1%"}, 0};
   auto j = report_json({}, cs, jp, p);
   REQUIRE(j["classes"][0]["basis"] == "target time per op");
   REQUIRE(j["classes"][1]["basis"] == "ratio");
@@ -254,23 +339,37 @@ TEST_CASE("a class the reference does in microseconds: count x the target's time
   REQUIRE(small.classes[0].predicted_s == Approx(2 * 80e-6));
 }
 
+TEST_CASE("the spread factor: Student's t for the runs the spread came from, at least 2", "[predict]") {
+  REQUIRE(spread_factor(2) == Approx(12.71));
+  REQUIRE(spread_factor(3) == Approx(4.30));
+  REQUIRE(spread_factor(5) == Approx(2.78));
+  REQUIRE(spread_factor(12) == Approx(2.13));
+  REQUIRE(spread_factor(1000) == 2.0);
+  REQUIRE(spread_factor(0) == Approx(12.71));
+}
+
 TEST_CASE("--check: the target's run-to-run spread widens the interval in quadrature", "[predict]") {
   Classes cs;
   cs.classes.resize(1);
   cs.classes[0].time_ns = 1'000'000'000;
   cs.io_ns = 1'000'000'000;
   std::vector<std::optional<Runs>> runs(1);
-  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};  // ratio 0.5, 2 rel sd: h = 2 sqrt(0.04 / 3 + 0.04)
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};  // ratio 0.5, 3 runs: h = 4.30 sqrt(0.04 / 3 + 0.04)
   Prediction p = predict_io(cs, runs);
-  double h = 2 * std::sqrt(0.04 / 3 + 0.04);
+  double h = 4.30 * std::sqrt(0.04 / 3 + 0.04);
   REQUIRE(p.fio_low_s == Approx(0.5 / (1 + h)));
   REQUIRE(p.fio_high_s == Approx(0.5 * (1 + h)));
-  widen_by_target_spread(p, 0.15);  // 2 x 15% = 30%, with the fio's h in quadrature
+  widen_by_target_spread(p, {0.425, 0.5, 0.575});  // 15%: 3 replays, 4.30 x 15%, with the fio's h in quadrature
   REQUIRE(p.target_rel_sd == Approx(0.15));
-  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 0.3))));
-  REQUIRE(p.high_s == Approx(0.5 * (1 + std::hypot(h, 0.3))));
+  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 4.30 * 0.15))));
+  REQUIRE(p.high_s == Approx(0.5 * (1 + std::hypot(h, 4.30 * 0.15))));
   REQUIRE(p.fio_low_s == Approx(0.5 / (1 + h)));
-  widen_by_target_spread(p, 1.0);  // never zero: the bounds are multiplicative
-  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 2.0))));
+  widen_by_target_spread(p, {0.0, 1.0, 2.0});  // never zero: the bounds are multiplicative
+  REQUIRE(p.target_rel_sd == Approx(1.0));
+  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 4.30))));
   REQUIRE(std::isfinite(p.high_s));
+  widen_by_target_spread(p, {1.2, 1.2});  // no spread, but at least the replays' range
+  REQUIRE(p.target_rel_sd == 0);
+  REQUIRE(p.low_s == Approx(0.5 / (1 + h)));
+  REQUIRE(p.high_s == Approx(1.2));
 }
