@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "event.hpp"
+#include "kind.hpp"
+#include "model.hpp"
 
 namespace mpior::replay {
 
@@ -49,6 +51,13 @@ bool AioReplay::complete(int64_t id, int64_t& result) {
   result = wait_for(*it->second);
   pending_.erase(it);
   return true;
+}
+
+bool plan_uses_aio(const trace::Plan& plan) {
+  for (const trace::Stream& s : plan.streams)
+    for (const trace::Leaf& l : s.leaves)
+      if (trace::info(l.kind).family == trace::Family::aio) return true;
+  return false;
 }
 
 void AioReplay::drain() {

@@ -9,7 +9,15 @@
 #include <memory>
 #include <unordered_map>
 
+namespace mpior::trace {
+struct Plan;
+}
+
 namespace mpior::replay {
+
+// Whether the plan has POSIX AIO calls: glibc's helper threads serve any
+// thread's requests, so replay threads must then share one descriptor table.
+bool plan_uses_aio(const trace::Plan& plan);
 
 class AioReplay {
  public:

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "aio_replay.hpp"
 #include "clock.hpp"
 #include "comm_cost.hpp"
 #include "error.hpp"
@@ -59,7 +60,8 @@ struct Shared {
         progress(threads, o.stall_timeout_s),
         mpi(p, progress, threads),
         costs(o.io_only || o.backend ? CommCosts() : CommCosts(p)),
-        init(p) {}
+        init(p),
+        private_fds(!o.backend && !plan_uses_aio(p)) {}
   // When rank r's trace started after the earliest rank's (--io-only and MPI
   // mode: the ranks start together).
   int64_t start_of(int32_t rank) const { return opt.io_only || opt.backend ? 0 : plan.ranks[size_t(rank)].start_ns; }
@@ -72,7 +74,8 @@ struct Shared {
   ErrorLog errors;
   StartGate gate;
   SharedPointers pointers;
-  InitGate init;  // start-up: threads replaying MPI_Init meet
+  InitGate init;     // start-up: threads replaying MPI_Init meet
+  bool private_fds;  // each replay thread unshares its descriptor table
 };
 
 class ReplayThread {
@@ -148,9 +151,10 @@ class ReplayThread {
     // A rank's descriptors are its own, as in the traced process. In a table
     // no other thread shares, the kernel finds a descriptor without taking a
     // reference on it (40 ns of every replayed call here). Not in MPI mode:
-    // the MPI library's threads share its descriptors. Where unsharing is
+    // the MPI library's threads share its descriptors; nor with POSIX AIO,
+    // whose helper threads serve any thread's requests. Where unsharing is
     // not allowed, the shared table only costs that time.
-    if (!sh_.opt.backend) (void)unshare(CLONE_FILES);
+    if (sh_.private_fds) (void)unshare(CLONE_FILES);
     try {
       run();
     } catch (const std::exception& e) {
