@@ -148,12 +148,10 @@ class ReplayThread {
 
   void run_guarded() {
     tighten_timer_slack();
-    // A rank's descriptors are its own, as in the traced process. In a table
-    // no other thread shares, the kernel finds a descriptor without taking a
-    // reference on it (40 ns of every replayed call here). Not in MPI mode:
-    // the MPI library's threads share its descriptors; nor with POSIX AIO,
-    // whose helper threads serve any thread's requests. Where unsharing is
-    // not allowed, the shared table only costs that time.
+    // A rank's descriptors are its own, as in the traced process; unshared,
+    // the kernel looks them up without reference counting (40 ns a call).
+    // Not in MPI mode (the MPI library's threads share descriptors) nor with
+    // POSIX AIO (glibc's helper threads serve every thread's requests).
     if (sh_.private_fds) (void)unshare(CLONE_FILES);
     try {
       run();
@@ -229,7 +227,6 @@ class ReplayThread {
   Account acct_;
   int64_t owed_ = 0;        // a Wait/Test's cost, charged after its completions
   int64_t traced_end_ = 0;  // where the last depth-0 event ended when traced
-  bool io_only_ = sh_.opt.io_only;
 };
 
 void ReplayThread::run() {
@@ -288,7 +285,7 @@ void ReplayThread::run() {
     // the plan, accounting, a collective's bookkeeping: 0.5-1.5 us an event
     // of nton_barrier, a quarter of its step) becomes debt that later gaps
     // and charged costs pay back. --io-only has neither: no clock read.
-    int64_t woke = deadline > last_end_ ? sleep_until(deadline, aborted) : io_only_ ? last_end_ : mono_now_ns();
+    int64_t woke = deadline > last_end_ ? sleep_until(deadline, aborted) : sh_.opt.io_only ? last_end_ : mono_now_ns();
     pacer_.woke_at(deadline, woke);
     summary.compute_ns += woke - last_end_;
     summary.traced_compute_ns += std::max<int64_t>(0, ev.gap_ns);
