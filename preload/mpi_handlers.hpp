@@ -297,6 +297,7 @@ int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
   int rc = replace ? MPI_SUCCESS : invoke();
   bool log = end_decision(c, id, decision);
   c.stop();
+  trim_exchange(c, decision, replace);
   fill_collective(c, rc, comm, -1, bytes);
   if (!log) prune(c);
   return rc;
@@ -316,6 +317,7 @@ int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes
   int rc = invoke();
   bool log = end_decision(c, id, decision);
   c.stop();
+  trim_exchange(c, decision, false);
   fill_collective(c, rc, comm, decided, bytes);
   if (inter)
     fill_inter_root(c, comm, id, root);

@@ -24,7 +24,7 @@ namespace mpior::preload::mpi {
   X(Comm_rank) X(Comm_size) X(Comm_group) X(Comm_test_inter) X(Group_translate_ranks)        \
   X(Group_size) X(Group_free) X(Type_size_x) X(Type_get_envelope) X(Comm_dup) X(Comm_free) \
   X(Bcast) X(Gather) X(Initialized) X(Finalized) X(Isend) X(Irecv) X(Wait) X(Waitall)       \
-  X(Recv) X(Allreduce) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
+  X(Recv) X(Allreduce) X(Barrier) X(Test) X(Request_get_status) X(Test_cancelled) X(Query_thread)         \
   X(Iallreduce) X(Ibcast) X(Igather) X(Comm_create_group) X(Comm_remote_group) X(Comm_remote_size) \
   X(Iprobe) X(Cancel) X(Request_free) X(Comm_compare) X(Comm_create) X(Comm_split) X(Comm_split_type) X(Send) \
   X(Type_get_extent_x) X(Type_get_true_extent_x) X(Pack) X(Unpack) \

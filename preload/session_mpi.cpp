@@ -8,6 +8,7 @@
 #include "aggregate.hpp"
 #include "clock_align.hpp"
 #include "crash.hpp"
+#include "exchange_cost.hpp"
 #include "files.hpp"
 #include "lineage.hpp"
 #include "log.hpp"
@@ -35,6 +36,7 @@ void start_pruning(Session& s) {
   pmpi::Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, s.private_comm);
   s.pruning = all;
   piggyback::pruner().start(all, s.rank, s.size);
+  if (all) exchange_cost::measure(s.private_comm);
 }
 
 }  // namespace

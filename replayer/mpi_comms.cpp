@@ -6,6 +6,7 @@
 
 #include "error.hpp"
 #include "mpi_mode.hpp"
+#include "mpi_yield.hpp"
 
 namespace mpior::replay {
 
@@ -140,7 +141,7 @@ bool MpiBackend::ready(int32_t global) {
   // An idup: this process's other members may not all have posted theirs yet.
   c.made.wait(lock, [&] { return c.idup_arrived == 0; });
   if (c.idup_pending) {
-    if (MPI_Waitall(int(c.idups.size()), c.idups.data(), MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+    if (waitall_yielding(int(c.idups.size()), c.idups.data()) != MPI_SUCCESS)
       throw ReplayError(fmt::format("communicator {}: MPI_Comm_idup failed", global));
     c.idups.clear();
     c.idup_pending = false;

@@ -8,6 +8,7 @@
 
 #include "error.hpp"
 #include "mpi_ops.hpp"
+#include "mpi_yield.hpp"
 #include "report.hpp"
 #include "trace/inter_request.hpp"
 
@@ -92,7 +93,7 @@ void MpiThreadOps::finish() {
   BlockedIn blocked(b_.board(), slot_, trace::Kind::MPI_Waitall, 0);
   for (auto& [id, r] : sends_) pending_.push_back(r);
   sends_.clear();
-  if (!pending_.empty()) check(MPI_Waitall(int(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  if (!pending_.empty()) check(waitall_yielding(int(pending_.size()), pending_.data()), "MPI_Testall");
   pending_.clear();
 }
 
@@ -206,7 +207,7 @@ void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, in
   int32_t from = b_.comm(c.id).proc_rank(b_.blocks().owner(src));
   MPI_Message msg;
   MPI_Status st;
-  check(MPI_Mprobe(from, tag(app_tag, src, rank_), on, &msg, &st), "MPI_Mprobe");
+  check(mprobe_yielding(from, tag(app_tag, src, rank_), on, &msg, &st), "MPI_Improbe");
   MPI_Count n = 0;
   MPI_Get_count_c(&st, MPI_BYTE, &n);
   check(MPI_Mrecv_c(recv_buffer(n), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
@@ -238,7 +239,8 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
     return true;
   Comm c;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
-    if (comm_of(ev, 0, &c)) b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
+    if (comm_of(ev, 0, &c))
+      b_.comm(c.id).meet->run([&] { check(barrier_yielding(b_.comm(c.id).msg), "MPI_Ibarrier"); });
     return true;
   }
   if (!comm_of(ev, ev.args[arg::comm], &c)) return true;
@@ -303,19 +305,22 @@ void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, con
   MpiComm& mc = b_.comm(c.id);
   mc.meet->run([&] {
     if (op == OpClass::barrier) {
-      check(MPI_Barrier(mc.msg), "MPI_Barrier");
+      check(barrier_yielding(mc.msg), "MPI_Ibarrier");
       return;
     }
     int64_t mine = std::max<int64_t>(0, bytes_in), bytes = 0;
-    check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
+    MPI_Request r;
+    check(wait_yielding(MPI_Iallreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg, &r), &r), "MPI_Iallreduce");
     char* buf = recv_buffer(bytes);
     if (op == OpClass::allcoll) {
-      check(MPI_Allreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg), "MPI_Allreduce");
+      check(wait_yielding(MPI_Iallreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg, &r), &r),
+            "MPI_Iallreduce");
       return;
     }
     int32_t root = member_plan_rank(c.id, int32_t(root_in));
     if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, root_in));
-    check(MPI_Bcast_c(buf, MPI_Count(bytes), MPI_BYTE, mc.proc_rank(b_.blocks().owner(root)), mc.msg), "MPI_Bcast");
+    int from = mc.proc_rank(b_.blocks().owner(root));
+    check(wait_yielding(MPI_Ibcast_c(buf, MPI_Count(bytes), MPI_BYTE, from, mc.msg, &r), &r), "MPI_Ibcast");
   });
 }
 
@@ -422,7 +427,7 @@ bool MpiThreadOps::file_barrier(const Event& ev, uint64_t event_no) {
   BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   Comm c;
   if (comm_of(ev, ev.args[arg::fcomm], &c))
-    b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
+    b_.comm(c.id).meet->run([&] { check(barrier_yielding(b_.comm(c.id).msg), "MPI_Ibarrier"); });
   return true;
 }
 

@@ -141,6 +141,28 @@ def prune_off():
     s.cleanup()
 
 
+def exchange_cost():
+    """What the decision exchange adds to a traced blocking collective is
+    the tracer's time, not the call's (preload/exchange_cost.hpp): with the
+    test hook setting it beyond any call's duration, every pruned run's
+    barriers are recorded at no time; an unpruned run's keep theirs."""
+    hook = {"MPIOR_TEST_EXCHANGE_EXTRA_NS": str(10**12)}
+
+    def barrier_s(env):
+        s = Scenario("nton_barrier", [50, 4096], ranks=2, env=env).run_both()
+        summary = s.post()
+        s.replay_and_check()
+        s.cleanup()
+        check_eq(summary["op_totals"]["MPI_Barrier"]["calls"], 2 * 50, "barriers traced")
+        return summary["op_totals"]["MPI_Barrier"]["time_s"], summary["mpi"]["pruning"]
+
+    check_eq(barrier_s(hook), (0.0, True), "pruned barriers' time, with the exchange's cost set beyond any")
+    measured, pruning = barrier_s({})
+    check(pruning and measured > 0, f"pruned barriers with the cost measured at MPI_Init take time: {measured} s")
+    unpruned, pruning = barrier_s(dict(hook, MPIOR_PRUNE="0"))
+    check(not pruning and unpruned > 0, f"barriers without pruning keep their time: {unpruned} s")
+
+
 def io_log(s, name):
     path = os.path.join(s.root, name)
     s.replay_and_check("--io-log", path)
@@ -171,4 +193,5 @@ def equivalence():
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (fig15, fig14, fig41, burst, rooted, nbcoll, inline, prune_off, equivalence)})
+    main({f.__name__: f for f in (fig15, fig14, fig41, burst, rooted, nbcoll, inline, prune_off, equivalence,
+                                        exchange_cost)})
