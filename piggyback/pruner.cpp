@@ -185,7 +185,12 @@ Received Pruner::received(int32_t comm, MPI_Request handle, int source, int tag)
 
 void Pruner::all_to_all_begin(int32_t comm, DecisionExchange& x) {
   x.mine = nodes_.pending_any(x.members, me_);
+  if (x.members.size() == 1) {  // a communicator of one (MPI_COMM_SELF): the decision is this rank's own
+    x.result = x.mine;
+    return;
+  }
   pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, channel(comm).app, &x.req);
+  x.exchanged = true;
 }
 
 bool Pruner::all_to_all_end(DecisionExchange& x) {
@@ -202,7 +207,9 @@ int32_t root_world(const DecisionExchange& x) {
 
 void Pruner::one_to_all_begin(int32_t comm, DecisionExchange& x) {
   x.result = x.me == x.root ? nodes_.pending_any(x.members, me_) : 0;
+  if (x.members.size() == 1) return;
   pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, channel(comm).app, &x.req);
+  x.exchanged = true;
 }
 
 bool Pruner::one_to_all_end(DecisionExchange& x) {
@@ -218,7 +225,9 @@ void Pruner::all_to_one_begin(int32_t comm, DecisionExchange& x) {
   bool am_root = x.me == x.root;
   x.mine_byte = am_root ? nodes_.pending_any(x.members, me_) : nodes_.pending(root_world(x));
   x.all.assign(am_root ? x.members.size() : 0, 0);
+  if (x.members.size() == 1) return;
   pmpi::Igather(&x.mine_byte, 1, MPI_CHAR, x.all.data(), 1, MPI_CHAR, x.root, channel(comm).app, &x.req);
+  x.exchanged = true;
 }
 
 RootedDecision Pruner::all_to_one_end(DecisionExchange& x) {

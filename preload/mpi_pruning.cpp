@@ -110,7 +110,7 @@ bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcep
 }
 
 void trim_exchange(Call& c, const piggyback::DecisionExchange& x, bool replaced_barrier) noexcept {
-  if (!x.posted) return;
+  if (!x.exchanged) return;
   trace::RawEvent& ev = c.ev();
   ev.end = std::max(ev.start, ev.end - exchange_cost::extra_ticks(replaced_barrier));
 }
