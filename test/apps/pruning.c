@@ -22,6 +22,9 @@
  *          than a shared-memory ring holds, so later auxiliary messages take
  *          MPI, on two communicators sharing one shadow. Only the first
  *          send and its receive are kept.
+ *   self   (2 ranks) Barrier, Gather and Scatter on MPI_COMM_SELF, each twice
+ *          after I/O: they order no I/O (no other member), all pruned,
+ *          decided without an exchange.
  * usage: pruning MODE */
 #include <fcntl.h>
 #include <mpi.h>
@@ -202,6 +205,19 @@ static void inline_decisions(void) {
   }
   MPI_Type_free(&every_other);
 }
+static void self(void) {
+  int mine = rank, got = -1;
+  io("s1");
+  MPI_Barrier(MPI_COMM_SELF);
+  MPI_Barrier(MPI_COMM_SELF);
+  io("s2");
+  for (int i = 0; i < 2; ++i) MPI_Gather(&mine, 1, MPI_INT, &got, 1, MPI_INT, 0, MPI_COMM_SELF);
+  CHECK(got == rank);
+  io("s3");
+  got = -1;
+  for (int i = 0; i < 2; ++i) MPI_Scatter(&mine, 1, MPI_INT, &got, 1, MPI_INT, 0, MPI_COMM_SELF);
+  CHECK(got == rank);
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -222,6 +238,8 @@ int main(int argc, char** argv) {
     nbcoll();
   else if (!strcmp(mode, "inline"))
     inline_decisions();
+  else if (!strcmp(mode, "self"))
+    self();
   else
     CHECK(!"unknown mode");
   if (rank == 0) printf("pruning %s ranks=%d done\n", mode, size);

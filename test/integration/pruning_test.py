@@ -131,6 +131,24 @@ def inline():
     same_io(APP, ["inline"], 3)
 
 
+def self_comm():
+    """Collectives on MPI_COMM_SELF synchronise with no other rank, so they
+    order no I/O: all pruned, I/O before them or not, decided without an
+    exchange (the program sees the values it sees untraced)."""
+    s, summary = figure("self", 2)
+    check_eq(s.traced_out.stdout, s.plain_out.stdout, "program output")
+    for kind in ("MPI_Barrier", "MPI_Gather", "MPI_Scatter"):
+        check_eq(by_kind(summary, kind), (0, 4), f"{kind} on MPI_COMM_SELF (logged, pruned) over both ranks")
+    s.cleanup()
+    # No exchange, so nothing of the exchange's cost to take off: with the
+    # test hook's cost beyond any call's, the calls keep their time.
+    s = Scenario(APP, ["self"], ranks=2, env={"MPIOR_TEST_EXCHANGE_EXTRA_NS": str(10**12)}).run_both()
+    summary = s.post()
+    for kind in ("MPI_Barrier", "MPI_Gather", "MPI_Scatter"):
+        check(summary["op_totals"][kind]["time_s"] > 0, f"{kind} on MPI_COMM_SELF keeps its time")
+    s.cleanup()
+
+
 def prune_off():
     """MPIOR_PRUNE=0 logs every MPI call, as the foundation did."""
     s = Scenario(APP, ["fig15"], ranks=2, env={"MPIOR_PRUNE": "0"}).run_both()
@@ -193,5 +211,5 @@ def equivalence():
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (fig15, fig14, fig41, burst, rooted, nbcoll, inline, prune_off, equivalence,
+    main({f.__name__: f for f in (fig15, fig14, fig41, burst, rooted, nbcoll, inline, self_comm, prune_off, equivalence,
                                         exchange_cost)})
