@@ -59,7 +59,7 @@ MpiWatchdog::~MpiWatchdog() {
 
 // One round: this process's state summed over all (a nonblocking reduction
 // tested with naps: a waiting watchdog must not spin on a core the replay uses).
-bool MpiWatchdog::round(int32_t* unfinished, int32_t* active) {
+bool MpiWatchdog::round(bool out_of_time, int32_t sums[3]) {
   uint64_t ticks = board_.ticks();
   // A round lasts a tenth of the timeout, between 10 ms and 250 ms.
   // Once this process is done, rounds are short: the others' end is near.
@@ -74,27 +74,32 @@ bool MpiWatchdog::round(int32_t* unfinished, int32_t* active) {
   int32_t running = board_.running();
   bool here = !done_.load(std::memory_order_acquire);
   bool moved = running == 0 || board_.in_mpi() < running || board_.ticks() != ticks;
-  int32_t mine[2] = {here ? 1 : 0, here && moved ? 1 : 0}, sums[2] = {0, 0};
+  int32_t mine[3] = {here ? 1 : 0, here && moved ? 1 : 0, out_of_time ? 1 : 0};
   MPI_Request req;
-  if (MPI_Iallreduce(mine, sums, 2, MPI_INT32_T, MPI_SUM, comm_, &req) != MPI_SUCCESS) return false;
+  if (MPI_Iallreduce(mine, sums, 3, MPI_INT32_T, MPI_SUM, comm_, &req) != MPI_SUCCESS) return false;
   for (int flag = 0;;) {
     if (MPI_Test(&req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
     if (flag) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  *unfinished = sums[0];
-  *active = sums[1];
   return true;
 }
 
+// Each process times the quiet on its own clock, so one can see the timeout
+// run out a round before another: it says so in the next round's sums, and
+// every watchdog, having the same sums, goes to stalled() in the same round
+// (deciding alone, rank 0 waited in stalled()'s gather while the others
+// waited in the next round's reduction: a hang, about 1 run in 4 under load).
 void MpiWatchdog::run() {
   int64_t quiet_since = mono_now_ns();
+  bool out_of_time = false;
   for (;;) {
-    int32_t unfinished = 0, active = 0;
-    if (!round(&unfinished, &active) || unfinished == 0) return;
+    int32_t sums[3] = {0, 0, 0};  // unfinished, active, out of time
+    if (!round(out_of_time, sums) || sums[0] == 0) return;
+    if (sums[2] > 0) stalled();
     int64_t now = mono_now_ns();
-    if (active > 0) quiet_since = now;
-    if (now - quiet_since >= stall_ns_) stalled();
+    if (sums[1] > 0) quiet_since = now;
+    out_of_time = now - quiet_since >= stall_ns_;
   }
 }
 

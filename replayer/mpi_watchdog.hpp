@@ -86,7 +86,8 @@ class MpiWatchdog {
 
  private:
   void run();
-  bool round(int32_t* unfinished, int32_t* active);
+  // sums: processes still replaying, those that moved, those whose timeout ran out.
+  bool round(bool out_of_time, int32_t sums[3]);
   [[noreturn]] void stalled();
 
   const WaitBoard& board_;
