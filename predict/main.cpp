@@ -76,10 +76,10 @@ void write_job(const Cli& cli, const std::string& name, const std::string& text)
   if (!f) throw PredictError(fmt::format("cannot write {}/{}", cli.jobs_dir, name));
 }
 
-double cycle_of(const std::string& file, const std::string& dir) {
+double cycle_of(const std::string& file, const std::string& dir, int32_t writers) {
   nlohmann::json out = run_fio(file, dir);
   try {
-    return cycle_seconds(out);
+    return cycle_seconds(out, writers);
   } catch (const std::runtime_error& e) {
     throw PredictError(fmt::format("fio {}: {}", file, e.what()));
   }
@@ -95,13 +95,13 @@ void pace(const Cli& cli, const Job& job, std::string files[2]) {
     const std::string& dir = side ? cli.target : cli.reference;
     std::string where = side ? "target" : "reference", name = job.name + "." + where + ".fio";
     std::string path = (fs::path(cli.jobs_dir) / name).string();
-    double cycle = cycle_of(files[side], dir), period = 0;
+    double cycle = cycle_of(files[side], dir, job.pace_jobs), period = 0;
     // Until the cycle measured fits the calibration's period with room (a period too short leaves the step,
     // and out of step the cycle looks short): at most 3 calibration runs.
     for (int i = 0; i < 3 && cycle > 0 && kPaceMargin * cycle > period; ++i) {
       period = kCalibrationMargin * cycle;
       write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, where, kCalibrationMargin));
-      cycle = std::max(cycle_of(path, dir), cycle / kCalibrationMargin);
+      cycle = std::max(cycle_of(path, dir, job.pace_jobs), cycle / kCalibrationMargin);
     }
     write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, where));
     files[side] = path;

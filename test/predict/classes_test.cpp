@@ -212,6 +212,10 @@ TEST_CASE("fio's JSON: a write's cycle, its syncs included", "[predict]") {
   auto j = nlohmann::json::parse(R"({"jobs": [
     {"write": {"total_ios": 10, "lat_ns": {"mean": 1e6}}, "sync": {"total_ios": 9, "lat_ns": {"mean": 2e6}}}]})");
   REQUIRE(cycle_seconds(j) == Approx((10 * 1e-3 + 9 * 2e-3) / 10));
+  // Two jobs' writes to one file serialize: the later one's take 4/3 of the mean (it waits for the other's).
+  REQUIRE(cycle_seconds(j, 2) == Approx((10 * 1e-3 * 4 / 3 + 9 * 2e-3) / 10));
+  REQUIRE(cycle_seconds(j, 4) == Approx((10 * 1e-3 * 8 / 5 + 9 * 2e-3) / 10));
+  REQUIRE(cycle_seconds(j, 0) == cycle_seconds(j));
   REQUIRE(cycle_seconds(nlohmann::json::parse(R"({"jobs": []})")) == 0);
   REQUIRE_THROWS(cycle_seconds(nlohmann::json::parse("[]")));
 }
@@ -251,6 +255,25 @@ TEST_CASE("fio's JSON: time per operation by section, weighted by operations", "
   REQUIRE(per_op_seconds(passes, 4)["sync"] == Approx(38 * 4e-3 / 5));
   REQUIRE(per_op_seconds(passes)["sync"] == Approx(4e-3));
   REQUIRE(per_op_seconds(passes, 1)["write"] == Approx(1e-3));
+}
+
+TEST_CASE("fio's JSON: reads and writes by their median latency, syncs by their mean", "[predict]") {
+  // A run whose mean is pulled up by a few writes preempted for milliseconds: the median is the write's cost.
+  auto j = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 100, "lat_ns": {"mean": 9e5},
+               "clat_ns": {"mean": 9e5, "percentile": {"10.000000": 2e5, "50.000000": 3e5, "99.000000": 9e6}}},
+     "read": {"total_ios": 10, "lat_ns": {"mean": 5e3}, "clat_ns": {"percentile": {"50.000000": 4e3}}},
+     "sync": {"total_ios": 100, "lat_ns": {"mean": 4e6},
+              "clat_ns": {"mean": 4e6, "percentile": {"50.000000": 1e6}}}}]})");
+  auto per_op = per_op_seconds(j);
+  REQUIRE(per_op["write"] == Approx(3e-4));
+  REQUIRE(per_op["read"] == Approx(4e-6));
+  REQUIRE(per_op["sync"] == Approx(4e-3));  // a sync's cost is what the syncs took in all
+  // Jobs reported apart: their medians weighted by their operations.
+  auto two = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 30, "lat_ns": {"mean": 1e6}, "clat_ns": {"percentile": {"50.000000": 1e5}}}},
+    {"write": {"total_ios": 10, "lat_ns": {"mean": 1e6}, "clat_ns": {"percentile": {"50.000000": 5e5}}}}]})");
+  REQUIRE(per_op_seconds(two)["write"] == Approx((30 * 1e5 + 10 * 5e5) / 40 / 1e9));
 }
 
 TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fallback ratio", "[predict]") {
