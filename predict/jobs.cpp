@@ -234,7 +234,7 @@ double mean_ns(const nlohmann::json& sec) {
 
 }  // namespace
 
-std::map<std::string, double> per_op_seconds(const nlohmann::json& out, int64_t sync_every) {
+std::map<std::string, double> per_op_seconds(const nlohmann::json& out, int64_t sync_every, bool means) {
   if (!out.is_object() || !out.contains("jobs") || !out["jobs"].is_array())
     throw std::runtime_error("fio's output has no \"jobs\" list");
   std::map<std::string, double> total_ns, ios;
@@ -243,7 +243,7 @@ std::map<std::string, double> per_op_seconds(const nlohmann::json& out, int64_t 
       if (!j.contains(s)) continue;
       const nlohmann::json& sec = j[s];
       bool sync = std::string_view(s) == "sync";
-      double n = sec.value("total_ios", 0.0), median = sync ? 0.0 : median_ns(sec);
+      double n = sec.value("total_ios", 0.0), median = sync || means ? 0.0 : median_ns(sec);
       double per_op = median > 0 ? median : mean_ns(sec);
       if (n <= 0 || per_op <= 0) continue;
       total_ns[s] += per_op * n;

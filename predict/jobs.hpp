@@ -86,8 +86,11 @@ double cycle_seconds(const nlohmann::json& fio_output, int32_t writers = 1);
 // preempted for milliseconds moved a run's mean by 45% (2 MiB writes), not its
 // median. Syncs: the mean, and with sync_every > 0 the sync time over the
 // writes / sync_every syncs asked for (not fio's count, which has one more per
-// pass over the file). Throws std::runtime_error when the output is not fio's
-// JSON.
-std::map<std::string, double> per_op_seconds(const nlohmann::json& fio_output, int64_t sync_every = 0);
+// pass over the file). With `means`, reads and writes by their mean too: a
+// run's mean moves with the machine's bursts as the application's one traced
+// run did, so the runs' spread of means is the run-to-run spread. Throws
+// std::runtime_error when the output is not fio's JSON.
+std::map<std::string, double> per_op_seconds(const nlohmann::json& fio_output, int64_t sync_every = 0,
+                                             bool means = false);
 
 }  // namespace mpior::predict

@@ -62,12 +62,20 @@ nlohmann::json run_fio(const std::string& job, const std::string& dir) {
 }
 
 // Seconds per operation by section, a sync at the class's cadence.
-std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::json& out, int64_t sync_every) {
+std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::json& out, int64_t sync_every,
+                                        bool means = false) {
   try {
-    return per_op_seconds(out, sync_every);
+    return per_op_seconds(out, sync_every, means);
   } catch (const std::runtime_error& e) {
     throw PredictError(fmt::format("fio {}: {}", job, e.what()));
   }
+}
+
+double section_of(const std::string& job, const std::map<std::string, double>& per_op, const std::string& section) {
+  auto at = per_op.find(section);
+  if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
+    throw PredictError(fmt::format("fio {}: no {} operations measured", job, section));
+  return at->second;
 }
 
 void write_job(const Cli& cli, const std::string& name, const std::string& text) {
@@ -117,12 +125,13 @@ std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, cons
       for (int side = 0; side < 2; ++side) {
         nlohmann::json out = run_fio(files[side], side ? cli.target : cli.reference);
         for (size_t i : jp.jobs[j].used) {
-          auto per_op = per_op_of(files[side], out, sync_cadence(cs.classes[i]));
-          auto at = per_op.find(jp.section[i]);
-          if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
-            throw PredictError(fmt::format("fio {}: no {} operations measured", files[side], jp.section[i]));
+          double typical =
+              section_of(files[side], per_op_of(files[side], out, sync_cadence(cs.classes[i])), jp.section[i]);
+          double mean =
+              section_of(files[side], per_op_of(files[side], out, sync_cadence(cs.classes[i]), true), jp.section[i]);
           if (!runs[i]) runs[i] = Runs{};
-          (side ? runs[i]->target : runs[i]->reference).push_back(at->second);
+          (side ? runs[i]->target : runs[i]->reference).push_back(typical);
+          (side ? runs[i]->target_mean : runs[i]->reference_mean).push_back(mean);
         }
       }
   }

@@ -43,7 +43,10 @@ void span_of_runs(ClassResult& r, const IoClass& c, double traced_s) {
 
 // The ratio of the medians of each side's runs: a burst of other work on the
 // machine during one run moves a mean (a fio run 3x the others at load 3),
-// not the median. rel_sd: of one application run's predicted time: the means' uncertainty
+// not the median. Each side's run-to-run spread: of its runs' means where
+// they differ from the typical times (fio's median latencies steady within 2%
+// while the application's traced time varied 15% run to run: the means carry
+// the bursts as the traced run did). rel_sd: of one application run's predicted time: the means' uncertainty
 // (each side's run-to-run spread over sqrt(runs)), the target's own
 // run-to-run spread (the jobs of synced writes do the traced work, so one
 // run varies as the application's I/O there does) and, when the prediction
@@ -51,8 +54,8 @@ void span_of_runs(ClassResult& r, const IoClass& c, double traced_s) {
 void measured_class(ClassResult& r, const IoClass& c) {
   double traced_s = double(c.time_ns) / 1e9, ref = median(r.runs.reference), tgt = median(r.runs.target);
   double k = double(std::max<size_t>(1, runs_of(r)));
-  r.reference_rel_sd = rel_sd(r.runs.reference);
-  r.target_rel_sd = rel_sd(r.runs.target);
+  r.reference_rel_sd = std::max(rel_sd(r.runs.reference), rel_sd(r.runs.reference_mean));
+  r.target_rel_sd = std::max(rel_sd(r.runs.target), rel_sd(r.runs.target_mean));
   r.per_op_basis = ref < kRatioFloorS && tgt > kAmplified * ref && c.count > 0;
   double ref_part = r.per_op_basis ? 0.0 : r.reference_rel_sd * r.reference_rel_sd;
   double tgt_part = r.target_rel_sd * r.target_rel_sd;
@@ -202,6 +205,8 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
       j["fio_section"] = jp.section[i];
       j["reference_s_per_op"] = r.runs.reference;
       j["target_s_per_op"] = r.runs.target;
+      j["reference_mean_s_per_op"] = r.runs.reference_mean;
+      j["target_mean_s_per_op"] = r.runs.target_mean;
     } else {
       j["why_not_measured"] = jp.unmeasured[i];
     }

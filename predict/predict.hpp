@@ -16,7 +16,9 @@
 namespace mpior::predict {
 
 struct Runs {
-  std::vector<double> reference, target;  // seconds per operation, one per run
+  std::vector<double> reference, target;  // seconds per operation, one per run (reads, writes: fio's medians)
+  // The runs' means per operation: their spread is each side's run-to-run spread (empty: that of the above).
+  std::vector<double> reference_mean = {}, target_mean = {};
 };
 
 struct ClassResult {

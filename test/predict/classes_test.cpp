@@ -309,6 +309,16 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   Prediction ref = predict_io(cs, runs);
   REQUIRE(ref.classes[0].reference_rel_sd == Approx(0.2));
   REQUIRE(ref.classes[0].rel_sd == Approx(sd));
+  // Steady typical times (fio's medians) whose runs' means vary: the means' spread is the run-to-run spread.
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.5, 0.5, 0.5}, {1.6, 2.0, 2.4}, {0.6, 0.6, 0.6}};
+  Prediction means = predict_io(cs, runs);
+  REQUIRE(means.classes[0].ratio == Approx(0.5));  // from the typical times
+  REQUIRE(means.classes[0].reference_rel_sd == Approx(0.2));
+  REQUIRE(means.classes[0].target_rel_sd == 0);
+  REQUIRE(means.classes[0].rel_sd == Approx(sd));
+  auto wide = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 100, "lat_ns": {"mean": 9e5}, "clat_ns": {"percentile": {"50.000000": 3e5}}}}]})");
+  REQUIRE(per_op_seconds(wide, 0, true)["write"] == Approx(9e-4));
   // Medians of the runs: one run slowed by other work on the machine does not move the ratio.
   runs[0] = Runs{{1.0, 1.0, 1.0, 1.0, 3.0}, {0.5, 0.5, 0.5, 1.5, 0.5}};
   Prediction burst = predict_io(cs, runs);
