@@ -24,6 +24,8 @@ struct Runs {
 struct ClassResult {
   bool measured = false;
   bool per_op_basis = false;  // count x the target's time per op: the reference's was below the ratio floor
+  bool cycle_basis = false;   // a synced write or its sync: the ratio of the write's cycle (predict.cpp)
+  Runs cycle_runs;            // with cycle_basis: seconds per write and its syncs, one per run
   Runs runs;
   double ratio = 1, rel_sd = 0;  // ratio: predicted / traced; rel_sd: of one run's predicted time (predict.cpp)
   double reference_rel_sd = 0, target_rel_sd = 0;  // each side's run-to-run spread

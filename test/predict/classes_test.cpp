@@ -276,6 +276,45 @@ TEST_CASE("fio's JSON: reads and writes by their median latency, syncs by their 
   REQUIRE(per_op_seconds(two)["write"] == Approx((30 * 1e5 + 10 * 5e5) / 40 / 1e9));
 }
 
+TEST_CASE("prediction: a synced write and its fsync by the ratio of the write's cycle", "[predict]") {
+  Classes cs;
+  cs.classes.resize(3);
+  ClassKey w{Op::write, 2097152, true, true, 1, false};
+  ClassKey f = w;
+  f.op = Op::sync;
+  cs.classes[0].key = w;
+  cs.classes[0].time_ns = 20'000'000;  // 40 writes, 0.5 ms each
+  cs.classes[0].count = 40;
+  cs.classes[1].key = f;
+  cs.classes[1].time_ns = 40'000;  // 40 fsyncs, 1 us each (tmpfs)
+  cs.classes[1].count = 40;
+  cs.classes[2].key = {Op::write, 4096, false, false, 0, false};  // unsynced: its own ratio
+  cs.classes[2].time_ns = 1'000'000;
+  cs.io_ns = 21'040'000;
+  std::vector<std::optional<Runs>> runs(3);
+  runs[0] = Runs{{2e-4, 2e-4, 2e-4}, {1e-4, 1e-4, 1e-4}};  // the write alone: ext4 half tmpfs's
+  runs[1] = Runs{{1e-6, 1e-6, 1e-6}, {1.9e-3, 1.9e-3, 1.9e-3}};
+  runs[2] = Runs{{1e-5, 1e-5, 1e-5}, {2e-5, 2e-5, 2e-5}};
+  Prediction p = predict_io(cs, runs);
+  double cycle = (1e-4 + 1.9e-3) / (2e-4 + 1e-6);  // a write and its fsync: 2 ms on the target, 0.201 ms here
+  for (size_t i : {0, 1}) {
+    CHECK(p.classes[i].cycle_basis);
+    CHECK(!p.classes[i].per_op_basis);
+    CHECK(p.classes[i].ratio == Approx(cycle));
+  }
+  CHECK(p.classes[0].predicted_s == Approx(0.02 * cycle));
+  CHECK(p.classes[1].predicted_s == Approx(40e-6 * cycle));
+  CHECK(p.classes[0].runs.target == std::vector<double>{1e-4, 1e-4, 1e-4});  // its own runs reported
+  CHECK(!p.classes[2].cycle_basis);
+  CHECK(p.classes[2].ratio == Approx(2.0));
+  CHECK(p.predicted_io_s == Approx((0.02 + 40e-6) * cycle + 0.002));
+  // Without its fsync measured, a synced write keeps its own ratio.
+  runs[1].reset();
+  Prediction alone = predict_io(cs, runs);
+  CHECK(!alone.classes[0].cycle_basis);
+  CHECK(alone.classes[0].ratio == Approx(0.5));
+}
+
 TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fallback ratio", "[predict]") {
   Classes cs;
   cs.classes.resize(2);
