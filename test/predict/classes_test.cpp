@@ -308,6 +308,13 @@ TEST_CASE("prediction: a synced write and its fsync by the ratio of the write's 
   CHECK(!p.classes[2].cycle_basis);
   CHECK(p.classes[2].ratio == Approx(2.0));
   CHECK(p.predicted_io_s == Approx((0.02 + 40e-6) * cycle + 0.002));
+  // The runs' means where fio reported them: the write's median missed the preemptions a mean has.
+  runs[0] = Runs{{2e-4, 2e-4, 2e-4}, {1e-4, 1e-4, 1e-4}, {2e-4, 2e-4, 2e-4}, {3e-4, 3e-4, 3e-4}};
+  runs[1] = Runs{{1e-6, 1e-6, 1e-6}, {1.9e-3, 1.9e-3, 1.9e-3}, {1e-6, 1e-6, 1e-6}, {1.9e-3, 1.9e-3, 1.9e-3}};
+  Prediction means = predict_io(cs, runs);
+  CHECK(means.classes[0].ratio == Approx((3e-4 + 1.9e-3) / (2e-4 + 1e-6)));
+  REQUIRE(means.classes[0].cycle_runs.target.size() == 3);
+  CHECK(means.classes[0].cycle_runs.target[0] == Approx(2.2e-3));
   // Without its fsync measured, a synced write keeps its own ratio.
   runs[1].reset();
   Prediction alone = predict_io(cs, runs);
