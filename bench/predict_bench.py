@@ -68,14 +68,16 @@ def predict(b):
             continue
         for ref_fs, tgt_fs in (("ext4", "tmpfs"), ("tmpfs", "ext4")):
             ref_root, tgt_root = root_on(b, ref_fs), root_on(b, tgt_fs)
-            real, preds, traced = [], [], []
+            real, preds, traced, loads = [], [], [], []
             for i in range(reps):  # each prediction from a trace of its own on the reference
+                loads.append(os.getloadavg()[0])  # the 1-minute load average before each prediction and at the end
                 plan, t = traced_io(b, app, args, ref_root, f"reference{i}")
                 traced.append(t)
                 real.append(traced_io(b, app, args, tgt_root, f"real{i}")[1])
                 preds.append(predict_once(b, plan, ref_root, tgt_root, 5 if not b.quick else 2))
             for i in range(reps, REAL_REPS if not b.quick else reps):
                 real.append(traced_io(b, app, args, tgt_root, f"real{i}")[1])
+            loads.append(os.getloadavg()[0])
             real_m, traced = statistics.median(real), statistics.median(traced)
             mid = sorted(preds, key=lambda p: p["predicted_io_s"])[len(preds) // 2]
             ratio_m, replay_m = mid["predicted_io_s"], statistics.median(p["check"]["replay_io_s"] for p in preds)
@@ -86,7 +88,8 @@ def predict(b):
                          f"{min(real):.4f}-{max(real):.4f}", f"{ratio_m:.4f}", f"{err:+.1f}%",
                          f"[{low:.4f}, {high:.4f}]", "yes" if low <= real_m <= high else "no",
                          "yes" if abs(err) <= 10 else "no", f"{mid['fio_target_rel_sd'] * 100:.0f}%",
-                         f"{mid.get('target_rel_sd', 0) * 100:.0f}%", f"{replay_m:.4f}", f"{rerr:+.1f}%"])
+                         f"{mid.get('target_rel_sd', 0) * 100:.0f}%", f"{replay_m:.4f}", f"{rerr:+.1f}%",
+                         f"{min(loads):.1f}-{max(loads):.1f}"])
             for r in (ref_root, tgt_root):
                 shutil.rmtree(r, ignore_errors=True)
     return rows, reps
@@ -98,4 +101,5 @@ def print_table(table, rows, reps, load0=None):
           f"{reps}, real: of {REAL_REPS}; replay-predicted: full replays (--check); {load}"
           f"checkpoint_sim: {PROGRAMS[0][2]}, nton_barrier: {PROGRAMS[1][2]})",
           ["program", "ref->target", "traced on ref", "real on target", "real range", "ratio-predicted", "error",
-           "interval", "holds real", "<=10%", "target spread (fio)", "(replays)", "replay-predicted", "error"], rows)
+           "interval", "holds real", "<=10%", "target spread (fio)", "(replays)", "replay-predicted", "error",
+           "load (1 min) during"], rows)

@@ -20,6 +20,7 @@ struct Body {
   std::string text, section;
   int64_t space = 0;
   int64_t pace_ops = 0, pace_bs = 0;  // a paced job's traced writes per rank and their size
+  int32_t pace_jobs = 0;
 };
 
 std::string head(double seconds, bool timed) {
@@ -74,6 +75,7 @@ Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds,
   if (synced && k.shared && ranks > 1) {
     b.pace_ops = per_rank_ops;
     b.pace_bs = bs;
+    b.pace_jobs = ranks;
   }
   if (k.shared) b.text += fmt::format("filename=shared.dat\noffset_increment={}\n", size);
   if (write && k.sync_every) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", k.sync_every);
@@ -158,7 +160,7 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     auto at = std::find(bodies.begin(), bodies.end(), b.text);
     if (at == bodies.end()) {
       bodies.push_back(b.text);
-      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}, b.pace_ops, b.pace_bs});
+      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}, b.pace_ops, b.pace_bs, b.pace_jobs});
       at = bodies.end() - 1;
     }
     size_t j = size_t(at - bodies.begin());
@@ -197,22 +199,42 @@ std::string paced_text(const Job& job, double cycle_s, double seconds, std::stri
   return t.insert(t.find("[global]"), note);
 }
 
-double cycle_seconds(const nlohmann::json& out) {
+double cycle_seconds(const nlohmann::json& out, int32_t writers) {
   if (!out.is_object() || !out.contains("jobs") || !out["jobs"].is_array())
     throw std::runtime_error("fio's output has no \"jobs\" list");
-  double busy_ns = 0, writes = 0;
+  double n_writers = std::max(1.0, double(writers));
+  double busy_ns = 0, writes = 0, last = 2 * n_writers / (n_writers + 1);
   for (const nlohmann::json& j : out["jobs"])
     for (const char* s : {"write", "sync"}) {
       if (!j.contains(s)) continue;
       double n = j[s].value("total_ios", 0.0);
       double mean = j[s].contains("lat_ns") ? j[s]["lat_ns"].value("mean", 0.0) : 0.0;
-      busy_ns += n * mean;
-      if (std::string_view(s) == "write") writes += n;
+      bool write = std::string_view(s) == "write";
+      busy_ns += n * mean * (write ? last : 1.0);
+      if (write) writes += n;
     }
   return writes > 0 ? busy_ns / writes / 1e9 : 0.0;
 }
 
-std::map<std::string, double> per_op_seconds(const nlohmann::json& out, int64_t sync_every) {
+namespace {
+
+// fio's median completion latency of a section (clat_ns percentile 50, on by default), 0 when absent.
+double median_ns(const nlohmann::json& sec) {
+  if (!sec.contains("clat_ns") || !sec["clat_ns"].contains("percentile")) return 0.0;
+  const nlohmann::json& pct = sec["clat_ns"]["percentile"];
+  auto at = pct.find("50.000000");
+  return at != pct.end() && at->is_number() ? at->get<double>() : 0.0;
+}
+
+double mean_ns(const nlohmann::json& sec) {
+  double mean = sec.contains("lat_ns") ? sec["lat_ns"].value("mean", 0.0) : 0.0;
+  if (mean <= 0 && sec.contains("clat_ns")) mean = sec["clat_ns"].value("mean", 0.0);
+  return mean;
+}
+
+}  // namespace
+
+std::map<std::string, double> per_op_seconds(const nlohmann::json& out, int64_t sync_every, bool means) {
   if (!out.is_object() || !out.contains("jobs") || !out["jobs"].is_array())
     throw std::runtime_error("fio's output has no \"jobs\" list");
   std::map<std::string, double> total_ns, ios;
@@ -220,17 +242,15 @@ std::map<std::string, double> per_op_seconds(const nlohmann::json& out, int64_t 
     for (const char* s : {"read", "write", "sync"}) {
       if (!j.contains(s)) continue;
       const nlohmann::json& sec = j[s];
-      double n = sec.value("total_ios", 0.0);
-      double mean = sec.contains("lat_ns") ? sec["lat_ns"].value("mean", 0.0) : 0.0;
-      if (mean <= 0 && sec.contains("clat_ns")) mean = sec["clat_ns"].value("mean", 0.0);
-      if (n <= 0 || mean <= 0) continue;
-      total_ns[s] += mean * n;
+      bool sync = std::string_view(s) == "sync";
+      double n = sec.value("total_ios", 0.0), median = sync || means ? 0.0 : median_ns(sec);
+      double per_op = median > 0 ? median : mean_ns(sec);
+      if (n <= 0 || per_op <= 0) continue;
+      total_ns[s] += per_op * n;
       // fio counts an extra, next to free sync at each pass over the file (38 for 20 writes with fsync=1):
       // a sync's cost is the syncs' time over the syncs the cadence asked for.
       double writes = j.contains("write") ? j["write"].value("total_ios", 0.0) : 0.0;
-      ios[s] += std::string_view(s) == "sync" && sync_every > 0 && writes > 0
-                    ? std::max(1.0, std::floor(writes / double(sync_every)))
-                    : n;
+      ios[s] += sync && sync_every > 0 && writes > 0 ? std::max(1.0, std::floor(writes / double(sync_every))) : n;
     }
   std::map<std::string, double> per_op;
   for (auto& [s, t] : total_ns) per_op[s] = t / ios[s] / 1e9;

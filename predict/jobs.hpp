@@ -26,6 +26,7 @@ struct Job {
   // Paced (synced writes of several ranks to one shared file, which the ranks
   // did together): the traced writes per rank and their size; 0 not paced.
   int64_t pace_ops = 0, pace_bs = 0;
+  int32_t pace_jobs = 0;  // a paced job's fio jobs (the ranks), whose writes to the one file serialize
 };
 
 struct JobPlan {
@@ -69,14 +70,27 @@ int64_t sync_cadence(const IoClass& c);
 std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where,
                        double margin = kPaceMargin);
 
-// Seconds a job spent per write in its writes and syncs (fio's JSON).
-double cycle_seconds(const nlohmann::json& fio_output);
+// Seconds the slowest of `writers` jobs on one file spent per write in its
+// writes and syncs (fio's JSON, group_reporting: the jobs' mean). Their writes
+// serialize on the file's lock: in step a write waits for (writers - 1) / 2
+// others on average and the last one for writers - 1, so its writes take
+// 2 writers / (writers + 1) x the mean. A period from the mean alone let the
+// last job's writes run into the next period (tmpfs, 2 ranks of 2 MiB: fio's
+// writes back to back at 3x the time of writes in step, +99% ext4 -> tmpfs).
+double cycle_seconds(const nlohmann::json& fio_output, int32_t writers = 1);
 
-// Mean time per operation (seconds) by section ("read", "write", "sync") of
-// fio's --output-format=json output, over all its jobs; with sync_every > 0 a
-// sync costs the sync time over the writes / sync_every syncs asked for (not
-// fio's count, which has one more per pass over the file). Throws
+// Time per operation (seconds) by section ("read", "write", "sync") of fio's
+// --output-format=json output, over all its jobs (weighted by their
+// operations). Reads and writes: the median completion latency (clat 50th
+// percentile; the mean without percentiles): on a busy machine a few writes
+// preempted for milliseconds moved a run's mean by 45% (2 MiB writes), not its
+// median. Syncs: the mean, and with sync_every > 0 the sync time over the
+// writes / sync_every syncs asked for (not fio's count, which has one more per
+// pass over the file). With `means`, reads and writes by their mean too: a
+// run's mean moves with the machine's bursts as the application's one traced
+// run did, so the runs' spread of means is the run-to-run spread. Throws
 // std::runtime_error when the output is not fio's JSON.
-std::map<std::string, double> per_op_seconds(const nlohmann::json& fio_output, int64_t sync_every = 0);
+std::map<std::string, double> per_op_seconds(const nlohmann::json& fio_output, int64_t sync_every = 0,
+                                             bool means = false);
 
 }  // namespace mpior::predict

@@ -62,12 +62,20 @@ nlohmann::json run_fio(const std::string& job, const std::string& dir) {
 }
 
 // Seconds per operation by section, a sync at the class's cadence.
-std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::json& out, int64_t sync_every) {
+std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::json& out, int64_t sync_every,
+                                        bool means = false) {
   try {
-    return per_op_seconds(out, sync_every);
+    return per_op_seconds(out, sync_every, means);
   } catch (const std::runtime_error& e) {
     throw PredictError(fmt::format("fio {}: {}", job, e.what()));
   }
+}
+
+double section_of(const std::string& job, const std::map<std::string, double>& per_op, const std::string& section) {
+  auto at = per_op.find(section);
+  if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
+    throw PredictError(fmt::format("fio {}: no {} operations measured", job, section));
+  return at->second;
 }
 
 void write_job(const Cli& cli, const std::string& name, const std::string& text) {
@@ -76,10 +84,10 @@ void write_job(const Cli& cli, const std::string& name, const std::string& text)
   if (!f) throw PredictError(fmt::format("cannot write {}/{}", cli.jobs_dir, name));
 }
 
-double cycle_of(const std::string& file, const std::string& dir) {
+double cycle_of(const std::string& file, const std::string& dir, int32_t writers) {
   nlohmann::json out = run_fio(file, dir);
   try {
-    return cycle_seconds(out);
+    return cycle_seconds(out, writers);
   } catch (const std::runtime_error& e) {
     throw PredictError(fmt::format("fio {}: {}", file, e.what()));
   }
@@ -95,13 +103,13 @@ void pace(const Cli& cli, const Job& job, std::string files[2]) {
     const std::string& dir = side ? cli.target : cli.reference;
     std::string where = side ? "target" : "reference", name = job.name + "." + where + ".fio";
     std::string path = (fs::path(cli.jobs_dir) / name).string();
-    double cycle = cycle_of(files[side], dir), period = 0;
+    double cycle = cycle_of(files[side], dir, job.pace_jobs), period = 0;
     // Until the cycle measured fits the calibration's period with room (a period too short leaves the step,
     // and out of step the cycle looks short): at most 3 calibration runs.
     for (int i = 0; i < 3 && cycle > 0 && kPaceMargin * cycle > period; ++i) {
       period = kCalibrationMargin * cycle;
       write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, where, kCalibrationMargin));
-      cycle = std::max(cycle_of(path, dir), cycle / kCalibrationMargin);
+      cycle = std::max(cycle_of(path, dir, job.pace_jobs), cycle / kCalibrationMargin);
     }
     write_job(cli, name, paced_text(job, cycle, cli.jobs.seconds, where));
     files[side] = path;
@@ -117,12 +125,13 @@ std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, cons
       for (int side = 0; side < 2; ++side) {
         nlohmann::json out = run_fio(files[side], side ? cli.target : cli.reference);
         for (size_t i : jp.jobs[j].used) {
-          auto per_op = per_op_of(files[side], out, sync_cadence(cs.classes[i]));
-          auto at = per_op.find(jp.section[i]);
-          if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
-            throw PredictError(fmt::format("fio {}: no {} operations measured", files[side], jp.section[i]));
+          double typical =
+              section_of(files[side], per_op_of(files[side], out, sync_cadence(cs.classes[i])), jp.section[i]);
+          double mean =
+              section_of(files[side], per_op_of(files[side], out, sync_cadence(cs.classes[i]), true), jp.section[i]);
           if (!runs[i]) runs[i] = Runs{};
-          (side ? runs[i]->target : runs[i]->reference).push_back(at->second);
+          (side ? runs[i]->target : runs[i]->reference).push_back(typical);
+          (side ? runs[i]->target_mean : runs[i]->reference_mean).push_back(mean);
         }
       }
   }

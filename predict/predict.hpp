@@ -16,12 +16,16 @@
 namespace mpior::predict {
 
 struct Runs {
-  std::vector<double> reference, target;  // seconds per operation, one per run
+  std::vector<double> reference, target;  // seconds per operation, one per run (reads, writes: fio's medians)
+  // The runs' means per operation: their spread is each side's run-to-run spread (empty: that of the above).
+  std::vector<double> reference_mean = {}, target_mean = {};
 };
 
 struct ClassResult {
   bool measured = false;
   bool per_op_basis = false;  // count x the target's time per op: the reference's was below the ratio floor
+  bool cycle_basis = false;   // a synced write or its sync: the ratio of the write's cycle (predict.cpp)
+  Runs cycle_runs;            // with cycle_basis: seconds per write and its syncs, one per run
   Runs runs;
   double ratio = 1, rel_sd = 0;  // ratio: predicted / traced; rel_sd: of one run's predicted time (predict.cpp)
   double reference_rel_sd = 0, target_rel_sd = 0;  // each side's run-to-run spread

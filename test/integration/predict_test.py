@@ -81,6 +81,10 @@ def expect_complete(report, jobs_dir):
           "the target's run-to-run spread in the fio runs reported")
     measured = [c for c in report["classes"] if c["measured"]]
     check({c["op"] for c in measured} >= {"write", "sync"}, "the checkpoint's write and fsync classes measured")
+    synced = [c for c in measured if c["op"] in ("write", "sync") and c["sync_every"] > 0]
+    check(len(synced) == 2 and all(c["basis"] == "ratio of the synced write's cycle" for c in synced),
+          f"the checkpoint's synced writes and fsyncs predicted together, by their cycle: "
+          f"{[(c['label'], c['basis']) for c in measured]}")
     for c in report["classes"]:
         check(c["ratio"] > 0 and math.isfinite(c["ratio"]), f"class {c['id']} ratio {c['ratio']}")
         check(math.isfinite(c["rel_sd"]) and c["rel_sd"] >= 0, f"class {c['id']} spread")
@@ -94,11 +98,16 @@ def expect_complete(report, jobs_dir):
             check(abs(math.sqrt((ref * ref + t * t) / k + t * t + ref * ref) - c["rel_sd"]) < 1e-9,
                   f"class {c['id']}: the spreads make the prediction's")
             # At least each repetition's own prediction (its reference and target runs) inside the interval.
-            for r_s, t_s in zip(c["reference_s_per_op"], c["target_s_per_op"]):
+            # A synced write and its fsync: by each repetition's ratio of a write's cycle (the write and its syncs).
+            cycle = c["basis"] == "ratio of the synced write's cycle"
+            check(cycle == ("reference_s_per_cycle" in c), f"class {c['id']}: its cycles reported with that basis")
+            per = "s_per_cycle" if cycle else "s_per_op"
+            for r_s, t_s in zip(c["reference_" + per], c["target_" + per]):
                 one = c["count"] * t_s if c["basis"] == "target time per op" else t_s / r_s * c["traced_s"]
                 lo, hi = c["interval"]
                 check(lo * (1 - 1e-9) <= one <= hi * (1 + 1e-9), f"class {c['id']}: one repetition's {one} in {c['interval']}")
-            check(c["basis"] in ("ratio", "target time per op"), f"class {c['id']} basis {c['basis']}")
+            check(c["basis"] in ("ratio", "target time per op", "ratio of the synced write's cycle"),
+                  f"class {c['id']} basis {c['basis']}")
             check(os.path.isfile(os.path.join(jobs_dir, c["job"])), f"job file {c['job']} kept")
         else:
             check(c["why_not_measured"], "a reason for each class not measured")

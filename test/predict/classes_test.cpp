@@ -212,6 +212,10 @@ TEST_CASE("fio's JSON: a write's cycle, its syncs included", "[predict]") {
   auto j = nlohmann::json::parse(R"({"jobs": [
     {"write": {"total_ios": 10, "lat_ns": {"mean": 1e6}}, "sync": {"total_ios": 9, "lat_ns": {"mean": 2e6}}}]})");
   REQUIRE(cycle_seconds(j) == Approx((10 * 1e-3 + 9 * 2e-3) / 10));
+  // Two jobs' writes to one file serialize: the later one's take 4/3 of the mean (it waits for the other's).
+  REQUIRE(cycle_seconds(j, 2) == Approx((10 * 1e-3 * 4 / 3 + 9 * 2e-3) / 10));
+  REQUIRE(cycle_seconds(j, 4) == Approx((10 * 1e-3 * 8 / 5 + 9 * 2e-3) / 10));
+  REQUIRE(cycle_seconds(j, 0) == cycle_seconds(j));
   REQUIRE(cycle_seconds(nlohmann::json::parse(R"({"jobs": []})")) == 0);
   REQUIRE_THROWS(cycle_seconds(nlohmann::json::parse("[]")));
 }
@@ -253,6 +257,71 @@ TEST_CASE("fio's JSON: time per operation by section, weighted by operations", "
   REQUIRE(per_op_seconds(passes, 1)["write"] == Approx(1e-3));
 }
 
+TEST_CASE("fio's JSON: reads and writes by their median latency, syncs by their mean", "[predict]") {
+  // A run whose mean is pulled up by a few writes preempted for milliseconds: the median is the write's cost.
+  auto j = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 100, "lat_ns": {"mean": 9e5},
+               "clat_ns": {"mean": 9e5, "percentile": {"10.000000": 2e5, "50.000000": 3e5, "99.000000": 9e6}}},
+     "read": {"total_ios": 10, "lat_ns": {"mean": 5e3}, "clat_ns": {"percentile": {"50.000000": 4e3}}},
+     "sync": {"total_ios": 100, "lat_ns": {"mean": 4e6},
+              "clat_ns": {"mean": 4e6, "percentile": {"50.000000": 1e6}}}}]})");
+  auto per_op = per_op_seconds(j);
+  REQUIRE(per_op["write"] == Approx(3e-4));
+  REQUIRE(per_op["read"] == Approx(4e-6));
+  REQUIRE(per_op["sync"] == Approx(4e-3));  // a sync's cost is what the syncs took in all
+  // Jobs reported apart: their medians weighted by their operations.
+  auto two = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 30, "lat_ns": {"mean": 1e6}, "clat_ns": {"percentile": {"50.000000": 1e5}}}},
+    {"write": {"total_ios": 10, "lat_ns": {"mean": 1e6}, "clat_ns": {"percentile": {"50.000000": 5e5}}}}]})");
+  REQUIRE(per_op_seconds(two)["write"] == Approx((30 * 1e5 + 10 * 5e5) / 40 / 1e9));
+}
+
+TEST_CASE("prediction: a synced write and its fsync by the ratio of the write's cycle", "[predict]") {
+  Classes cs;
+  cs.classes.resize(3);
+  ClassKey w{Op::write, 2097152, true, true, 1, false};
+  ClassKey f = w;
+  f.op = Op::sync;
+  cs.classes[0].key = w;
+  cs.classes[0].time_ns = 20'000'000;  // 40 writes, 0.5 ms each
+  cs.classes[0].count = 40;
+  cs.classes[1].key = f;
+  cs.classes[1].time_ns = 40'000;  // 40 fsyncs, 1 us each (tmpfs)
+  cs.classes[1].count = 40;
+  cs.classes[2].key = {Op::write, 4096, false, false, 0, false};  // unsynced: its own ratio
+  cs.classes[2].time_ns = 1'000'000;
+  cs.io_ns = 21'040'000;
+  std::vector<std::optional<Runs>> runs(3);
+  runs[0] = Runs{{2e-4, 2e-4, 2e-4}, {1e-4, 1e-4, 1e-4}};  // the write alone: ext4 half tmpfs's
+  runs[1] = Runs{{1e-6, 1e-6, 1e-6}, {1.9e-3, 1.9e-3, 1.9e-3}};
+  runs[2] = Runs{{1e-5, 1e-5, 1e-5}, {2e-5, 2e-5, 2e-5}};
+  Prediction p = predict_io(cs, runs);
+  double cycle = (1e-4 + 1.9e-3) / (2e-4 + 1e-6);  // a write and its fsync: 2 ms on the target, 0.201 ms here
+  for (size_t i : {0, 1}) {
+    CHECK(p.classes[i].cycle_basis);
+    CHECK(!p.classes[i].per_op_basis);
+    CHECK(p.classes[i].ratio == Approx(cycle));
+  }
+  CHECK(p.classes[0].predicted_s == Approx(0.02 * cycle));
+  CHECK(p.classes[1].predicted_s == Approx(40e-6 * cycle));
+  CHECK(p.classes[0].runs.target == std::vector<double>{1e-4, 1e-4, 1e-4});  // its own runs reported
+  CHECK(!p.classes[2].cycle_basis);
+  CHECK(p.classes[2].ratio == Approx(2.0));
+  CHECK(p.predicted_io_s == Approx((0.02 + 40e-6) * cycle + 0.002));
+  // The runs' means where fio reported them: the write's median missed the preemptions a mean has.
+  runs[0] = Runs{{2e-4, 2e-4, 2e-4}, {1e-4, 1e-4, 1e-4}, {2e-4, 2e-4, 2e-4}, {3e-4, 3e-4, 3e-4}};
+  runs[1] = Runs{{1e-6, 1e-6, 1e-6}, {1.9e-3, 1.9e-3, 1.9e-3}, {1e-6, 1e-6, 1e-6}, {1.9e-3, 1.9e-3, 1.9e-3}};
+  Prediction means = predict_io(cs, runs);
+  CHECK(means.classes[0].ratio == Approx((3e-4 + 1.9e-3) / (2e-4 + 1e-6)));
+  REQUIRE(means.classes[0].cycle_runs.target.size() == 3);
+  CHECK(means.classes[0].cycle_runs.target[0] == Approx(2.2e-3));
+  // Without its fsync measured, a synced write keeps its own ratio.
+  runs[1].reset();
+  Prediction alone = predict_io(cs, runs);
+  CHECK(!alone.classes[0].cycle_basis);
+  CHECK(alone.classes[0].ratio == Approx(0.5));
+}
+
 TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fallback ratio", "[predict]") {
   Classes cs;
   cs.classes.resize(2);
@@ -286,6 +355,16 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   Prediction ref = predict_io(cs, runs);
   REQUIRE(ref.classes[0].reference_rel_sd == Approx(0.2));
   REQUIRE(ref.classes[0].rel_sd == Approx(sd));
+  // Steady typical times (fio's medians) whose runs' means vary: the means' spread is the run-to-run spread.
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.5, 0.5, 0.5}, {1.6, 2.0, 2.4}, {0.6, 0.6, 0.6}};
+  Prediction means = predict_io(cs, runs);
+  REQUIRE(means.classes[0].ratio == Approx(0.5));  // from the typical times
+  REQUIRE(means.classes[0].reference_rel_sd == Approx(0.2));
+  REQUIRE(means.classes[0].target_rel_sd == 0);
+  REQUIRE(means.classes[0].rel_sd == Approx(sd));
+  auto wide = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 100, "lat_ns": {"mean": 9e5}, "clat_ns": {"percentile": {"50.000000": 3e5}}}}]})");
+  REQUIRE(per_op_seconds(wide, 0, true)["write"] == Approx(9e-4));
   // Medians of the runs: one run slowed by other work on the machine does not move the ratio.
   runs[0] = Runs{{1.0, 1.0, 1.0, 1.0, 3.0}, {0.5, 0.5, 0.5, 1.5, 0.5}};
   Prediction burst = predict_io(cs, runs);
