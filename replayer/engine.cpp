@@ -281,11 +281,11 @@ void ReplayThread::run() {
     close_account(last_end_);
     pacer_.mark_end(last_end_);
     int64_t deadline = pacer_.deadline_for(ev.gap_ns);
-    // No gap left: the replay's own time since the last call ended (walking
-    // the plan, accounting, a collective's bookkeeping: 0.5-1.5 us an event
-    // of nton_barrier, a quarter of its step) becomes debt that later gaps
-    // and charged costs pay back. --io-only has neither: no clock read.
-    int64_t woke = deadline > last_end_ ? sleep_until(deadline, aborted) : sh_.opt.io_only ? last_end_ : mono_now_ns();
+    // No gap left: the replay's own time since the last call ended (0.5-1.5 us an event of nton_barrier)
+    // becomes debt that later gaps and charged costs pay back. --io-only has neither: no clock read.
+    int64_t woke = deadline > last_end_ ? mpi.idle_until(deadline, aborted)
+                   : sh_.opt.io_only    ? last_end_
+                                        : mono_now_ns();
     pacer_.woke_at(deadline, woke);
     summary.compute_ns += woke - last_end_;
     summary.traced_compute_ns += std::max<int64_t>(0, ev.gap_ns);

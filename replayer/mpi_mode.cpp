@@ -193,6 +193,22 @@ void MpiThreadOps::cancel_send(int64_t req_id) {
   check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");  // at once: cancelled, or delivered when already matched
 }
 
+int64_t MpiThreadOps::idle_until(int64_t deadline, const std::atomic<bool>& abort) {
+  PollBackoff backoff;
+  while (!pending_.empty()) {
+    int done = 0;
+    check(MPI_Testall(int(pending_.size()), pending_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+    if (done) {
+      pending_.clear();
+      break;
+    }
+    int64_t now = mono_now_ns();
+    if (now >= deadline || abort.load(std::memory_order_relaxed)) return now;
+    backoff();
+  }
+  return sleep_until(deadline, abort);
+}
+
 void MpiThreadOps::settle_send(int64_t req_id) {
   auto it = sends_.find(req_id);
   if (it == sends_.end()) return;
@@ -239,8 +255,7 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
     return true;
   Comm c;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
-    if (comm_of(ev, 0, &c))
-      b_.comm(c.id).meet->run([&] { check(barrier_yielding(b_.comm(c.id).msg), "MPI_Ibarrier"); });
+    if (comm_of(ev, 0, &c)) b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
     return true;
   }
   if (!comm_of(ev, ev.args[arg::comm], &c)) return true;
@@ -305,22 +320,20 @@ void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, con
   MpiComm& mc = b_.comm(c.id);
   mc.meet->run([&] {
     if (op == OpClass::barrier) {
-      check(barrier_yielding(mc.msg), "MPI_Ibarrier");
+      check(MPI_Barrier(mc.msg), "MPI_Barrier");
       return;
     }
     int64_t mine = std::max<int64_t>(0, bytes_in), bytes = 0;
-    MPI_Request r;
-    check(wait_yielding(MPI_Iallreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg, &r), &r), "MPI_Iallreduce");
+    check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
     char* buf = recv_buffer(bytes);
     if (op == OpClass::allcoll) {
-      check(wait_yielding(MPI_Iallreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg, &r), &r),
-            "MPI_Iallreduce");
+      check(MPI_Allreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg), "MPI_Allreduce");
       return;
     }
     int32_t root = member_plan_rank(c.id, int32_t(root_in));
     if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, root_in));
     int from = mc.proc_rank(b_.blocks().owner(root));
-    check(wait_yielding(MPI_Ibcast_c(buf, MPI_Count(bytes), MPI_BYTE, from, mc.msg, &r), &r), "MPI_Ibcast");
+    check(MPI_Bcast_c(buf, MPI_Count(bytes), MPI_BYTE, from, mc.msg), "MPI_Bcast");
   });
 }
 
@@ -427,7 +440,7 @@ bool MpiThreadOps::file_barrier(const Event& ev, uint64_t event_no) {
   BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   Comm c;
   if (comm_of(ev, ev.args[arg::fcomm], &c))
-    b_.comm(c.id).meet->run([&] { check(barrier_yielding(b_.comm(c.id).msg), "MPI_Ibarrier"); });
+    b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
   return true;
 }
 

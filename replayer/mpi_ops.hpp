@@ -29,6 +29,7 @@ class MpiThreadOps final : public MpiOps {
   int64_t mpiio(const trace::Event& ev) override;  // mpi_file.cpp
   void mpiio_block(const trace::Event& ev) override;
   void settle() override;
+  int64_t idle_until(int64_t deadline, const std::atomic<bool>& abort) override;
   void finish() override;
 
  private:
