@@ -1,9 +1,9 @@
 // A replay thread's receives and final waits as nonblocking calls tested in
 // a loop: a receive the plan never matches leaves its thread polling, and
 // each test takes and gives back MPICH's global lock, so the watchdog's
-// MPI_Test gets it between them. Collectives stay blocking: MPICH's
-// MPI_Barrier (shared-memory release/gather) costs a third of an
-// MPI_Ibarrier's schedule, which made nton_barrier's --mpi replay +24%.
+// MPI_Test gets it between them. Collectives stay blocking: MPI_Ibarrier
+// tested with a yield after every test made nton_barrier's --mpi replay +24%
+// (MPICH's MPI_Barrier is a shared-memory release/gather).
 #pragma once
 
 #include <mpi.h>
@@ -12,8 +12,8 @@
 namespace mpior::replay {
 
 // Between tests: busy at first, as MPICH's own progress loop (its
-// MPIR_CVAR_POLLS_BEFORE_YIELD is 1000), then the core is yielded. Yielding
-// from the first test cost nton_barrier's 40,000 barriers +24% in --mpi mode.
+// MPIR_CVAR_POLLS_BEFORE_YIELD is 1000), then the core is yielded: a
+// yield costs a system call, about a barrier's whole time idle.
 class PollBackoff {
  public:
   void operator()() {
