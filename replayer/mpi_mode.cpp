@@ -91,10 +91,11 @@ void MpiThreadOps::check(int rc, const char* what) {
 
 void MpiThreadOps::finish() {
   BlockedIn blocked(b_.board(), slot_, trace::Kind::MPI_Waitall, 0);
-  for (auto& [id, r] : sends_) pending_.push_back(r);
+  int64_t now = mono_now_ns();
+  for (auto& [id, r] : sends_) pending_.add(r, now);
   sends_.clear();
-  if (!pending_.empty()) check(waitall_yielding(int(pending_.size()), pending_.data()), "MPI_Testall");
-  pending_.clear();
+  std::vector<MPI_Request> all = pending_.take();
+  if (!all.empty()) check(waitall_yielding(int(all.size()), all.data()), "MPI_Testall");
 }
 
 char* MpiThreadOps::recv_buffer(int64_t n) {
@@ -175,13 +176,8 @@ void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64
     sends_[req_id] = req;
     return;
   }
-  pending_.push_back(req);
-  if (pending_.size() >= 64) {  // keep the list short: drop the sends already done
-    int done = 0;
-    std::vector<int> idx(pending_.size());
-    check(MPI_Testsome(int(pending_.size()), pending_.data(), &done, idx.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
-    std::erase(pending_, MPI_REQUEST_NULL);
-  }
+  pending_.add(req, mono_now_ns());
+  if (pending_.size() >= 64) check(pending_.test(), "MPI_Testsome");  // keep the list short
 }
 
 void MpiThreadOps::cancel_send(int64_t req_id) {
@@ -195,24 +191,22 @@ void MpiThreadOps::cancel_send(int64_t req_id) {
 
 int64_t MpiThreadOps::idle_until(int64_t deadline, const std::atomic<bool>& abort) {
   PollBackoff backoff;
-  while (!pending_.empty()) {
-    int done = 0;
-    check(MPI_Testall(int(pending_.size()), pending_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
-    if (done) {
-      pending_.clear();
-      break;
+  for (int64_t now = mono_now_ns(); pending_.worth_polling(now); now = mono_now_ns()) {
+    check(pending_.test(), "MPI_Testsome");
+    if (now >= deadline || abort.load(std::memory_order_relaxed)) {
+      pending_.outlived_gap();
+      return mono_now_ns();
     }
-    int64_t now = mono_now_ns();
-    if (now >= deadline || abort.load(std::memory_order_relaxed)) return now;
     backoff();
   }
+  pending_.outlived_gap();
   return sleep_until(deadline, abort);
 }
 
 void MpiThreadOps::settle_send(int64_t req_id) {
   auto it = sends_.find(req_id);
   if (it == sends_.end()) return;
-  pending_.push_back(it->second);
+  pending_.add(it->second, mono_now_ns());
   sends_.erase(it);
 }
 

@@ -11,6 +11,7 @@
 
 #include "backend.hpp"
 #include "mpi_mode.hpp"
+#include "pending_sends.hpp"
 #include "topology.hpp"
 
 namespace mpior::replay {
@@ -100,7 +101,7 @@ class MpiThreadOps final : public MpiOps {
   IoReplay& io_;
   const Target& target_;
   std::string who_;
-  std::vector<MPI_Request> pending_;                // sends, completed lazily (they only read the zero buffer)
+  PendingSends pending_;                            // sends, completed lazily (they only read the zero buffer)
   std::unordered_map<int64_t, MPI_Request> sends_;  // nonblocking sends by trace request id, until settled
   std::vector<char> rbuf_;
   std::unordered_map<int64_t, File> files_;
