@@ -18,6 +18,22 @@ bool collective(OpClass op) {
          op == OpClass::reduce || op == OpClass::gather;
 }
 
+// The share of a class's traced durations that hold no waiting for a
+// partner. A collective's members leave together at the last arrival plus
+// its cost: the last arriver's duration (one in comm_size, the shortest) is
+// all cost, the others' also hold waiting, which the replay reproduces by
+// waiting. A receive completes when both sides came: in an exchange one of
+// the two partners came second, and its receive or Wait is all cost. Counted
+// whole, a checkpoint's imbalance (one rank's fsync 1-3 ms longer than the
+// other's on ext4, absorbed by the next halo Waitall) made a Wait cost 0.7-1.1
+// ms traced on ext4 against 25-36 us on tmpfs, charged again on top of the
+// replay's own waiting (checkpoint_sim ext4 -> tmpfs +5-7%).
+double cost_fraction(const CostKey& k) {
+  if (collective(k.op)) return k.comm_size >= 2 ? 1.0 / double(k.comm_size) : 1.0;
+  bool receives = k.op == OpClass::recv || k.op == OpClass::wait || k.op == OpClass::sendrecv;
+  return receives ? 0.5 : 1.0;
+}
+
 }  // namespace
 
 // The mean of the shortest `fraction` of the durations, from the histogram
@@ -90,17 +106,13 @@ CommCosts::CommCosts(const trace::Plan& plan) {
       if (d.count() == 0) continue;
       CostKey key = key_of(plan, ev);
       CostEntry& e = table_[key];
-      if (collective(key.op)) merged[key].merge(d);
+      if (cost_fraction(key) < 1) merged[key].merge(d);
       e.cost_ns = (e.cost_ns * double(e.calls) + d.mean() * double(d.count())) / double(e.calls + d.count());
       e.calls += d.count();
       ++e.positions;
     }
   }
-  // A collective's members leave together at the last arrival plus its cost:
-  // the last arriver's duration (one in comm_size, the shortest) is all cost,
-  // the others' also hold waiting, which the replay reproduces by waiting.
-  for (auto& [key, stats] : merged)
-    if (key.comm_size >= 2) table_[key].cost_ns = lower_mean(stats, 1.0 / double(key.comm_size));
+  for (auto& [key, stats] : merged) table_[key].cost_ns = lower_mean(stats, cost_fraction(key));
 }
 
 int64_t CommCosts::cost(const trace::Plan& plan, const trace::Event& ev) const {

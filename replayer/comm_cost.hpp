@@ -16,6 +16,8 @@
 // their class is charged the mean of its shortest 1/comm_size durations
 // (every member's, from the positions' histograms), not the mean of all
 // (that counted the waiting twice: nton_barrier replayed 2.4x too slow).
+// Receives and Waits alike: the shortest half (in an exchange one partner
+// came second).
 // Known limit: where one side always waited when traced (members of a gather
 // for a root doing I/O), that waiting is counted in the cost too.
 #pragma once

@@ -121,6 +121,27 @@ TEST_CASE("a collective is charged its last arriver's duration, not the waiting 
   REQUIRE(b.cost_ns == Approx(3'000).epsilon(0.05));  // a histogram bin's middle
 }
 
+TEST_CASE("a receive is charged the shortest half of its durations: the partner that came second", "[cost]") {
+  // An exchange each step in which the ranks take turns to come second (one
+  // rank's fsync longer than the other's): the one that came first waited
+  // 500 us for its partner, the other only paid the receive's 5 us.
+  PlanMaker pm(2, 0);
+  for (int32_t r = 0; r < 2; ++r) {
+    StreamMaker sm(false);
+    sm.call(Kind::MPI_Init, mpi_args(0));
+    for (int i = 0; i < 20; ++i) {
+      bool first = (i + r) % 2 == 0;
+      sm.call(Kind::MPI_Recv, mpi_args(0, 1 - r, 3, 4096, 0, 0, 1 - r, 3), 0, 1'000, first ? 505'000 : 5'000);
+    }
+    sm.call(Kind::MPI_Finalize, mpi_args(0));
+    pm.add(sm.stream(r));
+  }
+  CommCosts costs(pm.plan);
+  const CostEntry& recv = costs.table().at({trace::OpClass::recv, 13, 2});
+  REQUIRE(recv.calls == 40);
+  REQUIRE(recv.cost_ns == Approx(5'000).epsilon(0.05));  // the mean, 255 us, held the waiting
+}
+
 TEST_CASE("lower_mean takes the shortest fraction of the durations", "[cost]") {
   trace::TimeStats d;
   for (int i = 0; i < 30; ++i) d.add(1'000);
