@@ -48,6 +48,10 @@ class Bench:
         base.update({k: str(v) for k, v in env.items()})
         return base
 
+    def settle(self, directory):
+        """Before a measured run: see settle()."""
+        settle(directory)
+
     def fresh(self, name):
         d = os.path.join(self.work, name)
         shutil.rmtree(d, ignore_errors=True)
@@ -358,9 +362,22 @@ def lifetimes(path, what):
         return [int(line.split()[1]) / 1e9 for line in f if line.startswith(what)]
 
 
+def warm_memory(mib=512):
+    """Touches mib MiB and frees them. This VM hands free memory back to its host (virtio balloon free page
+    reporting, DAMON): a run whose I/O takes fresh pages (tmpfs, the page cache) faults them back one by one.
+    Touching 1 GiB took 0.6-2.5 s instead of ~0.15 s, and 8 real nto1 runs on tmpfs spread 131% (median
+    0.263 s) cold against 20% (0.236 s) each right after touching 1 GiB. Freed pages go back to the host only
+    after a delay (~2 s), so each measured run starts right after."""
+    b = bytearray(mib << 20)
+    b[::4096] = b"\1" * len(range(0, len(b), 4096))
+    del b
+
+
 def settle(directory):
-    """No dirty pages left from earlier runs to be written back during the next measurement (syncfs)."""
+    """No dirty pages left from earlier runs to be written back during the next measurement (syncfs), and
+    memory the host gave back (warm_memory)."""
     subprocess.run(["sync", "-f", directory], check=False)
+    warm_memory()
 
 
 # checkpoint_sim: steps, compute us, checkpoint (pwrite + fsync + barrier) every, cells per rank. The others
@@ -397,6 +414,7 @@ def fidelity_case(b, exe, args, ranks, src, dst, reps):
         shutil.rmtree(tw, ignore_errors=True)
         os.makedirs(tw)
         traces = os.path.join(tw, "traces")
+        settle(src)
         b.run(cmd, cwd=tw, env=b.traced(MPIOR_TRACE_DIR=traces))
         b.run([b.post, traces])
         fs, report = os.path.join(dst, f"replay{i}"), os.path.join(tw, "report.json")

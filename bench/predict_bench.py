@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 
 FILESYSTEMS = {"ext4": None, "tmpfs": "/dev/shm"}  # None: below the build directory
 # Enough I/O that the time measured is tens of milliseconds or more, not a few. checkpoint_sim: 20 x 2 MiB
@@ -38,7 +37,7 @@ def traced_io(b, app, args, root, name):
     shutil.rmtree(d, ignore_errors=True)
     work, traces = os.path.join(d, "work"), os.path.join(d, "traces")
     os.makedirs(work)
-    subprocess.run(["sync", "-f", root], check=False)  # no earlier run's dirty pages written back meanwhile
+    b.settle(root)  # no earlier run's dirty pages written back meanwhile, memory the host took back touched
     b.run(["mpirun.mpich", "-n", RANKS, b.exe(f"test/apps/{app}")] + args, cwd=work,
           env=b.traced(MPIOR_TRACE_DIR=traces))
     b.run([b.post, traces])
@@ -53,6 +52,7 @@ def predict_once(b, plan, ref_root, tgt_root, reps):
     for d in (ref, tgt):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
+    b.settle(tgt_root)
     out = os.path.join(b.work, "predict", "report.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     b.run([b.exe("predict/mpior-predict"), "--reference", ref, "--target", tgt, "--json", out, "--check",

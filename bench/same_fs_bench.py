@@ -8,7 +8,8 @@ import shutil
 import statistics
 
 
-def replay_json(b, cmd, report):
+def replay_json(b, cmd, report, fs):
+    b.settle(os.path.dirname(fs))
     b.run(cmd)
     with open(report) as f:
         return json.load(f)
@@ -21,16 +22,17 @@ def case(b, app, args, reps):
     for i in range(reps):
         d = b.fresh(f"same_fs{i}")
         traces, plan = os.path.join(d, "traces"), os.path.join(d, "traces", "plan")
+        b.settle(d)
         b.run(["mpirun.mpich", "-n", "2", exe] + list(args), cwd=d, env=b.traced(MPIOR_TRACE_DIR=traces))
         b.run([b.post, traces])
         report = os.path.join(d, "report.json")
         fs = os.path.join(d, "fs-threads")
-        r = replay_json(b, [b.replay, "-q", "--fs", fs, "--json", report, plan], report)
+        r = replay_json(b, [b.replay, "-q", "--fs", fs, "--json", report, plan], report, fs)
         traced.append(r["traced_s"])
         threads.append(r["replay_s"])
         fs = os.path.join(d, "fs-mpi")
         r = replay_json(b, ["mpirun.mpich", "-n", "2", b.replay, "-q", "--mpi", "--fs", fs, "--json", report, plan],
-                        report)
+                        report, fs)
         mpi.append(r["replay_s"])
         shutil.rmtree(d, ignore_errors=True)
     return statistics.median(traced), statistics.median(threads), statistics.median(mpi)
