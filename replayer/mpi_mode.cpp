@@ -91,10 +91,9 @@ void MpiThreadOps::check(int rc, const char* what) {
 
 void MpiThreadOps::finish() {
   BlockedIn blocked(b_.board(), slot_, trace::Kind::MPI_Waitall, 0);
-  int64_t now = mono_now_ns();
-  for (auto& [id, r] : sends_) pending_.add(r, now);
-  sends_.clear();
   std::vector<MPI_Request> all = pending_.take();
+  for (auto& [id, r] : sends_) all.push_back(r);
+  sends_.clear();
   if (!all.empty()) check(waitall_yielding(int(all.size()), all.data()), "MPI_Testall");
 }
 

@@ -24,7 +24,6 @@ class PendingSends {
     reqs_.push_back(r);
     sent_.push_back({now, 0});
   }
-  bool empty() const { return reqs_.empty(); }
   size_t size() const { return reqs_.size(); }
 
   // MPI_Testsome over all; the finished ones leave the list.
