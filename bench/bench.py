@@ -373,30 +373,36 @@ def warm_memory(mib=512):
     del b
 
 
-def settle(directory):
+def settle(directory, mib=512):
     """No dirty pages left from earlier runs to be written back during the next measurement (syncfs), and
-    memory the host gave back (warm_memory)."""
+    memory the host gave back (warm_memory: at least what the run writes to a tmpfs or the page cache)."""
     subprocess.run(["sync", "-f", directory], check=False)
-    warm_memory()
+    warm_memory(mib)
 
 
 # checkpoint_sim: steps, compute us, checkpoint (pwrite + fsync + barrier) every, cells per rank. The others
-# run 0.2-0.5 s idle (iterations, block), so start-up (MPI_Init alone is 15-40 ms, varying from launch to
-# launch) is not most of the time: at 4000 iterations nton_barrier's real runs were 60% start-up and spread
-# 15%. This machine's speed drifts by 10-20% over minutes (a VM: 15 real nton_barrier runs spread 0.16-0.22 s
-# and their median moved 5% from one batch of 15 to the next): 7 runs each, 9 for the programs mostly
-# waiting in collectives, and beside the medians each replay against the real run just before it.
+# run 0.3-0.5 s idle (iterations, block), so start-up (launch to MPI_Init's return: 35-70 ms, varying from
+# launch to launch) is not most of the time: at 4000 iterations nton_barrier's real runs were 60% start-up and
+# spread 15%; comm_split at 24000 ran 0.08 s, 45% start-up. Each run writes at most 500 MB, less than the
+# memory touched before it (FIDELITY_WARM_MIB): comm_split writing 1 GB to a tmpfs replayed in 0.28-0.46 s
+# with 512 MiB touched first, 0.30 s with 2 GiB. This machine's speed drifts by 10-20% over minutes (a VM:
+# 15 real nton_barrier runs spread 0.16-0.22 s and their median moved 5% from one batch of 15 to the next):
+# 7 runs each, 9 for the programs mostly waiting in collectives, and beside the medians each replay against
+# the real run just before it.
 FIDELITY_PROGRAMS = (("checkpoint_sim", ["40", "10000", "5", "262144"], 7),
             ("checkpoint_sim", ["100", "3000", "10", "65536"], 7), ("lammps_shape", [], 7),
-            ("pseudo_shape", [], 7), ("nton_barrier", ["40000", "4096"], 9), ("nto1", ["100000", "1024"], 7),
-            ("serial_gather", ["6000", "4096"], 9), ("comm_split", ["24000", "4096"], 9))
+            ("pseudo_shape", [], 7), ("nton_barrier", ["100000", "2048"], 9), ("nto1", ["150000", "1024"], 7),
+            ("serial_gather", ["9000", "4096"], 9), ("comm_split", ["120000", "2048"], 9))
+FIDELITY_WARM_MIB = 1024
 
 
 def fidelity_case(b, exe, args, ranks, src, dst, reps):
     """Medians of reps: the replay's prediction on dst of a trace made on src, and the real untraced run on dst
-    over the span a trace covers (each rank from load to its MPI_Finalize call; the slowest rank), with what
-    MPI_Finalize and exit took after it (mean over ranks)."""
-    pred, real, tail, slept = [], [], [], []
+    over the span a trace covers (each rank from load to its MPI_Finalize call; the slowest rank); the same
+    after start-up (from MPI_Init's return: the launch and MPI_Init took 15-70 ms, varying from launch to
+    launch, a third of a 0.1 s program); and the median of the paired errors (each replay against the real
+    run just before it)."""
+    pred, real, pred_after, real_after = [], [], [], []
     lib = b.exe("bench/libmpior_lifetime.so")
     cmd = ["mpirun.mpich", "-n", ranks, exe] + list(args)
     for i in range(reps):  # interleaved: real run, traced run, replay
@@ -404,33 +410,33 @@ def fidelity_case(b, exe, args, ranks, src, dst, reps):
         shutil.rmtree(wd, ignore_errors=True)
         os.makedirs(wd)
         life = os.path.join(wd, "lifetime")
-        settle(dst)
+        settle(dst, FIDELITY_WARM_MIB)
         b.run(cmd, cwd=wd, env={"LD_PRELOAD": lib, "MPIOR_LIFETIME_FILE": life})
-        spans, whole = lifetimes(life, "finalize_ns"), lifetimes(life, "lifetime_ns")
+        spans, inits = lifetimes(life, "finalize_ns"), lifetimes(life, "init_ns")
         real.append(max(spans))
-        tail.append(statistics.mean(w - s for w, s in zip(whole, spans)))
+        real_after.append(max(s - i for s, i in zip(spans, inits)))
         shutil.rmtree(wd, ignore_errors=True)
         tw = os.path.join(src, f"trace{i}")
         shutil.rmtree(tw, ignore_errors=True)
         os.makedirs(tw)
         traces = os.path.join(tw, "traces")
-        settle(src)
+        settle(src, FIDELITY_WARM_MIB)
         b.run(cmd, cwd=tw, env=b.traced(MPIOR_TRACE_DIR=traces))
         b.run([b.post, traces])
         fs, report = os.path.join(dst, f"replay{i}"), os.path.join(tw, "report.json")
         shutil.rmtree(fs, ignore_errors=True)
-        settle(dst)
+        settle(dst, FIDELITY_WARM_MIB)
         b.run([b.replay, "-q", "--fs", fs, "--json", report, os.path.join(traces, "plan")])
         with open(report) as f:
             rep = json.load(f)
         pred.append(rep["replay_s"])
-        # Collective waits that slept past the poll (the replay's own wake-up delay, paid back as debt).
-        slept.append(sum(t["predicted"].get("slept_waits", 0) for t in rep["per_rank"]))
+        pred_after.append(rep["after_startup_s"])
         shutil.rmtree(fs, ignore_errors=True)
         shutil.rmtree(tw, ignore_errors=True)
     paired = statistics.median((p - r) / r * 100 for p, r in zip(pred, real))
-    return (statistics.median(pred), statistics.median(real), spread_pct(real), spread_pct(pred),
-            statistics.median(tail), statistics.median(slept), paired)
+    return {"pred": statistics.median(pred), "real": statistics.median(real), "spread": spread_pct(real),
+            "pred_spread": spread_pct(pred), "paired": paired, "pred_after": statistics.median(pred_after),
+            "real_after": statistics.median(real_after), "spread_after": spread_pct(real_after)}
 
 
 def spread_pct(values):
@@ -451,7 +457,7 @@ def fidelity(b):
         programs = programs[:2]
     only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]
     programs = [p for p in programs if not only or p[0] in only]
-    rows, worst, worst_paired = [], 0.0, 0.0
+    rows, worst, worst_paired, worst_after = [], 0.0, 0.0, 0.0
     load0 = os.getloadavg()[0]
     try:
         for app, args, reps in programs:
@@ -459,19 +465,23 @@ def fidelity(b):
             for src, dst, name in ((disk, shm, "disk -> tmpfs"), (shm, disk, "tmpfs -> disk")):
                 os.makedirs(src, exist_ok=True)
                 os.makedirs(dst, exist_ok=True)
-                p, r, spread, pspread, tail, slept, paired = fidelity_case(b, exe, args, 2, src, dst, reps)
-                err = (p - r) / r * 100
-                worst, worst_paired = max(worst, abs(err)), max(worst_paired, abs(paired))
-                rows.append([app, " ".join(args), name, reps, f"{p:.3f}", f"{r:.3f}", f"{spread:.1f}%",
-                             f"{pspread:.1f}%", f"{tail * 1000:.1f}", f"{slept:.0f}", f"{err:+.1f}%", f"{paired:+.1f}%",
-                             f"{os.getloadavg()[0]:.1f}"])
+                c = fidelity_case(b, exe, args, 2, src, dst, reps)
+                err = (c["pred"] - c["real"]) / c["real"] * 100
+                after = (c["pred_after"] - c["real_after"]) / c["real_after"] * 100
+                worst, worst_paired = max(worst, abs(err)), max(worst_paired, abs(c["paired"]))
+                worst_after = max(worst_after, abs(after))
+                rows.append([app, " ".join(args), name, reps, f"{c['pred']:.3f}", f"{c['real']:.3f}",
+                             f"{c['spread']:.1f}%", f"{c['pred_spread']:.1f}%", f"{err:+.1f}%", f"{c['paired']:+.1f}%",
+                             f"{c['pred_after']:.3f}", f"{c['real_after']:.3f}", f"{c['spread_after']:.1f}%",
+                             f"{after:+.1f}%", f"{os.getloadavg()[0]:.1f}"])
         table(f"replay fidelity, 2 ranks: predicted (replay of a trace from the other file system) against the "
               f"real untraced run on the target, load to MPI_Finalize as a trace covers it (medians of runs; "
               f"spreads: range / median; load {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end); "
               f"worst error {worst:.1f}% (target <= 5%), of the paired errors {worst_paired:.1f}% (paired: the "
-              f"median of each replay's error against the real run beside it)",
+              f"median of each replay's error against the real run beside it); after start-up (from MPI_Init's "
+              f"return) worst error {worst_after:.1f}%",
               ["program", "args", "traced -> target", "runs", "predicted s", "real s", "real spread", "pred spread",
-               "Finalize+exit ms", "slept waits", "error", "paired", "load"], rows)
+               "error", "paired", "after init: pred s", "real s", "real spread", "error", "load"], rows)
     finally:
         shutil.rmtree(shm, ignore_errors=True)
         shutil.rmtree(disk, ignore_errors=True)

@@ -238,8 +238,7 @@ void ReplayThread::run() {
   MpiioReplay mio(io, sh_.target, sh_.pointers);
   trace::EventCursor cursor(stream_, summary.rank, sh_.opt.cursor);
   trace::Event ev;
-  const int64_t t0 = sh_.gate.arrive();
-  t0_ = t0;
+  const int64_t t0 = t0_ = sh_.gate.arrive();
   arrived_ = true;
   const auto& aborted = sh_.progress.aborted();
   const int64_t started = t0 + sh_.start_of(summary.rank);  // as the launcher started the rank
@@ -393,6 +392,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
       met_init_ = true;
       going = waiting([&] { return sh_.init.meet(sh_.progress.aborted()); });
       if (going) last_end_ = charge(last_end_, sh_.init.floor_ns());
+      summary.startup_ns = last_end_ - t0_, summary.traced_startup_ns = ev.end_ns + sh_.start_of(summary.rank);
       return going;
     }
     last_end_ = sh_.opt.io_only ? mono_now_ns() : sleep_until(start + ev.dur_ns, sh_.progress.aborted());

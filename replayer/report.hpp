@@ -77,6 +77,10 @@ struct ThreadSummary {
   // the charged cost (paid back from later gaps and costs).
   uint64_t slept_waits = 0;
   int64_t late_ns = 0;
+  // From the common start to MPI_Init's return, replayed and traced (0: no
+  // MPI_Init replayed): start-up varies from launch to launch, the rest is
+  // the application's.
+  int64_t startup_ns = 0, traced_startup_ns = 0;
   // The same from the trace: gaps, I/O calls, MPI calls (their waiting included).
   int64_t traced_compute_ns = 0, traced_io_ns = 0, traced_mpi_ns = 0;
 };
@@ -113,6 +117,9 @@ struct Report {
   std::string io_log;              // --io-log: every replayed file call, per rank and thread
 
   double error_pct() const;
+  // The slowest thread's time after its start-up, replayed and traced.
+  int64_t after_startup_ns() const;
+  int64_t traced_after_startup_ns() const;
 };
 
 void print_text(std::ostream& out, const Report& r);

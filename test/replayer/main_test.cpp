@@ -96,6 +96,13 @@ TEST_CASE("mpior-replay replays a plan directory and writes the JSON report", "[
   REQUIRE(j["per_rank"].size() == 2);
   REQUIRE(j["per_rank"][1]["rank"] == 1);
   REQUIRE(j["per_rank"][1]["replay_s"].get<double>() > 0);
+  // Start-up ends at MPI_Init's return: 1 ms traced, at least that replayed (the shortest traced MPI_Init).
+  REQUIRE(j["per_rank"][1]["traced_startup_s"].get<double>() == Approx(0.001));
+  REQUIRE(j["per_rank"][1]["startup_s"].get<double>() >= 0.001);
+  REQUIRE(j["traced_after_startup_s"].get<double>() == Approx(0.004162));
+  REQUIRE(j["after_startup_s"].get<double>() > 0.004);
+  REQUIRE(j["after_startup_s"].get<double>() <= replay - 0.001);
+  REQUIRE_THAT(r.out, Catch::Contains("after start-up"));
   REQUIRE(j["ops"]["pwrite"]["count"] == 16);
   REQUIRE(j["ops"]["pwrite"]["bytes"] == 16 * 65536);
   REQUIRE(j["ops"]["MPI_Recv"]["count"] == 1);

@@ -108,3 +108,22 @@ TEST_CASE("an unwritable --json path is an error naming it", "[report]") {
   std::ifstream in(tmp / "r.json");
   REQUIRE(nlohmann::json::parse(in)["threads"] == 1);
 }
+
+TEST_CASE("the time after start-up is the slowest thread's, replayed and traced", "[report]") {
+  Report r = sample_report(2);
+  std::ostringstream none, some;
+  print_text(none, r);
+  REQUIRE_THAT(none.str(), !Catch::Contains("after start-up"));  // no MPI_Init replayed: no line
+  r.per_thread[0].replay_ns = 10'000, r.per_thread[0].startup_ns = 4'000, r.per_thread[0].traced_ns = 9'000;
+  r.per_thread[1].replay_ns = 9'000, r.per_thread[1].startup_ns = 1'000, r.per_thread[1].traced_ns = 8'000;
+  r.per_thread[0].traced_startup_ns = 5'000, r.per_thread[1].traced_startup_ns = 2'000;
+  REQUIRE(r.after_startup_ns() == 8'000);         // rank 1's, though rank 0 ended later
+  REQUIRE(r.traced_after_startup_ns() == 6'000);  // rank 1's
+  nlohmann::json j = to_json(r);
+  REQUIRE(j["after_startup_s"].get<double>() == Approx(8e-6));
+  REQUIRE(j["traced_after_startup_s"].get<double>() == Approx(6e-6));
+  REQUIRE(j["per_rank"][0]["startup_s"].get<double>() == Approx(4e-6));
+  REQUIRE(j["per_rank"][1]["traced_startup_s"].get<double>() == Approx(2e-6));
+  print_text(some, r);
+  REQUIRE_THAT(some.str(), Catch::Contains("after start-up   0.000008 s predicted, 0.000006 s traced (+33.33 %)"));
+}
