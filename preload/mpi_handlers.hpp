@@ -293,10 +293,15 @@ int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
   int32_t id = state().comm_id(comm);
   bool replace = pruning(id) && trace::info(c.ev().kind).op == trace::OpClass::barrier;
   piggyback::DecisionExchange decision;
-  begin_decision(c, id, -1, decision);
+  bool alone = decides_alone(id);
+  if (!alone) begin_decision(c, id, -1, decision);
   int rc = replace ? MPI_SUCCESS : invoke();
+  if (alone) {  // decided after the end stamp
+    c.stop();
+    begin_decision(c, id, -1, decision);
+  }
   bool log = end_decision(c, id, decision);
-  c.stop();
+  if (!alone) c.stop();
   trim_exchange(c, decision, replace);
   fill_collective(c, rc, comm, -1, bytes);
   if (!log) prune(c);
@@ -313,10 +318,15 @@ int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes
   bool inter = state().is_inter(id);
   int decided = inter ? -1 : root;
   piggyback::DecisionExchange decision;
-  begin_decision(c, id, decided, decision);
+  bool alone = decides_alone(id);
+  if (!alone) begin_decision(c, id, decided, decision);
   int rc = invoke();
+  if (alone) {  // decided after the end stamp
+    c.stop();
+    begin_decision(c, id, decided, decision);
+  }
   bool log = end_decision(c, id, decision);
-  c.stop();
+  if (!alone) c.stop();
   trim_exchange(c, decision, false);
   fill_collective(c, rc, comm, decided, bytes);
   if (inter)

@@ -38,6 +38,8 @@ int my_rank_in(const std::vector<int32_t>& members) {
 
 bool pruning(int32_t comm) noexcept { return pruner().shadowed(comm); }
 
+bool decides_alone(int32_t comm) noexcept { return pruning(comm) && pruner().members(comm).size() == 1; }
+
 bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool force) noexcept {
   if (!pruning(comm) || dest == MPI_PROC_NULL) return true;
   TracerGuard guard;

@@ -14,6 +14,11 @@ namespace mpior::preload::mpi {
 
 // Whether the pruner decides for calls on this communicator.
 bool pruning(int32_t comm) noexcept;
+// A pruned communicator of one: the decision is this rank's own, made without
+// an exchange, so the handler makes it after the call's end stamp and its
+// bookkeeping (30-50 ns) is the tracer's time, not the collective's (which
+// the replay charges).
+bool decides_alone(int32_t comm) noexcept;
 
 // Before a send: posts its auxiliary message; whether the sender logs it
 // (always true when pruning is off, for nested calls and when forced).
