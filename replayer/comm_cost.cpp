@@ -1,5 +1,7 @@
 #include "comm_cost.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <vector>
@@ -142,6 +144,18 @@ nlohmann::json CommCosts::to_json() const {
                    {"calls", e.calls},
                    {"positions", e.positions}});
   return out;
+}
+
+std::string pruned_time_warning(const trace::Plan& plan) {
+  int64_t pruned = 0, traced = 0;
+  for (const trace::KindTally& t : plan.pruned) pruned += t.time_ns;
+  for (const trace::PlanRank& r : plan.ranks) traced += r.traced_ns;
+  if (traced <= 0 || pruned * 20 < traced) return {};
+  return fmt::format(
+      "{:.6f} s of the traced time ({:.0f}% over all ranks) was spent in MPI calls pruned from the trace "
+      "(MPIOR_PRUNE=1); the replay passes them as compute, so what they waited for a slower rank when traced is "
+      "replayed as it was, whatever the target; trace with MPIOR_PRUNE=0 to replay that synchronisation",
+      double(pruned) / 1e9, double(pruned) / double(traced) * 100);
 }
 
 }  // namespace mpior::replay

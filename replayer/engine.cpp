@@ -483,6 +483,7 @@ Report collect(const trace::Plan& plan, const ReplayOptions& opt, const Target& 
   rep.errors = sh.errors.count();
   rep.first_errors = sh.errors.first();
   rep.warnings = target.warnings;
+  if (std::string w = opt.io_only ? "" : pruned_time_warning(plan); !w.empty()) rep.warnings.push_back(w);
   rep.comm_costs = sh.costs.to_json();
   return rep;
 }

@@ -152,3 +152,14 @@ TEST_CASE("lower_mean takes the shortest fraction of the durations", "[cost]") {
   REQUIRE(all_but > 1'000);
   REQUIRE(all_but < d.mean());
 }
+
+TEST_CASE("time in pruned MPI calls is named when it is 5% of the traced time or more", "[cost]") {
+  PlanMaker pm(2, 500'000'000);  // two ranks traced 0.5 s each
+  REQUIRE(pruned_time_warning(pm.plan).empty());
+  pm.plan.pruned[size_t(Kind::MPI_Allreduce)] = {80, 40'000'000};
+  pm.plan.pruned[size_t(Kind::MPI_Waitall)] = {64, 9'000'000};
+  REQUIRE(pruned_time_warning(pm.plan).empty());  // 49 ms of 1 s: below 5%
+  pm.plan.pruned[size_t(Kind::MPI_Waitall)] = {64, 10'000'000};
+  REQUIRE_THAT(pruned_time_warning(pm.plan), Catch::StartsWith("0.050000 s of the traced time (5% over all ranks)") &&
+                                                 Catch::Contains("MPIOR_PRUNE=0"));
+}

@@ -103,6 +103,18 @@ TEST_CASE("mpior-replay replays a plan directory and writes the JSON report", "[
   REQUIRE(j["after_startup_s"].get<double>() > 0.004);
   REQUIRE(j["after_startup_s"].get<double>() <= replay - 0.001);
   REQUIRE_THAT(r.out, Catch::Contains("after start-up"));
+  REQUIRE_THAT(r.out, !Catch::Contains("pruned"));  // nothing was pruned
+
+  SECTION("pruned MPI time that is a share of the traced time is a warning") {
+    PlanMaker pm = two_rank_plan();
+    pm.plan.pruned[size_t(Kind::MPI_Allreduce)] = {8, 20'000'000};  // 50% of the ranks' 40 ms
+    pm.write(tmp / "pruned");
+    Run p = run(tmp, "--fs " + tmp / "fs2" + " --json " + tmp / "pruned.json " + tmp / "pruned");
+    INFO(p.err);
+    REQUIRE(p.code == 0);
+    REQUIRE_THAT(p.out, Catch::Contains("warning: 0.020000 s of the traced time (50% over all ranks)"));
+    REQUIRE_THAT(slurp(tmp / "pruned.json"), Catch::Contains("pruned from the trace"));
+  }
   REQUIRE(j["ops"]["pwrite"]["count"] == 16);
   REQUIRE(j["ops"]["pwrite"]["bytes"] == 16 * 65536);
   REQUIRE(j["ops"]["MPI_Recv"]["count"] == 1);
