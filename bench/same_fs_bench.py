@@ -42,6 +42,7 @@ def same_fs(b, table, programs):
     reps = 2 if b.quick else 3
     rows, worst = [], 0.0
     load0 = os.getloadavg()[0]
+    programs = [p for p in programs if len(p) == 3]  # the traced ones: same-fs needs no unpruned trace
     for app, args, _ in programs[:2] if b.quick else programs:
         t, th, mp = case(b, app, args, reps)
         e_th, e_mp, agree = (th - t) / t * 100, (mp - t) / t * 100, (mp - th) / th * 100

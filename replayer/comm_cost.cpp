@@ -153,8 +153,8 @@ std::string pruned_time_warning(const trace::Plan& plan) {
   if (traced <= 0 || pruned * 20 < traced) return {};
   return fmt::format(
       "{:.6f} s of the traced time ({:.0f}% over all ranks) was spent in MPI calls pruned from the trace "
-      "(MPIOR_PRUNE=1); the replay passes them as compute, so what they waited for a slower rank when traced is "
-      "replayed as it was, whatever the target; trace with MPIOR_PRUNE=0 to replay that synchronisation",
+      "(MPIOR_PRUNE=1); the replay passes them as compute, so whatever they waited for a slower rank when traced "
+      "is replayed as it was, whatever the target; trace with MPIOR_PRUNE=0 to replay that synchronisation",
       double(pruned) / 1e9, double(pruned) / double(traced) * 100);
 }
 
