@@ -75,9 +75,9 @@ class CommCosts {
 // Calls pruned from the trace (MPIOR_PRUNE) pass as compute, waiting and all:
 // a slower rank's delay on the traced file system stays in the gaps wherever
 // the plan is replayed (checkpoint_sim traced on ext4: pruned Allreduces took
-// 180 ms of 1.1 s, on tmpfs 0.8 ms; replayed on tmpfs, +12 to +18%; unpruned,
-// +3 to +6%). A warning when they took 5% or more of the ranks' traced time
-// (empty: none).
+// 180 ms of 1.1 s, on tmpfs 0.8 ms; replayed on tmpfs +7 to +15%, unpruned +5
+// to +9%; the other way -14 to -19%, unpruned -9 to +2%). A warning when they
+// took 5% or more of the ranks' traced time (empty: none).
 std::string pruned_time_warning(const trace::Plan& plan);
 
 }  // namespace mpior::replay
