@@ -286,6 +286,24 @@ int test_any(Call& c, Invoke&& invoke, int count, MPI_Request* requests, int* in
   });
 }
 
+// The real call inside its pruning decision, which ends with c.stop():
+// posted before the call and waited after it (the exchange overlaps the
+// call), or on a communicator of one made after the end stamp
+// (decides_alone). Returns whether to log the call.
+template <typename Invoke>
+bool decided_call(Call& c, int32_t id, int root, piggyback::DecisionExchange& x, Invoke&& invoke) {
+  bool alone = decides_alone(id);
+  if (!alone) begin_decision(c, id, root, x);
+  invoke();
+  if (alone) {
+    c.stop();
+    begin_decision(c, id, root, x);
+  }
+  bool log = end_decision(c, id, x);
+  if (!alone) c.stop();
+  return log;
+}
+
 // All to all. With pruning, a Barrier is replaced by the decision's own
 // reduction, which synchronises every member just as well.
 template <typename Invoke>
@@ -293,15 +311,10 @@ int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
   int32_t id = state().comm_id(comm);
   bool replace = pruning(id) && trace::info(c.ev().kind).op == trace::OpClass::barrier;
   piggyback::DecisionExchange decision;
-  bool alone = decides_alone(id);
-  if (!alone) begin_decision(c, id, -1, decision);
-  int rc = replace ? MPI_SUCCESS : invoke();
-  if (alone) {  // decided after the end stamp
-    c.stop();
-    begin_decision(c, id, -1, decision);
-  }
-  bool log = end_decision(c, id, decision);
-  if (!alone) c.stop();
+  int rc = MPI_SUCCESS;
+  bool log = decided_call(c, id, -1, decision, [&] {
+    if (!replace) rc = invoke();
+  });
   trim_exchange(c, decision, replace);
   fill_collective(c, rc, comm, -1, bytes);
   if (!log) prune(c);
@@ -318,15 +331,8 @@ int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes
   bool inter = state().is_inter(id);
   int decided = inter ? -1 : root;
   piggyback::DecisionExchange decision;
-  bool alone = decides_alone(id);
-  if (!alone) begin_decision(c, id, decided, decision);
-  int rc = invoke();
-  if (alone) {  // decided after the end stamp
-    c.stop();
-    begin_decision(c, id, decided, decision);
-  }
-  bool log = end_decision(c, id, decision);
-  if (!alone) c.stop();
+  int rc = MPI_SUCCESS;
+  bool log = decided_call(c, id, decided, decision, [&] { rc = invoke(); });
   trim_exchange(c, decision, false);
   fill_collective(c, rc, comm, decided, bytes);
   if (inter)

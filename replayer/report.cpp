@@ -46,16 +46,21 @@ double Report::error_pct() const {
   return traced_ns > 0 ? double(replay_ns - traced_ns) / double(traced_ns) * 100.0 : 0.0;
 }
 
-int64_t Report::after_startup_ns() const {
+namespace {
+// The longest of end - start over the threads.
+int64_t longest(const std::vector<ThreadSummary>& threads, int64_t ThreadSummary::*end, int64_t ThreadSummary::*start) {
   int64_t most = 0;
-  for (const ThreadSummary& t : per_thread) most = std::max(most, t.replay_ns - t.startup_ns);
+  for (const ThreadSummary& t : threads) most = std::max(most, t.*end - t.*start);
   return most;
+}
+}  // namespace
+
+int64_t Report::after_startup_ns() const {
+  return longest(per_thread, &ThreadSummary::replay_ns, &ThreadSummary::startup_ns);
 }
 
 int64_t Report::traced_after_startup_ns() const {
-  int64_t most = 0;
-  for (const ThreadSummary& t : per_thread) most = std::max(most, t.traced_ns - t.traced_startup_ns);
-  return most;
+  return longest(per_thread, &ThreadSummary::traced_ns, &ThreadSummary::traced_startup_ns);
 }
 
 namespace {
