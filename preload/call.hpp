@@ -32,6 +32,7 @@ class Call {
       t.tracer_ticks = 0;
     }
     ev_.start = clock::now();
+    if (ev_.depth == 0 && ev_.start - t.last_end - ev_.tracer >= g_long_gap_ticks) t.long_gap = 1;
   }
 
   bool active() const noexcept { return active_; }
@@ -61,7 +62,10 @@ class Call {
     if (!active_) return;
     if (!dropped_) record_event(ev_);
     ThreadState& t = t_state;
-    if (ev_.depth == 0 && ev_.end != 0) t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
+    if (ev_.depth == 0 && ev_.end != 0) {
+      t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
+      t.last_end = ev_.end;
+    }
     if (t.depth) --t.depth;
     if (__builtin_expect(crash::g_flusher_wanted.load(std::memory_order_relaxed), 0) && t.depth == 0)
       crash::start_wanted_flusher();

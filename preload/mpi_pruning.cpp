@@ -4,6 +4,7 @@
 
 #include "exchange_cost.hpp"
 #include "mpi_handlers.hpp"
+#include "prune_gap.hpp"
 #include "recorder.hpp"
 
 namespace mpior::preload::mpi {
@@ -43,6 +44,7 @@ bool decides_alone(int32_t comm) noexcept { return pruning(comm) && pruner().mem
 bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool force) noexcept {
   if (!pruning(comm) || dest == MPI_PROC_NULL) return true;
   TracerGuard guard;
+  note_computation(c);
   piggyback::AuxMessage aux;
   ThreadRecorder* r = t_state.recorder;
   aux.position = r ? int64_t(r->events()) : 0;
@@ -56,6 +58,7 @@ bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool for
 piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, const MPI_Status& st) noexcept {
   if (!pruning(comm) || st.MPI_SOURCE == MPI_PROC_NULL) return {};
   TracerGuard guard;
+  note_computation(c);
   piggyback::Received r = pruner().received(comm, handle, st.MPI_SOURCE, st.MPI_TAG);
   if (nested(c)) r.log = true;
   return r;
@@ -76,6 +79,7 @@ void record_on_behalf(Call& c, int32_t comm, const MPI_Status& st, const piggyba
 void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept {
   if (!pruning(comm)) return;
   TracerGuard guard;
+  note_computation(c);
   x.posted = true;
   const std::vector<int32_t>& members = pruner().members(comm);
   x.members = members;
@@ -135,6 +139,7 @@ std::unique_ptr<piggyback::HeldCollective> post_collective_decision(Call& c, con
     auto h = std::make_unique<piggyback::HeldCollective>();
     if (persistent != MPI_REQUEST_NULL && !(h->persistent = pruner().persistent(handle_key(persistent))))
       return nullptr;
+    note_computation(c);
     h->members = pruner().members(info.comm);
     h->forced = nested(c);
     h->x.root = int(info.root);
@@ -190,6 +195,7 @@ bool inline_decision(int32_t comm, int64_t bytes) noexcept {
 // All to all: the decision is everyone's, and everyone synchronised.
 int inline_allreduce(Call& c, int32_t comm, const piggyback::FlagCodec& codec, const void* sendbuf, void* recvbuf,
                      int count, MPI_Datatype t, MPI_Op op, MPI_Comm mc, bool* log) noexcept {
+  note_computation(c);
   const std::vector<int32_t>& members = pruner().members(comm);
   bool mine = pruner().nodes().pending_any(members, state().world_rank());
   int rc;
@@ -205,6 +211,7 @@ int inline_allreduce(Call& c, int32_t comm, const piggyback::FlagCodec& codec, c
 // One to all: the root's decision travels; a member synchronised with the root.
 int inline_bcast(Call& c, int32_t comm, void* buffer, int count, MPI_Datatype t, int64_t bytes, int root, MPI_Comm mc,
                  bool* log) noexcept {
+  note_computation(c);
   const std::vector<int32_t>& members = pruner().members(comm);
   bool am_root = size_t(root) < members.size() && members[size_t(root)] == state().world_rank();
   bool mine = am_root && pruner().nodes().pending_any(members, state().world_rank());

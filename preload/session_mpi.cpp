@@ -14,6 +14,7 @@
 #include "log.hpp"
 #include "mpi_handlers.hpp"
 #include "piggyback/pruner.hpp"
+#include "prune_gap.hpp"
 #include "session.hpp"
 #include "session_state.hpp"
 #include "thread_state.hpp"
@@ -37,6 +38,7 @@ void start_pruning(Session& s) {
   s.pruning = all;
   piggyback::pruner().start(all, s.rank, s.size);
   if (all) exchange_cost::measure(s.private_comm);
+  if (all) start_gap_rule();
 }
 
 }  // namespace

@@ -12,15 +12,21 @@ class ThreadRecorder;
 struct ThreadState {
   uint8_t in_tracer;  // the tracer's own code runs: intercepted calls pass through
   uint8_t depth;      // intercepted calls open on this thread
+  uint8_t long_gap;   // a depth-0 call followed g_long_gap_ticks of computation since the last pruning decision
   ThreadRecorder* recorder;
   int64_t tracer_ticks;  // the tracer's own time after depth-0 calls, not yet handed to the next one
+  int64_t last_end;      // when the last depth-0 call returned (0: none yet): the computation since is the program's
 };
 
-constinit inline thread_local ThreadState t_state __attribute__((tls_model("initial-exec"))) = {0, 0, nullptr, 0};
+constinit inline thread_local ThreadState t_state __attribute__((tls_model("initial-exec"))) = {0, 0, 0, nullptr, 0, 0};
 
 // True between a successful load and the final write; false in excluded
 // processes (launchers), in forked children and after the final write.
 inline std::atomic<bool> g_recording{false};
+
+// The computation before a call that counts as long for pruning
+// (MPIOR_PRUNE_GAP_US, prune_gap.cpp); never, until pruning starts.
+inline int64_t g_long_gap_ticks = INT64_MAX;
 
 // Marks the tracer's own work on this thread: while one exists, intercepted
 // calls made by the tracer (its file writes, logging, unwinding, PMPI calls)

@@ -25,10 +25,17 @@
  *   self   (2 ranks) Barrier, Gather and Scatter on MPI_COMM_SELF, each twice
  *          after I/O: they order no I/O (no other member), all pruned,
  *          decided without an exchange.
+ *   gaps   (2 ranks) no I/O at all: 16 rounds of 3 ms of computation (a
+ *          sleep), an Allreduce and a Barrier; 16 Allreduces in a row; 16
+ *          rounds of rank 0 computing 3 ms and sending to rank 1. With
+ *          MPIOR_PRUNE_GAP_US (default 1 ms), the Allreduce and the send after
+ *          each computation are kept once their call site followed two in a
+ *          row; the rest, and everything with MPIOR_PRUNE_GAP_US=0, pruned.
  * usage: pruning MODE */
 #include <fcntl.h>
 #include <mpi.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -219,6 +226,32 @@ static void self(void) {
   CHECK(got == rank);
 }
 
+static void computation(void) {
+  struct timespec ts = {0, 3000000};
+  nanosleep(&ts, NULL);
+}
+
+static void gaps(void) {
+  int one = 1, sum = 0;
+  for (int i = 0; i < 16; ++i) {
+    computation();
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sum == size);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  for (int i = 0; i < 16; ++i) MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  for (int i = 0; i < 16; ++i) {
+    if (rank == 0) {
+      computation();
+      MPI_Send(&i, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+      int got = -1;
+      MPI_Recv(&got, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      CHECK(got == i);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -240,6 +273,8 @@ int main(int argc, char** argv) {
     inline_decisions();
   else if (!strcmp(mode, "self"))
     self();
+  else if (!strcmp(mode, "gaps"))
+    gaps();
   else
     CHECK(!"unknown mode");
   if (rank == 0) printf("pruning %s ranks=%d done\n", mode, size);

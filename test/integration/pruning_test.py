@@ -17,8 +17,13 @@ def by_kind(summary, kind):
     return k["logged"], k["pruned"]
 
 
+# The thesis' figures are its rule alone: no computation long enough for
+# MPIOR_PRUNE_GAP_US's to matter, and none counted if the machine stalls.
+THESIS = {"MPIOR_PRUNE_GAP_US": "0"}
+
+
 def figure(mode, ranks):
-    s = Scenario(APP, [mode], ranks=ranks).run_both()
+    s = Scenario(APP, [mode], ranks=ranks, env=THESIS).run_both()
     summary = s.post()
     check(summary["mpi"]["pruning"], "the trace was pruned")
     s.replay_and_check("--stall-timeout", "30")
@@ -60,7 +65,7 @@ def burst():
     shadow; every auxiliary message is found (a missing one would keep its
     receive), with the rings and without."""
     for shm in ("1", "0"):
-        s = Scenario(APP, ["burst"], ranks=2, env={"MPIOR_AUX_SHM": shm}).run_both()
+        s = Scenario(APP, ["burst"], ranks=2, env=dict(THESIS, MPIOR_AUX_SHM=shm)).run_both()
         summary = s.post()
         check_eq(by_kind(summary, "MPI_Isend"), (1, 199), f"sends (logged, pruned), MPIOR_AUX_SHM={shm}")
         check_eq(by_kind(summary, "MPI_Recv"), (1, 199), f"receives (logged, pruned), MPIOR_AUX_SHM={shm}")
@@ -181,6 +186,32 @@ def exchange_cost():
     check(not pruning and unpruned > 0, f"barriers without pruning keep their time: {unpruned} s")
 
 
+def gaps():
+    """MPIOR_PRUNE_GAP_US: a synchronisation whose call site twice in a row
+    followed 1 ms of computation or more is kept from then on, though no I/O
+    preceded it, so the replay makes ranks wait for each other where the run
+    did; right after another synchronisation, or with the rule off, pruned."""
+    s = Scenario(APP, ["gaps"], ranks=2).run_both()
+    summary = s.post()
+    allreduce, barrier, send, recv = (by_kind(summary, k) for k in ("MPI_Allreduce", "MPI_Barrier", "MPI_Send",
+                                                                     "MPI_Recv"))
+    # 16 after computation per rank (a preempted gap counts for nothing),
+    # 16 in a row without: those only pruned.
+    check(2 * 10 <= allreduce[0] <= 2 * 16, f"Allreduces after 3 ms of computation kept: {allreduce}")
+    check_eq(sum(allreduce), 2 * 32, "Allreduces")
+    check_eq(barrier, (0, 2 * 16), "Barriers right after an Allreduce (logged, pruned)")
+    check(10 <= send[0] <= 16, f"sends after 3 ms of computation kept: {send}")
+    check_eq(recv[0], send[0], f"receives kept with their sends: {recv} {send}")
+    s.replay_and_check("--stall-timeout", "30")
+    s.cleanup()
+    s = Scenario(APP, ["gaps"], ranks=2, env=THESIS).run_both()
+    summary = s.post()
+    check_eq(by_kind(summary, "MPI_Allreduce"), (2, 2 * 31), "Allreduces with MPIOR_PRUNE_GAP_US=0: the first kept")
+    # The Allreduces synchronised the two ranks, and no I/O came since.
+    check_eq(by_kind(summary, "MPI_Send"), (0, 16), "sends with MPIOR_PRUNE_GAP_US=0")
+    s.cleanup()
+
+
 def io_log(s, name):
     path = os.path.join(s.root, name)
     s.replay_and_check("--io-log", path)
@@ -212,4 +243,4 @@ def equivalence():
 
 if __name__ == "__main__":
     main({f.__name__: f for f in (fig15, fig14, fig41, burst, rooted, nbcoll, inline, self_comm, prune_off, equivalence,
-                                        exchange_cost)})
+                                        exchange_cost, gaps)})
