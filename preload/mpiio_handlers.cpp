@@ -23,6 +23,9 @@ struct FilePmpi {
   decltype(&::PMPI_File_get_position) get_position = nullptr;
   decltype(&::PMPI_File_get_byte_offset) get_byte_offset = nullptr;
   decltype(&::PMPI_Type_get_extent_x) get_extent = nullptr;
+  decltype(&::PMPI_File_get_view) get_view = nullptr;
+  decltype(&::PMPI_Type_get_envelope) get_envelope = nullptr;
+  decltype(&::PMPI_Type_free) type_free = nullptr;
   bool resolved = false;
 };
 
@@ -32,7 +35,10 @@ FilePmpi& fpmpi() {
     p.get_position = reinterpret_cast<decltype(p.get_position)>(real::resolve("PMPI_File_get_position"));
     p.get_byte_offset = reinterpret_cast<decltype(p.get_byte_offset)>(real::resolve("PMPI_File_get_byte_offset"));
     p.get_extent = reinterpret_cast<decltype(p.get_extent)>(real::resolve("PMPI_Type_get_extent_x"));
-    p.resolved = p.get_position && p.get_byte_offset && p.get_extent;
+    p.get_view = reinterpret_cast<decltype(p.get_view)>(real::resolve("PMPI_File_get_view"));
+    p.get_envelope = reinterpret_cast<decltype(p.get_envelope)>(real::resolve("PMPI_Type_get_envelope"));
+    p.type_free = reinterpret_cast<decltype(p.type_free)>(real::resolve("PMPI_Type_free"));
+    p.resolved = p.get_position && p.get_byte_offset && p.get_extent && p.get_view && p.get_envelope && p.type_free;
   }
   return p;
 }
@@ -182,6 +188,27 @@ void record_block(Call& c, const Block& b) noexcept {
 }
 }  // namespace
 
+namespace {
+// The displacement MPI_DISPLACEMENT_CURRENT resolved to (the shared file
+// pointer's position, in bytes), as MPI_File_get_view reports it; the types
+// it hands back are freed unless predefined. The flag stays set without it.
+MPI_Offset resolved_displacement(MPI_File fh, MPI_Offset disp) noexcept {
+  FilePmpi& p = fpmpi();
+  TracerGuard guard;
+  MPI_Offset now = disp;
+  MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+  char datarep[MPI_MAX_DATAREP_STRING + 1];
+  if (p.get_view(fh, &now, &types[0], &types[1], datarep) != MPI_SUCCESS) return disp;
+  for (MPI_Datatype& t : types) {
+    int ints = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+    if (t != MPI_DATATYPE_NULL && p.get_envelope(t, &ints, &addresses, &datatypes, &combiner) == MPI_SUCCESS &&
+        combiner != MPI_COMBINER_NAMED)
+      p.type_free(&t);
+  }
+  return now;
+}
+}  // namespace
+
 void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype) noexcept {
   if (!fill_file(c, rc, fh, fio::kColl)) return;
   auto& ev = c.ev();
@@ -189,6 +216,11 @@ void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
   ev.args[arg::fextra] = expr::type_size(etype);
   ev.args[arg::count] = expr::type_size(filetype);
   if (rc != MPI_SUCCESS || !fpmpi().resolved) return;
+  if (disp == MPI_DISPLACEMENT_CURRENT) {
+    ev.args[arg::flags] |= fio::kDisplacementCurrent;
+    disp = resolved_displacement(fh, disp);
+    ev.args[arg::offset] = disp;
+  }
   // Tile k of the filetype covers [disp + lb + k * extent, + extent): the
   // record's disp is where tile 0 starts, the blocks are relative to it.
   MPI_Count lb = 0, extent = 0;

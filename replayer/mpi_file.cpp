@@ -37,6 +37,11 @@ int amode_of(int64_t open_flags) {
   return m;
 }
 
+// MPI_MODE_SEQUENTIAL in the traced amode: ROMIO's ADIO_SEQUENTIAL, the same
+// value under MPICH and Open MPI. Such a file takes MPI_DISPLACEMENT_CURRENT
+// views only, so the replay opens it so too.
+constexpr int64_t kTracedSequential = 256;
+
 int whence_of(int64_t w) { return w == SEEK_CUR ? MPI_SEEK_CUR : w == SEEK_END ? MPI_SEEK_END : MPI_SEEK_SET; }
 
 // ROMIO makes its reduction operators on the first MPI_File_open: threads
@@ -60,6 +65,10 @@ void MpiThreadOps::open_file(const Event& ev) {
   if ((ev.args[arg::flags] & fio::kColl) && comm_of(ev, ev.args[arg::fcomm], &c))
     if (MPI_Comm file = b_.file_comm(c.id); file != MPI_COMM_NULL) on = file, f.collective = true;
   if (!f.collective) amode &= ~MPI_MODE_EXCL;  // each rank alone: the first one made it
+  // Opened alone, a rank replays shared-pointer calls with explicit offsets,
+  // which a sequential file refuses.
+  f.sequential = f.collective && (ev.args[arg::fextra] & kTracedSequential);
+  if (f.sequential) amode |= MPI_MODE_SEQUENTIAL;
   std::string path = target_.sandbox->display(*rel);
   int rc;
   {
@@ -109,7 +118,9 @@ void MpiThreadOps::apply_view(File& f) {
     MPI_Type_free(&idx);
     MPI_Type_commit(&ft);
   }
-  int rc = MPI_File_set_view(f.fh, MPI_Offset(v.disp), MPI_BYTE, ft, "native", MPI_INFO_NULL);
+  // A MPI_MODE_SEQUENTIAL file takes MPI_DISPLACEMENT_CURRENT only.
+  MPI_Offset disp = v.current && f.sequential ? MPI_DISPLACEMENT_CURRENT : MPI_Offset(v.disp);
+  int rc = MPI_File_set_view(f.fh, disp, MPI_BYTE, ft, "native", MPI_INFO_NULL);
   if (tiled) MPI_Type_free(&ft);
   check(rc, "MPI_File_set_view");
 }
@@ -128,8 +139,10 @@ int64_t MpiThreadOps::data_offset(const View& v, int64_t at) const {
 
 int64_t MpiThreadOps::access(const Event& ev, File& f) {
   int64_t flags = ev.args[arg::flags], bytes = ev.args[arg::count];
-  if (bytes <= 0 || (flags & fio::kEnd)) return 0;
   bool write = ev.op() == OpClass::mpiio_write, coll = f.collective && (flags & fio::kColl);
+  // A collective call moving nothing on this rank is still the others'
+  // partner (MPICH's zero_count test: only rank 0 reads in a read_all).
+  if (bytes < 0 || (bytes == 0 && !coll) || (flags & fio::kEnd)) return 0;
   void* buf = write ? const_cast<char*>(b_.zeros(bytes)) : recv_buffer(bytes);
   MPI_Count n = MPI_Count(bytes);
   MPI_Status st;
@@ -146,7 +159,7 @@ int64_t MpiThreadOps::access(const Event& ev, File& f) {
     // Each rank opened the file alone: the shared pointer is kept here (the
     // traced offset where known and several processes share the file).
     if ((flags & (fio::kShared | fio::kOrdered)) && (b_.procs() == 1 || traced < 0))
-      at = MPI_Offset(b_.pointers().fetch_add(io_.global_file(ev.args[arg::file]), bytes));
+      at = MPI_Offset(b_.pointers().fetch_add(io_.global_file(ev.args[arg::file]), bytes, f.views));
     if (coll)
       rc = write ? MPI_File_write_at_all_c(f.fh, at, buf, n, MPI_BYTE, &st)
                  : MPI_File_read_at_all_c(f.fh, at, buf, n, MPI_BYTE, &st);
@@ -196,6 +209,8 @@ int64_t MpiThreadOps::mpiio(const Event& ev) {
       f.view = View{
           ev.args[arg::offset], ev.args[arg::fextent], std::max<int64_t>(1, ev.args[arg::fextra]), true, {}, {}, 0};
       if (ev.args[arg::flags] & fio::kUnflattened) f.view.extent = 0;  // contiguous from disp
+      f.view.current = ev.args[arg::flags] & fio::kDisplacementCurrent;
+      ++f.views;
       return 0;
     case OpClass::mpiio_size:
       if (ev.kind == trace::Kind::MPI_File_set_size)
@@ -209,7 +224,7 @@ int64_t MpiThreadOps::mpiio(const Event& ev) {
                                    whence_of(ev.args[arg::fextent])),
               "MPI_File_seek_shared");
       else if ((flags & fio::kShared) && ev.args[arg::fextent] == SEEK_SET)
-        b_.pointers().set(io_.global_file(ev.args[arg::file]), ev.args[arg::offset] * f.view.etype);
+        b_.pointers().set(io_.global_file(ev.args[arg::file]), ev.args[arg::offset] * f.view.etype, f.views);
       return 0;
     case OpClass::mpiio_sync:
       check(MPI_File_sync(f.fh), "MPI_File_sync");

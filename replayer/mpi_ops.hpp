@@ -44,10 +44,13 @@ class MpiThreadOps final : public MpiOps {
     std::vector<std::pair<int64_t, int64_t>> blocks;  // (offset, length) within one filetype
     std::vector<int64_t> before;                      // data bytes before each block
     int64_t size = 0;                                 // data bytes per filetype
+    bool current = false;                             // given MPI_DISPLACEMENT_CURRENT when traced
   };
   struct File {
     MPI_File fh = MPI_FILE_NULL;
     bool collective = false;  // opened on a communicator of one process per rank
+    bool sequential = false;  // MPI_MODE_SEQUENTIAL (collective only)
+    uint32_t views = 0;       // views set since the open (SharedPointers)
     View view;
   };
 

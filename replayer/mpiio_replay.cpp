@@ -17,17 +17,17 @@ namespace fio = trace::fio;
 
 }  // namespace
 
-int64_t SharedPointers::fetch_add(int32_t file, int64_t bytes) {
+int64_t SharedPointers::fetch_add(int32_t file, int64_t bytes, uint32_t views) {
   std::lock_guard lock(mu_);
-  int64_t& p = next_[file];
+  int64_t& p = next_[key(file, views)];
   int64_t at = p;
   p += bytes;
   return at;
 }
 
-void SharedPointers::set(int32_t file, int64_t at) {
+void SharedPointers::set(int32_t file, int64_t at, uint32_t views) {
   std::lock_guard lock(mu_);
-  next_[file] = at;
+  next_[key(file, views)] = at;
 }
 
 MpiioReplay::~MpiioReplay() {
@@ -78,6 +78,7 @@ int64_t MpiioReplay::replay(const Event& ev) {
     case OpClass::mpiio_view:
       view_handle_ = ev.args[arg::handle];
       h.view = View{ev.args[arg::offset], ev.args[arg::fextent], std::max<int64_t>(1, ev.args[arg::fextra]), {}};
+      ++h.views;
       if (ev.args[arg::flags] & fio::kUnflattened) h.view.extent = 0;  // contiguous from disp
       return 0;
     case OpClass::mpiio_size:
@@ -91,7 +92,7 @@ int64_t MpiioReplay::replay(const Event& ev) {
       break;
     case OpClass::mpiio_seek:
       if ((ev.args[arg::flags] & fio::kShared) && ev.args[arg::fextent] == SEEK_SET)
-        shared_.set(io_.global_file(ev.args[arg::file]), ev.args[arg::offset] * h.view.etype);
+        shared_.set(io_.global_file(ev.args[arg::file]), ev.args[arg::offset] * h.view.etype, h.views);
       return 0;
     case OpClass::mpiio_sync:
       r = ::fsync(h.fd);
@@ -105,7 +106,7 @@ int64_t MpiioReplay::replay(const Event& ev) {
       // traced value is known only approximately (another rank may move it
       // between the tracer's look and the access), so the replay keeps its own.
       if (ev.args[arg::flags] & (fio::kShared | fio::kOrdered))
-        at = h.view.disp + shared_.fetch_add(io_.global_file(ev.args[arg::file]), bytes);
+        at = h.view.disp + shared_.fetch_add(io_.global_file(ev.args[arg::file]), bytes, h.views);
       return transfer(ev, h, at, bytes);
     }
     default:

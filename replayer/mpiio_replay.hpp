@@ -18,12 +18,17 @@ namespace mpior::replay {
 // view's displacement: per global file, shared by every replay thread.
 class SharedPointers {
  public:
-  int64_t fetch_add(int32_t file, int64_t bytes);
-  void set(int32_t file, int64_t at);
+  // `views`: how many views the rank set on the file since it opened it.
+  // MPI_File_set_view resets the shared pointer to zero, and is collective,
+  // so a rank thread that runs ahead into the next view takes the next
+  // view's pointer, not the one the others still use.
+  int64_t fetch_add(int32_t file, int64_t bytes, uint32_t views);
+  void set(int32_t file, int64_t at, uint32_t views);
 
  private:
+  static uint64_t key(int32_t file, uint32_t views) { return uint64_t(uint32_t(file)) << 32 | views; }
   std::mutex mu_;
-  std::unordered_map<int32_t, int64_t> next_;
+  std::unordered_map<uint64_t, int64_t> next_;
 };
 
 class MpiioReplay {
@@ -46,6 +51,7 @@ class MpiioReplay {
   struct Handle {
     int fd = -1;
     View view;
+    uint32_t views = 0;  // views set since the open (SharedPointers)
   };
   void open(const trace::Event& ev);
   int64_t transfer(const trace::Event& ev, Handle& h, int64_t at, int64_t bytes);

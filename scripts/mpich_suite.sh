@@ -10,7 +10,7 @@
 # MPICH_TEST_MPI_DIR is MPICH's test/mpi, e.g. from a clone of
 # github.com/pmodels/mpich: `git archive v4.0.2 test/mpi | tar -x -C DIR`
 # (or Debian's `apt-get source mpich`). Without names: the programs issue 11
-# names, then attr/, coll/, comm/, pt2pt/, topo/, part/ and init/session*
+# names, then attr/, coll/, comm/, pt2pt/, topo/, part/, io/ and init/session*
 # at <= 8 ranks, first line of each program's testlist (MPICH's own
 # arguments), skipping the ones that need dtpools or GPUs.
 # Options: -b BUILD (default build), -w WORK (default /tmp/mpior-mpich-suite),
@@ -138,7 +138,7 @@ testlist_lines() {
 NAMED="pt2pt/bsend3 pt2pt/bsend4 pt2pt/rqfreeb pt2pt/inactivereq pt2pt/dtype_send pt2pt/cancelanysrc
 pt2pt/rcancel pt2pt/issendselfcancel coll/icbcast attr/fkeyval attr/fkeyvalcomm comm/cmfree
 threads/pt2pt/mt_probe_sendrecv comm/ctxalloc"
-ALL=$(for d in pt2pt coll comm attr topo part threads/pt2pt; do testlist_lines "$d"; done
+ALL=$(for d in pt2pt coll comm attr topo part threads/pt2pt io; do testlist_lines "$d"; done
       for s in session session_self session_psets; do echo "init/$s 2"; done)
 select_lines() {
   if [ $# -gt 0 ]; then

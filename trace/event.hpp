@@ -64,6 +64,9 @@ inline constexpr int64_t kOrdered = 16;       // _ordered (shared pointer, in ra
 inline constexpr int64_t kBegin = 32;         // split collective _begin (the data moves here)
 inline constexpr int64_t kEnd = 64;           // split collective _end
 inline constexpr int64_t kUnflattened = 128;  // set_view: filetype not flattened (no mpior_block records)
+// set_view given MPI_DISPLACEMENT_CURRENT (a MPI_MODE_SEQUENTIAL file): the
+// record's displacement is the one it resolved to (MPI_File_get_view).
+inline constexpr int64_t kDisplacementCurrent = 256;
 }  // namespace fio
 // POSIX AIO (aio family): submits carry handle, file, offset, count like a
 // pread/pwrite; completion records (mpior_aio_done) also carry bytes done in ret.

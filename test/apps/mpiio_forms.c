@@ -2,8 +2,10 @@
  * views.dat: a vector view and a subarray view, collective and independent,
  * explicit offsets, individual pointers, nonblocking, split collective, the
  * large-count _c forms; shared.dat: shared-pointer and ordered writes and
- * reads; gone.dat: made by rank 0 alone, then deleted ("shared" as the
- * argument: shared.dat and gone.dat only). Prints, on rank 0,
+ * reads; seq.dat: a MPI_MODE_SEQUENTIAL file, ordered writes before and
+ * after a view at MPI_DISPLACEMENT_CURRENT; zero.dat: a collective write
+ * only rank 0 moves data in; gone.dat: made by rank 0 alone, then deleted
+ * ("shared" as the argument: shared.dat and gone.dat only). Prints, on rank 0,
  * "count NAME N" for every function with the total over all ranks. */
 #include <mpi.h>
 #include <stdio.h>
@@ -116,6 +118,21 @@ static void shared(int rank) {
   F(MPI_File_close, &fh);
 }
 
+static void sequential(int rank) {
+  MPI_File fh;
+  int v[B];
+  for (int i = 0; i < B; ++i) v[i] = rank * B + i;
+  F(MPI_File_open, MPI_COMM_WORLD, "seq.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL, MPI_INFO_NULL,
+    &fh);
+  F(MPI_File_write_ordered, fh, v, B, MPI_INT, MPI_STATUS_IGNORE);
+  F(MPI_File_set_view, fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+  F(MPI_File_write_ordered, fh, v, B, MPI_INT, MPI_STATUS_IGNORE);
+  F(MPI_File_close, &fh);
+  F(MPI_File_open, MPI_COMM_WORLD, "zero.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+  F(MPI_File_write_at_all, fh, 0, v, rank == 0 ? B : 0, MPI_INT, MPI_STATUS_IGNORE);
+  F(MPI_File_close, &fh);
+}
+
 static void gone(int rank) {
   if (rank != 0) return;
   MPI_File fh;
@@ -165,6 +182,7 @@ int main(int argc, char** argv) {
    * crashes now and then in the views part's nonblocking collectives). */
   if (argc < 2 || strcmp(argv[1], "shared") != 0) views(rank, size);
   shared(rank);
+  if (argc < 2 || strcmp(argv[1], "shared") != 0) sequential(rank);
   gone(rank);
   report(rank, size);
   MPI_Finalize();

@@ -262,6 +262,23 @@ def wrong_pairing():
     s2.cleanup()
 
 
+def pmpi_init():
+    """A program that starts and ends MPI through the profiling interface
+    (PMPI_Init_thread, PMPI_Finalize; ROMIO's test psimple) is still a rank
+    of the job: both ranks' traces, their I/O and MPI_Barrier, and a
+    finished job; its PMPI_Bcast is MPI's own, not traced."""
+    s = Scenario("pmpi_init", [], ranks=2).run_both()
+    summary = s.post()
+    check_eq(summary["ranks"], 2, "ranks")
+    got = summary["ops"]
+    for kind, n in (("MPI_Init_thread", 2), ("MPI_Barrier", 2), ("MPI_Finalize", 2), ("open", 2), ("write", 2),
+                    ("close", 2)):
+        check_eq(got.get(kind, 0), n, f"{kind} calls")
+    check_eq(got.get("MPI_Bcast", 0), 0, "PMPI_Bcast calls traced")
+    s.replay_and_check()
+    s.cleanup()
+
+
 if __name__ == "__main__":
     main({f.__name__: f for f in (nton, nto1, serial, comm_split, wildcard, threads, nonmpi, fortran, example,
-                                   unwritable_dir, runs_never_mix, bad_traces, wrong_pairing, mpiio)})
+                                   unwritable_dir, runs_never_mix, bad_traces, wrong_pairing, mpiio, pmpi_init)})

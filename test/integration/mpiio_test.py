@@ -47,23 +47,28 @@ def dump(s, rank=0):
     return run([POST, "--dump", os.path.join(s.traces, f"rank-{rank:06d}.mpior")]).stdout
 
 
-def io_offsets(s, rank, name):
-    """Byte offsets the trace holds for rank's depth-0 calls of name, in call order."""
-    return [int(m.group(1) or 0) for m in re.finditer(rf"^  {name} fh=\S+ file=\S+(?: off=(-?\d+))? ",
-                                                       dump(s, rank), re.M)]
+def io_offsets(s, rank, name, path):
+    """Byte offsets the trace holds for rank's depth-0 calls of name on the
+    file at path, in call order."""
+    text = dump(s, rank)
+    ids = re.findall(rf"^\s+(\d+)  {re.escape(path)}  ", text, re.M)
+    check_eq(len(ids), 1, f"{path} in rank {rank}'s file table")
+    return [int(m.group(1) or 0) for m in re.finditer(rf"^  {name} fh=\S+ file={ids[0]}(?: off=(-?\d+))? ", text, re.M)]
 
 
 def shared_offsets(s, ranks, n):
     """shared.dat: write_shared in rank order, write_ordered, write_ordered_begin,
     then from 0 read_ordered and read_shared (in whatever order the ranks come)."""
     racing = set()
+    path = s.abs("shared.dat")
     for r in range(ranks):
-        check_eq(io_offsets(s, r, "MPI_File_write_shared"), [n * r], f"rank {r}: MPI_File_write_shared offset")
-        check_eq(io_offsets(s, r, "MPI_File_write_ordered"), [n * (ranks + r)], f"rank {r}: write_ordered offset")
-        check_eq(io_offsets(s, r, "MPI_File_write_ordered_begin"), [n * (2 * ranks + r)],
+        check_eq(io_offsets(s, r, "MPI_File_write_shared", path), [n * r], f"rank {r}: MPI_File_write_shared offset")
+        check_eq(io_offsets(s, r, "MPI_File_write_ordered", path), [n * (ranks + r)],
+                 f"rank {r}: write_ordered offset")
+        check_eq(io_offsets(s, r, "MPI_File_write_ordered_begin", path), [n * (2 * ranks + r)],
                  f"rank {r}: write_ordered_begin offset")
-        check_eq(io_offsets(s, r, "MPI_File_read_ordered"), [n * r], f"rank {r}: read_ordered offset")
-        racing.update(io_offsets(s, r, "MPI_File_read_shared"))
+        check_eq(io_offsets(s, r, "MPI_File_read_ordered", path), [n * r], f"rank {r}: read_ordered offset")
+        racing.update(io_offsets(s, r, "MPI_File_read_shared", path))
     check_eq(racing, {n * (ranks + r) for r in range(ranks)}, "MPI_File_read_shared offsets over the ranks")
 
 
@@ -88,6 +93,12 @@ def forms():
         check(re.search(r"MPI_File_write_all .*\n\s+pwrite depth=1", text) is not None,
               "the dump does not show pwrite nested under MPI_File_write_all")
         check("mpior_block depth=1" in text, "set_view records no flattened blocks")
+        # MPI_DISPLACEMENT_CURRENT resolved: the shared pointer after one ordered
+        # write of 4 ints per rank (flags: collective, displacement current).
+        check(re.search(rf"MPI_File_set_view fh=\S+ file=\S+ tile0={ranks * 16} .*access=257 ", text) is not None,
+              "set_view at MPI_DISPLACEMENT_CURRENT not recorded at the displacement it resolved to")
+        check_eq(file_entry(summary, s.abs("seq.dat"))["mpiio"]["bytes_written"], 2 * ranks * 16, "seq.dat MPI-IO bytes")
+        check_eq(file_entry(summary, s.abs("zero.dat"))["mpiio"]["bytes_written"], 16, "zero.dat MPI-IO bytes")
         replay_both_levels(s)
         check(not os.path.exists(os.path.join(s.fs, s.abs("gone.dat").lstrip("/"))), "gone.dat survived the replay")
         wa = s.report["ops"]["MPI_File_write_all"]

@@ -195,12 +195,13 @@ def gaps():
     summary = s.post()
     allreduce, barrier, send, recv = (by_kind(summary, k) for k in ("MPI_Allreduce", "MPI_Barrier", "MPI_Send",
                                                                      "MPI_Recv"))
-    # 16 after computation per rank (a preempted gap counts for nothing),
-    # 16 in a row without: those only pruned.
-    check(2 * 10 <= allreduce[0] <= 2 * 16, f"Allreduces after 3 ms of computation kept: {allreduce}")
+    # 16 after computation per rank (15 on an idle machine; a gap in which
+    # the rank was preempted counts for nothing), 16 in a row without: those
+    # only pruned. With the rule off: 2.
+    check(2 * 6 <= allreduce[0] <= 2 * 16, f"Allreduces after 3 ms of computation kept: {allreduce}")
     check_eq(sum(allreduce), 2 * 32, "Allreduces")
     check_eq(barrier, (0, 2 * 16), "Barriers right after an Allreduce (logged, pruned)")
-    check(10 <= send[0] <= 16, f"sends after 3 ms of computation kept: {send}")
+    check(6 <= send[0] <= 16, f"sends after 3 ms of computation kept: {send}")
     check_eq(recv[0], send[0], f"receives kept with their sends: {recv} {send}")
     s.replay_and_check("--stall-timeout", "30")
     s.cleanup()
