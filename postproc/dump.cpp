@@ -175,6 +175,14 @@ void dump_file(const std::string& given, std::ostream& out) {
   std::filesystem::path p(given);
   int32_t rank = trace::rank_from_file_name(p.filename().string());
   std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) {
+    // A plan directory (what mpior-post writes, what mpior-replay reads): its plan.
+    if (!std::filesystem::exists(p / trace::kPlanFileName, ec))
+      throw trace::FormatError(given + ": a directory without " + trace::kPlanFileName +
+                               " (give a trace, job or plan file, or a plan directory)");
+    path = (p / trace::kPlanFileName).string();
+    p = path;
+  }
   if (rank >= 0 && !std::filesystem::exists(p, ec) &&
       std::filesystem::exists(p.parent_path() / trace::kJobFileName, ec)) {
     // A rank file the finalize aggregation replaced: its entry in the aggregate.

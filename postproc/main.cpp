@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
                "with --compare: compare the events alone, not how they fold into loops (a trace spilled under "
                "MPIOR_MEMORY splits loops where it spilled)")
       ->needs(compare_opt);
-  app.add_option("--dump", o.dump, "print an mpior file (rank trace, job or plan) as text")
+  app.add_option("--dump", o.dump, "print an mpior file (rank trace, job or plan; or a plan directory) as text")
       ->excludes(dir_opt)
       ->excludes(plan_opt)
       ->excludes(verify_flag)

@@ -275,6 +275,9 @@ def pmpi_init():
                     ("close", 2)):
         check_eq(got.get(kind, 0), n, f"{kind} calls")
     check_eq(got.get("MPI_Bcast", 0), 0, "PMPI_Bcast calls traced")
+    # --dump takes the plan directory itself (what mpior-replay takes) too.
+    text = run([POST, "--dump", s.plan]).stdout
+    check("MPI_Init_thread" in text and "plan.mpior" in text, f"--dump of the plan directory:\n{text[:400]}")
     s.replay_and_check()
     s.cleanup()
 
