@@ -50,9 +50,9 @@ class HandleTable {
     auto it = handles_.find(fh);
     return it == handles_.end() ? FileHandle{} : it->second;
   }
-  FileHandle add(MPI_File fh, int32_t file, int32_t comm, bool excluded) {
+  FileHandle add(MPI_File fh, int32_t file, int32_t comm, bool excluded, bool sequential) {
     std::lock_guard<std::mutex> lk(mutex_);
-    FileHandle h{excluded ? -1 : next_++, file, comm, excluded};
+    FileHandle h{excluded ? -1 : next_++, file, comm, excluded, sequential};
     handles_[fh] = h;
     return h;
   }
@@ -137,7 +137,8 @@ void file_opened(Call& c, int rc, MPI_Comm comm, const char* name, int amode, MP
   int64_t id = -1;
   try {
     file = intern_path(name);
-    if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL) id = handles().add(fh, file, comm_id, file == kExcludedFile).id;
+    if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL)
+      id = handles().add(fh, file, comm_id, file == kExcludedFile, amode & MPI_MODE_SEQUENTIAL).id;
   } catch (...) {
   }
   if (file == kExcludedFile) return c.drop_excluded();
@@ -189,23 +190,32 @@ void record_block(Call& c, const Block& b) noexcept {
 }  // namespace
 
 namespace {
-// The displacement MPI_DISPLACEMENT_CURRENT resolved to (the shared file
-// pointer's position, in bytes), as MPI_File_get_view reports it; the types
-// it hands back are freed unless predefined. The flag stays set without it.
-MPI_Offset resolved_displacement(MPI_File fh, MPI_Offset disp) noexcept {
+// The file's view as MPI_File_get_view reports it: its displacement in bytes
+// and its etype's extent; the types it hands back are freed unless
+// predefined. False when it cannot be asked.
+bool current_view(MPI_File fh, MPI_Offset* disp, MPI_Count* etype_extent) noexcept {
   FilePmpi& p = fpmpi();
   TracerGuard guard;
-  MPI_Offset now = disp;
   MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
   char datarep[MPI_MAX_DATAREP_STRING + 1];
-  if (p.get_view(fh, &now, &types[0], &types[1], datarep) != MPI_SUCCESS) return disp;
+  if (p.get_view(fh, disp, &types[0], &types[1], datarep) != MPI_SUCCESS) return false;
+  MPI_Count lb = 0;
+  if (p.get_extent(types[0], &lb, etype_extent) != MPI_SUCCESS) *etype_extent = 1;
   for (MPI_Datatype& t : types) {
     int ints = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
     if (t != MPI_DATATYPE_NULL && p.get_envelope(t, &ints, &addresses, &datatypes, &combiner) == MPI_SUCCESS &&
         combiner != MPI_COMBINER_NAMED)
       p.type_free(&t);
   }
-  return now;
+  return true;
+}
+
+// The displacement MPI_DISPLACEMENT_CURRENT resolved to (the shared file
+// pointer's position, in bytes). The flag stays set without it.
+MPI_Offset resolved_displacement(MPI_File fh, MPI_Offset disp) noexcept {
+  MPI_Offset now = disp;
+  MPI_Count etype_extent = 1;
+  return current_view(fh, &now, &etype_extent) ? now : disp;
 }
 }  // namespace
 
@@ -275,6 +285,13 @@ int64_t captured_offset(MPI_File fh, int64_t at) noexcept {
   MPI_Offset byte = 0;
   if (!got || !fpmpi().resolved) return at;
   TracerGuard guard;
+  // A MPI_MODE_SEQUENTIAL file has no byte offsets to ask for (ROMIO answers
+  // 0); its views are contiguous: the displacement plus the pointer in etypes.
+  if (file_handle(fh).sequential) {
+    MPI_Offset disp = 0;
+    MPI_Count etype_extent = 1;
+    return current_view(fh, &disp, &etype_extent) ? int64_t(disp + t_shfp.value * etype_extent) : at;
+  }
   return fpmpi().get_byte_offset(fh, t_shfp.value, &byte) == MPI_SUCCESS ? int64_t(byte) : at;
 }
 }  // namespace

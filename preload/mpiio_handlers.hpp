@@ -25,10 +25,11 @@ using namespace trace::fio;
 
 // What the tracer knows of an open MPI_File.
 struct FileHandle {
-  int64_t id = -1;        // per rank, from 1; -1: a handle the tracer did not see opened
-  int32_t file = -1;      // file table index
-  int32_t comm = -1;      // local communicator id
-  bool excluded = false;  // opened on an excluded path: none of its calls is recorded
+  int64_t id = -1;          // per rank, from 1; -1: a handle the tracer did not see opened
+  int32_t file = -1;        // file table index
+  int32_t comm = -1;        // local communicator id
+  bool excluded = false;    // opened on an excluded path: none of its calls is recorded
+  bool sequential = false;  // MPI_MODE_SEQUENTIAL
 };
 
 FileHandle file_handle(MPI_File fh) noexcept;

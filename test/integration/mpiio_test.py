@@ -98,6 +98,11 @@ def forms():
         check(re.search(rf"MPI_File_set_view fh=\S+ file=\S+ tile0={ranks * 16} .*access=257 ", text) is not None,
               "set_view at MPI_DISPLACEMENT_CURRENT not recorded at the displacement it resolved to")
         check_eq(file_entry(summary, s.abs("seq.dat"))["mpiio"]["bytes_written"], 2 * ranks * 16, "seq.dat MPI-IO bytes")
+        # Its ordered writes' byte offsets (no MPI_File_get_byte_offset on a
+        # sequential file): in rank order, the second from the new view on.
+        for r in range(ranks):
+            check_eq(io_offsets(s, r, "MPI_File_write_ordered", s.abs("seq.dat")), [16 * r, 16 * (ranks + r)],
+                     f"rank {r}: seq.dat write_ordered offsets")
         check_eq(file_entry(summary, s.abs("zero.dat"))["mpiio"]["bytes_written"], 16, "zero.dat MPI-IO bytes")
         replay_both_levels(s)
         check(not os.path.exists(os.path.join(s.fs, s.abs("gone.dat").lstrip("/"))), "gone.dat survived the replay")
