@@ -171,6 +171,7 @@ Received Pruner::received(int32_t comm, MPI_Request handle, int source, int tag)
   uint64_t seq = handle == MPI_REQUEST_NULL ? recv_order_.completed_blocking(comm, status)
                                             : recv_order_.completed(comm, preload::mpi::handle_key(handle), status);
   Received r;
+  if (source_world < 0) return r;  // no member sent it: logged, nothing to take
   bool found = true;
   r.aux = aux_.receive(ch.key, source_world, tag, seq, &found);
   if (!found) {  // no word from the sender: keep the receive (the send may be lost)

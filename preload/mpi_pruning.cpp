@@ -56,7 +56,9 @@ bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool for
 }
 
 piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, const MPI_Status& st) noexcept {
-  if (!pruning(comm) || st.MPI_SOURCE == MPI_PROC_NULL) return {};
+  // No source: MPI_PROC_NULL's, or the empty status of an inactive request
+  // (MPI_ANY_SOURCE): no message came, there is nothing to decide.
+  if (!pruning(comm) || st.MPI_SOURCE < 0) return {};
   TracerGuard guard;
   note_computation(c);
   piggyback::Received r = pruner().received(comm, handle, st.MPI_SOURCE, st.MPI_TAG);

@@ -57,6 +57,18 @@ static long persistent(void) {
     total += in;
   }
   MPI_Wait(&r[0], MPI_STATUS_IGNORE); /* inactive: completes at once */
+  /* A receive never started: an empty status, no source (MPICH's pt2pt/inactivereq) */
+  for (int k = 0; k < 2; ++k) { /* from the left neighbour, from anyone */
+    MPI_Request never;
+    MPI_Status empty;
+    MPI_Recv_init(&in, 1, MPI_INT, k ? MPI_ANY_SOURCE : left, 8, MPI_COMM_WORLD, &never);
+    int done = 0;
+    MPI_Test(&never, &done, &empty);
+    CHECK(done && empty.MPI_SOURCE == MPI_ANY_SOURCE);
+    MPI_Wait(&never, &empty);
+    CHECK(empty.MPI_SOURCE == MPI_ANY_SOURCE && empty.MPI_TAG == MPI_ANY_TAG);
+    MPI_Request_free(&never);
+  }
   MPI_Request_free(&r[0]);
   MPI_Request_free(&r[1]);
 #if MPI_VERSION >= 4
