@@ -112,6 +112,7 @@ std::vector<size_t> fold_child(trace::RankTrace& parent, const trace::RankTrace&
     parent.excluded[k].calls += child.excluded[k].calls;
   }
   parent.process.end_ns = std::max(parent.process.end_ns, child.process.end_ns);
+  parent.process.cpu_wait_ns += child.process.cpu_wait_ns;
   return added;
 }
 

@@ -56,6 +56,7 @@ void dump_process(const trace::ProcessInfo& p, std::ostream& out) {
   out << fmt::format("  clocks at start: monotonic {} ns, realtime {} ns; traced {:.6f} s\n", p.clock_mono_ns,
                      p.clock_real_ns, double(p.end_ns) / 1e9);
   out << fmt::format("  clock offset to rank 0: {} ns\n", p.clock_offset_ns);
+  out << fmt::format("  waited for a CPU (left out of computation): {:.6f} s\n", double(p.cpu_wait_ns) / 1e9);
 }
 
 void dump_files(const std::vector<trace::FileEntry>& files, std::ostream& out) {

@@ -67,8 +67,10 @@ trace::Plan build_plan(TraceSet set, const Analysis& a) {
   plan.job.trace_files.clear();  // where the traces were: the job record's, not the plan's
   plan.files = a.files.files;
   plan.comms = a.comms.plan_comms();
-  for (const trace::RankTrace& t : set.ranks)
+  for (const trace::RankTrace& t : set.ranks) {
     plan.ranks.push_back({t.process.host, t.process.cwd, t.process.end_ns, {}, {}});
+    plan.ranks.back().cpu_wait_ns = t.process.cpu_wait_ns;
+  }
   aligned_starts(set, plan);
   for (int32_t r = 0; r < set.size(); ++r) {
     trace::RankTrace& t = set.ranks[size_t(r)];

@@ -70,7 +70,8 @@ Summary totals(const trace::Plan& plan, const std::string& title) {
   if (failed) std::rethrow_exception(failed);
   if (parts == 2) found[0].add(found[1]);
   SummaryCollector base(plan.ranks.size(), plan.files.size());
-  for (size_t r = 0; r < plan.ranks.size(); ++r) base.begin_rank(int32_t(r), plan.ranks[r].traced_ns);
+  for (size_t r = 0; r < plan.ranks.size(); ++r)
+    base.begin_rank(int32_t(r), plan.ranks[r].traced_ns, plan.ranks[r].cpu_wait_ns);
   base.add_pruned(-1, any_pruned(plan.pruned), plan.pruned);
   Summary out = base.take();
   out.add(found[0]);

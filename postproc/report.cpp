@@ -30,16 +30,19 @@ void text_job(std::string& out, const SummaryHeader& set) {
 }
 
 void text_times(std::string& out, const SummaryHeader& set, const Summary& s) {
-  out += fmt::format("time (s)       {:>12} {:>12} {:>12} {:>12}\n", "io", "mpi", "compute", "traced");
+  out +=
+      fmt::format("time (s)       {:>12} {:>12} {:>12} {:>12} {:>12}\n", "io", "mpi", "compute", "cpu wait", "traced");
   auto row = [&](const std::string& label, const RankTotals& r) {
-    out += fmt::format("{:<14} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f}\n", label, seconds(r.io_ns), seconds(r.mpi_ns),
-                       seconds(r.compute_ns()), seconds(r.traced_ns));
+    out += fmt::format("{:<14} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f}\n", label, seconds(r.io_ns),
+                       seconds(r.mpi_ns), seconds(r.compute_ns()), seconds(r.cpu_wait_ns), seconds(r.traced_ns));
   };
   for (int32_t r = 0; r < set.size() && r < kListedRanks; ++r) row(fmt::format("rank {}", r), s.ranks[size_t(r)]);
   if (set.size() > kListedRanks) out += fmt::format("... {} more ranks in summary.json\n", set.size() - kListedRanks);
   RankTotals t = s.total();
-  out += fmt::format("{:<14} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f}\n\n", "total", seconds(t.io_ns), seconds(t.mpi_ns),
-                     seconds(t.traced_ns - t.io_ns - t.mpi_ns), seconds(t.traced_ns));
+  out += fmt::format("{:<14} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f}\n", "total", seconds(t.io_ns),
+                     seconds(t.mpi_ns), seconds(t.traced_ns - t.io_ns - t.mpi_ns - t.cpu_wait_ns),
+                     seconds(t.cpu_wait_ns), seconds(t.traced_ns));
+  out += "(cpu wait: ranks ready to compute but waiting for a CPU; left out of the computation the replay does)\n\n";
 }
 
 // Per MPI function: calls kept in the trace and calls pruned online.
@@ -154,11 +157,12 @@ std::string summary_text(const SummaryHeader& set, const Analysis& a) {
 
 namespace {
 
-nlohmann::json json_times(int64_t io_ns, int64_t mpi_ns, int64_t compute_ns, int64_t traced_ns) {
-  return {{"io_s", seconds(io_ns)},
-          {"mpi_s", seconds(mpi_ns)},
+nlohmann::json json_times(const RankTotals& t, int64_t compute_ns) {
+  return {{"io_s", seconds(t.io_ns)},
+          {"mpi_s", seconds(t.mpi_ns)},
           {"compute_s", seconds(compute_ns)},
-          {"traced_s", seconds(traced_ns)}};
+          {"cpu_wait_s", seconds(t.cpu_wait_ns)},
+          {"traced_s", seconds(t.traced_ns)}};
 }
 
 nlohmann::json json_files(const Analysis& a) {
@@ -190,7 +194,7 @@ nlohmann::json json_per_rank(const SummaryHeader& set, const Summary& s) {
   for (int32_t r = 0; r < set.size(); ++r) {
     const RankTotals& t = s.ranks[size_t(r)];
     nlohmann::json j = {{"rank", r}, {"host", E(set.hosts[size_t(r)])}};
-    j.update(json_times(t.io_ns, t.mpi_ns, t.compute_ns(), t.traced_ns));
+    j.update(json_times(t, t.compute_ns()));
     ranks.push_back(std::move(j));
   }
   return ranks;
@@ -229,7 +233,7 @@ nlohmann::json summary_json(const SummaryHeader& set, const Analysis& a) {
         {"pruned", s.mpi_pruned},
         {"pruning", s.pruning},
         {"by_kind", json_mpi_kinds(s)}}},
-      {"time", json_times(total.io_ns, total.mpi_ns, total.traced_ns - total.io_ns - total.mpi_ns, total.traced_ns)},
+      {"time", json_times(total, total.traced_ns - total.io_ns - total.mpi_ns - total.cpu_wait_ns)},
       {"per_rank", json_per_rank(set, s)},
       {"messages",
        {{"paired", m.messages},

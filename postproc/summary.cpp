@@ -14,20 +14,22 @@ RankTotals Summary::total() const {
     t.io_ns += r.io_ns;
     t.mpi_ns += r.mpi_ns;
     t.traced_ns += r.traced_ns;
+    t.cpu_wait_ns += r.cpu_wait_ns;
     compute += r.compute_ns();
   }
-  // Keep io + mpi + compute == traced when a rank's calls overlapped.
-  t.traced_ns = std::max(t.traced_ns, t.io_ns + t.mpi_ns + compute);
+  // Keep io + mpi + compute + cpu wait == traced when a rank's calls overlapped.
+  t.traced_ns = std::max(t.traced_ns, t.io_ns + t.mpi_ns + compute + t.cpu_wait_ns);
   return t;
 }
 
 void Summary::add(const Summary& o) {
   // Every field of the totals is summed below: a new one must be added here.
-  static_assert(sizeof(FileTotals) == 11 * 8 && sizeof(KindTotals) == 5 * 8 && sizeof(RankTotals) == 3 * 8);
+  static_assert(sizeof(FileTotals) == 11 * 8 && sizeof(KindTotals) == 5 * 8 && sizeof(RankTotals) == 4 * 8);
   for (size_t i = 0; i < ranks.size() && i < o.ranks.size(); ++i) {
     ranks[i].io_ns += o.ranks[i].io_ns;
     ranks[i].mpi_ns += o.ranks[i].mpi_ns;
     ranks[i].traced_ns += o.ranks[i].traced_ns;
+    ranks[i].cpu_wait_ns += o.ranks[i].cpu_wait_ns;
   }
   for (size_t i = 0; i < kinds.size() && i < o.kinds.size(); ++i) {
     kinds[i].calls += o.kinds[i].calls;
@@ -63,12 +65,15 @@ SummaryCollector::SummaryCollector(size_t ranks, size_t files) {
 }
 
 void SummaryCollector::begin_rank(const RankScope& scope, const trace::RankTrace& trace) {
-  begin_rank(scope.rank(), trace.process.end_ns);
+  begin_rank(scope.rank(), trace.process.end_ns, trace.process.cpu_wait_ns);
   add_pruned(scope.rank(), trace.process.pruning, trace.pruned);
   for (size_t k = 0; k < trace::kNumKinds; ++k) s_.kinds[k].excluded += trace.excluded[k].calls;
 }
 
-void SummaryCollector::begin_rank(int32_t rank, int64_t traced_ns) { s_.ranks[size_t(rank)].traced_ns = traced_ns; }
+void SummaryCollector::begin_rank(int32_t rank, int64_t traced_ns, int64_t cpu_wait_ns) {
+  s_.ranks[size_t(rank)].traced_ns = traced_ns;
+  s_.ranks[size_t(rank)].cpu_wait_ns = cpu_wait_ns;
+}
 
 void SummaryCollector::add_pruned(int32_t rank, bool pruning, const trace::KindTallies& pruned) {
   s_.pruning = s_.pruning || pruning;

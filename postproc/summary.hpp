@@ -24,8 +24,9 @@ struct KindTotals {
 
 struct RankTotals {
   int64_t io_ns = 0, mpi_ns = 0, traced_ns = 0;
+  int64_t cpu_wait_ns = 0;  // waiting for a CPU, left out of the computation (MPIOR_STOLEN_CHECK_US)
   // Overlapping calls on several threads can exceed the traced wall time.
-  int64_t compute_ns() const { return std::max<int64_t>(0, traced_ns - io_ns - mpi_ns); }
+  int64_t compute_ns() const { return std::max<int64_t>(0, traced_ns - io_ns - mpi_ns - cpu_wait_ns); }
 };
 
 struct FileTotals {
@@ -62,7 +63,7 @@ class SummaryCollector {
   void begin_rank(const RankScope& scope, const trace::RankTrace& trace);
   // The same from a plan: the rank's traced time; the calls pruned online
   // (counted per kind, their time in rank's MPI or I/O time when rank >= 0).
-  void begin_rank(int32_t rank, int64_t traced_ns);
+  void begin_rank(int32_t rank, int64_t traced_ns, int64_t cpu_wait_ns);
   void add_pruned(int32_t rank, bool pruning, const trace::KindTallies& pruned);
   void observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
   Summary take() { return std::move(s_); }

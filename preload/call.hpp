@@ -8,6 +8,7 @@
 
 #include "clock.hpp"
 #include "crash.hpp"
+#include "stolen_time.hpp"
 #include "thread_state.hpp"
 #include "trace/event.hpp"
 
@@ -32,7 +33,11 @@ class Call {
       t.tracer_ticks = 0;
     }
     ev_.start = clock::now();
-    if (ev_.depth == 0 && ev_.start - t.last_end - ev_.tracer >= g_long_gap_ticks) t.long_gap = 1;
+    if (ev_.depth == 0) {
+      if (__builtin_expect(ev_.start - t.last_end - ev_.tracer >= g_stolen_check_ticks, 0))
+        stolen::leave_out_of_gap(ev_, ev_.start - t.last_end - ev_.tracer);
+      if (ev_.start - t.last_end - ev_.tracer >= g_long_gap_ticks) t.long_gap = 1;
+    }
   }
 
   bool active() const noexcept { return active_; }
@@ -63,6 +68,7 @@ class Call {
     if (!dropped_) record_event(ev_);
     ThreadState& t = t_state;
     if (ev_.depth == 0 && ev_.end != 0) {
+      if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !dropped_) stolen::reading_after_call();
       t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
       t.last_end = ev_.end;
     }

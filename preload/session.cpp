@@ -37,6 +37,7 @@
 #include "recorder.hpp"
 #include "session_state.hpp"
 #include "spill.hpp"
+#include "stolen_time.hpp"
 #include "trace/format.hpp"
 
 namespace mpior::preload {
@@ -441,6 +442,7 @@ std::vector<uint8_t> encode_now(bool finished) {
   t.excluded = excluded_tallies();
   t.spill_segments = spill::segments();  // under the write flag: no segment is being appended
   t.process.end_ns = clock::elapsed_ns();
+  t.process.cpu_wait_ns = stolen::total_ns();
   t.files = files().entries();
   if (!g_comms) g_comms = new trace::EncodedComms();
   if (s.mpi) mpi::state().encode_comms(g_comms);

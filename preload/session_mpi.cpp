@@ -17,6 +17,7 @@
 #include "prune_gap.hpp"
 #include "session.hpp"
 #include "session_state.hpp"
+#include "stolen_time.hpp"
 #include "thread_state.hpp"
 
 namespace mpior::preload {
@@ -39,6 +40,7 @@ void start_pruning(Session& s) {
   piggyback::pruner().start(all, s.rank, s.size);
   if (all) exchange_cost::measure(s.private_comm);
   if (all) start_gap_rule();
+  stolen::start();
 }
 
 }  // namespace

@@ -28,6 +28,10 @@ inline std::atomic<bool> g_recording{false};
 // (MPIOR_PRUNE_GAP_US, prune_gap.cpp); never, until pruning starts.
 inline int64_t g_long_gap_ticks = INT64_MAX;
 
+// A computation or call after which the run-queue wait is read
+// (MPIOR_STOLEN_CHECK_US, stolen_time.cpp); never, until MPI_Init.
+inline int64_t g_stolen_check_ticks = INT64_MAX;
+
 // Marks the tracer's own work on this thread: while one exists, intercepted
 // calls made by the tracer (its file writes, logging, unwinding, PMPI calls)
 // go straight to the real functions and are not recorded.

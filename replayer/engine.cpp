@@ -465,6 +465,7 @@ Report collect(const trace::Plan& plan, const ReplayOptions& opt, const Target& 
   rep.fs = opt.setup.fs;
   rep.ranks = int32_t(plan.ranks.size());
   rep.threads = threads.size();
+  for (const trace::PlanRank& r : plan.ranks) rep.cpu_wait_ns += r.cpu_wait_ns;
   int64_t last = t0;
   for (const auto& t : threads) {
     rep.traced_ns = std::max(rep.traced_ns, t->summary.traced_ns);

@@ -132,6 +132,11 @@ void print_ops(std::ostream& out, const Report& r) {
 void print_text(std::ostream& out, const Report& r) {
   fmt::print(out, "replay of {} on {}: {} ranks, {} threads\n", r.plan, r.fs, r.ranks, r.threads);
   fmt::print(out, "traced time  {:>12.6f} s\n", r.traced_ns / 1e9);
+  if (r.cpu_wait_ns > 0)
+    fmt::print(out,
+               "cpu wait     {:>12.6f} s (all ranks: waiting for a CPU when traced; left out of the traced "
+               "computation, not replayed)\n",
+               r.cpu_wait_ns / 1e9);
   fmt::print(out, "replay time  {:>12.6f} s (the predicted time)\n", r.replay_ns / 1e9);
   fmt::print(out, "setup time   {:>12.6f} s (target prepared and {} threads running)\n", r.setup_ns / 1e9, r.threads);
   fmt::print(out, "error        {:>+12.2f} % (predicted against traced)\n", r.error_pct());
@@ -161,6 +166,7 @@ nlohmann::json to_json(const Report& r) {
   j["ranks"] = r.ranks;
   j["threads"] = r.threads;
   j["traced_s"] = r.traced_ns / 1e9;
+  j["traced_cpu_wait_s"] = r.cpu_wait_ns / 1e9;
   j["replay_s"] = r.replay_ns / 1e9;
   j["predicted_s"] = r.replay_ns / 1e9;
   j["setup_s"] = r.setup_ns / 1e9;

@@ -401,6 +401,7 @@ void put_process(Encoder& e, const ProcessInfo& p) {
   e.sv(p.clock_real_ns);
   e.sv(p.end_ns);
   e.sv(p.clock_offset_ns);
+  e.sv(p.cpu_wait_ns);
 }
 
 ProcessInfo get_process(Decoder& d) {
@@ -421,6 +422,8 @@ ProcessInfo get_process(Decoder& d) {
   p.clock_real_ns = d.sv();
   p.end_ns = d.sv();
   p.clock_offset_ns = d.sv();
+  p.cpu_wait_ns = d.sv();
+  if (p.cpu_wait_ns < 0) d.fail("negative wait for a CPU");
   if (p.size < 1 || p.rank < 0 || p.rank >= p.size)
     d.fail("rank " + std::to_string(p.rank) + " of " + std::to_string(p.size));
   return p;

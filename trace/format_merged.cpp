@@ -74,6 +74,7 @@ void put_processes(Encoder& e, const std::vector<MergedRank>& ranks) {
   }
   for (size_t i = 0; i < ranks.size(); ++i) e.sv(sub(abs_end(ranks[i].process), abs_end(prev(i))));
   for (size_t i = 0; i < ranks.size(); ++i) e.sv(sub(ranks[i].process.clock_offset_ns, prev(i).clock_offset_ns));
+  for (size_t i = 0; i < ranks.size(); ++i) e.sv(ranks[i].process.cpu_wait_ns);
 }
 
 void get_processes(Decoder& d, std::vector<MergedRank>& ranks, const ProcessInfo& first) {
@@ -106,6 +107,8 @@ void get_processes(Decoder& d, std::vector<MergedRank>& ranks, const ProcessInfo
     p.end_ns = sub(add(abs_end(prev(i)), d.sv()), p.clock_mono_ns);
   }
   for (size_t i = 0; i < ranks.size(); ++i) ranks[i].process.clock_offset_ns = add(prev(i).clock_offset_ns, d.sv());
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if ((ranks[i].process.cpu_wait_ns = d.sv()) < 0) d.fail("negative wait for a CPU");
 }
 
 // Tallies as differences from the previous rank's: the same kinds (a 1) and

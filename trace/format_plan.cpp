@@ -57,6 +57,7 @@ void put(Encoder& e, const Plan& p) {
     put_ranks(e, r.files);
     put_ranks(e, r.comms);
     e.sv(r.start_ns);
+    e.sv(r.cpu_wait_ns);
   }
   e.uv(p.files.size());
   for (const PlanFile& f : p.files) {
@@ -85,6 +86,8 @@ Plan get_plan(Decoder& d) {
     r.files = get_ranks(d);
     r.comms = get_ranks(d);
     r.start_ns = d.sv();
+    r.cpu_wait_ns = d.sv();
+    if (r.cpu_wait_ns < 0) d.fail("negative wait for a CPU");
   }
   p.files.resize(d.count(3));
   for (PlanFile& f : p.files) {

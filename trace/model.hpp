@@ -126,6 +126,7 @@ struct ProcessInfo {
   int64_t clock_real_ns = 0;    // CLOCK_REALTIME at trace start
   int64_t end_ns = 0;           // relative to trace start
   int64_t clock_offset_ns = 0;  // add to CLOCK_MONOTONIC readings for rank 0's (aligned at MPI_Init; 0 without MPI)
+  int64_t cpu_wait_ns = 0;      // waits for a CPU left out of the computation recorded (MPIOR_STOLEN_CHECK_US)
   bool operator==(const ProcessInfo&) const = default;
 };
 
@@ -222,6 +223,7 @@ struct PlanRank {
   std::vector<int32_t> files;  // local file id -> global file id
   std::vector<int32_t> comms;  // local communicator id -> global id (-1: freed before use)
   int64_t start_ns = 0;        // trace start after the earliest rank's, on aligned clocks (0: not known)
+  int64_t cpu_wait_ns = 0;     // of traced_ns: waiting for a CPU, not replayed (ProcessInfo::cpu_wait_ns)
   bool operator==(const PlanRank&) const = default;
 };
 

@@ -18,6 +18,7 @@ RankTrace sample_trace() {
   t.process.host = "node7";
   t.process.cmdline = "./app -n 3";
   t.process.cwd = "/home/u";
+  t.process.cpu_wait_ns = 1234567;
   t.files = {{"<stdin>", -1}, {"<stdout>", -1}, {"<stderr>", -1}, {"/data/out.1", 0101}};
   t.comms = {{0, CommOrigin::world, -1, 0, 0, 0, {0, 1, 2, 3}}, {1, CommOrigin::self, -1, 0, 0, 0, {1}}};
   StreamBuilder b(BuilderOptions{.lossless = true});  // exact times: the loop folds, statistics alone would give means
@@ -99,6 +100,7 @@ TEST_CASE("jobs and plans round-trip", "[format]") {
   p.job = j;
   p.ranks.resize(3);
   p.ranks[1].files = {0, 1, 2, 5};
+  p.ranks[2].cpu_wait_ns = 98765;
   p.files = {{"/a", true, false, false, 0}, {"/b", false, true, false, 4096}};
   p.comms = {{{0, 1, 2}, CommOrigin::world}, {{1, 2}, CommOrigin::split}, {{2}, CommOrigin::self}};
   p.streams = sample_trace().streams;

@@ -1,0 +1,84 @@
+#include "stolen_time.hpp"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+
+#include "clock.hpp"
+#include "config.hpp"
+#include "thread_state.hpp"
+
+namespace mpior::preload::stolen {
+
+namespace {
+
+constinit config::Option<int64_t> opt_check_us{
+    "MPIOR_STOLEN_CHECK_US", 500,
+    "after a computation or a call at least this long (microseconds), read how long the thread waited for a CPU "
+    "(schedstat run_delay) and leave that out of the computation recorded; 0: record wall time as it passed"};
+MPIOR_REGISTER_OPTION(opt_check_us);
+
+double g_ticks_per_ns = 1.0;
+std::atomic<int64_t> g_left_out_ticks{0};
+
+// The thread's run-queue wait so far (ns), -1 when unknown. Raw system calls:
+// the tracer's own open and read are not the program's, and nothing here may
+// reach an intercepted symbol. Opened per reading: a descriptor kept per
+// thread would survive fork() and read the parent's thread.
+int64_t run_delay_ns() noexcept {
+  int fd = int(syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return -1;
+  char buf[96];
+  long n = syscall(SYS_pread64, fd, buf, sizeof buf - 1, 0);
+  syscall(SYS_close, fd);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  char* field = nullptr;  // "<on cpu ns> <run queue ns> <timeslices>"
+  std::strtoll(buf, &field, 10);
+  if (field == buf) return -1;
+  char* rest = nullptr;
+  long long delay = std::strtoll(field, &rest, 10);
+  return rest == field || delay < 0 ? -1 : delay;
+}
+
+// The reading before, per thread; -1: none yet.
+thread_local int64_t t_last_delay = -1;
+
+int64_t delay_since_last_reading() noexcept {
+  int64_t now = run_delay_ns();
+  int64_t since = t_last_delay >= 0 && now >= t_last_delay ? now - t_last_delay : 0;
+  t_last_delay = now;
+  return since;
+}
+
+}  // namespace
+
+void start() noexcept {
+  int64_t us = opt_check_us.get();
+  if (us <= 0 || run_delay_ns() < 0) return;
+  double ns_per_tick = double(clock::duration_ns(1000000000)) / 1e9;
+  g_ticks_per_ns = ns_per_tick > 0 ? 1.0 / ns_per_tick : 1.0;
+  g_stolen_check_ticks = int64_t(double(us) * 1000.0 * g_ticks_per_ns);
+  t_last_delay = run_delay_ns();  // MPI_Init's thread: its first computation counts too
+}
+
+void leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
+  int64_t stolen = int64_t(double(delay_since_last_reading()) * g_ticks_per_ns);
+  int64_t now = clock::now(), left_out = std::clamp<int64_t>(stolen, 0, gap_ticks);
+  if (left_out > 0) g_left_out_ticks.fetch_add(left_out, std::memory_order_relaxed);
+  ev.tracer += left_out + (now - ev.start);
+  ev.start = now;
+}
+
+void reading_after_call() noexcept { t_last_delay = run_delay_ns(); }
+
+int64_t total_ns() noexcept {
+  int64_t ticks = g_left_out_ticks.load(std::memory_order_relaxed);
+  return ticks > 0 ? clock::duration_ns(ticks) : 0;
+}
+
+}  // namespace mpior::preload::stolen

@@ -1,0 +1,32 @@
+// Computation the machine took, not the program (MPIOR_STOLEN_CHECK_US): the
+// time a thread waited on a run queue for a CPU (the kernel's schedstat
+// run_delay) is left out of the computation the trace records, as the
+// tracer's own time is. On a node whose ranks fill every core, another file
+// system's kernel threads (ext4's journal and writeback) preempt them:
+// checkpoint_sim's ranks waited 26-67 ms each for a CPU traced on ext4, 5-7 ms
+// on tmpfs, and a replay on tmpfs of the ext4 trace computed that much longer.
+// The replay occupies the cores as the ranks did (its waits poll), so on the
+// traced file system the kernel threads preempt it again.
+#pragma once
+
+#include <cstdint>
+
+#include "trace/event.hpp"
+
+namespace mpior::preload::stolen {
+
+// At MPI_Init (the clock is calibrated by then): the threshold in ticks.
+void start() noexcept;
+
+// A depth-0 call after `gap_ticks` of computation: the run-queue wait since
+// the last reading (at most the gap) joins the time that is not the
+// program's; the reading's own time too (the call's start is taken again).
+void leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept;
+
+// After a long call that is kept: its run-queue wait stays in its duration.
+void reading_after_call() noexcept;
+
+// What every thread's computations waited for a CPU, left out of them (ns).
+int64_t total_ns() noexcept;
+
+}  // namespace mpior::preload::stolen
