@@ -1,12 +1,15 @@
 #include "clock.hpp"
 
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <utility>
 
 #include "tsc.hpp"
@@ -102,5 +105,17 @@ int64_t sleep_until(int64_t deadline_ns, const std::atomic<bool>& abort) {
 }
 
 void tighten_timer_slack() { prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); }
+
+int64_t thread_cpu_wait_ns() {
+  int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[96];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  long long on_cpu = 0, waited = 0;  // "<on cpu ns> <run queue ns> <timeslices>"
+  return std::sscanf(buf, "%lld %lld", &on_cpu, &waited) == 2 && waited > 0 ? int64_t(waited) : 0;
+}
 
 }  // namespace mpior::replay

@@ -80,6 +80,11 @@ class Pacer {
 // is noticed within a second; returns the time it woke.
 int64_t sleep_until(int64_t deadline_ns, const std::atomic<bool>& abort);
 
+// How long the calling thread has waited on a run queue for a CPU (ns;
+// schedstat's run_delay, as the tracer reads it), 0 where not known: the
+// report sets the replay's against the traced run's.
+int64_t thread_cpu_wait_ns();
+
 // Sleep precision for the calling thread: 1 ns of timer slack instead of 50 µs.
 void tighten_timer_slack();
 

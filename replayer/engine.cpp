@@ -240,6 +240,7 @@ void ReplayThread::run() {
   trace::Event ev;
   const int64_t t0 = t0_ = sh_.gate.arrive();
   arrived_ = true;
+  const int64_t cpu_wait0 = thread_cpu_wait_ns();
   const auto& aborted = sh_.progress.aborted();
   const int64_t started = t0 + sh_.start_of(summary.rank);  // as the launcher started the rank
   sleep_until(started, aborted);                            // the gate opens a little ahead of the common start
@@ -304,6 +305,7 @@ void ReplayThread::run() {
   io.close_all();
   end_ns = mono_now_ns();
   summary.replay_ns = end_ns - t0;
+  summary.cpu_wait_ns = std::max<int64_t>(0, thread_cpu_wait_ns() - cpu_wait0);
 }
 
 void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no, bool native) {

@@ -100,6 +100,18 @@ TEST_CASE("collective waits that slept and woke late are reported per rank and s
                Catch::Contains("wake-ups     4 collective waits slept") && Catch::Contains("0.000042 s late"));
 }
 
+TEST_CASE("the replay's and the traced run's waits for a CPU are reported side by side", "[report]") {
+  Report r = sample_report(2);
+  r.cpu_wait_ns = 30'000'000;  // the plan's ranks', summed
+  r.per_thread[0].cpu_wait_ns = 1'000'000, r.per_thread[1].cpu_wait_ns = 2'500'000;
+  nlohmann::json j = to_json(r);
+  REQUIRE(j["traced_cpu_wait_s"].get<double>() == Approx(0.03));
+  REQUIRE(j["per_rank"][1]["predicted"]["cpu_wait_s"].get<double>() == Approx(0.0025));
+  std::ostringstream text;
+  print_text(text, r);
+  REQUIRE_THAT(text.str(), Catch::Contains("cpu wait     (all threads) replay 0.003500 s, traced 0.030000 s"));
+}
+
 TEST_CASE("an unwritable --json path is an error naming it", "[report]") {
   TempDir tmp;
   std::string path = tmp / "no/such/dir/r.json";
