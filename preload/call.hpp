@@ -33,11 +33,8 @@ class Call {
       t.tracer_ticks = 0;
     }
     ev_.start = clock::now();
-    if (ev_.depth == 0) {
-      if (__builtin_expect(ev_.start - t.last_end - ev_.tracer >= g_stolen_check_ticks, 0))
-        stolen::leave_out_of_gap(ev_, ev_.start - t.last_end - ev_.tracer);
-      if (ev_.start - t.last_end - ev_.tracer >= g_long_gap_ticks) t.long_gap = 1;
-    }
+    if (ev_.depth == 0 && __builtin_expect(ev_.start - t.last_end - ev_.tracer >= g_gap_check_ticks, 0))
+      after_long_gap(t);
   }
 
   bool active() const noexcept { return active_; }
@@ -84,6 +81,14 @@ class Call {
   Call& operator=(const Call&) = delete;
 
  private:
+  // Either rule's threshold passed: the wait for a CPU leaves the gap, then
+  // pruning's rule looks at what remains.
+  __attribute__((noinline)) void after_long_gap(ThreadState& t) noexcept {
+    if (ev_.start - t.last_end - ev_.tracer >= g_stolen_check_ticks)
+      stolen::leave_out_of_gap(ev_, ev_.start - t.last_end - ev_.tracer);
+    if (ev_.start - t.last_end - ev_.tracer >= g_long_gap_ticks) t.long_gap = 1;
+  }
+
   bool active_;
   bool dropped_ = false;
   int errno_ = 0;

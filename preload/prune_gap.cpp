@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "config.hpp"
@@ -55,6 +56,7 @@ void start_gap_rule() noexcept {
   // Ticks per microsecond from the clock's own calibration.
   double ns_per_tick = double(clock::duration_ns(1000000000)) / 1e9;
   g_long_gap_ticks = int64_t(double(us) * 1000.0 / (ns_per_tick > 0 ? ns_per_tick : 1.0));
+  g_gap_check_ticks = std::min(g_gap_check_ticks, g_long_gap_ticks);
 }
 
 // The start of the call last noted: a Waitall decides once per request it

@@ -63,6 +63,7 @@ void start() noexcept {
   double ns_per_tick = double(clock::duration_ns(1000000000)) / 1e9;
   g_ticks_per_ns = ns_per_tick > 0 ? 1.0 / ns_per_tick : 1.0;
   g_stolen_check_ticks = int64_t(double(us) * 1000.0 * g_ticks_per_ns);
+  g_gap_check_ticks = std::min(g_gap_check_ticks, g_stolen_check_ticks);
   t_last_delay = run_delay_ns();  // MPI_Init's thread: its first computation counts too
 }
 

@@ -32,6 +32,9 @@ inline int64_t g_long_gap_ticks = INT64_MAX;
 // (MPIOR_STOLEN_CHECK_US, stolen_time.cpp); never, until MPI_Init.
 inline int64_t g_stolen_check_ticks = INT64_MAX;
 
+// The smaller of the two: one compare on the hot path (set with either).
+inline int64_t g_gap_check_ticks = INT64_MAX;
+
 // Marks the tracer's own work on this thread: while one exists, intercepted
 // calls made by the tracer (its file writes, logging, unwinding, PMPI calls)
 // go straight to the real functions and are not recorded.
