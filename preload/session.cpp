@@ -289,6 +289,7 @@ void on_fork_child() {
     return;
   }
   reset_after_fork();
+  stolen::reset_after_fork();
   crash::after_fork_child(true);
   s.child = true;
   s.mpi = false;

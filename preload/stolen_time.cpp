@@ -77,6 +77,11 @@ void leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
 
 void reading_after_call() noexcept { t_last_delay = run_delay_ns(); }
 
+void reset_after_fork() noexcept {
+  g_left_out_ticks.store(0, std::memory_order_relaxed);
+  t_last_delay = g_stolen_check_ticks == INT64_MAX ? -1 : run_delay_ns();
+}
+
 int64_t total_ns() noexcept {
   int64_t ticks = g_left_out_ticks.load(std::memory_order_relaxed);
   return ticks > 0 ? clock::duration_ns(ticks) : 0;

@@ -29,4 +29,8 @@ void reading_after_call() noexcept;
 // What every thread's computations waited for a CPU, left out of them (ns).
 int64_t total_ns() noexcept;
 
+// In a forked child: its trace starts with nothing left out, and its thread's
+// readings are its own.
+void reset_after_fork() noexcept;
+
 }  // namespace mpior::preload::stolen
