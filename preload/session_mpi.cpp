@@ -40,7 +40,17 @@ void start_pruning(Session& s) {
   piggyback::pruner().start(all, s.rank, s.size);
   if (all) exchange_cost::measure(s.private_comm);
   if (all) start_gap_rule();
-  stolen::start();
+}
+
+// The ranks sharing this rank's node: with more than its CPUs the ranks take
+// the CPU from each other, and that wait is the program's own.
+int ranks_on_node(MPI_Comm comm, int rank) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int n = 1;
+  if (pmpi::Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS) return n;
+  pmpi::Comm_size(node, &n);
+  pmpi::Comm_free(&node);
+  return n;
 }
 
 }  // namespace
@@ -85,6 +95,7 @@ void start_job(Session& s, bool prune) {
     start_pruning(s);
   else
     piggyback::pruner().start(false, s.rank, s.size);
+  stolen::start(ranks_on_node(s.private_comm, s.rank));
   crash::start();
   if (children_option())
     lineage::announce({s.dir, s.job_id, s.rank, s.size, s.info.clock_mono_ns, s.info.clock_real_ns});

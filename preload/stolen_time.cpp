@@ -57,9 +57,10 @@ int64_t delay_since_last_reading() noexcept {
 
 }  // namespace
 
-void start() noexcept {
+void start(int ranks_on_node) noexcept {
   int64_t us = opt_check_us.get();
-  if (us <= 0 || run_delay_ns() < 0) return;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (us <= 0 || (cpus > 0 && ranks_on_node > cpus) || run_delay_ns() < 0) return;
   double ns_per_tick = double(clock::duration_ns(1000000000)) / 1e9;
   g_ticks_per_ns = ns_per_tick > 0 ? 1.0 / ns_per_tick : 1.0;
   g_stolen_check_ticks = int64_t(double(us) * 1000.0 * g_ticks_per_ns);

@@ -15,8 +15,11 @@
 
 namespace mpior::preload::stolen {
 
-// At MPI_Init (the clock is calibrated by then): the threshold in ticks.
-void start() noexcept;
+// At MPI_Init (the clock is calibrated by then): the threshold in ticks;
+// not when the node's `ranks_on_node` outnumber its CPUs: oversubscribed
+// ranks wait for each other's CPU, and so will every run of that job, its
+// replay's threads too.
+void start(int ranks_on_node) noexcept;
 
 // A depth-0 call after `gap_ticks` of computation: the run-queue wait since
 // the last reading (at most the gap) joins the time that is not the

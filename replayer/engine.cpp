@@ -294,8 +294,11 @@ void ReplayThread::run() {
   }
   // Compared against the traced time its events span: after the last call
   // the trace holds the tracer's own finalize (merging, writing) and the
-  // exit, which the replay does not reproduce.
-  if (traced_end_ > 0) summary.traced_ns = traced_end_ + sh_.start_of(summary.rank);
+  // exit, which the replay does not reproduce. The rank's waits for a CPU
+  // left out of its gaps passed on its wall clock all the same (counted on
+  // its first thread: the tracer sums them per process).
+  int64_t cpu_wait = summary.thread == 0 ? sh_.plan.ranks[size_t(summary.rank)].cpu_wait_ns : 0;
+  if (traced_end_ > 0) summary.traced_ns = traced_end_ + sh_.start_of(summary.rank) + cpu_wait;
   if (going && fscope_.open_pending) release_open(mpi);
   mpi.settle();
   mpi.finish();

@@ -26,18 +26,20 @@ std::vector<const std::vector<int32_t>*> members_of(const postproc::CommResoluti
 void job_info(ReportData& d, const postproc::TraceSet& set, const postproc::Analysis& a) {
   const postproc::RankTotals t = a.summary.total();
   d.title = "mpior report: " + set.dir;
-  d.job = {{"trace directory", set.dir},
-           {"command", set.job.cmdline},
-           {"working directory", set.job.cwd},
-           {"host", set.job.host},
-           {"job id", postproc::job_id_text(set.job.job_id)},
-           {"ranks", std::to_string(set.size())},
-           {"I/O time (s, all ranks)", fmt::format("{:.6f}", double(t.io_ns) / 1e9)},
-           {"MPI time (s, all ranks)", fmt::format("{:.6f}", double(t.mpi_ns) / 1e9)},
-           {"traced time (s, all ranks)", fmt::format("{:.6f}", double(t.traced_ns) / 1e9)},
-           {"messages paired", std::to_string(a.messages.messages)},
-           {"collective instances", std::to_string(a.collectives.instances)},
-           {"online pruning", a.summary.pruning ? "on" : "off"}};
+  d.job = {
+      {"trace directory", set.dir},
+      {"command", set.job.cmdline},
+      {"working directory", set.job.cwd},
+      {"host", set.job.host},
+      {"job id", postproc::job_id_text(set.job.job_id)},
+      {"ranks", std::to_string(set.size())},
+      {"I/O time (s, all ranks)", fmt::format("{:.6f}", double(t.io_ns) / 1e9)},
+      {"MPI time (s, all ranks)", fmt::format("{:.6f}", double(t.mpi_ns) / 1e9)},
+      {"waiting for a CPU (s, all ranks; left out of computation)", fmt::format("{:.6f}", double(t.cpu_wait_ns) / 1e9)},
+      {"traced time (s, all ranks)", fmt::format("{:.6f}", double(t.traced_ns) / 1e9)},
+      {"messages paired", std::to_string(a.messages.messages)},
+      {"collective instances", std::to_string(a.collectives.instances)},
+      {"online pruning", a.summary.pruning ? "on" : "off"}};
 }
 
 }  // namespace

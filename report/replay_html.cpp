@@ -27,12 +27,14 @@ void job_info(ReportData& d, const trace::Plan& plan, const replay::Report& rep)
            {"error", fmt::format("{:+.1f}%", rep.error_pct())},
            {"failed calls", std::to_string(rep.errors)},
            {"calls shown", capped ? "the first calls of each thread (--timeline-max-events)" : "all"}};
-  int64_t io = 0, compute = 0, comm = 0, wait = 0;
+  int64_t io = 0, compute = 0, comm = 0, wait = 0, cpu_wait = 0;
   for (const replay::ThreadSummary& t : rep.per_thread)
-    io += t.io_ns, compute += t.compute_ns, comm += t.comm_ns, wait += t.wait_ns;
+    io += t.io_ns, compute += t.compute_ns, comm += t.comm_ns, wait += t.wait_ns, cpu_wait += t.cpu_wait_ns;
   d.job.push_back({"predicted time by part (all threads, s)",
                    fmt::format("I/O {:.6f}, compute {:.6f}, communication {:.6f}, waiting {:.6f}", io / 1e9,
                                compute / 1e9, comm / 1e9, wait / 1e9)});
+  d.job.push_back({"waiting for a CPU (all threads, s)",
+                   fmt::format("replay {:.6f}, traced {:.6f}", cpu_wait / 1e9, rep.cpu_wait_ns / 1e9)});
   if (plan.extrap.target) d.job.push_back({"extrapolated to", std::to_string(plan.extrap.target) + " ranks"});
 }
 

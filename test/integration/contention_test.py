@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
 """Computation the machine took (MPIOR_STOLEN_CHECK_US): a rank sharing its
-CPU with a spinning thread (test/apps/contended.c) waits for the CPU half the
+CPU with a spinning process (test/apps/contended.c) waits for the CPU half the
 time; the trace leaves that wait out of each computation, the summary shows it
 as the rank's cpu wait, and the replay computes what the rank computed. With
 MPIOR_STOLEN_CHECK_US=0 the computation is the wall time, waits included.
 One scenario per meson test: contention_test.py NAME."""
+import os
 import re
+import sys
 
-from harness import POST, Scenario, check, check_eq, main, run
+from harness import POST, SKIP, Scenario, check, check_eq, main, run
 
 ROUNDS, CPU_MS = 8, 25
 
 
-def traced(env):
-    s = Scenario("contended", [ROUNDS, CPU_MS], ranks=1, env=env).run_both()
+def traced(env, ranks=1):
+    s = Scenario("contended", [ROUNDS, CPU_MS], ranks=ranks, env=env).run_both()
     summary = s.post()
     text = run([POST, "--dump", s.plan]).stdout
-    m = re.search(r"write .*\(x%d\) count=1 ret=1  \[gap ([0-9.]+)(ms|us|s)" % ROUNDS, text)
+    m = re.search(r"write .*\(x%d\) count=1 ret=1  \[gap ([0-9.]+)(ms|us|s)" % ROUNDS, text.split("ranks 1 ")[0])
     check(m, f"one loop of {ROUNDS} writes in the plan:\n{text}")
     scale = {"s": 1e3, "ms": 1.0, "us": 1e-3}[m.group(2)]
     return s, summary, float(m.group(1)) * scale
@@ -45,5 +47,18 @@ def stolen_off():
     s.cleanup()
 
 
+def oversubscribed():
+    """More ranks on the node than CPUs: they wait for each other's CPU, and
+    every run of the job (its replay too) will: nothing is left out."""
+    cpus = len(os.sched_getaffinity(0))
+    if cpus + 1 > 8:
+        print(f"skip oversubscribed: {cpus} CPUs here, and MPI tests run 8 ranks at most")
+        sys.exit(SKIP)
+    s, summary, gap_ms = traced({}, ranks=cpus + 1)
+    check_eq(summary["time"]["cpu_wait_s"], 0.0, f"cpu wait with {cpus + 1} ranks on {cpus} CPUs")
+    check(gap_ms > 1.6 * CPU_MS, f"rank 0's computations are wall time, its spinner's share included: {gap_ms} ms")
+    s.cleanup()
+
+
 if __name__ == "__main__":
-    main({f.__name__: f for f in (stolen, stolen_off)})
+    main({f.__name__: f for f in (stolen, stolen_off, oversubscribed)})
