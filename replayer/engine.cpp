@@ -61,7 +61,8 @@ struct Shared {
         mpi(p, progress, threads),
         costs(o.io_only || o.backend ? CommCosts() : CommCosts(p)),
         init(p),
-        private_fds(!o.backend && !plan_uses_aio(p)) {}
+        private_fds(!o.backend && !plan_uses_aio(p)),
+        cpu_wait_read(threads <= uint32_t(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))) {}
   // When rank r's trace started after the earliest rank's (--io-only and MPI
   // mode: the ranks start together).
   int64_t start_of(int32_t rank) const { return opt.io_only || opt.backend ? 0 : plan.ranks[size_t(rank)].start_ns; }
@@ -76,6 +77,9 @@ struct Shared {
   SharedPointers pointers;
   InitGate init;     // start-up: threads replaying MPI_Init meet
   bool private_fds;  // each replay thread unshares its descriptor table
+  // The threads' own waits for a CPU are read where they fit the CPUs (more
+  // wait for each other, as oversubscribed ranks do; the tracer leaves those in).
+  bool cpu_wait_read;
 };
 
 class ReplayThread {
@@ -240,7 +244,7 @@ void ReplayThread::run() {
   trace::Event ev;
   const int64_t t0 = t0_ = sh_.gate.arrive();
   arrived_ = true;
-  const int64_t cpu_wait0 = thread_cpu_wait_ns();
+  const int64_t cpu_wait0 = sh_.cpu_wait_read ? thread_cpu_wait_ns() : 0;
   const auto& aborted = sh_.progress.aborted();
   const int64_t started = t0 + sh_.start_of(summary.rank);  // as the launcher started the rank
   sleep_until(started, aborted);                            // the gate opens a little ahead of the common start
@@ -308,7 +312,7 @@ void ReplayThread::run() {
   io.close_all();
   end_ns = mono_now_ns();
   summary.replay_ns = end_ns - t0;
-  summary.cpu_wait_ns = std::max<int64_t>(0, thread_cpu_wait_ns() - cpu_wait0);
+  if (sh_.cpu_wait_read) summary.cpu_wait_ns = std::max<int64_t>(0, thread_cpu_wait_ns() - cpu_wait0);
 }
 
 void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no, bool native) {
