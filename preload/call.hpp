@@ -29,7 +29,7 @@ class Call {
     if (t.depth < 255) ++t.depth;
     ev_.callsite = reinterpret_cast<uint64_t>(__builtin_return_address(0));
     if (ev_.depth == 0) {  // the tracer's time since the last call returned is not the program's
-      ev_.tracer = t.tracer_ticks;
+      ev_.tracer = t.tracer_ticks + g_call_residual_ticks;
       t.tracer_ticks = 0;
     }
     ev_.start = clock::now();
@@ -38,6 +38,18 @@ class Call {
   }
 
   bool active() const noexcept { return active_; }
+
+  // The handler's own work before the real call (pruning's bookkeeping, an
+  // auxiliary message posted) is the tracer's time, not the call's: the call
+  // starts again here and that work joins the time left out of the gap before
+  // it. Else it lands in the call's duration, and where the call is pruned in
+  // the computation the replay reproduces (a pruned MPI_Bcast on a
+  // one-member communicator: 45 ns traced, 3-7 ns untraced).
+  __attribute__((always_inline)) void restart() noexcept {
+    int64_t now = clock::now();
+    if (ev_.depth == 0) ev_.tracer += now - ev_.start;
+    ev_.start = now;
+  }
 
   // After the real call: end time, errno; from here on the thread runs
   // tracer code, so what the handler calls is not recorded.

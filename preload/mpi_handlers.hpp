@@ -289,10 +289,13 @@ int test_any(Call& c, Invoke&& invoke, int count, MPI_Request* requests, int* in
 // The real call inside its pruning decision, which ends with c.stop():
 // posted before the call and waited after it (the exchange overlaps the
 // call), or on a communicator of one made after the end stamp
-// (decides_alone). Returns whether to log the call.
+// (decides_alone). Returns whether to log the call. The lookups before it are
+// the tracer's (restart); the exchange's posting stays in the call, which
+// exchange_cost's measurement takes off with the rest of the exchange.
 template <typename Invoke>
 bool decided_call(Call& c, int32_t id, int root, piggyback::DecisionExchange& x, Invoke&& invoke) {
   bool alone = decides_alone(id);
+  c.restart();
   if (!alone) begin_decision(c, id, root, x);
   invoke();
   if (alone) {

@@ -25,8 +25,7 @@ int allreduce(Call& c, Invoke&& invoke, const void* sendbuf, void* recvbuf, Coun
   if (count < 0 || !inline_decision(id, bytes) || !piggyback::codec_for(t, op, &codec))
     return coll(c, invoke, comm, bytes);
   bool log = true;
-  int rc = inline_allreduce(c, id, codec, sendbuf, recvbuf, int(count), t, op, comm, &log);
-  c.stop();
+  int rc = inline_allreduce(c, id, codec, sendbuf, recvbuf, int(count), t, op, comm, &log);  // stops c
   fill_collective(c, rc, comm, -1, bytes);
   if (!log) prune(c);
   return rc;
@@ -38,8 +37,7 @@ int bcast(Call& c, Invoke&& invoke, void* buffer, Count count, MPI_Datatype t, i
   int32_t id = state().comm_id(comm);
   if (count < 0 || root < 0 || !inline_decision(id, bytes)) return coll_rooted(c, invoke, comm, root, bytes);
   bool log = true;
-  int rc = inline_bcast(c, id, buffer, int(count), t, bytes, root, comm, &log);
-  c.stop();
+  int rc = inline_bcast(c, id, buffer, int(count), t, bytes, root, comm, &log);  // stops c
   fill_collective(c, rc, comm, root, bytes);
   if (!log) prune(c);
   return rc;

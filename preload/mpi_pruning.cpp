@@ -52,7 +52,9 @@ bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool for
   aux.start_ns = clock::to_ns(c.ev().start);
   aux.bytes = bytes;
   aux.kind = uint16_t(c.ev().kind);
-  return pruner().send(comm, dest, tag, aux, force || nested(c));
+  bool log = pruner().send(comm, dest, tag, aux, force || nested(c));
+  c.restart();  // the auxiliary message is the tracer's
+  return log;
 }
 
 piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, const MPI_Status& st) noexcept {
@@ -201,10 +203,12 @@ int inline_allreduce(Call& c, int32_t comm, const piggyback::FlagCodec& codec, c
   const std::vector<int32_t>& members = pruner().members(comm);
   bool mine = pruner().nodes().pending_any(members, state().world_rank());
   int rc;
+  c.restart();
   {
     TracerGuard guard;
     rc = piggyback::allreduce_with_flag(codec, sendbuf, recvbuf, count, t, op, mc, mine, log);
   }
+  c.stop();
   pruner().nodes().mark_all(members);
   *log = *log || nested(c);
   return rc;
@@ -218,10 +222,12 @@ int inline_bcast(Call& c, int32_t comm, void* buffer, int count, MPI_Datatype t,
   bool am_root = size_t(root) < members.size() && members[size_t(root)] == state().world_rank();
   bool mine = am_root && pruner().nodes().pending_any(members, state().world_rank());
   int rc;
+  c.restart();
   {
     TracerGuard guard;
     rc = piggyback::bcast_with_flag(buffer, count, t, bytes, root, am_root, mc, mine, log);
   }
+  c.stop();
   if (am_root)
     pruner().nodes().mark_all(members);
   else if (size_t(root) < members.size())

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "aggregate.hpp"
+#include "call_residual.hpp"
 #include "clock.hpp"
 #include "config.hpp"
 #include "crash.hpp"
@@ -363,6 +364,7 @@ void on_load() {
   atexit(on_exit_handler);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_recording.store(true);
+  measure_call_residual();
 }
 
 namespace {

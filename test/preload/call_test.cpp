@@ -1,0 +1,101 @@
+// The intercepted call's bookkeeping of the tracer's own time: what a handler
+// does before the real call (restart) and what no clock reading sees (the
+// measured residual) leave the program's computation.
+#include "call.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "call_residual.hpp"
+#include "clock.hpp"
+
+using namespace mpior;
+using namespace mpior::preload;
+
+namespace {
+
+// Spins until the tracer's clock has moved by at least `ticks`.
+void spin_ticks(int64_t ticks) {
+  int64_t t0 = clock::now();
+  while (clock::now() - t0 < ticks) {
+  }
+}
+
+struct RecordingOn {
+  RecordingOn() {
+    clock::start(false);  // CLOCK_MONOTONIC: ticks are nanoseconds
+    t_state = {0, 0, 0, nullptr, 0, 0};
+    g_recording.store(true);
+  }
+  ~RecordingOn() {
+    g_recording.store(false);
+    t_state = {0, 0, 0, nullptr, 0, 0};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a handler's work before the real call is the tracer's time, not the call's", "[preload][call]") {
+  RecordingOn on;
+  constexpr int64_t kPreWork = 200'000, kCall = 50'000;  // ns
+  Call c(trace::Kind::MPI_Bcast);
+  REQUIRE(c.active());
+  int64_t first_start = c.ev().start, tracer_before = c.ev().tracer;
+  spin_ticks(kPreWork);  // the pruning bookkeeping
+  c.restart();
+  spin_ticks(kCall);  // the real call
+  c.stop();
+  int64_t moved = c.ev().start - first_start;
+  CHECK(moved >= kPreWork);
+  CHECK(c.ev().tracer == tracer_before + moved);  // the gap before the call stays what it was
+  CHECK(c.ev().end - c.ev().start >= kCall);
+  CHECK(c.ev().end - c.ev().start < moved + kCall);  // the call no longer holds the pre-work
+  c.drop();
+}
+
+TEST_CASE("a nested call's restart moves its start only", "[preload][call]") {
+  RecordingOn on;
+  Call outer(trace::Kind::MPI_File_write);
+  Call inner(trace::Kind::pwrite64);
+  REQUIRE(inner.ev().depth == 1);
+  int64_t start = inner.ev().start;
+  spin_ticks(10'000);
+  inner.restart();
+  CHECK(inner.ev().start >= start + 10'000);
+  CHECK(inner.ev().tracer == 0);  // only depth-0 calls carry the time left out of their gap
+  inner.stop();
+  inner.drop();
+  outer.stop();
+  outer.drop();
+}
+
+TEST_CASE("the tracer's residual per call is measured and the thread's state restored", "[preload][call]") {
+  RecordingOn on;
+  t_state.in_tracer = 1;  // the session starts under the tracer's guard
+  t_state.tracer_ticks = 1234;
+  t_state.last_end = 5678;
+  g_call_residual_ticks = -1;
+  measure_call_residual();
+  CHECK(g_call_residual_ticks >= 0);
+  CHECK(g_call_residual_ticks < 10'000);  // ns: a few dozen instructions, not a system call
+  CHECK(t_state.in_tracer == 1);
+  CHECK(t_state.tracer_ticks == 1234);
+  CHECK(t_state.last_end == 5678);
+  CHECK(t_state.depth == 0);
+  // Each depth-0 call then leaves it out of the gap before it.
+  t_state.in_tracer = 0;
+  t_state.tracer_ticks = 100;
+  g_call_residual_ticks = 40;
+  {
+    Call c(trace::Kind::write);
+    CHECK(c.ev().tracer == 140);
+    c.stop();
+    c.drop();
+  }
+  g_call_residual_ticks = 0;
+  // Not while recording is off (a launcher, a forked child): nothing measured.
+  g_recording.store(false);
+  g_call_residual_ticks = 7;
+  measure_call_residual();
+  CHECK(g_call_residual_ticks == 7);
+  g_call_residual_ticks = 0;
+}
