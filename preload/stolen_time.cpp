@@ -1,16 +1,12 @@
 #include "stolen_time.hpp"
 
-#include <fcntl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 
 #include "clock.hpp"
 #include "config.hpp"
 #include "thread_state.hpp"
+#include "trace/schedstat.hpp"
 
 namespace mpior::preload::stolen {
 
@@ -25,31 +21,11 @@ MPIOR_REGISTER_OPTION(opt_check_us);
 double g_ticks_per_ns = 1.0;
 std::atomic<int64_t> g_left_out_ticks{0};
 
-// The thread's run-queue wait so far (ns), -1 when unknown. Raw system calls:
-// the tracer's own open and read are not the program's, and nothing here may
-// reach an intercepted symbol. Opened per reading: a descriptor kept per
-// thread would survive fork() and read the parent's thread.
-int64_t run_delay_ns() noexcept {
-  int fd = int(syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC));
-  if (fd < 0) return -1;
-  char buf[96];
-  long n = syscall(SYS_pread64, fd, buf, sizeof buf - 1, 0);
-  syscall(SYS_close, fd);
-  if (n <= 0) return -1;
-  buf[n] = 0;
-  char* field = nullptr;  // "<on cpu ns> <run queue ns> <timeslices>"
-  std::strtoll(buf, &field, 10);
-  if (field == buf) return -1;
-  char* rest = nullptr;
-  long long delay = std::strtoll(field, &rest, 10);
-  return rest == field || delay < 0 ? -1 : delay;
-}
-
 // The reading before, per thread; -1: none yet.
 thread_local int64_t t_last_delay = -1;
 
 int64_t delay_since_last_reading() noexcept {
-  int64_t now = run_delay_ns();
+  int64_t now = trace::thread_run_delay_ns();
   int64_t since = t_last_delay >= 0 && now >= t_last_delay ? now - t_last_delay : 0;
   t_last_delay = now;
   return since;
@@ -60,12 +36,12 @@ int64_t delay_since_last_reading() noexcept {
 void start(int ranks_on_node) noexcept {
   int64_t us = opt_check_us.get();
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  if (us <= 0 || (cpus > 0 && ranks_on_node > cpus) || run_delay_ns() < 0) return;
+  if (us <= 0 || (cpus > 0 && ranks_on_node > cpus) || trace::thread_run_delay_ns() < 0) return;
   double ns_per_tick = double(clock::duration_ns(1000000000)) / 1e9;
   g_ticks_per_ns = ns_per_tick > 0 ? 1.0 / ns_per_tick : 1.0;
   g_stolen_check_ticks = int64_t(double(us) * 1000.0 * g_ticks_per_ns);
   g_gap_check_ticks = std::min(g_gap_check_ticks, g_stolen_check_ticks);
-  t_last_delay = run_delay_ns();  // MPI_Init's thread: its first computation counts too
+  t_last_delay = trace::thread_run_delay_ns();  // MPI_Init's thread: its first computation counts too
 }
 
 void leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
@@ -76,11 +52,11 @@ void leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
   ev.start = now;
 }
 
-void reading_after_call() noexcept { t_last_delay = run_delay_ns(); }
+void reading_after_call() noexcept { t_last_delay = trace::thread_run_delay_ns(); }
 
 void reset_after_fork() noexcept {
   g_left_out_ticks.store(0, std::memory_order_relaxed);
-  t_last_delay = g_stolen_check_ticks == INT64_MAX ? -1 : run_delay_ns();
+  t_last_delay = g_stolen_check_ticks == INT64_MAX ? -1 : trace::thread_run_delay_ns();
 }
 
 int64_t total_ns() noexcept {

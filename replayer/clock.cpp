@@ -1,8 +1,6 @@
 #include "clock.hpp"
 
-#include <fcntl.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -10,9 +8,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <utility>
 
+#include "schedstat.hpp"
 #include "tsc.hpp"
 
 namespace mpior::replay {
@@ -107,20 +105,8 @@ int64_t sleep_until(int64_t deadline_ns, const std::atomic<bool>& abort) {
 
 void tighten_timer_slack() { prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); }
 
-// Raw system calls, no lock: ThreadSanitizer does not see these descriptors
-// (their numbers, recycled between threads, looked to it like races), and
-// 8,192 threads reading one at a time behind a lock while the others poll
-// took minutes on two cores.
-int64_t thread_cpu_wait_ns() {
-  int fd = int(syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC));
-  if (fd < 0) return 0;
-  char buf[96];
-  long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
-  syscall(SYS_close, fd);
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  long long on_cpu = 0, waited = 0;  // "<on cpu ns> <run queue ns> <timeslices>"
-  return std::sscanf(buf, "%lld %lld", &on_cpu, &waited) == 2 && waited > 0 ? int64_t(waited) : 0;
-}
+// No lock: 8,192 threads reading one at a time behind a lock while the others
+// poll took minutes on two cores.
+int64_t thread_cpu_wait_ns() { return std::max<int64_t>(0, trace::thread_run_delay_ns()); }
 
 }  // namespace mpior::replay
