@@ -93,25 +93,31 @@ void Channels::post(const ChannelKey& k) {
 }
 
 namespace {
-// Polls `ready` as MPICH polls its progress engine, yielding the core now
-// and then (MPIR_CVAR_POLLS_BEFORE_YIELD), for `spin_ns` at most: a waiter
-// that sleeps instead wakes a scheduler tick late when the machine is busy
-// (4 ms here, more than a whole barrier-bound step), time no gap pays back.
+// Polls `ready` as MPICH polls its progress engine, yielding the core after
+// every 1,024 polls (MPIR_CVAR_POLLS_BEFORE_YIELD is 1000), for `spin_ns` at
+// most: a waiter that sleeps instead wakes a scheduler tick late when the
+// machine is busy (4 ms here, more than a whole barrier-bound step), time no
+// gap pays back. The yields let a replay thread whose sleep ended on this
+// core run: the kernel moves an idle core's timers to a busy one and wakes a
+// thread beside its process's others, and a poller that yielded only after
+// 2 ms held such a partner that long (checkpoint_sim 100 x 3 ms on ext4: a
+// rank in two woke 2 ms late every other step, the partner's Waitall waited
+// for it, the replay +4 to +12% long; the replay threads waited 20-35 ms
+// each for a CPU where the traced ranks waited 3).
 template <class Ready>
 bool poll_until(Ready&& ready, int64_t spin_ns) {
   if (spin_ns <= 0) return false;
-  constexpr int64_t kBusyNs = 2'000'000;  // then yield between polls
-  int64_t start = mono_now_ns(), until = start + spin_ns;
-  for (;;) {
+  constexpr int kRoundsBeforeYield = 16;  // of 64 polls
+  int64_t until = mono_now_ns() + spin_ns;
+  for (int round = 1;; ++round) {
     for (int i = 0; i < 64; ++i) {
       if (ready()) return true;
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
     }
-    int64_t now = mono_now_ns();
-    if (now >= until) return false;
-    if (now - start >= kBusyNs) sched_yield();
+    if (mono_now_ns() >= until) return false;
+    if (round % kRoundsBeforeYield == 0) sched_yield();
   }
 }
 }  // namespace
