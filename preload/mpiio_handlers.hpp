@@ -89,6 +89,7 @@ int file_view(Call& c, Invoke&& invoke, MPI_File fh, MPI_Offset disp, MPI_Dataty
 template <typename Invoke>
 int file_io(Call& c, Invoke&& invoke, MPI_File fh, int64_t flags, int64_t offset, int64_t bytes, MPI_Request* request) {
   int64_t at = io_offset(fh, flags, offset);
+  c.restart();  // the position and byte-offset queries are the tracer's
   int rc = invoke();
   c.stop();
   io_done(c, rc, fh, flags, at, bytes, request);
