@@ -85,6 +85,31 @@ int64_t sleep_until(int64_t deadline_ns, const std::atomic<bool>& abort);
 // report sets the replay's against the traced run's.
 int64_t thread_cpu_wait_ns();
 
+// A compute gap's late wake-up, split: the part the target's run queue held
+// the thread (schedstat run_delay across the sleep) stays in the replay, as
+// the program waits there too (the tracer left the traced run's own waits
+// out of the gap: the replay adds the target's); the rest is the replay's own
+// timer latency, paid back as debt. Read only around sleeps of at least
+// kMinGapNs, where the replay's threads fit the CPUs (oversubscribed threads
+// wait for each other, not for the file system's kernel threads).
+class QueuedWake {
+ public:
+  static constexpr int64_t kMinGapNs = 100'000, kMinLateNs = 10'000;
+  QueuedWake(bool readable, int64_t now, int64_t deadline)
+      : before_(readable && deadline - now >= kMinGapNs ? thread_cpu_wait_ns() : -1) {}
+  // How much of the wake-up at `woke` past `deadline` was run-queue wait;
+  // `woke` moves past the reading (its cost is the replay's, paid back).
+  int64_t queued(int64_t deadline, int64_t& woke) const {
+    if (before_ < 0 || woke - deadline < kMinLateNs) return 0;
+    int64_t waited = thread_cpu_wait_ns() - before_;
+    woke = mono_now_ns();
+    return std::clamp<int64_t>(waited, 0, woke - deadline);
+  }
+
+ private:
+  int64_t before_;
+};
+
 // Sleep precision for the calling thread: 1 ns of timer slack instead of 50 µs.
 void tighten_timer_slack();
 

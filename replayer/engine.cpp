@@ -287,10 +287,12 @@ void ReplayThread::run() {
     int64_t deadline = pacer_.deadline_for(ev.gap_ns);
     // No gap left: the replay's own time since the last call ended (0.5-1.5 us an event of nton_barrier)
     // becomes debt that later gaps and charged costs pay back. --io-only has neither: no clock read.
+    QueuedWake wake(sh_.cpu_wait_read, last_end_, deadline);
     int64_t woke = deadline > last_end_ ? mpi.idle_until(deadline, aborted)
                    : sh_.opt.io_only    ? last_end_
                                         : mono_now_ns();
-    pacer_.woke_at(deadline, woke);
+    int64_t queued = wake.queued(deadline, woke);
+    pacer_.woke_at(deadline, woke - queued);
     summary.compute_ns += woke - last_end_;
     summary.traced_compute_ns += std::max<int64_t>(0, ev.gap_ns);
     traced_end_ = std::max(traced_end_, ev.end_ns);

@@ -1,9 +1,15 @@
 #include "clock.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <time.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <thread>
+
+#include "schedstat.hpp"
 
 using namespace mpior::replay;
 
@@ -87,4 +93,89 @@ TEST_CASE("the replay's clock reads CLOCK_MONOTONIC, also through the TSC", "[cl
   }
   INFO("worst distance outside the bracket: " << worst << " ns");
   REQUIRE(worst < 20'000);
+}
+
+TEST_CASE("a wake-up below the thresholds or without readings is not looked at", "[clock]") {
+  int64_t now = mono_now_ns(), woke = now + 5'000'000;
+  QueuedWake unread(false, now, now + 1'000'000);
+  REQUIRE(unread.queued(now + 1'000'000, woke) == 0);
+  QueuedWake short_gap(true, now, now + QueuedWake::kMinGapNs - 1);
+  REQUIRE(short_gap.queued(now + QueuedWake::kMinGapNs - 1, woke) == 0);
+  QueuedWake on_time(true, now, now + 1'000'000);
+  int64_t prompt = now + 1'000'000 + QueuedWake::kMinLateNs - 1;
+  REQUIRE(on_time.queued(now + 1'000'000, prompt) == 0);
+  REQUIRE(woke == now + 5'000'000);  // nothing read, nothing moved
+}
+
+namespace {
+struct Semaphore {
+  sem_t s;
+  Semaphore() { sem_init(&s, 0, 0); }
+  ~Semaphore() { sem_destroy(&s); }
+  void post() { sem_post(&s); }
+  void wait() {
+    while (sem_wait(&s) != 0) {
+    }
+  }
+};
+
+void spin_ns(int64_t ns) {
+  for (int64_t end = mono_now_ns() + ns; mono_now_ns() < end;) {
+  }
+}
+}  // namespace
+
+// A real run-queue wait: a real-time thread on the same CPU holds it from
+// 0.2 ms to 3.2 ms; the sleeper's timer fires at 1 ms and it waits ~2.2 ms.
+TEST_CASE("a sleeper held on the run queue past its deadline: that wait is the target's, not debt", "[clock]") {
+  cpu_set_t all, one;
+  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  if (mpior::trace::thread_run_delay_ns() < 0) {
+    WARN("no /proc/thread-self/schedstat here: not checked");
+    return;
+  }
+  int64_t queued = -1, late = -1;
+  bool realtime = true;
+  std::thread sleeper([&] {
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    Semaphore ready, go;
+    std::thread hog([&] {
+      pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+      sched_param sp{};
+      sp.sched_priority = 1;
+      realtime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+      ready.post();
+      go.wait();
+      if (!realtime) return;
+      timespec pause{0, 200'000};
+      nanosleep(&pause, nullptr);
+      spin_ns(3'000'000);
+    });
+    ready.wait();
+    std::atomic<bool> abort{false};
+    int64_t now = mono_now_ns(), deadline = now + 1'000'000;
+    QueuedWake wake(true, now, deadline);
+    go.post();
+    if (realtime) {
+      int64_t woke = sleep_until(deadline, abort);
+      queued = wake.queued(deadline, woke);
+      late = woke - deadline;
+    }
+    hog.join();
+  });
+  sleeper.join();
+  if (!realtime) {
+    WARN("no SCHED_FIFO here (not root): not checked");
+    return;
+  }
+  INFO("woke " << late << " ns late, " << queued << " ns of it on the run queue");
+  REQUIRE(late >= 1'500'000);
+  REQUIRE(queued >= 1'000'000);
+  REQUIRE(queued <= late);
 }
