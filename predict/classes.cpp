@@ -171,6 +171,20 @@ std::string class_label(const ClassKey& k) {
   return s;
 }
 
+namespace {
+template <class T>
+T median_of(std::vector<T> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n == 0 ? T{} : n % 2 ? v[n / 2] : T((v[n / 2 - 1] + v[n / 2]) / 2);
+}
+
+void by_time(std::vector<IoClass>& classes) {
+  std::stable_sort(classes.begin(), classes.end(),
+                   [](const IoClass& a, const IoClass& b) { return a.time_ns > b.time_ns; });
+}
+}  // namespace
+
 Classes derive_classes(const trace::Plan& plan) {
   Walker walk(plan);
   std::map<UseKey, FileUse> uses;
@@ -200,8 +214,44 @@ Classes derive_classes(const trace::Plan& plan) {
     c.kinds.insert(std::string(trace::name(ev.kind)));
   });
   for (auto& [k, c] : found) out.classes.push_back(std::move(c));
-  std::stable_sort(out.classes.begin(), out.classes.end(),
-                   [](const IoClass& a, const IoClass& b) { return a.time_ns > b.time_ns; });
+  by_time(out.classes);
+  return out;
+}
+
+Classes combine_runs(const std::vector<Classes>& runs, size_t* median_run) {
+  if (runs.size() == 1) return runs[0];
+  std::map<ClassKey, IoClass> merged;
+  std::map<ClassKey, std::vector<int64_t>> counts;
+  Classes out;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    out.io_runs_ns.push_back(runs[r].io_ns);
+    for (const IoClass& c : runs[r].classes) {
+      IoClass& m = merged.try_emplace(c.key, c).first->second;
+      m.traced_runs_ns.resize(runs.size(), 0);
+      m.traced_runs_ns[r] = c.time_ns;
+      m.ranks.insert(c.ranks.begin(), c.ranks.end());
+      m.kinds.insert(c.kinds.begin(), c.kinds.end());
+      m.region = std::max(m.region, c.region);
+      std::vector<int64_t>& n = counts[c.key];
+      n.resize(runs.size(), 0);
+      n[r] = int64_t(c.count);
+    }
+  }
+  for (auto& [k, c] : merged) {
+    int64_t count = median_of(counts[k]);
+    if (c.count > 0) c.bytes = int64_t(double(c.bytes) / double(c.count) * double(count));
+    c.count = uint64_t(count);
+    c.time_ns = median_of(c.traced_runs_ns);
+    out.classes.push_back(std::move(c));
+  }
+  out.io_ns = median_of(out.io_runs_ns);
+  by_time(out.classes);
+  if (median_run) {
+    std::vector<size_t> order(runs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return runs[a].io_ns < runs[b].io_ns; });
+    *median_run = order[(order.size() - 1) / 2];
+  }
   return out;
 }
 

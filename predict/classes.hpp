@@ -36,17 +36,28 @@ struct IoClass {
   int64_t region = 0;           // read/write: the largest extent one rank covered in one file
   std::set<int32_t> ranks;      // ranks that did it; concurrency = ranks.size()
   std::set<std::string> kinds;  // the functions it stands for
+  // With several traced runs (combine_runs): the class's time in each, in the
+  // order given (0 where a run did not do it); count and time_ns are their medians.
+  std::vector<int64_t> traced_runs_ns;
   int32_t concurrency() const { return int32_t(ranks.size()); }
 };
 
 struct Classes {
-  std::vector<IoClass> classes;  // by traced time, largest first
-  int64_t io_ns = 0;             // on summary.json's time.io_s basis: depth-0 I/O and MPI-IO calls, all ranks
+  std::vector<IoClass> classes;     // by traced time, largest first
+  int64_t io_ns = 0;                // on summary.json's time.io_s basis: depth-0 I/O and MPI-IO calls, all ranks
+  std::vector<int64_t> io_runs_ns;  // with several traced runs: each one's io_ns (io_ns: their median)
 };
 
 // Walks every rank of every stream twice with the EventCursor (the files'
 // access patterns first, then the classes).
 Classes derive_classes(const trace::Plan& plan);
+
+// Several traced runs of one program at one scale as one: the union of their
+// classes, each with its time in every run and the median time and count
+// (one traced run is one draw of the reference's run-to-run variation: the
+// median of several is the typical run the prediction scales). Index of the
+// run whose io_ns is the median in `median_run`.
+Classes combine_runs(const std::vector<Classes>& runs, size_t* median_run = nullptr);
 
 // "write 512KiB random shared fsync/1", for reports.
 std::string class_label(const ClassKey& k);

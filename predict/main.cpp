@@ -1,7 +1,9 @@
-// mpior-predict --reference DIR --target DIR [--repeat K] [--json FILE] [--check] PLAN
+// mpior-predict --reference DIR --target DIR [--repeat K] [--json FILE] [--check] PLAN...
 // (issue 17): the plan's I/O time predicted for the target from fio jobs per
-// I/O operation class, run on both directories.
+// I/O operation class, run on both directories; several plans (traced runs of
+// one program at one scale) are predicted from their median.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -26,7 +28,8 @@ using namespace mpior::predict;
 namespace {
 
 struct Cli {
-  std::string plan, reference, target, json, jobs_dir;
+  std::vector<std::string> plans;
+  std::string reference, target, json, jobs_dir;
   int repeat = 5;
   bool check = false;
   int check_repeat = 3;
@@ -175,10 +178,31 @@ void write_jobs(const Cli& cli, const JobPlan& jp) {
   for (const Job& j : jp.jobs) write_job(cli, j.name + ".fio", j.text);
 }
 
+// The plans' classes as one (combine_runs); `chosen`: the median run's plan
+// (the one --check replays).
+Classes read_classes(const Cli& cli, std::string& chosen) {
+  std::vector<Classes> runs;
+  int32_t ranks = 0;
+  for (const std::string& p : cli.plans) {
+    trace::Plan plan = trace::read_plan(plan_file_of(p));
+    if (!runs.empty() && plan.job.size != ranks)
+      throw PredictError(
+          fmt::format("{} has {} ranks, {} has {}: several plans must be traced runs of one program "
+                      "at one scale",
+                      p, plan.job.size, cli.plans[0], ranks));
+    ranks = plan.job.size;
+    runs.push_back(derive_classes(plan));
+  }
+  size_t median_run = 0;
+  Classes cs = combine_runs(runs, &median_run);
+  chosen = cli.plans[median_run];
+  return cs;
+}
+
 int predict_plan(Cli& cli) {
-  std::string plan_file = plan_file_of(cli.plan);
-  trace::Plan plan = trace::read_plan(plan_file);
-  Classes cs = derive_classes(plan);
+  std::string chosen;
+  Classes cs = read_classes(cli, chosen);
+  std::string plan_file = plan_file_of(chosen);
   JobPlan jp = plan_jobs(cs, cli.jobs);
   int64_t need = jp.space + jp.space / 5 + (int64_t(1) << 20);
   check_directory("--reference", cli.reference, need);
@@ -191,7 +215,7 @@ int predict_plan(Cli& cli) {
   cli.jobs_dir = fs::absolute(cli.jobs_dir).string();
   write_jobs(cli, jp);
   catch_interrupts();
-  ReportInput in{cli.plan, cli.reference, cli.target, cli.jobs_dir, cli.repeat, cli.jobs.seconds, {}, {}, {}};
+  ReportInput in{chosen, cli.reference, cli.target, cli.jobs_dir, cli.plans, cli.repeat, cli.jobs.seconds, {}, {}, {}};
   Prediction p = predict_io(cs, measure(cli, jp, cs));
   if (cli.check) replay_check(cli, plan_file, in, p);
   if (!cli.json.empty()) {
@@ -214,9 +238,9 @@ int run(Cli& cli) {
   } catch (const trace::FormatError& e) {
     std::cerr << "mpior-predict: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
-    std::cerr << "mpior-predict: out of memory reading " << cli.plan << "\n";
+    std::cerr << "mpior-predict: out of memory reading " << fmt::format("{}", fmt::join(cli.plans, ", ")) << "\n";
   } catch (const std::exception& e) {
-    std::cerr << "mpior-predict: " << cli.plan << ": " << e.what() << "\n";
+    std::cerr << "mpior-predict: " << fmt::format("{}", fmt::join(cli.plans, ", ")) << ": " << e.what() << "\n";
   }
   return 1;
 }
@@ -229,7 +253,10 @@ int main(int argc, char** argv) {
       "run on a directory of the traced file system (--reference) and one of the target."};
   app.name("mpior-predict");
   Cli cli;
-  app.add_option("PLAN", cli.plan, "plan directory written by mpior-post (or the plan.mpior in it)")->required();
+  app.add_option("PLAN", cli.plans,
+                 "plan directory written by mpior-post (or the plan.mpior in it); several: traced runs of one "
+                 "program at one scale, predicted from their median")
+      ->required();
   app.add_option("--reference", cli.reference, "empty directory on the file system the trace was taken on")->required();
   app.add_option("--target", cli.target, "empty directory on the target file system")->required();
   app.add_option("--repeat", cli.repeat, "runs of each job on each directory")

@@ -1,6 +1,7 @@
 #include "predict.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,17 @@ void span_of_runs(ClassResult& r, const IoClass& c, double traced_s) {
   }
 }
 
+// The traced time's own uncertainty (relative variance): one traced run is
+// one draw of the reference's run-to-run spread, taken as the fio runs'; of
+// several (combine_runs), the median varies by their measured spread (at
+// least the fio runs') over their number.
+double traced_part(const IoClass& c, double ref_part) {
+  if (ref_part == 0 || c.traced_runs_ns.size() < 2) return ref_part;
+  std::vector<double> runs(c.traced_runs_ns.begin(), c.traced_runs_ns.end());
+  double sd = rel_sd(runs);
+  return std::max(ref_part, sd * sd) / double(runs.size());
+}
+
 // The ratio of the medians of each side's runs: a burst of other work on the
 // machine during one run moves a mean (a fio run 3x the others at load 3),
 // not the median. Each side's run-to-run spread: of its runs' means where
@@ -60,7 +72,7 @@ void measured_class(ClassResult& r, const IoClass& c) {
   r.per_op_basis = ref < kRatioFloorS && tgt > kAmplified * ref && c.count > 0;
   double ref_part = r.per_op_basis ? 0.0 : r.reference_rel_sd * r.reference_rel_sd;
   double tgt_part = r.target_rel_sd * r.target_rel_sd;
-  r.rel_sd = std::sqrt((ref_part + tgt_part) / k + tgt_part + ref_part);
+  r.rel_sd = std::sqrt((ref_part + tgt_part) / k + tgt_part + traced_part(c, ref_part));
   r.predicted_s = r.per_op_basis ? double(c.count) * tgt : tgt / ref * traced_s;
   r.ratio = traced_s > 0 ? r.predicted_s / traced_s : tgt / ref;
   bounds(r, r.ratio, r.ratio, traced_s, spread_factor(runs_of(r)));
@@ -254,6 +266,11 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"target_rel_sd", r.target_rel_sd},
                         {"predicted_s", r.predicted_s},
                         {"interval", {r.low_s, r.high_s}}};
+    if (!c.traced_runs_ns.empty()) {
+      nlohmann::json each = nlohmann::json::array();
+      for (int64_t ns : c.traced_runs_ns) each.push_back(double(ns) / 1e9);
+      j["traced_runs_s"] = each;
+    }
     if (r.measured) {
       j["job"] = jp.jobs[size_t(jp.job_of[i])].name + ".fio";
       j["fio_section"] = jp.section[i];
@@ -272,7 +289,11 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
   }
   nlohmann::json dominant = nlohmann::json::array();
   for (size_t i : p.dominant) dominant.push_back(i + 1);
+  nlohmann::json traced_runs = nlohmann::json::array();
+  for (int64_t ns : cs.io_runs_ns) traced_runs.push_back(double(ns) / 1e9);
   nlohmann::json out = {{"plan", in.plan},
+                        {"plans", in.plans},
+                        {"traced_runs_io_s", traced_runs},
                         {"reference", in.reference},
                         {"target", in.target},
                         {"repeat", in.repeat},
@@ -294,8 +315,19 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
   return out;
 }
 
+namespace {
+std::string traced_runs_text(const Classes& cs) {
+  if (cs.io_runs_ns.size() < 2) return "";
+  std::string each;
+  for (int64_t ns : cs.io_runs_ns) each += fmt::format("{}{:.6f}", each.empty() ? "" : ", ", double(ns) / 1e9);
+  return fmt::format("; the median of {} traced runs: {}", cs.io_runs_ns.size(), each);
+}
+}  // namespace
+
 std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p) {
-  std::string s = fmt::format("I/O time of {} predicted for {} (reference {}; {} runs of each fio job)\n\n", in.plan,
+  std::string plans =
+      in.plans.size() > 1 ? fmt::format("{} traced runs ({})", in.plans.size(), fmt::join(in.plans, ", ")) : in.plan;
+  std::string s = fmt::format("I/O time of {} predicted for {} (reference {}; {} runs of each fio job)\n\n", plans,
                               in.target, in.reference, in.repeat);
   s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11} {:>9} {:>7} {:>11}  {}\n", "#", "class", "ranks", "count",
                    "traced_s", "ratio", "rsd%", "predicted_s", "job");
@@ -308,7 +340,8 @@ std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan&
     s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11.6f} {:>9.4f} {:>7.1f} {:>11.6f}  {}\n", i + 1, class_label(c.key),
                      c.concurrency(), c.count, double(c.time_ns) / 1e9, r.ratio, r.rel_sd * 100, r.predicted_s, job);
   }
-  s += fmt::format("\ntraced I/O time     {:>12.6f} s (summed over ranks, as summary.json time.io_s)\n", p.traced_io_s);
+  s += fmt::format("\ntraced I/O time     {:>12.6f} s (summed over ranks, as summary.json time.io_s{})\n",
+                   p.traced_io_s, traced_runs_text(cs));
   s += fmt::format("predicted I/O time  {:>12.6f} s  interval [{:.6f}, {:.6f}] s\n", p.predicted_io_s, p.low_s,
                    p.high_s);
   if (p.target_rel_sd > 0)

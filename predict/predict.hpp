@@ -61,7 +61,8 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
 void widen_by_target_spread(Prediction& p, const std::vector<double>& runs);
 
 struct ReportInput {
-  std::string plan, reference, target, jobs_dir;
+  std::string plan, reference, target, jobs_dir;  // plan: the one --check replays
+  std::vector<std::string> plans;                 // every traced run's plan, as given
   int repeat = 0;
   double job_seconds = 0;
   std::optional<double> replay_io_s, replay_s;  // --check: medians of its replays

@@ -3,8 +3,9 @@
 file system and its I/O time predicted for a tmpfs (/dev/shm): the classes and
 their counts are what the program did, every ratio is positive and finite, the
 report is complete, each kept fio job file runs with fio alone, --check
-replays, nothing is left in either directory (also when interrupted), and bad
-targets are refused with one message. One scenario per meson test:
+replays, nothing is left in either directory (also when interrupted), bad
+targets are refused with one message, and several traced runs are predicted
+from their median. One scenario per meson test:
 predict_test.py NAME."""
 import glob
 import json
@@ -161,6 +162,46 @@ def checkpoint():
         s.cleanup()
 
 
+def several_plans():
+    """Two traced runs predicted together: the median of their classes' times, each run's kept, the median
+    run's plan replayed by --check; a plan of another scale refused with one message."""
+    (a, sa), (b, sb) = traced_plan(), traced_plan()
+    ref, tgt = scratch(a), scratch(a, "/dev/shm")
+    try:
+        report_file = os.path.join(a.root, "several", "predict.json")
+        os.makedirs(os.path.dirname(report_file))
+        out = run([PREDICT, "--reference", ref, "--target", tgt, "--json", report_file, "--check", "--check-repeat",
+                   "1"] + FAST + [a.plan, b.plan])
+        check("2 traced runs" in out.stdout and "the median of 2 traced runs" in out.stdout, "text names the runs")
+        with open(report_file) as f:
+            report = json.load(f)
+        check_eq(report["plans"], [a.plan, b.plan], "the plans given")
+        check(report["plan"] in (a.plan, b.plan), "--check replayed one of them")
+        io = [sa["time"]["io_s"], sb["time"]["io_s"]]
+        check(all(abs(x - y) < 1e-6 for x, y in zip(report["traced_runs_io_s"], io)), f"each run's time.io_s {io}")
+        check(abs(report["traced_io_s"] - sum(io) / 2) < 1e-6, "traced_io_s: their median")
+        for c in report["classes"]:
+            runs = c["traced_runs_s"]
+            check_eq(len(runs), 2, f"class {c['id']}: its time in each run")
+            check(abs(c["traced_s"] - sum(runs) / 2) < 1e-6, f"class {c['id']}: the median of {runs}")
+        ckpt = [c for c in report["classes"] if c["op"] == "write" and c["size"] == CELLS * 8][0]
+        check_eq(ckpt["count"], RANKS * CKPTS, "the checkpoint writes, as each run did them")
+        check(0 < report["interval"][0] <= report["predicted_io_s"] <= report["interval"][1], "an interval")
+        check_eq((os.listdir(ref), os.listdir(tgt)), ([], []), "files left in the directories")
+        other = Scenario("checkpoint_sim", [STEPS, 0, EVERY, CELLS], ranks=RANKS // 2).run_both()
+        other.post()
+        p = run([PREDICT, "--reference", ref, "--target", tgt, "--jobs-dir", os.path.join(a.root, "j4")] + FAST
+                + [a.plan, other.plan], expect_rc=1)
+        lines = p.stderr.strip().splitlines()
+        check(len(lines) == 1 and "one program at one scale" in lines[0], f"one message: {p.stderr!r}")
+        check(not os.path.exists(os.path.join(a.root, "j4")), "no job files for refused plans")
+        other.cleanup()
+    finally:
+        shutil.rmtree(tgt, ignore_errors=True)
+        a.cleanup()
+        b.cleanup()
+
+
 def interrupted(s, ref, tgt):
     """SIGINT while fio runs: exit 130, nothing left in either directory."""
     p = subprocess.Popen([PREDICT, "--reference", ref, "--target", tgt, "--jobs-dir", os.path.join(s.root, "j2"),
@@ -212,4 +253,4 @@ def bad_targets():
 
 
 if __name__ == "__main__":
-    main({"checkpoint": checkpoint, "bad_targets": bad_targets})
+    main({"checkpoint": checkpoint, "bad_targets": bad_targets, "several_plans": several_plans})

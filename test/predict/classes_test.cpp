@@ -452,3 +452,53 @@ TEST_CASE("--check: the target's run-to-run spread widens the interval in quadra
   REQUIRE(p.low_s == Approx(0.5 / (1 + h)));
   REQUIRE(p.high_s == Approx(1.2));
 }
+
+TEST_CASE("several traced runs: their classes' median times and counts, each run's time kept", "[predict]") {
+  Classes fast = derive_classes(checkpoint(2, 4, 524288, 500000).done());
+  Classes mid = derive_classes(checkpoint(2, 4, 524288, 900000).done());
+  Classes slow = derive_classes(checkpoint(2, 5, 524288, 2000000).done());  // one more checkpoint
+  size_t chosen = 99;
+  Classes cs = combine_runs({slow, fast, mid}, &chosen);
+  REQUIRE(chosen == 2);  // mid's I/O time is the median
+  REQUIRE(cs.io_runs_ns == std::vector<int64_t>{slow.io_ns, fast.io_ns, mid.io_ns});
+  REQUIRE(cs.io_ns == mid.io_ns);
+  const IoClass& s = find(cs, "fsync 512KiB random shared fsync/1");
+  REQUIRE(s.traced_runs_ns == std::vector<int64_t>{10 * 2000000, 8 * 500000, 8 * 900000});
+  REQUIRE(s.time_ns == 8 * 900000);
+  REQUIRE(s.count == 8);  // the median of 10, 8, 8
+  const IoClass& w = find(cs, "write 512KiB random shared fsync/1");
+  REQUIRE(w.bytes == 8 * 524288);
+  REQUIRE(w.concurrency() == 2);
+  REQUIRE(cs.classes[0].key.op == Op::sync);  // still largest first
+  SECTION("a class one run did not do counts 0 there") {
+    PlanMaker extra = checkpoint(2, 4, 524288, 900000);
+    int32_t f = extra.file("/work/extra.dat");
+    extra.call(1, Kind::open, {{arg::handle, 7}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 7000, 0, 7);
+    Classes two = combine_runs({mid, derive_classes(extra.done())});
+    const IoClass& c = find(two, "create per-process");
+    REQUIRE(c.traced_runs_ns == std::vector<int64_t>{0, 7000});
+    REQUIRE(c.time_ns == 3500);
+  }
+  SECTION("one run is itself") {
+    Classes one = combine_runs({mid}, &chosen);
+    REQUIRE(one.io_ns == mid.io_ns);
+    REQUIRE(one.classes[0].traced_runs_ns.empty());
+  }
+}
+
+TEST_CASE("several traced runs: the traced time's uncertainty is their spread over their number", "[predict]") {
+  Classes cs;
+  cs.classes.resize(1);
+  cs.classes[0].time_ns = 1'000'000'000;
+  cs.io_ns = 1'000'000'000;
+  std::vector<std::optional<Runs>> runs(1);
+  runs[0] = Runs{{0.9, 1.0, 1.1}, {0.5, 0.5, 0.5}};  // the reference's fio spread: 0.1
+  double one = predict_io(cs, runs).classes[0].rel_sd;
+  REQUIRE(one == Approx(std::sqrt(0.01 / 3 + 0.01)));  // one traced run: one draw of the reference's spread
+  cs.classes[0].traced_runs_ns = {800'000'000, 1'000'000'000, 1'200'000'000, 1'000'000'000};
+  double four = predict_io(cs, runs).classes[0].rel_sd;
+  double traced_sd = std::sqrt((0.04 + 0 + 0.04 + 0) / 3);  // their sample spread, 0.163
+  REQUIRE(four == Approx(std::sqrt(0.01 / 3 + traced_sd * traced_sd / 4)));
+  cs.classes[0].traced_runs_ns = {1'000'000'000, 1'000'000'000};  // steady runs: still the fio spread, halved
+  REQUIRE(predict_io(cs, runs).classes[0].rel_sd == Approx(std::sqrt(0.01 / 3 + 0.01 / 2)));
+}
