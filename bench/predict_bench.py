@@ -3,7 +3,8 @@ its --check replay against the real I/O time on the target (a traced run
 there, summary.json time.io_s), ext4 (below the build directory) -> tmpfs
 (/dev/shm) and back, for a program of large checkpoints with fsync and one of
 many small writes with a barrier after each. Medians of 3 predictions, each
-from a trace of its own on the reference, against the median of 7 real runs
+from the same 3 traced runs on the reference (their median: one traced run is
+one draw of the reference's run-to-run spread), against the median of 7 real runs
 (the real I/O time of a short I/O phase varies a lot from run to run; the
 range shows it; "paired": the median of each prediction's error against the
 real run just before it). --check replays the plan 3 times on the target;
@@ -21,6 +22,7 @@ PROGRAMS = (("checkpoint_sim", [200, 0, 2, 524288], "100 x 4 MiB pwrite + fsync 
             ("nton_barrier", [4000, 16384], "4000 x 16 KiB write + barrier"))
 RANKS = 2
 REAL_REPS = 7
+TRACED_REPS = 3  # traced runs on the reference, predicted together (mpior-predict PLAN PLAN PLAN: their median)
 
 
 def root_on(b, fs):
@@ -47,7 +49,7 @@ def traced_io(b, app, args, root, name):
         return plan, json.load(f)["time"]["io_s"]
 
 
-def predict_once(b, plan, ref_root, tgt_root, reps):
+def predict_once(b, plans, ref_root, tgt_root, reps):
     ref, tgt = os.path.join(ref_root, "pref"), os.path.join(tgt_root, "ptgt")
     for d in (ref, tgt):
         shutil.rmtree(d, ignore_errors=True)
@@ -56,7 +58,7 @@ def predict_once(b, plan, ref_root, tgt_root, reps):
     out = os.path.join(b.work, "predict", "report.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     b.run([b.exe("predict/mpior-predict"), "--reference", ref, "--target", tgt, "--json", out, "--check",
-           "--repeat", reps, "--job-seconds", "0.5", plan])
+           "--repeat", reps, "--job-seconds", "0.5"] + plans)
     with open(out) as f:
         return json.load(f)
 
@@ -71,14 +73,18 @@ def predict(b):
             continue
         for ref_fs, tgt_fs in (("ext4", "tmpfs"), ("tmpfs", "ext4")):
             ref_root, tgt_root = root_on(b, ref_fs), root_on(b, tgt_fs)
-            real, preds, traced, loads = [], [], [], []
-            for i in range(reps):  # each prediction from a trace of its own on the reference
-                loads.append(os.getloadavg()[0])  # the 1-minute load average before each prediction and at the end
+            real, preds, traced, plans, loads = [], [], [], [], []
+            for i in range(TRACED_REPS):  # the reference's traced runs, each beside a real run on the target
                 plan, t = traced_io(b, app, args, ref_root, f"reference{i}")
+                plans.append(plan)
                 traced.append(t)
                 real.append(traced_io(b, app, args, tgt_root, f"real{i}")[1])
-                preds.append(predict_once(b, plan, ref_root, tgt_root, 5 if not b.quick else 2))
-            for i in range(reps, REAL_REPS if not b.quick else reps):
+            for i in range(reps):  # each prediction from all the traced runs, beside a real run of its own
+                loads.append(os.getloadavg()[0])  # the 1-minute load average before each prediction and at the end
+                real.append(traced_io(b, app, args, tgt_root, f"real{TRACED_REPS + i}")[1])
+                preds.append(predict_once(b, plans, ref_root, tgt_root, 5 if not b.quick else 2))
+            paired_real = real[TRACED_REPS:]
+            for i in range(TRACED_REPS + reps, REAL_REPS if not b.quick else TRACED_REPS + reps):
                 real.append(traced_io(b, app, args, tgt_root, f"real{i}")[1])
             loads.append(os.getloadavg()[0])
             real_m, traced = statistics.median(real), statistics.median(traced)
@@ -89,7 +95,7 @@ def predict(b):
             rerr = (replay_m - real_m) / real_m * 100
             # Each prediction against the real run just before it (this machine's file systems drift by tens of
             # percent over minutes: the same prediction's error moved -27% to +18% from one run to the next).
-            paired = statistics.median((p["predicted_io_s"] - r) / r * 100 for p, r in zip(preds, real))
+            paired = statistics.median((p["predicted_io_s"] - r) / r * 100 for p, r in zip(preds, paired_real))
             rows.append([app, f"{ref_fs}->{tgt_fs}", f"{traced:.4f}", f"{real_m:.4f}",
                          f"{min(real):.4f}-{max(real):.4f}", f"{ratio_m:.4f}", f"{err:+.1f}%",
                          f"{paired:+.1f}%", f"[{low:.4f}, {high:.4f}]", "yes" if low <= real_m <= high else "no",
@@ -104,7 +110,7 @@ def predict(b):
 def print_table(table, rows, reps, load0=None):
     load = f"load {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end; " if load0 is not None else ""
     table(f"mpior-predict: I/O time on the target, {RANKS} ranks, summed over ranks (s; predictions: medians of "
-          f"{reps}, real: of {REAL_REPS}; replay-predicted: full replays (--check); {load}"
+          f"{reps}, each from the same {TRACED_REPS} traced runs on the reference (their median), real: of {REAL_REPS}; replay-predicted: full replays (--check); {load}"
           f"checkpoint_sim: {PROGRAMS[0][2]}, nton_barrier: {PROGRAMS[1][2]})",
           ["program", "ref->target", "traced on ref", "real on target", "real range", "ratio-predicted", "error",
            "paired", "interval", "holds real", "<=10%", "target spread (fio)", "(replays)", "replay-predicted", "error",
