@@ -368,6 +368,19 @@ def warm_memory(mib=512):
     del b
 
 
+def page_reporting():
+    """How this VM hands freed memory to its host, where it says (a guest kernel's page_reporting module): with
+    min_free_ms 0 memory goes back as soon as it is free, so settle()'s warm pages are gone before the run takes
+    them, and a run writing hundreds of MB to a tmpfs or the page cache faults most of its pages in from the host
+    (500 MB to /dev/shm took 0.18-1.7 s back to back, and one plan's replayed I/O 0.22-1.25 s)."""
+    d = "/sys/module/page_reporting/parameters"
+    try:
+        values = {k: open(os.path.join(d, k)).read().strip() for k in ("min_free_ms", "page_reporting_order")}
+    except OSError:
+        return ""
+    return "; free page reporting: " + ", ".join(f"{k} {v}" for k, v in values.items())
+
+
 def settle(directory, mib=512):
     """No dirty pages left from earlier runs to be written back during the next measurement (syncfs), and
     memory the host gave back (warm_memory: at least what the run writes to a tmpfs or the page cache)."""
@@ -459,7 +472,8 @@ def main():
     a = ap.parse_args()
     b = Bench(a.build, a.quick)
     try:
-        print(f"mpior benchmarks, build {b.build}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+        print(f"mpior benchmarks, build {b.build}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"
+              f"{page_reporting()}")
         for name in a.only or SECTIONS:
             SECTIONS[name](b)
     finally:
