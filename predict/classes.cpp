@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <map>
 #include <utility>
 
 #include "cursor.hpp"
 #include "event.hpp"
+#include "predict.hpp"
 
 namespace mpior::predict {
 
@@ -172,12 +174,7 @@ std::string class_label(const ClassKey& k) {
 }
 
 namespace {
-template <class T>
-T median_of(std::vector<T> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n == 0 ? T{} : n % 2 ? v[n / 2] : T((v[n / 2 - 1] + v[n / 2]) / 2);
-}
+int64_t median_of(const std::vector<int64_t>& v) { return std::llround(median({v.begin(), v.end()})); }
 
 void by_time(std::vector<IoClass>& classes) {
   std::stable_sort(classes.begin(), classes.end(),

@@ -238,6 +238,14 @@ void widen_by_target_spread(Prediction& p, const std::vector<double>& runs) {
     }
 }
 
+namespace {
+std::vector<double> seconds(const std::vector<int64_t>& ns) {
+  std::vector<double> s;
+  for (int64_t v : ns) s.push_back(double(v) / 1e9);
+  return s;
+}
+}  // namespace
+
 nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p) {
   nlohmann::json classes = nlohmann::json::array();
   for (size_t i = 0; i < cs.classes.size(); ++i) {
@@ -266,11 +274,7 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"target_rel_sd", r.target_rel_sd},
                         {"predicted_s", r.predicted_s},
                         {"interval", {r.low_s, r.high_s}}};
-    if (!c.traced_runs_ns.empty()) {
-      nlohmann::json each = nlohmann::json::array();
-      for (int64_t ns : c.traced_runs_ns) each.push_back(double(ns) / 1e9);
-      j["traced_runs_s"] = each;
-    }
+    if (!c.traced_runs_ns.empty()) j["traced_runs_s"] = seconds(c.traced_runs_ns);
     if (r.measured) {
       j["job"] = jp.jobs[size_t(jp.job_of[i])].name + ".fio";
       j["fio_section"] = jp.section[i];
@@ -289,11 +293,9 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
   }
   nlohmann::json dominant = nlohmann::json::array();
   for (size_t i : p.dominant) dominant.push_back(i + 1);
-  nlohmann::json traced_runs = nlohmann::json::array();
-  for (int64_t ns : cs.io_runs_ns) traced_runs.push_back(double(ns) / 1e9);
   nlohmann::json out = {{"plan", in.plan},
                         {"plans", in.plans},
-                        {"traced_runs_io_s", traced_runs},
+                        {"traced_runs_io_s", seconds(cs.io_runs_ns)},
                         {"reference", in.reference},
                         {"target", in.target},
                         {"repeat", in.repeat},
@@ -318,9 +320,8 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
 namespace {
 std::string traced_runs_text(const Classes& cs) {
   if (cs.io_runs_ns.size() < 2) return "";
-  std::string each;
-  for (int64_t ns : cs.io_runs_ns) each += fmt::format("{}{:.6f}", each.empty() ? "" : ", ", double(ns) / 1e9);
-  return fmt::format("; the median of {} traced runs: {}", cs.io_runs_ns.size(), each);
+  return fmt::format("; the median of {} traced runs: {:.6f}", cs.io_runs_ns.size(),
+                     fmt::join(seconds(cs.io_runs_ns), ", "));
 }
 }  // namespace
 

@@ -81,6 +81,15 @@ PlanMaker checkpoint(int ranks, int steps, int64_t block, int64_t sync_ns = 9000
   return pm;
 }
 
+// One class of 1 s of traced I/O, all the traced I/O.
+Classes one_class_of_a_second() {
+  Classes cs;
+  cs.classes.resize(1);
+  cs.classes[0].time_ns = 1'000'000'000;
+  cs.io_ns = 1'000'000'000;
+  return cs;
+}
+
 }  // namespace
 
 TEST_CASE("a checkpoint's classes: shared random writes with an fsync after each", "[predict]") {
@@ -428,10 +437,7 @@ TEST_CASE("the spread factor: Student's t for the runs the spread came from, at 
 }
 
 TEST_CASE("--check: the target's run-to-run spread widens the interval in quadrature", "[predict]") {
-  Classes cs;
-  cs.classes.resize(1);
-  cs.classes[0].time_ns = 1'000'000'000;
-  cs.io_ns = 1'000'000'000;
+  Classes cs = one_class_of_a_second();
   std::vector<std::optional<Runs>> runs(1);
   runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};  // ratio 0.5, 3 runs: h = 4.30 sqrt(0.04 / 3 + 0.04)
   Prediction p = predict_io(cs, runs);
@@ -487,10 +493,7 @@ TEST_CASE("several traced runs: their classes' median times and counts, each run
 }
 
 TEST_CASE("several traced runs: the traced time's uncertainty is their spread over their number", "[predict]") {
-  Classes cs;
-  cs.classes.resize(1);
-  cs.classes[0].time_ns = 1'000'000'000;
-  cs.io_ns = 1'000'000'000;
+  Classes cs = one_class_of_a_second();
   std::vector<std::optional<Runs>> runs(1);
   runs[0] = Runs{{0.9, 1.0, 1.1}, {0.5, 0.5, 0.5}};  // the reference's fio spread: 0.1
   double one = predict_io(cs, runs).classes[0].rel_sd;
