@@ -289,7 +289,7 @@ int test_any(Call& c, Invoke&& invoke, int count, MPI_Request* requests, int* in
 // The real call inside its pruning decision, which ends with c.stop():
 // posted before the call and waited after it (the exchange overlaps the
 // call), or on a communicator of one made after the end stamp
-// (decides_alone). Returns whether to log the call. The lookups before it are
+// (decides_alone, decide_alone). Returns whether to log the call. The lookups before it are
 // the tracer's (restart); the exchange's posting stays in the call, which
 // exchange_cost's measurement takes off with the rest of the exchange.
 template <typename Invoke>
@@ -300,7 +300,7 @@ bool decided_call(Call& c, int32_t id, int root, piggyback::DecisionExchange& x,
   invoke();
   if (alone) {
     c.stop();
-    begin_decision(c, id, root, x);
+    return decide_alone(c, root);
   }
   bool log = end_decision(c, id, x);
   if (!alone) c.stop();

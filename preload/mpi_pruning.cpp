@@ -41,6 +41,13 @@ bool pruning(int32_t comm) noexcept { return pruner().shadowed(comm); }
 
 bool decides_alone(int32_t comm) noexcept { return pruning(comm) && pruner().members(comm).size() == 1; }
 
+bool decide_alone(Call& c, int root) noexcept {
+  TracerGuard guard;
+  note_computation(c);
+  if (root <= 0) pruner().nodes().mark(state().world_rank());  // as the exchange's end marks its members
+  return nested(c);
+}
+
 bool gate_send(Call& c, int32_t comm, int dest, int tag, int64_t bytes, bool force) noexcept {
   if (!pruning(comm) || dest == MPI_PROC_NULL) return true;
   TracerGuard guard;
@@ -193,7 +200,8 @@ int settle_collective(Call& c, MPI_Request request) noexcept {
 }
 
 bool inline_decision(int32_t comm, int64_t bytes) noexcept {
-  return bytes >= 0 && size_t(bytes) <= piggyback::kInlineMax && pruning(comm) && !state().is_inter(comm);
+  return bytes >= 0 && size_t(bytes) <= piggyback::kInlineMax && pruning(comm) && !state().is_inter(comm) &&
+         pruner().members(comm).size() > 1;
 }
 
 // All to all: the decision is everyone's, and everyone synchronised.

@@ -186,6 +186,7 @@ nlohmann::json to_json(const Report& r) {
                      {{"io_s", t.io_ns / 1e9},
                       {"compute_s", t.compute_ns / 1e9},
                       {"comm_s", t.comm_ns / 1e9},
+                      {"charged_s", t.charged_ns / 1e9},
                       {"wait_s", t.wait_ns / 1e9},
                       {"cpu_wait_s", t.cpu_wait_ns / 1e9},
                       {"slept_waits", t.slept_waits},

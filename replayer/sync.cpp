@@ -181,60 +181,75 @@ int64_t poll_ns(uint32_t threads) {
 }
 
 bool CommBarrier::spin_until_released(uint64_t gen) {
-  return poll_until([&] { return generation_.load(std::memory_order_acquire) != gen; }, spin_ns_);
+  return poll_until([&] { return released(gen) || woken_.load(std::memory_order_relaxed); }, spin_ns_) && released(gen);
 }
 
+// The generation is read before arriving: it moves on only once every member,
+// this one included, arrived. The last arriver resets the count before moving
+// the generation on, so no member of the next round counts in this one.
 WaitResult CommBarrier::wait(Progress& progress, Who who) {
-  std::unique_lock lock(mu_);
-  if (woken_ || progress.is_aborted()) return WaitResult::aborted;
-  uint64_t gen = generation_.load(std::memory_order_relaxed);
-  if (++arrived_ >= members_) {
-    arrived_ = 0;
-    t_released_ns = released_ns_ = mono_now_ns();
-    generation_.store(gen + 1, std::memory_order_release);
+  if (woken_.load(std::memory_order_relaxed) || progress.is_aborted()) return WaitResult::aborted;
+  uint64_t gen = generation_.load(std::memory_order_acquire);
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 >= members_) {
+    arrived_.store(0, std::memory_order_relaxed);
+    t_released_ns = mono_now_ns();
+    released_ns_.store(t_released_ns, std::memory_order_relaxed);
+    // seq_cst with the sleeper's count and check (Dekker): either it sees
+    // the new generation or this sees it counted and wakes it.
+    generation_.store(gen + 1, std::memory_order_seq_cst);
     progress.tick();
-    cv_.notify_all();
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard lock(mu_);
+      cv_.notify_all();
+    }
     return WaitResult::ok;
   }
-  if (spin_ns_ > 0) {
-    lock.unlock();
-    bool released = spin_until_released(gen);
-    lock.lock();
-    if (released) {
-      t_released_ns = released_ns_;  // the next generation needs this member: not yet made
-      return WaitResult::ok;
-    }
-    if (woken_) return WaitResult::aborted;
+  if (spin_ns_ > 0 && spin_until_released(gen)) {
+    t_released_ns = released_ns_.load(std::memory_order_relaxed);  // the next round needs this member: not yet made
+    return WaitResult::ok;
   }
+  return sleep_until_released(gen, progress, who);
+}
+
+WaitResult CommBarrier::sleep_until_released(uint64_t gen, Progress& progress, Who who) {
+  std::unique_lock lock(mu_);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  auto leave = [&](WaitResult r) {
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    if (r == WaitResult::ok) t_released_ns = released_ns_.load(std::memory_order_relaxed);
+    return r;
+  };
+  if (released(gen)) return leave(WaitResult::ok);
+  if (woken_.load()) return leave(WaitResult::aborted);
   t_slept = true;
+  uint32_t arrived = arrived_.load(std::memory_order_relaxed);
   progress.enter_wait(
-      who.str(), "a collective (" + std::to_string(arrived_) + " of " + std::to_string(members_) + " members arrived)");
+      who.str(), "a collective (" + std::to_string(arrived) + " of " + std::to_string(members_) + " members arrived)");
   uint64_t seen = progress.ticks();
   auto timeout = std::chrono::nanoseconds(progress.stall_timeout_ns());
   for (;;) {
-    bool done = cv_.wait_for(lock, timeout, [&] { return generation_ != gen || woken_; });
+    bool done = cv_.wait_for(lock, timeout, [&] { return released(gen) || woken_.load(); });
     if (done) break;
     if (!progress.stalled(seen)) {
       seen = progress.ticks();
       continue;
     }
-    uint32_t arrived = arrived_;
+    arrived = arrived_.load(std::memory_order_relaxed);
     lock.unlock();  // abort() wakes every barrier, this one included
     progress.abort(fmt::format("replay stalled: {} waited {:g} s in a collective where {} of {} members arrived, "
                                "while no thread could proceed",
                                who.str(), double(progress.stall_timeout_ns()) / 1e9, arrived, members_),
                    true);
     progress.leave_wait(true);
-    return WaitResult::stalled;
+    return leave(WaitResult::stalled);
   }
   progress.leave_wait(true);
-  if (generation_ != gen) t_released_ns = released_ns_;  // the next generation needs this member: not yet made
-  return generation_ != gen ? WaitResult::ok : WaitResult::aborted;
+  return leave(released(gen) ? WaitResult::ok : WaitResult::aborted);
 }
 
 void CommBarrier::wake_all() {
   std::lock_guard lock(mu_);
-  woken_ = true;
+  woken_.store(true);
   cv_.notify_all();
 }
 

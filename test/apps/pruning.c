@@ -22,7 +22,7 @@
  *          than a shared-memory ring holds, so later auxiliary messages take
  *          MPI, on two communicators sharing one shadow. Only the first
  *          send and its receive are kept.
- *   self   (2 ranks) Barrier, Gather and Scatter on MPI_COMM_SELF, each twice
+ *   self   (2 ranks) Barrier, Gather, Scatter and Allreduce on MPI_COMM_SELF, Bcast on a split of one, each twice
  *          after I/O: they order no I/O (no other member), all pruned,
  *          decided without an exchange.
  *   gaps   (2 ranks) no I/O at all: 16 rounds of 3 ms of computation (a
@@ -224,6 +224,22 @@ static void self(void) {
   got = -1;
   for (int i = 0; i < 2; ++i) MPI_Scatter(&mine, 1, MPI_INT, &got, 1, MPI_INT, 0, MPI_COMM_SELF);
   CHECK(got == rank);
+  io("s4");
+  // The calls that carry their decision inline on larger communicators.
+  for (int i = 0; i < 2; ++i) {
+    got = -1;
+    MPI_Allreduce(&mine, &got, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+    CHECK(got == rank);
+  }
+  MPI_Comm alone;  // a communicator of one that is not MPI_COMM_SELF
+  MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &alone);
+  io("s5");
+  for (int i = 0; i < 2; ++i) {
+    long token = 7 + i;
+    MPI_Bcast(&token, 1, MPI_LONG, 0, alone);
+    CHECK(token == 7 + i);
+  }
+  MPI_Comm_free(&alone);
 }
 
 static void computation(void) {

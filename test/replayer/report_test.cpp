@@ -96,6 +96,8 @@ TEST_CASE("collective waits that slept and woke late are reported per rank and s
   REQUIRE(j["per_rank"][0]["predicted"]["slept_waits"] == 3);
   REQUIRE(j["per_rank"][1]["predicted"]["late_s"].get<double>() == Approx(2e-6));
   print_text(some, r);
+  r.per_thread[1].charged_ns = 7'000;  // of comm_ns: the calibrated costs slept
+  REQUIRE(to_json(r)["per_rank"][1]["predicted"]["charged_s"].get<double>() == Approx(7e-6));
   REQUIRE_THAT(some.str(),
                Catch::Contains("wake-ups     4 collective waits slept") && Catch::Contains("0.000042 s late"));
 }

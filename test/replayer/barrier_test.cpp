@@ -1,0 +1,75 @@
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "clock.hpp"
+#include "sync.hpp"
+
+using namespace mpior::replay;
+
+namespace {
+
+constexpr int64_t kClockSkewNs = 2'000;
+
+// Members meet `rounds` times. Before each arrival a member counts itself in
+// and notes when; after the barrier it checks that every member was counted
+// in, and that the release it was told of came after every arrival of the
+// round and is the one every other member was told of.
+void meet(uint32_t members, int64_t spin_ns, int rounds) {
+  Progress progress(members, 20);
+  CommBarrier barrier(members, spin_ns);
+  const auto n = static_cast<size_t>(rounds);
+  std::vector<std::atomic<uint32_t>> arrivals(n);
+  std::vector<std::atomic<int64_t>> latest_arrival(n), release(n);
+  std::atomic<int> failures{0}, not_ok{0};
+  auto member = [&] {
+    for (int r = 0; r < rounds; ++r) {
+      int64_t now = mono_now_ns();
+      int64_t seen = latest_arrival[size_t(r)].load();
+      while (seen < now && !latest_arrival[size_t(r)].compare_exchange_weak(seen, now)) {
+      }
+      arrivals[size_t(r)].fetch_add(1);
+      if (barrier.wait(progress, "member") != WaitResult::ok) ++not_ok;
+      if (arrivals[size_t(r)].load() != members) ++failures;
+      int64_t released = last_release_ns();
+      // Each thread's clock is its own anchor plus TSC ticks (clock.hpp):
+      // readings on two threads may disagree by a few ns.
+      if (released + kClockSkewNs < latest_arrival[size_t(r)].load()) ++failures;
+      int64_t expected = 0;
+      if (!release[size_t(r)].compare_exchange_strong(expected, released) && expected != released) ++failures;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < members; ++i) threads.emplace_back(member);
+  for (auto& t : threads) t.join();
+  REQUIRE(not_ok == 0);
+  REQUIRE(failures == 0);
+  REQUIRE(!progress.is_aborted());
+}
+
+}  // namespace
+
+TEST_CASE("a polling barrier lets no member through before every member arrived, round after round", "[barrier]") {
+  meet(2, 100'000'000, 20000);
+  meet(4, 100'000'000, 5000);
+}
+
+TEST_CASE("a sleeping barrier (more members than cores) misses no wake-up", "[barrier]") {
+  meet(16, 0, 500);
+  meet(3, 0, 5000);
+}
+
+TEST_CASE("wake_all releases a member while it polls, not after its polling time", "[barrier]") {
+  Progress progress(2, 20);
+  CommBarrier barrier(2, 30'000'000'000);  // 30 s of polling
+  auto t0 = std::chrono::steady_clock::now();
+  std::thread waiter([&] { REQUIRE(barrier.wait(progress, "member") == WaitResult::aborted); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  barrier.wake_all();
+  waiter.join();
+  REQUIRE(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  REQUIRE(barrier.wait(progress, "late member") == WaitResult::aborted);
+}
