@@ -219,7 +219,7 @@ WaitResult CommBarrier::sleep_until_released(uint64_t gen, Progress& progress, W
     if (r == WaitResult::ok) t_released_ns = released_ns_.load(std::memory_order_relaxed);
     return r;
   };
-  if (released(gen)) return leave(WaitResult::ok);
+  if (generation_.load(std::memory_order_seq_cst) != gen) return leave(WaitResult::ok);  // the releaser's pair
   if (woken_.load()) return leave(WaitResult::aborted);
   t_slept = true;
   uint32_t arrived = arrived_.load(std::memory_order_relaxed);
