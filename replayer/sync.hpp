@@ -51,14 +51,21 @@ class Progress {
   void enter_wait() { busy_.fetch_sub(1); }
   void leave_wait() {
     busy_.fetch_add(1);
-    ticks_.fetch_add(1, std::memory_order_relaxed);
+    tick();
   }
   // The same, naming the waiting thread and what it waits for: a stall's
   // reason lists every thread blocked at the time.
   void enter_wait(const std::string& who, const std::string& what);
   void leave_wait(bool named);
-  void tick() { ticks_.fetch_add(1, std::memory_order_relaxed); }
-  uint64_t ticks() const { return ticks_.load(std::memory_order_relaxed); }
+  // Every post, every wait passed and every barrier released ticks: on one
+  // counter, threads replaying messages to each other took its cache line
+  // from each other on every call. The sum changes whenever any slot does.
+  void tick() { ticks_[tick_slot()].n.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t ticks() const {
+    uint64_t sum = 0;
+    for (const TickSlot& t : ticks_) sum += t.n.load(std::memory_order_relaxed);
+    return sum;
+  }
   // A wait timed out: stalled when no thread is running (sleeping, doing I/O)
   // and no synchronisation happened since `ticks_at_start`.
   bool stalled(uint64_t ticks_at_start) const { return busy_.load() <= 0 && ticks() == ticks_at_start; }
@@ -75,8 +82,13 @@ class Progress {
   }
 
  private:
+  struct alignas(64) TickSlot {
+    std::atomic<uint64_t> n{0};
+  };
+  static constexpr size_t kTickSlots = 16;
+  static size_t tick_slot();  // the calling thread's, assigned round-robin at its first tick
   std::atomic<int64_t> busy_;
-  std::atomic<uint64_t> ticks_{0};
+  std::array<TickSlot, kTickSlots> ticks_;
   std::atomic<bool> aborted_{false};
   int64_t stall_ns_;
   mutable std::mutex mu_;
@@ -105,7 +117,7 @@ enum class WaitResult { ok, aborted, stalled };
 // One counting semaphore per channel, made on first use.
 class Channels {
  public:
-  Channels(Progress& progress, uint32_t threads) : progress_(progress), threads_(threads) {}
+  Channels(Progress& progress, uint32_t threads);
   ~Channels();
   void post(const ChannelKey& k);
   // Blocks until the channel has a message; on a stall, aborts the replay
@@ -122,8 +134,15 @@ class Channels {
     std::mutex mu;
     std::unordered_map<ChannelKey, sem_t, Hash> sems;  // node-based: addresses stay put
   };
+  // The channel's semaphore: from the calling thread's small cache, else
+  // from its shard (under the shard's lock, made on first use). A thread
+  // replays the same few channels over and over (a halo's neighbours, a
+  // collective's root): taking the shard's lock on every post and every
+  // wait moved its cache line between the sender's and the receiver's cores.
   sem_t* get(const ChannelKey& k);
+  sem_t* get_shared(const ChannelKey& k);
   static constexpr size_t kShards = 64;
+  const uint64_t id_;  // tells this instance's cached entries from an earlier one's at the same address
   Progress& progress_;
   uint32_t threads_;
   std::array<Shard, kShards> shards_;

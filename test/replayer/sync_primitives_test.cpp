@@ -73,3 +73,27 @@ TEST_CASE("wake_all releases a member while it polls, not after its polling time
   REQUIRE(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
   REQUIRE(barrier.wait(progress, "late member") == WaitResult::aborted);
 }
+
+TEST_CASE("a thread's cached channels are its replay's, one at a time and more than the cache holds", "[channels]") {
+  for (int replay = 0; replay < 3; ++replay) {  // one instance after another, maybe at one address
+    Progress progress(1, 0.2);
+    Channels ch(progress, 1);
+    constexpr int kKeys = 40;  // more than a thread's cache
+    for (int i = 0; i < kKeys; ++i) ch.post(ChannelKey{0, 0, 1, i});
+    ch.post(ChannelKey{0, 0, 1, 7});
+    for (int i = 0; i < kKeys; ++i) REQUIRE(ch.wait(ChannelKey{0, 0, 1, i}, "receiver") == WaitResult::ok);
+    REQUIRE(ch.wait(ChannelKey{0, 0, 1, 7}, "receiver") == WaitResult::ok);
+    // Every message taken: the next wait is a stall, whatever an earlier
+    // replay's channel of the same key held.
+    REQUIRE(ch.wait(ChannelKey{0, 0, 1, 3}, "receiver") == WaitResult::stalled);
+  }
+}
+
+TEST_CASE("a tick on any thread is progress", "[progress]") {
+  Progress progress(4, 20);
+  uint64_t seen = progress.ticks();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&] { progress.tick(); });
+  for (auto& t : threads) t.join();
+  REQUIRE(progress.ticks() == seen + 4);
+}
