@@ -232,7 +232,9 @@ TEST_CASE("mpi mode: compute gaps stop polling a send long left unreceived", "[m
   REQUIRE(m.code == 0);
   REQUIRE_THAT(m.out, Catch::Contains("replay time"));
   // Polling through every gap: 2 s of the sender's CPU and more; giving up:
-  // the first 8 gaps (0.4 s), start-up and the final wait.
-  CHECK(used < 1.2);
+  // the first 8 gaps (0.4 s), start-up and the final wait (0.56-0.65 s
+  // here; 1.25 s once under TSan, whose start-up and instrumentation cost
+  // CPU of their own, on a loaded machine).
+  CHECK(used < 1.6);
   WARN("CPU seconds of the whole mpirun: " << used);
 }
