@@ -303,7 +303,7 @@ bool decided_call(Call& c, int32_t id, int root, piggyback::DecisionExchange& x,
     return decide_alone(c, root);
   }
   bool log = end_decision(c, id, x);
-  if (!alone) c.stop();
+  c.stop();
   return log;
 }
 
