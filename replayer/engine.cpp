@@ -139,6 +139,20 @@ class ReplayThread {
     acct_.charged += woke - from;
     return woke;
   }
+  // A call's calibrated cost after its synchronisation. A thread that went on
+  // after the last member arrived, or after the message it waited for was
+  // posted (polling, a wake-up), spent that much of the cost already: MPI
+  // polls, and its own hand-off is in the cost (a receive charged in full on
+  // top of the replay's hand-off made a ping-pong 2.5x its traced time).
+  void charge_after_sync(int64_t cost) {
+    int64_t released = last_release_ns(), late = released > 0 ? std::max<int64_t>(0, last_end_ - released) : 0;
+    if (cost > late) {
+      last_end_ = charge(last_end_, cost - late);
+    } else if (late > cost) {  // later than MPI would have gone on: the replay's own delay
+      pacer_.add_debt(late - cost);
+      summary.late_ns += late - cost;
+    }
+  }
   // Waiting for partners, measured around a synchronisation.
   template <class F>
   bool waiting(F&& sync) {
@@ -280,7 +294,7 @@ void ReplayThread::run() {
     }
     mpi.settle();
     if (fscope_.open_pending) going = release_open(mpi) && going;
-    if (owed_ > 0) last_end_ = charge(last_end_, std::exchange(owed_, 0));  // a Wait's cost, after its completions
+    if (owed_ > 0) charge_after_sync(std::exchange(owed_, 0));  // a Wait's cost, after its completions
     finish(last_end_);
     close_account(last_end_);
     pacer_.mark_end(last_end_);
@@ -438,17 +452,8 @@ bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& m
   if (op == trace::OpClass::wait || op == trace::OpClass::test) {
     owed_ = cost;
   } else if (CommCosts::charged(op)) {
-    // A member that slept in a collective barrier woke after the last came:
-    // that delay counts towards the cost (MPI polls; everyone leaves at the
-    // last arrival plus the cost).
-    int64_t released = last_release_ns(), late = released > 0 ? std::max<int64_t>(0, last_end_ - released) : 0;
     summary.slept_waits += last_wait_slept();
-    if (cost > late) {
-      last_end_ = charge(last_end_, cost - late);
-    } else if (late > cost) {  // woken later than MPI would have left: the replay's own delay
-      pacer_.add_debt(late - cost);
-      summary.late_ns += late - cost;
-    }
+    charge_after_sync(cost);
   } else {
     int64_t floor = stream_.leaves[ev.leaf].dur.min();
     if (floor > 0 && last_end_ < start + floor) last_end_ = charge(last_end_, start + floor - last_end_);

@@ -75,7 +75,7 @@ size_t Channels::Hash::operator()(const ChannelKey& k) const {
 
 Channels::~Channels() {
   for (Shard& s : shards_)
-    for (auto& [key, sem] : s.sems) sem_destroy(&sem);
+    for (auto& [key, ch] : s.sems) sem_destroy(&ch.sem);
 }
 
 size_t Progress::tick_slot() {
@@ -86,12 +86,14 @@ size_t Progress::tick_slot() {
 
 namespace {
 std::atomic<uint64_t> g_channels_made{0};
+thread_local int64_t t_released_ns = 0;
+thread_local bool t_slept = false;
 
 // A thread's recently used channels: direct-mapped by the key's hash.
 struct CachedChannel {
   uint64_t owner = 0;  // Channels::id_; 0: empty
   ChannelKey key;
-  sem_t* sem = nullptr;
+  void* channel = nullptr;  // Channels::Channel*
 };
 constexpr size_t kCachedChannels = 16;
 thread_local std::array<CachedChannel, kCachedChannels> t_channels;
@@ -100,25 +102,27 @@ thread_local std::array<CachedChannel, kCachedChannels> t_channels;
 Channels::Channels(Progress& progress, uint32_t threads)
     : id_(g_channels_made.fetch_add(1, std::memory_order_relaxed) + 1), progress_(progress), threads_(threads) {}
 
-sem_t* Channels::get(const ChannelKey& k) {
+Channels::Channel* Channels::get(const ChannelKey& k) {
   size_t h = Hash{}(k);
   CachedChannel& c = t_channels[(h >> 8) % kCachedChannels];
-  if (c.owner == id_ && c.key == k) return c.sem;
+  if (c.owner == id_ && c.key == k) return static_cast<Channel*>(c.channel);
   c = {id_, k, get_shared(k)};
-  return c.sem;
+  return static_cast<Channel*>(c.channel);
 }
 
-sem_t* Channels::get_shared(const ChannelKey& k) {
+Channels::Channel* Channels::get_shared(const ChannelKey& k) {
   Shard& s = shards_[Hash{}(k) % kShards];
   std::lock_guard lock(s.mu);
   auto [it, inserted] = s.sems.try_emplace(k);
   // A channel made after an abort starts open, like the ones wake_all opened.
-  if (inserted) sem_init(&it->second, 0, progress_.is_aborted() ? threads_ : 0);
+  if (inserted) sem_init(&it->second.sem, 0, progress_.is_aborted() ? threads_ : 0);
   return &it->second;
 }
 
 void Channels::post(const ChannelKey& k) {
-  sem_post(get(k));
+  Channel* ch = get(k);
+  ch->posted_ns.store(mono_now_ns(), std::memory_order_relaxed);  // published by sem_post
+  sem_post(&ch->sem);
   progress_.tick();
 }
 
@@ -154,7 +158,11 @@ bool poll_until(Ready&& ready, int64_t spin_ns) {
 
 WaitResult Channels::wait(const ChannelKey& k, Who who) {
   if (progress_.is_aborted()) return WaitResult::aborted;
-  sem_t* sem = get(k);
+  Channel* ch = get(k);
+  sem_t* sem = &ch->sem;
+  const int64_t entry = mono_now_ns();
+  // Released when the message came, or at the entry when it was there first.
+  auto released = [&] { t_released_ns = std::max(entry, ch->posted_ns.load(std::memory_order_relaxed)); };
   // Reading the count first: a failed sem_trywait would take the line from the poster.
   auto posted = [sem] {
     int n = 0;
@@ -162,8 +170,10 @@ WaitResult Channels::wait(const ChannelKey& k, Who who) {
   };
   if (sem_trywait(sem) == 0 || poll_until(posted, poll_ns(threads_))) {
     progress_.tick();
+    released();
     return progress_.is_aborted() ? WaitResult::aborted : WaitResult::ok;
   }
+  t_slept = true;
   progress_.enter_wait(who.str(), describe(k));
   uint64_t seen = progress_.ticks();
   int64_t deadline = mono_now_ns() + progress_.stall_timeout_ns();
@@ -185,21 +195,17 @@ WaitResult Channels::wait(const ChannelKey& k, Who who) {
     return WaitResult::stalled;
   }
   progress_.leave_wait(true);
+  released();
   return progress_.is_aborted() ? WaitResult::aborted : WaitResult::ok;
 }
 
 void Channels::wake_all() {
   for (Shard& s : shards_) {
     std::lock_guard lock(s.mu);
-    for (auto& [key, sem] : s.sems)
-      for (uint32_t i = 0; i < threads_; ++i) sem_post(&sem);
+    for (auto& [key, ch] : s.sems)
+      for (uint32_t i = 0; i < threads_; ++i) sem_post(&ch.sem);
   }
 }
-
-namespace {
-thread_local int64_t t_released_ns = 0;
-thread_local bool t_slept = false;
-}  // namespace
 
 int64_t last_release_ns() { return t_released_ns; }
 bool last_wait_slept() { return t_slept; }

@@ -130,17 +130,25 @@ class Channels {
   struct Hash {
     size_t operator()(const ChannelKey& k) const;
   };
+  // A channel's messages, and when the newest was posted: a receiver that
+  // waited for it is released then, and the replay's own hand-off between
+  // the threads (polling, a wake-up) counts towards the receive's cost as a
+  // collective's late wake-up does (MPICH's own hand-off is in that cost).
+  struct Channel {
+    sem_t sem;
+    std::atomic<int64_t> posted_ns{0};
+  };
   struct Shard {
     std::mutex mu;
-    std::unordered_map<ChannelKey, sem_t, Hash> sems;  // node-based: addresses stay put
+    std::unordered_map<ChannelKey, Channel, Hash> sems;  // node-based: addresses stay put
   };
   // The channel's semaphore: from the calling thread's small cache, else
   // from its shard (under the shard's lock, made on first use). A thread
   // replays the same few channels over and over (a halo's neighbours, a
   // collective's root): taking the shard's lock on every post and every
   // wait moved its cache line between the sender's and the receiver's cores.
-  sem_t* get(const ChannelKey& k);
-  sem_t* get_shared(const ChannelKey& k);
+  Channel* get(const ChannelKey& k);
+  Channel* get_shared(const ChannelKey& k);
   static constexpr size_t kShards = 64;
   const uint64_t id_;  // tells this instance's cached entries from an earlier one's at the same address
   Progress& progress_;
@@ -148,9 +156,11 @@ class Channels {
   std::array<Shard, kShards> shards_;
 };
 
-// When the last member of the collective this thread last met arrived
-// (CLOCK_MONOTONIC ns; 0 before any). A member woken later than that lost the
-// wake-up, which MPI's polling does not: the engine charges it as cost.
+// When the last member of the collective this thread last met arrived, or
+// when the message its last receive waited for was posted (its entry when the
+// message was there first; CLOCK_MONOTONIC ns; 0 before any). A thread that
+// went on later than that lost time to the replay's hand-off, which the
+// engine counts towards the call's calibrated cost.
 int64_t last_release_ns();
 // Whether that member slept (past poll_ns) instead of seeing the release while polling.
 bool last_wait_slept();

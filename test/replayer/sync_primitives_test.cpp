@@ -89,6 +89,44 @@ TEST_CASE("a thread's cached channels are its replay's, one at a time and more t
   }
 }
 
+TEST_CASE("a receive is released when its message was posted, or at its entry when the message came first",
+          "[channels]") {
+  const ChannelKey key{0, 0, 1, 5};
+  SECTION("message first") {
+    Progress progress(2, 5);
+    Channels ch(progress, 2);
+    ch.post(key);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    int64_t before = mono_now_ns();
+    clear_last_release();
+    REQUIRE(ch.wait(key, "receiver") == WaitResult::ok);
+    REQUIRE(last_release_ns() >= before);
+    REQUIRE(last_release_ns() <= mono_now_ns());
+    REQUIRE_FALSE(last_wait_slept());
+  }
+  for (int64_t delay_ms : {1, 150}) {  // within the receiver's polling (100 ms), and past it (it sleeps)
+    DYNAMIC_SECTION("receiver first, the message " << delay_ms << " ms later") {
+      Progress progress(2, 5);
+      Channels ch(progress, 2);
+      std::atomic<int64_t> before_post{0}, after_post{0};
+      std::thread sender([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        before_post = mono_now_ns();
+        ch.post(key);
+        after_post = mono_now_ns();
+      });
+      clear_last_release();
+      REQUIRE(ch.wait(key, "receiver") == WaitResult::ok);
+      int64_t back = mono_now_ns();
+      sender.join();
+      REQUIRE(last_release_ns() + kClockSkewNs >= before_post.load());
+      REQUIRE(last_release_ns() <= after_post.load() + kClockSkewNs);
+      REQUIRE(last_release_ns() <= back + kClockSkewNs);
+      if (delay_ms > 100 && std::thread::hardware_concurrency() >= 2) CHECK(last_wait_slept());
+    }
+  }
+}
+
 TEST_CASE("a tick on any thread is progress", "[progress]") {
   Progress progress(4, 20);
   uint64_t seen = progress.ticks();
