@@ -92,7 +92,8 @@ void print_breakdown(std::ostream& out, const Report& r) {
              sum.cpu_wait_ns / 1e9, r.cpu_wait_ns / 1e9);
   if (sum.slept_waits > 0)
     fmt::print(out,
-               "wake-ups     {} collective waits slept past the poll, {:.6f} s late beyond their cost (paid back)\n",
+               "wake-ups     {} waits (collectives, receives) slept past the poll, {:.6f} s late beyond their cost "
+               "(paid back)\n",
                sum.slept_waits, sum.late_ns / 1e9);
 }
 

@@ -74,7 +74,7 @@ struct ThreadSummary {
   int64_t compute_ns = 0, io_ns = 0, comm_ns = 0, wait_ns = 0;
   int64_t charged_ns = 0;   // of comm_ns: the calibrated costs the replay slept (CommCosts), not MPI's own time
   int64_t cpu_wait_ns = 0;  // the thread's own waits for a CPU (run queue), within the above
-  // Collective waits that slept past the poll, and how late they woke beyond
+  // Waits (collectives, receives) that slept past the poll, and how late they woke beyond
   // the charged cost (paid back from later gaps and costs).
   uint64_t slept_waits = 0;
   int64_t late_ns = 0;

@@ -98,8 +98,8 @@ TEST_CASE("collective waits that slept and woke late are reported per rank and s
   print_text(some, r);
   r.per_thread[1].charged_ns = 7'000;  // of comm_ns: the calibrated costs slept
   REQUIRE(to_json(r)["per_rank"][1]["predicted"]["charged_s"].get<double>() == Approx(7e-6));
-  REQUIRE_THAT(some.str(),
-               Catch::Contains("wake-ups     4 collective waits slept") && Catch::Contains("0.000042 s late"));
+  REQUIRE_THAT(some.str(), Catch::Contains("wake-ups     4 waits (collectives, receives) slept") &&
+                               Catch::Contains("0.000042 s late"));
 }
 
 TEST_CASE("the replay's and the traced run's waits for a CPU are reported side by side", "[report]") {
