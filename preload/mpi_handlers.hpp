@@ -342,7 +342,7 @@ int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes
     fill_inter_root(c, comm, id, root);
   else if (root < 0)
     c.ev().args[trace::arg::root] = -1;
-  if (!log) prune(c);
+  if (!log) prune_rooted(c, decision);
   return rc;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exchange_cost.hpp"
+#include "member_wait.hpp"
 #include "mpi_handlers.hpp"
 #include "prune_gap.hpp"
 #include "recorder.hpp"
@@ -263,6 +264,11 @@ void comm_unmade(int32_t comm) noexcept {
   TracerGuard guard;
   pruner().synced_all(state().members(comm));
   pruner().comm_freed(comm);
+}
+
+void prune_rooted(Call& c, const piggyback::DecisionExchange& x) noexcept {
+  if (x.posted && x.root >= 0 && x.me != x.root && !is_one_to_all(info(c.ev().kind).op)) leave_out_member_wait(c);
+  prune(c);
 }
 
 void prune(Call& c) noexcept {

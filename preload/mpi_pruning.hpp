@@ -70,7 +70,11 @@ void comm_unmade(int32_t comm) noexcept;
 // A communicator made over a group: its members synchronised; it gets a channel key.
 void comm_made_local(int32_t comm, MPI_Comm app) noexcept;
 
-// Drops c's record, counting it (and its time) as pruned.
+// Drops c's record, counting it (and its time, what the replay passes as
+// computation) as pruned.
 void prune(Call& c) noexcept;
+// A rooted collective's: a member of an all-to-one one leaves its wait for
+// the root out of that time (member_wait.hpp).
+void prune_rooted(Call& c, const piggyback::DecisionExchange& x) noexcept;
 
 }  // namespace mpior::preload::mpi

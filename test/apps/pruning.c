@@ -31,6 +31,10 @@
  *          MPIOR_PRUNE_GAP_US (default 1 ms), the Allreduce and the send after
  *          each computation are kept once their call site followed two in a
  *          row; the rest, and everything with MPIOR_PRUNE_GAP_US=0, pruned.
+ *   member_wait (2 ranks) 24 Gathers of 256 KiB a rank (a rendezvous) to
+ *          rank 0, which writes before each and on odd steps computes 3 ms
+ *          first: rank 1, with no I/O, is pruned, and its waits for the
+ *          root are left out of its computation; its calls' cost stays.
  * usage: pruning MODE */
 #include <fcntl.h>
 #include <mpi.h>
@@ -268,6 +272,22 @@ static void gaps(void) {
   }
 }
 
+static void member_wait(void) {
+  enum { kDoubles = 32768 };
+  double* mine = calloc(kDoubles, sizeof(double));
+  double* all = rank == 0 ? calloc((size_t)kDoubles * (size_t)size, sizeof(double)) : NULL;
+  CHECK(mine && (rank != 0 || all));
+  for (int step = 0; step < 24; ++step) {
+    if (rank == 0) {
+      if (step % 2) computation();
+      io("member_wait");
+    }
+    MPI_Gather(mine, kDoubles, MPI_DOUBLE, all, kDoubles, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  }
+  free(mine);
+  free(all);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -291,6 +311,8 @@ int main(int argc, char** argv) {
     self();
   else if (!strcmp(mode, "gaps"))
     gaps();
+  else if (!strcmp(mode, "member_wait"))
+    member_wait();
   else
     CHECK(!"unknown mode");
   if (rank == 0) printf("pruning %s ranks=%d done\n", mode, size);
