@@ -1,7 +1,6 @@
 #include "sync.hpp"
 
 #include <fmt/format.h>
-#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -127,23 +126,24 @@ void Channels::post(const ChannelKey& k) {
 }
 
 namespace {
-// Polls `ready` as MPICH polls its progress engine, yielding the core after
-// every 1,024 polls (MPIR_CVAR_POLLS_BEFORE_YIELD is 1000), for `spin_ns` at
-// most: a waiter that sleeps instead wakes a scheduler tick late when the
-// machine is busy (4 ms here, more than a whole barrier-bound step), time no
-// gap pays back. The yields let a replay thread whose sleep ended on this
-// core run: the kernel moves an idle core's timers to a busy one and wakes a
-// thread beside its process's others, and a poller that yielded only after
-// 2 ms held such a partner that long (checkpoint_sim 100 x 3 ms on ext4: a
-// rank in two woke 2 ms late every other step, the partner's Waitall waited
-// for it, the replay +4 to +12% long; the replay threads waited 20-35 ms
-// each for a CPU where the traced ranks waited 3).
+// Polls `ready` as MPICH's ch4 progress loop polls, never yielding the core
+// (its MPIR_CVAR_POLLS_BEFORE_YIELD is ch3's), for `spin_ns` at most: a
+// waiter that sleeps instead wakes a scheduler tick late when the machine is
+// busy (4 ms here, more than a whole barrier-bound step), time no gap pays
+// back. A thread woken on a poller's core (a partner's fsync ending, a
+// compute sleep's timer) waits there for the scheduler to move it, in the
+// program as in its replay: checkpoint_sim (100 steps of 3 ms, fsync every
+// 10) on ext4, unbound, spent 78-512 ms in fsync and 27-45 ms in the Barrier
+// after it over both ranks, bound to a core each 16-18 and 1. A replay that
+// yielded after every 1,024 polls let the woken thread run at once and
+// predicted ext4 7-11% short from a tmpfs trace in every row of the
+// fidelity table (-0.1 to +0.5% without). The pause between polls leaves a
+// hyperthread sibling the core's pipeline.
 template <class Ready>
 bool poll_until(Ready&& ready, int64_t spin_ns) {
   if (spin_ns <= 0) return false;
-  constexpr int kRoundsBeforeYield = 16;  // of 64 polls
   int64_t until = mono_now_ns() + spin_ns;
-  for (int round = 1;; ++round) {
+  for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (ready()) return true;
 #if defined(__x86_64__) || defined(__i386__)
@@ -151,7 +151,6 @@ bool poll_until(Ready&& ready, int64_t spin_ns) {
 #endif
     }
     if (mono_now_ns() >= until) return false;
-    if (round % kRoundsBeforeYield == 0) sched_yield();
   }
 }
 }  // namespace

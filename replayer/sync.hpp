@@ -173,10 +173,10 @@ void clear_last_release();
 // machine, which the replay would add to the call (nton_barrier). 2 ms busy:
 // 50 µs let a partner's slower write or late gap put the first arriver to
 // sleep in 3-20% of nton_barrier's barriers (0.137-0.179 s against
-// 0.133-0.136 s with 2-5 ms, idle); then yielding between polls up to 100
-// ms. Longer waits sleep; their wake-up is small beside them and paid back
-// as debt. Only while every replay thread can have a core (else polling
-// steals the partner's).
+// 0.133-0.136 s with 2-5 ms, idle); then on, up to 100 ms, never yielding
+// (poll_until in sync.cpp says why). Longer waits sleep; their wake-up is
+// small beside them and paid back as debt. Only while every replay thread
+// can have a core (else polling steals the partner's).
 int64_t poll_ns(uint32_t threads);
 
 // A barrier with a stall guard (pthread_barrier_wait cannot time out).
