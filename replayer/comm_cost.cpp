@@ -90,31 +90,57 @@ CostKey CommCosts::key_of(const trace::Plan& plan, const trace::Event& ev) {
   return k;
 }
 
+namespace {
+
+// Positions whose durations calibrate something: charged calls' costs and
+// communicator creations' floors.
+bool calibrates(OpClass op) { return CommCosts::charged(op) || op == OpClass::comm_create; }
+
+}  // namespace
+
 CommCosts::CommCosts(const trace::Plan& plan) {
   std::map<CostKey, trace::TimeStats> merged;  // collectives: every member's durations
+  std::map<CreationKey, trace::TimeStats> creations;
   for (const trace::Stream& s : plan.streams) {
     std::vector<int64_t> ranks = s.rank_list();
     if (ranks.empty()) continue;
     size_t todo = 0;
     std::vector<bool> seen(s.leaves.size(), false);
-    for (const trace::Leaf& l : s.leaves) todo += l.depth == 0 && charged(trace::info(l.kind).op);
+    for (const trace::Leaf& l : s.leaves) todo += l.depth == 0 && calibrates(trace::info(l.kind).op);
     trace::EventCursor cursor(s, int32_t(ranks.front()));
     trace::Event ev;
     while (todo > 0 && cursor.next(ev)) {
-      if (ev.depth != 0 || !charged(ev.op()) || seen[ev.leaf]) continue;
+      if (ev.depth != 0 || !calibrates(ev.op()) || seen[ev.leaf]) continue;
       seen[ev.leaf] = true;
       --todo;
       const trace::TimeStats& d = s.leaves[ev.leaf].dur;
       if (d.count() == 0) continue;
       CostKey key = key_of(plan, ev);
-      CostEntry& e = table_[key];
-      if (cost_fraction(key) < 1) merged[key].merge(d);
-      e.cost_ns = (e.cost_ns * double(e.calls) + d.mean() * double(d.count())) / double(e.calls + d.count());
-      e.calls += d.count();
-      ++e.positions;
+      if (key.op == OpClass::comm_create)
+        creations[{ev.kind, key.comm_size}].merge(d);
+      else
+        add_position(key, d, merged);
     }
   }
   for (auto& [key, stats] : merged) table_[key].cost_ns = lower_mean(stats, cost_fraction(key));
+  for (auto& [key, stats] : creations)
+    creation_floor_[key] = int64_t(lower_mean(stats, key.second >= 2 ? 1.0 / double(key.second) : 1.0));
+}
+
+void CommCosts::add_position(const CostKey& key, const trace::TimeStats& d,
+                             std::map<CostKey, trace::TimeStats>& merged) {
+  CostEntry& e = table_[key];
+  if (cost_fraction(key) < 1) merged[key].merge(d);
+  e.cost_ns = (e.cost_ns * double(e.calls) + d.mean() * double(d.count())) / double(e.calls + d.count());
+  e.calls += d.count();
+  ++e.positions;
+}
+
+int64_t CommCosts::floor_ns(const trace::Plan& plan, const trace::Event& ev, const trace::TimeStats& position) const {
+  int64_t least = position.count() > 0 ? position.min() : 0;
+  if (ev.op() != OpClass::comm_create) return least;
+  auto it = creation_floor_.find({ev.kind, key_of(plan, ev).comm_size});
+  return it == creation_floor_.end() ? least : std::min(least, it->second);
 }
 
 int64_t CommCosts::cost(const trace::Plan& plan, const trace::Event& ev) const {

@@ -436,7 +436,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
 // (CommCosts, calibrated from the plan) is charged before a send posts and
 // after every other call's synchronisation (a Wait's after its completions).
 // Calls without a cost class (communicator creation, Finalize) take at least
-// their position's shortest traced duration. A collective member that woke
+// their floor (CommCosts::floor_ns: a creation's last arriver's duration). A collective member that woke
 // later than the last arrival plus the cost (it slept past the poll) owes
 // the difference as pacer debt: MPI would have left then.
 bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& mpi, int64_t start) {
@@ -455,7 +455,7 @@ bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& m
     summary.slept_waits += last_wait_slept();
     charge_after_sync(cost);
   } else {
-    int64_t floor = stream_.leaves[ev.leaf].dur.min();
+    int64_t floor = sh_.costs.floor_ns(sh_.plan, ev, stream_.leaves[ev.leaf].dur);
     if (floor > 0 && last_end_ < start + floor) last_end_ = charge(last_end_, start + floor - last_end_);
   }
   return going;

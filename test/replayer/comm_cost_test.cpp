@@ -142,6 +142,41 @@ TEST_CASE("a receive is charged the shortest half of its durations: the partner 
   REQUIRE(recv.cost_ns == Approx(5'000).epsilon(0.05));  // the mean, 255 us, held the waiting
 }
 
+TEST_CASE("a communicator's creation takes its last arriver's duration, not the first's wait", "[cost]") {
+  // Both ranks compute 2 ms and make a communicator; rank 0's MPI_Comm_dup
+  // waited 40 ms for rank 1 when traced (rank 1 was late by its I/O), rank 1's
+  // took 0.2 ms. Replayed with its position's own duration, rank 0 passed
+  // the 40 ms again after the replay had brought both ranks there together.
+  PlanMaker pm(2, 0);
+  int64_t dup = pm.comm({0, 1});
+  for (int32_t r = 0; r < 2; ++r) {
+    StreamMaker sm(false);
+    sm.call(Kind::MPI_Init, mpi_args(0));
+    sm.call(Kind::MPI_Comm_dup, mpi_args(0, 0, 0, 0, 0, dup, 1), 0, 2'000'000, r == 0 ? 40'000'000 : 200'000);
+    sm.call(Kind::MPI_Barrier, mpi_args(dup), 0, 1'000, 5'000);
+    sm.call(Kind::MPI_Finalize, mpi_args(0));
+    pm.add(sm.stream(r));
+  }
+  CommCosts costs(pm.plan);
+  trace::Event ev;
+  ev.kind = Kind::MPI_Comm_dup;
+  ev.rank = 0;
+  ev.args = mpi_args(0, 0, 0, 0, 0, dup, 1);
+  trace::TimeStats first;
+  first.add(40'000'000);
+  REQUIRE(costs.floor_ns(pm.plan, ev, first) == Approx(200'000).epsilon(0.1));  // a histogram bin's middle
+  trace::TimeStats quick;
+  quick.add(50'000);  // a position quicker than the class keeps its own
+  REQUIRE(costs.floor_ns(pm.plan, ev, quick) == 50'000);
+  ev.kind = Kind::MPI_Finalize;  // other uncharged calls: the position's shortest
+  REQUIRE(costs.floor_ns(pm.plan, ev, first) == 40'000'000);
+  TempDir tmp;
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  REQUIRE(rep.errors == 0);
+  REQUIRE(rep.per_thread.at(0).replay_ns < 30'000'000);  // 40 ms with the position's own duration
+  REQUIRE(rep.per_thread.at(0).replay_ns >= 2'200'000);
+}
+
 TEST_CASE("lower_mean takes the shortest fraction of the durations", "[cost]") {
   trace::TimeStats d;
   for (int i = 0; i < 30; ++i) d.add(1'000);
