@@ -15,7 +15,10 @@
 // all cost and the others' hold waiting that the replay reproduces itself;
 // their class is charged the mean of its shortest 1/comm_size durations
 // (every member's, from the positions' histograms), not the mean of all
-// (that counted the waiting twice: nton_barrier replayed 2.4x too slow).
+// (that counted the waiting twice: nton_barrier replayed 2.4x too slow);
+// a Gather's or Reduce's whose members' calls were pruned, the roots' share
+// of its calls (the root's whole duration: the replay never makes it wait
+// for a pruned member).
 // Receives and Waits alike: the shortest half (in an exchange one partner
 // came second). A receive that waited is released when its message was
 // posted: the replay's own hand-off between threads after that is taken off

@@ -121,6 +121,36 @@ TEST_CASE("a collective is charged its last arriver's duration, not the waiting 
   REQUIRE(b.cost_ns == Approx(3'000).epsilon(0.05));  // a histogram bin's middle
 }
 
+TEST_CASE("a Gather whose members were pruned is charged its root's whole duration", "[cost]") {
+  // Rank 0 gathers 20 times (10 or 20 us, a member sometimes late); rank 1's
+  // Gathers were pruned (no I/O), so the replay never makes the root wait
+  // for it: the root's durations hold no waiting the replay reproduces.
+  PlanMaker pm(2, 0);
+  for (int32_t r = 0; r < 2; ++r) {
+    StreamMaker sm(false);
+    sm.call(Kind::MPI_Init, mpi_args(0));
+    if (r == 0)
+      for (int i = 0; i < 20; ++i)
+        sm.call(Kind::MPI_Gather, mpi_args(0, 0, 0, 4096, 0), 0, 1'000, i % 2 ? 20'000 : 10'000);
+    sm.call(Kind::MPI_Finalize, mpi_args(0));
+    pm.add(sm.stream(r));
+  }
+  CommCosts costs(pm.plan);
+  const CostEntry& g = costs.table().at({trace::OpClass::gather, 13, 2});
+  REQUIRE(g.calls == 20);
+  REQUIRE(g.cost_ns == Approx(15'000).epsilon(0.1));  // the shorter half's mean: 10 us
+  // With every member's call kept, the last arrivers': the shortest half.
+  PlanMaker both(2, 0);
+  for (int32_t r = 0; r < 2; ++r) {
+    StreamMaker sm(false);
+    sm.call(Kind::MPI_Init, mpi_args(0));
+    for (int i = 0; i < 20; ++i) sm.call(Kind::MPI_Gather, mpi_args(0, 0, 0, 4096, 0), 0, 1'000, r ? 3'000 : 40'000);
+    sm.call(Kind::MPI_Finalize, mpi_args(0));
+    both.add(sm.stream(r));
+  }
+  REQUIRE(CommCosts(both.plan).table().at({trace::OpClass::gather, 13, 2}).cost_ns == Approx(3'000).epsilon(0.1));
+}
+
 TEST_CASE("a receive is charged the shortest half of its durations: the partner that came second", "[cost]") {
   // An exchange each step in which the ranks take turns to come second (one
   // rank's fsync longer than the other's): the one that came first waited
