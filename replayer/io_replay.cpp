@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "clock.hpp"
+
 namespace mpior::replay {
 namespace {
 
@@ -359,6 +361,7 @@ IoOutcome IoReplay::transfer(const Event& ev, int fd, FILE* fp) {
   bool positional = facts(ev.kind).positional && !fp;
   int64_t offset = ev.args[arg::offset];
   int64_t done = 0;
+  int64_t began = mono_now_ns();
   // The buffer holds the plan's largest count, so this loops once.
   while (done < want) {
     size_t n = size_t(std::min<int64_t>(want - done, int64_t(buf.size())));
@@ -377,7 +380,7 @@ IoOutcome IoReplay::transfer(const Event& ev, int fd, FILE* fp) {
     done += r;
     if (size_t(r) < n) break;  // end of file (reads) or a short write the application also saw
   }
-  return {true, done};
+  return {true, done, mono_now_ns() - began};
 }
 
 IoOutcome IoReplay::stdio(const Event& ev) {

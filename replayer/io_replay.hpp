@@ -22,6 +22,7 @@ namespace mpior::replay {
 struct IoOutcome {
   bool replayed = true;  // false: the call had failed when traced and was not reissued
   int64_t bytes = 0;     // bytes read or written by the replayed call
+  int64_t call_ns = 0;   // reads and writes: the time inside the real calls alone (0: not measured)
 };
 
 class IoReplay {
