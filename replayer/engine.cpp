@@ -169,7 +169,10 @@ class ReplayThread {
   // of computation a step, the fwrite replayed in 1.08-1.23 us where the
   // program spent 0.95-1.0).
   void pay_dispatch(int64_t start, int64_t call_ns) {
-    if (!sh_.opt.io_only) pacer_.add_debt(mono_now_ns() - start - call_ns);
+    if (sh_.opt.io_only) return;
+    int64_t own = std::max<int64_t>(0, mono_now_ns() - start - call_ns);
+    pacer_.add_debt(own);
+    summary.own_ns += own;
   }
 
   void run_guarded() {

@@ -25,7 +25,7 @@ json payload(const Report& r) {
   for (const ThreadSummary& t : r.per_thread)
     threads.push_back({t.rank, t.thread, t.replay_ns, t.traced_ns, t.events, t.io_ns, t.compute_ns, t.comm_ns,
                        t.wait_ns, t.traced_io_ns, t.traced_compute_ns, t.traced_mpi_ns, t.slept_waits, t.late_ns,
-                       t.cpu_wait_ns});
+                       t.cpu_wait_ns, t.own_ns});
   json ops = json::object();
   for (const auto& [name, s] : r.ops) ops[name] = {s.count, s.bytes, s.total_ns, s.max_ns};
   return {{"threads", threads},       {"ops", ops},
@@ -41,7 +41,7 @@ void merge(Report& into, const json& j) {
     s.rank = t[0], s.thread = t[1], s.replay_ns = t[2], s.traced_ns = t[3], s.events = t[4];
     s.io_ns = t[5], s.compute_ns = t[6], s.comm_ns = t[7], s.wait_ns = t[8];
     s.traced_io_ns = t[9], s.traced_compute_ns = t[10], s.traced_mpi_ns = t[11];
-    s.slept_waits = t[12], s.late_ns = t[13], s.cpu_wait_ns = t[14];
+    s.slept_waits = t[12], s.late_ns = t[13], s.cpu_wait_ns = t[14], s.own_ns = t[15];
     into.per_thread.push_back(s);
   }
   for (const auto& [name, v] : j["ops"].items()) {

@@ -78,6 +78,9 @@ struct ThreadSummary {
   // the charged cost (paid back from later gaps and costs).
   uint64_t slept_waits = 0;
   int64_t late_ns = 0;
+  // The replay's own time around its reads and writes (the plan's event to
+  // the call and back): debt that later gaps pay back.
+  int64_t own_ns = 0;
   // From the common start to MPI_Init's return, replayed and traced (0: no
   // MPI_Init replayed): start-up varies from launch to launch, the rest is
   // the application's.
