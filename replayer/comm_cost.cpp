@@ -50,16 +50,21 @@ double rooted_fraction(const CostKey& k, uint64_t root_calls, uint64_t calls) {
   return std::clamp(double(root_calls) / double(calls), least, 1.0);
 }
 
+// The communicator ev's rank names in its comm slot (null: none known).
+const trace::PlanComm* comm_of(const trace::Plan& plan, const trace::Event& ev) {
+  if (ev.rank < 0 || size_t(ev.rank) >= plan.ranks.size()) return nullptr;
+  const auto& comms = plan.ranks[size_t(ev.rank)].comms;
+  int64_t local = ev.args[arg::comm];
+  if (local < 0 || size_t(local) >= comms.size()) return nullptr;
+  int32_t g = comms[size_t(local)];
+  return g >= 0 && size_t(g) < plan.comms.size() ? &plan.comms[size_t(g)] : nullptr;
+}
+
 // Whether ev's rank is its rooted collective's root.
 bool at_root(const trace::Plan& plan, const trace::Event& ev) {
-  int64_t root = ev.args[arg::root], local = ev.args[arg::comm];
-  if (root < 0 || ev.rank < 0 || size_t(ev.rank) >= plan.ranks.size()) return false;
-  const auto& comms = plan.ranks[size_t(ev.rank)].comms;
-  if (local < 0 || size_t(local) >= comms.size()) return false;
-  int32_t g = comms[size_t(local)];
-  if (g < 0 || size_t(g) >= plan.comms.size()) return false;
-  const auto& members = plan.comms[size_t(g)].members;
-  return size_t(root) < members.size() && members[size_t(root)] == ev.rank;
+  int64_t root = ev.args[arg::root];
+  const trace::PlanComm* c = root >= 0 ? comm_of(plan, ev) : nullptr;
+  return c && size_t(root) < c->members.size() && c->members[size_t(root)] == ev.rank;
 }
 
 }  // namespace
@@ -106,13 +111,8 @@ CostKey CommCosts::key_of(const trace::Plan& plan, const trace::Event& ev) {
   bool has_comm = ev.op() != OpClass::wait && ev.op() != OpClass::test;
   int64_t bytes = has_comm ? ev.args[arg::bytes] : 0;
   k.size_class = uint8_t(bytes > 0 ? std::bit_width(uint64_t(bytes)) : 0);
-  if (!has_comm || ev.rank < 0 || size_t(ev.rank) >= plan.ranks.size()) return k;
-  const auto& comms = plan.ranks[size_t(ev.rank)].comms;
-  int64_t local = ev.args[arg::comm];
-  if (local >= 0 && size_t(local) < comms.size()) {
-    int32_t g = comms[size_t(local)];
-    if (g >= 0 && size_t(g) < plan.comms.size()) k.comm_size = uint32_t(plan.comms[size_t(g)].members.size());
-  }
+  const trace::PlanComm* c = has_comm ? comm_of(plan, ev) : nullptr;
+  if (c) k.comm_size = uint32_t(c->members.size());
   return k;
 }
 

@@ -163,11 +163,9 @@ class ReplayThread {
     return going;
   }
   bool mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& mpi, int64_t start);
-  // A read or write began at `start` and spent call_ns in the real calls:
-  // the rest, the replay's own (the plan's event to a call: 80-180 ns),
-  // is debt that the next gaps pay (comm_split: a 2 KiB fwrite and 0.15 us
-  // of computation a step, the fwrite replayed in 1.08-1.23 us where the
-  // program spent 0.95-1.0).
+  // A read or write began at `start`, call_ns of it in the real calls: the
+  // rest is the replay's own (80-180 ns), debt the next gaps pay (comm_split's
+  // 2 KiB fwrite replayed in 1.08-1.23 us, the program's whole step 1.1).
   void pay_dispatch(int64_t start, int64_t call_ns) {
     if (sh_.opt.io_only) return;
     int64_t own = std::max<int64_t>(0, mono_now_ns() - start - call_ns);
