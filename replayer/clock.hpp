@@ -69,6 +69,8 @@ class Pacer {
   // collective, past its cost) is paid off like a late sleep.
   void add_debt(int64_t ns) { debt_ += std::max<int64_t>(0, ns); }
   int64_t debt() const { return debt_; }
+  // A synchronisation passed lateness on (set_lateness in sync.hpp).
+  void set_debt(int64_t ns) { debt_ = std::max<int64_t>(0, ns); }
 
  private:
   int64_t prev_end_;

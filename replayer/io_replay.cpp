@@ -349,6 +349,13 @@ IoOutcome IoReplay::fd_call(const Event& ev, int fd) {
   return {};
 }
 
+bool IoReplay::times_itself(const Event& ev) {
+  OpClass op = ev.op();
+  trace::Family family = trace::info(ev.kind).family;
+  return (op == OpClass::read || op == OpClass::write) && traced_ok(ev) &&
+         (family == trace::Family::posix || family == trace::Family::stdio);
+}
+
 // Bytes to move: writes repeat what the application actually wrote; reads
 // ask for what it asked (a short read at end of file happens again).
 // Stdio reads use what was consumed: fgets asks for a buffer, takes a line.
@@ -380,7 +387,8 @@ IoOutcome IoReplay::transfer(const Event& ev, int fd, FILE* fp) {
     done += r;
     if (size_t(r) < n) break;  // end of file (reads) or a short write the application also saw
   }
-  return {true, done, mono_now_ns() - began};
+  int64_t end = mono_now_ns();
+  return {true, done, end - began, end};
 }
 
 IoOutcome IoReplay::stdio(const Event& ev) {

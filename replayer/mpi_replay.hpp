@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend.hpp"
 #include "event.hpp"
 #include "model.hpp"
 #include "report.hpp"
@@ -100,6 +101,21 @@ class MpiReplay {
   ErrorLog& errors_;
   std::string who_;
   Topologies topologies_;
+};
+
+// The threads of this process synchronising among themselves.
+class ThreadMpi final : public MpiOps {
+ public:
+  ThreadMpi(MpiWorld& world, const trace::Plan& plan, int32_t rank, ErrorLog& errors, std::string who)
+      : r_(world, plan, rank, errors, std::move(who)) {}
+  bool replay(const trace::Event& ev, uint64_t n) override { return r_.replay(ev, n); }
+  bool complete(const trace::Event& ev, uint64_t n) override { return r_.complete(ev, n); }
+  bool member(const trace::Event& ev, uint64_t n) override { return r_.member(ev, n); }
+  void topology(const trace::Event& ev) override { r_.topology(ev); }
+  bool file_barrier(const trace::Event& ev, uint64_t n) override { return r_.file_barrier(ev, n); }
+
+ private:
+  MpiReplay r_;
 };
 
 }  // namespace mpior::replay

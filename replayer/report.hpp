@@ -81,6 +81,8 @@ struct ThreadSummary {
   // The replay's own time around its reads and writes (the plan's event to
   // the call and back): debt that later gaps pay back.
   int64_t own_ns = 0;
+  // The lateness left at the end, left out of replay_ns (set_lateness in sync.hpp).
+  int64_t unpaid_ns = 0;
   // From the common start to MPI_Init's return, replayed and traced (0: no
   // MPI_Init replayed): start-up varies from launch to launch, the rest is
   // the application's.
@@ -109,7 +111,8 @@ struct Report {
   size_t threads = 0;
   int64_t traced_ns = 0;    // longest traced rank, to the end of its last call
   int64_t cpu_wait_ns = 0;  // the ranks' waits for a CPU when traced (summed): not in their computation, not replayed
-  int64_t replay_ns = 0;    // release of the threads to the last one's end
+  int64_t replay_ns = 0;    // the predicted time: the longest thread's, less its unpaid lateness
+  int64_t wall_ns = 0;      // release of the threads to the last one's end
   int64_t setup_ns = 0;     // start of the replay (target prepared, threads made) until every thread runs
   std::vector<ThreadSummary> per_thread;
   std::map<std::string, OpStats> ops;  // by kind name

@@ -87,6 +87,14 @@ namespace {
 std::atomic<uint64_t> g_channels_made{0};
 thread_local int64_t t_released_ns = 0;
 thread_local bool t_slept = false;
+thread_local int64_t t_lateness_ns = 0;
+thread_local bool t_synced = false;
+
+// Leaving a synchronisation released at `actual`, when the plan's timeline released it at `planned`.
+void released_late(int64_t actual, int64_t planned) {
+  t_lateness_ns = std::max<int64_t>(0, actual - planned);
+  t_synced = true;
+}
 
 // A thread's recently used channels: direct-mapped by the key's hash.
 struct CachedChannel {
@@ -120,7 +128,9 @@ Channels::Channel* Channels::get_shared(const ChannelKey& k) {
 
 void Channels::post(const ChannelKey& k) {
   Channel* ch = get(k);
-  ch->posted_ns.store(mono_now_ns(), std::memory_order_relaxed);  // published by sem_post
+  int64_t now = mono_now_ns();
+  ch->posted_ns.store(now, std::memory_order_relaxed);  // published by sem_post
+  ch->planned_ns.store(now - t_lateness_ns, std::memory_order_relaxed);
   sem_post(&ch->sem);
   progress_.tick();
 }
@@ -161,7 +171,10 @@ WaitResult Channels::wait(const ChannelKey& k, Who who) {
   sem_t* sem = &ch->sem;
   const int64_t entry = mono_now_ns();
   // Released when the message came, or at the entry when it was there first.
-  auto released = [&] { t_released_ns = std::max(entry, ch->posted_ns.load(std::memory_order_relaxed)); };
+  auto released = [&] {
+    t_released_ns = std::max(entry, ch->posted_ns.load(std::memory_order_relaxed));
+    released_late(t_released_ns, std::max(entry - t_lateness_ns, ch->planned_ns.load(std::memory_order_relaxed)));
+  };
   // Reading the count first: a failed sem_trywait would take the line from the poster.
   auto posted = [sem] {
     int n = 0;
@@ -206,6 +219,9 @@ void Channels::wake_all() {
   }
 }
 
+void set_lateness(int64_t ns) { t_lateness_ns = ns, t_synced = false; }
+int64_t lateness_after_sync() { return t_synced ? t_lateness_ns : -1; }
+
 int64_t last_release_ns() { return t_released_ns; }
 bool last_wait_slept() { return t_slept; }
 void clear_last_release() { t_released_ns = 0, t_slept = false; }
@@ -228,10 +244,17 @@ bool CommBarrier::spin_until_released(uint64_t gen) {
 WaitResult CommBarrier::wait(Progress& progress, Who who) {
   if (woken_.load(std::memory_order_relaxed) || progress.is_aborted()) return WaitResult::aborted;
   uint64_t gen = generation_.load(std::memory_order_acquire);
+  // Published by the count's release: the last arriver reads it after its acquire.
+  int64_t arrived_ns = mono_now_ns(), planned = arrived_ns - t_lateness_ns;
+  for (int64_t seen = planned_max_.load(std::memory_order_relaxed);
+       seen < planned && !planned_max_.compare_exchange_weak(seen, planned, std::memory_order_relaxed);) {
+  }
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 >= members_) {
     arrived_.store(0, std::memory_order_relaxed);
-    t_released_ns = mono_now_ns();
+    t_released_ns = mono_now_ns();  // after every member counted itself in
     released_ns_.store(t_released_ns, std::memory_order_relaxed);
+    planned_release_ns_.store(planned_max_.exchange(INT64_MIN, std::memory_order_relaxed), std::memory_order_relaxed);
+    released_late(t_released_ns, planned_release_ns_.load(std::memory_order_relaxed));
     // seq_cst with the sleeper's count and check (Dekker): either it sees
     // the new generation or this sees it counted and wakes it.
     generation_.store(gen + 1, std::memory_order_seq_cst);
@@ -243,10 +266,15 @@ WaitResult CommBarrier::wait(Progress& progress, Who who) {
     return WaitResult::ok;
   }
   if (spin_ns_ > 0 && spin_until_released(gen)) {
-    t_released_ns = released_ns_.load(std::memory_order_relaxed);  // the next round needs this member: not yet made
+    leave_released();  // the next round needs this member: not yet made
     return WaitResult::ok;
   }
   return sleep_until_released(gen, progress, who);
+}
+
+void CommBarrier::leave_released() {
+  t_released_ns = released_ns_.load(std::memory_order_relaxed);
+  released_late(t_released_ns, planned_release_ns_.load(std::memory_order_relaxed));
 }
 
 WaitResult CommBarrier::sleep_until_released(uint64_t gen, Progress& progress, Who who) {
@@ -254,7 +282,7 @@ WaitResult CommBarrier::sleep_until_released(uint64_t gen, Progress& progress, W
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   auto leave = [&](WaitResult r) {
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
-    if (r == WaitResult::ok) t_released_ns = released_ns_.load(std::memory_order_relaxed);
+    if (r == WaitResult::ok) leave_released();
     return r;
   };
   if (generation_.load(std::memory_order_seq_cst) != gen) return leave(WaitResult::ok);  // the releaser's pair

@@ -137,6 +137,7 @@ class Channels {
   struct Channel {
     sem_t sem;
     std::atomic<int64_t> posted_ns{0};
+    std::atomic<int64_t> planned_ns{0};  // posted_ns less the sender's lateness
   };
   struct Shard {
     std::mutex mu;
@@ -165,6 +166,21 @@ int64_t last_release_ns();
 // Whether that member slept (past poll_ns) instead of seeing the release while polling.
 bool last_wait_slept();
 void clear_last_release();
+
+// The calling thread's lateness: how far the replay's own mechanics (its
+// dispatch, late wake-ups) put it behind the plan's timeline, time no gap has
+// absorbed yet (the pacer's debt). A synchronisation passes lateness on as
+// the program's timing would: a collective releases its members when the
+// last one arrives, and the plan's timeline would have released them when
+// the last one arrived there (each arrival minus its lateness), so every
+// member leaves it as late as the one that held it; a receive completes when
+// both the receiver and the message were there. A member that waited absorbs
+// its own lateness; one that made the others wait hands its lateness to them,
+// and they pay it back from their gaps too (else the partners that waited for
+// it stayed late for good while it caught up alone).
+void set_lateness(int64_t ns);
+// The lateness after the synchronisations since set_lateness; -1: none ran.
+int64_t lateness_after_sync();
 
 // How long a member polls a collective (and a receive its channel) before
 // it sleeps: an MPI library polls, so its members leave within a microsecond
@@ -201,6 +217,8 @@ class CommBarrier {
   // Past polling: sleeps on the condition variable (with the stall guard).
   WaitResult sleep_until_released(uint64_t gen, Progress& progress, Who who);
   bool released(uint64_t gen) const { return generation_.load(std::memory_order_acquire) != gen; }
+  // A member that waited: when the last arrived, and its lateness from then on.
+  void leave_released();
   uint32_t members_;
   int64_t spin_ns_;
   std::atomic<uint32_t> arrived_{0};
@@ -208,6 +226,10 @@ class CommBarrier {
   // When the last member of the newest generation arrived: written before
   // the generation moves on (release), read after seeing it move (acquire).
   std::atomic<int64_t> released_ns_{0};
+  // The latest of the members' arrivals less their lateness (set_lateness),
+  // and the newest generation's: when the plan's timeline released it.
+  std::atomic<int64_t> planned_max_{INT64_MIN};
+  std::atomic<int64_t> planned_release_ns_{0};
   std::atomic<uint32_t> sleepers_{0};
   std::atomic<bool> woken_{false};
   std::mutex mu_;  // sleepers_ waiting on cv_, and wake_all

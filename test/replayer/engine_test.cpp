@@ -148,6 +148,33 @@ TEST_CASE("the replay's own time around a read or write is paid from the gaps af
   REQUIRE(rep.ops.at("write").count == 20'000);
 }
 
+TEST_CASE("the replay's own time no gap absorbed is left out of the prediction, and passed on by a collective",
+          "[engine]") {
+  // Rank 0: 20,000 one-byte writes back to back (no gap to pay the replay's
+  // own time from), then a barrier; rank 1 waits there for it. Both leave as
+  // late as rank 0 was: the prediction is the wall time less that lateness.
+  TempDir tmp;
+  PlanMaker pm(2, 0);
+  StreamMaker writer, waiter;
+  for (int i = 0; i < 20'000; ++i) writer.call(Kind::write, io_args(1, 1, -1, 1), 1, 0, 500);
+  writer.call(Kind::MPI_Barrier, mpi_args(0));
+  waiter.call(Kind::MPI_Barrier, mpi_args(0));
+  pm.add(writer.stream(0));
+  pm.add(waiter.stream(1));
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  REQUIRE(rep.errors == 0);
+  const ThreadSummary &w = rep.per_thread.at(0), &r = rep.per_thread.at(1);
+  REQUIRE(w.own_ns > 0);
+  REQUIRE(w.unpaid_ns > 0);
+  REQUIRE(w.unpaid_ns <= w.own_ns + 1'000'000);  // its own time (and a wake-up's lateness at most)
+  REQUIRE(r.unpaid_ns > w.unpaid_ns / 2);        // handed on at the barrier
+  REQUIRE(rep.replay_ns == std::max(w.replay_ns, r.replay_ns));
+  REQUIRE(rep.wall_ns >= rep.replay_ns + std::min(w.unpaid_ns, r.unpaid_ns));
+  nlohmann::json j = to_json(rep);
+  REQUIRE(j["wall_s"].get<double>() == Approx(double(rep.wall_ns) / 1e9));
+  REQUIRE(j["per_rank"][1]["predicted"]["unpaid_s"].get<double>() == Approx(double(r.unpaid_ns) / 1e9));
+}
+
 TEST_CASE("--threads other than the plan's rank count points to extrapolation", "[engine]") {
   PlanMaker pm(8);
   REQUIRE_NOTHROW(check_thread_count(-1, pm.plan));

@@ -135,3 +135,76 @@ TEST_CASE("a tick on any thread is progress", "[progress]") {
   for (auto& t : threads) t.join();
   REQUIRE(progress.ticks() == seen + 4);
 }
+
+namespace {
+constexpr int64_t kMs = 1'000'000;
+
+// Two members meet once: each arrives `delay_ms` after the start, `lateness_ms` behind the plan's timeline;
+// returns what each leaves with.
+std::pair<int64_t, int64_t> meet_late(std::pair<int, int> delay_ms, std::pair<int, int> lateness_ms) {
+  Progress progress(2, 5);
+  CommBarrier barrier(2, 100'000'000);
+  int64_t out[2] = {-1, -1};
+  std::atomic<int> not_ok{0};  // Catch's assertions are the main thread's
+  auto member = [&](int i, int delay, int lateness) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    set_lateness(lateness * kMs);
+    if (barrier.wait(progress, "member") != WaitResult::ok) ++not_ok;
+    out[i] = lateness_after_sync();
+  };
+  std::thread other(member, 1, delay_ms.second, lateness_ms.second);
+  member(0, delay_ms.first, lateness_ms.first);
+  other.join();
+  REQUIRE(not_ok == 0);
+  return {out[0], out[1]};
+}
+}  // namespace
+
+TEST_CASE("a collective passes the lateness of the member that held it to every member", "[barrier][lateness]") {
+  SECTION("the last arriver was late by the replay's own time: both leave as late") {
+    auto [a, b] = meet_late({40, 0}, {30, 0});  // planned: 10 ms and 0; released at 40 instead of 10
+    CHECK(a > 25 * kMs);
+    CHECK(a < 35 * kMs);
+    CHECK(b == a);
+  }
+  SECTION("a late member that waited anyway absorbed its lateness") {
+    auto [a, b] = meet_late({0, 40}, {30, 0});  // the other held it, on time
+    CHECK(a >= 0);
+    CHECK(a < 5 * kMs);
+    CHECK(b == a);
+  }
+  SECTION("only the part of the last arriver's lateness the plan would not have waited anyway") {
+    auto [a, b] = meet_late({40, 25}, {30, 0});  // planned: 10 ms and 25: released 15 ms late
+    CHECK(a > 10 * kMs);
+    CHECK(a < 20 * kMs);
+    CHECK(b == a);
+  }
+  set_lateness(0);
+  CHECK(lateness_after_sync() == -1);  // nothing synchronised since
+}
+
+TEST_CASE("a receive leaves as late as the later of the receiver and the message", "[channels][lateness]") {
+  const ChannelKey key{0, 0, 1, 7};
+  Progress progress(2, 5);
+  Channels ch(progress, 2);
+  SECTION("the sender, 30 ms late, held the receiver") {
+    std::thread sender([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      set_lateness(30 * kMs);
+      ch.post(key);
+    });
+    set_lateness(0);
+    REQUIRE(ch.wait(key, "receiver") == WaitResult::ok);
+    sender.join();
+    CHECK(lateness_after_sync() > 25 * kMs);
+    CHECK(lateness_after_sync() < 35 * kMs);
+  }
+  SECTION("the message was there first: the receiver keeps its own lateness") {
+    set_lateness(0);
+    ch.post(key);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    set_lateness(10 * kMs);
+    REQUIRE(ch.wait(key, "receiver") == WaitResult::ok);
+    CHECK(lateness_after_sync() == 10 * kMs);
+  }
+}
