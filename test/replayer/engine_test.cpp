@@ -166,8 +166,9 @@ TEST_CASE("the replay's own time no gap absorbed is left out of the prediction, 
   const ThreadSummary &w = rep.per_thread.at(0), &r = rep.per_thread.at(1);
   REQUIRE(w.own_ns > 0);
   REQUIRE(w.unpaid_ns > 0);
-  REQUIRE(w.unpaid_ns <= w.own_ns + 1'000'000);  // its own time (and a wake-up's lateness at most)
-  REQUIRE(r.unpaid_ns > w.unpaid_ns / 2);        // handed on at the barrier
+  // Its own time, and the little between the last write and the barrier (in a TSan build 1.4 ms past 152 ms own).
+  REQUIRE(w.unpaid_ns <= w.own_ns + w.own_ns / 10 + 1'000'000);
+  REQUIRE(r.unpaid_ns > w.unpaid_ns / 2);  // handed on at the barrier
   REQUIRE(rep.replay_ns == std::max(w.replay_ns, r.replay_ns));
   REQUIRE(rep.wall_ns >= rep.replay_ns + std::min(w.unpaid_ns, r.unpaid_ns));
   nlohmann::json j = to_json(rep);
