@@ -253,8 +253,9 @@ WaitResult CommBarrier::wait(Progress& progress, Who who) {
     arrived_.store(0, std::memory_order_relaxed);
     t_released_ns = mono_now_ns();  // after every member counted itself in
     released_ns_.store(t_released_ns, std::memory_order_relaxed);
-    planned_release_ns_.store(planned_max_.exchange(INT64_MIN, std::memory_order_relaxed), std::memory_order_relaxed);
-    released_late(t_released_ns, planned_release_ns_.load(std::memory_order_relaxed));
+    int64_t planned_release = planned_max_.exchange(INT64_MIN, std::memory_order_relaxed);
+    planned_release_ns_.store(planned_release, std::memory_order_relaxed);
+    released_late(t_released_ns, planned_release);
     // seq_cst with the sleeper's count and check (Dekker): either it sees
     // the new generation or this sees it counted and wakes it.
     generation_.store(gen + 1, std::memory_order_seq_cst);
