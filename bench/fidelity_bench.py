@@ -1,7 +1,9 @@
 """bench.py section 'fidelity' (issue 13): each bundled program traced on the build directory's file system and
 replayed on a tmpfs, and the reverse, against untraced runs on the target; and the replay's own cost per event."""
+import itertools
 import json
 import os
+import random
 import shutil
 import statistics
 import tempfile
@@ -18,62 +20,98 @@ def lifetimes(path, what):
 # launch to launch) is not most of the time: at 4000 iterations nton_barrier's real runs were 60% start-up and
 # spread 15%; comm_split at 24000 ran 0.08 s, 45% start-up. Each run writes at most 500 MB, less than the
 # memory touched before it (FIDELITY_WARM_MIB): comm_split writing 1 GB to a tmpfs replayed in 0.28-0.46 s
-# with 512 MiB touched first, 0.30 s with 2 GiB. This machine's speed drifts by 10-20% over minutes (a VM:
-# 15 real nton_barrier runs spread 0.16-0.22 s and their median moved 5% from one batch of 15 to the next):
-# 7 runs each, 9 for the programs mostly waiting in collectives, and beside the medians each replay against
-# the real run just before it.
-# A fourth element: the tracer's environment. checkpoint_sim traced on ext4 spends 8-16% of its time in pruned
+# with 512 MiB touched first, 0.30 s with 2 GiB. On this VM every run, real or replayed, spreads 20-35%
+# (range over median of 10 back to back, on ext4 and on tmpfs; the same whether the target was trimmed, its
+# caches dropped or the ranks bound to cores), from run to run more than drifting: a replay's error against
+# the real run beside it spreads as much as two unpaired runs. The medians of 7 then moved 4% from batch to
+# batch, enough for a row to miss 5% one batch in four. So each row runs until its error is known to 2 points
+# (FIDELITY_RUNS, FIDELITY_PRECISION; 13 runs left nto1 on ext4 at 3), and beside the medians come the
+# interquartile means (the mean of the middle half, as robust to an outlier and ~1.4x as precise from the
+# same runs) and each replay against the real run just before it.
+# A third element: the tracer's environment. checkpoint_sim traced on ext4 spends 8-16% of its time in pruned
 # Allreduces waiting for the other rank (the replay warns: that waiting is replayed as compute on any target),
 # so it is traced again with MPIOR_PRUNE=0, as the README advises for predicting another file system.
-FIDELITY_PROGRAMS = (("checkpoint_sim", ["40", "10000", "5", "262144"], 7),
-            ("checkpoint_sim", ["40", "10000", "5", "262144"], 7, {"MPIOR_PRUNE": "0"}),
-            ("checkpoint_sim", ["100", "3000", "10", "65536"], 7), ("lammps_shape", [], 7),
-            ("pseudo_shape", [], 7), ("nton_barrier", ["100000", "2048"], 9), ("nto1", ["150000", "1024"], 7),
-            ("serial_gather", ["9000", "4096"], 9), ("comm_split", ["120000", "2048"], 9))
+FIDELITY_PROGRAMS = (("checkpoint_sim", ["40", "10000", "5", "262144"]),
+            ("checkpoint_sim", ["40", "10000", "5", "262144"], {"MPIOR_PRUNE": "0"}),
+            ("checkpoint_sim", ["100", "3000", "10", "65536"]), ("lammps_shape", []), ("pseudo_shape", []),
+            ("nton_barrier", ["100000", "2048"]), ("nto1", ["150000", "1024"]), ("serial_gather", ["9000", "4096"]),
+            ("comm_split", ["120000", "2048"]))
+FIDELITY_RUNS = (9, 31)  # at least, at most
+FIDELITY_PRECISION = 2.0  # points of standard error on a row's error: a 5% miss is then 2.5 of them away
 FIDELITY_WARM_MIB = 1024
 
 
-def fidelity_case(b, exe, args, ranks, src, dst, reps, tracer_env):
-    """Medians of reps: the replay's prediction on dst of a trace made on src, and the real untraced run on dst
+def fidelity_case(b, exe, args, ranks, src, dst, runs, tracer_env):
+    """Medians of runs: the replay's prediction on dst of a trace made on src, and the real untraced run on dst
     over the span a trace covers (each rank from load to its MPI_Finalize call; the slowest rank); the same
     after start-up (from MPI_Init's return: the launch and MPI_Init took 15-70 ms, varying from launch to
-    launch, a third of a 0.1 s program); and the median of the paired errors (each replay against the real
-    run just before it)."""
+    launch, a third of a 0.1 s program); the error of the interquartile means; and the median of the paired
+    errors (each replay against the real run just before it). Runs: at least runs[0], then more until the
+    error's standard error is at most FIDELITY_PRECISION points, or runs[1]: the rule looks at the runs'
+    spread, never at the error itself."""
     pred, real, pred_after, real_after = [], [], [], []
-    lib = b.exe("bench/libmpior_lifetime.so")
     cmd = ["mpirun.mpich", "-n", ranks, exe] + list(args)
-    for i in range(reps):  # interleaved: real run, traced run, replay
-        wd = os.path.join(dst, f"real{i}")
-        shutil.rmtree(wd, ignore_errors=True)
-        os.makedirs(wd)
-        life = os.path.join(wd, "lifetime")
-        b.settle(dst, FIDELITY_WARM_MIB)
-        b.run(cmd, cwd=wd, env={"LD_PRELOAD": lib, "MPIOR_LIFETIME_FILE": life})
-        spans, inits = lifetimes(life, "finalize_ns"), lifetimes(life, "init_ns")
-        real.append(max(spans))
-        real_after.append(max(s - i for s, i in zip(spans, inits)))
-        shutil.rmtree(wd, ignore_errors=True)
-        tw = os.path.join(src, f"trace{i}")
-        shutil.rmtree(tw, ignore_errors=True)
-        os.makedirs(tw)
-        traces = os.path.join(tw, "traces")
-        b.settle(src, FIDELITY_WARM_MIB)
-        b.run(cmd, cwd=tw, env=b.traced(MPIOR_TRACE_DIR=traces, **tracer_env))
-        b.run([b.post, traces])
-        fs, report = os.path.join(dst, f"replay{i}"), os.path.join(tw, "report.json")
-        shutil.rmtree(fs, ignore_errors=True)
-        b.settle(dst, FIDELITY_WARM_MIB)
-        b.run([b.replay, "-q", "--fs", fs, "--json", report, os.path.join(traces, "plan")])
-        with open(report) as f:
-            rep = json.load(f)
-        pred.append(rep["replay_s"])
-        pred_after.append(rep["after_startup_s"])
-        shutil.rmtree(fs, ignore_errors=True)
-        shutil.rmtree(tw, ignore_errors=True)
+    for i in itertools.count():
+        r, r_after, p, p_after = fidelity_run(b, cmd, src, dst, i, tracer_env)
+        real.append(r), real_after.append(r_after), pred.append(p), pred_after.append(p_after)
+        se = error_se(pred, real)
+        if i + 1 >= runs[1] or (i + 1 >= runs[0] and se <= FIDELITY_PRECISION):
+            break
     paired = statistics.median((p - r) / r * 100 for p, r in zip(pred, real))
-    return {"pred": statistics.median(pred), "real": statistics.median(real), "spread": spread_pct(real),
-            "pred_spread": spread_pct(pred), "paired": paired, "pred_after": statistics.median(pred_after),
+    return {"runs": len(real), "pred": statistics.median(pred), "real": statistics.median(real), "se": se,
+            "spread": spread_pct(real), "pred_spread": spread_pct(pred), "paired": paired,
+            "iqm": error_pct(iqm(pred), iqm(real)), "pred_after": statistics.median(pred_after),
             "real_after": statistics.median(real_after), "spread_after": spread_pct(real_after)}
+
+
+def fidelity_run(b, cmd, src, dst, i, tracer_env):
+    """One round, interleaved: the real run on dst, the traced run on src, its replay on dst. Returns the real
+    and the predicted times, whole and after start-up."""
+    wd = os.path.join(dst, f"real{i}")
+    shutil.rmtree(wd, ignore_errors=True)
+    os.makedirs(wd)
+    life = os.path.join(wd, "lifetime")
+    b.settle(dst, FIDELITY_WARM_MIB)
+    b.run(cmd, cwd=wd, env={"LD_PRELOAD": b.exe("bench/libmpior_lifetime.so"), "MPIOR_LIFETIME_FILE": life})
+    spans, inits = lifetimes(life, "finalize_ns"), lifetimes(life, "init_ns")
+    shutil.rmtree(wd, ignore_errors=True)
+    tw = os.path.join(src, f"trace{i}")
+    shutil.rmtree(tw, ignore_errors=True)
+    os.makedirs(tw)
+    traces = os.path.join(tw, "traces")
+    b.settle(src, FIDELITY_WARM_MIB)
+    b.run(cmd, cwd=tw, env=b.traced(MPIOR_TRACE_DIR=traces, **tracer_env))
+    b.run([b.post, traces])
+    fs, report = os.path.join(dst, f"replay{i}"), os.path.join(tw, "report.json")
+    shutil.rmtree(fs, ignore_errors=True)
+    b.settle(dst, FIDELITY_WARM_MIB)
+    b.run([b.replay, "-q", "--fs", fs, "--json", report, os.path.join(traces, "plan")])
+    with open(report) as f:
+        rep = json.load(f)
+    shutil.rmtree(fs, ignore_errors=True)
+    shutil.rmtree(tw, ignore_errors=True)
+    return max(spans), max(s - i for s, i in zip(spans, inits)), rep["replay_s"], rep["after_startup_s"]
+
+
+def error_se(pred, real, rounds=500):
+    """The standard error of the medians' error, in points: its spread over bootstrap resamples of both sides
+    (a fixed seed: the same runs give the same answer)."""
+    rng = random.Random(1)
+    errors = [error_pct(statistics.median(rng.choices(pred, k=len(pred))),
+                        statistics.median(rng.choices(real, k=len(real)))) for _ in range(rounds)]
+    return statistics.stdev(errors)
+
+
+def iqm(values):
+    """The interquartile mean: the mean of the middle half, as blind as the median to a few runs far out and
+    nearer the centre from the same runs (it averages half of them, the median one or two)."""
+    v = sorted(values)
+    quarter = len(v) // 4
+    return statistics.fmean(v[quarter:len(v) - quarter])
+
+
+def error_pct(predicted, real):
+    return (predicted - real) / real * 100
 
 
 def spread_pct(values):
@@ -83,8 +121,8 @@ def spread_pct(values):
 
 def fidelity(b, table, elapsed):
     """Prediction against reality (issue 13): each program traced on the build directory's file system and
-    replayed on a tmpfs, and the reverse, against untraced runs on the target (medians of 7, of 9 for the
-    programs whose real runs spread most; and the median of the paired errors); and what the replay adds per
+    replayed on a tmpfs, and the reverse, against untraced runs on the target (medians of FIDELITY_RUNS, 3
+    with --quick; the interquartile means; the median of the paired errors); and what the replay adds per
     replayed event.
     MPIOR_BENCH_PROGRAMS=serial_gather,comm_split runs only those programs' rows."""
     disk = os.path.join(b.build, "fidelity-work")
@@ -94,33 +132,35 @@ def fidelity(b, table, elapsed):
         programs = programs[:2]
     only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]
     programs = [p for p in programs if not only or p[0] in only]
-    rows, worst, worst_paired, worst_after = [], 0.0, 0.0, 0.0
+    runs = (3, 3) if b.quick else FIDELITY_RUNS
+    rows, worst, worst_iqm, worst_paired, worst_after = [], 0.0, 0.0, 0.0, 0.0
     load0 = os.getloadavg()[0]
     try:
-        for app, args, reps, *env in programs:
+        for app, args, *env in programs:
             tracer_env = env[0] if env else {}
             exe = b.exe(f"bench/{app}") if app.endswith("_shape") else b.exe(f"test/apps/{app}")
             for src, dst, name in ((disk, shm, "disk -> tmpfs"), (shm, disk, "tmpfs -> disk")):
                 os.makedirs(src, exist_ok=True)
                 os.makedirs(dst, exist_ok=True)
-                c = fidelity_case(b, exe, args, 2, src, dst, reps, tracer_env)
-                err = (c["pred"] - c["real"]) / c["real"] * 100
-                after = (c["pred_after"] - c["real_after"]) / c["real_after"] * 100
+                c = fidelity_case(b, exe, args, 2, src, dst, runs, tracer_env)
+                err, after = error_pct(c["pred"], c["real"]), error_pct(c["pred_after"], c["real_after"])
                 worst, worst_paired = max(worst, abs(err)), max(worst_paired, abs(c["paired"]))
-                worst_after = max(worst_after, abs(after))
-                rows.append([app, " ".join(args + [f"{k}={v}" for k, v in tracer_env.items()]), name, reps,
-                             f"{c['pred']:.3f}", f"{c['real']:.3f}",
-                             f"{c['spread']:.1f}%", f"{c['pred_spread']:.1f}%", f"{err:+.1f}%", f"{c['paired']:+.1f}%",
+                worst_iqm, worst_after = max(worst_iqm, abs(c["iqm"])), max(worst_after, abs(after))
+                rows.append([app, " ".join(args + [f"{k}={v}" for k, v in tracer_env.items()]), name, c["runs"],
+                             f"{c['pred']:.3f}", f"{c['real']:.3f}", f"{c['spread']:.1f}%", f"{c['pred_spread']:.1f}%",
+                             f"{err:+.1f}%", f"{c['se']:.1f}", f"{c['iqm']:+.1f}%", f"{c['paired']:+.1f}%",
                              f"{c['pred_after']:.3f}", f"{c['real_after']:.3f}", f"{c['spread_after']:.1f}%",
                              f"{after:+.1f}%", f"{os.getloadavg()[0]:.1f}"])
         table(f"replay fidelity, 2 ranks: predicted (replay of a trace from the other file system) against the "
-              f"real untraced run on the target, load to MPI_Finalize as a trace covers it (medians of runs; "
-              f"spreads: range / median; load {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end); "
-              f"worst error {worst:.1f}% (target <= 5%), of the paired errors {worst_paired:.1f}% (paired: the "
+              f"real untraced run on the target, load to MPI_Finalize as a trace covers it (medians of at least "
+              f"{runs[0]} runs, more until the error's standard error (se, bootstrap) is {FIDELITY_PRECISION} "
+              f"points or less, at most {runs[1]}; spreads: range / median; load {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end); "
+              f"worst error {worst:.1f}% (target <= 5%), of the interquartile means {worst_iqm:.1f}% (iqm: the "
+              f"means of the middle half of the runs), of the paired errors {worst_paired:.1f}% (paired: the "
               f"median of each replay's error against the real run beside it); after start-up (from MPI_Init's "
               f"return) worst error {worst_after:.1f}%",
               ["program", "args", "traced -> target", "runs", "predicted s", "real s", "real spread", "pred spread",
-               "error", "paired", "after init: pred s", "real s", "real spread", "error", "load"], rows)
+               "error", "se", "iqm error", "paired", "after init: pred s", "real s", "real spread", "error", "load"], rows)
     finally:
         shutil.rmtree(shm, ignore_errors=True)
         shutil.rmtree(disk, ignore_errors=True)

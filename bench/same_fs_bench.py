@@ -57,8 +57,8 @@ def same_fs(b, table, programs):
     reps = 2 if b.quick else 3
     rows, worst, worst_real = [], 0.0, 0.0
     load0 = os.getloadavg()[0]
-    programs = [p for p in programs if len(p) == 3]  # the traced ones: same-fs needs no unpruned trace
-    for app, args, _ in programs[:2] if b.quick else programs:
+    programs = [p for p in programs if len(p) == 2]  # the traced ones: same-fs needs no unpruned trace
+    for app, args in programs[:2] if b.quick else programs:
         t, th, mp, real = case(b, app, args, reps)
         e_th, e_mp, agree = (th - t) / t * 100, (mp - t) / t * 100, (mp - th) / th * 100
         worst = max(worst, abs(e_th), abs(e_mp))

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -45,6 +46,15 @@ const KindFacts& facts(Kind k) {
     return t;
   }();
   return table[size_t(k)];
+}
+
+// A read or write by the system call itself. The application's calls were a
+// single-threaded process's, for which glibc skips the cancellation-point
+// bookkeeping; the replay's threads would pay it (~30 ns) on every call, and
+// no replay thread is ever cancelled.
+ssize_t raw_transfer(bool write, bool positional, int fd, char* buf, size_t n, int64_t at) {
+  if (positional) return ::syscall(write ? SYS_pwrite64 : SYS_pread64, fd, buf, n, off_t(at));
+  return ::syscall(write ? SYS_write : SYS_read, fd, buf, n);
 }
 
 // fopen's mode string back from the open flags the tracer derived from it.
@@ -375,10 +385,8 @@ IoOutcome IoReplay::transfer(const Event& ev, int fd, FILE* fp) {
     ssize_t r;
     if (fp)
       r = ssize_t(write ? std::fwrite(buf.data(), 1, n, fp) : std::fread(buf.data(), 1, n, fp));
-    else if (positional)
-      r = write ? ::pwrite(fd, buf.data(), n, off_t(offset + done)) : ::pread(fd, buf.data(), n, off_t(offset + done));
     else
-      r = write ? ::write(fd, buf.data(), n) : ::read(fd, buf.data(), n);
+      r = raw_transfer(write, positional, fd, buf.data(), n, offset + done);
     if (fp && size_t(r) < n && std::ferror(fp)) r = -1;
     if (r < 0) {
       fail(ev, errno, std::to_string(want) + " bytes");
