@@ -93,6 +93,12 @@ def fidelity_run(b, cmd, src, dst, i, tracer_env):
     return max(spans), max(s - i for s, i in zip(spans, inits)), rep["replay_s"], rep["after_startup_s"]
 
 
+def median_se(values, rounds=500):
+    """The standard error of the median of values, over bootstrap resamples (a fixed seed)."""
+    rng = random.Random(1)
+    return statistics.stdev(statistics.median(rng.choices(values, k=len(values))) for _ in range(rounds))
+
+
 def error_se(pred, real, rounds=500):
     """The standard error of the medians' error, in points: its spread over bootstrap resamples of both sides
     (a fixed seed: the same runs give the same answer)."""

@@ -1,10 +1,12 @@
 """bench.py section 'same_fs' (issue 13): each bundled program traced on the
 build directory's file system and replayed there, by threads and by real MPI
 processes (mpirun -n 2 mpior-replay --mpi): the replay's predicted time
-against the traced run's time, medians of 3 (each from a trace of its own);
+against the traced run's time, medians of 5 to 21 rounds (each from a trace
+of its own, and each replay's error against its own trace);
 and against an untraced run there before each trace (the span a trace
 covers: load to MPI_Finalize), which the traced time exceeds wherever the
 tracer's own time on one rank made another wait for it."""
+import itertools
 import json
 import os
 import shutil
@@ -27,14 +29,18 @@ def untraced_run(b, cmd, d):
     return max(fidelity_bench.lifetimes(life, "finalize_ns"))
 
 
-def case(b, app, args, reps):
-    """Medians over reps of (traced s, threads' replay s, MPI mode's replay s, untraced s)."""
+def case(b, app, args, runs, precision):
+    """Rounds of: an untraced run, a traced run, its replay by threads and by MPI mode. Each replay predicts its
+    own trace's run, so its error is paired with it; at least runs[0] rounds, more until the threads' median
+    error has a standard error of at most precision points, or runs[1]. Returns per round (traced s, threads
+    s, MPI mode s, untraced s)."""
+    import fidelity_bench
     exe = b.exe(f"bench/{app}") if app.endswith("_shape") else b.exe(f"test/apps/{app}")
     cmd = ["mpirun.mpich", "-n", "2", exe] + list(args)
-    traced, threads, mpi, real = [], [], [], []
-    for i in range(reps):
+    rounds = []
+    for i in itertools.count():
         d = b.fresh(f"same_fs{i}")
-        real.append(untraced_run(b, cmd, b.fresh(f"same_fs_real{i}")))
+        real = untraced_run(b, cmd, b.fresh(f"same_fs_real{i}"))
         shutil.rmtree(os.path.join(b.work, f"same_fs_real{i}"), ignore_errors=True)
         traces, plan = os.path.join(d, "traces"), os.path.join(d, "traces", "plan")
         b.settle(d)
@@ -42,33 +48,44 @@ def case(b, app, args, reps):
         b.run([b.post, traces])
         report = os.path.join(d, "report.json")
         fs = os.path.join(d, "fs-threads")
-        r = replay_json(b, [b.replay, "-q", "--fs", fs, "--json", report, plan], report, fs)
-        traced.append(r["traced_s"])
-        threads.append(r["replay_s"])
+        threads = replay_json(b, [b.replay, "-q", "--fs", fs, "--json", report, plan], report, fs)
         fs = os.path.join(d, "fs-mpi")
-        r = replay_json(b, ["mpirun.mpich", "-n", "2", b.replay, "-q", "--mpi", "--fs", fs, "--json", report, plan],
-                        report, fs)
-        mpi.append(r["replay_s"])
+        mpi = replay_json(b, ["mpirun.mpich", "-n", "2", b.replay, "-q", "--mpi", "--fs", fs, "--json", report, plan],
+                          report, fs)
         shutil.rmtree(d, ignore_errors=True)
-    return tuple(statistics.median(v) for v in (traced, threads, mpi, real))
+        rounds.append((threads["traced_s"], threads["replay_s"], mpi["replay_s"], real))
+        errors = [pct(th, t) for t, th, _, _ in rounds]
+        if i + 1 >= runs[1] or (i + 1 >= runs[0] and fidelity_bench.median_se(errors) <= precision):
+            return rounds
+
+
+def pct(value, reference):
+    return (value - reference) / reference * 100
 
 
 def same_fs(b, table, programs):
-    reps = 2 if b.quick else 3
-    rows, worst, worst_real = [], 0.0, 0.0
+    runs, precision = ((2, 2) if b.quick else (5, 21)), 2.0
+    rows, worst, worst_paired, worst_agree, worst_real = [], 0.0, 0.0, 0.0, 0.0
     load0 = os.getloadavg()[0]
     programs = [p for p in programs if len(p) == 2]  # the traced ones: same-fs needs no unpruned trace
     for app, args in programs[:2] if b.quick else programs:
-        t, th, mp, real = case(b, app, args, reps)
-        e_th, e_mp, agree = (th - t) / t * 100, (mp - t) / t * 100, (mp - th) / th * 100
-        worst = max(worst, abs(e_th), abs(e_mp))
-        worst_real = max(worst_real, abs(th - real) / real * 100)
-        rows.append([app, " ".join(args), f"{t:.3f}", f"{th:.3f}", f"{e_th:+.1f}%", f"{mp:.3f}", f"{e_mp:+.1f}%",
-                     f"{agree:+.1f}%", f"{real:.3f}", f"{(th - real) / real * 100:+.1f}%",
-                     f"{(t - real) / real * 100:+.1f}%", f"{os.getloadavg()[0]:.1f}"])
-    table(f"replay on the file system traced on (the build directory's), 2 ranks, medians of {reps}: predicted "
-          f"against the traced run's time, threads and MPI mode (load {load0:.2f} at start); worst error "
-          f"{worst:.1f}% (target <= 5%); against untraced runs there (real s: load to MPI_Finalize), the threads' "
-          f"worst {worst_real:.1f}%, and how far the traced time itself was from them",
-          ["program", "args", "traced s", "threads s", "error", "--mpi s", "error", "MPI vs threads", "real s",
-           "threads vs real", "traced vs real", "load"], rows)
+        rounds = case(b, app, args, runs, precision)
+        t, th, mp, real = (statistics.median(v) for v in zip(*rounds))
+        paired_th = statistics.median(pct(r[1], r[0]) for r in rounds)
+        paired_mp = statistics.median(pct(r[2], r[0]) for r in rounds)
+        agree = statistics.median(pct(r[2], r[1]) for r in rounds)
+        worst = max(worst, abs(pct(th, t)), abs(pct(mp, t)))
+        worst_paired = max(worst_paired, abs(paired_th), abs(paired_mp))
+        worst_agree, worst_real = max(worst_agree, abs(agree)), max(worst_real, abs(pct(th, real)))
+        rows.append([app, " ".join(args), len(rounds), f"{t:.3f}", f"{th:.3f}", f"{pct(th, t):+.1f}%",
+                     f"{paired_th:+.1f}%", f"{mp:.3f}", f"{pct(mp, t):+.1f}%", f"{paired_mp:+.1f}%", f"{agree:+.1f}%",
+                     f"{real:.3f}", f"{pct(th, real):+.1f}%", f"{pct(t, real):+.1f}%", f"{os.getloadavg()[0]:.1f}"])
+    table(f"replay on the file system traced on (the build directory's), 2 ranks: predicted against the traced "
+          f"run's time, threads and MPI mode, medians of at least {runs[0]} rounds, more until the threads' paired "
+          f"error's standard error is {precision} points or less, at most {runs[1]} (paired: the median of each "
+          f"replay's error against its own trace; load {load0:.2f} at start); worst error {worst:.1f}%, paired "
+          f"{worst_paired:.1f}% (target <= 5%); MPI mode against threads worst {worst_agree:.1f}%; against "
+          f"untraced runs there (real s: load to MPI_Finalize), the threads' worst {worst_real:.1f}%, and how far "
+          f"the traced time itself was from them",
+          ["program", "args", "runs", "traced s", "threads s", "error", "paired", "--mpi s", "error", "paired",
+           "MPI vs threads", "real s", "threads vs real", "traced vs real", "load"], rows)

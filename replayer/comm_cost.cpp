@@ -85,6 +85,12 @@ double lower_mean(const trace::TimeStats& d, double fraction) {
   return took > 0 ? sum / took : d.mean();
 }
 
+bool CommCosts::pruned_root(const trace::Event& ev) {
+  OpClass op = ev.op();
+  return (op == OpClass::reduce || op == OpClass::gather) && ev.args[arg::remote_size] <= 0 &&
+         ev.args[arg::root] >= 0 && ev.args[arg::contributors] > 0;
+}
+
 bool CommCosts::charged(OpClass op) {
   switch (op) {
     case OpClass::send:

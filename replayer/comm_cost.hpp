@@ -70,6 +70,9 @@ class CommCosts {
   // Whether the cost comes before the post (sends) rather than after the wait.
   static bool charged_before(trace::OpClass op) { return op == trace::OpClass::send || op == trace::OpClass::isend; }
   static bool charged(trace::OpClass op);
+  // The root's record of a Reduce or Gather some of whose members' calls were
+  // pruned (the mpior_member records after it name the ones kept).
+  static bool pruned_root(const trace::Event& ev);
 
   // The least an uncharged call takes after its start: its position's
   // shortest traced duration, and for a communicator's creation (collective

@@ -2,7 +2,8 @@
 blocks of ranks per process (K < ranks), real messages and collectives on the
 plan's communicators, MPI-IO through MPI_File_* (proved by tracing the replay
 itself), the same per-rank file calls as the threaded replay (--io-log), and
-threads and MPI mode predicting about the same time."""
+threads and MPI mode predicting about the same time, where pruning left a
+root's Gathers without their members too."""
 import json
 import os
 import shutil
@@ -76,6 +77,27 @@ def comms():
         s.cleanup()
 
 
+def pruned():
+    """A Gather pruned on every member but its root (serial_gather: rank 1 has
+    no I/O to pass on) moves no real message in MPI mode, yet the root's call
+    costs what it did: its calibrated cost, as the threads charge it."""
+    steps = 4000
+    s = Scenario("serial_gather", [steps, 1024], ranks=2).run_both()
+    try:
+        s.post()
+        threads, _ = replay_threads(s)
+        mpi, _ = replay_mpi(s, 2, "mpi2")
+        cost = max(c["cost_us"] for c in threads["comm_costs"] if c["op"] == "gather") * 1e-6
+        gathers = steps * cost
+        comm = [{t["rank"]: t["predicted"]["comm_s"] for t in r["per_rank"]}[0] for r in (threads, mpi)]
+        check(gathers > 0 and comm[0] >= gathers, f"the threads charge the root's Gathers: {comm}, {gathers:.6f} s")
+        check(comm[0] - comm[1] < gathers / 2,
+              f"root's communication, MPI mode {comm[1]:.6f} s against threads {comm[0]:.6f} s "
+              f"(the Gathers' calibrated cost: {gathers:.6f} s)")
+    finally:
+        s.cleanup()
+
+
 def mpiio():
     """MPI-IO plan (every form) replayed through MPI_File_*: the replay itself,
     traced, makes the MPI-IO calls and moves the program's MPI-IO bytes."""
@@ -122,4 +144,4 @@ def refusals():
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (halo, comms, mpiio, refusals)})
+    main({f.__name__: f for f in (halo, comms, pruned, mpiio, refusals)})
