@@ -251,6 +251,7 @@ Stream get_stream(Decoder& d, bool compact) {
     it.span = uint32_t(d.uv());
   }
   if (uint64_t(ranks.off) + ranks.len > n || ranks.len == 0) d.fail("stream without a rank list");
+  if (!seq_valid(s.values.view(ranks))) d.fail("a stream's rank list is malformed");
   s.ranks = ranks;
   n = d.count(2);
   s.nodes.resize(n);
@@ -290,6 +291,12 @@ std::vector<Stream> get_streams(Decoder& d, bool compact) {
   out.reserve(n);
   for (uint64_t i = 0; i < n; ++i) out.push_back(get_stream(d, compact));
   return out;
+}
+
+void check_stream_ranks(Decoder& d, const std::vector<Stream>& streams, size_t ranks) {
+  for (const Stream& s : streams)
+    if (uint64_t n = seq_length(s.view(s.ranks)); n > ranks)
+      d.fail("a stream stands for " + std::to_string(n) + " ranks, the file holds " + std::to_string(ranks));
 }
 
 // ---- tables and headers -----------------------------------------------------

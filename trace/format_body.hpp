@@ -29,6 +29,9 @@ MergedJob get_merged_job(Decoder& d);
 // sum / count unless it differs, histograms as bin ranges).
 void put_streams(Encoder& e, const std::vector<Stream>& streams, bool compact = false);
 std::vector<Stream> get_streams(Decoder& d, bool compact = false);
+// A stream of a job file stands for at most the ranks the file holds: a
+// damaged rank sequence would otherwise expand until memory runs out.
+void check_stream_ranks(Decoder& d, const std::vector<Stream>& streams, size_t ranks);
 void put_tallies(Encoder& e, const KindTallies& t);
 KindTallies get_tallies(Decoder& d);
 void put_ranks(Encoder& e, const std::vector<int32_t>& v);

@@ -310,6 +310,7 @@ MergedJob get_merged_job(Decoder& d) {
     m.ranks[i].comms = get_indices(d, prev(i).comms, m.comms.size(), "communicator");
   for (size_t i = 0; i < m.ranks.size(); ++i) m.ranks[i].pruned = get_tallies_after(d, prev(i).pruned);
   for (size_t i = 0; i < m.ranks.size(); ++i) m.ranks[i].excluded = get_tallies_after(d, prev(i).excluded);
+  check_stream_ranks(d, m.streams, m.ranks.size());
   return m;
 }
 

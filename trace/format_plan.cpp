@@ -106,6 +106,7 @@ Plan get_plan(Decoder& d) {
     c.origin = CommOrigin(origin);
   }
   p.streams = get_streams(d);
+  check_stream_ranks(d, p.streams, p.ranks.size());
   p.pruned = get_tallies(d);
   p.extrap = get_extrap(d);
   return p;

@@ -28,6 +28,12 @@ SeqRef SeqArena::add_scalar(int64_t v) {
 
 namespace {
 
+// Saturating: a damaged sequence's length is "too long", never a wrapped small number.
+uint64_t sat_add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
+}
+
 // Length of the item at i and the index just past it.
 uint64_t item_length(std::span<const SeqItem> items, size_t i, size_t* next) {
   const SeqItem& it = items[i];
@@ -35,11 +41,11 @@ uint64_t item_length(std::span<const SeqItem> items, size_t i, size_t* next) {
     *next = i + 1;
     return 1;
   }
-  uint64_t body = 0;
+  uint64_t body = 0, n;
   size_t j = i + 1, end = i + 1 + it.span;
-  while (j < end) body += item_length(items, j, &j);
+  while (j < end) body = sat_add(body, item_length(items, j, &j));
   *next = end;
-  return body * it.count;
+  return __builtin_mul_overflow(body, uint64_t(it.count), &n) ? std::numeric_limits<uint64_t>::max() : n;
 }
 
 bool valid_range(std::span<const SeqItem> items, size_t begin, size_t end) {
@@ -63,7 +69,7 @@ bool valid_range(std::span<const SeqItem> items, size_t begin, size_t end) {
 uint64_t seq_length(std::span<const SeqItem> items) {
   uint64_t n = 0;
   size_t i = 0;
-  while (i < items.size()) n += item_length(items, i, &i);
+  while (i < items.size()) n = sat_add(n, item_length(items, i, &i));
   return n;
 }
 

@@ -48,7 +48,8 @@ class SeqArena {
   std::vector<SeqItem> items_;
 };
 
-// Number of values a sequence expands to (0 for an empty sequence).
+// Number of values a sequence expands to (0 for an empty sequence; a count
+// beyond 2^64 - 1, possible only in a damaged one, saturates there).
 uint64_t seq_length(std::span<const SeqItem> items);
 // True when items are well formed: spans stay inside their parent.
 bool seq_valid(std::span<const SeqItem> items);

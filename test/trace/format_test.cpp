@@ -152,3 +152,41 @@ TEST_CASE("rank file names", "[format]") {
   REQUIRE(rank_from_file_name("rank-000042.mpior.tmp.5") == -1);
   REQUIRE(rank_from_file_name("job.mpior") == -1);
 }
+
+// A fuzzed merged file's rank list, a loop whose body lay outside it, made
+// mpior-post expand ranks until memory ran out (30 s, then a message).
+TEST_CASE("a stream's rank list is checked before it is expanded", "[format]") {
+  Plan p;
+  p.job.job_id = 7;
+  p.job.size = 3;
+  p.ranks.resize(3);
+  p.streams = sample_trace().streams;
+  Stream& s = p.streams.at(0);
+  auto& items = s.values.items();
+  auto message = [&] {
+    try {
+      decode_plan(encode(p), "plan");
+    } catch (const FormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  REQUIRE(message() == "accepted");
+  SECTION("a loop whose body runs past the list") {
+    s.ranks = {uint32_t(items.size()), 1};
+    items.push_back({1, 1000000000, 5});
+    REQUIRE_THAT(message(), Catch::Contains("rank list is malformed"));
+  }
+  SECTION("more ranks than the file holds") {
+    s.ranks = {uint32_t(items.size()), 2};
+    items.push_back({1, 1000000, 1});
+    items.push_back({0, 0, 0});
+    REQUIRE_THAT(message(), Catch::Contains("stands for 1000000 ranks, the file holds 3"));
+  }
+  SECTION("a count past 2^64 saturates instead of wrapping") {
+    s.ranks = {uint32_t(items.size()), 5};
+    for (int i = 0; i < 4; ++i) items.push_back({0, 0xFFFFFFFFu, uint32_t(4 - i)});
+    items.push_back({0, 0, 0});
+    REQUIRE_THAT(message(), Catch::Contains("the file holds 3"));
+  }
+}
