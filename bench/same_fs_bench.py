@@ -12,6 +12,8 @@ import os
 import shutil
 import statistics
 
+from fidelity_bench import error_pct as pct, lifetimes, median_se
+
 
 def replay_json(b, cmd, report, fs):
     b.settle(os.path.dirname(fs))
@@ -22,11 +24,10 @@ def replay_json(b, cmd, report, fs):
 
 def untraced_run(b, cmd, d):
     """An untraced run in d: the slowest rank's load to MPI_Finalize (bench/libmpior_lifetime.so)."""
-    import fidelity_bench
     life = os.path.join(d, "lifetime")
     b.settle(d)
     b.run(cmd, cwd=d, env={"LD_PRELOAD": b.exe("bench/libmpior_lifetime.so"), "MPIOR_LIFETIME_FILE": life})
-    return max(fidelity_bench.lifetimes(life, "finalize_ns"))
+    return max(lifetimes(life, "finalize_ns"))
 
 
 def case(b, app, args, runs, precision):
@@ -34,7 +35,6 @@ def case(b, app, args, runs, precision):
     own trace's run, so its error is paired with it; at least runs[0] rounds, more until the threads' median
     error has a standard error of at most precision points, or runs[1]. Returns per round (traced s, threads
     s, MPI mode s, untraced s)."""
-    import fidelity_bench
     exe = b.exe(f"bench/{app}") if app.endswith("_shape") else b.exe(f"test/apps/{app}")
     cmd = ["mpirun.mpich", "-n", "2", exe] + list(args)
     rounds = []
@@ -55,12 +55,8 @@ def case(b, app, args, runs, precision):
         shutil.rmtree(d, ignore_errors=True)
         rounds.append((threads["traced_s"], threads["replay_s"], mpi["replay_s"], real))
         errors = [pct(th, t) for t, th, _, _ in rounds]
-        if i + 1 >= runs[1] or (i + 1 >= runs[0] and fidelity_bench.median_se(errors) <= precision):
+        if i + 1 >= runs[1] or (i + 1 >= runs[0] and median_se(errors) <= precision):
             return rounds
-
-
-def pct(value, reference):
-    return (value - reference) / reference * 100
 
 
 def same_fs(b, table, programs):
