@@ -414,18 +414,20 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
       return true;
     }
   } else if (ev.op() == trace::OpClass::init) {
-    // Start-up: the ranks meet in MPI_Init (init_gate.hpp); other inits'
-    // traced time passes as it did (--io-only: not at all).
+    // Start-up: the ranks meet in MPI_Init (init_gate.hpp; MPI mode's
+    // processes met in their own); other inits' traced time passes as it did
+    // (--io-only: not at all).
     cur_.active = false;
-    if (!sh_.opt.io_only && !sh_.opt.backend && !met_init_ && InitGate::meets(ev.kind)) {
-      met_init_ = true;
+    bool first = !sh_.opt.io_only && !met_init_ && InitGate::meets(ev.kind);
+    if (first && !sh_.opt.backend) {
       going = waiting([&] { return sh_.init.meet(sh_.progress.aborted()); });
       if (going) last_end_ = charge(last_end_, sh_.init.floor_ns());
-      summary.startup_ns = last_end_ - t0_, summary.traced_startup_ns = ev.end_ns + sh_.start_of(summary.rank);
-      return going;
+    } else {
+      last_end_ = sh_.opt.io_only ? mono_now_ns() : sleep_until(start + ev.dur_ns, sh_.progress.aborted());
     }
-    last_end_ = sh_.opt.io_only ? mono_now_ns() : sleep_until(start + ev.dur_ns, sh_.progress.aborted());
-    return true;
+    if (first) met_init_ = true, summary.startup_ns = last_end_ - t0_;
+    if (first) summary.traced_startup_ns = ev.end_ns + sh_.start_of(summary.rank);
+    return going;
   } else if (trace::is_mpi(ev.kind)) {
     cur_.bytes = ev.args[trace::arg::bytes];
     return mpi_call(ev, event_no, mpi, start);

@@ -25,7 +25,7 @@ json payload(const Report& r) {
   for (const ThreadSummary& t : r.per_thread)
     threads.push_back({t.rank, t.thread, t.replay_ns, t.traced_ns, t.events, t.io_ns, t.compute_ns, t.comm_ns,
                        t.wait_ns, t.traced_io_ns, t.traced_compute_ns, t.traced_mpi_ns, t.slept_waits, t.late_ns,
-                       t.cpu_wait_ns, t.own_ns});
+                       t.cpu_wait_ns, t.own_ns, t.startup_ns, t.traced_startup_ns, t.charged_ns});
   json ops = json::object();
   for (const auto& [name, s] : r.ops) ops[name] = {s.count, s.bytes, s.total_ns, s.max_ns};
   return {{"threads", threads},       {"ops", ops},
@@ -42,6 +42,7 @@ void merge(Report& into, const json& j) {
     s.io_ns = t[5], s.compute_ns = t[6], s.comm_ns = t[7], s.wait_ns = t[8];
     s.traced_io_ns = t[9], s.traced_compute_ns = t[10], s.traced_mpi_ns = t[11];
     s.slept_waits = t[12], s.late_ns = t[13], s.cpu_wait_ns = t[14], s.own_ns = t[15];
+    s.startup_ns = t[16], s.traced_startup_ns = t[17], s.charged_ns = t[18];
     into.per_thread.push_back(s);
   }
   for (const auto& [name, v] : j["ops"].items()) {

@@ -46,6 +46,23 @@ def check_agree(threads, mpi, what, tolerance=0.35):
     check(abs(m - t) <= tolerance * t, f"{what}: MPI mode predicts {m:.3f} s, threads {t:.3f} s")
 
 
+def check_startup(threads, mpi, what):
+    """MPI mode's report splits off start-up (to MPI_Init's return) as the threads' does: each rank's traced time
+    after it is the threads' (MPI mode leaves out the launch offsets, which mpirun made), the replayed start-up
+    took place, and the time after it is shorter than the whole."""
+    def after(r):
+        return {t["rank"]: t["traced_s"] - t["traced_startup_s"] for t in r["per_rank"]}
+    tr, mp = after(threads), after(mpi)
+    for rank, t in tr.items():
+        check(abs(mp[rank] - t) < 1e-6,
+              f"{what}: rank {rank}'s traced time after start-up {mp[rank]} s, threads' {t} s")
+    for t in mpi["per_rank"]:
+        check(t["traced_startup_s"] > 0 and t["startup_s"] > 0,
+              f"{what}: rank {t['rank']}'s start-up, traced {t['traced_startup_s']} s, replayed {t['startup_s']} s")
+    check(0 < mpi["after_startup_s"] < mpi["replay_s"],
+          f"{what}: after start-up {mpi['after_startup_s']} s of {mpi['replay_s']} s")
+
+
 def halo():
     """The bundled solver (halo exchange, Allreduce, checkpoints), unpruned, at
     4 ranks: 4 processes and 2 processes of 2 ranks."""
@@ -57,6 +74,7 @@ def halo():
         for procs in (4, 2):
             mpi, mlog = replay_mpi(s, procs, f"mpi{procs}")
             check_eq(mlog, tlog, f"file calls per rank, MPI mode with {procs} processes against threads")
+            check_startup(threads, mpi, f"{procs} processes")
             if procs <= 2:  # more busy-polling MPICH processes than CI's 2 cores are slower than the plan says
                 check_agree(threads, mpi, f"{procs} processes")
             check(mpi["ops"]["pwrite"]["count"] == threads["ops"]["pwrite"]["count"], "pwrite counts")
