@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "exchange_cost.hpp"
 #include "member_wait.hpp"
 #include "mpi_handlers.hpp"
 #include "prune_gap.hpp"
@@ -125,12 +124,6 @@ bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcep
   if (nested(c)) return true;
   if (d.log && x.me == x.root && !d.all_members) record_members(c, comm, d);
   return d.log;
-}
-
-void trim_exchange(Call& c, const piggyback::DecisionExchange& x, bool replaced_barrier) noexcept {
-  if (!x.exchanged) return;
-  trace::RawEvent& ev = c.ev();
-  ev.end = std::max(ev.start, ev.end - exchange_cost::extra_ticks(replaced_barrier));
 }
 
 void init_collective_decision(const RequestInfo& info, MPI_Request request) noexcept {

@@ -42,9 +42,6 @@ void record_on_behalf(Call& c, int32_t comm, const MPI_Status& st, const piggyba
 // says whether to log the call. For a Barrier, the exchange replaces the call.
 void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept;
 bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcept;
-// After c.stop(): what the exchange added to the call (exchange_cost.hpp) is
-// the tracer's time, not the call's.
-void trim_exchange(Call& c, const piggyback::DecisionExchange& x, bool replaced_barrier) noexcept;
 // Nonblocking collectives and persistent ones' starts (issue 11): the
 // decision is posted before the application's call (null: not pruned) ...
 // A persistent collective's start passes its request: the exchange made at

@@ -8,7 +8,6 @@
 #include "aggregate.hpp"
 #include "clock_align.hpp"
 #include "crash.hpp"
-#include "exchange_cost.hpp"
 #include "files.hpp"
 #include "lineage.hpp"
 #include "log.hpp"
@@ -38,7 +37,6 @@ void start_pruning(Session& s) {
   pmpi::Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, s.private_comm);
   s.pruning = all;
   piggyback::pruner().start(all, s.rank, s.size);
-  if (all) exchange_cost::measure(s.private_comm);
   if (all) start_gap_rule();
 }
 
