@@ -286,23 +286,22 @@ int test_any(Call& c, Invoke&& invoke, int count, MPI_Request* requests, int* in
   });
 }
 
-// The real call inside its pruning decision: the exchange posted before the
-// call and waited after it (it progresses during the call), or on a
-// communicator of one made after (decides_alone, decide_alone). Returns
-// whether to log the call. Only the real call is timed: the lookups, the
-// posting and the wait are the tracer's time. Timing the exchange and taking
-// off what it added to a barrier at MPI_Init (a tight loop's figure, 0.3-1.2
-// us from launch to launch) left a Barrier between writes at 0.3-0.6 us when
-// the program's cost 0.5-1.3: the exchange's extra work hides behind the
-// partners' latency there (nton_barrier replayed 7-10% short).
+// The real call, then its pruning decision: the exchange posted and waited
+// after the call (or on a communicator of one made there: decides_alone,
+// decide_alone). Returns whether to log the call. Only the real call is
+// timed, and it runs alone: the lookups, the posting and the wait are the
+// tracer's time. An exchange timed and trimmed by a figure measured at
+// MPI_Init left a Barrier between writes at 0.3-0.6 us where the program's
+// cost 0.5-1.3 (nton_barrier replayed 7-10% short); one posted before the
+// call progressed inside it and made a 2-rank Barrier 0.66-0.69 us where the
+// program's cost 0.45-0.59 (replayed 8-11% long).
 template <typename Invoke>
 bool decided_call(Call& c, int32_t id, int root, piggyback::DecisionExchange& x, Invoke&& invoke) {
-  bool alone = decides_alone(id);
-  if (!alone) begin_decision(c, id, root, x);
-  c.restart();
   invoke();
   c.stop();
-  return alone ? decide_alone(c, root) : end_decision(c, id, x);
+  if (decides_alone(id)) return decide_alone(c, root);
+  begin_decision(c, id, root, x);
+  return end_decision(c, id, x);
 }
 
 // All to all.

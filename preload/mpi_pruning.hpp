@@ -38,8 +38,8 @@ piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, cons
 void record_on_behalf(Call& c, int32_t comm, const MPI_Status& st, const piggyback::AuxMessage& aux) noexcept;
 
 // Collectives: the decision, exchanged by dependency class (root -1: all to
-// all), posted before the application's call and completed after it, when it
-// says whether to log the call. For a Barrier, the exchange replaces the call.
+// all), posted after the application's call has returned and completed
+// there, when it says whether to log the call.
 void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange& x) noexcept;
 bool end_decision(Call& c, int32_t comm, piggyback::DecisionExchange& x) noexcept;
 // Nonblocking collectives and persistent ones' starts (issue 11): the

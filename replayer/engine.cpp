@@ -140,7 +140,7 @@ class alignas(64) ReplayThread {
   template <class F>
   bool waiting(F&& sync) {
     int64_t t = mono_now_ns();
-    set_lateness(pacer_.debt());
+    set_lateness(pacer_.debt(), last_end_);
     bool going = sync();
     last_end_ = mono_now_ns();
     acct_.waited += last_end_ - t;
@@ -325,8 +325,8 @@ void ReplayThread::run() {
   close_account(last_end_);
   io.close_all();
   end_ns = mono_now_ns();
-  // The lateness no gap, cost or wait absorbed: the replay's, not the program's (MPI mode passes none on).
-  if (!sh_.opt.backend) summary.unpaid_ns = pacer_.debt();
+  // The lateness no gap, cost or wait absorbed: the replay's, not the program's.
+  summary.unpaid_ns = pacer_.debt();
   summary.replay_ns = end_ns - t0 - summary.unpaid_ns;
   if (sh_.cpu_wait_read) summary.cpu_wait_ns = std::max<int64_t>(0, thread_cpu_wait_ns() - cpu_wait0);
 }

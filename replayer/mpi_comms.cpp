@@ -37,6 +37,7 @@ MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool 
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
   if (found && ub) tag_ub_ = *static_cast<int*>(ub);
   MPI_Comm_group(MPI_COMM_WORLD, &world_group_);
+  clock_ = share_process0_clock(me, procs);
   // One-member communicators (each rank's MPI_COMM_SELF) share one set:
   // MPI has a few thousand communicators, plans may have as many ranks.
   MPI_Comm_dup(MPI_COMM_SELF, &self_.msg);

@@ -23,15 +23,15 @@ using nlohmann::json;
 json payload(const Report& r) {
   json threads = json::array();
   for (const ThreadSummary& t : r.per_thread)
-    threads.push_back({t.rank, t.thread, t.replay_ns, t.traced_ns, t.events, t.io_ns, t.compute_ns, t.comm_ns,
-                       t.wait_ns, t.traced_io_ns, t.traced_compute_ns, t.traced_mpi_ns, t.slept_waits, t.late_ns,
-                       t.cpu_wait_ns, t.own_ns, t.startup_ns, t.traced_startup_ns, t.charged_ns});
+    threads.push_back(
+        {t.rank,        t.thread,  t.replay_ns,    t.traced_ns,         t.events,        t.io_ns,       t.compute_ns,
+         t.comm_ns,     t.wait_ns, t.traced_io_ns, t.traced_compute_ns, t.traced_mpi_ns, t.slept_waits, t.late_ns,
+         t.cpu_wait_ns, t.own_ns,  t.startup_ns,   t.traced_startup_ns, t.charged_ns,    t.unpaid_ns});
   json ops = json::object();
   for (const auto& [name, s] : r.ops) ops[name] = {s.count, s.bytes, s.total_ns, s.max_ns};
-  return {{"threads", threads},       {"ops", ops},
-          {"errors", r.errors},       {"first", r.first_errors},
-          {"skipped", r.skipped},     {"warnings", r.warnings},
-          {"replay_ns", r.replay_ns}, {"setup_ns", r.setup_ns},
+  return {{"threads", threads},       {"ops", ops},           {"errors", r.errors},
+          {"first", r.first_errors},  {"skipped", r.skipped}, {"warnings", r.warnings},
+          {"replay_ns", r.replay_ns}, {"wall_ns", r.wall_ns}, {"setup_ns", r.setup_ns},
           {"io_log", r.io_log}};
 }
 
@@ -42,7 +42,7 @@ void merge(Report& into, const json& j) {
     s.io_ns = t[5], s.compute_ns = t[6], s.comm_ns = t[7], s.wait_ns = t[8];
     s.traced_io_ns = t[9], s.traced_compute_ns = t[10], s.traced_mpi_ns = t[11];
     s.slept_waits = t[12], s.late_ns = t[13], s.cpu_wait_ns = t[14], s.own_ns = t[15];
-    s.startup_ns = t[16], s.traced_startup_ns = t[17], s.charged_ns = t[18];
+    s.startup_ns = t[16], s.traced_startup_ns = t[17], s.charged_ns = t[18], s.unpaid_ns = t[19];
     into.per_thread.push_back(s);
   }
   for (const auto& [name, v] : j["ops"].items()) {
@@ -58,6 +58,7 @@ void merge(Report& into, const json& j) {
     if (std::find(into.warnings.begin(), into.warnings.end(), w.get<std::string>()) == into.warnings.end())
       into.warnings.push_back(w);
   into.replay_ns = std::max(into.replay_ns, j["replay_ns"].get<int64_t>());
+  into.wall_ns = std::max(into.wall_ns, j["wall_ns"].get<int64_t>());
   into.setup_ns = std::max(into.setup_ns, j["setup_ns"].get<int64_t>());
   into.io_log += j["io_log"].get<std::string>();
 }
@@ -79,7 +80,7 @@ void gather_reports(Report& rep, int me, int procs) {
   Report merged = rep;
   merged.per_thread.clear(), merged.ops.clear(), merged.first_errors.clear(), merged.warnings.clear();
   merged.errors = merged.skipped = 0;
-  merged.replay_ns = merged.setup_ns = 0;
+  merged.replay_ns = merged.wall_ns = merged.setup_ns = 0;
   merged.io_log.clear();
   for (int p = 0; p < procs; ++p)
     merge(merged, json::parse(all.substr(size_t(at[size_t(p)]), size_t(lens[size_t(p)]))));

@@ -248,7 +248,7 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
     return true;
   Comm c;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
-    if (comm_of(ev, 0, &c)) b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
+    if (comm_of(ev, 0, &c)) agreed_barrier(c);
     return true;
   }
   if (!comm_of(ev, ev.args[arg::comm], &c)) return true;
@@ -306,16 +306,22 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
   }
 }
 
+// A barrier over c's processes that passes the members' lateness on
+// (mpi_lateness.hpp).
+void MpiThreadOps::agreed_barrier(const Comm& c) {
+  MpiComm& mc = b_.comm(c.id);
+  Arrival a = arrive(b_.clock());
+  mc.meet->agree(a, [&](Arrival& all) { check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce"); });
+  leave(a);
+}
+
 // Collectives on the communicator's processes, made once per process by the
 // last of its members to arrive. The byte count is agreed first (members of
 // a v-collective contribute different amounts).
 void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, const Comm& c) {
+  if (op == OpClass::barrier) return agreed_barrier(c);
   MpiComm& mc = b_.comm(c.id);
   mc.meet->run([&] {
-    if (op == OpClass::barrier) {
-      check(MPI_Barrier(mc.msg), "MPI_Barrier");
-      return;
-    }
     int64_t mine = std::max<int64_t>(0, bytes_in), bytes = 0;
     check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
     char* buf = recv_buffer(bytes);
@@ -432,8 +438,7 @@ bool MpiThreadOps::complete_request(const Event& ev) {
 bool MpiThreadOps::file_barrier(const Event& ev, uint64_t event_no) {
   BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   Comm c;
-  if (comm_of(ev, ev.args[arg::fcomm], &c))
-    b_.comm(c.id).meet->run([&] { check(MPI_Barrier(b_.comm(c.id).msg), "MPI_Barrier"); });
+  if (comm_of(ev, ev.args[arg::fcomm], &c)) agreed_barrier(c);
   return true;
 }
 

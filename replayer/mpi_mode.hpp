@@ -19,6 +19,7 @@
 
 #include "backend.hpp"
 #include "cli.hpp"
+#include "mpi_lateness.hpp"
 #include "mpi_watchdog.hpp"
 #include "mpiio_replay.hpp"
 
@@ -53,6 +54,25 @@ class LocalMeet {
     }
     cv_.wait(lock, [&] { return gen_ != gen; });
   }
+  // The members' arrivals agreed here, then by the last one's `call` over
+  // the communicator's processes; each leaves with the agreed one in `mine`.
+  template <class F>
+  void agree(Arrival& mine, F&& call) {
+    if (members_ <= 1) return call(mine);
+    std::unique_lock lock(mu_);
+    uint64_t gen = gen_;
+    if (arrived_ == 0) agreed_ = mine;
+    agreed_.latest_with(mine);
+    if (++arrived_ == members_) {
+      call(agreed_);
+      arrived_ = 0;
+      ++gen_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return gen_ != gen; });
+    }
+    mine = agreed_;  // the next round starts only when this member arrives again
+  }
 
  private:
   std::mutex mu_;
@@ -60,6 +80,7 @@ class LocalMeet {
   uint32_t members_;
   uint32_t arrived_ = 0;
   uint64_t gen_ = 0;
+  Arrival agreed_;
 };
 
 // One plan communicator as MPI sees it: the processes holding its members.
@@ -74,8 +95,9 @@ struct MpiComm {
   MPI_Comm file = MPI_COMM_NULL;  // MPI_File_open, made at the first (one process per rank; blocks: each rank alone)
   std::vector<int32_t> procs;     // world process ranks in it, sorted: index = rank in msg
   std::unique_ptr<LocalMeet> meet;
-  bool borrowed = false;   // the shared one-member handles (each rank's MPI_COMM_SELF)
-  bool at_record = false;  // made at its creating record, freed at its MPI_Comm_free
+  int64_t agreed_since = 0;  // the last barrier's agreed planned arrival (mpi_lateness.hpp), under meet
+  bool borrowed = false;     // the shared one-member handles (each rank's MPI_COMM_SELF)
+  bool at_record = false;    // made at its creating record, freed at its MPI_Comm_free
   // Under mu: the file communicator; for at_record ones an MPI_Comm_idup in
   // flight (completed at the first use), receives posted and not completed
   // (a free waits for them: MPICH's comm/cmfree2 completes one after the free).
@@ -132,6 +154,8 @@ class MpiBackend final : public Backend {
   SharedPointers& pointers() { return pointers_; }
   int32_t procs() const { return blocks_.procs; }
   WaitBoard& board() { return board_; }
+  // Process 0's clock (mpi_lateness.hpp).
+  const SharedClock& clock() const { return clock_; }
 
  private:
   const trace::Plan& plan_;
@@ -139,6 +163,7 @@ class MpiBackend final : public Backend {
   int32_t me_;
   bool native_;
   int tag_ub_ = 32767;
+  SharedClock clock_;
   std::vector<MpiComm> comms_;
   MpiComm self_;  // the handles one-member communicators share
   MPI_Group world_group_ = MPI_GROUP_NULL;

@@ -88,6 +88,7 @@ std::atomic<uint64_t> g_channels_made{0};
 thread_local int64_t t_released_ns = 0;
 thread_local bool t_slept = false;
 thread_local int64_t t_lateness_ns = 0;
+thread_local int64_t t_lateness_since = 0;
 thread_local bool t_synced = false;
 
 // Leaving a synchronisation released at `actual`, when the plan's timeline released it at `planned`.
@@ -219,8 +220,12 @@ void Channels::wake_all() {
   }
 }
 
-void set_lateness(int64_t ns) { t_lateness_ns = ns, t_synced = false; }
+void set_lateness(int64_t ns, int64_t since) { t_lateness_ns = ns, t_lateness_since = since, t_synced = false; }
 int64_t lateness_after_sync() { return t_synced ? t_lateness_ns : -1; }
+int64_t current_lateness(int64_t now) {
+  return t_lateness_ns + (t_lateness_since > 0 ? std::max<int64_t>(0, now - t_lateness_since) : 0);
+}
+void lateness_agreed(int64_t ns) { released_late(ns, 0); }
 
 int64_t last_release_ns() { return t_released_ns; }
 bool last_wait_slept() { return t_slept; }

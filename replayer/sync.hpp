@@ -178,9 +178,18 @@ void clear_last_release();
 // its own lateness; one that made the others wait hands its lateness to them,
 // and they pay it back from their gaps too (else the partners that waited for
 // it stayed late for good while it caught up alone).
-void set_lateness(int64_t ns);
+// `since`: when the thread went on to the synchronisation (its previous
+// call's end), for current_lateness.
+void set_lateness(int64_t ns, int64_t since = 0);
 // The lateness after the synchronisations since set_lateness; -1: none ran.
 int64_t lateness_after_sync();
+// MPI mode (mpi_lateness.hpp): the lateness set last, which a barrier's
+// members pass to each other, with the replay's own time since `since` (its
+// dispatch up to the MPI call: the real call's time is MPI's, which no
+// calibrated cost pays back as the threads' does), and what they agreed to
+// leave with.
+int64_t current_lateness(int64_t now);
+void lateness_agreed(int64_t ns);
 
 // How long a member polls a collective (and a receive its channel) before
 // it sleeps: an MPI library polls, so its members leave within a microsecond

@@ -3,7 +3,8 @@ blocks of ranks per process (K < ranks), real messages and collectives on the
 plan's communicators, MPI-IO through MPI_File_* (proved by tracing the replay
 itself), the same per-rank file calls as the threaded replay (--io-log), and
 threads and MPI mode predicting about the same time, where pruning left a
-root's Gathers without their members too."""
+root's Gathers without their members too, and the replay's own lateness
+passed through MPI mode's collectives."""
 import json
 import os
 import shutil
@@ -147,6 +148,25 @@ def mpiio():
         s.cleanup()
 
 
+def lateness():
+    """MPI mode passes the replay's own lateness through its collectives, as the threads do, and leaves what no gap
+    paid back out of the prediction: a write and a Barrier a step, no gap between them, leaves every rank with the
+    same lateness after the last collective (Finalize's agreement), more than none, at one process per rank and with
+    one process holding both (its ranks agree among themselves first)."""
+    s = Scenario("nton_barrier", [20000, 512], ranks=2, env={"MPIOR_PRUNE": "0"}).run_both()
+    try:
+        s.post()
+        for procs in (2, 1):
+            mpi, _ = replay_mpi(s, procs, f"mpi{procs}")
+            unpaid = {t["rank"]: t["predicted"]["unpaid_s"] for t in mpi["per_rank"]}
+            check(unpaid[0] > 0, f"{procs} processes: no lateness left of 20,000 gapless steps: {unpaid}")
+            check_eq(unpaid[1], unpaid[0], f"{procs} processes: lateness each rank left the last collective with")
+            check(mpi["replay_s"] < mpi["wall_s"], f"{procs} processes: predicted {mpi['replay_s']} s, "
+                  f"wall {mpi['wall_s']} s: the lateness is left out")
+    finally:
+        s.cleanup()
+
+
 def refusals():
     """More processes than ranks: one message, non-zero exit."""
     s = Scenario("nton_barrier", [2, 256], ranks=2).run_both()
@@ -162,4 +182,4 @@ def refusals():
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (halo, comms, pruned, mpiio, refusals)})
+    main({f.__name__: f for f in (halo, comms, pruned, mpiio, lateness, refusals)})

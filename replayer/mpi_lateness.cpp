@@ -1,0 +1,62 @@
+#include "mpi_lateness.hpp"
+
+#include <algorithm>
+
+#include "clock.hpp"
+#include "sync.hpp"
+
+namespace mpior::replay {
+
+namespace {
+constexpr int kUnitShift = 4;  // 16 ns
+int32_t to_units(int64_t ns) {
+  int64_t units = (ns + (int64_t(1) << (kUnitShift - 1))) >> kUnitShift;  // rounded: no bias a barrier
+  return int32_t(std::clamp<int64_t>(units, INT32_MIN, INT32_MAX));
+}
+}  // namespace
+
+Arrival arrive(const SharedClock& clock) {
+  int64_t now = mono_now_ns(), lateness = std::max<int64_t>(0, current_lateness(now));
+  return Arrival{now + clock.offset_ns - clock.epoch_ns - lateness, lateness};
+}
+
+int agree(Arrival& a, int64_t& since, MPI_Comm comm) {
+  struct {
+    int32_t planned, lateness;
+  } mine{to_units(a.planned - since), std::max(0, to_units(a.lateness))};
+  int rc = MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_2INT, MPI_MAXLOC, comm);
+  since += int64_t(mine.planned) << kUnitShift;
+  a = Arrival{since, int64_t(mine.lateness) << kUnitShift};
+  return rc;
+}
+
+void leave(const Arrival& agreed) { lateness_agreed(agreed.lateness); }
+
+SharedClock share_process0_clock(int me, int procs) {
+  constexpr int kRounds = 8;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  SharedClock clock;
+  int64_t fastest = INT64_MAX;
+  for (int p = 1; p < procs; ++p) {  // process 0 answers each in turn
+    for (int i = 0; i < kRounds && (me == 0 || me == p); ++i) {
+      int64_t sent = mono_now_ns(), theirs = 0;
+      if (me == 0) {
+        MPI_Recv(&theirs, 1, MPI_INT64_T, p, 0, comm, MPI_STATUS_IGNORE);
+        int64_t reading = mono_now_ns();
+        MPI_Send(&reading, 1, MPI_INT64_T, p, 0, comm);
+        continue;
+      }
+      MPI_Send(&sent, 1, MPI_INT64_T, 0, 0, comm);
+      MPI_Recv(&theirs, 1, MPI_INT64_T, 0, 0, comm, MPI_STATUS_IGNORE);
+      int64_t back = mono_now_ns();
+      if (back - sent < fastest) fastest = back - sent, clock.offset_ns = theirs - (sent + back) / 2;
+    }
+  }
+  clock.epoch_ns = mono_now_ns();
+  MPI_Bcast(&clock.epoch_ns, 1, MPI_INT64_T, 0, comm);
+  MPI_Comm_free(&comm);
+  return clock;
+}
+
+}  // namespace mpior::replay

@@ -1,0 +1,61 @@
+// MPI mode passes the replay's lateness through its barriers as the
+// threads' CommBarrier does (set_lateness in sync.hpp). Lateness is how far
+// the replay's own dispatch put a rank behind the plan's timeline, time no
+// gap absorbed. A barrier releases its members when the last one arrives,
+// where the plan's timeline would have released them when the last one
+// arrived there (each arrival less its lateness): the members leave as late
+// as the member the plan had arrive last, and what no gap paid back by the
+// end is the replay's, left out of the predicted time. Without it a program
+// with no gap between its calls (nton_barrier: a 2 KiB write and a Barrier a
+// step) kept the replay's 0.3-0.5 us of dispatch a step in MPI mode's
+// prediction: +8 to +18% over the real run and the threaded replay.
+// The members agree in the Barrier's place, on process 0's clock
+// (share_process0_clock), so processes on several nodes compare, in one
+// MPI_Allreduce of an MPI_2INT under MPI_MAXLOC: the plan's arrival, as the
+// value, and its lateness, as the index. Between two MPICH processes here
+// that costs what their Barrier does (1.5-1.6 us a write and a Barrier in
+// one state of this VM, 1.8-2.0 in the other), where a MAX of 8 bytes costs
+// 0.03-0.15 us more and of 16 bytes 0.3-0.5 more: a step of nton_barrier is
+// 3 us. The arrival is taken since the communicator's last agreed one, to
+// 16 ns (+-34 s: a longer gap paid the lateness back anyway), the lateness
+// rounded to 16 ns (up to 34 s). (The exact release, the last real arrival,
+// is later where the members' lateness changed their order.) Other
+// collectives agree on their byte count alone and pass no lateness on.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace mpior::replay {
+
+// Process 0's clock, from its reading at the start (MpiBackend).
+struct SharedClock {
+  int64_t offset_ns = 0;  // what to add to this process's CLOCK_MONOTONIC readings
+  int64_t epoch_ns = 0;   // process 0's reading when the clocks were compared
+};
+
+// One member's arrival at a barrier, or the agreed one: when the plan had
+// it arrive (process 0's clock less the epoch) and its lateness.
+struct Arrival {
+  int64_t planned = 0, lateness = 0;
+  // MPI_MAXLOC's rule: the later planned arrival; of equal ones the least lateness.
+  void latest_with(const Arrival& o) {
+    if (o.planned > planned || (o.planned == planned && o.lateness < lateness)) *this = o;
+  }
+};
+
+// The calling thread arriving now, late by its current_lateness.
+Arrival arrive(const SharedClock& clock);
+// The agreement over comm's processes, in place. `since`: the communicator's
+// last agreed planned arrival (the same on every process), moved to this
+// one's. MPI's return code.
+int agree(Arrival& a, int64_t& since, MPI_Comm comm);
+// After the agreement: the thread leaves as late as it says (lateness_after_sync).
+void leave(const Arrival& agreed);
+
+// Collective over MPI_COMM_WORLD: process 0's clock (Cristian's estimate
+// from the fastest of a few ping-pongs; offset 0 on process 0).
+SharedClock share_process0_clock(int me, int procs);
+
+}  // namespace mpior::replay
