@@ -30,7 +30,10 @@ int agree(Arrival& a, int64_t& since, MPI_Comm comm) {
   return rc;
 }
 
-void leave(const Arrival& agreed) { lateness_agreed(agreed.lateness); }
+void leave(const Arrival& agreed, const SharedClock* now) {
+  if (!now) return lateness_agreed(agreed.lateness);
+  lateness_agreed(mono_now_ns() + now->offset_ns - now->epoch_ns - agreed.planned);
+}
 
 SharedClock share_process0_clock(int me, int procs) {
   constexpr int kRounds = 8;

@@ -19,8 +19,12 @@
 // 3 us. The arrival is taken since the communicator's last agreed one, to
 // 16 ns (+-34 s: a longer gap paid the lateness back anyway), the lateness
 // rounded to 16 ns (up to 34 s). (The exact release, the last real arrival,
-// is later where the members' lateness changed their order.) Other
-// collectives agree on their byte count alone and pass no lateness on.
+// is later where the members' lateness changed their order.) Before the
+// collectives whose members pass the same byte count the members agree the
+// same way (the replay's own barrier: it used to agree on the byte count),
+// and leave as late as they are against the agreed planned arrival, the
+// barrier's cost included. v-collectives agree on their byte count instead
+// and pass no lateness on.
 #pragma once
 
 #include <mpi.h>
@@ -51,8 +55,11 @@ Arrival arrive(const SharedClock& clock);
 // last agreed planned arrival (the same on every process), moved to this
 // one's. MPI's return code.
 int agree(Arrival& a, int64_t& since, MPI_Comm comm);
-// After the agreement: the thread leaves as late as it says (lateness_after_sync).
-void leave(const Arrival& agreed);
+// After the agreement: the thread leaves as late as it says
+// (lateness_after_sync), or with `now` (the replay's own barrier before a
+// collective: its cost is the replay's too) as late as it is against the
+// agreed planned arrival.
+void leave(const Arrival& agreed, const SharedClock* now = nullptr);
 
 // Collective over MPI_COMM_WORLD: process 0's clock (Cristian's estimate
 // from the fastest of a few ping-pongs; offset 0 on process 0).

@@ -18,6 +18,35 @@ using trace::Event;
 using trace::OpClass;
 namespace arg = trace::arg;
 
+namespace {
+
+// Collectives whose members all pass the same byte count (MPI's type
+// matching): they need no agreement on it.
+bool same_bytes_on_all(trace::Kind k) {
+  using K = trace::Kind;
+  switch (k) {
+    case K::MPI_Allreduce:
+    case K::MPI_Allreduce_c:
+    case K::MPI_Bcast:
+    case K::MPI_Bcast_c:
+    case K::MPI_Allgather:
+    case K::MPI_Allgather_c:
+    case K::MPI_Alltoall:
+    case K::MPI_Alltoall_c:
+    case K::MPI_Reduce_scatter_block:
+    case K::MPI_Reduce_scatter_block_c:
+    case K::MPI_Scan:
+    case K::MPI_Scan_c:
+    case K::MPI_Exscan:
+    case K::MPI_Exscan_c:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 int32_t RankBlocks::first(int32_t proc) const {
   int32_t per = ranks / procs, extra = ranks % procs;
   return proc * per + std::min(proc, extra);
@@ -248,7 +277,7 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
     return true;
   Comm c;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
-    if (comm_of(ev, 0, &c)) agreed_barrier(c);
+    if (comm_of(ev, 0, &c)) agreed_barrier(c, false);
     return true;
   }
   if (!comm_of(ev, ev.args[arg::comm], &c)) return true;
@@ -280,7 +309,7 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
       if (ev.args[arg::remote_size] > 0)
         inter_rooted(c, root, ev.args[arg::remote_begin], ev.args[arg::remote_size], trace::is_one_to_all(op), bytes);
       else if (trace::is_one_to_all(op))
-        collective(op, bytes, root, c);
+        collective(op, bytes, root, c, same_bytes_on_all(ev.kind));
       else
         rooted_up(c, root, bytes, ev.args[arg::contributors] > 0);
       return true;
@@ -289,7 +318,7 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
       if (ev.flags & trace::flag::neighbor)
         neighborhood(ev, c);
       else
-        collective(op, ev.args[arg::bytes], -1, c);
+        collective(op, ev.args[arg::bytes], -1, c, same_bytes_on_all(ev.kind));
       return true;
     case OpClass::barrier:
       collective(op, 0, -1, c);
@@ -307,23 +336,30 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
 }
 
 // A barrier over c's processes that passes the members' lateness on
-// (mpi_lateness.hpp).
-void MpiThreadOps::agreed_barrier(const Comm& c) {
+// (mpi_lateness.hpp). Before a collective (`own`) the barrier is the
+// replay's own: its members leave as late as they are against the plan's
+// last arrival, its cost included.
+void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
   MpiComm& mc = b_.comm(c.id);
   Arrival a = arrive(b_.clock());
   mc.meet->agree(a, [&](Arrival& all) { check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce"); });
-  leave(a);
+  leave(a, own ? &b_.clock() : nullptr);
 }
 
 // Collectives on the communicator's processes, made once per process by the
-// last of its members to arrive. The byte count is agreed first (members of
-// a v-collective contribute different amounts).
-void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, const Comm& c) {
-  if (op == OpClass::barrier) return agreed_barrier(c);
+// last of its members to arrive. Members that may pass different byte
+// counts (v-collectives, a completed nonblocking one) agree on the largest
+// first; the others agree on their arrivals, passing lateness on.
+void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, const Comm& c, bool same_bytes) {
+  if (op == OpClass::barrier) return agreed_barrier(c, false);
+  if (same_bytes) agreed_barrier(c, true);
   MpiComm& mc = b_.comm(c.id);
   mc.meet->run([&] {
-    int64_t mine = std::max<int64_t>(0, bytes_in), bytes = 0;
-    check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
+    int64_t bytes = std::max<int64_t>(0, bytes_in);
+    if (!same_bytes) {
+      int64_t mine = bytes;
+      check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
+    }
     char* buf = recv_buffer(bytes);
     if (op == OpClass::allcoll) {
       check(MPI_Allreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg), "MPI_Allreduce");
@@ -438,7 +474,7 @@ bool MpiThreadOps::complete_request(const Event& ev) {
 bool MpiThreadOps::file_barrier(const Event& ev, uint64_t event_no) {
   BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   Comm c;
-  if (comm_of(ev, ev.args[arg::fcomm], &c)) agreed_barrier(c);
+  if (comm_of(ev, ev.args[arg::fcomm], &c)) agreed_barrier(c, false);
   return true;
 }
 

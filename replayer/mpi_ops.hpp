@@ -75,10 +75,12 @@ class MpiThreadOps final : public MpiOps {
   void settle_send(int64_t req_id);  // completed: waited for lazily, with the others
   void receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, int64_t app_tag);
   bool receive_event(const trace::Event& ev, const Comm& c, int64_t given_src, int64_t given_tag);
-  // A barrier over c that passes the members' lateness on.
-  void agreed_barrier(const Comm& c);
+  // A barrier over c that passes the members' lateness on; `own`: the
+  // replay's, before a collective (its cost is lateness too).
+  void agreed_barrier(const Comm& c, bool own);
   // op: barrier, allcoll or a one-to-all collective (root: its place in c).
-  void collective(trace::OpClass op, int64_t bytes, int64_t root, const Comm& c);
+  // same_bytes: every member passes `bytes` (no agreement on it needed).
+  void collective(trace::OpClass op, int64_t bytes, int64_t root, const Comm& c, bool same_bytes = false);
   // partial: the root's record is followed by mpior_member records naming who to wait for.
   void rooted_up(const Comm& c, int64_t root, int64_t bytes, bool partial);
   // Messages to the out-neighbours, from the in-neighbours (a communicator
