@@ -191,7 +191,6 @@ void Pruner::all_to_all_begin(int32_t comm, DecisionExchange& x) {
     return;
   }
   pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, channel(comm).app, &x.req);
-  x.exchanged = true;
 }
 
 bool Pruner::all_to_all_end(DecisionExchange& x) {
@@ -210,7 +209,6 @@ void Pruner::one_to_all_begin(int32_t comm, DecisionExchange& x) {
   x.result = x.me == x.root ? nodes_.pending_any(x.members, me_) : 0;
   if (x.members.size() == 1) return;
   pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, channel(comm).app, &x.req);
-  x.exchanged = true;
 }
 
 bool Pruner::one_to_all_end(DecisionExchange& x) {
@@ -228,7 +226,6 @@ void Pruner::all_to_one_begin(int32_t comm, DecisionExchange& x) {
   x.all.assign(am_root ? x.members.size() : 0, 0);
   if (x.members.size() == 1) return;
   pmpi::Igather(&x.mine_byte, 1, MPI_CHAR, x.all.data(), 1, MPI_CHAR, x.root, channel(comm).app, &x.req);
-  x.exchanged = true;
 }
 
 RootedDecision Pruner::all_to_one_end(DecisionExchange& x) {

@@ -51,7 +51,6 @@ struct RootedDecision {
 // its buffers until end().
 struct DecisionExchange {
   bool posted = false;               // false: the communicator is not pruned
-  bool exchanged = false;            // blocking: an exchange was made (none on a communicator of one)
   std::span<const int32_t> members;  // world ranks, in communicator rank order
   int root = -1, me = -1;            // communicator ranks (rooted collectives)
   MPI_Request req = MPI_REQUEST_NULL;

@@ -42,17 +42,8 @@ class LocalMeet {
   explicit LocalMeet(uint32_t members) : members_(members) {}
   template <class F>
   void run(F&& call) {
-    if (members_ <= 1) return call();
-    std::unique_lock lock(mu_);
-    uint64_t gen = gen_;
-    if (++arrived_ == members_) {
-      call();
-      arrived_ = 0;
-      ++gen_;
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(lock, [&] { return gen_ != gen; });
+    Arrival none;
+    agree(none, [&](Arrival&) { call(); });
   }
   // The members' arrivals agreed here, then by the last one's `call` over
   // the communicator's processes; each leaves with the agreed one in `mine`.
