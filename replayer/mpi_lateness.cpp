@@ -24,6 +24,7 @@ int agree(Arrival& a, int64_t& since, MPI_Comm comm) {
   struct {
     int32_t planned, lateness;
   } mine{to_units(a.planned - since), std::max(0, to_units(a.lateness))};
+
   int rc = MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_2INT, MPI_MAXLOC, comm);
   since += int64_t(mine.planned) << kUnitShift;
   a = Arrival{since, int64_t(mine.lateness) << kUnitShift};
@@ -33,6 +34,18 @@ int agree(Arrival& a, int64_t& since, MPI_Comm comm) {
 void leave(const Arrival& agreed, const SharedClock* now) {
   if (!now) return lateness_agreed(agreed.lateness);
   lateness_agreed(mono_now_ns() + now->offset_ns - now->epoch_ns - agreed.planned);
+}
+
+MessageStamp stamp(const SharedClock& clock) {
+  int64_t now = mono_now_ns(), lateness = std::max<int64_t>(0, current_lateness(now));
+  int64_t posted = now + clock.offset_ns - clock.epoch_ns;
+  return MessageStamp{posted, posted - lateness};
+}
+
+// As Channels::wait: released when both were there, planned when the plan had both there.
+void received(const Arrival& entry, const MessageStamp& s) {
+  int64_t released = std::max(entry.planned + entry.lateness, s.posted);
+  lateness_agreed(std::max<int64_t>(0, released - std::max(entry.planned, s.planned)));
 }
 
 SharedClock share_process0_clock(int me, int procs) {

@@ -24,7 +24,11 @@
 // same way (the replay's own barrier: it used to agree on the byte count),
 // and leave as late as they are against the agreed planned arrival, the
 // barrier's cost included. v-collectives agree on their byte count instead
-// and pass no lateness on.
+// and pass no lateness on. A message carries its sender's lateness in a
+// stamp (MessageStamp): a receive that waited for it leaves as late as the
+// sender was, as the threads' Channels::wait does. Without it a receiver
+// that waited for a late sender paid the wait in real time and kept none of
+// its lateness, which then stayed in the prediction.
 #pragma once
 
 #include <mpi.h>
@@ -60,6 +64,21 @@ int agree(Arrival& a, int64_t& since, MPI_Comm comm);
 // collective: its cost is the replay's too) as late as it is against the
 // agreed planned arrival.
 void leave(const Arrival& agreed, const SharedClock* now = nullptr);
+
+// A message's first bytes (the replay pads shorter ones): when its sender
+// posted it and when the plan had it posted, on process 0's clock less the
+// epoch. The receiver's real arrival and the real post give when the plan
+// and the replay meet (the transfer after it is MPI's, the prediction's).
+struct MessageStamp {
+  int64_t posted = 0, planned = 0;
+};
+inline constexpr int64_t kStampBytes = sizeof(MessageStamp);
+// The calling thread posting a message now, late by its current_lateness.
+MessageStamp stamp(const SharedClock& clock);
+// A receive that arrived at `entry` (arrive() before it waited) took the
+// message stamped `s`: the thread leaves as late as the later of the two was
+// against the plan (lateness_after_sync).
+void received(const Arrival& entry, const MessageStamp& s);
 
 // Collective over MPI_COMM_WORLD: process 0's clock (Cristian's estimate
 // from the fastest of a few ping-pongs; offset 0 on process 0).

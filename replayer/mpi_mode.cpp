@@ -120,10 +120,9 @@ void MpiThreadOps::check(int rc, const char* what) {
 
 void MpiThreadOps::finish() {
   BlockedIn blocked(b_.board(), slot_, trace::Kind::MPI_Waitall, 0);
-  std::vector<MPI_Request> all = pending_.take();
-  for (auto& [id, r] : sends_) all.push_back(r);
+  for (auto& [id, p] : sends_) pending_.add(p.req, std::move(p.buf), 0);
   sends_.clear();
-  if (!all.empty()) check(waitall_yielding(int(all.size()), all.data()), "MPI_Testall");
+  check(pending_.wait_all(), "MPI_Testall");
 }
 
 char* MpiThreadOps::recv_buffer(int64_t n) {
@@ -197,24 +196,29 @@ void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64
   if (dst < 0) throw ReplayError(fmt::format("{}: send to rank {} outside its communicator", who_, dst_comm_rank));
   int32_t to = b_.comm(c.id).proc_rank(b_.blocks().owner(dst));
   MPI_Request req;
-  bytes = std::max<int64_t>(0, bytes);
-  check(MPI_Isend_c(b_.zeros(bytes), MPI_Count(bytes), MPI_BYTE, to, tag(app_tag, rank_, dst), on, &req), "MPI_Isend");
+  bytes = std::max(bytes, kStampBytes);  // shorter ones padded: a few bytes more cost MPI nothing measurable
+  SendBuffer buf = pending_.buffer(bytes);
+  MessageStamp st = stamp(b_.clock());
+  std::memcpy(buf.data.get(), &st, sizeof st);
+  check(MPI_Isend_c(buf.data.get(), MPI_Count(bytes), MPI_BYTE, to, tag(app_tag, rank_, dst), on, &req), "MPI_Isend");
   if (req_id > 0) {
     settle_send(req_id);  // an id the trace used again
-    sends_[req_id] = req;
+    sends_[req_id] = Posted{req, std::move(buf)};
     return;
   }
-  pending_.add(req, mono_now_ns());
-  if (pending_.size() >= 64) check(pending_.test(), "MPI_Testsome");  // keep the list short
+  pending_.add(req, std::move(buf), mono_now_ns());
+  if (pending_.due()) check(pending_.test(), "MPI_Testsome");
 }
 
 void MpiThreadOps::cancel_send(int64_t req_id) {
   auto it = sends_.find(req_id);
   if (it == sends_.end()) return;
-  MPI_Request r = it->second;
+  MPI_Request r = it->second.req;
+  SendBuffer buf = std::move(it->second.buf);
   sends_.erase(it);
   check(MPI_Cancel(&r), "MPI_Cancel");
   check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");  // at once: cancelled, or delivered when already matched
+  pending_.recycle(std::move(buf));
 }
 
 int64_t MpiThreadOps::idle_until(int64_t deadline, const std::atomic<bool>& abort) {
@@ -234,7 +238,7 @@ int64_t MpiThreadOps::idle_until(int64_t deadline, const std::atomic<bool>& abor
 void MpiThreadOps::settle_send(int64_t req_id) {
   auto it = sends_.find(req_id);
   if (it == sends_.end()) return;
-  pending_.add(it->second, mono_now_ns());
+  pending_.add(it->second.req, std::move(it->second.buf), mono_now_ns());
   sends_.erase(it);
 }
 
@@ -243,12 +247,18 @@ void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, in
   int32_t src = member_plan_rank(c.id, src_comm_rank);
   if (src < 0) throw ReplayError(fmt::format("{}: receive from rank {} outside its communicator", who_, src_comm_rank));
   int32_t from = b_.comm(c.id).proc_rank(b_.blocks().owner(src));
+  Arrival entry = arrive(b_.clock());
   MPI_Message msg;
   MPI_Status st;
   check(mprobe_yielding(from, tag(app_tag, src, rank_), on, &msg, &st), "MPI_Improbe");
   MPI_Count n = 0;
   MPI_Get_count_c(&st, MPI_BYTE, &n);
-  check(MPI_Mrecv_c(recv_buffer(n), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+  char* buf = recv_buffer(n);
+  check(MPI_Mrecv_c(buf, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+  MessageStamp s;
+  if (n < kStampBytes) throw ReplayError(fmt::format("{}: a message of {} bytes, without its stamp", who_, n));
+  std::memcpy(&s, buf, sizeof s);
+  received(entry, s);
 }
 
 bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_src, int64_t given_tag) {

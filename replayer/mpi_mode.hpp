@@ -138,7 +138,7 @@ class MpiBackend final : public Backend {
   int tag_ub() const { return tag_ub_; }
   bool one_per_rank() const { return blocks_.ranks == blocks_.procs; }
   bool native_mpiio() const { return native_; }
-  // A zero-filled buffer of at least n bytes that stays valid (sends only read it).
+  // A zero-filled buffer of at least n bytes that stays valid (MPI-IO writes only read it).
   const char* zeros(int64_t n);
   // Shared file pointers where ranks open files alone (blocks): exact with
   // one process, per process otherwise.

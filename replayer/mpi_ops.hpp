@@ -108,8 +108,12 @@ class MpiThreadOps final : public MpiOps {
   IoReplay& io_;
   const Target& target_;
   std::string who_;
-  PendingSends pending_;                            // sends, completed lazily (they only read the zero buffer)
-  std::unordered_map<int64_t, MPI_Request> sends_;  // nonblocking sends by trace request id, until settled
+  struct Posted {
+    MPI_Request req;
+    SendBuffer buf;
+  };
+  PendingSends pending_;                       // sends, completed lazily
+  std::unordered_map<int64_t, Posted> sends_;  // nonblocking sends by trace request id, until settled
   std::vector<char> rbuf_;
   std::unordered_map<int64_t, File> files_;
   int64_t view_handle_ = -1;  // a view waiting for its blocks

@@ -225,7 +225,12 @@ int64_t lateness_after_sync() { return t_synced ? t_lateness_ns : -1; }
 int64_t current_lateness(int64_t now) {
   return t_lateness_ns + (t_lateness_since > 0 ? std::max<int64_t>(0, now - t_lateness_since) : 0);
 }
-void lateness_agreed(int64_t ns) { released_late(ns, 0); }
+// The lateness holds from now on: a second receive in the same call (a
+// Waitall's, a root's from each member) starts from it, not from the step.
+void lateness_agreed(int64_t ns) {
+  released_late(ns, 0);
+  t_lateness_since = 0;
+}
 
 int64_t last_release_ns() { return t_released_ns; }
 bool last_wait_slept() { return t_slept; }

@@ -184,10 +184,11 @@ void set_lateness(int64_t ns, int64_t since = 0);
 // The lateness after the synchronisations since set_lateness; -1: none ran.
 int64_t lateness_after_sync();
 // MPI mode (mpi_lateness.hpp): the lateness set last, which a barrier's
-// members pass to each other, with the replay's own time since `since` (its
-// dispatch up to the MPI call: the real call's time is MPI's, which no
-// calibrated cost pays back as the threads' does), and what they agreed to
-// leave with.
+// members pass to each other and a message carries, with the replay's own
+// time since `since` (its dispatch up to the MPI call: the real call's time
+// is MPI's, which no calibrated cost pays back as the threads' does), and
+// what a barrier's members agreed to leave with (a receive: what it left
+// with).
 int64_t current_lateness(int64_t now);
 void lateness_agreed(int64_t ns);
 
