@@ -36,7 +36,9 @@ class PendingSends {
  public:
   static constexpr int kStaleGaps = 8;
   static constexpr int64_t kStaleNs = 50'000'000;
-  static constexpr int64_t kKeptBytes = int64_t(64) << 20;  // free buffers kept for reuse, at most
+  // Free buffers kept for reuse, at most (a thread's: a process may hold a
+  // block of ranks): a few of the largest messages a solver keeps in flight.
+  static constexpr int64_t kKeptBytes = int64_t(4) << 20;
   static constexpr size_t kTestEvery = 64;
 
   // A buffer of at least n bytes, reused when one of its class is free.
