@@ -24,7 +24,6 @@ int agree(Arrival& a, int64_t& since, MPI_Comm comm) {
   struct {
     int32_t planned, lateness;
   } mine{to_units(a.planned - since), std::max(0, to_units(a.lateness))};
-
   int rc = MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_2INT, MPI_MAXLOC, comm);
   since += int64_t(mine.planned) << kUnitShift;
   a = Arrival{since, int64_t(mine.lateness) << kUnitShift};
