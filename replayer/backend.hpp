@@ -15,6 +15,7 @@
 
 namespace mpior::replay {
 
+class Channels;
 class ErrorLog;
 class IoReplay;
 struct Target;
@@ -45,6 +46,13 @@ class MpiOps {
   // replay thread is not (serial_gather's root waited a member's whole gap
   // for each 32 KiB contribution: +59% against the traced time).
   virtual int64_t idle_until(int64_t deadline, const std::atomic<bool>& abort) { return sleep_until(deadline, abort); }
+  // MPI mode: a depth-0 call that stays within this process (messages
+  // between two of its ranks, a collective of its ranks alone), which it
+  // replays as the threads do: the engine charges its calibrated cost.
+  virtual bool local(const trace::Event&) const { return false; }
+  // MPI mode: the completions under the last Wait/Test all stayed within
+  // this process (at least one did): the engine charges the Wait's cost.
+  virtual bool completions_local() const { return false; }
 };
 
 // Real MPI under the replay (mpi_mode.cpp); null in ReplayOptions for threads alone.
@@ -53,8 +61,12 @@ class Backend {
   virtual ~Backend() = default;
   // This process replays that plan rank.
   virtual bool replays(int32_t rank) const = 0;
+  // `local`: the channels of this process's threads, for messages between its ranks.
   virtual std::unique_ptr<MpiOps> ops(int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,
-                                      const std::string& who) = 0;
+                                      const std::string& who, Channels& local) = 0;
+  // The replay threads of every process on this node: a thread waiting
+  // for another of its process may poll only while each has a core.
+  virtual uint32_t node_threads() const = 0;
   // Prepares the target: process 0 first, then the others (the same
   // directory, or one per node).
   virtual void in_turn(const std::function<void()>& setup) = 0;

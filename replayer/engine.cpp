@@ -13,240 +13,15 @@
 
 #include "aio_replay.hpp"
 #include "clock.hpp"
-#include "comm_cost.hpp"
-#include "error.hpp"
-#include "init_gate.hpp"
-#include "io_replay.hpp"
-#include "mpi_replay.hpp"
-#include "mpiio_replay.hpp"
-#include "progress.hpp"
-#include "start_gate.hpp"
-#include "sync.hpp"
+#include "replay_thread.hpp"
 
 namespace mpior::replay {
-namespace {
-
-// A thread's count of replayed events, for the progress bar: a cache line
-// each, so that threads counting every event do not pass one line between
-// their cores.
-struct alignas(64) EventCount {
-  std::atomic<uint64_t> n{0};
-};
-
-struct Shared {
-  Shared(const trace::Plan& p, const Target& t, const ReplayOptions& o, uint32_t threads)
-      : plan(p),
-        target(t),
-        opt(o),
-        progress(threads, o.stall_timeout_s),
-        mpi(p, progress, threads),
-        costs(o.io_only ? CommCosts() : CommCosts(p)),  // MPI mode: for the calls pruning emptied
-        init(p),
-        private_fds(!o.backend && !plan_uses_aio(p)),
-        cpu_wait_read(threads <= uint32_t(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))) {}
-  // When rank r's trace started after the earliest rank's (--io-only and MPI
-  // mode: the ranks start together).
-  int64_t start_of(int32_t rank) const { return opt.io_only || opt.backend ? 0 : plan.ranks[size_t(rank)].start_ns; }
-  const trace::Plan& plan;
-  const Target& target;
-  const ReplayOptions& opt;
-  Progress progress;
-  MpiWorld mpi;
-  CommCosts costs;  // what MPI calls cost beyond waiting, from the plan's timings
-  ErrorLog errors;
-  StartGate gate;
-  SharedPointers pointers;
-  InitGate init;     // start-up: threads replaying MPI_Init meet
-  bool private_fds;  // each replay thread unshares its descriptor table
-  // The threads' own waits for a CPU are read where they fit the CPUs (more
-  // wait for each other, as oversubscribed ranks do; the tracer leaves those in).
-  bool cpu_wait_read;
-};
-
-// A cache line of its own at each end: threads write their summaries and pacers
-// every event, and objects allocated one after the other would share lines.
-class alignas(64) ReplayThread {
- public:
-  ReplayThread(Shared& sh, const trace::Stream& stream, int32_t rank)
-      : sh_(sh), stream_(stream), who_("rank " + std::to_string(rank) + " thread " + std::to_string(stream.thread)) {
-    summary.rank = rank;
-    summary.thread = stream.thread;
-    summary.traced_ns = sh.plan.ranks[size_t(rank)].traced_ns + sh.start_of(rank);
-    calls.rank = rank;
-    calls.thread = stream.thread;
-  }
-
-  static void* entry(void* self) {
-    static_cast<ReplayThread*>(self)->run_guarded();
-    return nullptr;
-  }
-
-  ThreadSummary summary;
-  OpTable ops;
-  EventCount* done = nullptr;  // depth-0 events replayed, for the progress bar
-  ThreadCalls calls;           // --timeline / --html
-  uint64_t budget = 0;         // calls to keep
-  std::string io_lines;        // --io-log: "kind path offset count", one per replayed file call
-  uint64_t skipped = 0;
-  int64_t end_ns = 0;
-
- private:
-  // A depth-0 event being replayed: completion records under a Wait extend it.
-  struct Current {
-    bool active = false;
-    bool waits = false;
-    trace::Kind kind{};
-    int64_t start = 0;
-    int64_t bytes = 0;
-  };
-  // Where the current depth-0 call's time goes (ThreadSummary's breakdown).
-  struct Account {
-    bool open = false;
-    bool io = false;
-    int64_t start = 0, waited = 0, charged = 0;
-  };
-  void close_account(int64_t end) {
-    if (!acct_.open) return;
-    acct_.open = false;
-    int64_t rest = std::max<int64_t>(0, end - acct_.start - acct_.waited - acct_.charged);
-    summary.wait_ns += acct_.waited;
-    summary.comm_ns += acct_.charged;
-    summary.charged_ns += acct_.charged;
-    (acct_.io ? summary.io_ns : summary.comm_ns) += rest;
-  }
-  // Sleeps a calibrated cost from `from`; returns when it woke.
-  int64_t charge(int64_t from, int64_t cost) {
-    int64_t deadline = pacer_.deadline_after(from, cost);
-    int64_t woke = sleep_until(deadline, sh_.progress.aborted());
-    pacer_.woke_at(deadline, woke);
-    acct_.charged += woke - from;
-    return woke;
-  }
-  // A call's calibrated cost after its synchronisation. A thread that went on
-  // after the last member arrived, or after the message it waited for was
-  // posted (polling, a wake-up), spent that much of the cost already: MPI
-  // polls, and its own hand-off is in the cost (a receive charged in full on
-  // top of the replay's hand-off made a ping-pong 2.5x its traced time).
-  void charge_after_sync(int64_t cost) {
-    int64_t released = last_release_ns(), late = released > 0 ? std::max<int64_t>(0, last_end_ - released) : 0;
-    if (cost > late) {
-      last_end_ = charge(last_end_, cost - late);
-    } else if (late > cost) {  // later than MPI would have gone on: the replay's own delay
-      pacer_.add_debt(late - cost);
-      summary.late_ns += late - cost;
-    }
-  }
-  // Waiting for partners, measured around a synchronisation.
-  template <class F>
-  bool waiting(F&& sync) {
-    int64_t t = mono_now_ns();
-    set_lateness(pacer_.debt(), last_end_);
-    bool going = sync();
-    last_end_ = mono_now_ns();
-    acct_.waited += last_end_ - t;
-    if (int64_t lateness = lateness_after_sync(); lateness >= 0) pacer_.set_debt(lateness);
-    return going;
-  }
-  bool mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& mpi, int64_t start);
-  // A read or write began at `start`, ended at r.end_ns (the one reading after
-  // it), r.call_ns of it in the real calls: the rest is the replay's own, debt
-  // the next gaps pay (comm_split's 2 KiB fwrite: 1.08-1.23 us, its step 1.1).
-  void pay_dispatch(int64_t start, const IoOutcome& r) {
-    last_end_ = r.end_ns;
-    if (sh_.opt.io_only) return;
-    int64_t own = std::max<int64_t>(0, r.end_ns - start - r.call_ns);
-    pacer_.add_debt(own);
-    summary.own_ns += own;
-  }
-
-  void run_guarded() {
-    tighten_timer_slack();
-    // A rank's descriptors are its own, as in the traced process; unshared,
-    // the kernel looks them up without reference counting (40 ns a call).
-    // Not in MPI mode (the MPI library's threads share descriptors) nor with
-    // POSIX AIO (glibc's helper threads serve every thread's requests).
-    if (sh_.private_fds) (void)unshare(CLONE_FILES);
-    try {
-      run();
-    } catch (const std::exception& e) {
-      if (sh_.opt.backend) sh_.opt.backend->fatal(who_ + ": " + e.what());
-      sh_.progress.abort(who_ + ": " + e.what());
-      if (!arrived_) sh_.gate.arrive();  // main waits for every thread at the gate
-      end_ns = mono_now_ns();
-    }
-    sh_.progress.thread_done();
-  }
-
-  void run();
-  // A receive a Wait/Test completed: where the message's arrow ends.
-  void record_completion(const trace::Event& ev) {
-    if (calls.calls.size() + 1 < budget)  // room left for the Wait/Test itself
-      calls.calls.push_back({ev, last_end_ - t0_, last_end_ - t0_});
-    else
-      calls.capped = true;
-  }
-  void log_io(const trace::Event& ev) {
-    const trace::PlanRank& r = sh_.plan.ranks[size_t(summary.rank)];
-    int64_t local = ev.args[trace::arg::file];
-    std::string path = local >= 0 && size_t(local) < r.files.size()
-                           ? sh_.plan.files[size_t(r.files[size_t(local)])].path
-                           : std::string("-");
-    io_lines += fmt::format("{} {} {} {}\n", trace::name(ev.kind), path, ev.args[trace::arg::offset],
-                            ev.args[trace::arg::count]);
-  }
-  bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio, int64_t start);
-  void begin_file_call(const trace::Event& ev, uint64_t event_no, bool native);
-  bool nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi);
-  bool release_open(MpiOps& mpi) {
-    fscope_.open_pending = fscope_.creating = false;
-    return mpi.file_barrier(fscope_.call, fscope_.event_no);
-  }
-  void finish(int64_t end) {
-    if (cur_.active) ops.add(cur_.kind, end - cur_.start, cur_.bytes);
-    cur_.active = false;
-    if (!recording_) return;
-    recording_ = false;
-    if (calls.calls.size() < budget)
-      calls.calls.push_back({pending_, pending_start_ - t0_, std::max(end, pending_start_) - t0_});
-    else
-      calls.capped = true;
-  }
-
-  // The POSIX calls ROMIO made under an MPI-IO call (or under the Wait that
-  // completed a nonblocking one) are replayed as the file system saw them. A
-  // collective open lets the others open only after the creating rank
-  // created the file (ROMIO: create on one rank, then broadcast).
-  struct FileScope {
-    bool nested_io = false;
-    bool open_pending = false;  // the open's barrier is still to come
-    bool creating = false;      // this rank creates the file in it
-    int64_t file = -1;
-    trace::Event call;
-    uint64_t event_no = 0;
-  };
-
-  Shared& sh_;
-  const trace::Stream& stream_;
-  std::string who_;
-  Current cur_;
-  FileScope fscope_;
-  trace::Event pending_;  // the call being replayed, for `calls`
-  int64_t pending_start_ = 0, t0_ = 0;
-  bool recording_ = false;
-  int64_t last_end_ = 0;
-  bool arrived_ = false;
-  bool met_init_ = false;
-  Pacer pacer_{0, 1.0};
-  Account acct_;
-  int64_t owed_ = 0;        // a Wait/Test's cost, charged after its completions
-  int64_t traced_end_ = 0;  // where the last depth-0 event ended when traced
-};
 
 void ReplayThread::run() {
   IoReplay io(sh_.target, sh_.plan, summary.rank, sh_.errors, sh_.progress, who_);
-  std::unique_ptr<MpiOps> ops = sh_.opt.backend
-                                    ? sh_.opt.backend->ops(summary.rank, sh_.errors, io, sh_.target, who_)
-                                    : std::make_unique<ThreadMpi>(sh_.mpi, sh_.plan, summary.rank, sh_.errors, who_);
+  std::unique_ptr<MpiOps> ops =
+      sh_.opt.backend ? sh_.opt.backend->ops(summary.rank, sh_.errors, io, sh_.target, who_, sh_.mpi.channels())
+                      : std::make_unique<ThreadMpi>(sh_.mpi, sh_.plan, summary.rank, sh_.errors, who_);
   MpiOps& mpi = *ops;
   MpiioReplay mio(io, sh_.target, sh_.pointers);
   trace::EventCursor cursor(stream_, summary.rank, sh_.opt.cursor);
@@ -289,7 +64,7 @@ void ReplayThread::run() {
     }
     mpi.settle();
     if (fscope_.open_pending) going = release_open(mpi) && going;
-    if (owed_ > 0) charge_after_sync(std::exchange(owed_, 0));  // a Wait's cost, after its completions
+    pay_owed(mpi, true);  // a Wait's cost, after its completions
     finish(last_end_);
     close_account(last_end_);
     pacer_.mark_end(last_end_);
@@ -320,7 +95,7 @@ void ReplayThread::run() {
   if (going && fscope_.open_pending) release_open(mpi);
   mpi.settle();
   mpi.finish();
-  if (owed_ > 0) last_end_ = charge(last_end_, std::exchange(owed_, 0));
+  pay_owed(mpi, false);
   finish(last_end_);
   close_account(last_end_);
   io.close_all();
@@ -438,37 +213,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
   return going;
 }
 
-// Semaphores and barriers reproduce the waiting; what a call costs beyond it
-// (CommCosts, calibrated from the plan) is charged before a send posts and
-// after every other call's synchronisation (a Wait's after its completions).
-// Calls without a cost class (communicator creation, Finalize) take at least
-// their floor (CommCosts::floor_ns). A member that woke later than the last
-// arrival plus the cost owes the difference as pacer debt. Real MPI costs
-// what it costs, but for the messages pruning took away: the root of a
-// Reduce or Gather whose members' calls were dropped receives nothing from
-// them, and takes at least the call's cost (serial_gather's root: -22%).
-bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& mpi, int64_t start) {
-  trace::OpClass op = ev.op();
-  bool pruned_root = sh_.opt.backend && !sh_.opt.io_only && CommCosts::pruned_root(ev);
-  bool io_only = sh_.opt.io_only || (sh_.opt.backend && !pruned_root);
-  int64_t cost = io_only ? 0 : sh_.costs.cost(sh_.plan, ev);
-  int64_t from = start;
-  if (cost > 0 && CommCosts::charged_before(op)) from = charge(start, std::exchange(cost, 0));
-  last_end_ = from;
-  clear_last_release();
-  bool going = waiting([&] { return mpi.replay(ev, event_no); });
-  if (!going || io_only) return going;
-  if (op == trace::OpClass::wait || op == trace::OpClass::test) {
-    owed_ = cost;
-  } else if (CommCosts::charged(op) && !pruned_root) {
-    summary.slept_waits += last_wait_slept();
-    charge_after_sync(cost);
-  } else {
-    int64_t floor = pruned_root ? cost : sh_.costs.floor_ns(sh_.plan, ev, stream_.leaves[ev.leaf].dur);
-    if (floor > 0 && last_end_ < start + floor) last_end_ = charge(last_end_, start + floor - last_end_);
-  }
-  return going;
-}
+namespace {
 
 struct ThreadSpec {
   const trace::Stream* stream;

@@ -38,6 +38,7 @@ MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool 
   if (found && ub) tag_ub_ = *static_cast<int*>(ub);
   MPI_Comm_group(MPI_COMM_WORLD, &world_group_);
   clock_ = share_process0_clock(me, procs);
+  count_node_threads();
   // One-member communicators (each rank's MPI_COMM_SELF) share one set:
   // MPI has a few thousand communicators, plans may have as many ranks.
   MPI_Comm_dup(MPI_COMM_SELF, &self_.msg);
@@ -57,9 +58,22 @@ MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool 
     }
     c.meet = std::make_unique<LocalMeet>(mine);
     c.local_members = mine;
+    c.here = !members.empty() && mine == members.size();
     c.at_record = !made_at_start(plan.comms[g].origin);
     if (!c.at_record) make_eagerly(g);
   }
+}
+
+// Collective over MPI_COMM_WORLD: this process's replay threads (one per
+// rank and traced thread), summed over the processes of its node.
+void MpiBackend::count_node_threads() {
+  uint32_t mine = 0;
+  for (const trace::Stream& s : plan_.streams)
+    for (int64_t r : s.rank_list()) mine += blocks_.owner(int32_t(r)) == me_;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me_, MPI_INFO_NULL, &node);
+  MPI_Allreduce(&mine, &node_threads_, 1, MPI_UINT32_T, MPI_SUM, node);
+  MPI_Comm_free(&node);
 }
 
 // Collective over MPI_COMM_WORLD, in plan order on every process.

@@ -59,8 +59,8 @@ int32_t RankBlocks::owner(int32_t rank) const {
 }
 
 std::unique_ptr<MpiOps> MpiBackend::ops(int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,
-                                        const std::string& who) {
-  return std::make_unique<MpiThreadOps>(*this, rank, errors, io, target, who);
+                                        const std::string& who, Channels& local) {
+  return std::make_unique<MpiThreadOps>(*this, rank, errors, io, target, who, local);
 }
 
 void MpiBackend::in_turn(const std::function<void()>& setup) {
@@ -92,8 +92,9 @@ const char* MpiBackend::zeros(int64_t n) {
 }
 
 MpiThreadOps::MpiThreadOps(MpiBackend& b, int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,
-                           std::string who)
+                           std::string who, Channels& local)
     : b_(b),
+      channels_(local),
       rank_info_(b.plan().ranks[size_t(rank)]),
       rank_(rank),
       errors_(errors),
@@ -194,6 +195,7 @@ void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64
                         int64_t req_id) {
   int32_t dst = member_plan_rank(c.id, dst_comm_rank);
   if (dst < 0) throw ReplayError(fmt::format("{}: send to rank {} outside its communicator", who_, dst_comm_rank));
+  if (b_.mine(dst)) return channels_.post({c.id, c.me, dst_comm_rank, app_tag});
   int32_t to = b_.comm(c.id).proc_rank(b_.blocks().owner(dst));
   MPI_Request req;
   bytes = std::max(bytes, kStampBytes);  // shorter ones padded: a few bytes more cost MPI nothing measurable
@@ -246,6 +248,11 @@ void MpiThreadOps::settle_send(int64_t req_id) {
 void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, int64_t app_tag) {
   int32_t src = member_plan_rank(c.id, src_comm_rank);
   if (src < 0) throw ReplayError(fmt::format("{}: receive from rank {} outside its communicator", who_, src_comm_rank));
+  if (b_.mine(src)) {
+    if (channels_.wait({c.id, src_comm_rank, c.me, app_tag}, Who(who_)) == WaitResult::ok) return;
+    throw ReplayError(fmt::format("{}: stopped waiting for a message from rank {} of this process: {}", who_, src,
+                                  channels_.stop_reason()));
+  }
   int32_t from = b_.comm(c.id).proc_rank(b_.blocks().owner(src));
   Arrival entry = arrive(b_.clock());
   MPI_Message msg;
@@ -277,6 +284,7 @@ bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_s
 bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
   BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   OpClass op = ev.op();
+  if (op == OpClass::wait || op == OpClass::test) completions_ = {};
   if (op == OpClass::init || op == OpClass::wait || op == OpClass::test) return true;
   if (op == OpClass::irecv) return receive_posted(ev);
   if (op == OpClass::comm_local) return made(ev);
@@ -352,7 +360,9 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
 void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
   MpiComm& mc = b_.comm(c.id);
   Arrival a = arrive(b_.clock());
-  mc.meet->agree(a, [&](Arrival& all) { check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce"); });
+  mc.meet->agree(a, [&](Arrival& all) {
+    if (!mc.here) check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce");
+  });
   leave(a, own ? &b_.clock() : nullptr);
 }
 
@@ -361,9 +371,10 @@ void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
 // counts (v-collectives, a completed nonblocking one) agree on the largest
 // first; the others agree on their arrivals, passing lateness on.
 void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, const Comm& c, bool same_bytes) {
-  if (op == OpClass::barrier) return agreed_barrier(c, false);
-  if (same_bytes) agreed_barrier(c, true);
   MpiComm& mc = b_.comm(c.id);
+  // Of this process's ranks alone: they meet as the threads' do, no data to move.
+  if (op == OpClass::barrier || mc.here) return agreed_barrier(c, false);
+  if (same_bytes) agreed_barrier(c, true);
   mc.meet->run([&] {
     int64_t bytes = std::max<int64_t>(0, bytes_in);
     if (!same_bytes) {
@@ -452,6 +463,7 @@ bool MpiThreadOps::member(const Event& ev, uint64_t event_no) {
 
 bool MpiThreadOps::complete(const Event& ev, uint64_t event_no) {
   BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
+  count_completion(ev);
   bool done = complete_request(ev);
   // After the receive: its communicator may be waiting for it to be freed.
   if (int32_t g = global_of(ev.args[arg::comm]); ev.args[arg::req_kind] == trace::kReqRecv && g >= 0)
@@ -479,6 +491,61 @@ bool MpiThreadOps::complete_request(const Event& ev) {
   if (ev.args[arg::req_kind] != trace::kReqRecv) return true;  // sends complete lazily, file requests at once
   Comm c;
   return !comm_of(ev, ev.args[arg::comm], &c) || receive_event(ev, c, ev.args[arg::peer], ev.args[arg::tag]);
+}
+
+bool MpiThreadOps::peer_here(int64_t local, int64_t comm_rank) const {
+  if (comm_rank == trace::kProcNull) return true;
+  int32_t g = global_of(local);
+  if (g < 0 || size_t(g) >= b_.comm_count()) return false;
+  int32_t r = member_plan_rank(g, int32_t(comm_rank));
+  return r >= 0 && b_.mine(r);
+}
+
+bool MpiThreadOps::local(const Event& ev) const {
+  int64_t comm = ev.args[arg::comm], peer = ev.args[arg::peer];
+  int64_t src = ev.args[arg::src] >= 0 ? ev.args[arg::src] : -1;
+  switch (ev.op()) {
+    case OpClass::send:
+    case OpClass::isend:
+      return peer_here(comm, peer);
+    case OpClass::start:
+      return ev.args[arg::req_kind] == trace::kReqSend && peer_here(comm, peer);
+    case OpClass::recv:
+      return peer_here(comm, src >= 0 ? src : peer);
+    case OpClass::sendrecv:
+      return peer_here(comm, peer) && peer_here(comm, src >= 0 ? src : ev.args[arg::peer2]);
+    case OpClass::finalize:
+      comm = 0;  // MPI_COMM_WORLD
+      [[fallthrough]];
+    case OpClass::barrier:
+    case OpClass::allcoll:
+    case OpClass::bcast:
+    case OpClass::scatter:
+    case OpClass::reduce:
+    case OpClass::gather: {
+      int32_t g = global_of(comm);
+      return g >= 0 && size_t(g) < b_.comm_count() && b_.comm(g).here;
+    }
+    default:
+      return false;
+  }
+}
+
+void MpiThreadOps::count_completion(const Event& ev) {
+  if (ev.flags & trace::flag::cancelled) return;
+  int64_t comm = ev.args[arg::comm], kind = ev.args[arg::req_kind];
+  bool here = false;
+  if (kind == trace::kReqSend) {
+    here = peer_here(comm, ev.args[arg::peer]);
+  } else if (kind == trace::kReqRecv) {
+    here = peer_here(comm, ev.args[arg::src] >= 0 ? ev.args[arg::src] : ev.args[arg::peer]);
+  } else if (kind == trace::kReqColl) {
+    int32_t g = global_of(comm);
+    here = g >= 0 && size_t(g) < b_.comm_count() && b_.comm(g).here;
+  } else {
+    return;  // file and generalized requests: neither
+  }
+  ++(here ? completions_.local : completions_.remote);
 }
 
 bool MpiThreadOps::file_barrier(const Event& ev, uint64_t event_no) {

@@ -2,8 +2,10 @@
 // `mpirun -n K mpior-replay --mpi --fs DIR PLAN`: process p replays a
 // contiguous block of the plan's ranks (one thread each, or more where the
 // traced rank had threads; MPI_THREAD_MULTIPLE when a process holds more than
-// one), messages and collectives are real MPI calls on communicators made
-// from the plan's communicator table, MPI-IO is issued through MPI_File_*
+// one), messages and collectives between processes are real MPI calls on
+// communicators made from the plan's communicator table (within a process
+// they pass as the threads' replay passes them: MpiOps::local), MPI-IO is
+// issued through MPI_File_*
 // (the target's own MPI-IO aggregates), and rank 0 merges the reports.
 #pragma once
 
@@ -87,6 +89,7 @@ struct MpiComm {
   std::vector<int32_t> procs;     // world process ranks in it, sorted: index = rank in msg
   std::unique_ptr<LocalMeet> meet;
   int64_t agreed_since = 0;  // the last barrier's agreed planned arrival (mpi_lateness.hpp), under meet
+  bool here = false;         // every member is this process's: no MPI call needed
   bool borrowed = false;     // the shared one-member handles (each rank's MPI_COMM_SELF)
   bool at_record = false;    // made at its creating record, freed at its MPI_Comm_free
   // Under mu: the file communicator; for at_record ones an MPI_Comm_idup in
@@ -110,13 +113,15 @@ class MpiBackend final : public Backend {
 
   bool replays(int32_t rank) const override { return blocks_.owner(rank) == me_; }
   std::unique_ptr<MpiOps> ops(int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target,
-                              const std::string& who) override;
+                              const std::string& who, Channels& local) override;
+  uint32_t node_threads() const override { return node_threads_; }
   void all_ready() override { MPI_Barrier(MPI_COMM_WORLD); }
   void in_turn(const std::function<void()>& setup) override;
   [[noreturn]] void fatal(const std::string& why) override;
 
   const trace::Plan& plan() const { return plan_; }
   const RankBlocks& blocks() const { return blocks_; }
+  bool mine(int32_t plan_rank) const { return blocks_.owner(plan_rank) == me_; }
   MpiComm& comm(int32_t global) { return comms_[size_t(global)]; }
   // At a creating record (mpi_comms.cpp), on every member of `global`: the
   // last of this process's members makes it; `idup_of` >= 0: as an
@@ -152,12 +157,14 @@ class MpiBackend final : public Backend {
   const trace::Plan& plan_;
   RankBlocks blocks_;
   int32_t me_;
+  uint32_t node_threads_ = 1;
   bool native_;
   int tag_ub_ = 32767;
   SharedClock clock_;
   std::vector<MpiComm> comms_;
   MpiComm self_;  // the handles one-member communicators share
   MPI_Group world_group_ = MPI_GROUP_NULL;
+  void count_node_threads();
   void make_eagerly(size_t g);
   void make_now(int32_t g, int32_t idup_of);
   void free_handles(MpiComm& c);

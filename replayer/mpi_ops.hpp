@@ -12,13 +12,15 @@
 #include "backend.hpp"
 #include "mpi_mode.hpp"
 #include "pending_sends.hpp"
+#include "sync.hpp"
 #include "topology.hpp"
 
 namespace mpior::replay {
 
 class MpiThreadOps final : public MpiOps {
  public:
-  MpiThreadOps(MpiBackend& b, int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target, std::string who);
+  MpiThreadOps(MpiBackend& b, int32_t rank, ErrorLog& errors, IoReplay& io, const Target& target, std::string who,
+               Channels& local);
   ~MpiThreadOps() override;
 
   bool replay(const trace::Event& ev, uint64_t event_no) override;
@@ -32,6 +34,8 @@ class MpiThreadOps final : public MpiOps {
   void settle() override;
   int64_t idle_until(int64_t deadline, const std::atomic<bool>& abort) override;
   void finish() override;
+  bool local(const trace::Event& ev) const override;
+  bool completions_local() const override { return completions_.local > 0 && completions_.remote == 0; }
 
  private:
   struct Comm {
@@ -60,6 +64,11 @@ class MpiThreadOps final : public MpiOps {
   bool receive_posted(const trace::Event& ev);
   bool complete_request(const trace::Event& ev);
   int32_t member_plan_rank(int32_t global, int32_t comm_rank) const;
+  // The plan rank of comm rank `comm_rank` of plan communicator `local` is
+  // this process's (MPI_PROC_NULL: no partner, so no MPI either).
+  bool peer_here(int64_t local, int64_t comm_rank) const;
+  // A completion record's partner is this process's (completions_local).
+  void count_completion(const trace::Event& ev);
   // The replay's own messages on a communicator, beside the plan's (tags >= 0):
   // members to the root of Reduce/Gather (pruning keeps some members'
   // records, so they are messages), neighbourhood collectives, and
@@ -101,6 +110,14 @@ class MpiThreadOps final : public MpiOps {
   void apply_view(File& f);
 
   MpiBackend& b_;
+  // Messages between two ranks of this process: as the threads' replay
+  // passes them (a message through MPICH within a process takes its global
+  // lock and its in-process path: a gapless pipeline of 20,000 tokens
+  // replayed in 0.09-0.10 s at one process for 0.062 s traced).
+  Channels& channels_;
+  struct {
+    uint32_t local = 0, remote = 0;
+  } completions_;         // under the current Wait/Test
   WaitBoard::Slot slot_;  // on the watchdog's board while this thread replays
   const trace::PlanRank& rank_info_;
   int32_t rank_;

@@ -125,6 +125,8 @@ class Channels {
   WaitResult wait(const ChannelKey& k, Who who);
   // Lets every present and future waiter through (after an abort).
   void wake_all();
+  // Why the replay stopped (a wait that did not return ok).
+  std::string stop_reason() const { return progress_.reason(); }
 
  private:
   struct Hash {

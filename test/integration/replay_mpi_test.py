@@ -177,23 +177,31 @@ def messages():
     one of three replays (a process held off its core for tens of ms, which this VM does, puts rank 1 behind rank
     0 for good: its messages are there when it comes, and it is late by its own account only). The prediction is
     not compared: in some phases of this VM MPI mode replays this plan 2-4x slower than the threads (0.30-0.68 s
-    for 0.15, a fresh clone's CI), its messages' real cost, not lateness. One process holding both ranks passes their
-    messages through MPICH's path within a process, which falls behind in some phases of this VM (0.5-0.7 s for
-    the threads' 0.16): there each rank leaves with the same lateness."""
+    for 0.15, a fresh clone's CI), its messages' real cost, not lateness; between processes MPI's costs are its own
+    (no calibrated cost charged). One process holding both ranks passes their messages as the threads do (through
+    MPICH's path within a process they replayed in 0.09-0.7 s for the threads' 0.06-0.16): each rank leaves with the
+    same lateness, their calibrated costs are charged, and the prediction is the threads'."""
     s = Scenario("pipeline", [10000, 16384, 500], ranks=2).run_both()
     try:
         s.post()
         threads, _ = replay_threads(s)
         t_unpaid = threads["per_rank"][1]["predicted"]["unpaid_s"]
         check(t_unpaid > 0, f"threads: no lateness left of 20,000 gapless steps at rank 0: {t_unpaid}")
-        one, _ = replay_mpi(s, 1, "mpi1")  # both ranks' messages within one process: MPI's own path for them
+        one, _ = replay_mpi(s, 1, "mpi1")  # both ranks' messages within one process: as the threads pass them
         check_eq(len({t["predicted"]["unpaid_s"] for t in one["per_rank"]}), 1, "one process: lateness left")
+        charged = {t["rank"]: t["predicted"]["charged_s"] for t in one["per_rank"]}
+        t_charged = {t["rank"]: t["predicted"]["charged_s"] for t in threads["per_rank"]}
+        check(all(c > 0 for c in charged.values()), f"one process: its ranks' messages charged {charged} s, "
+              f"threads {t_charged} s")
+        check_agree(threads, one, "one process", tolerance=0.25)
         for procs in (2,):
             runs = []
             for attempt in range(3):
                 mpi, _ = replay_mpi(s, procs, f"mpi{procs}-{attempt}")
                 unpaid = {t["rank"]: t["predicted"]["unpaid_s"] for t in mpi["per_rank"]}
                 check_eq(unpaid[0], unpaid[1], f"{procs} processes: lateness each rank left Finalize with")
+                check_eq([t["predicted"]["charged_s"] for t in mpi["per_rank"]], [0, 0],
+                         f"{procs} processes: calibrated costs charged for MPI's own messages")
                 runs.append((unpaid[1], mpi["replay_s"]))
                 if unpaid[1] >= t_unpaid / 4:
                     break
