@@ -33,9 +33,10 @@ bool probe_matched(uint64_t handle, Envelope* matched) {
 
 }  // namespace
 
-void Pruner::start(bool enable, int world_rank, int world_size) {
+void Pruner::start(bool enable, int world_rank, int world_size, uint32_t streak) {
   active_ = enable;
   me_ = world_rank;
+  streak_ = streak;
   nodes_.resize(world_size);
   recv_order_ = ReceiveOrder(probe_matched);
   if (!active_) return;
@@ -47,8 +48,8 @@ void Pruner::start(bool enable, int world_rank, int world_size) {
   aux_.start(aux_shadow_, world_rank, world_size);
   std::vector<int32_t> world(static_cast<size_t>(world_size));
   for (int i = 0; i < world_size; ++i) world[size_t(i)] = i;
-  comms_[0] = {1, MPI_COMM_WORLD, std::move(world)};
-  comms_[1] = {2, MPI_COMM_SELF, {world_rank}};
+  comms_[0] = {1, MPI_COMM_WORLD, std::move(world), {}};
+  comms_[1] = {2, MPI_COMM_SELF, {world_rank}, {}};
 }
 
 void Pruner::finish() {
@@ -97,7 +98,7 @@ void Pruner::comm_created(int32_t comm, MPI_Comm app, int32_t parent, uint64_t p
     next_key_ = key + 1;
   }
   last_id_ = -1;
-  comms_[comm] = {key, app, {members.begin(), members.end()}};
+  comms_[comm] = {key, app, {members.begin(), members.end()}, {}};
 }
 
 // Not MPI_Comm_dup, which copies the application's attributes (running its
@@ -184,17 +185,30 @@ Received Pruner::received(int32_t comm, MPI_Request handle, int source, int tag)
   return r;
 }
 
+bool Pruner::on_streak(const Channel& c, DecisionExchange& x) {
+  if (c.streak.skip()) {
+    x.result = 1, x.skipped = true;
+    ++skipped_;
+    return true;
+  }
+  x.streak = &c.streak;
+  ++exchanged_;
+  return false;
+}
+
 void Pruner::all_to_all_begin(int32_t comm, DecisionExchange& x) {
   x.mine = nodes_.pending_any(x.members, me_);
   if (x.members.size() == 1) {  // a communicator of one (MPI_COMM_SELF): the decision is this rank's own
     x.result = x.mine;
     return;
   }
-  pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, channel(comm).app, &x.req);
+  const Channel& c = channel(comm);
+  if (!on_streak(c, x)) pmpi::Iallreduce(&x.mine, &x.result, 1, MPI_INT, MPI_LOR, c.app, &x.req);
 }
 
 bool Pruner::all_to_all_end(DecisionExchange& x) {
   pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
+  if (x.streak) x.streak->agreed(x.result, streak_);
   nodes_.mark_all(x.members);
   return x.result;
 }
@@ -208,11 +222,13 @@ int32_t root_world(const DecisionExchange& x) {
 void Pruner::one_to_all_begin(int32_t comm, DecisionExchange& x) {
   x.result = x.me == x.root ? nodes_.pending_any(x.members, me_) : 0;
   if (x.members.size() == 1) return;
-  pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, channel(comm).app, &x.req);
+  const Channel& c = channel(comm);
+  if (!on_streak(c, x)) pmpi::Ibcast(&x.result, 1, MPI_INT, x.root, c.app, &x.req);
 }
 
 bool Pruner::one_to_all_end(DecisionExchange& x) {
   pmpi::Wait(&x.req, MPI_STATUS_IGNORE);
+  if (x.streak) x.streak->agreed(x.result, streak_);
   if (x.me == x.root)
     nodes_.mark_all(x.members);
   else

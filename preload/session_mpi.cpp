@@ -3,10 +3,13 @@
 // job's traces (aggregate.cpp) and its job record.
 #include <fcntl.h>
 
+#include <algorithm>
+#include <climits>
 #include <vector>
 
 #include "aggregate.hpp"
 #include "clock_align.hpp"
+#include "config.hpp"
 #include "crash.hpp"
 #include "files.hpp"
 #include "lineage.hpp"
@@ -27,17 +30,26 @@ namespace mpi {
 
 namespace {
 
+constinit config::Option<int64_t> opt_streak{
+    "MPIOR_PRUNE_STREAK", 16,
+    "with pruning, after this many blocking collectives in a row on one communicator that every member kept (I/O "
+    "before each), keep the next ones without exchanging a decision (as many, then twice as many while the next "
+    "exchange keeps too, up to 1024): the exchange is a second collective beside each; 0: exchange every one"};
+MPIOR_REGISTER_OPTION(opt_streak);
+
 // Every rank prunes or none does: auxiliary messages need both sides. Not
 // with MPI_THREAD_MULTIPLE, where calls on one channel may race between
-// threads and no message order is known.
+// threads and no message order is known. The ranks skip exchanges on the
+// same streak (the shortest asked for: a rank that skipped alone would hang).
 void start_pruning(Session& s) {
   int provided = MPI_THREAD_SINGLE;
   pmpi::Query_thread(&provided);
-  int mine = prune_option() && provided < MPI_THREAD_MULTIPLE, all = 0;
-  pmpi::Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, s.private_comm);
-  s.pruning = all;
-  piggyback::pruner().start(all, s.rank, s.size);
-  if (all) start_gap_rule();
+  int64_t streak = std::clamp<int64_t>(opt_streak.get(), 0, INT32_MAX);
+  int mine[2] = {prune_option() && provided < MPI_THREAD_MULTIPLE, int(streak)}, all[2] = {0, 0};
+  pmpi::Allreduce(mine, all, 2, MPI_INT, MPI_MIN, s.private_comm);
+  s.pruning = all[0];
+  piggyback::pruner().start(all[0], s.rank, s.size, uint32_t(all[1]));
+  if (all[0]) start_gap_rule();
 }
 
 // The ranks sharing this rank's node: with more than its CPUs the ranks take
@@ -170,6 +182,9 @@ void session_mpi_finalize() noexcept {
   Session& s = S();
   TracerGuard guard;
   if (s.private_comm == MPI_COMM_NULL) return;
+  if (s.pruning)
+    log_info("rank {}: pruning exchanged {} collective decisions, kept {} on a streak without one", s.rank,
+             piggyback::pruner().exchanged(), piggyback::pruner().skipped());
   piggyback::pruner().finish();
   crash::stop();
   int ok = 0;

@@ -35,6 +35,12 @@
  *          rank 0, which writes before each and on odd steps computes 3 ms
  *          first: rank 1, with no I/O, is pruned, and its waits for the
  *          root are left out of its computation; its calls' cost stays.
+ *   streak (2 ranks) 64 rounds of a write on each rank and a Barrier, then
+ *          2000 Barriers without I/O; 64 rounds of a write on rank 0 and a
+ *          Scatter from it, then 500 Scatters without I/O. The Barriers
+ *          and Scatters after I/O are all kept (most without a decision
+ *          exchange: MPIOR_PRUNE_STREAK), the others pruned but for those
+ *          still on the streak when the I/O stopped.
  * usage: pruning MODE */
 #include <fcntl.h>
 #include <mpi.h>
@@ -288,6 +294,24 @@ static void member_wait(void) {
   free(all);
 }
 
+static void streak(void) {
+  for (int i = 0; i < 64; ++i) {
+    io("streak");
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  for (int i = 0; i < 2000; ++i) MPI_Barrier(MPI_COMM_WORLD);
+  int* all = calloc((size_t)size, sizeof(int));
+  CHECK(all);
+  for (int i = 0; i < size; ++i) all[i] = i;
+  for (int i = 0; i < 564; ++i) {
+    if (rank == 0 && i < 64) io("streak");
+    int mine = -1;
+    MPI_Scatter(all, 1, MPI_INT, &mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    CHECK(mine == rank);
+  }
+  free(all);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -313,6 +337,8 @@ int main(int argc, char** argv) {
     gaps();
   else if (!strcmp(mode, "member_wait"))
     member_wait();
+  else if (!strcmp(mode, "streak"))
+    streak();
   else
     CHECK(!"unknown mode");
   if (rank == 0) printf("pruning %s ranks=%d done\n", mode, size);

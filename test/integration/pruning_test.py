@@ -227,6 +227,37 @@ def member_wait():
     s.cleanup()
 
 
+def streak():
+    """MPIOR_PRUNE_STREAK: where every member kept a communicator's collectives again and again (I/O before each), the
+    members keep the next ones without exchanging a decision, then ask again; the same calls are kept as with an
+    exchange for every one, but for those still on the streak when the I/O stopped, on every rank alike (the replay
+    of the plan meets them), and the decisions asked for are a few."""
+    def traced(streak):
+        env = dict(THESIS, MPIOR_PRUNE_STREAK=streak, MPIOR_LOG="info")
+        s = Scenario(APP, ["streak"], ranks=2, env=env).run_both()
+        summary = s.post()
+        counts = re.findall(r"rank (\d): pruning exchanged (\d+) collective decisions, kept (\d+) on a streak",
+                            s.traced_out.stderr)
+        check_eq(len(counts), 2, f"each rank's pruning counts:\n{s.traced_out.stderr}")
+        s.replay_and_check("--stall-timeout", "30")
+        s.cleanup()
+        return summary, {int(r): (int(x), int(k)) for r, x, k in counts}
+
+    summary, counts = traced("0")
+    check_eq(by_kind(summary, "MPI_Barrier"), (2 * 64, 2 * 2000), "Barriers (logged, pruned), every decision asked")
+    check_eq(by_kind(summary, "MPI_Scatter"), (2 * 64, 2 * 500), "Scatters (logged, pruned), every decision asked")
+    check_eq(counts, {0: (2064 + 564, 0), 1: (2064 + 564, 0)}, "(exchanged, kept on a streak) per rank")
+    summary, counts = traced("16")
+    for kind, kept, dropped in (("MPI_Barrier", 64, 2000), ("MPI_Scatter", 64, 500)):
+        logged, pruned = by_kind(summary, kind)
+        check(logged % 2 == 0 and 2 * kept <= logged <= 2 * (kept + 1024) and logged + pruned == 2 * (kept + dropped),
+              f"{kind}s (logged, pruned) on a streak of 16: {(logged, pruned)}")
+    check_eq(counts[0], counts[1], "(exchanged, kept on a streak): the same on both ranks")
+    exchanged, skipped = counts[0]
+    check(exchanged + skipped == 2064 + 564 and skipped > 64 and exchanged < 2064 + 564 - 64,
+          f"decisions exchanged and kept on a streak: {counts[0]}")
+
+
 def io_log(s, name):
     path = os.path.join(s.root, name)
     s.replay_and_check("--io-log", path)
@@ -258,4 +289,4 @@ def equivalence():
 
 if __name__ == "__main__":
     main({f.__name__: f for f in (fig15, fig14, fig41, burst, rooted, nbcoll, inline, self_comm, prune_off, equivalence,
-                                        exchange_untimed, gaps, member_wait)})
+                                        exchange_untimed, gaps, member_wait, streak)})
