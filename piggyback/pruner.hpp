@@ -10,16 +10,15 @@
 //                    with the receiver) and says so in the auxiliary message;
 //                    the receiver logs when either side decided, and logs the
 //                    send for the sender when only it did (§2.1.5);
-//   all to all       one small reduction of the decisions (a
-//                    Barrier becomes that reduction);
-// The collective exchanges are posted after the application's own
-// collective returned, on the application's communicator, and waited at
-// once (posted before it, their time was hard to tell from the call's).
-// Where every member kept a communicator's collectives again and again
-// (KeepStreak), the members keep the next ones without an exchange.
+//   all to all       one small reduction of the decisions;
 //   one to all       only the root's decision travels, root to the others;
 //   all to one       only the members' decisions travel, toward the root,
 //                    which learns which members logged.
+// The collective exchanges are posted after the application's own
+// collective returned and waited at once (posted before it, their time was
+// hard to tell from the call's). Where every member kept a communicator's
+// collectives again and again (KeepStreak), the members keep the next ones
+// without an exchange.
 #pragma once
 
 #include <algorithm>
