@@ -187,7 +187,7 @@ Received Pruner::received(int32_t comm, MPI_Request handle, int source, int tag)
 
 bool Pruner::on_streak(const Channel& c, DecisionExchange& x) {
   if (c.streak.skip()) {
-    x.result = 1, x.skipped = true;
+    x.result = 1;
     ++skipped_;
     return true;
   }

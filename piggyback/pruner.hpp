@@ -92,8 +92,7 @@ struct DecisionExchange {
   char mine_byte = 0;
   std::vector<char> all;         // all to one, at the root: every member's decision
   uint64_t epoch = 0;            // nonblocking: the I/O epoch at the post
-  KeepStreak* streak = nullptr;  // blocking, exchanged: the communicator's
-  bool skipped = false;          // kept on the streak, not exchanged
+  KeepStreak* streak = nullptr;  // blocking and exchanged (not kept on the streak): the communicator's
 };
 
 // A persistent collective's exchange, made with the application's

@@ -58,7 +58,6 @@ MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool 
     }
     c.meet = std::make_unique<LocalMeet>(mine);
     c.local_members = mine;
-    c.here = !members.empty() && mine == members.size();
     c.at_record = !made_at_start(plan.comms[g].origin);
     if (!c.at_record) make_eagerly(g);
   }

@@ -361,7 +361,7 @@ void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
   MpiComm& mc = b_.comm(c.id);
   Arrival a = arrive(b_.clock());
   mc.meet->agree(a, [&](Arrival& all) {
-    if (!mc.here) check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce");
+    if (!b_.within(c.id)) check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce");
   });
   leave(a, own ? &b_.clock() : nullptr);
 }
@@ -373,7 +373,7 @@ void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
 void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, const Comm& c, bool same_bytes) {
   MpiComm& mc = b_.comm(c.id);
   // Of this process's ranks alone: they meet as the threads' do, no data to move.
-  if (op == OpClass::barrier || mc.here) return agreed_barrier(c, false);
+  if (op == OpClass::barrier || b_.within(c.id)) return agreed_barrier(c, false);
   if (same_bytes) agreed_barrier(c, true);
   mc.meet->run([&] {
     int64_t bytes = std::max<int64_t>(0, bytes_in);
@@ -501,6 +501,11 @@ bool MpiThreadOps::peer_here(int64_t local, int64_t comm_rank) const {
   return r >= 0 && b_.mine(r);
 }
 
+bool MpiThreadOps::comm_here(int64_t local) const {
+  int32_t g = global_of(local);
+  return g >= 0 && size_t(g) < b_.comm_count() && b_.within(g);
+}
+
 bool MpiThreadOps::local(const Event& ev) const {
   int64_t comm = ev.args[arg::comm], peer = ev.args[arg::peer];
   int64_t src = ev.args[arg::src] >= 0 ? ev.args[arg::src] : -1;
@@ -522,10 +527,8 @@ bool MpiThreadOps::local(const Event& ev) const {
     case OpClass::bcast:
     case OpClass::scatter:
     case OpClass::reduce:
-    case OpClass::gather: {
-      int32_t g = global_of(comm);
-      return g >= 0 && size_t(g) < b_.comm_count() && b_.comm(g).here;
-    }
+    case OpClass::gather:
+      return comm_here(comm);
     default:
       return false;
   }
@@ -540,8 +543,7 @@ void MpiThreadOps::count_completion(const Event& ev) {
   } else if (kind == trace::kReqRecv) {
     here = peer_here(comm, ev.args[arg::src] >= 0 ? ev.args[arg::src] : ev.args[arg::peer]);
   } else if (kind == trace::kReqColl) {
-    int32_t g = global_of(comm);
-    here = g >= 0 && size_t(g) < b_.comm_count() && b_.comm(g).here;
+    here = comm_here(comm);
   } else {
     return;  // file and generalized requests: neither
   }

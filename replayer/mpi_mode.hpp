@@ -89,7 +89,6 @@ struct MpiComm {
   std::vector<int32_t> procs;     // world process ranks in it, sorted: index = rank in msg
   std::unique_ptr<LocalMeet> meet;
   int64_t agreed_since = 0;  // the last barrier's agreed planned arrival (mpi_lateness.hpp), under meet
-  bool here = false;         // every member is this process's: no MPI call needed
   bool borrowed = false;     // the shared one-member handles (each rank's MPI_COMM_SELF)
   bool at_record = false;    // made at its creating record, freed at its MPI_Comm_free
   // Under mu: the file communicator; for at_record ones an MPI_Comm_idup in
@@ -123,6 +122,10 @@ class MpiBackend final : public Backend {
   const RankBlocks& blocks() const { return blocks_; }
   bool mine(int32_t plan_rank) const { return blocks_.owner(plan_rank) == me_; }
   MpiComm& comm(int32_t global) { return comms_[size_t(global)]; }
+  // Every member of `global` is this process's: no MPI call needed.
+  bool within(int32_t global) const {
+    return comms_[size_t(global)].local_members == plan_.comms[size_t(global)].members.size();
+  }
   // At a creating record (mpi_comms.cpp), on every member of `global`: the
   // last of this process's members makes it; `idup_of` >= 0: as an
   // MPI_Comm_idup of that communicator, completed by ready().

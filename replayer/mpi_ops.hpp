@@ -67,6 +67,8 @@ class MpiThreadOps final : public MpiOps {
   // The plan rank of comm rank `comm_rank` of plan communicator `local` is
   // this process's (MPI_PROC_NULL: no partner, so no MPI either).
   bool peer_here(int64_t local, int64_t comm_rank) const;
+  // Every member of plan communicator `local` is this process's.
+  bool comm_here(int64_t local) const;
   // A completion record's partner is this process's (completions_local).
   void count_completion(const trace::Event& ev);
   // The replay's own messages on a communicator, beside the plan's (tags >= 0):
