@@ -237,6 +237,12 @@ int64_t MpiThreadOps::idle_until(int64_t deadline, const std::atomic<bool>& abor
   return sleep_until(deadline, abort);
 }
 
+bool MpiThreadOps::drive_sends() {
+  if (!pending_.worth_polling(mono_now_ns())) return false;
+  check(pending_.test(), "MPI_Testsome");
+  return true;
+}
+
 void MpiThreadOps::settle_send(int64_t req_id) {
   auto it = sends_.find(req_id);
   if (it == sends_.end()) return;
@@ -249,7 +255,11 @@ void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, in
   int32_t src = member_plan_rank(c.id, src_comm_rank);
   if (src < 0) throw ReplayError(fmt::format("{}: receive from rank {} outside its communicator", who_, src_comm_rank));
   if (b_.mine(src)) {
-    if (channels_.wait({c.id, src_comm_rank, c.me, app_tag}, Who(who_)) == WaitResult::ok) return;
+    // This thread's sends to other processes move on while it waits (as a
+    // compute gap's idle_until drives them): the process's other threads
+    // may be in gaps of their own, or waiting here too.
+    std::function<bool()> drive = [this] { return drive_sends(); };
+    if (channels_.wait({c.id, src_comm_rank, c.me, app_tag}, Who(who_), &drive) == WaitResult::ok) return;
     throw ReplayError(fmt::format("{}: stopped waiting for a message from rank {} of this process: {}", who_, src,
                                   channels_.stop_reason()));
   }

@@ -84,6 +84,8 @@ class MpiThreadOps final : public MpiOps {
   // went does not hang the end (a send to oneself completes only when matched).
   void cancel_send(int64_t req_id);
   void settle_send(int64_t req_id);  // completed: waited for lazily, with the others
+  // Tests the sends in flight; false when none is worth it (pending_sends.hpp).
+  bool drive_sends();
   void receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, int64_t app_tag);
   bool receive_event(const trace::Event& ev, const Comm& c, int64_t given_src, int64_t given_tag);
   // A barrier over c that passes the members' lateness on; `own`: the

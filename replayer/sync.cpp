@@ -1,6 +1,7 @@
 #include "sync.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -164,9 +165,25 @@ bool poll_until(Ready&& ready, int64_t spin_ns) {
     if (mono_now_ns() >= until) return false;
   }
 }
+// Drives until the message is there (true), the replay aborted (true: the
+// caller sees it) or driving is no longer worth it (false).
+template <class Ready>
+bool drive_until(Ready&& ready, const std::function<bool()>& drive, const Progress& progress) {
+  for (uint32_t polls = 0; drive(); ++polls) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (progress.is_aborted()) return true;
+    if (polls > 1000) sched_yield();  // as MPICH's own progress loop (PollBackoff)
+  }
+  return false;
+}
 }  // namespace
 
-WaitResult Channels::wait(const ChannelKey& k, Who who) {
+WaitResult Channels::wait(const ChannelKey& k, Who who, const std::function<bool()>* drive) {
   if (progress_.is_aborted()) return WaitResult::aborted;
   Channel* ch = get(k);
   sem_t* sem = &ch->sem;
@@ -181,7 +198,14 @@ WaitResult Channels::wait(const ChannelKey& k, Who who) {
     int n = 0;
     return sem_getvalue(sem, &n) == 0 && n > 0 && sem_trywait(sem) == 0;
   };
-  if (sem_trywait(sem) == 0 || poll_until(posted, poll_ns(threads_))) {
+  uint32_t polls = 0;
+  auto posted_or_drive = [&] {
+    if (posted()) return true;
+    if (drive && (++polls & 15) == 0) (*drive)();
+    return false;
+  };
+  if (sem_trywait(sem) == 0 || poll_until(posted_or_drive, poll_ns(threads_)) ||
+      (drive && drive_until(posted, *drive, progress_))) {
     progress_.tick();
     released();
     return progress_.is_aborted() ? WaitResult::aborted : WaitResult::ok;

@@ -121,8 +121,11 @@ class Channels {
   ~Channels();
   void post(const ChannelKey& k);
   // Blocks until the channel has a message; on a stall, aborts the replay
-  // with `who` + the channel in the message.
-  WaitResult wait(const ChannelKey& k, Who who);
+  // with `who` + the channel in the message. `drive`, when given, runs
+  // between polls, and while it returns true the waiter keeps polling
+  // instead of sleeping: MPI mode's thread with sends to other processes in
+  // flight (MPI moves a rendezvous only inside MPI calls).
+  WaitResult wait(const ChannelKey& k, Who who, const std::function<bool()>* drive = nullptr);
   // Lets every present and future waiter through (after an abort).
   void wake_all();
   // Why the replay stopped (a wait that did not return ok).

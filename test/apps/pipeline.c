@@ -5,22 +5,9 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
-
-static long now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1000000000L + t.tv_nsec;
-}
-
-/* Busy, as a solver's compute: a sleep would hand the core back. */
-static void compute(long ns) {
-  for (long until = now_ns() + ns; now_ns() < until;) {
-  }
-}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -43,7 +30,7 @@ int main(int argc, char** argv) {
     } else {
       MPI_Recv(&token, 1, MPI_LONG, rank - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       CHECK(token == s);
-      compute(work);
+      busy_ns(work);
     }
     if (rank + 1 < size) MPI_Send(&token, 1, MPI_LONG, rank + 1, 0, MPI_COMM_WORLD);
   }
