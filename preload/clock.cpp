@@ -1,5 +1,6 @@
 #include "clock.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include "tsc.hpp"
@@ -7,10 +8,19 @@
 namespace mpior::preload::clock {
 namespace {
 
+// The TSC's rate is measured against CLOCK_MONOTONIC over the process's
+// life so far: a conversion before kCalibrationNs measures again (its ticks
+// lie in the span measured, so its error stays that of the two readings),
+// one from then on uses the rate measured then. A process younger than
+// kFirstCalibrationNs waits until it is that old (a short-lived child at
+// exit: 1 ms, where a fixed 10 ms wait cost each one 10).
 constexpr int64_t kCalibrationNs = 10'000'000;
+constexpr int64_t kFirstCalibrationNs = 1'000'000;
 
-int64_t g_start_ticks = 0;
-int64_t g_start_mono = 0;
+int64_t g_start_ticks = 0;  // this clock's own start, in ticks
+int64_t g_clock_mono = 0;   // and in CLOCK_MONOTONIC ns
+int64_t g_offset_ns = 0;    // from the trace's start to the clock's (a child's: after its parent's)
+int64_t g_start_mono = 0;   // the trace's start
 int64_t g_start_real = 0;
 std::atomic<double> g_ns_per_tick{0.0};
 
@@ -21,9 +31,9 @@ double calibrate() {
   do {
     mono = monotonic_ns();
     tsc = int64_t(__rdtsc());
-  } while (mono - g_start_mono < kCalibrationNs);
-  v = double(mono - g_start_mono) / double(tsc - g_start_ticks);
-  g_ns_per_tick.store(v, std::memory_order_release);
+  } while (mono - g_clock_mono < kFirstCalibrationNs);
+  v = double(mono - g_clock_mono) / double(std::max<int64_t>(1, tsc - g_start_ticks));
+  if (mono - g_clock_mono >= kCalibrationNs) g_ns_per_tick.store(v, std::memory_order_release);
   return v;
 }
 
@@ -32,25 +42,25 @@ double calibrate() {
 void start(bool tsc) noexcept {
   g_use_tsc = tsc && trace::cpu_has_invariant_tsc();
   g_start_real = realtime_ns();
-  g_start_mono = monotonic_ns();
+  g_start_mono = g_clock_mono = monotonic_ns();
   g_start_ticks = g_use_tsc ? int64_t(__rdtsc()) : g_start_mono;
-  if (!g_use_tsc) g_ns_per_tick.store(1.0);
+  g_offset_ns = 0;
+  g_ns_per_tick.store(g_use_tsc ? 0.0 : 1.0);  // the TSC's rate: measured from this start
 }
 
-void start_at(int64_t mono_ns, int64_t real_ns) noexcept {
-  g_use_tsc = false;
-  g_start_real = real_ns;
+void start_at(int64_t mono_ns, int64_t real_ns, bool tsc) noexcept {
+  start(tsc);
+  g_offset_ns = g_clock_mono - mono_ns;
   g_start_mono = mono_ns;
-  g_start_ticks = mono_ns;
-  g_ns_per_tick.store(1.0);
+  g_start_real = real_ns;
 }
 
 int64_t start_monotonic_ns() noexcept { return g_start_mono; }
 int64_t start_realtime_ns() noexcept { return g_start_real; }
 
 int64_t to_ns(int64_t ticks) noexcept {
-  if (!g_use_tsc) return ticks - g_start_ticks;
-  return int64_t(double(ticks - g_start_ticks) * calibrate());
+  if (!g_use_tsc) return ticks - g_start_ticks + g_offset_ns;
+  return g_offset_ns + int64_t(double(ticks - g_start_ticks) * calibrate());
 }
 
 int64_t duration_ns(int64_t ticks) noexcept {

@@ -28,14 +28,18 @@ __attribute__((always_inline)) inline int64_t now() noexcept { return g_use_tsc 
 // Starts the clock (trace start = now). `tsc` requests the TSC; it is used
 // only when the CPU reports it constant and non-stop.
 void start(bool tsc) noexcept;
-// Starts the clock on CLOCK_MONOTONIC with an earlier trace start: the
-// parent's, in a process a traced one started, so both share one time line.
-void start_at(int64_t mono_ns, int64_t real_ns) noexcept;
+// Starts the clock with an earlier trace start: the parent's, in a process a
+// traced one started, so both share one time line. The process's own clock
+// (the TSC as start's) counts from its own start, offset by how long after
+// the parent's it came (CLOCK_MONOTONIC, shared by the node's processes): a
+// child on CLOCK_MONOTONIC read it three times a call, a traced `sh run.sh`
+// that ran mpirun made every rank such a child.
+void start_at(int64_t mono_ns, int64_t real_ns, bool tsc) noexcept;
 // Trace start, in CLOCK_MONOTONIC and CLOCK_REALTIME nanoseconds.
 int64_t start_monotonic_ns() noexcept;
 int64_t start_realtime_ns() noexcept;
 // Ticks to nanoseconds since trace start. The first call may wait until the
-// TSC has been measured against CLOCK_MONOTONIC over a few milliseconds.
+// TSC has been measured against CLOCK_MONOTONIC over a millisecond.
 int64_t to_ns(int64_t ticks) noexcept;
 // A length of time in ticks, in nanoseconds.
 int64_t duration_ns(int64_t ticks) noexcept;

@@ -325,7 +325,7 @@ void on_load() {
   s.under_mpi = launched_by_mpi();
   std::optional<lineage::Parent> parent = lineage::inherited();
   if (parent)
-    clock::start_at(parent->mono_ns, parent->real_ns);
+    clock::start_at(parent->mono_ns, parent->real_ns, opt_clock.get() == "tsc");
   else
     clock::start(opt_clock.get() == "tsc");
   s.dir = absolute_path(AT_FDCWD, std::string(opt_dir.get()).c_str());

@@ -7,6 +7,8 @@ program. Each process writes a file of its own, so a lost process is a lost
 file: the summary must count every file's bytes, and the replay (the
 children folded into their rank as threads) must recreate every file at its
 size."""
+import collections
+import json
 import os
 
 from harness import Scenario, check, check_eq, file_entry, main
@@ -41,6 +43,36 @@ def serial():
     run(Scenario("children", [0, WRITES]), 1)
 
 
+def timeline():
+    """Each child's calls on the parent's time line: the parent waits for each child before it starts the next,
+    so every child's calls lie after the parent's last call before the children and before its first after them,
+    and the children's spans, in the order they started, do not overlap. A child counts its own clock (the TSC)
+    from its start, offset by how long after the parent's it came: an offset or a rate gone wrong puts a child
+    outside its place."""
+    s = Scenario("children", [0, WRITES])
+    try:
+        s.run_both()
+        path = os.path.join(s.root, "timeline.json")
+        s.post("--timeline", path)
+        with open(path) as f:
+            slices = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+        threads = collections.defaultdict(list)
+        for e in slices:
+            threads[e["tid"]].append((e["ts"], e["ts"] + e["dur"], e["name"]))
+        parent = sorted(threads.pop(min(threads)))
+        check(len(threads) >= 6, f"child processes on the time line: {len(threads)}")
+        last = max(end for _, end, name in parent if name != "puts")  # its files written, before the children
+        after = [ts for ts, _, name in parent if name == "puts"]
+        check_eq(len(after), 1, "the parent's puts after its children")
+        spans = sorted((min(ts for ts, _, _ in c), max(end for _, end, _ in c), tid) for tid, c in threads.items())
+        check(spans[0][0] >= last, f"a child starts at {spans[0][0]} us, before the parent's call ending at {last}")
+        check(spans[-1][1] <= after[0], f"a child ends at {spans[-1][1]} us, after the parent's next call {after[0]}")
+        for a, b in zip(spans, spans[1:]):
+            check(a[1] <= b[0], f"children overlap on the time line: {a} and {b}")
+    finally:
+        s.cleanup()
+
+
 class Wrapped(Scenario):
     """The program under a wrapper process, as `LD_PRELOAD=... PREFIX app`."""
 
@@ -62,4 +94,4 @@ def shell_exec():
 
 
 if __name__ == "__main__":
-    main({"mpi": mpi, "serial": serial, "wrapper": wrapper, "shell_exec": shell_exec})
+    main({"mpi": mpi, "serial": serial, "timeline": timeline, "wrapper": wrapper, "shell_exec": shell_exec})
