@@ -50,8 +50,9 @@ class MpiOps {
   // between two of its ranks, a collective of its ranks alone), which it
   // replays as the threads do: the engine charges its calibrated cost.
   virtual bool local(const trace::Event&) const { return false; }
-  // MPI mode: the completions under the last Wait/Test all stayed within
-  // this process (at least one did): the engine charges the Wait's cost.
+  // MPI mode: no completion under the last Wait/Test left this process (or
+  // it had none, a Test that found nothing): MPI mode made no MPI call for
+  // it, and the engine charges the Wait's cost, as the threads' replay does.
   virtual bool completions_local() const { return false; }
 };
 

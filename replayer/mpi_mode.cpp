@@ -554,9 +554,9 @@ void MpiThreadOps::count_completion(const Event& ev) {
     here = peer_here(comm, ev.args[arg::src] >= 0 ? ev.args[arg::src] : ev.args[arg::peer]);
   } else if (kind == trace::kReqColl) {
     here = comm_here(comm);
-  } else {
-    return;  // file and generalized requests: neither
-  }
+  } else if (kind == trace::kReqGen) {
+    return;  // nothing replays a generalized request
+  }          // file I/O and a communicator's duplication: MPI's own
   ++(here ? completions_.local : completions_.remote);
 }
 

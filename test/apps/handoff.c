@@ -5,7 +5,9 @@
  * The block travels while rank 0 waits for rank 1: MPI moves it inside
  * rank 0's receive. Replayed with ranks 0 and 1 in one process, rank 0's
  * receive is a wait within that process, which must keep the send moving.
- * usage: handoff [steps=20] [block=1048576] [compute_ns=200000] */
+ * With poll=1 rank 2 receives by MPI_Irecv and MPI_Test until it completes
+ * (the tests that find nothing are in the trace).
+ * usage: handoff [steps=20] [block=1048576] [compute_ns=200000] [poll=0] */
 #include <fcntl.h>
 #include <mpi.h>
 #include <string.h>
@@ -19,7 +21,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(size == 3);
-  long steps = arg_or(argc, argv, 1, 20), block = arg_or(argc, argv, 2, 1048576), work = arg_or(argc, argv, 3, 200000);
+  long steps = arg_or(argc, argv, 1, 20), block = arg_or(argc, argv, 2, 1048576), work = arg_or(argc, argv, 3, 200000),
+       poll = arg_or(argc, argv, 4, 0);
   char* buf = malloc((size_t)block);
   memset(buf, 'h', (size_t)block);
   int fd = -1;
@@ -42,7 +45,13 @@ int main(int argc, char** argv) {
       MPI_Recv(&ack, 1, MPI_LONG, 2, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       CHECK(ack == s);
     } else {
-      MPI_Recv(buf, (int)block, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (poll) {
+        MPI_Request recv;
+        MPI_Irecv(buf, (int)block, MPI_CHAR, 0, 0, MPI_COMM_WORLD, &recv);
+        for (int done = 0; !done;) MPI_Test(&recv, &done, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buf, (int)block, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
       CHECK(write(fd, buf, (size_t)block) == block);
       ack = s;
       MPI_Send(&ack, 1, MPI_LONG, 1, 2, MPI_COMM_WORLD);

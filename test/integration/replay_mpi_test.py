@@ -230,6 +230,27 @@ def handoff():
         s.cleanup()
 
 
+def polled():
+    """MPI_Test that finds nothing: MPI mode calls no MPI for it (its receive completes at the Test that found the
+    message), and charges its calibrated cost as the threads do. The hand-off above, unpruned, rank 2 receiving by
+    MPI_Irecv and MPI_Test until it completes (thousands of tests a step): rank 2's replayed sends and receives
+    cross processes, MPI's own, so what it is charged is its empty tests (none before: each cost nothing)."""
+    s = Scenario("handoff", [10, 262144, 100000, 1], ranks=3, env={"MPIOR_PRUNE": "0"}).run_both()
+    try:
+        s.post()
+        tests = s.summary["ops"].get("MPI_Test", 0)
+        check(tests > 1000, f"MPI_Test calls in the plan: {tests}")
+        threads, tlog = replay_threads(s)
+        mpi, mlog = replay_mpi(s, 2, "mpi2")
+        check_eq(mlog, tlog, "file calls per rank, MPI mode with 2 processes against threads")
+        charged = {t["rank"]: t["predicted"]["charged_s"] for t in mpi["per_rank"]}
+        t_charged = {t["rank"]: t["predicted"]["charged_s"] for t in threads["per_rank"]}
+        check(charged[2] > 0.001, f"rank 2's empty tests charged {charged[2]} s, threads {t_charged[2]} s")
+        check_agree(threads, mpi, "2 processes")
+    finally:
+        s.cleanup()
+
+
 def refusals():
     """More processes than ranks: one message, non-zero exit."""
     s = Scenario("nton_barrier", [2, 256], ranks=2).run_both()
@@ -245,4 +266,4 @@ def refusals():
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (halo, comms, pruned, mpiio, lateness, messages, handoff, refusals)})
+    main({f.__name__: f for f in (halo, comms, pruned, mpiio, lateness, messages, handoff, polled, refusals)})
