@@ -556,7 +556,8 @@ void MpiThreadOps::count_completion(const Event& ev) {
     here = comm_here(comm);
   } else if (kind == trace::kReqGen) {
     return;  // nothing replays a generalized request
-  }          // file I/O and a communicator's duplication: MPI's own
+  }
+  // Nonblocking file I/O and a communicator's duplication are MPI's own (here stays false).
   ++(here ? completions_.local : completions_.remote);
 }
 

@@ -165,6 +165,7 @@ bool poll_until(Ready&& ready, int64_t spin_ns) {
     if (mono_now_ns() >= until) return false;
   }
 }
+
 // Drives until the message is there (true), the replay aborted (true: the
 // caller sees it) or driving is no longer worth it (false).
 template <class Ready>
