@@ -258,8 +258,7 @@ void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, in
     // This thread's sends to other processes move on while it waits (as a
     // compute gap's idle_until drives them): the process's other threads
     // may be in gaps of their own, or waiting here too.
-    std::function<bool()> drive = [this] { return drive_sends(); };
-    if (channels_.wait({c.id, src_comm_rank, c.me, app_tag}, Who(who_), &drive) == WaitResult::ok) return;
+    if (channels_.wait({c.id, src_comm_rank, c.me, app_tag}, Who(who_), &drive_) == WaitResult::ok) return;
     throw ReplayError(fmt::format("{}: stopped waiting for a message from rank {} of this process: {}", who_, src,
                                   channels_.stop_reason()));
   }
@@ -370,9 +369,12 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
 void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
   MpiComm& mc = b_.comm(c.id);
   Arrival a = arrive(b_.clock());
-  mc.meet->agree(a, [&](Arrival& all) {
-    if (!b_.within(c.id)) check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce");
-  });
+  mc.meet->agree(
+      a,
+      [&](Arrival& all) {
+        if (!b_.within(c.id)) check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce");
+      },
+      &drive_);
   leave(a, own ? &b_.clock() : nullptr);
 }
 
@@ -385,22 +387,24 @@ void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, con
   // Of this process's ranks alone: they meet as the threads' do, no data to move.
   if (op == OpClass::barrier || b_.within(c.id)) return agreed_barrier(c, false);
   if (same_bytes) agreed_barrier(c, true);
-  mc.meet->run([&] {
-    int64_t bytes = std::max<int64_t>(0, bytes_in);
-    if (!same_bytes) {
-      int64_t mine = bytes;
-      check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
-    }
-    char* buf = recv_buffer(bytes);
-    if (op == OpClass::allcoll) {
-      check(MPI_Allreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg), "MPI_Allreduce");
-      return;
-    }
-    int32_t root = member_plan_rank(c.id, int32_t(root_in));
-    if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, root_in));
-    int from = mc.proc_rank(b_.blocks().owner(root));
-    check(MPI_Bcast_c(buf, MPI_Count(bytes), MPI_BYTE, from, mc.msg), "MPI_Bcast");
-  });
+  mc.meet->run(
+      [&] {
+        int64_t bytes = std::max<int64_t>(0, bytes_in);
+        if (!same_bytes) {
+          int64_t mine = bytes;
+          check(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_MAX, mc.msg), "MPI_Allreduce");
+        }
+        char* buf = recv_buffer(bytes);
+        if (op == OpClass::allcoll) {
+          check(MPI_Allreduce_c(MPI_IN_PLACE, buf, MPI_Count(bytes), MPI_BYTE, MPI_BOR, mc.msg), "MPI_Allreduce");
+          return;
+        }
+        int32_t root = member_plan_rank(c.id, int32_t(root_in));
+        if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, root_in));
+        int from = mc.proc_rank(b_.blocks().owner(root));
+        check(MPI_Bcast_c(buf, MPI_Count(bytes), MPI_BYTE, from, mc.msg), "MPI_Bcast");
+      },
+      &drive_);
 }
 
 // Reduce and Gather as messages to the root: with pruning only the members

@@ -21,6 +21,7 @@
 
 #include "backend.hpp"
 #include "cli.hpp"
+#include "local_meet.hpp"
 #include "mpi_lateness.hpp"
 #include "mpi_watchdog.hpp"
 #include "mpiio_replay.hpp"
@@ -35,45 +36,6 @@ struct RankBlocks {
   int32_t owner(int32_t rank) const;
   int32_t local(int32_t rank) const { return rank - first(owner(rank)); }
   int32_t widest() const { return (ranks + procs - 1) / procs; }
-};
-
-// The local members of one plan communicator in this process meet; the last
-// to arrive makes the collective call for all of them.
-class LocalMeet {
- public:
-  explicit LocalMeet(uint32_t members) : members_(members) {}
-  template <class F>
-  void run(F&& call) {
-    Arrival none;
-    agree(none, [&](Arrival&) { call(); });
-  }
-  // The members' arrivals agreed here, then by the last one's `call` over
-  // the communicator's processes; each leaves with the agreed one in `mine`.
-  template <class F>
-  void agree(Arrival& mine, F&& call) {
-    if (members_ <= 1) return call(mine);
-    std::unique_lock lock(mu_);
-    uint64_t gen = gen_;
-    if (arrived_ == 0) agreed_ = mine;
-    agreed_.latest_with(mine);
-    if (++arrived_ == members_) {
-      call(agreed_);
-      arrived_ = 0;
-      ++gen_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lock, [&] { return gen_ != gen; });
-    }
-    mine = agreed_;  // the next round starts only when this member arrives again
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint32_t members_;
-  uint32_t arrived_ = 0;
-  uint64_t gen_ = 0;
-  Arrival agreed_;
 };
 
 // One plan communicator as MPI sees it: the processes holding its members.

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -135,7 +136,10 @@ class MpiThreadOps final : public MpiOps {
     MPI_Request req;
     SendBuffer buf;
   };
-  PendingSends pending_;                       // sends, completed lazily
+  PendingSends pending_;  // sends, completed lazily
+  // Waits within the process (a message from a rank of its own, a meeting
+  // of its members) call it so those sends move on.
+  const std::function<bool()> drive_ = [this] { return drive_sends(); };
   std::unordered_map<int64_t, Posted> sends_;  // nonblocking sends by trace request id, until settled
   std::vector<char> rbuf_;
   std::unordered_map<int64_t, File> files_;

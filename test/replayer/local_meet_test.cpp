@@ -1,0 +1,67 @@
+#include "local_meet.hpp"
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+using namespace mpior::replay;
+
+TEST_CASE("local meet: every member leaves with its round's agreed arrival", "[local_meet]") {
+  constexpr uint32_t kMembers = 4;
+  constexpr int kRounds = 3000;
+  LocalMeet meet(kMembers);
+  std::atomic<int> calls{0}, wrong{0};
+  std::vector<std::thread> members;
+  for (uint32_t m = 0; m < kMembers; ++m)
+    members.emplace_back([&, m] {
+      for (int r = 0; r < kRounds; ++r) {
+        // The latest planned arrival is member 2's; the call sees it too.
+        Arrival mine{int64_t(r) * 10 + (m == 2 ? 5 : int64_t(m)), int64_t(m)};
+        meet.agree(mine, [&](Arrival& all) {
+          ++calls;
+          if (all.planned != int64_t(r) * 10 + 5) ++wrong;
+        });
+        // A member that left first opens the next round at once: the others
+        // must still leave with this one's.
+        if (mine.planned != int64_t(r) * 10 + 5 || mine.lateness != 2) ++wrong;
+      }
+    });
+  for (auto& t : members) t.join();
+  CHECK(calls == kRounds);
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("local meet: a waiting member drives until the last arrives or driving stops", "[local_meet]") {
+  LocalMeet meet(2);
+  std::atomic<int> drives{0};
+  std::function<bool()> drive = [&] {
+    ++drives;
+    return true;
+  };
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    meet.run([] {});
+  });
+  auto start = std::chrono::steady_clock::now();
+  meet.run([] {}, &drive);
+  auto waited = std::chrono::steady_clock::now() - start;
+  late.join();
+  CHECK(waited >= std::chrono::milliseconds(30));
+  CHECK(drives > 10);
+
+  // Driving that is no longer worth it: one call, then the member sleeps.
+  int once = 0;
+  std::function<bool()> nothing = [&] {
+    ++once;
+    return false;
+  };
+  std::thread late2([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    meet.run([] {});
+  });
+  meet.run([] {}, &nothing);
+  late2.join();
+  CHECK(once == 1);
+}
