@@ -8,6 +8,16 @@
 
 using namespace mpior::replay;
 
+namespace {
+// The meeting's other member, arriving after `ms`; the clock starts before it does.
+std::thread arrive_late(LocalMeet& meet, int ms) {
+  return std::thread([&meet, ms] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    meet.run([] {});
+  });
+}
+}  // namespace
+
 TEST_CASE("local meet: every member leaves with its round's agreed arrival", "[local_meet]") {
   constexpr uint32_t kMembers = 4;
   constexpr int kRounds = 3000;
@@ -40,11 +50,8 @@ TEST_CASE("local meet: a waiting member drives until the last arrives or driving
     ++drives;
     return true;
   };
-  std::thread late([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    meet.run([] {});
-  });
   auto start = std::chrono::steady_clock::now();
+  std::thread late = arrive_late(meet, 30);
   meet.run([] {}, &drive);
   auto waited = std::chrono::steady_clock::now() - start;
   late.join();
@@ -57,10 +64,7 @@ TEST_CASE("local meet: a waiting member drives until the last arrives or driving
     ++once;
     return false;
   };
-  std::thread late2([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    meet.run([] {});
-  });
+  std::thread late2 = arrive_late(meet, 10);
   meet.run([] {}, &nothing);
   late2.join();
   CHECK(once == 1);
