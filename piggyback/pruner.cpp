@@ -383,9 +383,4 @@ void Pruner::release_held() {
   orphans_.clear();
 }
 
-Pruner& pruner() {
-  static auto* p = new Pruner();
-  return *p;
-}
-
 }  // namespace mpior::piggyback

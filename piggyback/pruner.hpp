@@ -233,7 +233,11 @@ class Pruner {
   std::unordered_map<uint64_t, std::shared_ptr<PersistentExchange>> persistent_;  // under held_lock_
 };
 
-Pruner& pruner();
+// Inline: the tracer asks for it several times in each MPI call.
+__attribute__((always_inline)) inline Pruner& pruner() {
+  static auto* p = new Pruner();
+  return *p;
+}
 
 // A private communicator over app's group (no attributes copied, no callback
 // run); MPI_COMM_NULL for intercommunicators.

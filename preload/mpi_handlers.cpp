@@ -178,9 +178,8 @@ bool settle_completion(Call& c, MPI_Request handle, const MPI_Status* st) noexce
   return true;
 }
 
-void fill_collective(Call& c, int rc, MPI_Comm comm, int64_t root, int64_t bytes) noexcept {
+void fill_collective(Call& c, int rc, int32_t id, int64_t root, int64_t bytes) noexcept {
   auto& ev = c.ev();
-  int32_t id = state().comm_id(comm);
   ev.args[arg::coll_seq] = int64_t(state().next_collective(id));
   ev.args[arg::comm] = id;
   ev.args[arg::bytes] = bytes;

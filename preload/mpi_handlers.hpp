@@ -63,7 +63,8 @@ int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t byt
                     bool logged = true) noexcept;
 // One completion record under the call c, for a request the tracer knew (or not).
 void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st, bool cancelled = false) noexcept;
-void fill_collective(Call& c, int rc, MPI_Comm comm, int64_t root, int64_t bytes) noexcept;
+// id: the communicator's local id (the wrapper looked it up before the call).
+void fill_collective(Call& c, int rc, int32_t id, int64_t root, int64_t bytes) noexcept;
 // A communicator with a topology: this rank's neighbours in it, recorded
 // under c (mpior_neighbor; mpi_topology.cpp).
 void record_topology(Call& c, MPI_Comm comm, int32_t id) noexcept;
@@ -311,15 +312,20 @@ bool decided_call(Call& c, int32_t id, int root, piggyback::DecisionExchange& x,
 }
 
 // All to all.
+// id: comm's local id, where the caller has it.
 template <typename Invoke>
-int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
-  int32_t id = state().comm_id(comm);
+int coll_on(Call& c, Invoke&& invoke, int32_t id, int64_t bytes) {
   piggyback::DecisionExchange decision;
   int rc = MPI_SUCCESS;
   bool log = decided_call(c, id, -1, decision, [&] { rc = invoke(); });
-  fill_collective(c, rc, comm, -1, bytes);
+  fill_collective(c, rc, id, -1, bytes);
   if (!log) prune(c);
   return rc;
+}
+
+template <typename Invoke>
+int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
+  return coll_on(c, invoke, state().comm_id(comm), bytes);
 }
 
 // On an intercommunicator (no pruning there) the root is its position in
@@ -327,20 +333,24 @@ int coll(Call& c, Invoke&& invoke, MPI_Comm comm, int64_t bytes) {
 // MPI_PROC_NULL), with the caller's remote group beside it
 // (fill_inter_root): the replay has the root and the other group exchange.
 template <typename Invoke>
-int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes) {
-  int32_t id = state().comm_id(comm);
+int coll_rooted_on(Call& c, Invoke&& invoke, MPI_Comm comm, int32_t id, int root, int64_t bytes) {
   bool inter = state().is_inter(id);
   int decided = inter ? -1 : root;
   piggyback::DecisionExchange decision;
   int rc = MPI_SUCCESS;
   bool log = decided_call(c, id, decided, decision, [&] { rc = invoke(); });
-  fill_collective(c, rc, comm, decided, bytes);
+  fill_collective(c, rc, id, decided, bytes);
   if (inter)
     fill_inter_root(c, comm, id, root);
   else if (root < 0)
     c.ev().args[trace::arg::root] = -1;
   if (!log) prune_rooted(c, decision);
   return rc;
+}
+
+template <typename Invoke>
+int coll_rooted(Call& c, Invoke&& invoke, MPI_Comm comm, int root, int64_t bytes) {
+  return coll_rooted_on(c, invoke, comm, state().comm_id(comm), root, bytes);
 }
 
 template <typename Invoke>

@@ -28,10 +28,10 @@ int allreduce(Call& c, Invoke&& invoke, const void* sendbuf, void* recvbuf, Coun
   int32_t id = state().comm_id(comm);
   piggyback::FlagCodec codec;
   if (count < 0 || !inline_decision(id, bytes) || !piggyback::codec_for(t, op, &codec))
-    return coll(c, invoke, comm, bytes);
+    return coll_on(c, invoke, id, bytes);
   bool log = true;
   int rc = inline_allreduce(c, id, codec, sendbuf, recvbuf, int(count), t, op, comm, &log);  // stops c
-  fill_collective(c, rc, comm, -1, bytes);
+  fill_collective(c, rc, id, -1, bytes);
   if (!log) prune(c);
   return rc;
 }
@@ -40,10 +40,10 @@ template <typename Invoke, typename Count>
 int bcast(Call& c, Invoke&& invoke, void* buffer, Count count, MPI_Datatype t, int root, MPI_Comm comm) {
   int64_t bytes = expr::tbytes(count, t);
   int32_t id = state().comm_id(comm);
-  if (count < 0 || root < 0 || !inline_decision(id, bytes)) return coll_rooted(c, invoke, comm, root, bytes);
+  if (count < 0 || root < 0 || !inline_decision(id, bytes)) return coll_rooted_on(c, invoke, comm, id, root, bytes);
   bool log = true;
   int rc = inline_bcast(c, id, buffer, int(count), t, bytes, root, comm, &log);  // stops c
-  fill_collective(c, rc, comm, root, bytes);
+  fill_collective(c, rc, id, root, bytes);
   if (!log) prune(c);
   return rc;
 }

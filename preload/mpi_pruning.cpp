@@ -37,10 +37,6 @@ int my_rank_in(const std::vector<int32_t>& members) {
 
 }  // namespace
 
-bool pruning(int32_t comm) noexcept { return pruner().shadowed(comm); }
-
-bool decides_alone(int32_t comm) noexcept { return pruning(comm) && pruner().members(comm).size() == 1; }
-
 bool decide_alone(Call& c, int root) noexcept {
   TracerGuard guard;
   note_computation(c);

@@ -12,13 +12,16 @@
 
 namespace mpior::preload::mpi {
 
-// Whether the pruner decides for calls on this communicator.
-bool pruning(int32_t comm) noexcept;
+// Whether the pruner decides for calls on this communicator. Inline, as
+// decides_alone: the pruned collective's path runs both on every call.
+inline bool pruning(int32_t comm) noexcept { return piggyback::pruner().shadowed(comm); }
 // A pruned communicator of one: the decision is this rank's own, made without
 // an exchange, so the handler makes it after the call's end stamp and its
 // bookkeeping (30-50 ns) is the tracer's time, not the collective's (which
 // the replay charges).
-bool decides_alone(int32_t comm) noexcept;
+inline bool decides_alone(int32_t comm) noexcept {
+  return pruning(comm) && piggyback::pruner().members(comm).size() == 1;
+}
 // The decision on a communicator of one, after the call: what the exchange
 // would decide with no one to exchange with (no member is pending but this
 // rank, which pending_any skips: never logged unless nested), with its

@@ -45,7 +45,9 @@ void MpiState::init(int world_rank, int world_size) {
   for (int r = 0; r < world_size; ++r) world.members.push_back(r);
   comms_.push_back(world);
   comms_.push_back({1, trace::CommOrigin::self, -1, 0, 0, 0, {world_rank}});
-  collectives_.assign(2, 0);
+  collectives_.clear();
+  collectives_.emplace_back(0);
+  collectives_.emplace_back(0);
   remote_offset_.assign(2, 0);
   comm_ids_[MPI_COMM_WORLD] = 0;
   comm_ids_[MPI_COMM_SELF] = 1;
@@ -105,7 +107,7 @@ int32_t MpiState::add_comm(MPI_Comm c, trace::CommOrigin origin, int32_t parent,
   std::lock_guard<std::mutex> lk(mutex_);
   int32_t id = int32_t(comms_.size());
   comms_.push_back({id, origin, parent, parent_seq, color, key, std::move(members)});
-  collectives_.push_back(0);
+  collectives_.emplace_back(0);
   remote_offset_.resize(comms_.size(), 0);
   remote_offset_[size_t(id)] = offset;
   // A dup of an intercommunicator whose remote group is listed first has
@@ -122,7 +124,7 @@ int32_t MpiState::add_comm_like(MPI_Comm c, int32_t parent, uint64_t parent_seq)
   int32_t id = int32_t(comms_.size());
   std::vector<int32_t> members = comms_[size_t(parent)].members;
   comms_.push_back({id, trace::CommOrigin::dup, parent, parent_seq, 0, 0, std::move(members)});
-  collectives_.push_back(0);
+  collectives_.emplace_back(0);
   remote_offset_.resize(comms_.size(), 0);
   remote_offset_[size_t(id)] = remote_offset_[size_t(parent)];
   inter_.resize(comms_.size(), 0);
@@ -142,10 +144,11 @@ struct LastComm {
   MPI_Comm handle;
   int32_t id;
   uint32_t generation;
-  MpiState::Shape shape;  // of id
+  MpiState::Shape shape;               // of id
+  std::atomic<uint64_t>* collectives;  // of id (entries never move)
 };
 constinit thread_local LastComm t_last_comm
-    __attribute__((tls_model("initial-exec"))) = {MPI_Comm{}, -1, 0, {0, false}};
+    __attribute__((tls_model("initial-exec"))) = {MPI_Comm{}, -1, 0, {0, false}, nullptr};
 }  // namespace
 
 int32_t MpiState::comm_id(MPI_Comm c) {
@@ -161,7 +164,7 @@ int32_t MpiState::comm_id(MPI_Comm c) {
     if (c == MPI_COMM_NULL) return -1;
     id = add_comm(c, trace::CommOrigin::unknown, -1, 0, 0, 0);
   }
-  t_last_comm = {c, id, gen, shape_locked(id)};
+  t_last_comm = {c, id, gen, shape_locked(id), collectives_of(id)};
   return id;
 }
 
@@ -186,10 +189,21 @@ void MpiState::forget_comm(MPI_Comm c) {
   generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
-uint64_t MpiState::next_collective(int32_t id) {
+std::atomic<uint64_t>* MpiState::collectives_of(int32_t id) {
   std::lock_guard<std::mutex> lk(mutex_);
-  if (id < 0 || size_t(id) >= collectives_.size()) return 0;
-  return collectives_[size_t(id)]++;
+  return id >= 0 && size_t(id) < collectives_.size() ? &collectives_[size_t(id)] : nullptr;
+}
+
+// The calling thread's last communicator's count answers without the lock.
+// A load and a store, not an atomic increment: MPI orders the collectives on
+// one communicator, so two threads never count on one at once in a correct
+// program (and the atomic keeps an erroneous one defined).
+uint64_t MpiState::next_collective(int32_t id) {
+  std::atomic<uint64_t>* count = t_last_comm.id == id && id >= 0 ? t_last_comm.collectives : collectives_of(id);
+  if (!count) return 0;
+  uint64_t n = count->load(std::memory_order_relaxed);
+  count->store(n + 1, std::memory_order_relaxed);
+  return n;
 }
 
 std::vector<trace::CommEntry> MpiState::comms() {
@@ -279,11 +293,6 @@ RequestInfo MpiState::take_message(MPI_Message m) {
   RequestInfo info = it->second;
   messages_.erase(it);
   return info;
-}
-
-MpiState& state() {
-  static auto* s = new MpiState();
-  return *s;
 }
 
 }  // namespace mpior::preload::mpi

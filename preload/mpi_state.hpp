@@ -134,6 +134,7 @@ class MpiState {
   std::vector<int32_t> translate(MPI_Group g);
   Shape shape(int32_t id);
   Shape shape_locked(int32_t id);
+  std::atomic<uint64_t>* collectives_of(int32_t id);
   std::mutex mutex_;
   MPI_Group world_group_ = MPI_GROUP_NULL;
   std::vector<int32_t> remote_offset_;  // per comm id
@@ -144,13 +145,17 @@ class MpiState {
   int world_rank_ = 0, world_size_ = 1;
   std::unordered_map<MPI_Comm, int32_t> comm_ids_;
   std::deque<trace::CommEntry> comms_;
-  std::vector<uint64_t> collectives_;
+  std::deque<std::atomic<uint64_t>> collectives_;  // per comm id (a deque: the entries stay put)
   // A handle may stand for several requests at once: MPICH gives every send
   // that completed at once the same handle. Those complete in posting order.
   std::unordered_map<MPI_Request, std::deque<RequestInfo>> requests_;
   int64_t next_request_ = 1;
 };
 
-MpiState& state();
+// Inline: the tracer asks for it several times in each MPI call.
+__attribute__((always_inline)) inline MpiState& state() {
+  static auto* s = new MpiState();
+  return *s;
+}
 
 }  // namespace mpior::preload::mpi
