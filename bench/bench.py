@@ -464,6 +464,16 @@ def same_fs(b):
 SECTIONS["same_fs"] = same_fs
 
 
+def perturbation(b):
+    """A traced run against an untraced one and one with the wrappers only (bench/perturbation_bench.py)."""
+    import fidelity_bench
+    import perturbation_bench
+    perturbation_bench.perturbation(b, table, fidelity_bench.FIDELITY_PROGRAMS)
+
+
+SECTIONS["perturbation"] = perturbation
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build", help="a release build directory")
