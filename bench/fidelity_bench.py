@@ -14,6 +14,18 @@ def lifetimes(path, what):
         return [int(line.split()[1]) / 1e9 for line in f if line.startswith(what)]
 
 
+def lifetime_run(b, cmd, wd, preload=None, env=None):
+    """Runs cmd in wd with bench/libmpior_lifetime.so first in LD_PRELOAD (preload after it: it calls on into
+    that library's MPI_Init and MPI_Finalize). Per rank, in s from load: its MPI_Finalize call, its MPI_Init
+    return."""
+    life = os.path.join(wd, "lifetime")
+    lib = b.exe("bench/libmpior_lifetime.so")
+    run_env = {"LD_PRELOAD": f"{lib}:{preload}" if preload else lib, "MPIOR_LIFETIME_FILE": life}
+    run_env.update(env or {})
+    b.run(cmd, cwd=wd, env=run_env)
+    return lifetimes(life, "finalize_ns"), lifetimes(life, "init_ns")
+
+
 
 # checkpoint_sim: steps, compute us, checkpoint (pwrite + fsync + barrier) every, cells per rank. The others
 # run 0.3-0.5 s idle (iterations, block), so start-up (launch to MPI_Init's return: 35-70 ms, varying from
@@ -70,10 +82,8 @@ def fidelity_run(b, cmd, src, dst, i, tracer_env):
     wd = os.path.join(dst, f"real{i}")
     shutil.rmtree(wd, ignore_errors=True)
     os.makedirs(wd)
-    life = os.path.join(wd, "lifetime")
     b.settle(dst, FIDELITY_WARM_MIB)
-    b.run(cmd, cwd=wd, env={"LD_PRELOAD": b.exe("bench/libmpior_lifetime.so"), "MPIOR_LIFETIME_FILE": life})
-    spans, inits = lifetimes(life, "finalize_ns"), lifetimes(life, "init_ns")
+    spans, inits = lifetime_run(b, cmd, wd)
     shutil.rmtree(wd, ignore_errors=True)
     tw = os.path.join(src, f"trace{i}")
     shutil.rmtree(tw, ignore_errors=True)

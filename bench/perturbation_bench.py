@@ -11,31 +11,26 @@ import os
 import shutil
 import statistics
 
-from fidelity_bench import error_pct as pct, lifetimes
+from fidelity_bench import error_pct as pct, lifetime_run
 
 
-def after_init(b, cmd, d, preload, env=None):
+def after_init(b, cmd, d, preload=None, env=None):
     """An untraced (or disabled) run in d: the slowest rank's MPI_Init return to its MPI_Finalize call."""
-    life = os.path.join(d, "lifetime")
     b.settle(d)
-    run_env = {"LD_PRELOAD": preload, "MPIOR_LIFETIME_FILE": life}
-    run_env.update(env or {})
-    b.run(cmd, cwd=d, env=run_env)
-    spans = [f - i for f, i in zip(lifetimes(life, "finalize_ns"), lifetimes(life, "init_ns"))]
-    return max(spans)
+    finalized, initialized = lifetime_run(b, cmd, d, preload, env)
+    return max(f - i for f, i in zip(finalized, initialized))
 
 
 def one_round(b, cmd, i):
     """(untraced, disabled, traced, replay) seconds after init, the first two taking turns going first."""
-    lifetime = b.exe("bench/libmpior_lifetime.so")
     d = b.fresh(f"perturbation{i}")
     runs = {}
     for kind in ("untraced", "disabled") if i % 2 == 0 else ("disabled", "untraced"):
         real = b.fresh(f"perturbation_real{i}")
         if kind == "untraced":
-            runs[kind] = after_init(b, cmd, real, lifetime)
-        else:  # the lifetime library first: it calls on into the tracer's MPI_Init and MPI_Finalize
-            runs[kind] = after_init(b, cmd, real, f"{lifetime}:{b.lib}", {"MPIOR_DISABLE": "1"})
+            runs[kind] = after_init(b, cmd, real)
+        else:
+            runs[kind] = after_init(b, cmd, real, b.lib, {"MPIOR_DISABLE": "1"})
         shutil.rmtree(real, ignore_errors=True)
     traces = os.path.join(d, "traces")
     b.settle(d)

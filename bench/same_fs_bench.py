@@ -13,7 +13,7 @@ import os
 import shutil
 import statistics
 
-from fidelity_bench import error_pct as pct, lifetimes, median_se
+from fidelity_bench import error_pct as pct, lifetime_run, median_se
 
 
 def replay_json(b, cmd, report, fs):
@@ -25,10 +25,8 @@ def replay_json(b, cmd, report, fs):
 
 def untraced_run(b, cmd, d):
     """An untraced run in d: the slowest rank's load to MPI_Finalize (bench/libmpior_lifetime.so)."""
-    life = os.path.join(d, "lifetime")
     b.settle(d)
-    b.run(cmd, cwd=d, env={"LD_PRELOAD": b.exe("bench/libmpior_lifetime.so"), "MPIOR_LIFETIME_FILE": life})
-    return max(lifetimes(life, "finalize_ns"))
+    return max(lifetime_run(b, cmd, d)[0])
 
 
 def case(b, app, args, runs, precision):
