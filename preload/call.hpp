@@ -31,8 +31,9 @@ class Call {
     if (ev_.depth == 0) {  // the tracer's time since the last call returned is not the program's
       ev_.tracer = t.tracer_ticks + g_call_residual_ticks;
       t.tracer_ticks = 0;
+      t.nested_ticks = 0;
     }
-    ev_.start = clock::now();
+    ev_.start = clock::now() - t.nested_ticks;
     if (ev_.depth == 0 && __builtin_expect(ev_.start - t.last_end - ev_.tracer >= g_gap_check_ticks, 0))
       after_long_gap(t);
   }
@@ -45,16 +46,26 @@ class Call {
   // it. Else it lands in the call's duration, and where the call is pruned in
   // the computation the replay reproduces (a pruned MPI_Bcast on a
   // one-member communicator: 45 ns traced, 3-7 ns untraced).
+  // A nested call's start stays: its handler's work joins the tracer's time
+  // inside the depth-0 call (the start is on that clock already).
   __attribute__((always_inline)) void restart() noexcept {
     int64_t now = clock::now();
-    if (ev_.depth == 0) ev_.tracer += now - ev_.start;
+    if (ev_.depth != 0) {
+      t_state.nested_ticks += now - (ev_.start + t_state.nested_ticks);
+      return;
+    }
+    ev_.tracer += now - ev_.start;
     ev_.start = now;
   }
 
   // After the real call: end time, errno; from here on the thread runs
-  // tracer code, so what the handler calls is not recorded.
+  // tracer code, so what the handler calls is not recorded. Times within a
+  // depth-0 call leave out the tracer's time in the calls nested in it (an
+  // fwrite's write recorded is the tracer's, not the fwrite's): its end
+  // moves back by that much, and the destructor counts it as the tracer's
+  // after the call, left out of the next gap.
   __attribute__((always_inline)) void stop() noexcept {
-    ev_.end = clock::now();
+    ev_.end = clock::now() - t_state.nested_ticks;
     errno_ = errno;
     t_state.in_tracer = 1;
   }
@@ -80,6 +91,10 @@ class Call {
       if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !dropped_) stolen::reading_after_call();
       t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
       t.last_end = ev_.end;
+    } else if (ev_.end != 0) {  // recording a nested call is the tracer's time inside its depth-0 call
+      // Only time since its end (no residual): every nested call then ends
+      // within its parent on the shifted clock.
+      t.nested_ticks += clock::now() - (ev_.end + t.nested_ticks);
     }
     if (t.depth) --t.depth;
     if (__builtin_expect(crash::g_flusher_wanted.load(std::memory_order_relaxed), 0) && t.depth == 0)

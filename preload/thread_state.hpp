@@ -16,9 +16,11 @@ struct ThreadState {
   ThreadRecorder* recorder;
   int64_t tracer_ticks;  // the tracer's own time after depth-0 calls, not yet handed to the next one
   int64_t last_end;      // when the last depth-0 call returned (0: none yet): the computation since is the program's
+  int64_t nested_ticks;  // the tracer's time inside the open depth-0 call (recording the calls nested in it)
 };
 
-constinit inline thread_local ThreadState t_state __attribute__((tls_model("initial-exec"))) = {0, 0, 0, nullptr, 0, 0};
+constinit inline thread_local ThreadState t_state
+    __attribute__((tls_model("initial-exec"))) = {0, 0, 0, nullptr, 0, 0, 0};
 
 // True between a successful load and the final write; false in excluded
 // processes (launchers), in forked children and after the final write.

@@ -24,12 +24,12 @@ void spin_ticks(int64_t ticks) {
 struct RecordingOn {
   RecordingOn() {
     clock::start(false);  // CLOCK_MONOTONIC: ticks are nanoseconds
-    t_state = {0, 0, 0, nullptr, 0, 0};
+    t_state = {0, 0, 0, nullptr, 0, 0, 0};
     g_recording.store(true);
   }
   ~RecordingOn() {
     g_recording.store(false);
-    t_state = {0, 0, 0, nullptr, 0, 0};
+    t_state = {0, 0, 0, nullptr, 0, 0, 0};
   }
 };
 
@@ -53,20 +53,42 @@ TEST_CASE("a handler's work before the real call is the tracer's time, not the c
   c.drop();
 }
 
-TEST_CASE("a nested call's restart moves its start only", "[preload][call]") {
+TEST_CASE("a nested call's handler work and recording leave its depth-0 call's duration", "[preload][call]") {
   RecordingOn on;
-  Call outer(trace::Kind::MPI_File_write);
-  Call inner(trace::Kind::pwrite64);
-  REQUIRE(inner.ev().depth == 1);
-  int64_t start = inner.ev().start;
-  spin_ticks(10'000);
-  inner.restart();
-  CHECK(inner.ev().start >= start + 10'000);
-  CHECK(inner.ev().tracer == 0);  // only depth-0 calls carry the time left out of their gap
-  inner.stop();
-  inner.drop();
-  outer.stop();
-  outer.drop();
+  constexpr int64_t kPreWork = 10'000, kInner = 5'000, kAfter = 20'000, kOuterOwn = 3'000;  // ns
+  int64_t outer_tracer = 0;
+  {
+    Call outer(trace::Kind::MPI_File_write);
+    {
+      Call inner(trace::Kind::pwrite64);
+      REQUIRE(inner.ev().depth == 1);
+      int64_t start = inner.ev().start;
+      spin_ticks(kPreWork);  // its handler's work before the real call
+      inner.restart();
+      CHECK(inner.ev().start == start);  // on the depth-0 call's clock, less the tracer's time in it
+      CHECK(inner.ev().tracer == 0);     // only depth-0 calls carry the time left out of their gap
+      spin_ticks(kInner);                // the real call
+      inner.stop();
+      CHECK(inner.ev().end - inner.ev().start >= kInner);
+      CHECK(inner.ev().end - inner.ev().start < kInner + kPreWork);
+      spin_ticks(kAfter);  // recording it
+      inner.drop();
+    }
+    spin_ticks(kOuterOwn);  // the rest of the outer call
+    outer.stop();
+    int64_t took = outer.ev().end - outer.ev().start;
+    CHECK(took >= kInner + kOuterOwn);
+    CHECK(took < kInner + kOuterOwn + kPreWork);  // neither the pre-work nor the recording
+    outer.drop();
+    outer_tracer = outer.ev().tracer;
+  }
+  // The next depth-0 call leaves that time out of the gap before it.
+  Call next(trace::Kind::write);
+  CHECK(next.ev().tracer >= kPreWork + kAfter);
+  CHECK(next.ev().tracer - outer_tracer >= kPreWork + kAfter);
+  CHECK(next.ev().start - t_state.last_end - next.ev().tracer < kPreWork);  // the gap: the program's, about 0
+  next.stop();
+  next.drop();
 }
 
 TEST_CASE("the tracer's residual per call is measured and the thread's state restored", "[preload][call]") {
