@@ -53,6 +53,12 @@ FIDELITY_PRECISION = 2.0  # points of standard error on a row's error: a 5% miss
 FIDELITY_WARM_MIB = 1024
 
 
+def selected(programs):
+    """The rows of programs whose program MPIOR_BENCH_PROGRAMS names (comma-separated), or all when it is unset."""
+    only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]
+    return [p for p in programs if not only or p[0] in only]
+
+
 def fidelity_case(b, exe, args, ranks, src, dst, runs, tracer_env):
     """Medians of runs: the replay's prediction on dst of a trace made on src, and the real untraced run on dst
     over the span a trace covers (each rank from load to its MPI_Finalize call; the slowest rank); the same
@@ -146,8 +152,7 @@ def fidelity(b, table, elapsed):
     programs = FIDELITY_PROGRAMS
     if b.quick:
         programs = programs[:2]
-    only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]
-    programs = [p for p in programs if not only or p[0] in only]
+    programs = selected(programs)
     runs = (3, 3) if b.quick else FIDELITY_RUNS
     rows, worst, worst_iqm, worst_paired, worst_after = [], 0.0, 0.0, 0.0, 0.0
     load0 = os.getloadavg()[0]

@@ -11,7 +11,7 @@ import os
 import shutil
 import statistics
 
-from fidelity_bench import error_pct as pct, lifetime_run
+from fidelity_bench import error_pct as pct, lifetime_run, selected
 
 
 def after_init(b, cmd, d, preload=None, env=None):
@@ -48,8 +48,7 @@ def one_round(b, cmd, i):
 def perturbation(b, table, programs):
     rounds_per_row = 2 if b.quick else 10
     programs = [p for p in programs if len(p) == 2]  # the default tracer settings
-    only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]
-    programs = [p for p in programs if not only or p[0] in only]
+    programs = selected(programs)
     load0 = os.getloadavg()[0]
     rows = []
     for app, args in programs[:2] if b.quick else programs:

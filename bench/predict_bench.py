@@ -14,6 +14,8 @@ import os
 import shutil
 import statistics
 
+from fidelity_bench import selected
+
 FILESYSTEMS = {"ext4": None, "tmpfs": "/dev/shm"}  # None: below the build directory
 # Enough I/O that the time measured is tens of milliseconds or more, not a few. checkpoint_sim: 20 x 2 MiB
 # on tmpfs was 15 ms in all, and its real runs spread +-25% (one stall of a few ms); 100 x 4 MiB is 0.13 s
@@ -67,10 +69,7 @@ def predict(b):
     """Ratio-predicted and replay-predicted I/O time against the real one on the target."""
     reps = 3
     rows = []
-    only = [p for p in os.environ.get("MPIOR_BENCH_PROGRAMS", "").split(",") if p]  # as bench.py's fidelity
-    for app, args, what in PROGRAMS:
-        if only and app not in only:
-            continue
+    for app, args, what in selected(PROGRAMS):
         for ref_fs, tgt_fs in (("ext4", "tmpfs"), ("tmpfs", "ext4")):
             ref_root, tgt_root = root_on(b, ref_fs), root_on(b, tgt_fs)
             real, preds, traced, plans, loads = [], [], [], [], []

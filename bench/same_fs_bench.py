@@ -6,14 +6,15 @@ against the traced run's time: each replay's error against its own trace
 and against an untraced run there before each trace (the span a trace
 covers: load to MPI_Finalize), which the traced time exceeds wherever the
 tracer's own time on one rank made another wait for it, or its work between
-calls slowed the program's own (comm_split: a call every 0.6 us, +4 to +7%)."""
+calls slowed the program's own (comm_split: a call every 0.6 us, +4 to +7%).
+MPIOR_BENCH_PROGRAMS=serial_gather,comm_split runs only those programs' rows."""
 import itertools
 import json
 import os
 import shutil
 import statistics
 
-from fidelity_bench import error_pct as pct, lifetime_run, median_se
+from fidelity_bench import error_pct as pct, lifetime_run, median_se, selected
 
 
 def replay_json(b, cmd, report, fs):
@@ -72,7 +73,7 @@ def same_fs(b, table, programs):
     runs, precision = ((2, 2) if b.quick else (6, 31)), 1.5
     rows, worst, worst_paired, worst_agree, worst_real = [], 0.0, 0.0, 0.0, 0.0
     load0 = os.getloadavg()[0]
-    programs = [p for p in programs if len(p) == 2]  # the traced ones: same-fs needs no unpruned trace
+    programs = selected([p for p in programs if len(p) == 2])  # the traced ones: same-fs needs no unpruned trace
     for app, args in programs[:2] if b.quick else programs:
         rounds, se = case(b, app, args, runs, precision)
         t, th, mp, real = (statistics.median(v) for v in zip(*rounds))

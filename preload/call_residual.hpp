@@ -21,7 +21,7 @@ namespace mpior::preload {
 // MPI_Bcast left 25 ns a call in the computation beyond the inline figure.
 // Sets g_call_residual_ticks, which each depth-0 call adds to the time left
 // out of the gap before it, and g_call_inside_ticks, the readings' own time
-// between them, taken off a pruned call's duration.
+// between them, taken off every depth-0 call's duration without nested calls.
 // Returns what it measured (all 0 when it did not: recording off, inside a
 // call).
 struct CallResidual {

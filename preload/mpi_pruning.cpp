@@ -261,13 +261,11 @@ void prune_rooted(Call& c, const piggyback::DecisionExchange& x) noexcept {
 }
 
 // A pruned call's duration (counted as traced) passes into the computation
-// before the next record, less its clock readings' own time (ev.end moves
-// back: the Call's end counts the rest as the tracer's): comm_split's
-// 240,000 one-member collectives a rank.
+// before the next record, less its clock readings' own time (Call::stop
+// left that out: comm_split's 240,000 one-member collectives a rank).
 void prune(Call& c) noexcept {
   trace::RawEvent& ev = c.ev();
   count_pruned(ev.kind, ev.end - ev.start);
-  ev.end -= std::min(g_call_inside_ticks, std::max<int64_t>(0, ev.end - ev.start));
   c.drop();
 }
 

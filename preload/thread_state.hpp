@@ -41,8 +41,8 @@ inline int64_t g_gap_check_ticks = INT64_MAX;
 // (call_residual.cpp), left out of the gap before each call; 0 until measured.
 inline int64_t g_call_residual_ticks = 0;
 // The ticks between a call's two clock readings that are the readings' own
-// (call_residual.cpp): a pruned call's duration passes into the gap, less
-// these. 0 until measured.
+// (call_residual.cpp): a depth-0 call's duration leaves them out (Call::stop),
+// as the tracer's time. 0 until measured.
 inline int64_t g_call_inside_ticks = 0;
 
 // Marks the tracer's own work on this thread: while one exists, intercepted

@@ -25,6 +25,7 @@ struct RecordingOn {
   RecordingOn() {
     clock::start(false);  // CLOCK_MONOTONIC: ticks are nanoseconds
     t_state = {0, 0, 0, nullptr, 0, 0, 0};
+    g_call_inside_ticks = 0;
     g_recording.store(true);
   }
   ~RecordingOn() {
@@ -89,6 +90,54 @@ TEST_CASE("a nested call's handler work and recording leave its depth-0 call's d
   CHECK(next.ev().start - t_state.last_end - next.ev().tracer < kPreWork);  // the gap: the program's, about 0
   next.stop();
   next.drop();
+}
+
+TEST_CASE("a depth-0 call's duration leaves out its clock readings' own time", "[preload][call]") {
+  RecordingOn on;
+  constexpr int64_t kInside = 30'000, kCall = 50'000;  // ns
+  g_call_inside_ticks = kInside;
+  int64_t plain_end = 0, plain_start = 0;
+  {
+    Call c(trace::Kind::write);
+    plain_start = c.ev().start;
+    spin_ticks(kCall);
+    c.stop();
+    plain_end = c.ev().end;
+    CHECK(c.ev().end - c.ev().start >= kCall - kInside);
+    CHECK(c.ev().end - c.ev().start < kCall);  // the readings' share moved back
+    c.drop();
+  }
+  {
+    Call next(trace::Kind::write);  // the time moved back is the tracer's: the gap stays the program's
+    CHECK(next.ev().tracer >= kInside);
+    CHECK(next.ev().start - plain_end - next.ev().tracer < kInside);
+    next.stop();
+    next.drop();
+  }
+  {
+    Call shorter(trace::Kind::write);  // never before its start
+    shorter.stop();
+    CHECK(shorter.ev().end == shorter.ev().start);
+    shorter.drop();
+  }
+  {
+    Call outer(trace::Kind::MPI_File_write);  // with a nested call: both keep it, the nested one ends within
+    int64_t inner_end = 0;
+    {
+      Call inner(trace::Kind::pwrite64);
+      spin_ticks(kCall);
+      inner.stop();
+      inner_end = inner.ev().end;
+      CHECK(inner.ev().end - inner.ev().start >= kCall);
+      inner.drop();
+    }
+    outer.stop();
+    CHECK(outer.ev().end >= inner_end);
+    CHECK(outer.ev().end - outer.ev().start >= kCall);
+    outer.drop();
+  }
+  g_call_inside_ticks = 0;
+  CHECK(plain_start > 0);
 }
 
 TEST_CASE("the tracer's residual per call is measured and the thread's state restored", "[preload][call]") {
