@@ -47,12 +47,13 @@ class Call {
   // it. Else it lands in the call's duration, and where the call is pruned in
   // the computation the replay reproduces (a pruned MPI_Bcast on a
   // one-member communicator: 45 ns traced, 3-7 ns untraced).
-  // A nested call's start stays: its handler's work joins the tracer's time
-  // inside the depth-0 call (the start is on that clock already).
+  // A nested call's start stays: its handler's work is the tracer's time
+  // inside the depth-0 call, whose clock (now less nested_ticks) stood still
+  // at that start meanwhile.
   __attribute__((always_inline)) void restart() noexcept {
     int64_t now = clock::now();
     if (ev_.depth != 0) {
-      t_state.nested_ticks += now - (ev_.start + t_state.nested_ticks);
+      t_state.nested_ticks = now - ev_.start;
       return;
     }
     ev_.tracer += now - ev_.start;
@@ -98,10 +99,11 @@ class Call {
       if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !dropped_) stolen::reading_after_call();
       t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
       t.last_end = ev_.end;
-    } else if (ev_.end != 0) {  // recording a nested call is the tracer's time inside its depth-0 call
-      // Only time since its end (no residual): every nested call then ends
-      // within its parent on the shifted clock.
-      t.nested_ticks += clock::now() - (ev_.end + t.nested_ticks);
+    } else if (ev_.end != 0) {
+      // Recording a nested call is the tracer's time inside its depth-0 call:
+      // that call's clock stood still at this one's end meanwhile (no
+      // residual added, so every nested call ends within its parent).
+      t.nested_ticks = clock::now() - ev_.end;
     }
     if (t.depth) --t.depth;
     if (__builtin_expect(crash::g_flusher_wanted.load(std::memory_order_relaxed), 0) && t.depth == 0)
