@@ -176,8 +176,9 @@ def messages():
     Against the threads' replay of the same plan (the same rule, Channels::wait): at least a quarter of theirs, in
     one of five replays, wherever rank 1 waited for rank 0 most of its time (a process held off its core for tens
     of ms, which this VM does, puts rank 1 behind rank 0 for good: its messages are there when it comes, and it is
-    late by its own account only). The prediction is not compared: in some phases of this VM MPI mode replays this plan 2-4x slower than the threads (0.30-0.68 s
-    for 0.15, a fresh clone's CI), its messages' real cost, not lateness; between processes MPI's costs are its own
+    late by its own account only). The prediction is not compared: in some phases of this VM MPI mode replays this
+    plan 2-4x slower than the threads (0.30-0.68 s for 0.15, a fresh clone's CI), its messages' real cost, not
+    lateness; between processes MPI's costs are its own
     (no calibrated cost charged). One process holding both ranks passes their messages as the threads do (through
     MPICH's path within a process they replayed in 0.09-0.7 s for the threads' 0.06-0.16): each rank leaves with the
     same lateness, their calibrated costs are charged, and the prediction is the threads'."""
