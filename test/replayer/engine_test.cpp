@@ -125,7 +125,7 @@ TEST_CASE("compute gaps are slept, scaled by --compute-scale", "[engine]") {
 }
 
 // 20,000 one-byte writes 1 us apart, each 500 ns long.
-mpior::trace::Plan spaced_writes() {
+static mpior::trace::Plan spaced_writes() {
   PlanMaker pm(1, 0);
   StreamMaker sm;
   for (int i = 0; i < 20'000; ++i) sm.call(Kind::write, io_args(1, 1, -1, 1), 1, 1'000, 500);
