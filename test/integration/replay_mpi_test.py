@@ -43,8 +43,16 @@ def replay_threads(s, *extra):
 
 
 def check_agree(threads, mpi, what, tolerance=0.35):
-    t, m = threads["replay_s"], mpi["replay_s"]
-    check(abs(m - t) <= tolerance * t, f"{what}: MPI mode predicts {m:.3f} s, threads {t:.3f} s")
+    """Both replays predict about the same time once each one's real I/O is taken out: the I/O is the target's,
+    measured, not modelled, and two replays' I/O differ as two runs' do (a fresh clone's CI: the pipeline's 160 MB
+    of 16 KiB writes took rank 0 0.08 s in one replay, 0.44 s four replays later, the disk's writeback catching
+    up), so the slowest rank's I/O time is left out of each side."""
+    def modelled(r):
+        return r["replay_s"] - max(t["predicted"]["io_s"] for t in r["per_rank"])
+    t, m = modelled(threads), modelled(mpi)
+    check(abs(m - t) <= tolerance * t,
+          f"{what}: MPI mode predicts {mpi['replay_s']:.3f} s, threads {threads['replay_s']:.3f} s; less their "
+          f"slowest rank's I/O {m:.3f} s against {t:.3f} s")
 
 
 def check_startup(threads, mpi, what):
@@ -179,9 +187,9 @@ def messages():
     late by its own account only). The prediction is not compared: in some phases of this VM MPI mode replays this
     plan 2-4x slower than the threads (0.30-0.68 s for 0.15, a fresh clone's CI), its messages' real cost, not
     lateness; between processes MPI's costs are its own
-    (no calibrated cost charged). One process holding both ranks passes their messages as the threads do (through
-    MPICH's path within a process they replayed in 0.09-0.7 s for the threads' 0.06-0.16): each rank leaves with the
-    same lateness, their calibrated costs are charged, and the prediction is the threads'."""
+    (no calibrated cost charged). One process holding both ranks passes their messages as the threads do: each rank
+    leaves with the same lateness, their calibrated costs are charged, and the prediction less its real I/O is the
+    threads' (with it, 0.17-0.53 s for the threads' 0.17 on one machine: rank 0's writes, the disk's writeback)."""
     s = Scenario("pipeline", [10000, 16384, 500], ranks=2).run_both()
     try:
         s.post()
