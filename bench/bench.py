@@ -368,24 +368,43 @@ def warm_memory(mib=512):
     del b
 
 
+def reporting_param(name):
+    """A parameter of this VM's free page reporting (the guest kernel's page_reporting module), None where it
+    does not say."""
+    try:
+        with open(os.path.join("/sys/module/page_reporting/parameters", name)) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def warming_keeps():
+    """Whether pages touched and freed stay in the guest long enough for the next run to take them: not where
+    freed memory goes back to the host at once (min_free_ms 0). There warming only costs: touching 1 GiB took
+    6.7-7.9 s in session 31 (the host slow to hand pages back), four times a fidelity run, and a fidelity table
+    had not finished after 72 minutes."""
+    return reporting_param("min_free_ms") != "0"
+
+
 def page_reporting():
     """How this VM hands freed memory to its host, where it says (a guest kernel's page_reporting module): with
     min_free_ms 0 memory goes back as soon as it is free, so settle()'s warm pages are gone before the run takes
     them, and a run writing hundreds of MB to a tmpfs or the page cache faults most of its pages in from the host
     (500 MB to /dev/shm took 0.18-1.7 s back to back, and one plan's replayed I/O 0.22-1.25 s)."""
-    d = "/sys/module/page_reporting/parameters"
-    try:
-        values = {k: open(os.path.join(d, k)).read().strip() for k in ("min_free_ms", "page_reporting_order")}
-    except OSError:
+    values = {k: reporting_param(k) for k in ("min_free_ms", "page_reporting_order")}
+    if None in values.values():
         return ""
-    return "; free page reporting: " + ", ".join(f"{k} {v}" for k, v in values.items())
+    return ("; free page reporting: " + ", ".join(f"{k} {v}" for k, v in values.items()) +
+            ("" if warming_keeps() else " (memory not warmed before runs: freed pages go back at once)"))
 
 
 def settle(directory, mib=512):
     """No dirty pages left from earlier runs to be written back during the next measurement (syncfs), and
-    memory the host gave back (warm_memory: at least what the run writes to a tmpfs or the page cache)."""
+    memory the host gave back (warm_memory: at least what the run writes to a tmpfs or the page cache), where
+    the guest keeps freed pages a while (warming_keeps)."""
     subprocess.run(["sync", "-f", directory], check=False)
-    warm_memory(mib)
+    if warming_keeps():
+        warm_memory(mib)
 
 
 def fidelity(b):
