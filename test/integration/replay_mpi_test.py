@@ -44,9 +44,9 @@ def replay_threads(s, *extra):
 
 def check_agree(threads, mpi, what, tolerance=0.35):
     """Both replays predict about the same time once each one's real I/O is taken out: the I/O is the target's,
-    measured, not modelled, and two replays' I/O differ as two runs' do (a fresh clone's CI: the pipeline's 160 MB
-    of 16 KiB writes took rank 0 0.08 s in one replay, 0.44 s four replays later, the disk's writeback catching
-    up), so the slowest rank's I/O time is left out of each side."""
+    measured, not modelled, and two replays' I/O differ as two runs' do (the pipeline's 160 MB of 16 KiB writes
+    took rank 0 0.08 s in one replay, 0.44 s a few replays later on the same machine, the disk's writeback
+    catching up), so the slowest rank's I/O time is left out of each side."""
     def modelled(r):
         return r["replay_s"] - max(t["predicted"]["io_s"] for t in r["per_rank"])
     t, m = modelled(threads), modelled(mpi)
