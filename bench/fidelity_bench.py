@@ -39,7 +39,7 @@ def lifetime_run(b, cmd, wd, preload=None, env=None):
 # batch, enough for a row to miss 5% one batch in four. So each row runs until its error is known to 2 points
 # (FIDELITY_RUNS, FIDELITY_PRECISION; 13 runs left nto1 on ext4 at 3), and beside the medians come the
 # interquartile means (the mean of the middle half, as robust to an outlier and ~1.4x as precise from the
-# same runs) and each replay against the real run just before it.
+# same runs) and each replay against the real run of its round.
 # A third element: the tracer's environment. checkpoint_sim traced on ext4 spends 8-16% of its time in pruned
 # Allreduces waiting for the other rank (the replay warns: that waiting is replayed as compute on any target),
 # so it is traced again with MPIOR_PRUNE=0, as the README advises for predicting another file system.
@@ -64,7 +64,7 @@ def fidelity_case(b, exe, args, ranks, src, dst, runs, tracer_env):
     over the span a trace covers (each rank from load to its MPI_Finalize call; the slowest rank); the same
     after start-up (from MPI_Init's return: the launch and MPI_Init took 15-70 ms, varying from launch to
     launch, a third of a 0.1 s program); the error of the interquartile means; and the median of the paired
-    errors (each replay against the real run just before it). Runs: at least runs[0], then more until the
+    errors (each replay against the real run of its round). Runs: at least runs[0], then more until the
     error's standard error is at most FIDELITY_PRECISION points, or runs[1]: the rule looks at the runs'
     spread, never at the error itself."""
     pred, real, pred_after, real_after = [], [], [], []
