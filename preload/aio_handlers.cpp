@@ -32,6 +32,7 @@ struct Request {
   int64_t count = 0;
   int64_t op = 0;
   uint8_t depth = 0;
+  Kind kind{};  // the submitting call (aio_write64 or lio_listio ...)
 };
 
 // Requests in flight, keyed by their aiocb: open addressing, lock-free. A
@@ -158,6 +159,7 @@ RawEvent done_event(const Request& r, int err, int64_t bytes) noexcept {
   ev.args[arg::count] = r.count;
   ev.args[arg::lio_op] = r.op;
   ev.args[arg::submit_depth] = r.depth;
+  ev.args[arg::submit_kind] = int64_t(r.kind);
   ev.args[arg::aio_req] = r.id;
   ev.ret = err ? -1 : bytes;
   ev.err = err;
@@ -218,6 +220,7 @@ bool submit(Call& c, RawEvent& ev, const struct aiocb* cb, int64_t op, bool acce
   r.count = op == kAioSync ? 0 : int64_t(cb->aio_nbytes);
   r.op = op;
   r.depth = c.ev().depth;
+  r.kind = c.ev().kind;
   ev.args[arg::handle] = r.fd;
   ev.args[arg::file] = r.file;
   ev.args[arg::offset] = r.offset;

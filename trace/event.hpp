@@ -73,6 +73,7 @@ inline constexpr int64_t kDisplacementCurrent = 256;
 namespace arg {
 inline constexpr int lio_op = 4;        // kAioRead, kAioWrite, kAioNop, kAioSync
 inline constexpr int submit_depth = 5;  // mpior_aio_done: depth of the call that submitted it
+inline constexpr int submit_kind = 6;   // mpior_aio_done: the submitting call's Kind (0, open: traces before it)
 inline constexpr int aio_req = 7;       // request id (per rank, from 1)
 inline constexpr int map_id = 7;        // mmap family: mapping id (per rank, from 1)
 inline constexpr int map_prot = 4;      // mmap: PROT_* ; msync: MS_* flags

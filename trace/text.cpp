@@ -116,7 +116,7 @@ const char* arg_name(Kind k, int slot) {
   static const char* mpiio[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "req", "whence"};
   static const char* fopen[kNumArgs] = {"fh", "file", "off", "bytes", "access", "comm", "amode", "oflags"};
   static const char* view[kNumArgs] = {"fh", "file", "tile0", "ftsize", "access", "comm", "etsize", "extent"};
-  static const char* aio[kNumArgs] = {"fd", "file", "off", "count", "op", "depth", "file2", "req"};
+  static const char* aio[kNumArgs] = {"fd", "file", "off", "count", "op", "depth", "by_kind", "req"};
   static const char* map[kNumArgs] = {"fd", "file", "off", "count", "prot", "mflags", "len", "map"};
   static const char* copy[kNumArgs] = {"fd", "file", "off", "count", "flags", "off2", "file2", "fd2"};
   switch (info(k).op) {

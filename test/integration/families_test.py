@@ -40,6 +40,30 @@ def aio():
     s.cleanup()
 
 
+def aio64():
+    """The program built with _FILE_OFFSET_BITS=64 calls the *64 forms: the requests' bytes count for
+    aio_write64 and aio_read64, the rows with the calls (not for aio_write, a row of no calls the text
+    summary leaves out), and show in summary.txt."""
+    iters, block = 8, 4096
+    s = Scenario("aio_io64", [iters, block]).run_both()
+    summary = s.post()
+    ops = summary["ops"]
+    check_eq((ops.get("aio_write64"), ops.get("lio_listio64"), ops.get("aio_write", 0)), (iters, 2, 0),
+             "aio_write64, lio_listio64 and aio_write calls")
+    total = (iters + 4) * block
+    expect_bytes(summary, s.abs("aio.dat"), total, 2 * block + total)
+    totals = summary["op_totals"]
+    check_eq((totals["aio_write64"]["bytes"], totals["aio_read64"]["bytes"]), (total, 2 * block + total),
+             "aio_write64 and aio_read64 bytes (with lio_listio64's)")
+    check_eq(totals.get("aio_write", {}).get("bytes", 0), 0, "bytes counted for aio_write")
+    with open(os.path.join(s.traces, "plan", "summary.txt")) as f:
+        text = f.read()
+    row = re.search(r"^\s*aio_write64\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)", text, re.M)
+    check(row is not None and int(row.group(4)) == total, f"summary.txt's aio_write64 row: {row and row.group(0)}")
+    s.replay_and_check()
+    s.cleanup()
+
+
 def mpiio_aio():
     ranks, iters, block = 2, 8, 65536
     s = Scenario("mpiio_aio", [iters, block], ranks=ranks).run_both()
@@ -167,5 +191,5 @@ def aio_orphan():
 
 
 if __name__ == "__main__":
-    main({"aio": aio, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
+    main({"aio": aio, "aio64": aio64, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
           "mmap": mmap, "aio_orphan": aio_orphan})
