@@ -317,6 +317,16 @@ int Sandbox::access(const std::string& rel, int mode) const {
   return r;
 }
 
+int Sandbox::grant_exec(const std::string& rel) const {
+  int fd = open(rel, O_RDONLY | O_NONBLOCK);
+  if (fd < 0) return fd;
+  struct stat st {};
+  int r = result(::fstat(fd, &st));
+  if (r == 0 && S_ISREG(st.st_mode)) r = result(::fchmod(fd, (st.st_mode & 07777) | 0111));
+  ::close(fd);
+  return r;
+}
+
 int Sandbox::make_dirs(const std::string& rel) const {
   std::string prefix;
   for (const std::string& c : split_components(rel)) {

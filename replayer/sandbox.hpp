@@ -50,6 +50,8 @@ class Sandbox {
   int symlink(const std::string& target, const std::string& rel) const;
   int stat(const std::string& rel, struct stat* st, bool follow = true) const;
   int access(const std::string& rel, int mode) const;
+  // Adds the execute bits to the regular file at rel.
+  int grant_exec(const std::string& rel) const;
   // mkdir -p of rel (every component a real directory below the root).
   int make_dirs(const std::string& rel) const;
   // 0, or -EXDEV / -ELOOP when the longest existing prefix of rel (the file

@@ -160,6 +160,28 @@ TEST_CASE("replayed calls that fail where the traced ones worked are counted, wi
   REQUIRE(fs::is_directory(tmp / "fs/out/x"));
 }
 
+TEST_CASE("an input file the traced program found executable is made executable, one it did not stays as it was",
+          "[io]") {
+  TempDir tmp;
+  PlanMaker pm(1);
+  int64_t tool = pm.file("/bin/tool", false, 100);
+  int64_t data = pm.file("/in/data", false, 100);
+  StreamMaker sm;
+  sm.call(Kind::access, io_args(0, tool, -1, -1, 0, X_OK), 0);
+  sm.call(Kind::faccessat, io_args(0, tool, -1, -1, 0, R_OK | X_OK), 0);
+  sm.call(Kind::access, io_args(0, data, -1, -1, 0, X_OK), -1);  // not executable when traced either
+  pm.add(sm.stream(0));
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  REQUIRE(rep.errors == 0);
+  auto exec_bits = [&](const char* rel) {
+    struct stat st {};
+    REQUIRE(::stat((tmp / rel).c_str(), &st) == 0);
+    return st.st_mode & 0111;
+  };
+  REQUIRE(exec_bits("fs/bin/tool") == 0111);
+  REQUIRE(exec_bits("fs/in/data") == 0);
+}
+
 TEST_CASE("O_DIRECT opens are reissued (without O_DIRECT where the target refuses it)", "[io]") {
   TempDir tmp;
   PlanMaker pm(1);
