@@ -43,6 +43,11 @@ void note_first_use(FileResolution& files, int32_t rank, int32_t file, const tra
   if (succeeded && !creating) files.files[size_t(file)].existed = true;
 }
 
+void mark(std::vector<bool>& by_file, size_t files, int32_t file) {
+  if (by_file.size() <= size_t(file)) by_file.resize(files);
+  by_file[size_t(file)] = true;
+}
+
 // Reads at a known offset say how large the file was at least.
 void note_reads(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
   trace::Transfer t[2];
@@ -86,10 +91,8 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
     case OpClass::fopen:
       f.created = f.created || (creates && opened);
       if (opened && (ev.args[arg::flags] & O_DIRECTORY)) f.directory = true;
-      if (opened && (ev.args[arg::flags] & O_TRUNC)) {
-        if (files.truncated.size() <= size_t(file)) files.truncated.resize(files.files.size());
-        files.truncated[size_t(file)] = true;
-      }
+      if (opened && (ev.args[arg::flags] & O_TRUNC)) mark(files.truncated, files.files.size(), file);
+      if (opened && creates && (ev.args[arg::flags] & O_EXCL)) mark(files.made_new, files.files.size(), file);
       break;
     case OpClass::mkdir:
       // A directory the application made: the replay makes it then, not before.
@@ -111,6 +114,11 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
 void finish_files(FileResolution& files) {
   for (size_t i = 0; i < files.truncated.size() && i < files.files.size(); ++i)
     if (files.truncated[i]) files.files[i].initial_size = 0;
+  // cp and gzip create their outputs exclusively; a later process of the
+  // rank reading one (folded in as a thread) bounded its size as if it had
+  // been there before the run.
+  for (size_t i = 0; i < files.made_new.size() && i < files.files.size(); ++i)
+    if (files.made_new[i] && !files.files[i].existed) files.files[i].initial_size = 0;
   // A file only ROMIO touched under MPI-IO calls and created in the run (its
   // shared file pointer, `.<name>.shfp.<n>`, deleted at MPI_File_close): what
   // it read, it wrote first. The replay must not make it beforehand: at

@@ -18,6 +18,7 @@ struct FileResolution {
   std::vector<trace::PlanFile> files;                 // by global id; <stdin>, <stdout>, <stderr> are 0, 1, 2
   std::vector<std::vector<int32_t>> local_to_global;  // per rank: file table index -> global id
   std::vector<bool> truncated;                        // by global id: the application emptied it (O_TRUNC)
+  std::vector<bool> made_new;                         // by global id: an O_CREAT | O_EXCL open of it succeeded
   std::vector<int32_t> last_rank;                     // by global id: last rank seen using it (first-use test)
   std::vector<bool> named_by_app;                     // by global id: a depth-0 call (POSIX or MPI-IO) named it
 };
@@ -29,8 +30,10 @@ FileResolution number_files(const TraceSet& set);
 // count (level, from trace::LevelTracker): they are what the replayer reissues.
 void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos,
                    trace::Level level);
-// After every event: a file the application truncated needs no bytes before
-// replay (what it reads back, it wrote).
+// After every event: a file the application truncated, or made new (an
+// O_EXCL create that succeeded, where nothing had found it before), needs no
+// bytes before replay (what it reads back, it wrote); the replay must not
+// make it beforehand, where the exclusive create would fail.
 void finish_files(FileResolution& files);
 
 }  // namespace mpior::postproc

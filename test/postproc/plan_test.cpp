@@ -69,6 +69,36 @@ TEST_CASE("files are numbered by first appearance, rank by rank", "[postproc][pl
   REQUIRE(f[6].created);  // rename target
 }
 
+TEST_CASE("a file made new (O_EXCL) needs no bytes before the run, whoever reads it after", "[postproc][plan]") {
+  // cp a b && gzip b, folded in as two threads: cp creates b exclusively and
+  // writes it, gzip (later) reads it whole. Another file created without
+  // O_EXCL and read by the other thread keeps the reads' bound: it may have
+  // been there before.
+  RankBuilder b(0, 1);
+  int32_t made = b.file("/out/b"), maybe = b.file("/out/c");
+  b.thread(1);
+  b.at(1'000'000);
+  b.open(made, 3, O_CREAT | O_EXCL | O_WRONLY, 3);
+  b.pwrite(made, 3, 0, 4096, 4096);
+  b.open(maybe, 4, O_CREAT | O_WRONLY, 4);
+  b.pwrite(maybe, 4, 0, 4096, 4096);
+  b.thread(2);
+  b.at(5'000'000);
+  b.open(made, 3, O_RDONLY, 3);
+  b.pread(made, 3, 0, 4096, 4096);
+  b.open(maybe, 4, O_RDONLY, 4);
+  b.pread(maybe, 4, 0, 4096, 4096);
+  std::vector<trace::RankTrace> ranks;
+  ranks.push_back(b.finish());
+  auto set = make_set(std::move(ranks));
+  auto a = postproc::analyze(set);
+  const trace::PlanFile& f = a.files.files[size_t(a.files.local_to_global[0][size_t(made)])];
+  REQUIRE(f.created);
+  REQUIRE_FALSE(f.existed);
+  REQUIRE(f.initial_size == 0);
+  REQUIRE(a.files.files[size_t(a.files.local_to_global[0][size_t(maybe)])].initial_size == 4096);
+}
+
 TEST_CASE("the written plan decodes and equals the plan built", "[postproc][plan]") {
   TempDir tmp;
   auto ranks = n_to_n(3);
