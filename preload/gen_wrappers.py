@@ -82,7 +82,7 @@ def table_entries(funcs):
 def gen_table(out, funcs):
     entries = table_entries(funcs)
     lines = [HEADER, "#pragma once", "",
-             "#include <aio.h>", "#include <dirent.h>", "#include <fcntl.h>", '#include "mpi_abi.hpp"', "#include <stdarg.h>", "#include <stdio.h>",
+             "#include <aio.h>", "#include <dirent.h>", "#include <fcntl.h>", '#include "mpi_abi.hpp"', "#include <stdarg.h>", "#include <stdio.h>", "#include <stdlib.h>",
              "#include <sys/mman.h>", "#include <sys/sendfile.h>", "#include <sys/stat.h>", "#include <sys/types.h>", "#include <sys/uio.h>", "#include <unistd.h>", "",
              "namespace mpior::preload::real {", "",
              "// Every intercepted function's next definition (libc, or PMPI_* for MPI),",

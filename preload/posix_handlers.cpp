@@ -131,6 +131,11 @@ void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) no
   c.failed_if(ret < 0);
 }
 
+void path_stat(Call& c, int64_t ret, int dirfd, const char* path, int flags) noexcept {
+  path_op(c, ret, dirfd, path, 0);
+  c.ev().args[arg::flags] = flags;
+}
+
 // posix_fallocate reports failure in its return value, not errno.
 void fd_allocate(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t mode) noexcept {
   FdTable::Slot* slot = fds().traced(fd);

@@ -88,6 +88,8 @@ void fd_truncate(Call& c, int64_t ret, int fd, int64_t length) noexcept;
 void dup_fd(Call& c, int64_t ret, int oldfd, int flags) noexcept;
 void fcntl_fd(Call& c, int64_t ret, int fd, int cmd, long arg) noexcept;
 void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) noexcept;
+// fstatat and statx: path_op, with the AT_* flags (AT_SYMLINK_NOFOLLOW) in the flags slot.
+void path_stat(Call& c, int64_t ret, int dirfd, const char* path, int flags) noexcept;
 void fd_allocate(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t mode) noexcept;
 void fd_range(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t flags) noexcept;
 void fd_copy(Call& c, int64_t ret, int fd_in, int64_t* off_in, int fd_out, int64_t* off_out) noexcept;

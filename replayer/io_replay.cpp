@@ -230,8 +230,8 @@ IoOutcome IoReplay::path_op(const Event& ev) {
       if (r == -EACCES && (mode & X_OK) && traced_ok(ev) && box.grant_exec(*path) == 0) r = box.access(*path, mode);
       break;
     }
-    case OpClass::stat:
-      r = box.stat(*path, &st, !facts(ev.kind).no_follow);
+    case OpClass::stat:  // fstatat and statx: AT_SYMLINK_NOFOLLOW in the flags slot
+      r = box.stat(*path, &st, !facts(ev.kind).no_follow && !(ev.args[arg::flags] & AT_SYMLINK_NOFOLLOW));
       break;
     case OpClass::rename: {
       const std::string* to = mapped(ev.args[arg::file2]);
@@ -414,12 +414,22 @@ IoOutcome IoReplay::stdio(const Event& ev) {
     default:
       break;
   }
+  if (ev.op() == OpClass::sync && ev.args[arg::handle] == -1) return flush_all(ev);  // fflush(NULL)
   FILE* fp = stream_for(ev);
   if (!fp) {
     fail(ev, EBADF, "stream " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
     return {};
   }
   return stream_call(ev, fp);
+}
+
+// fflush(NULL) flushed every stream of the traced process: here the rank's
+// (the replay's other ranks are other processes).
+IoOutcome IoReplay::flush_all(const Event& ev) {
+  bool failed = false;
+  for (auto& [id, stream] : streams_) failed = std::fflush(stream.fp) != 0 || failed;
+  if (failed && traced_ok(ev)) fail(ev, errno);
+  return {};
 }
 
 IoOutcome IoReplay::stream_call(const Event& ev, FILE* fp) {

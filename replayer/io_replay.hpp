@@ -75,6 +75,7 @@ class IoReplay {
   IoOutcome transfer(const trace::Event& ev, int fd, FILE* fp);
   IoOutcome fd_call(const trace::Event& ev, int fd);
   IoOutcome stream_call(const trace::Event& ev, FILE* fp);
+  IoOutcome flush_all(const trace::Event& ev);
   IoOutcome aio_submit(const trace::Event& ev);
   IoOutcome copy(const trace::Event& ev);
   IoOutcome map_call(const trace::Event& ev);
