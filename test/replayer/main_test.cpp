@@ -201,10 +201,10 @@ TEST_CASE("mpior-replay stops a deadlocked plan with the stall message", "[main]
   REQUIRE(m.out.find("replay time") == std::string::npos);  // no report passed off as complete
 }
 
-// A rendezvous send whose receiver comes 2 s later (a slower target, an
+// A rendezvous send whose receiver comes 4 s later (a slower target, an
 // extrapolated plan): the sender's compute gaps test it (MPI moves it only
 // inside MPI calls), but not for ever: after PendingSends' kStaleGaps and
-// kStaleNs they sleep, so the replay does not burn a core for the 2 s.
+// kStaleNs they sleep, so the replay does not burn a core for the 4 s.
 TEST_CASE("mpi mode: compute gaps stop polling a send long left unreceived", "[main]") {
   TempDir tmp;
   PlanMaker pm(2, 0);
@@ -212,10 +212,10 @@ TEST_CASE("mpi mode: compute gaps stop polling a send long left unreceived", "[m
   StreamMaker r0, r1;
   r0.call(Kind::MPI_Init, mpi_args(0), 0, 0, 1000);
   r0.call(Kind::MPI_Send, mpi_args(0, 1, 3, kBig), 0, 0, 1000);
-  for (int i = 0; i < 40; ++i) r0.call(Kind::write, io_args(1, 1, -1, 2), 2, 50'000'000, 1000);
+  for (int i = 0; i < 80; ++i) r0.call(Kind::write, io_args(1, 1, -1, 2), 2, 50'000'000, 1000);
   r0.call(Kind::MPI_Finalize, mpi_args(0));
   r1.call(Kind::MPI_Init, mpi_args(0), 0, 0, 1000);
-  r1.call(Kind::MPI_Recv, mpi_args(0, 0, 3, kBig, 0, 0, 0, 3), 0, 2'000'000'000, 1000);
+  r1.call(Kind::MPI_Recv, mpi_args(0, 0, 3, kBig, 0, 0, 0, 3), 0, 4'000'000'000, 1000);
   r1.call(Kind::MPI_Finalize, mpi_args(0));
   pm.add(r0.stream(0));
   pm.add(r1.stream(1));
@@ -231,10 +231,11 @@ TEST_CASE("mpi mode: compute gaps stop polling a send long left unreceived", "[m
   INFO(m.err);
   REQUIRE(m.code == 0);
   REQUIRE_THAT(m.out, Catch::Contains("replay time"));
-  // Polling through every gap: 2 s of the sender's CPU and more; giving up:
+  // Polling through every gap: 4 s of the sender's CPU and more; giving up:
   // the first 8 gaps (0.4 s), start-up and the final wait (0.56-0.65 s
-  // here; 1.25 s once under TSan, whose start-up and instrumentation cost
-  // CPU of their own, on a loaded machine).
-  CHECK(used < 1.6);
+  // here; 1.25 and 1.81 s under TSan, whose start-up and instrumentation
+  // cost CPU of their own, on a loaded machine: a 2 s wait and a 1.6 s bound
+  // failed CI once).
+  CHECK(used < 3.0);
   WARN("CPU seconds of the whole mpirun: " << used);
 }
