@@ -31,16 +31,42 @@ FileResolution number_files(const TraceSet& set) {
 
 namespace {
 
-// A rank's first call on a file that succeeded without creating it means the
-// file was there before the run: the replay must find it there too.
-void note_first_use(FileResolution& files, int32_t rank, int32_t file, const trace::Event& ev, bool creates) {
+// A rank's first call on a file that succeeded without creating it found the
+// file there; whether it was there before the run depends on whether any
+// rank made it earlier (finish_files).
+void note_first_use(FileResolution& files, const RankScope& scope, int32_t file, const trace::Event& ev, bool creates) {
   if (files.last_rank.size() < files.files.size()) files.last_rank.resize(files.files.size(), -1);
-  if (files.last_rank[size_t(file)] == rank) return;
-  files.last_rank[size_t(file)] = rank;
+  if (files.last_rank[size_t(file)] == scope.rank()) return;
+  files.last_rank[size_t(file)] = scope.rank();
   OpClass op = ev.op();
   bool succeeded = op == OpClass::fopen ? ev.ret == 1 : ev.ret >= 0;
   bool creating = creates || op == OpClass::mkdir;
-  if (succeeded && !creating) files.files[size_t(file)].existed = true;
+  if (!succeeded || creating) return;
+  if (files.order.size() < files.files.size()) files.order.resize(files.files.size());
+  FileOrder& o = files.order[size_t(file)];
+  int64_t at = scope.aligned_ns(ev);
+  if (at < o.found_ns) o.found_ns = at, o.found_rank = scope.rank();
+}
+
+// A call that made the file (an open that created it, mkdir, the new name of
+// a rename or link) and succeeded.
+void note_made(FileResolution& files, const RankScope& scope, int32_t file, const trace::Event& ev) {
+  if (files.order.size() < files.files.size()) files.order.resize(files.files.size());
+  FileOrder& o = files.order[size_t(file)];
+  int64_t at = scope.aligned_ns(ev);
+  if (at < o.made_ns) o.made_ns = at, o.made_rank = scope.rank();
+  files.files[size_t(file)].created = true;
+}
+
+// Ranks' clocks agree to a few microseconds after alignment: calls of two
+// ranks closer than this are in no known order.
+constexpr int64_t kCrossRankSkewNs = 200'000;
+
+bool found_before_made(const FileOrder& o, bool clocks_aligned) {
+  if (o.found_rank < 0) return false;
+  if (o.made_rank < 0) return true;
+  if (o.found_rank == o.made_rank) return o.found_ns < o.made_ns;
+  return clocks_aligned && o.found_ns + kCrossRankSkewNs < o.made_ns;
 }
 
 void mark(std::vector<bool>& by_file, size_t files, int32_t file) {
@@ -77,11 +103,11 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
     files.named_by_app[size_t(file)] = true;
   }
   bool creates = (op == OpClass::open || op == OpClass::fopen) && (ev.args[arg::flags] & O_CREAT) != 0;
-  note_first_use(files, scope.rank(), file, ev, creates);
+  note_first_use(files, scope, file, ev, creates);
   if (op == OpClass::rename || op == OpClass::link) {  // the new name is made by the call
     int32_t target = scope.file(ev, arg::file2, pos);
-    if (target >= 0) note_first_use(files, scope.rank(), target, ev, true);
-    if (target >= 0 && ev.ret == 0) files.files[size_t(target)].created = true;
+    if (target >= 0) note_first_use(files, scope, target, ev, true);
+    if (target >= 0 && ev.ret == 0) note_made(files, scope, target, ev);
     return;
   }
   trace::PlanFile& f = files.files[size_t(file)];
@@ -89,7 +115,7 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
   switch (op) {
     case OpClass::open:
     case OpClass::fopen:
-      f.created = f.created || (creates && opened);
+      if (creates && opened) note_made(files, scope, file, ev);
       if (opened && (ev.args[arg::flags] & O_DIRECTORY)) f.directory = true;
       if (opened && (ev.args[arg::flags] & O_TRUNC)) mark(files.truncated, files.files.size(), file);
       if (opened && creates && (ev.args[arg::flags] & O_EXCL)) mark(files.made_new, files.files.size(), file);
@@ -97,7 +123,7 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
     case OpClass::mkdir:
       // A directory the application made: the replay makes it then, not before.
       f.directory = true;
-      f.created = f.created || ev.ret == 0;
+      if (ev.ret == 0) note_made(files, scope, file, ev);
       break;
     case OpClass::rmdir:
     case OpClass::opendir:
@@ -112,6 +138,14 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
 }
 
 void finish_files(FileResolution& files) {
+  files.order.resize(files.files.size());
+  for (size_t i = 0; i < files.files.size(); ++i)
+    files.files[i].existed = found_before_made(files.order[i], files.clocks_aligned);
+  // What the run read of a file it truncated, it wrote first. A file that was
+  // there before and read before the truncation (a restart file read, then
+  // overwritten) loses those bytes: which reads came before the truncation is
+  // known per rank only, and other ranks' reads of what was written after it
+  // would make the size up (a shared output left by an earlier run).
   for (size_t i = 0; i < files.truncated.size() && i < files.files.size(); ++i)
     if (files.truncated[i]) files.files[i].initial_size = 0;
   // cp and gzip create their outputs exclusively; a later process of the

@@ -182,6 +182,7 @@ nlohmann::json json_files(const Analysis& a) {
          {"nested_written", t.nested_written},
          {"nested_read", t.nested_read},
          {"created", f.created},
+         {"existed", f.existed},
          {"directory", f.directory},
          {"initial_size", f.initial_size},
          {"mpiio", {{"bytes_written", t.mpiio_written}, {"bytes_read", t.mpiio_read}, {"calls", t.mpiio_ops}}}});

@@ -124,7 +124,7 @@ def call_args(fn):
 def va_prologue(fn):
     """Code that reads variadic arguments, and the argument list for the real call."""
     args = call_args(fn)
-    last = fn.params[-1].name
+    last = fn.params[-1].name if fn.params else ""
     if "va_open" in fn.options:
         return ([f"  mode_t mode = 0;",
                  f"  if (__OPEN_NEEDS_MODE(flags)) {{",

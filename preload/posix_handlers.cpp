@@ -131,6 +131,8 @@ void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) no
   c.failed_if(ret < 0);
 }
 
+void dir_made(Call& c, char* ret, const char* tmpl) noexcept { path_op(c, ret ? 0 : -1, AT_FDCWD, tmpl, 0700); }
+
 void path_stat(Call& c, int64_t ret, int dirfd, const char* path, int flags) noexcept {
   path_op(c, ret, dirfd, path, 0);
   c.ev().args[arg::flags] = flags;

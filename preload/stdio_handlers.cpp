@@ -38,6 +38,32 @@ void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcep
   if (auto* e = streams().add(ret, file, fd, 0)) ev.args[arg::handle] = e->id;
 }
 
+// glibc's tmpfile makes an unnamed file in P_tmpdir (O_TMPFILE, or a
+// name it unlinks at once; TMPDIR is ignored), all through internal calls
+// the tracer never sees: recorded as the O_TMPFILE open it stands for, so its
+// stream's bytes count (on the directory, as for any O_TMPFILE open) and the
+// replay makes an unnamed file there too.
+void stream_tmpfile(Call& c, FILE* ret) noexcept {
+  static constexpr char kDir[] = P_tmpdir;
+  int fd = ret ? fileno(ret) : -1;
+  if (is_excluded(kDir)) {
+    if (fd >= 0) fds().set(fd, kFdNotTraced, 0);
+    return c.drop_excluded();
+  }
+  constexpr int64_t kFlags = O_RDWR | O_TMPFILE;
+  int32_t file = files().intern(kDir, kFlags);
+  auto& ev = c.ev();
+  ev.args[arg::handle] = -1;
+  ev.args[arg::file] = file;
+  ev.args[arg::flags] = kFlags;
+  ev.args[arg::mode] = 0600;
+  ev.ret = ret != nullptr;
+  c.failed_if(!ret);
+  if (!ret) return;
+  fds().set(fd, file, 0);
+  if (auto* e = streams().add(ret, file, fd, 0)) ev.args[arg::handle] = e->id;
+}
+
 void stream_fdopen(Call& c, FILE* ret, int fd, const char* mode) noexcept {
   FdTable::Slot* slot = fds().traced(fd);
   if (!slot) return c.drop();

@@ -88,6 +88,8 @@ void fd_truncate(Call& c, int64_t ret, int fd, int64_t length) noexcept;
 void dup_fd(Call& c, int64_t ret, int oldfd, int flags) noexcept;
 void fcntl_fd(Call& c, int64_t ret, int fd, int cmd, long arg) noexcept;
 void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) noexcept;
+// mkdtemp: a mkdir (0700) of the name it made in `tmpl`, or a failed one.
+void dir_made(Call& c, char* ret, const char* tmpl) noexcept;
 // fstatat and statx: path_op, with the AT_* flags (AT_SYMLINK_NOFOLLOW) in the flags slot.
 void path_stat(Call& c, int64_t ret, int dirfd, const char* path, int flags) noexcept;
 void fd_allocate(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t mode) noexcept;
@@ -120,6 +122,8 @@ void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept;
 
 // stdio
 void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcept;
+// tmpfile: an unnamed file in P_tmpdir, recorded as open(P_tmpdir, O_RDWR | O_TMPFILE).
+void stream_tmpfile(Call& c, FILE* ret) noexcept;
 void stream_fdopen(Call& c, FILE* ret, int fd, const char* mode) noexcept;
 void stream_reopen(Call& c, FILE* ret, const char* path, const char* mode, FILE* old) noexcept;
 void stream_close(Call& c, int64_t ret, FILE* stream) noexcept;

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -152,8 +153,29 @@ std::string Sandbox::display(std::string_view rel) const {
 }
 
 int Sandbox::open(const std::string& rel, int flags, mode_t mode) const {
+  int fd = open_resolved(rel, flags, mode);
+  bool unnamed = (flags & O_TMPFILE) == O_TMPFILE;
+  if (unnamed && (fd == -EOPNOTSUPP || fd == -EISDIR)) return open_unnamed(rel, flags, mode);
+  return fd;
+}
+
+int Sandbox::open_resolved(const std::string& rel, int flags, mode_t mode) const {
   if (kernel_) return openat2_beneath(root_fd_, rel, flags, mode);
   return resolve_user(rel, flags, mode);
+}
+
+int Sandbox::open_unnamed(const std::string& dir, int flags, mode_t mode) const {
+  static std::atomic<uint32_t> serial{0};
+  int named = (flags & ~O_TMPFILE) | O_CREAT | O_EXCL;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string rel = (dir.empty() ? "" : dir + "/") + ".mpior-tmpfile-" + std::to_string(::getpid()) + "-" +
+                      std::to_string(serial.fetch_add(1));
+    int fd = open_resolved(rel, named, mode);
+    if (fd == -EEXIST) continue;
+    if (fd >= 0) unlink(rel);
+    return fd;
+  }
+  return -EEXIST;
 }
 
 // What openat2 RESOLVE_BENEATH does, for kernels without it: walk one

@@ -40,6 +40,8 @@ class Sandbox {
   // root/rel, for messages.
   std::string display(std::string_view rel) const;
 
+  // O_TMPFILE where the file system has none: a fresh name in the directory,
+  // unlinked at once (what glibc's tmpfile falls back to).
   int open(const std::string& rel, int flags, mode_t mode = 0) const;
   int mkdir(const std::string& rel, mode_t mode) const;
   int rmdir(const std::string& rel) const;
@@ -63,6 +65,8 @@ class Sandbox {
   template <typename Op>
   int on_two_paths(const std::string& from, const std::string& to, Op op) const;
   int resolve_user(const std::string& rel, int flags, mode_t mode) const;
+  int open_resolved(const std::string& rel, int flags, mode_t mode) const;
+  int open_unnamed(const std::string& dir, int flags, mode_t mode) const;
   int root_fd_ = -1;
   bool kernel_ = false;
   std::string root_;

@@ -90,12 +90,12 @@ void check_contained(const Sandbox& box, const trace::Plan& plan, const std::vec
   }
 }
 
-// Directories the application made itself: setup must not make them, or the
-// replayed mkdir would fail.
+// Directories the application made itself, where there was none before:
+// setup must not make them, or the replayed mkdir would fail.
 std::set<std::string> app_made_dirs(const trace::Plan& plan, const std::vector<Placed>& placed) {
   std::set<std::string> out;
   for (const Placed& p : placed)
-    if (plan.files[p.g].directory && plan.files[p.g].created) out.insert(p.rel);
+    if (plan.files[p.g].directory && plan.files[p.g].created && !plan.files[p.g].existed) out.insert(p.rel);
   return out;
 }
 
@@ -109,6 +109,7 @@ void remove_stale(const Sandbox& box, const trace::Plan& plan, const std::vector
   for (const Placed& p : placed) {
     const trace::PlanFile& f = plan.files[p.g];
     if (!f.created || is_pseudo(f.path) || p.rel.empty()) continue;
+    if (f.directory && f.existed) continue;  // made again below; its stale entries are listed themselves
     if (f.directory) {
       dirs.push_back(p.rel);
       continue;
@@ -172,10 +173,11 @@ bool below_any(const std::string& rel, const std::set<std::string>& dirs) {
   return false;
 }
 
-// Files the application found there (a call on them succeeded before it
-// created them) must exist before the replay: at their traced initial size,
-// empty when nothing was read from them. Files it only failed to find, or
-// that only the library touched, are left absent, as they were.
+// Files the application found there (a call on them succeeded before any
+// made them) must exist before the replay: at their traced initial size,
+// empty when nothing was read from them; also those it removed and made again
+// (`rm -f out.gz; gzip out`). Files it only failed to find, or that only the
+// library touched, are left absent, as they were.
 void make_inputs(const Sandbox& box, const trace::Plan& plan, const std::vector<Placed>& placed,
                  const std::set<std::string>& app_dirs, const IoBuffer& pattern) {
   std::set<std::string> dirs = ancestors_of_all(placed);
@@ -189,8 +191,8 @@ void make_inputs(const Sandbox& box, const trace::Plan& plan, const std::vector<
     // another rank made it first (an O_CREAT open that found it), so the
     // replayed run makes it too.
     bool early = !below_any(p.rel, app_dirs);
-    bool make_dir = early && directory && !f.created && f.existed;
-    bool make_file = early && !directory && ((f.existed && !f.created) || f.initial_size > 0);
+    bool make_dir = early && directory && f.existed;
+    bool make_file = early && !directory && (f.existed || f.initial_size > 0);
     // What setup makes, and what the application creates during the replay,
     // needs its parent directories (those the application does not make).
     if (make_dir || make_file || f.created) make_parents(box, p.rel, app_dirs);

@@ -116,14 +116,32 @@ def files_more():
     s.cleanup()
 
 
+def earlier_outputs(d):
+    """What an earlier run of tempfiles left: an output and a directory holding one."""
+    with open(os.path.join(d, "again.dat"), "w") as f:
+        f.write("x" * 100)
+    os.makedirs(os.path.join(d, "results"))
+    with open(os.path.join(d, "results", "old.txt"), "w") as f:
+        f.write("y" * 10)
+
+
 def tempfiles():
     """mkstemp and mkostemps are opens of the names they made (glibc's own open is unseen: the unlink of
     one was replayed on a file never made); fstatat's AT_SYMLINK_NOFOLLOW is replayed (a dangling link
-    failed, followed); fflush(NULL) flushes the rank's streams (it failed as stream -1)."""
-    s = Scenario("tempfiles").run_both()
+    failed, followed); fflush(NULL) flushes the rank's streams (it failed as stream -1); mkdtemp is a mkdir;
+    tmpfile an O_TMPFILE open of /tmp (its stream's bytes were not seen);
+    outputs an earlier run left, removed and made again, are made before the replay (its unlinks failed)."""
+    s = Scenario("tempfiles", prepare=earlier_outputs).run_both()
     summary = s.post()
-    expect_ops(summary, {"mkstemp": 1, "mkostemps": 1, "write": 2, "close": 2, "unlink": 3, "symlink": 1,
-                         "fstatat": 1, "puts": 1, "fflush": 1})
+    expect_ops(summary, {"mkstemp": 1, "mkostemps": 1, "mkdtemp": 1, "open": 3, "write": 5, "close": 5,
+                         "unlink": 6, "rmdir": 2, "mkdir": 1, "symlink": 1, "fstatat": 1, "puts": 1, "fflush": 1,
+                         "tmpfile": 1, "fwrite": 1, "fseek": 1, "fread": 1, "fclose": 1})
+    expect_bytes(summary, "/tmp", 40, 40)  # tmpfile's unnamed file, counted on its directory
+    made_dir = [f for f in summary["files"] if re.search(r"/dir\w{6}$", f["path"])]
+    check(len(made_dir) == 1 and made_dir[0]["directory"] and made_dir[0]["created"], "mkdtemp's directory, made")
+    for name in ("again.dat", "results"):
+        f = file_entry(summary, s.abs(name))
+        check(f["created"] and f["existed"], name + " was there before the run and made again")
     made = [f for f in summary["files"] if re.search(r"/(plain\w{6}|sfx\w{6}\.dat)$", f["path"])]
     check_eq(sorted((os.path.basename(f["path"])[:3], f["bytes_written"], f["created"]) for f in made),
              [("pla", 64, True), ("sfx", 32, True)], "the temporary files, as made")

@@ -82,6 +82,30 @@ TEST_CASE("a file found below a directory the run makes is left to the run", "[s
   REQUIRE(target->warnings.empty());
 }
 
+// `rm -f out.gz; gzip out` and `rm -rf results; mkdir results` over what an
+// earlier run left: found first, then made again. Setup makes them (empty) so
+// the replayed removals find them, and clears what a previous replay left.
+TEST_CASE("a file or directory the run removed and made again is there before the replay", "[setup]") {
+  TempDir tmp;
+  std::string root = tmp / "fs";
+  PlanMaker pm(1);
+  pm.file("/w/out.gz", true, 0);
+  pm.plan.files.back().existed = true;
+  pm.file("/w/results", true, 0, true);
+  pm.plan.files.back().existed = true;
+  pm.file("/w/results/old.txt", false, 0);  // found inside it (removed by rm -rf)
+  pm.file("/w/results/new.txt", true, 0);   // made inside it by the run
+  fs::create_directories(root + "/w/results");
+  std::ofstream(root + "/w/out.gz") << "stale output from an earlier replay";
+  std::ofstream(root + "/w/results/new.txt") << "stale";
+  auto target = prepare_target(pm.plan, {root});
+  REQUIRE(file_size(root + "/w/out.gz") == 0);
+  REQUIRE(fs::is_directory(root + "/w/results"));
+  REQUIRE(fs::exists(root + "/w/results/old.txt"));
+  REQUIRE(!fs::exists(root + "/w/results/new.txt"));
+  REQUIRE(target->warnings.empty());
+}
+
 TEST_CASE("a plan path that would leave --fs stops setup before anything changes", "[setup]") {
   TempDir tmp;
   std::string root = tmp / "fs";
