@@ -31,47 +31,35 @@ FileResolution number_files(const TraceSet& set) {
 
 namespace {
 
+void mark(std::vector<bool>& by_file, size_t files, int32_t file) {
+  if (by_file.size() <= size_t(file)) by_file.resize(files);
+  by_file[size_t(file)] = true;
+}
+
 // A rank's first call on a file that succeeded without creating it found the
-// file there; whether it was there before the run depends on whether any
-// rank made it earlier (finish_files).
+// file there, before the run or made by another rank (finish_files).
 void note_first_use(FileResolution& files, const RankScope& scope, int32_t file, const trace::Event& ev, bool creates) {
   if (files.last_rank.size() < files.files.size()) files.last_rank.resize(files.files.size(), -1);
   if (files.last_rank[size_t(file)] == scope.rank()) return;
   files.last_rank[size_t(file)] = scope.rank();
   OpClass op = ev.op();
   bool succeeded = op == OpClass::fopen ? ev.ret == 1 : ev.ret >= 0;
-  bool creating = creates || op == OpClass::mkdir;
-  if (!succeeded || creating) return;
-  if (files.order.size() < files.files.size()) files.order.resize(files.files.size());
-  FileOrder& o = files.order[size_t(file)];
-  int64_t at = scope.aligned_ns(ev);
-  if (at < o.found_ns) o.found_ns = at, o.found_rank = scope.rank();
+  bool found = succeeded && !creates && op != OpClass::mkdir;
+  if (files.rank_found.size() < files.files.size()) files.rank_found.resize(files.files.size());
+  files.rank_found[size_t(file)] = found;
+  if (found) mark(files.found, files.files.size(), file);
 }
 
 // A call that made the file (an open that created it, mkdir, the new name of
-// a rename or link) and succeeded.
-void note_made(FileResolution& files, const RankScope& scope, int32_t file, const trace::Event& ev) {
-  if (files.order.size() < files.files.size()) files.order.resize(files.files.size());
-  FileOrder& o = files.order[size_t(file)];
-  int64_t at = scope.aligned_ns(ev);
-  if (at < o.made_ns) o.made_ns = at, o.made_rank = scope.rank();
+// a rename or link) and succeeded. The rank's calls come in the order they
+// ran: one that found the file before it made it again saw it there before
+// the run (`rm -f out.gz; gzip out`). Across ranks no such order is known
+// (clocks aligned at MPI_Init drift by milliseconds on a loaded node).
+void note_made(FileResolution& files, const RankScope& scope, int32_t file) {
   files.files[size_t(file)].created = true;
-}
-
-// Ranks' clocks agree to a few microseconds after alignment: calls of two
-// ranks closer than this are in no known order.
-constexpr int64_t kCrossRankSkewNs = 200'000;
-
-bool found_before_made(const FileOrder& o, bool clocks_aligned) {
-  if (o.found_rank < 0) return false;
-  if (o.made_rank < 0) return true;
-  if (o.found_rank == o.made_rank) return o.found_ns < o.made_ns;
-  return clocks_aligned && o.found_ns + kCrossRankSkewNs < o.made_ns;
-}
-
-void mark(std::vector<bool>& by_file, size_t files, int32_t file) {
-  if (by_file.size() <= size_t(file)) by_file.resize(files);
-  by_file[size_t(file)] = true;
+  bool this_rank = size_t(file) < files.last_rank.size() && files.last_rank[size_t(file)] == scope.rank();
+  if (this_rank && size_t(file) < files.rank_found.size() && files.rank_found[size_t(file)])
+    mark(files.found_then_made, files.files.size(), file);
 }
 
 // Reads at a known offset say how large the file was at least.
@@ -107,7 +95,7 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
   if (op == OpClass::rename || op == OpClass::link) {  // the new name is made by the call
     int32_t target = scope.file(ev, arg::file2, pos);
     if (target >= 0) note_first_use(files, scope, target, ev, true);
-    if (target >= 0 && ev.ret == 0) note_made(files, scope, target, ev);
+    if (target >= 0 && ev.ret == 0) note_made(files, scope, target);
     return;
   }
   trace::PlanFile& f = files.files[size_t(file)];
@@ -115,7 +103,7 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
   switch (op) {
     case OpClass::open:
     case OpClass::fopen:
-      if (creates && opened) note_made(files, scope, file, ev);
+      if (creates && opened) note_made(files, scope, file);
       if (opened && (ev.args[arg::flags] & O_DIRECTORY)) f.directory = true;
       if (opened && (ev.args[arg::flags] & O_TRUNC)) mark(files.truncated, files.files.size(), file);
       if (opened && creates && (ev.args[arg::flags] & O_EXCL)) mark(files.made_new, files.files.size(), file);
@@ -123,7 +111,7 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
     case OpClass::mkdir:
       // A directory the application made: the replay makes it then, not before.
       f.directory = true;
-      if (ev.ret == 0) note_made(files, scope, file, ev);
+      if (ev.ret == 0) note_made(files, scope, file);
       break;
     case OpClass::rmdir:
     case OpClass::opendir:
@@ -138,9 +126,11 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
 }
 
 void finish_files(FileResolution& files) {
-  files.order.resize(files.files.size());
-  for (size_t i = 0; i < files.files.size(); ++i)
-    files.files[i].existed = found_before_made(files.order[i], files.clocks_aligned);
+  auto at = [](const std::vector<bool>& v, size_t i) { return i < v.size() && v[i]; };
+  for (size_t i = 0; i < files.files.size(); ++i) {
+    trace::PlanFile& f = files.files[i];
+    f.existed = at(files.found_then_made, i) || (at(files.found, i) && !f.created);
+  }
   // What the run read of a file it truncated, it wrote first. A file that was
   // there before and read before the truncation (a restart file read, then
   // overwritten) loses those bytes: which reads came before the truncation is

@@ -197,7 +197,11 @@ def gen_io_wrapper(fn):
     real = f"::mpior::preload::real::get_{target}()"
     out = signature(fn) + pro
     if "before" in fn.options:  # a hook that must run before the real call (exec replaces the program)
-        out.append(f"  ::mpior::preload::{fn.options['before']}();")
+        untraced = f"{real}({args});" if void else f"return {real}({args});"
+        if void:
+            out.append(f"  if (!::mpior::preload::{fn.options['before']}()) {{ {untraced} return; }}")
+        else:
+            out.append(f"  if (!::mpior::preload::{fn.options['before']}()) {untraced}")
     out.append(f"  ::mpior::preload::Call call_(::mpior::trace::Kind::{fn.name});")
     if void:
         out.append(f"  {real}({args});")

@@ -527,25 +527,35 @@ void write_standalone() {
 
 }  // namespace session
 
-void session_before_exec() noexcept {
-  if (t_state.in_tracer) return;
+namespace {
+
+// A vfork child: no fork handler ran, so it still has the parent's pid on
+// record, and it shares the parent's memory. It must not stop the parent's
+// thread nor write the parent's trace as finished.
+bool in_vfork_child(const Session& s) { return s.traced && getpid() != s.info.pid; }
+
+}  // namespace
+
+bool session_before_exec() noexcept {
+  if (t_state.in_tracer) return true;
   Session& s = S();
-  if (!s.traced || s.mpi || !g_recording.load()) return;
-  // A vfork child (no fork handler ran: it still has the parent's pid on
-  // record) shares the parent's memory: it must not stop the parent's
-  // thread nor write the parent's trace as finished.
-  if (getpid() != s.info.pid) return;
+  if (in_vfork_child(s)) return false;
+  if (!s.traced || s.mpi || !g_recording.load()) return true;
   TracerGuard guard;
   crash::stop_for_exec();
   if (s.child)
     session::write_rank(true);
   else if (!s.under_mpi)
     session::write_standalone();
+  return true;
 }
 
 // Not from inside the tracer: the crash handler's copy leaves by _exit.
-void session_before_exit() noexcept {
-  if (!t_state.in_tracer) session::on_exit();
+bool session_before_exit() noexcept {
+  if (t_state.in_tracer) return true;
+  if (in_vfork_child(S())) return false;  // a vfork child whose exec failed
+  session::on_exit();
+  return true;
 }
 
 namespace session {

@@ -77,8 +77,13 @@ using ::mpior::trace::kAioWrite;
 void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64_t mode) noexcept;
 // exec*: what the program had is written before the call (session.cpp);
 // a failed exec is not recorded.
-void session_before_exec() noexcept;
-void session_before_exit() noexcept;
+// Before exec and _exit. False in a vfork child (dash runs commands so):
+// it shares the parent's memory, thread-locals included, and never returns
+// from a successful exec, so the call is made untraced; recording it would
+// leave the parent's call depth raised and every later call of the parent
+// nested, out of its trace.
+bool session_before_exec() noexcept;
+bool session_before_exit() noexcept;
 inline void not_recorded(Call& c, int64_t) noexcept { c.drop(); }
 void close_fd(Call& c, int64_t ret, int fd) noexcept;
 void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept;

@@ -83,7 +83,9 @@ void ReplayThread::run() {
     summary.compute_ns += woke - last_end_;
     summary.traced_compute_ns += std::max<int64_t>(0, ev.gap_ns);
     traced_end_ = std::max(traced_end_, ev.end_ns);
+    woke = keep_file_order(ev, woke);
     going = step(ev, cursor.delivered(), io, mpi, mio, woke) && going;
+    if (order_slot >= 0) sh_.order->replayed(order_slot, cursor.delivered());
   }
   // Compared against the traced time its events span: after the last call
   // the trace holds the tracer's own finalize (merging, writing) and the
@@ -141,6 +143,24 @@ bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi) 
   return going;
 }
 
+IoOutcome ReplayThread::replay_io(const trace::Event& ev, IoReplay& io) {
+  constexpr int64_t kBoundNs = 30'000'000'000;  // a thread that went another way than traced
+  if (order_slot < 0 || !FileOrder::orders(ev) || !sh_.order->others_change(order_slot, ev)) return io.replay(ev);
+  io.hold_name_failures(true);
+  IoOutcome r = io.replay(ev);
+  while (io.failure_held()) {
+    int64_t t = mono_now_ns();
+    bool changed = sh_.order->wait_for_change(order_slot, ev, sh_.progress.aborted(), kBoundNs);
+    acct_.waited += mono_now_ns() - t;
+    if (!changed) break;
+    io.hold_name_failures(true);
+    r = io.replay(ev);
+  }
+  io.record_held();
+  io.hold_name_failures(false);
+  return r;
+}
+
 bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio,
                         int64_t start) {
   ++summary.events;
@@ -174,7 +194,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
     }
   } else if (trace::is_io(ev.kind)) {
     if (!sh_.opt.io_log.empty()) log_io(ev);
-    IoOutcome r = io.replay(ev);
+    IoOutcome r = replay_io(ev, io);
     cur_.bytes = r.bytes;
     if (r.call_ns > 0) {
       pay_dispatch(start, r);
@@ -299,6 +319,10 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
     target = prepare_target(plan, opt.setup);
   std::vector<ThreadSpec> specs = thread_specs(plan, opt.backend);
   Shared sh(plan, *target, opt, uint32_t(specs.size()));
+  std::vector<FileOrder::Thread> order_threads;
+  for (const ThreadSpec& s : specs) order_threads.push_back({s.stream, s.rank});
+  FileOrder order(plan, order_threads, opt.cursor);
+  sh.order = &order;
   std::unique_ptr<EventCount[]> done(new EventCount[specs.size()]);
   std::atomic<int64_t> started{0};
   int64_t traced_ns = 0;
@@ -314,6 +338,7 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   for (const ThreadSpec& s : specs) {
     threads.push_back(std::make_unique<ReplayThread>(sh, *s.stream, s.rank));
     threads.back()->done = &done[threads.size() - 1];
+    threads.back()->order_slot = order.slot(threads.size() - 1);
     if (opt.record_calls > 0) threads.back()->budget = std::max<uint64_t>(1, opt.record_calls / specs.size());
     pthread_t id;
     create_error = pthread_create(&id, &attr, &ReplayThread::entry, threads.back().get());

@@ -129,6 +129,8 @@ void IoReplay::fail(const Event& ev, int err, const std::string& detail) {
   msg += ": " + std::string(std::strerror(err));
   if (fatal_for_target(err))
     progress_.abort("the target file system cannot take the replay: " + msg);
+  else if (holding_ && (err == ENOENT || err == EEXIST || err == ENOTEMPTY || err == ENOTDIR))
+    held_ = std::move(msg);
   else
     errors_.add(std::move(msg));
 }

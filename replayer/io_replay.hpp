@@ -54,8 +54,23 @@ class IoReplay {
   // Records a failed replayed call; aborts the replay when the target file
   // system cannot take more (full, read-only, over quota).
   void fail(const trace::Event& ev, int err, const std::string& detail = {});
+  // While on, a failure that a name not (or still) there explains (ENOENT,
+  // EEXIST, ENOTEMPTY, ENOTDIR) is held instead of recorded: another thread
+  // of the rank may yet make or remove the name, and the call be retried.
+  void hold_name_failures(bool on) {
+    holding_ = on;
+    held_.clear();
+  }
+  bool failure_held() const { return !held_.empty(); }
+  // Records the held failure after all.
+  void record_held() {
+    if (!held_.empty()) errors_.add(std::move(held_));
+    held_.clear();
+  }
 
  private:
+  bool holding_ = false;
+  std::string held_;
   enum class Owner : uint8_t { self, shared, stream };
   struct Fd {
     int fd;

@@ -16,6 +16,7 @@
 #include "comm_cost.hpp"
 #include "engine.hpp"
 #include "error.hpp"
+#include "file_order.hpp"
 #include "init_gate.hpp"
 #include "io_replay.hpp"
 #include "mpi_replay.hpp"
@@ -56,8 +57,9 @@ struct Shared {
   ErrorLog errors;
   StartGate gate;
   SharedPointers pointers;
-  InitGate init;     // start-up: threads replaying MPI_Init meet
-  bool private_fds;  // each replay thread unshares its descriptor table
+  InitGate init;               // start-up: threads replaying MPI_Init meet
+  FileOrder* order = nullptr;  // names a rank's threads hand each other
+  bool private_fds;            // each replay thread unshares its descriptor table
   // The threads' own waits for a CPU are read where they fit the CPUs (more
   // wait for each other, as oversubscribed ranks do; the tracer leaves those in).
   bool cpu_wait_read;
@@ -89,6 +91,7 @@ class alignas(64) ReplayThread {
   std::string io_lines;        // --io-log: "kind path offset count", one per replayed file call
   uint64_t skipped = 0;
   int64_t end_ns = 0;
+  int order_slot = -1;  // in sh.order: -1 when the rank has no other thread
 
  private:
   // A depth-0 event being replayed: completion records under a Wait extend it.
@@ -166,6 +169,7 @@ class alignas(64) ReplayThread {
       if (!arrived_) sh_.gate.arrive();  // main waits for every thread at the gate
       end_ns = mono_now_ns();
     }
+    if (sh_.order) sh_.order->finished(order_slot);
     sh_.progress.thread_done();
   }
 
@@ -186,6 +190,21 @@ class alignas(64) ReplayThread {
     io_lines += fmt::format("{} {} {} {}\n", trace::name(ev.kind), path, ev.args[trace::arg::offset],
                             ev.args[trace::arg::count]);
   }
+  // Before a call naming a file: the other threads' changes of the name
+  // that came first in the trace (file_order.hpp); the wait is waiting.
+  int64_t keep_file_order(const trace::Event& ev, int64_t woke) {
+    constexpr int64_t kBoundNs = 30'000'000'000;  // a thread that went another way than traced
+    if (order_slot < 0 || !FileOrder::orders(ev) ||
+        !sh_.order->wait_before(order_slot, ev, sh_.progress.aborted(), kBoundNs))
+      return woke;
+    int64_t now = mono_now_ns();
+    summary.wait_ns += now - woke;
+    return now;
+  }
+  // A file call whose name another thread of the rank makes or removes: a
+  // failure the name explains waits for that thread's next change of it and
+  // tries again (file_order.hpp); the wait is waiting.
+  IoOutcome replay_io(const trace::Event& ev, IoReplay& io);
   bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio, int64_t start);
   void begin_file_call(const trace::Event& ev, uint64_t event_no, bool native);
   bool nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi);

@@ -8,6 +8,7 @@
 
 #include "cli.hpp"
 #include "error.hpp"
+#include "file_order.hpp"
 #include "plan_maker.hpp"
 
 using namespace mpior::replay;
@@ -87,6 +88,85 @@ TEST_CASE("a rank with several traced threads gets a replay thread for each", "[
   REQUIRE(rep.per_thread.at(1).rank == 0);
   REQUIRE(rep.per_thread.at(1).thread == 1);
   REQUIRE(file_size(tmp / "fs/t1.out") == 333);  // closed (and so complete) when its thread ended
+}
+
+namespace {
+
+// 64 MiB written as if in 1 us: the thread replaying it falls behind.
+void write_64_mib_fast(StreamMaker& m, int64_t file) {
+  constexpr int64_t kBig = int64_t(64) << 20;
+  m.call(Kind::open, io_args(5, file, -1, -1, O_WRONLY | O_CREAT | O_TRUNC, 0644), 5, 1000, 1000);
+  m.call(Kind::write, io_args(5, file, 0, kBig), kBig, 0, 1000);
+}
+
+// Rank 0 as two threads; no call may fail.
+Report replay_two_threads(PlanMaker& pm, const StreamMaker& first, const StreamMaker& second, const std::string& fs) {
+  pm.add(first.stream(0, 0));
+  pm.add(second.stream(0, 1));
+  Report rep = replay_plan(pm.plan, options(fs));
+  INFO((rep.first_errors.empty() ? std::string() : rep.first_errors.front()));
+  REQUIRE(rep.errors == 0);
+  return rep;
+}
+
+}  // namespace
+
+// git repack and its child pack-objects, folded into one rank as two threads:
+// the child writes its pack (64 MiB traced in 1 us, far longer replayed) and
+// renames it; the parent stats and opens the new name 200 us after the
+// rename ended. Without the traced order kept, the parent's stat comes first.
+// Exact times (lossless) order the stat before it is made; statistical ones
+// (times drift) retry it once the other thread renamed.
+TEST_CASE("a name another thread of the rank made is used after it, as traced", "[engine][file_order]") {
+  TempDir tmp;
+  PlanMaker pm(1);
+  int64_t tmp_name = pm.file("/pack/tmp_pack", true), final_name = pm.file("/pack/pack-1.pack", true);
+  int64_t big = pm.file("/pack/objects.bin", true);
+  bool lossless = GENERATE(true, false);
+  INFO("lossless " << lossless);
+  StreamMaker parent(lossless), child(lossless);
+  write_64_mib_fast(child, big);
+  child.call(Kind::open, io_args(6, tmp_name, -1, -1, O_WRONLY | O_CREAT | O_EXCL, 0600), 6, 0, 1000);
+  child.call(Kind::write, io_args(6, tmp_name, 0, 100), 100, 0, 1000);
+  child.call(Kind::close, io_args(6, tmp_name), 0, 0, 1000);
+  child.call(Kind::rename, io_args(-1, tmp_name, -1, -1, 0, 0, final_name), 0, 0, 1000);
+  parent.call(Kind::stat, io_args(-1, final_name), 0, child.now() + 200'000, 1000);
+  parent.call(Kind::open, io_args(3, final_name, -1, -1, O_RDONLY), 3, 0, 1000);
+  parent.call(Kind::read, io_args(3, final_name, 0, 100), 100, 0, 1000);
+  Report rep = replay_two_threads(pm, parent, child, tmp / "fs");
+  REQUIRE(file_size(tmp / "fs/pack/pack-1.pack") == 100);
+  REQUIRE(rep.per_thread.at(0).wait_ns > 0);  // the parent waited for its child's rename
+  SECTION("only ranks with several threads are ordered, on the names that change") {
+    StreamMaker other;
+    other.call(Kind::unlink, io_args(-1, final_name), 0, 0, 1000);
+    pm.plan.job.size = 2;
+    pm.plan.ranks.push_back(pm.plan.ranks[0]);
+    pm.add(other.stream(1, 0));
+    FileOrder order(pm.plan, {{&pm.plan.streams[0], 0}, {&pm.plan.streams[1], 0}, {&pm.plan.streams[2], 1}}, {});
+    REQUIRE(order.slot(0) == 0);
+    REQUIRE(order.slot(1) == 1);
+    REQUIRE(order.slot(2) == -1);
+    REQUIRE(order.changes() == 4);  // two creates, the rename's two names; not the reads, nor rank 1's unlink
+  }
+}
+
+// `mkdir -p src && printf ... > src/f1.c`: the shell's open needs the
+// directory its child made (64 MiB written first: late in the replay).
+TEST_CASE("a file made in a directory another thread of the rank made waits for it", "[engine][file_order]") {
+  TempDir tmp;
+  PlanMaker pm(1);
+  int64_t dir = pm.file("/out/src", true, 0, true), inside = pm.file("/out/src/f1.c", true);
+  int64_t big = pm.file("/out/big.bin", true);
+  bool lossless = GENERATE(true, false);
+  INFO("lossless " << lossless);
+  StreamMaker shell(lossless), mkdir_p(lossless);
+  write_64_mib_fast(mkdir_p, big);
+  mkdir_p.call(Kind::mkdir, io_args(-1, dir, -1, -1, 0, 0755), 0, 0, 1000);
+  shell.call(Kind::open, io_args(3, inside, -1, -1, O_WRONLY | O_CREAT | O_TRUNC, 0644), 3, mkdir_p.now() + 100'000,
+             1000);
+  shell.call(Kind::write, io_args(3, inside, 0, 20), 20, 0, 1000);
+  replay_two_threads(pm, shell, mkdir_p, tmp / "fs");
+  REQUIRE(file_size(tmp / "fs/out/src/f1.c") == 20);
 }
 
 TEST_CASE("a thread with nothing to replay ends at the common start", "[engine]") {
