@@ -35,10 +35,10 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
                    trace::Level level);
 // After every event: which files existed before the run (found, and made by
 // no rank, or found by a rank before it made it itself). A file the
-// application truncated, or made new (an
-// O_EXCL create that succeeded, where nothing had found it before), needs no
-// bytes before replay (what it reads back, it wrote); the replay must not
-// make it beforehand, where the exclusive create would fail.
+// application truncated, or made new (an O_EXCL create that succeeded, where
+// nothing had found it before), needs no bytes before replay (what it reads
+// back, it wrote); the replay must not make it beforehand, where the
+// exclusive create would fail.
 void finish_files(FileResolution& files);
 
 }  // namespace mpior::postproc
