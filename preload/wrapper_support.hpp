@@ -122,6 +122,7 @@ void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcep
 void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t offset) noexcept;
 void map_before_unmap(Call& c, void* addr, size_t len) noexcept;
 void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept;
+void map_before_sync(Call& c, void* addr, size_t len, int flags) noexcept;
 void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept;
 void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept;
 

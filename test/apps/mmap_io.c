@@ -1,5 +1,6 @@
 /* Memory-mapped files: a shared writable mapping of out.dat written,
- * msync'ed, half of it written again, then unmapped; a read-only mapping of
+ * msync'ed, a quarter written again and msync'ed, half written again, then
+ * unmapped; a read-only mapping of
  * in.dat read; a mapping grown with mremap, written, msync'ed and still
  * mapped (untouched since) at exit.
  * usage: mmap_io [pages=16]; out.dat and grow.dat are pages * 4096 bytes. */
@@ -18,6 +19,8 @@ int main(int argc, char** argv) {
   char* p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   CHECK(p != MAP_FAILED);
   memset(p, 'm', len);
+  CHECK(msync(p, len, MS_SYNC) == 0);
+  memset(p, 'q', len / 4); /* the second msync writes back this quarter only */
   CHECK(msync(p, len, MS_SYNC) == 0);
   memset(p, 'M', len / 2); /* dirty again: the first half writes back at munmap */
   CHECK(munmap(p, len) == 0 && close(fd) == 0);
