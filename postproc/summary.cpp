@@ -124,6 +124,7 @@ namespace {
 // and bytes counted for aio_write would sit in a row of no calls, unshown.
 trace::Kind aio_function(const trace::Event& ev, bool write) {
   int64_t by = ev.args[arg::submit_kind];  // 0 (open) in a trace from before it was recorded
+  if (by == int64_t(trace::Kind::io_submit)) return trace::Kind::io_submit;  // libaio: its one submitting call
   bool large_file = by == int64_t(trace::Kind::aio_write64) || by == int64_t(trace::Kind::aio_read64) ||
                     by == int64_t(trace::Kind::lio_listio64);
   if (large_file) return write ? trace::Kind::aio_write64 : trace::Kind::aio_read64;

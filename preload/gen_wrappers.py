@@ -81,8 +81,9 @@ def table_entries(funcs):
 
 def gen_table(out, funcs):
     entries = table_entries(funcs)
+    fallbacks = {fn.name: fn for fn in funcs if not fn.internal and "fallback" in fn.options}
     lines = [HEADER, "#pragma once", "",
-             "#include <aio.h>", "#include <dirent.h>", "#include <fcntl.h>", '#include "mpi_abi.hpp"', "#include <stdarg.h>", "#include <stdio.h>", "#include <stdlib.h>",
+             "#include <aio.h>", "#include <dirent.h>", "#include <fcntl.h>", "#include <libaio.h>", '#include "mpi_abi.hpp"', "#include <stdarg.h>", "#include <stdio.h>", "#include <stdlib.h>",
              "#include <sys/mman.h>", "#include <sys/sendfile.h>", "#include <sys/stat.h>", "#include <sys/types.h>", "#include <sys/uio.h>", "#include <unistd.h>", "",
              "namespace mpior::preload::real {", "",
              "// Every intercepted function's next definition (libc, or PMPI_* for MPI),",
@@ -95,12 +96,18 @@ def gen_table(out, funcs):
               "// Resolves every entry (load time). Safe to call more than once.",
               "void resolve_all() noexcept;",
               "// Resolves one entry by symbol name; nullptr when the symbol does not exist.",
-              "void* resolve(const char* symbol) noexcept;", ""]
+              "void* resolve(const char* symbol) noexcept;", "",
+              "// What a function of a library that may not be loaded does without it (fallback=)."]
+    for fn in fallbacks.values():
+        lines.append(f"{fn.ret} {fn.options['fallback']}({param_list(fn)}) noexcept;")
+    lines.append("")
     for field, sym, _ in entries:
         lines.append(f"inline Table::{field}_t get_{field}() noexcept {{")
         lines.append(f"  Table::{field}_t f = __atomic_load_n(&table.{field}, __ATOMIC_RELAXED);")
         lines.append("  if (__builtin_expect(f == nullptr, 0)) {")
         lines.append(f"    f = reinterpret_cast<Table::{field}_t>(resolve(\"{sym}\"));")
+        if field in fallbacks:
+            lines.append(f"    if (!f) f = &{fallbacks[field].options['fallback']};")
         lines.append(f"    __atomic_store_n(&table.{field}, f, __ATOMIC_RELAXED);")
         lines.append("  }")
         lines.append("  return f;")

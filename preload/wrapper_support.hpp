@@ -6,6 +6,7 @@
 #include <aio.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <libaio.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -117,6 +118,12 @@ void aio_error_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept;
 void aio_return_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept;
 void aio_wait(Call& c, int64_t ret, const struct aiocb* const* list, int nent) noexcept;
 void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcept;
+
+// libaio
+void kaio_submit(Call& c, int64_t ret, io_context_t ctx, long nr, struct iocb** ios) noexcept;
+void kaio_getevents(Call& c, int64_t ret, io_context_t ctx, const struct io_event* events) noexcept;
+void kaio_cancel(Call& c, int64_t ret, io_context_t ctx, const struct iocb* cb, const struct io_event* evt) noexcept;
+void kaio_destroy(Call& c, int64_t ret, io_context_t ctx) noexcept;
 
 // mmap
 void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t offset) noexcept;

@@ -52,7 +52,9 @@ void ReplayThread::run() {
         // application's lio_listio. Under an MPI-IO call (or its Wait) the
         // submits are ROMIO's, replayed once below with the other POSIX calls.
         bool under_list = ev.depth == 1 && trace::info(cur_.kind).op == trace::OpClass::alist;
-        if (io.nested(ev, under_list).replayed) last_end_ = mono_now_ns();
+        IoOutcome r = io.nested(ev, under_list);
+        if (r.replayed) last_end_ = mono_now_ns();
+        if (under_list) cur_.bytes += r.bytes;  // lio_listio's, io_submit's requests
       } else if (fscope_.nested_io && trace::is_io(ev.kind)) {
         going = nested_io(ev, io, mpi);
       } else if (ev.op() == trace::OpClass::mpiio_block && mpi.native_mpiio()) {

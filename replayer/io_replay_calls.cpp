@@ -32,7 +32,8 @@ IoOutcome IoReplay::aio_submit(const Event& ev) {
   }
   int64_t op = ev.args[arg::lio_op];
   int64_t count = std::min<int64_t>(std::max<int64_t>(ev.args[arg::count], 0), int64_t(target_.buffer->size()));
-  int err = aio_.submit(ev.args[arg::aio_req], fd, op, ev.args[arg::offset], count, target_.buffer->data());
+  bool kernel = ev.args[arg::submit_kind] == int64_t(trace::Kind::io_submit);  // libaio's: the kernel's AIO
+  int err = aio_.submit(ev.args[arg::aio_req], fd, op, ev.args[arg::offset], count, target_.buffer->data(), kernel);
   if (err) {
     fail(ev, err, "submit");
     return {};

@@ -7,6 +7,7 @@ packages=(
   g++ gfortran pkg-config python3 meson ninja-build
   mpich libmpich-dev libunwind-dev libspdlog-dev libfmt-dev libzstd-dev
   catch2 libcli11-dev nlohmann-json3-dev
+  libaio-dev   # Linux native AIO: the tracer's libaio wrappers, its test program
   libhdf5-mpich-dev strace clang-format
   help2man   # man pages from --help (meson install)
   chromium   # the HTML report's test opens it headless

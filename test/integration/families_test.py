@@ -6,7 +6,7 @@ One scenario per meson test: families_test.py NAME."""
 import os
 import re
 
-from harness import POST, Scenario, check, check_eq, expect_ops, file_entry, main, run
+from harness import POST, REPLAY, Scenario, check, check_eq, expect_ops, file_entry, main, run
 
 MPI_FRAME = lambda n: {"MPI_Init": n, "MPI_Finalize": n}  # noqa: E731
 
@@ -61,6 +61,31 @@ def aio64():
     row = re.search(r"^\s*aio_write64\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)", text, re.M)
     check(row is not None and int(row.group(4)) == total, f"summary.txt's aio_write64 row: {row and row.group(0)}")
     s.replay_and_check()
+    s.cleanup()
+
+
+def libaio():
+    """Linux native AIO through libaio: batches of iocbs per io_submit, completions from io_getevents, a vector
+    write, an fsync request, and a write io_destroy waited for; replayed through the kernel's own AIO (one
+    io_submit system call per request), not glibc's."""
+    blocks, block = 8, 4096
+    s = Scenario("libaio_io", [blocks, block]).run_both()
+    summary = s.post()
+    submits = blocks // 4 + 4  # the batches, the vector, the fsync, the reads, the last write
+    expect_ops(summary, {"open": 1, "close": 1, "io_submit": submits, "io_getevents": blocks // 4 + 4,
+                         "io_destroy": 1, "printf": 1})
+    written, read = (blocks + 2) * block, 2 * block
+    expect_bytes(summary, s.abs("kaio.dat"), written, read)
+    check_eq(summary["op_totals"]["io_submit"]["bytes"], written + read, "io_submit bytes (its requests')")
+    log = os.path.join(s.root, "strace.log")
+    run(["strace", "-f", "-qq", "-e", "trace=io_submit", "-o", log, "--", REPLAY, "-q", "--fs",
+         os.path.join(s.root, "fs_strace"), s.plan])
+    with open(log) as f:
+        calls = sum(1 for line in f if "io_submit(" in line)
+    check_eq(calls, blocks + 5, "io_submit system calls of the replay (one per request)")
+    s.replay_and_check()
+    check_eq(s.report["ops"]["io_submit"]["bytes"], written + read, "replayed io_submit bytes")
+    check_eq(s.report["errors"]["count"], 0, "failed calls of the replay")
     s.cleanup()
 
 
@@ -226,5 +251,5 @@ def aio_orphan():
 
 
 if __name__ == "__main__":
-    main({"aio": aio, "aio64": aio64, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
+    main({"aio": aio, "aio64": aio64, "libaio": libaio, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
           "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles})
