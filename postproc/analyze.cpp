@@ -17,6 +17,8 @@ void scan_rank(const TraceSet& set, int32_t r, Analysis& a, MessageMatcher& matc
   std::vector<uint32_t> threads;
   for (const trace::Stream& s : t.streams) threads.push_back(s.thread);
   scope.set_threads(std::move(threads));
+  scope.set_clock_base(t.process.clock_mono_ns + t.process.clock_offset_ns);
+  if (!t.process.mpi) a.files.clocks_aligned = false;
   matcher.begin_rank(scope);
   summary.begin_rank(scope, t);
   RankEvents events(t, r);
@@ -33,6 +35,7 @@ void scan_rank(const TraceSet& set, int32_t r, Analysis& a, MessageMatcher& matc
     }
     summary.observe(scope, ev, pos);
   }
+  end_rank_files(a.files, scope);
   matcher.end_rank();
 }
 

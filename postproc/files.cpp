@@ -62,7 +62,8 @@ void note_made(FileResolution& files, const RankScope& scope, int32_t file) {
     mark(files.found_then_made, files.files.size(), file);
 }
 
-// Reads at a known offset say how large the file was at least.
+// Reads at a known offset say how large the file was at least; until the
+// rank truncates the file, they also bound what was there before the run.
 void note_reads(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
   trace::Transfer t[2];
   int n = trace::transfers(ev, t);
@@ -71,7 +72,54 @@ void note_reads(FileResolution& files, const RankScope& scope, const trace::Even
     if (t[i].write || file < 0 || t[i].offset < 0 || t[i].bytes <= 0) continue;
     trace::PlanFile& f = files.files[size_t(file)];
     f.initial_size = std::max(f.initial_size, t[i].offset + t[i].bytes);
+    RankRead& r = files.rank_reads[file];
+    if (r.truncated) continue;
+    r.extent = std::max(r.extent, t[i].offset + t[i].bytes);
+    r.last_end_ns = std::max(r.last_end_ns, scope.aligned_ns(ev) + ev.dur_ns);
   }
+}
+
+// A rank's first truncation of a file ends the reads that bound its size before the run.
+void note_truncation(FileResolution& files, const RankScope& scope, int32_t file, const trace::Event& ev) {
+  mark(files.truncated, files.files.size(), file);
+  RankRead& r = files.rank_reads[file];
+  if (r.truncated) return;
+  r.truncated = true;
+  if (files.pre_truncation.size() <= size_t(file)) files.pre_truncation.resize(files.files.size());
+  PreTruncation& p = files.pre_truncation[size_t(file)];
+  int64_t at = scope.aligned_ns(ev);
+  if (at < p.first_ns) p.first_ns = at, p.first_rank = scope.rank();
+}
+
+// Keeps the bounds no other beats (ended no later and reached as far).
+void keep_bound(std::vector<ReadBound>& bounds, ReadBound b) {
+  for (const ReadBound& x : bounds)
+    if (x.last_end_ns <= b.last_end_ns && x.extent >= b.extent) return;
+  std::erase_if(bounds, [&](const ReadBound& x) { return x.last_end_ns >= b.last_end_ns && x.extent <= b.extent; });
+  bounds.push_back(b);
+}
+
+// Ranks' clocks agree to well within this after alignment at MPI_Init (a few
+// milliseconds apart with 8 ranks on 2 cores): a read ending this long before
+// another rank's truncation came before it.
+constexpr int64_t kCrossRankSkewNs = 20'000'000;
+
+// The size a truncated file had before the run, as far as reads before its
+// truncation show: a rank's own reads before it truncated the file (the
+// rank's calls come in the order they ran), and any rank's that ended well
+// before the first truncation on aligned clocks. Reads after a truncation
+// read what the run wrote (a shared output left by an earlier run, truncated,
+// written and read back): they show nothing.
+int64_t size_before_truncation(const PreTruncation& p, bool clocks_aligned) {
+  auto before_first = [&](const ReadBound& b) {
+    return clocks_aligned && p.first_ns != INT64_MAX && b.last_end_ns + kCrossRankSkewNs < p.first_ns;
+  };
+  int64_t size = 0;
+  for (const auto& [rank, b] : p.own)
+    if (rank == p.first_rank || before_first(b)) size = std::max(size, b.extent);
+  for (const ReadBound& b : p.reads)
+    if (before_first(b)) size = std::max(size, b.extent);
+  return size;
 }
 
 }  // namespace
@@ -105,7 +153,7 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
     case OpClass::fopen:
       if (creates && opened) note_made(files, scope, file);
       if (opened && (ev.args[arg::flags] & O_DIRECTORY)) f.directory = true;
-      if (opened && (ev.args[arg::flags] & O_TRUNC)) mark(files.truncated, files.files.size(), file);
+      if (opened && (ev.args[arg::flags] & O_TRUNC)) note_truncation(files, scope, file, ev);
       if (opened && creates && (ev.args[arg::flags] & O_EXCL)) mark(files.made_new, files.files.size(), file);
       break;
     case OpClass::mkdir:
@@ -125,19 +173,33 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
   }
 }
 
+void end_rank_files(FileResolution& files, const RankScope& scope) {
+  for (const auto& [file, r] : files.rank_reads) {
+    if (r.extent <= 0) continue;
+    if (files.pre_truncation.size() <= size_t(file)) files.pre_truncation.resize(files.files.size());
+    PreTruncation& p = files.pre_truncation[size_t(file)];
+    ReadBound b{r.last_end_ns, r.extent};
+    if (r.truncated) p.own.emplace_back(scope.rank(), b);
+    keep_bound(p.reads, b);
+  }
+  files.rank_reads.clear();
+}
+
 void finish_files(FileResolution& files) {
   auto at = [](const std::vector<bool>& v, size_t i) { return i < v.size() && v[i]; };
   for (size_t i = 0; i < files.files.size(); ++i) {
     trace::PlanFile& f = files.files[i];
     f.existed = at(files.found_then_made, i) || (at(files.found, i) && !f.created);
   }
-  // What the run read of a file it truncated, it wrote first. A file that was
-  // there before and read before the truncation (a restart file read, then
-  // overwritten) loses those bytes: which reads came before the truncation is
-  // known per rank only, and other ranks' reads of what was written after it
-  // would make the size up (a shared output left by an earlier run).
-  for (size_t i = 0; i < files.truncated.size() && i < files.files.size(); ++i)
-    if (files.truncated[i]) files.files[i].initial_size = 0;
+  // What the run read of a file after truncating it, it wrote first; what it
+  // read before of a file that was there before the run (a restart file read,
+  // then overwritten) was there.
+  for (size_t i = 0; i < files.truncated.size() && i < files.files.size(); ++i) {
+    if (!files.truncated[i]) continue;
+    trace::PlanFile& f = files.files[i];
+    bool bounded = f.existed && i < files.pre_truncation.size();
+    f.initial_size = bounded ? size_before_truncation(files.pre_truncation[i], files.clocks_aligned) : 0;
+  }
   // cp and gzip create their outputs exclusively; a later process of the
   // rank reading one (folded in as a thread) bounded its size as if it had
   // been there before the run.

@@ -4,7 +4,10 @@
 // bytes that must exist before replay.
 #pragma once
 
+#include <climits>
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "model.hpp"
@@ -13,6 +16,25 @@
 #include "transfer.hpp"
 
 namespace mpior::postproc {
+
+// What reads before a file's truncation show of its size before the run (a
+// restart file read, then overwritten): bounds by rank, merged at finish_files.
+struct ReadBound {
+  int64_t last_end_ns;  // the last such read's end, aligned clock
+  int64_t extent;       // the furthest byte read
+};
+struct PreTruncation {
+  int64_t first_ns = INT64_MAX;  // the earliest truncation (aligned start) ...
+  int32_t first_rank = -1;       // ... and its rank
+  std::vector<ReadBound> reads;  // ranks' reads before their own truncation, if any (non-dominated bounds)
+  std::vector<std::pair<int32_t, ReadBound>> own;  // those of ranks that truncated it later themselves
+};
+// The rank being scanned: its reads of a file until it truncates the file.
+struct RankRead {
+  int64_t extent = 0;
+  int64_t last_end_ns = INT64_MIN;
+  bool truncated = false;
+};
 
 struct FileResolution {
   std::vector<trace::PlanFile> files;                 // by global id; <stdin>, <stdout>, <stderr> are 0, 1, 2
@@ -24,6 +46,9 @@ struct FileResolution {
   std::vector<bool> rank_found;                       // by global id: last_rank's first call on it found it
   std::vector<bool> found;                            // by global id: some rank's first call on it found it
   std::vector<bool> found_then_made;                  // by global id: a rank found it, then made it itself
+  std::vector<PreTruncation> pre_truncation;          // by global id (files some rank read)
+  std::unordered_map<int32_t, RankRead> rank_reads;   // the rank being scanned, by global id
+  bool clocks_aligned = true;                         // every rank ran under MPI (its clock aligned at MPI_Init)
 };
 
 FileResolution number_files(const TraceSet& set);
@@ -33,6 +58,8 @@ FileResolution number_files(const TraceSet& set);
 // count (level, from trace::LevelTracker): they are what the replayer reissues.
 void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos,
                    trace::Level level);
+// After a rank's events: its reads before truncations join the files' bounds.
+void end_rank_files(FileResolution& files, const RankScope& scope);
 // After every event: which files existed before the run (found, and made by
 // no rank, or found by a rank before it made it itself). A file the
 // application truncated, or made new (an O_EXCL create that succeeded, where

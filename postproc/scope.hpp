@@ -21,6 +21,9 @@ class RankScope {
   const std::string& path() const { return *path_; }
   uint32_t thread_of(const EventPos& pos) const { return threads_[pos.stream]; }
   void set_threads(std::vector<uint32_t> threads) { threads_ = std::move(threads); }
+  // An event's start on rank 0's clock (aligned at MPI_Init; the rank's own without MPI).
+  int64_t aligned_ns(const trace::Event& ev) const { return clock_base_ns_ + ev.start_ns; }
+  void set_clock_base(int64_t ns) { clock_base_ns_ = ns; }
 
   // Global file id named in a file slot (arg::file, arg::file2), -1 for none.
   int32_t file(const trace::Event& ev, int slot, const EventPos& pos) const;
@@ -41,6 +44,7 @@ class RankScope {
   const std::vector<int32_t>* files_;
   const CommResolution* comms_;
   std::vector<uint32_t> threads_;
+  int64_t clock_base_ns_ = 0;
 };
 
 }  // namespace mpior::postproc

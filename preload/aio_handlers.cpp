@@ -30,17 +30,33 @@ Table& table() {
   return *t;
 }
 
-RawEvent done_event(const Request& r, int err, int64_t bytes) noexcept {
+namespace {
+// A record of request r: its file slots, operation, submitting call and id.
+RawEvent request_event(Kind kind, const Request& r) noexcept {
   RawEvent ev;
-  ev.kind = Kind::mpior_aio_done;
+  ev.kind = kind;
   ev.args[arg::handle] = r.fd;
   ev.args[arg::file] = r.file;
   ev.args[arg::offset] = r.offset;
   ev.args[arg::count] = r.count;
   ev.args[arg::lio_op] = r.op;
-  ev.args[arg::submit_depth] = r.depth;
   ev.args[arg::submit_kind] = int64_t(r.kind);
   ev.args[arg::aio_req] = r.id;
+  return ev;
+}
+
+// ev nested under c, at its end.
+void record_nested(Call& c, RawEvent& ev) noexcept {
+  ev.depth = child_depth(c);
+  ev.start = ev.end = c.ev().end;
+  ev.callsite = c.ev().callsite;
+  record_event(ev);
+}
+}  // namespace
+
+RawEvent done_event(const Request& r, int err, int64_t bytes) noexcept {
+  RawEvent ev = request_event(Kind::mpior_aio_done, r);
+  ev.args[arg::submit_depth] = r.depth;
   ev.ret = err ? -1 : bytes;
   ev.err = err;
   return ev;
@@ -48,28 +64,15 @@ RawEvent done_event(const Request& r, int err, int64_t bytes) noexcept {
 
 void record_done(Call& c, const Request& r, int err, int64_t bytes) noexcept {
   RawEvent ev = done_event(r, err, bytes);
-  ev.depth = child_depth(c);
-  ev.start = ev.end = c.ev().end;
-  ev.callsite = c.ev().callsite;
-  record_event(ev);
+  record_nested(c, ev);
 }
 
 void record_op(Call& c, const Request& r, bool accepted, int err) noexcept {
-  RawEvent sub;
-  sub.kind = Kind::mpior_aio_op;
-  sub.depth = child_depth(c);
-  sub.start = sub.end = c.ev().end;
-  sub.callsite = c.ev().callsite;
-  sub.args[arg::handle] = r.fd;
-  sub.args[arg::file] = r.file;
-  sub.args[arg::offset] = r.offset;
-  sub.args[arg::count] = r.count;
-  sub.args[arg::lio_op] = r.op;
-  sub.args[arg::submit_kind] = int64_t(r.kind);
-  sub.args[arg::aio_req] = accepted ? r.id : 0;
-  sub.ret = accepted ? 0 : -1;
-  sub.err = accepted ? 0 : err;
-  record_event(sub);
+  RawEvent ev = request_event(Kind::mpior_aio_op, r);
+  if (!accepted) ev.args[arg::aio_req] = 0;
+  ev.ret = accepted ? 0 : -1;
+  ev.err = accepted ? 0 : err;
+  record_nested(c, ev);
 }
 
 }  // namespace aio

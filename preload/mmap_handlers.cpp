@@ -1,17 +1,20 @@
 // Recording hooks for memory-mapped files. Only mappings of traced files are
 // kept (malloc's anonymous mappings pass through after one check). A readable
 // mapping records reading its range within the file when mapped; a shared
-// writable one writing at msync what the kernel's dirty-page count of the
-// mapping (/proc/self/smaps, read before the call) shows, at munmap or exit
+// writable one writing at msync what the kernel holds dirty of the range
+// (cachestat on the file, else the mapping's dirty-page count in
+// /proc/self/smaps, read before the call), at munmap or exit
 // its range (an upper bound: which pages were touched only the kernel knows,
 // and its flusher may have cleaned some) or, once an msync counted it, only
 // what the dirty-page count shows written since.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -147,27 +150,57 @@ void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t
 
 namespace {
 
-// The kernel's dirty bytes of the mapping holding addr, read before the real
-// call (the call's time starts again after); -1 when not asked or unknown.
-// msync asks always: it writes back exactly what is dirty (fio's mmap engine
-// synced its whole 8 MiB mapping after every 16 writes of 4 KiB: counting
-// the span made the replay write 128 times the bytes, +800%); munmap only
-// after an msync, before which the span is the bound (the flusher may have
-// cleaned pages the program wrote, which the kernel then no longer shows).
-int64_t dirty_before_call(Call& c, uintptr_t addr, bool always) noexcept {
+// The file's dirty bytes in [offset, offset + len) from the page cache
+// (cachestat, Linux 6.5: a look at that range only), through the mapping's
+// fd if it is still open on the same file; -1 where that cannot be asked.
+int64_t cached_dirty(const Mapping& m, int64_t offset, int64_t len) noexcept {
+  static std::atomic<bool> unsupported{false};
+  if (unsupported.load(std::memory_order_relaxed) || len <= 0) return -1;
+  FdTable::Slot* slot = fds().traced(m.fd);
+  if (!slot || slot->file.load(std::memory_order_relaxed) != m.file) return -1;
+  struct {
+    uint64_t off, len;
+  } range = {uint64_t(offset), uint64_t(len)};
+  struct {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+  } stat = {};
+  constexpr long kCachestat = 451;  // the same number on every architecture
+  int saved = errno;
+  long r = syscall(kCachestat, m.fd, &range, &stat, 0);
+  if (r != 0 && errno == ENOSYS) unsupported.store(true, std::memory_order_relaxed);
+  errno = saved;
+  if (r != 0) return -1;
+  return int64_t(stat.nr_dirty + stat.nr_writeback) * int64_t(sysconf(_SC_PAGESIZE));
+}
+
+// The kernel's dirty bytes of the mapping holding addr (msync: of the range
+// [addr, addr + len) of the file, where cachestat can tell), read before the
+// real call (the call's time starts again after); -1 when not asked or
+// unknown. msync asks always: it writes back exactly what is dirty (fio's
+// mmap engine synced its whole 8 MiB mapping after every 16 writes of 4 KiB:
+// counting the span made the replay write 128 times the bytes, +800%);
+// munmap only after an msync, before which the span is the bound (the
+// flusher may have cleaned pages the program wrote, which the kernel then no
+// longer shows). /proc/self/smaps walks the page tables of the whole process
+// (about 100 us for a small one, more with a large heap): the fallback.
+int64_t dirty_before_call(Call& c, uintptr_t addr, size_t len, bool always) noexcept {
   if (g_count.load(std::memory_order_relaxed) == 0) return -1;
   int64_t dirty = -1;
   {
     TracerGuard guard;
+    Mapping m;
     {
       std::lock_guard<std::mutex> lk(g_mutex);
-      Mapping* m = find(addr);
-      if (!m || !m->writes_back || !(always || m->synced)) return -1;
+      Mapping* found = find(addr);
+      if (!found || !found->writes_back || !(always || found->synced)) return -1;
+      m = *found;
     }
-    try {
-      dirty = dirty_bytes(addr);
-    } catch (...) {
-    }
+    size_t skip = addr - m.addr;
+    if (always) dirty = cached_dirty(m, m.offset + int64_t(skip), int64_t(std::min(len, m.len - skip)));
+    if (dirty < 0) try {
+        dirty = dirty_bytes(addr);
+      } catch (...) {
+      }
   }
   c.restart();
   return dirty;
@@ -177,8 +210,8 @@ thread_local int64_t t_sync_dirty = -1;  // map_before_sync -> map_sync
 
 }  // namespace
 
-void map_before_sync(Call& c, void* addr, size_t, int) noexcept {
-  t_sync_dirty = dirty_before_call(c, reinterpret_cast<uintptr_t>(addr), true);
+void map_before_sync(Call& c, void* addr, size_t len, int) noexcept {
+  t_sync_dirty = dirty_before_call(c, reinterpret_cast<uintptr_t>(addr), len, true);
 }
 
 void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept {
@@ -196,8 +229,8 @@ void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept 
   if (ret == 0 && m->writes_back) m->synced = true;
 }
 
-void map_before_unmap(Call& c, void* addr, size_t) noexcept {
-  t_unmap_dirty = dirty_before_call(c, reinterpret_cast<uintptr_t>(addr), false);
+void map_before_unmap(Call& c, void* addr, size_t len) noexcept {
+  t_unmap_dirty = dirty_before_call(c, reinterpret_cast<uintptr_t>(addr), len, false);
 }
 
 void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept {

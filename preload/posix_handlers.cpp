@@ -157,6 +157,11 @@ void fd_range(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t
   c.ev().args[arg::flags] = flags;
 }
 
+void fd_advise(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t advice) noexcept {
+  fd_range(c, ret, fd, offset, len, advice);
+  if (advice != expr::kReadahead) c.ev().err = int32_t(ret);  // posix_fadvise returns the errno
+}
+
 namespace {
 
 // One end of an in-kernel copy: the offset it started at (an offset argument

@@ -65,6 +65,7 @@ inline const struct aiocb* const* as_aiocbs(const struct aiocb64* const* list) {
   return reinterpret_cast<const struct aiocb* const*>(list);
 }
 using ::mpior::trace::kPosixAllocate;
+using ::mpior::trace::kReadahead;
 using ::mpior::trace::kSymlink;
 // preadv2/pwritev2: offset -1 means the file position.
 inline int64_t v2_offset(int64_t offset) { return offset == -1 ? kAtCursor : offset; }
@@ -98,6 +99,7 @@ void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) no
 void dir_made(Call& c, char* ret, const char* tmpl) noexcept;
 // fstatat and statx: path_op, with the AT_* flags (AT_SYMLINK_NOFOLLOW) in the flags slot.
 void path_stat(Call& c, int64_t ret, int dirfd, const char* path, int flags) noexcept;
+void fd_advise(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t advice) noexcept;
 void fd_allocate(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t mode) noexcept;
 void fd_range(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t flags) noexcept;
 void fd_copy(Call& c, int64_t ret, int fd_in, int64_t* off_in, int fd_out, int64_t* off_out) noexcept;

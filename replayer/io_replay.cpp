@@ -67,7 +67,12 @@ const char* stdio_mode(int flags) {
 }
 
 // The traced call's own result said it worked.
-bool traced_ok(const Event& ev) { return ev.op() == OpClass::fopen ? ev.ret != 0 : ev.ret >= 0; }
+// posix_fadvise and posix_fallocate return the errno itself.
+bool traced_ok(const Event& ev) {
+  if (ev.op() == OpClass::fopen) return ev.ret != 0;
+  if (ev.op() == OpClass::advise || ev.op() == OpClass::allocate) return ev.ret >= 0 && ev.err == 0;
+  return ev.ret >= 0;
+}
 
 bool fatal_for_target(int err) { return err == ENOSPC || err == EDQUOT || err == EROFS; }
 
@@ -335,6 +340,14 @@ IoOutcome IoReplay::fd_call(const Event& ev, int fd) {
         r = ::sync_file_range(fd, ev.args[arg::offset], ev.args[arg::count], unsigned(ev.args[arg::flags]));
       else
         r = ::fsync(fd);
+      break;
+    case OpClass::advise:
+      if (ev.args[arg::flags] == trace::kReadahead) {
+        r = ::readahead(fd, ev.args[arg::offset], size_t(std::max<int64_t>(ev.args[arg::count], 0))) < 0 ? -1 : 0;
+      } else {
+        r = ::posix_fadvise(fd, off_t(ev.args[arg::offset]), off_t(ev.args[arg::count]), int(ev.args[arg::flags]));
+        if (r != 0) errno = r, r = -1;
+      }
       break;
     case OpClass::allocate:
       if (ev.args[arg::mode] == trace::kPosixAllocate) {

@@ -90,6 +90,8 @@ inline constexpr int64_t kCopyOutPositional = 2;
 inline constexpr int64_t kSymlink = -1;
 // allocate kinds' mode slot for posix_fallocate (which returns an errno).
 inline constexpr int64_t kPosixAllocate = -1;
+// advise kinds' flags slot (else a POSIX_FADV_* advice) for readahead.
+inline constexpr int64_t kReadahead = -1;
 
 // Operation codes of an AIO request (glibc's LIO_* values plus fsync).
 inline constexpr int64_t kAioRead = 0;

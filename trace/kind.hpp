@@ -17,7 +17,7 @@ enum class Family : uint8_t { posix, stdio, mpi, internal, aio, mmap, mpiio };
 enum class OpClass : uint8_t {
   open, close, read, write, seek, tell, sync, truncate, dup, unlink, rename, mkdir, rmdir,
   stat, access, fopen, fclose,                                             // files
-  allocate, copy, link, opendir, readdir, closedir,                        // more files
+  allocate, copy, link, opendir, readdir, closedir, advise,                // more files
   asubmit, alist, atest, await, acancel, adone,                            // POSIX AIO
   map, unmap, msync, remap,                                                // mappings
   init, finalize, send, isend, recv, irecv, sendrecv, wait, test,          // MPI p2p

@@ -1,8 +1,9 @@
 /* The v2 and 64-bit vector calls, preallocation, in-kernel copies, range and
- * file-system syncs, truncate by path, the *at calls, links, a rename of an
+ * file-system syncs, cache hints, truncate by path, the *at calls, links, a rename of an
  * open file (bytes after it count under the new name) and a directory read.
  * usage: files_more (sizes fixed: the test asserts them) */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +30,9 @@ static void vectors_and_copies(void) {
   CHECK(fallocate(fd, FALLOC_FL_KEEP_SIZE, 8192, 4096) == 0);
   CHECK(sync_file_range(fd, 0, 4096, SYNC_FILE_RANGE_WRITE) == 0);
   CHECK(syncfs(fd) == 0);
+  CHECK(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0); /* the next reads find nothing cached */
+  CHECK(readahead(fd, 0, 4096) == 0);
+  CHECK(posix_fadvise(fd, 0, 4096, 12345) == EINVAL); /* no such advice: the errno is the result */
   int copy = open("copy.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
   off64_t off = 0;
   CHECK(copy >= 0 && copy_file_range(fd, &off, copy, NULL, 3000, 0) == 3000 && off == 3000);

@@ -50,6 +50,23 @@ std::vector<trace::RankTrace> n_to_n(int32_t size) {
   return out;
 }
 
+// The plan files of two ranks' traces, by rank-local file id.
+class PlanFiles {
+ public:
+  PlanFiles(RankBuilder& r0, RankBuilder& r1) {
+    std::vector<trace::RankTrace> ranks;
+    ranks.push_back(r0.finish());
+    ranks.push_back(r1.finish());
+    a_ = postproc::analyze(make_set(ranks));
+  }
+  const trace::PlanFile& of(int32_t rank, int32_t local) const {
+    return a_.files.files[size_t(a_.files.local_to_global[size_t(rank)][size_t(local)])];
+  }
+
+ private:
+  postproc::Analysis a_;
+};
+
 }  // namespace
 
 TEST_CASE("files are numbered by first appearance, rank by rank", "[postproc][plan]") {
@@ -129,19 +146,53 @@ TEST_CASE("a file a rank found before it made it existed, even if the run made i
   r1.open(made1, 3, O_RDONLY, 3);
   r1.call(Kind::stat, {{trace::arg::file, dir1}});
   r1.open(input, 4, O_RDONLY, 4);
-  std::vector<trace::RankTrace> ranks;
-  ranks.push_back(r0.finish());
-  ranks.push_back(r1.finish());
-  auto a = postproc::analyze(make_set(ranks));
-  auto file_of = [&](int32_t rank, int32_t local) {
-    return a.files.files[size_t(a.files.local_to_global[size_t(rank)][size_t(local)])];
-  };
+  PlanFiles files(r0, r1);
+  auto file_of = [&](int32_t rank, int32_t local) { return files.of(rank, local); };
   CHECK((file_of(0, gz).created && file_of(0, gz).existed));
-  CHECK((file_of(0, restart).existed && file_of(0, restart).created));  // made (empty) before the replay
+  CHECK((file_of(0, restart).existed && file_of(0, restart).created));  // made before the replay
+  CHECK(file_of(0, restart).initial_size == 4096);                      // with what was read before
   CHECK((file_of(0, late).created && !file_of(0, late).existed));       // found by another rank: no known order
   CHECK((file_of(0, made0).created && !file_of(0, made0).existed));
   CHECK((file_of(0, dir0).created && !file_of(0, dir0).existed));
   CHECK((!file_of(1, input).created && file_of(1, input).existed));
+}
+
+TEST_CASE("a file truncated keeps what reads before the truncation found there", "[postproc][plan]") {
+  // A restart file: each rank reads its half, long before rank 0 overwrites
+  // it. An input rank 1 reads 5 ms before rank 0 truncates it: clocks that
+  // close are in no known order. An output an earlier run left, made again
+  // by rank 0 and read back by both: no rank found it before it was made.
+  trace::BuilderOptions exact;
+  exact.lossless = true;
+  RankBuilder r0(0, 2, exact), r1(1, 2, exact);
+  int32_t restart0 = r0.file("/out/restart"), out0 = r0.file("/out/old_output"), late0 = r0.file("/in/late");
+  int32_t restart1 = r1.file("/out/restart"), out1 = r1.file("/out/old_output"), late1 = r1.file("/in/late");
+  r0.at(1'000'000);
+  r0.open(restart0, 3, O_RDONLY, 3);
+  r0.pread(restart0, 3, 0, 4096, 4096);
+  r0.open(out0, 4, O_CREAT | O_TRUNC | O_RDWR, 4);
+  r0.pwrite(out0, 4, 0, 65536, 65536);
+  r0.pread(out0, 4, 0, 65536, 65536);
+  r0.at(100'000'000);
+  r0.open(late0, 6, O_TRUNC | O_WRONLY, 6);
+  r0.at(200'000'000);
+  r0.open(restart0, 5, O_CREAT | O_TRUNC | O_WRONLY, 5);
+  r0.pwrite(restart0, 5, 0, 8192, 8192);
+  r1.at(1'000'000);
+  r1.open(restart1, 3, O_RDONLY, 3);
+  r1.pread(restart1, 3, 4096, 4096, 4096);
+  r1.at(2'000'000);
+  r1.open(out1, 4, O_RDONLY, 4);
+  r1.pread(out1, 4, 0, 65536, 65536);
+  r1.at(95'000'000);
+  r1.open(late1, 5, O_RDONLY, 5);
+  r1.pread(late1, 5, 0, 16384, 16384);
+  PlanFiles files(r0, r1);
+  auto file_of = [&](int32_t rank, int32_t local) { return files.of(rank, local); };
+  CHECK(file_of(0, restart0).existed);
+  CHECK(file_of(0, restart0).initial_size == 8192);  // both halves: the replay's reads find them
+  CHECK((file_of(0, late0).existed && file_of(0, late0).initial_size == 0));
+  CHECK((!file_of(0, out0).existed && file_of(0, out0).initial_size == 0));
 }
 
 TEST_CASE("the written plan decodes and equals the plan built", "[postproc][plan]") {
