@@ -86,7 +86,8 @@ def overhead(b):
 
 
 def families(b):
-    """Added ns per AIO round, getline, fwrite_unlocked, msync of 1 MiB (issue 18)."""
+    """Added ns per AIO round, getline, fwrite_unlocked, msync of 1 MiB with a page written (the tracer asks the
+    kernel what is dirty), a libaio io_submit + io_getevents round (issue 18)."""
     calls = 20000 if b.quick else 100000
     out = b.run([b.exe("bench/family_overhead"), calls, 5, b.work], env=b.traced())
     rows = [[m.group(1).strip(), m.group(2), m.group(3), m.group(4)]

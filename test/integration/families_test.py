@@ -241,13 +241,13 @@ def mmap():
     pages = 16
     s = Scenario("mmap_io", [pages]).run_both()
     summary = s.post()
-    expect_ops(summary, {"open": 3, "close": 3, "ftruncate": 2, "mmap": 3, "msync": 3, "munmap": 2, "mremap": 1,
+    expect_ops(summary, {"open": 3, "close": 3, "ftruncate": 2, "mmap": 3, "msync": 4, "munmap": 2, "mremap": 1,
                          "mpior_map_exit": 1, "printf": 1})
     size = pages * 4096
-    # out.dat's read-write mapping reads its range when mapped; each msync
-    # writes what the kernel holds dirty (all of it, then the quarter written
-    # again), and munmap the half written since (the kernel's dirty pages);
-    # the read-only one reads it.
+    # out.dat's read-write mapping reads its range when mapped; each MS_SYNC
+    # msync writes what the kernel holds dirty (all of it, then the quarter
+    # written again), MS_ASYNC nothing, and munmap the half written since (the
+    # kernel's dirty pages); the read-only one reads it.
     written = size + size // 4 + size // 2
     f = expect_bytes(summary, s.abs("out.dat"), written, 2 * size)
     check_eq((f["mapped_written"], f["mapped_read"]), (written, 2 * size), "out.dat bytes through mappings")
