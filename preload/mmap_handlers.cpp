@@ -210,11 +210,10 @@ thread_local int64_t t_sync_dirty = -1;  // map_before_sync -> map_sync
 
 }  // namespace
 
-// MS_ASYNC writes nothing back (on Linux it returns at once; the flusher or a
-// later MS_SYNC, munmap or exit writes the pages and counts them): it counts
-// nothing and needs no look (cachestat takes about 40 ns a cached page).
+// MS_ASYNC needs no look (cachestat takes about 40 ns a cached page): it
+// counts nothing (map_sync).
 void map_before_sync(Call& c, void* addr, size_t len, int flags) noexcept {
-  t_sync_dirty = flags & MS_SYNC ? dirty_before_call(c, reinterpret_cast<uintptr_t>(addr), len, true) : 0;
+  t_sync_dirty = flags & MS_SYNC ? dirty_before_call(c, reinterpret_cast<uintptr_t>(addr), len, true) : -1;
 }
 
 void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept {
@@ -224,8 +223,10 @@ void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept 
   Mapping* m = find(reinterpret_cast<uintptr_t>(addr));
   if (!m) return c.drop();
   fill(c, *m, reinterpret_cast<uintptr_t>(addr), len);
-  if (dirty >= 0) c.ev().args[arg::count] = std::min(c.ev().args[arg::count], dirty);
+  // MS_ASYNC writes nothing back (Linux returns at once; the flusher or a
+  // later MS_SYNC, munmap or exit writes the pages, and that counts them).
   if (!(flags & MS_SYNC)) c.ev().args[arg::count] = 0;
+  if (dirty >= 0) c.ev().args[arg::count] = std::min(c.ev().args[arg::count], dirty);
   c.ev().args[arg::map_prot] = flags;
   c.ev().ret = ret;
   c.failed_if(ret != 0);

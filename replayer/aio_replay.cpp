@@ -47,10 +47,8 @@ int AioReplay::submit(int64_t id, int fd, int64_t op, int64_t offset, int64_t co
     r = ::aio_read(cb.get());
   else if (op == trace::kAioWrite)
     r = ::aio_write(cb.get());
-  else if (op == trace::kAioSync)
-    r = ::aio_fsync(O_SYNC, cb.get());
   else
-    return 0;  // LIO_NOP
+    r = ::aio_fsync(O_SYNC, cb.get());
   if (r != 0) return errno;
   pending_.emplace(id, std::move(cb));
   return 0;
