@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 
+import settle
+
 
 class Bench:
     def __init__(self, build, quick):
@@ -48,9 +50,9 @@ class Bench:
         base.update({k: str(v) for k, v in env.items()})
         return base
 
-    def settle(self, directory, mib=512):
-        """Before a measured run: see settle()."""
-        settle(directory, mib)
+    def settle(self, directory, mib=settle.WARM_MIB):
+        """Before a measured run: see settle.settle()."""
+        settle.settle(directory, mib)
 
     def fresh(self, name):
         d = os.path.join(self.work, name)
@@ -358,56 +360,6 @@ def lammps(b):
           f"{reps} runs each, interleaved; whole run (median) and LAMMPS' loop time (median, best)",
           ["ranks", "untraced s", "spread", "run: pruning on", "off", "loop: on", "off", "best loop: on", "off",
            "thesis"], rows)
-def warm_memory(mib=512):
-    """Touches mib MiB and frees them. This VM hands free memory back to its host (virtio balloon free page
-    reporting, DAMON): a run whose I/O takes fresh pages (tmpfs, the page cache) faults them back one by one.
-    Touching 1 GiB took 0.6-2.5 s instead of ~0.15 s, and 8 real nto1 runs on tmpfs spread 131% (median
-    0.263 s) cold against 20% (0.236 s) each right after touching 1 GiB. Freed pages go back to the host only
-    after a delay (~2 s), so each measured run starts right after."""
-    b = bytearray(mib << 20)
-    b[::4096] = b"\1" * len(range(0, len(b), 4096))
-    del b
-
-
-def reporting_param(name):
-    """A parameter of this VM's free page reporting (the guest kernel's page_reporting module), None where it
-    does not say."""
-    try:
-        with open(os.path.join("/sys/module/page_reporting/parameters", name)) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def warming_keeps():
-    """Whether pages touched and freed stay in the guest long enough for the next run to take them: not where
-    freed memory goes back to the host at once (min_free_ms 0). There warming only costs: touching 1 GiB took
-    6.7-7.9 s in session 31 (the host slow to hand pages back), four times a fidelity run, and a fidelity table
-    had not finished after 72 minutes."""
-    return reporting_param("min_free_ms") != "0"
-
-
-def page_reporting():
-    """How this VM hands freed memory to its host, where it says (a guest kernel's page_reporting module): with
-    min_free_ms 0 memory goes back as soon as it is free, so settle()'s warm pages are gone before the run takes
-    them, and a run writing hundreds of MB to a tmpfs or the page cache faults most of its pages in from the host
-    (500 MB to /dev/shm took 0.18-1.7 s back to back, and one plan's replayed I/O 0.22-1.25 s)."""
-    values = {k: reporting_param(k) for k in ("min_free_ms", "page_reporting_order")}
-    if None in values.values():
-        return ""
-    return ("; free page reporting: " + ", ".join(f"{k} {v}" for k, v in values.items()) +
-            ("" if warming_keeps() else " (memory not warmed before runs: freed pages go back at once)"))
-
-
-def settle(directory, mib=512):
-    """No dirty pages left from earlier runs to be written back during the next measurement (syncfs), and
-    memory the host gave back (warm_memory: at least what the run writes to a tmpfs or the page cache), where
-    the guest keeps freed pages a while (warming_keeps)."""
-    subprocess.run(["sync", "-f", directory], check=False)
-    if warming_keeps():
-        warm_memory(mib)
-
-
 def fidelity(b):
     """Prediction against reality (issue 13): each program traced on one file system and replayed on another,
     against untraced runs on the target (bench/fidelity_bench.py); and what the replay adds per replayed event."""
@@ -503,9 +455,10 @@ def main():
     b = Bench(a.build, a.quick)
     try:
         print(f"mpior benchmarks, build {b.build}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"
-              f"{page_reporting()}")
+              f"{settle.page_reporting()}")
         for name in a.only or SECTIONS:
             SECTIONS[name](b)
+        print(f"\n{settle.warm_summary()}")
     finally:
         shutil.rmtree(b.work, ignore_errors=True)
 

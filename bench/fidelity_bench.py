@@ -30,9 +30,9 @@ def lifetime_run(b, cmd, wd, preload=None, env=None):
 # checkpoint_sim: steps, compute us, checkpoint (pwrite + fsync + barrier) every, cells per rank. The others
 # run 0.3-0.5 s idle (iterations, block), so start-up (launch to MPI_Init's return: 35-70 ms, varying from
 # launch to launch) is not most of the time: at 4000 iterations nton_barrier's real runs were 60% start-up and
-# spread 15%; comm_split at 24000 ran 0.08 s, 45% start-up. Each run writes at most 500 MB, less than the
-# memory touched before it (FIDELITY_WARM_MIB): comm_split writing 1 GB to a tmpfs replayed in 0.28-0.46 s
-# with 512 MiB touched first, 0.30 s with 2 GiB. On this VM every run, real or replayed, spreads 20-35%
+# spread 15%; comm_split at 24000 ran 0.08 s, 45% start-up. Each run writes at most 590 MB, less than the
+# memory touched before it (bench/settle.py: serial_gather's replays took 0.31-1.8 s against real runs'
+# 0.27-0.30 s, +155%, when only the real runs followed a cleanup's freeing closely). On this VM every run, real or replayed, spreads 20-35%
 # (range over median of 10 back to back, on ext4 and on tmpfs; the same whether the target was trimmed, its
 # caches dropped or the ranks bound to cores), from run to run more than drifting: a replay's error against
 # the real run beside it spreads as much as two unpaired runs. The medians of 7 then moved 4% from batch to
@@ -50,7 +50,6 @@ FIDELITY_PROGRAMS = (("checkpoint_sim", ["40", "10000", "5", "262144"]),
             ("comm_split", ["120000", "2048"]))
 FIDELITY_RUNS = (9, 31)  # at least, at most
 FIDELITY_PRECISION = 2.0  # points of standard error on a row's error: a 5% miss is then 2.5 of them away
-FIDELITY_WARM_MIB = 1024
 
 
 def selected(programs):
@@ -99,7 +98,7 @@ def real_run(b, cmd, dst, i):
     wd = os.path.join(dst, f"real{i}")
     shutil.rmtree(wd, ignore_errors=True)
     os.makedirs(wd)
-    b.settle(dst, FIDELITY_WARM_MIB)
+    b.settle(dst)
     spans, inits = lifetime_run(b, cmd, wd)
     shutil.rmtree(wd, ignore_errors=True)
     return max(spans), max(s - i for s, i in zip(spans, inits))
@@ -111,12 +110,12 @@ def traced_replay(b, cmd, src, dst, i, tracer_env):
     shutil.rmtree(tw, ignore_errors=True)
     os.makedirs(tw)
     traces = os.path.join(tw, "traces")
-    b.settle(src, FIDELITY_WARM_MIB)
+    b.settle(src)
     b.run(cmd, cwd=tw, env=b.traced(MPIOR_TRACE_DIR=traces, **tracer_env))
     b.run([b.post, traces])
     fs, report = os.path.join(dst, f"replay{i}"), os.path.join(tw, "report.json")
     shutil.rmtree(fs, ignore_errors=True)
-    b.settle(dst, FIDELITY_WARM_MIB)
+    b.settle(dst)
     b.run([b.replay, "-q", "--fs", fs, "--json", report, os.path.join(traces, "plan")])
     with open(report) as f:
         rep = json.load(f)
