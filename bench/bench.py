@@ -360,6 +360,8 @@ def lammps(b):
           f"{reps} runs each, interleaved; whole run (median) and LAMMPS' loop time (median, best)",
           ["ranks", "untraced s", "spread", "run: pruning on", "off", "loop: on", "off", "best loop: on", "off",
            "thesis"], rows)
+
+
 def fidelity(b):
     """Prediction against reality (issue 13): each program traced on one file system and replayed on another,
     against untraced runs on the target (bench/fidelity_bench.py); and what the replay adds per replayed event."""

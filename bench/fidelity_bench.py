@@ -32,9 +32,9 @@ def lifetime_run(b, cmd, wd, preload=None, env=None):
 # launch to launch) is not most of the time: at 4000 iterations nton_barrier's real runs were 60% start-up and
 # spread 15%; comm_split at 24000 ran 0.08 s, 45% start-up. Each run writes at most 590 MB, less than the
 # memory touched before it (bench/settle.py: serial_gather's replays took 0.31-1.8 s against real runs'
-# 0.27-0.30 s, +155%, when only the real runs followed a cleanup's freeing closely). On this VM every run, real or replayed, spreads 20-35%
-# (range over median of 10 back to back, on ext4 and on tmpfs; the same whether the target was trimmed, its
-# caches dropped or the ranks bound to cores), from run to run more than drifting: a replay's error against
+# 0.27-0.30 s, +155%, when only the real runs followed a cleanup's freeing closely). On this VM every run,
+# real or replayed, spreads 20-35% (range over median of 10 back to back, on ext4 and on tmpfs; the same
+# whether the target was trimmed, its caches dropped or the ranks bound to cores), from run to run more than drifting: a replay's error against
 # the real run beside it spreads as much as two unpaired runs. The medians of 7 then moved 4% from batch to
 # batch, enough for a row to miss 5% one batch in four. So each row runs until its error is known to 2 points
 # (FIDELITY_RUNS, FIDELITY_PRECISION; 13 runs left nto1 on ext4 at 3), and beside the medians come the

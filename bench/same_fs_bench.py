@@ -86,7 +86,8 @@ def same_fs(b, table, programs):
         worst_mpi_real = max(worst_mpi_real, abs(pct(mp, real)))
         rows.append([app, " ".join(args), len(rounds), f"{se:.1f}", f"{t:.3f}", f"{th:.3f}", f"{pct(th, t):+.1f}%",
                      f"{paired_th:+.1f}%", f"{mp:.3f}", f"{pct(mp, t):+.1f}%", f"{paired_mp:+.1f}%", f"{agree:+.1f}%",
-                     f"{real:.3f}", f"{pct(th, real):+.1f}%", f"{pct(mp, real):+.1f}%", f"{pct(t, real):+.1f}%", f"{os.getloadavg()[0]:.1f}"])
+                     f"{real:.3f}", f"{pct(th, real):+.1f}%", f"{pct(mp, real):+.1f}%", f"{pct(t, real):+.1f}%",
+                     f"{os.getloadavg()[0]:.1f}"])
     table(f"replay on the file system traced on (the build directory's), 2 ranks: predicted against the traced "
           f"run's time, threads and MPI mode, medians of at least {runs[0]} rounds, more until each paired "
           f"error's standard error (se: the largest) is {precision} points or less, at most {runs[1]} (paired: the "
@@ -94,7 +95,8 @@ def same_fs(b, table, programs):
           f"{worst_paired:.1f}% (target <= 5%: a replay predicts the run its own trace came from), of the "
           f"medians (traced and replayed runs of different rounds) {worst:.1f}%; MPI mode against threads worst "
           f"{worst_agree:.1f}%; against "
-          f"untraced runs there (real s: load to MPI_Finalize), the threads' worst {worst_real:.1f}%, MPI mode's {worst_mpi_real:.1f}%, and how far "
+          f"untraced runs there (real s: load to MPI_Finalize), the threads' worst {worst_real:.1f}%, MPI mode's "
+          f"{worst_mpi_real:.1f}%, and how far "
           f"the traced time itself was from them",
           ["program", "args", "runs", "se", "traced s", "threads s", "error", "paired", "--mpi s", "error", "paired",
            "MPI vs threads", "real s", "threads vs real", "MPI vs real", "traced vs real", "load"], rows)

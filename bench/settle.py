@@ -73,5 +73,5 @@ def warm_summary():
     if not _warm_seconds:
         return ""
     stopped = "" if warming() else f"; stopped: the first five took more than {SLOW_WARM_S:.0f} s each (median)"
-    return (f"memory warmed {len(_warm_seconds)} times, {WARM_MIB} MiB: median {statistics.median(_warm_seconds):.2f} s, "
-            f"max {max(_warm_seconds):.2f} s{stopped}")
+    return (f"memory warmed {len(_warm_seconds)} times, {WARM_MIB} MiB: median "
+            f"{statistics.median(_warm_seconds):.2f} s, max {max(_warm_seconds):.2f} s{stopped}")
