@@ -21,12 +21,11 @@ Arrival arrive(const SharedClock& clock) {
 }
 
 int agree(Arrival& a, int64_t& since, MPI_Comm comm) {
-  struct {
-    int32_t planned, lateness;
-  } mine{to_units(a.planned - since), std::max(0, to_units(a.lateness))};
-  int rc = MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_2INT, MPI_MAXLOC, comm);
-  since += int64_t(mine.planned) << kUnitShift;
-  a = Arrival{since, int64_t(mine.lateness) << kUnitShift};
+  int32_t planned = to_units(a.planned - since);
+  int32_t mine[2] = {planned, std::max(planned, to_units(a.planned + a.lateness - since))};
+  int rc = MPI_Allreduce(MPI_IN_PLACE, mine, 2, MPI_INT32_T, MPI_MAX, comm);
+  since += int64_t(mine[0]) << kUnitShift;
+  a = Arrival{since, int64_t(mine[1] - mine[0]) << kUnitShift};
   return rc;
 }
 

@@ -4,28 +4,28 @@
 // gap absorbed. A barrier releases its members when the last one arrives,
 // where the plan's timeline would have released them when the last one
 // arrived there (each arrival less its lateness): the members leave as late
-// as the member the plan had arrive last, and what no gap paid back by the
-// end is the replay's, left out of the predicted time. Without it a program
-// with no gap between its calls (nton_barrier: a 2 KiB write and a Barrier a
-// step) kept the replay's 0.3-0.5 us of dispatch a step in MPI mode's
-// prediction: +8 to +18% over the real run and the threaded replay.
-// The members agree in the Barrier's place, on process 0's clock
+// as the latest real arrival is past the latest planned one, and what no
+// gap paid back by the end is the replay's, left out of the predicted time.
+// Without it a program with no gap between its calls (nton_barrier: a 2 KiB
+// write and a Barrier a step) kept the replay's 0.3-0.5 us of dispatch a
+// step in MPI mode's prediction: +8 to +18% over the real run and the
+// threaded replay. The members agree on process 0's clock
 // (share_process0_clock), so processes on several nodes compare, in one
-// MPI_Allreduce of an MPI_2INT under MPI_MAXLOC: the plan's arrival, as the
-// value, and its lateness, as the index. Between two MPICH processes here
-// that costs what their Barrier does (1.5-1.6 us a write and a Barrier in
-// one state of this VM, 1.8-2.0 in the other), where a MAX of 8 bytes costs
-// 0.03-0.15 us more and of 16 bytes 0.3-0.5 more: a step of nton_barrier is
-// 3 us. The arrival is taken since the communicator's last agreed one, to
-// 16 ns (+-34 s: a longer gap paid the lateness back anyway), the lateness
-// rounded to 16 ns (up to 34 s). (The exact release, the last real arrival,
-// is later where the members' lateness changed their order.) Before the
-// collectives whose members pass the same byte count the members agree the
-// same way (the replay's own barrier: it used to agree on the byte count),
-// and leave as late as they are against the agreed planned arrival, the
-// barrier's cost included. v-collectives agree on their byte count instead
-// and pass no lateness on. A message carries its sender's lateness in a
-// stamp (MessageStamp): a receive that waited for it leaves as late as the
+// MPI_Allreduce under MPI_MAX of two 32-bit values: the latest planned
+// arrival and the latest real one, each taken since the communicator's last
+// agreed planned arrival, in 16 ns units (+-34 s: a longer gap paid the
+// lateness back anyway). The lateness that gives lies between the plan's
+// last member's own and that of the member that came last, whatever the
+// clocks' offset error (an MPI_MAXLOC of the planned arrival and its
+// lateness, before, passed the plan's last member's on: too little where
+// the members' lateness changed their order). A program's Barrier is the
+// program's MPI_Barrier, then the agreement (its cost the replay's own:
+// MpiThreadOps::barrier_then_agree). Before the collectives whose members
+// pass the same byte count the members agree the same way and leave as
+// late as they are against the agreed planned arrival, the agreement's cost
+// included. v-collectives agree on their byte count instead and pass no
+// lateness on. A message carries its sender's lateness in a stamp
+// (MessageStamp): a receive that waited for it leaves as late as the
 // sender was, as the threads' Channels::wait does. Without it a receiver
 // that waited for a late sender paid the wait in real time and kept none of
 // its lateness, which then stayed in the prediction.
@@ -33,6 +33,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace mpior::replay {
@@ -47,9 +48,13 @@ struct SharedClock {
 // it arrive (process 0's clock less the epoch) and its lateness.
 struct Arrival {
   int64_t planned = 0, lateness = 0;
-  // MPI_MAXLOC's rule: the later planned arrival; of equal ones the least lateness.
+  // Released at the latest real arrival, planned at the latest planned one:
+  // the lateness between them (at least the plan's last member's, at most
+  // that of the member that came last).
   void latest_with(const Arrival& o) {
-    if (o.planned > planned || (o.planned == planned && o.lateness < lateness)) *this = o;
+    int64_t real = std::max(planned + lateness, o.planned + o.lateness);
+    planned = std::max(planned, o.planned);
+    lateness = real - planned;
   }
 };
 

@@ -94,6 +94,8 @@ class MpiThreadOps final : public MpiOps {
   // A barrier over c that passes the members' lateness on; `own`: the
   // replay's, before a collective (its cost is lateness too).
   void agreed_barrier(const Comm& c, bool own);
+  // The program's MPI_Barrier over c's processes, then the agreement.
+  void barrier_then_agree(const Comm& c);
   // op: barrier, allcoll or a one-to-all collective (root: its place in c).
   // same_bytes: every member passes `bytes` (no agreement on it needed).
   void collective(trace::OpClass op, int64_t bytes, int64_t root, const Comm& c, bool same_bytes = false);

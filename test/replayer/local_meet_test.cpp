@@ -69,3 +69,21 @@ TEST_CASE("local meet: a waiting member drives until the last arrives or driving
   late2.join();
   CHECK(once == 1);
 }
+
+TEST_CASE("arrivals agreed: released at the last real arrival, planned at the last planned one", "[local_meet]") {
+  // Member b was planned before a, but its lateness made it arrive last:
+  // the barrier releases when b arrives (120), the plan at a's arrival (100).
+  Arrival a{100, 5}, b{90, 30};
+  Arrival ab = a, ba = b;
+  ab.latest_with(b);
+  ba.latest_with(a);
+  CHECK(ab.planned == 100);
+  CHECK(ab.lateness == 20);
+  CHECK(ba.planned == ab.planned);
+  CHECK(ba.lateness == ab.lateness);
+  // The plan's last member also came last: its own lateness.
+  Arrival c{100, 5}, d{90, 10};
+  c.latest_with(d);
+  CHECK(c.planned == 100);
+  CHECK(c.lateness == 5);
+}
