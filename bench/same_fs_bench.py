@@ -7,7 +7,14 @@ and against an untraced run there before each trace (the span a trace
 covers: load to MPI_Finalize), which the traced time exceeds wherever the
 tracer's own time on one rank made another wait for it, or its work between
 calls slowed the program's own (comm_split: a call every 0.6 us, +4 to +7%).
-MPIOR_BENCH_PROGRAMS=serial_gather,comm_split runs only those programs' rows."""
+MPIOR_BENCH_PROGRAMS=serial_gather,comm_split runs only those programs' rows.
+MPIOR_BENCH_BIND=core launches every run and MPI-mode replay with
+mpirun's -bind-to core: unbound, MPICH's Barrier right after an fsync
+sometimes leaves a scheduler tick (4 ms) late, when the fsync's wake-up put
+both processes on one core (checkpoint_sim), more often in MPI mode's
+replay than in the program; the threads' replay charges the traced run's.
+Bound, the threads' column compares an unbound replay (one process) with a
+bound run: its threads share a core as an unbound program's do (+10%)."""
 import itertools
 import json
 import os
@@ -15,6 +22,8 @@ import shutil
 import statistics
 
 from fidelity_bench import error_pct as pct, lifetime_run, median_se, selected
+
+BIND = ["-bind-to", os.environ["MPIOR_BENCH_BIND"]] if os.environ.get("MPIOR_BENCH_BIND") else []
 
 
 def replay_json(b, cmd, report, fs):
@@ -37,7 +46,7 @@ def case(b, app, args, runs, precision):
     standard error of at most precision points, or runs[1]. Returns per round (traced s, threads s, MPI mode s,
     untraced s) and the largest standard error."""
     exe = b.exe(f"bench/{app}") if app.endswith("_shape") else b.exe(f"test/apps/{app}")
-    cmd = ["mpirun.mpich", "-n", "2", exe] + list(args)
+    cmd = ["mpirun.mpich", *BIND, "-n", "2", exe] + list(args)
     rounds = []
     for i in itertools.count():
         d = b.fresh(f"same_fs{i}")
@@ -52,7 +61,7 @@ def case(b, app, args, runs, precision):
                 b.run(cmd, cwd=d, env=b.traced(MPIOR_TRACE_DIR=traces))
         b.run([b.post, traces])
         report, fs = os.path.join(d, "report.json"), os.path.join(d, "fs")
-        modes = {"threads": [b.replay], "mpi": ["mpirun.mpich", "-n", "2", b.replay, "--mpi"]}
+        modes = {"threads": [b.replay], "mpi": ["mpirun.mpich", *BIND, "-n", "2", b.replay, "--mpi"]}
         got = {}
         # The modes take turns going first, each on an empty --fs: the second of a fixed order met the first's
         # files and their writeback (serial_gather's 590 MB on ext4: MPI mode, always second, +66 to +146%
@@ -88,7 +97,8 @@ def same_fs(b, table, programs):
                      f"{paired_th:+.1f}%", f"{mp:.3f}", f"{pct(mp, t):+.1f}%", f"{paired_mp:+.1f}%", f"{agree:+.1f}%",
                      f"{real:.3f}", f"{pct(th, real):+.1f}%", f"{pct(mp, real):+.1f}%", f"{pct(t, real):+.1f}%",
                      f"{os.getloadavg()[0]:.1f}"])
-    table(f"replay on the file system traced on (the build directory's), 2 ranks: predicted against the traced "
+    bound = f" (mpirun -bind-to {BIND[1]})" if BIND else ""
+    table(f"replay on the file system traced on (the build directory's), 2 ranks{bound}: predicted against the traced "
           f"run's time, threads and MPI mode, medians of at least {runs[0]} rounds, more until each paired "
           f"error's standard error (se: the largest) is {precision} points or less, at most {runs[1]} (paired: the "
           f"median of each replay's error against its own trace; load {load0:.2f} at start); worst paired error "
