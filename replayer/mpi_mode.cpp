@@ -379,16 +379,9 @@ void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
 }
 
 // The program's Barrier itself first, its members arriving as the plan has
-// them (late by their lateness), so it costs what the program's did; then
-// the members agree on their arrivals (mpi_lateness.hpp) and leave as late
-// as the agreed arrival says, the agreement's own cost added. The agreement
-// alone standing in for the Barrier cost what an MPI_Allreduce costs: a 2
-// KiB write and a Barrier a step took 1.80-1.87 us between two MPICH
-// processes here, a write and the agreement 1.51-1.56, and nton_barrier's
-// replay ran 10-12% short of its traced run (now -2%). It also never showed
-// what MPICH's Barrier does after an fsync where unbound processes share a
-// core: both leave a scheduler tick (4 ms) late (checkpoint_sim; bound to
-// cores, neither the program's nor the replay's does).
+// them, so it costs what the program's did (the agreement alone costs an
+// Allreduce's: nton_barrier's replay ran 10-12% short); then the agreement
+// (mpi_lateness.hpp), its own cost added to the lateness.
 void MpiThreadOps::barrier_then_agree(const Comm& c) {
   MpiComm& mc = b_.comm(c.id);
   Arrival a = arrive(b_.clock());
