@@ -46,6 +46,14 @@ class MpiOps {
   // replay thread is not (serial_gather's root waited a member's whole gap
   // for each 32 KiB contribution: +59% against the traced time).
   virtual int64_t idle_until(int64_t deadline, const std::atomic<bool>& abort) { return sleep_until(deadline, abort); }
+  // MPI mode: a Barrier's agreement is in flight (mpi_lateness.hpp).
+  virtual bool agreement_pending() const { return false; }
+  // Completes it within a gap of at least kSettleGapNs that ends at
+  // `gap_end`, half of it slept first unless it is complete (the partner's
+  // core freed), or at once (`gap_end` 0: the end). `lateness`: what the
+  // thread's lateness changes by. Otherwise the next Barrier completes it.
+  static constexpr int64_t kSettleGapNs = 100'000;  // a shorter sleep wakes that late (QueuedWake::kMinGapNs)
+  virtual void settle_agreement(int64_t, const std::atomic<bool>&, int64_t&) {}
   // MPI mode: a depth-0 call that stays within this process (messages
   // between two of its ranks, a collective of its ranks alone), which it
   // replays as the threads do: the engine charges its calibrated cost.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 
 namespace mpior::replay {
@@ -55,6 +56,8 @@ class Pacer {
   void mark_end(int64_t t) { prev_end_ = t; }
   // When the next event should start, given its traced gap; pays debt first.
   int64_t deadline_for(int64_t gap_ns);
+  // The same without paying: where the gap would end with the debt as it is.
+  int64_t gap_end(int64_t gap_ns) const;
   // When a cost charged from `from` ends; pays debt first.
   int64_t deadline_after(int64_t from, int64_t cost_ns) {
     int64_t pay = std::min(debt_, cost_ns);
@@ -68,11 +71,17 @@ class Pacer {
   // Time the replay lost to its own mechanics (a member woken late from a
   // collective, past its cost) is paid off like a late sleep.
   void add_debt(int64_t ns) { debt_ += std::max<int64_t>(0, ns); }
+  // A lateness agreed late (a Barrier's deferred agreement) replaces the
+  // part of the debt it was agreed in place of: either way.
+  void change_debt(int64_t ns) { debt_ = std::max<int64_t>(0, debt_ + ns); }
   int64_t debt() const { return debt_; }
   // A synchronisation passed lateness on (set_lateness in sync.hpp).
   void set_debt(int64_t ns) { debt_ = std::max<int64_t>(0, ns); }
 
  private:
+  int64_t scaled(int64_t gap_ns) const {
+    return scale_ == 1.0 ? gap_ns : int64_t(std::llround(double(gap_ns) * scale_));
+  }
   int64_t prev_end_;
   double scale_;
   int64_t debt_ = 0;

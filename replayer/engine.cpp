@@ -70,6 +70,7 @@ void ReplayThread::run() {
     finish(last_end_);
     close_account(last_end_);
     pacer_.mark_end(last_end_);
+    settle_agreement(&ev, mpi);
     int64_t deadline = pacer_.deadline_for(ev.gap_ns);
     // No gap left: the replay's own time since the last call ended (0.5-1.5 us an event of nton_barrier)
     // becomes debt that later gaps and charged costs pay back. --io-only has neither: no clock read.
@@ -98,6 +99,7 @@ void ReplayThread::run() {
   if (traced_end_ > 0) summary.traced_ns = traced_end_ + sh_.start_of(summary.rank) + cpu_wait;
   if (going && fscope_.open_pending) release_open(mpi);
   mpi.settle();
+  settle_agreement(nullptr, mpi);
   mpi.finish();
   pay_owed(mpi, false);
   finish(last_end_);

@@ -18,6 +18,8 @@ namespace mpior::replay {
 class LocalMeet {
  public:
   explicit LocalMeet(uint32_t members) : members_(members) {}
+  // The process holds one member: agree() is the call alone.
+  bool solo() const { return members_ <= 1; }
   // `drive`, when given, is called while a member waits for the others, until
   // it returns false: the member's sends to other processes move on (a
   // transport whose sender must call MPI), as its waits for a message do.

@@ -58,12 +58,53 @@ struct Arrival {
   }
 };
 
+// A Barrier's agreement started right after the program's MPI_Barrier (an
+// MPI_Iallreduce) and completed in the thread's next long gap, half of it
+// slept first, or at the next Barrier (MpiThreadOps::barrier_then_agree,
+// settle_agreement). Completed at once, it kept the member that left the
+// Barrier first spinning in it: where both processes shared a core (an
+// unbound job on two cores, after checkpoint_sim's fsync), the one it
+// waited for ran only at the next scheduler tick, 4 ms later at each
+// checkpoint, where the program's rank had gone on to sleep (sched_switch
+// tracing; MPI mode's replay of checkpoint_sim 100 3000 10: +6.0% against
+// its trace, +8.0% against the threads'; deferred, -1.1% and +1.5%).
+class DeferredAgreement {
+ public:
+  bool pending() const { return active_; }
+  // Starts the agreement of arrival `a` over comm, whose last agreed planned
+  // arrival `since` moves when it completes; `held`: the lateness the thread
+  // keeps until then. When it completes, `last` (the agreed planned arrival
+  // of the communicator's last Barrier) moves to this one's, and `apart`
+  // says whether that came `apart_ns` or more after it. MPI's return code.
+  int start(const Arrival& a, int64_t& since, MPI_Comm comm, int64_t held, int64_t& last, bool& apart,
+            int64_t apart_ns);
+  // Whether it completed (MPI_Test); MPI's return code.
+  int test(bool& done);
+  // Completes it (tests in a loop, mpi_yield.hpp): `lateness`, what the
+  // thread's lateness changes by (the agreed lateness and the start's cost,
+  // which the Barrier's replayed time holds, in place of what it held).
+  // MPI's return code.
+  int finish(int64_t& lateness);
+
+ private:
+  MPI_Request req_ = MPI_REQUEST_NULL;
+  int32_t units_[2] = {0, 0};
+  int64_t* since_ = nullptr;
+  int64_t* last_ = nullptr;
+  bool* apart_ = nullptr;
+  int64_t apart_ns_ = 0;
+  int64_t held_ = 0, cost_ = 0;
+  bool active_ = false;  // started, not finished (a completed MPI_Test nulls req_)
+};
+
 // The calling thread arriving now, late by its current_lateness.
 Arrival arrive(const SharedClock& clock);
 // The agreement over comm's processes, in place. `since`: the communicator's
 // last agreed planned arrival (the same on every process), moved to this
-// one's. MPI's return code.
-int agree(Arrival& a, int64_t& since, MPI_Comm comm);
+// one's. `as_deferred`: a nonblocking one completed at once, which matches
+// the other processes' DeferredAgreement (a blocking collective does not
+// match a nonblocking one). MPI's return code.
+int agree(Arrival& a, int64_t& since, MPI_Comm comm, bool as_deferred = false);
 // After the agreement: the thread leaves as late as it says
 // (lateness_after_sync), or with `now` (the replay's own barrier before a
 // collective: its cost is the replay's too) as late as it is against the

@@ -121,6 +121,7 @@ void MpiThreadOps::check(int rc, const char* what) {
 
 void MpiThreadOps::finish() {
   BlockedIn blocked(b_.board(), slot_, trace::Kind::MPI_Waitall, 0);
+  settle_before_agreeing();  // the engine settled it, unless the replay stopped
   for (auto& [id, p] : sends_) pending_.add(p.req, std::move(p.buf), 0);
   sends_.clear();
   check(pending_.wait_all(), "MPI_Testall");
@@ -360,41 +361,6 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
     default:
       return true;
   }
-}
-
-// A barrier over c's processes that passes the members' lateness on
-// (mpi_lateness.hpp). Before a collective (`own`) the barrier is the
-// replay's own: its members leave as late as they are against the plan's
-// last arrival, its cost included.
-void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
-  MpiComm& mc = b_.comm(c.id);
-  Arrival a = arrive(b_.clock());
-  mc.meet->agree(
-      a,
-      [&](Arrival& all) {
-        if (!b_.within(c.id)) check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce");
-      },
-      &drive_);
-  leave(a, own ? &b_.clock() : nullptr);
-}
-
-// The program's Barrier itself first, its members arriving as the plan has
-// them, so it costs what the program's did (the agreement alone costs an
-// Allreduce's: nton_barrier's replay ran 10-12% short); then the agreement
-// (mpi_lateness.hpp), its own cost added to the lateness.
-void MpiThreadOps::barrier_then_agree(const Comm& c) {
-  MpiComm& mc = b_.comm(c.id);
-  Arrival a = arrive(b_.clock());
-  mc.meet->agree(
-      a,
-      [&](Arrival& all) {
-        check(MPI_Barrier(mc.msg), "MPI_Barrier");
-        int64_t called = mono_now_ns();
-        check(agree(all, mc.agreed_since, mc.msg), "MPI_Allreduce");
-        all.lateness += mono_now_ns() - called;
-      },
-      &drive_);
-  leave(a);
 }
 
 // Collectives on the communicator's processes, made once per process by the

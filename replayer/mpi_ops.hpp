@@ -34,6 +34,9 @@ class MpiThreadOps final : public MpiOps {
   void mpiio_block(const trace::Event& ev) override;
   void settle() override;
   int64_t idle_until(int64_t deadline, const std::atomic<bool>& abort) override;
+  bool agreement_pending() const override { return agreement_.pending(); }
+  void settle_agreement(int64_t gap_end, const std::atomic<bool>& abort,
+                        int64_t& lateness) override;  // mpi_barrier.cpp
   void finish() override;
   bool local(const trace::Event& ev) const override;
   // No completion under the Wait/Test left the process (none at all: a Test
@@ -96,6 +99,7 @@ class MpiThreadOps final : public MpiOps {
   void agreed_barrier(const Comm& c, bool own);
   // The program's MPI_Barrier over c's processes, then the agreement.
   void barrier_then_agree(const Comm& c);
+  void settle_before_agreeing();
   // op: barrier, allcoll or a one-to-all collective (root: its place in c).
   // same_bytes: every member passes `bytes` (no agreement on it needed).
   void collective(trace::OpClass op, int64_t bytes, int64_t root, const Comm& c, bool same_bytes = false);
@@ -142,6 +146,7 @@ class MpiThreadOps final : public MpiOps {
   // Waits within the process (a message from a rank of its own, a meeting
   // of its members) call it so those sends move on.
   const std::function<bool()> drive_ = [this] { return drive_sends(); };
+  DeferredAgreement agreement_;                // a Barrier's, in flight (mpi_barrier.cpp)
   std::unordered_map<int64_t, Posted> sends_;  // nonblocking sends by trace request id, until settled
   std::vector<char> rbuf_;
   std::unordered_map<int64_t, File> files_;

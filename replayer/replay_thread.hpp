@@ -125,6 +125,7 @@ class alignas(64) ReplayThread {
     acct_.charged += woke - from;
     return woke;
   }
+  void settle_agreement(const trace::Event* next, MpiOps& mpi);  // replay_thread_mpi.cpp
   // A call's calibrated cost after its synchronisation (replay_thread_mpi.cpp).
   void charge_after_sync(int64_t cost);
   // A Wait/Test's cost, owed until its completions ran (MPI mode: only when

@@ -22,6 +22,17 @@ void ReplayThread::charge_after_sync(int64_t cost) {
   }
 }
 
+// Before the gap to the next event (`next`; none: the end): a Barrier's
+// agreement in flight (mpi_lateness.hpp) completes within a long gap, and
+// its lateness replaces what the thread kept meanwhile.
+void ReplayThread::settle_agreement(const trace::Event* next, MpiOps& mpi) {
+  if (!mpi.agreement_pending()) return;
+  int64_t lateness = 0, gap_end = next ? pacer_.gap_end(next->gap_ns) : 0;
+  if (next && gap_end - mono_now_ns() < MpiOps::kSettleGapNs) return;
+  mpi.settle_agreement(gap_end, sh_.progress.aborted(), lateness);
+  pacer_.change_debt(lateness);
+}
+
 // At the next depth-0 event (after_sync) or at the end of the stream.
 void ReplayThread::pay_owed(MpiOps& mpi, bool after_sync) {
   int64_t cost = std::exchange(owed_, 0);

@@ -247,6 +247,8 @@ void Channels::wake_all() {
 
 void set_lateness(int64_t ns, int64_t since) { t_lateness_ns = ns, t_lateness_since = since, t_synced = false; }
 int64_t lateness_after_sync() { return t_synced ? t_lateness_ns : -1; }
+int64_t lateness_held() { return t_lateness_ns; }
+void lateness_changed(int64_t ns) { t_lateness_ns = std::max<int64_t>(0, t_lateness_ns + ns), t_synced = true; }
 int64_t current_lateness(int64_t now) {
   return t_lateness_ns + (t_lateness_since > 0 ? std::max<int64_t>(0, now - t_lateness_since) : 0);
 }

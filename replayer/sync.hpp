@@ -195,6 +195,11 @@ int64_t lateness_after_sync();
 // what a barrier's members agreed to leave with (a receive: what it left
 // with).
 int64_t current_lateness(int64_t now);
+// The lateness set last, without the time since (the pacer's debt it came from).
+int64_t lateness_held();
+// It changes by `ns` (a deferred agreement completed), the time since kept;
+// the pacer takes it after the synchronisation.
+void lateness_changed(int64_t ns);
 void lateness_agreed(int64_t ns);
 
 // How long a member polls a collective (and a receive its channel) before

@@ -161,7 +161,8 @@ def lateness():
     paid back out of the prediction: a write and a Barrier a step, no gap between them, leaves every rank with the
     same lateness after the last collective (Finalize's agreement), more than none, at one process per rank and with
     one process holding both (its ranks agree among themselves first). Each of the program's Barriers is replayed
-    as an MPI_Barrier (then the agreement): the agreement alone in its place cost less than MPICH's Barrier."""
+    as an MPI_Barrier (then the agreement): the agreement alone in its place cost less than MPICH's Barrier.
+    Barriers 2 us apart agree at once, in a blocking MPI_Allreduce (nonblocking costs more in MPICH)."""
     s = Scenario("nton_barrier", [20000, 512], ranks=2, env={"MPIOR_PRUNE": "0"}).run_both()
     try:
         s.post()
@@ -172,6 +173,7 @@ def lateness():
             replayed = json.load(f)["ops"]
         check(replayed.get("MPI_Barrier", 0) >= 2 * 20000, f"the program's 40,000 Barriers as MPI_Barrier: {replayed}")
         check(replayed.get("MPI_Allreduce", 0) >= 2 * 20000, f"an agreement after each: {replayed}")
+        check(replayed.get("MPI_Iallreduce", 0) < 20, f"none deferred (DeferredAgreement): {replayed}")
         for procs in (2, 1):
             mpi, _ = replay_mpi(s, procs, f"mpi{procs}")
             unpaid = {t["rank"]: t["predicted"]["unpaid_s"] for t in mpi["per_rank"]}
@@ -179,6 +181,30 @@ def lateness():
             check_eq(unpaid[1], unpaid[0], f"{procs} processes: lateness each rank left the last collective with")
             check(mpi["replay_s"] < mpi["wall_s"], f"{procs} processes: predicted {mpi['replay_s']} s, "
                   f"wall {mpi['wall_s']} s: the lateness is left out")
+    finally:
+        s.cleanup()
+
+
+def deferred():
+    """Where Barriers are far apart (checkpoint_sim's checkpoints, 6 ms), a process holding one rank starts the
+    Barrier's agreement and completes it in the next gap instead of spinning in it (DeferredAgreement): an
+    MPI_Iallreduce after each checkpoint's Barrier. A process holding two ranks completes its at once, nonblocking
+    too, so the forms match: 4 ranks on 4 and on 3 processes (blocks of 2, 1, 1), the replay ends and its file
+    calls are the threads'."""
+    s = Scenario("checkpoint_sim", [12, 2000, 3, 4096], ranks=4, env={"MPIOR_PRUNE": "0"}).run_both()
+    try:
+        s.post()
+        threads, tlog = replay_threads(s)
+        for procs in (4, 3):
+            traces = os.path.join(s.root, f"replay-traces{procs}")
+            _, mlog = replay_mpi(s, procs, f"mpi{procs}", env={"LD_PRELOAD": LIB, "MPIOR_TRACE_DIR": traces,
+                                                                "MPIOR_PRUNE": "0"})
+            check_eq(mlog, tlog, f"file calls per rank, MPI mode with {procs} processes against threads")
+            run([POST, traces])
+            with open(os.path.join(traces, "plan", "summary.json")) as f:
+                replayed = json.load(f)["ops"]
+            # 4 checkpoints: one each per process of one rank, one per process of two (its last member's).
+            check(replayed.get("MPI_Iallreduce", 0) >= 4 * procs, f"{procs} processes: {replayed}")
     finally:
         s.cleanup()
 
@@ -293,4 +319,5 @@ def refusals():
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (halo, comms, pruned, mpiio, lateness, messages, handoff, polled, refusals)})
+    main({f.__name__: f for f in (halo, comms, pruned, mpiio, lateness, deferred, messages, handoff, polled,
+                                  refusals)})

@@ -56,6 +56,24 @@ TEST_CASE("a collective member woken late: its delay past the cost is debt that 
   REQUIRE(p.debt() == 0);
 }
 
+TEST_CASE("a lateness agreed late changes the debt either way; a gap's end is seen without paying", "[clock]") {
+  Pacer p(1000, 2.0);
+  p.add_debt(3000);
+  REQUIRE(p.gap_end(1000) == 1000);  // 2000 ns of gap, all of it paid out of the debt
+  REQUIRE(p.debt() == 3000);         // ... only when the deadline is taken
+  p.change_debt(-1000);              // agreed less late than it held
+  REQUIRE(p.gap_end(1000) == 1000);
+  REQUIRE(p.gap_end(2000) == 1000 + 4000 - 2000);
+  p.change_debt(-5000);  // never below none
+  REQUIRE(p.debt() == 0);
+  p.change_debt(700);  // agreed later than it held
+  int64_t seen = p.gap_end(1000);
+  REQUIRE(seen == 1000 + 2000 - 700);
+  REQUIRE(p.deadline_for(1000) == seen);
+  REQUIRE(p.debt() == 0);
+  REQUIRE(p.gap_end(-3) == 1000);
+}
+
 TEST_CASE("--compute-scale multiplies every gap", "[clock]") {
   Pacer half(0, 0.5);
   REQUIRE(half.deadline_for(1000) == 500);
