@@ -75,15 +75,19 @@ void start_clock() {
 }
 
 int64_t Pacer::deadline_for(int64_t gap_ns) {
-  int64_t end = gap_end(gap_ns);
-  debt_ -= gap_ns <= 0 || scale_ == 0 ? 0 : prev_end_ + scaled(gap_ns) - end;  // what the gap paid
-  return end;
+  int64_t gap = paced(gap_ns), pay = std::min(debt_, gap);
+  debt_ -= pay;
+  return prev_end_ + gap - pay;
 }
 
 int64_t Pacer::gap_end(int64_t gap_ns) const {
-  if (gap_ns <= 0 || scale_ == 0) return prev_end_;
-  int64_t gap = scaled(gap_ns);
+  int64_t gap = paced(gap_ns);
   return prev_end_ + gap - std::min(debt_, gap);
+}
+
+int64_t Pacer::paced(int64_t gap_ns) const {
+  if (gap_ns <= 0 || scale_ == 0) return 0;
+  return scale_ == 1.0 ? gap_ns : int64_t(std::llround(double(gap_ns) * scale_));
 }
 
 int64_t sleep_until(int64_t deadline_ns, const std::atomic<bool>& abort) {

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 
 namespace mpior::replay {
@@ -79,9 +78,7 @@ class Pacer {
   void set_debt(int64_t ns) { debt_ = std::max<int64_t>(0, ns); }
 
  private:
-  int64_t scaled(int64_t gap_ns) const {
-    return scale_ == 1.0 ? gap_ns : int64_t(std::llround(double(gap_ns) * scale_));
-  }
+  int64_t paced(int64_t gap_ns) const;  // the gap as replayed (--compute-scale), 0 for none
   int64_t prev_end_;
   double scale_;
   int64_t debt_ = 0;

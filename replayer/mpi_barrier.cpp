@@ -1,8 +1,5 @@
 // MPI mode's barriers: the agreement that passes the members' lateness on
 // (mpi_lateness.hpp), alone or after the program's own MPI_Barrier.
-#include <algorithm>
-#include <utility>
-
 #include "mpi_ops.hpp"
 #include "mpi_watchdog.hpp"
 
@@ -39,38 +36,34 @@ void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
 // every 2 us) from -2% to +7% of its traced time (MPICH 4.0).
 void MpiThreadOps::barrier_then_agree(const Comm& c) {
   MpiComm& mc = b_.comm(c.id);
-  if (agreement_.pending()) {  // no gap long enough since the last Barrier: its time is the replay's own
-    int64_t lateness = 0, t = mono_now_ns();
-    check(agreement_.finish(lateness), "MPI_Testall");
-    lateness_changed(lateness + mono_now_ns() - t);
-  }
+  settle_before_agreeing();
   Arrival a = arrive(b_.clock());
-  if (mc.meet->solo() && mc.defer_agreement) {
+  if (mc.meet->solo() && mc.barriers.apart) {
     check(MPI_Barrier(mc.msg), "MPI_Barrier");
-    check(agreement_.start(a, mc.agreed_since, mc.msg, lateness_held(), mc.last_barrier, mc.defer_agreement,
-                           kSettleGapNs),
-          "MPI_Iallreduce");
+    check(agreement_.start(a, mc.agreed_since, mc.msg, lateness_held(), mc.barriers, kSettleGapNs), "MPI_Iallreduce");
     return;
   }
-  settle_before_agreeing();
   mc.meet->agree(
       a,
       [&](Arrival& all) {
         check(MPI_Barrier(mc.msg), "MPI_Barrier");
         int64_t called = mono_now_ns();
-        check(agree(all, mc.agreed_since, mc.msg, mc.defer_agreement), "MPI_Allreduce");
-        mc.defer_agreement = mc.agreed_since - std::exchange(mc.last_barrier, mc.agreed_since) >= kSettleGapNs;
+        check(agree(all, mc.agreed_since, mc.msg, mc.barriers.apart), "MPI_Allreduce");
+        mc.barriers.agreed(mc.agreed_since, kSettleGapNs);
         all.lateness += mono_now_ns() - called;
       },
       &drive_);
   leave(a);
 }
 
-// Before another agreement: the one in flight completes (the other members
-// started it long before), its lateness overtaken by the new one's.
+// Before another agreement, or at the end: the one in flight completes (the
+// other members started it long before; no gap long enough came since), its
+// time the replay's own.
 void MpiThreadOps::settle_before_agreeing() {
-  int64_t ignored = 0;
-  if (agreement_.pending()) check(agreement_.finish(ignored), "MPI_Testall");
+  if (!agreement_.pending()) return;
+  int64_t lateness = 0, t = mono_now_ns();
+  check(agreement_.finish(lateness), "MPI_Testall");
+  lateness_changed(lateness + mono_now_ns() - t);
 }
 
 void MpiThreadOps::settle_agreement(int64_t gap_end, const std::atomic<bool>& abort, int64_t& lateness) {

@@ -1,7 +1,6 @@
 #include "mpi_lateness.hpp"
 
 #include <algorithm>
-#include <utility>
 
 #include "clock.hpp"
 #include "mpi_yield.hpp"
@@ -49,11 +48,11 @@ int agree(Arrival& a, int64_t& since, MPI_Comm comm, bool as_deferred) {
   return rc;
 }
 
-int DeferredAgreement::start(const Arrival& a, int64_t& since, MPI_Comm comm, int64_t held, int64_t& last, bool& apart,
+int DeferredAgreement::start(const Arrival& a, int64_t& since, MPI_Comm comm, int64_t held, BarrierSpacing& spacing,
                              int64_t apart_ns) {
   int64_t t = mono_now_ns();
   encode(a, since, units_);
-  since_ = &since, held_ = held, active_ = true, last_ = &last, apart_ = &apart, apart_ns_ = apart_ns;
+  since_ = &since, held_ = held, active_ = true, spacing_ = &spacing, apart_ns_ = apart_ns;
   int rc = MPI_Iallreduce(MPI_IN_PLACE, units_, 2, MPI_INT32_T, MPI_MAX, comm, &req_);
   cost_ = mono_now_ns() - t;
   return rc;
@@ -69,7 +68,7 @@ int DeferredAgreement::finish(int64_t& lateness) {
   int rc = req_ == MPI_REQUEST_NULL ? MPI_SUCCESS : waitall_yielding(1, &req_);
   req_ = MPI_REQUEST_NULL, active_ = false;
   Arrival agreed = decode(units_, *since_);
-  *apart_ = *since_ - std::exchange(*last_, *since_) >= apart_ns_;
+  spacing_->agreed(*since_, apart_ns_);
   lateness = agreed.lateness + cost_ - held_;
   return rc;
 }

@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace mpior::replay {
 
@@ -58,6 +59,16 @@ struct Arrival {
   }
 };
 
+// A communicator's Barriers as agreed (the same on every process): the last
+// one's planned arrival, and whether it came `apart_ns` or more after the
+// one before, which defers the next one's agreement
+// (MpiThreadOps::barrier_then_agree).
+struct BarrierSpacing {
+  int64_t last = 0;
+  bool apart = false;
+  void agreed(int64_t planned, int64_t apart_ns) { apart = planned - std::exchange(last, planned) >= apart_ns; }
+};
+
 // A Barrier's agreement started right after the program's MPI_Barrier (an
 // MPI_Iallreduce) and completed in the thread's next long gap, half of it
 // slept first, or at the next Barrier (MpiThreadOps::barrier_then_agree,
@@ -73,11 +84,9 @@ class DeferredAgreement {
   bool pending() const { return active_; }
   // Starts the agreement of arrival `a` over comm, whose last agreed planned
   // arrival `since` moves when it completes; `held`: the lateness the thread
-  // keeps until then. When it completes, `last` (the agreed planned arrival
-  // of the communicator's last Barrier) moves to this one's, and `apart`
-  // says whether that came `apart_ns` or more after it. MPI's return code.
-  int start(const Arrival& a, int64_t& since, MPI_Comm comm, int64_t held, int64_t& last, bool& apart,
-            int64_t apart_ns);
+  // keeps until then; `spacing` takes the agreed arrival then. MPI's return
+  // code.
+  int start(const Arrival& a, int64_t& since, MPI_Comm comm, int64_t held, BarrierSpacing& spacing, int64_t apart_ns);
   // Whether it completed (MPI_Test); MPI's return code.
   int test(bool& done);
   // Completes it (tests in a loop, mpi_yield.hpp): `lateness`, what the
@@ -90,8 +99,7 @@ class DeferredAgreement {
   MPI_Request req_ = MPI_REQUEST_NULL;
   int32_t units_[2] = {0, 0};
   int64_t* since_ = nullptr;
-  int64_t* last_ = nullptr;
-  bool* apart_ = nullptr;
+  BarrierSpacing* spacing_ = nullptr;
   int64_t apart_ns_ = 0;
   int64_t held_ = 0, cost_ = 0;
   bool active_ = false;  // started, not finished (a completed MPI_Test nulls req_)

@@ -50,11 +50,10 @@ struct MpiComm {
   MPI_Comm file = MPI_COMM_NULL;  // MPI_File_open, made at the first (one process per rank; blocks: each rank alone)
   std::vector<int32_t> procs;     // world process ranks in it, sorted: index = rank in msg
   std::unique_ptr<LocalMeet> meet;
-  int64_t agreed_since = 0;      // the last barrier's agreed planned arrival (mpi_lateness.hpp), under meet
-  int64_t last_barrier = 0;      // the last Barrier's agreed planned arrival, under meet
-  bool defer_agreement = false;  // it came long after the one before (mpi_barrier.cpp), under meet
-  bool borrowed = false;         // the shared one-member handles (each rank's MPI_COMM_SELF)
-  bool at_record = false;        // made at its creating record, freed at its MPI_Comm_free
+  int64_t agreed_since = 0;  // the last barrier's agreed planned arrival (mpi_lateness.hpp), under meet
+  BarrierSpacing barriers;   // whether the next Barrier's agreement is deferred (mpi_barrier.cpp), under meet
+  bool borrowed = false;     // the shared one-member handles (each rank's MPI_COMM_SELF)
+  bool at_record = false;    // made at its creating record, freed at its MPI_Comm_free
   // Under mu: the file communicator; for at_record ones an MPI_Comm_idup in
   // flight (completed at the first use), receives posted and not completed
   // (a free waits for them: MPICH's comm/cmfree2 completes one after the free).
