@@ -8,22 +8,18 @@ covers: load to MPI_Finalize), which the traced time exceeds wherever the
 tracer's own time on one rank made another wait for it, or its work between
 calls slowed the program's own (comm_split: a call every 0.6 us, +4 to +7%).
 MPIOR_BENCH_PROGRAMS=serial_gather,comm_split runs only those programs' rows.
-MPIOR_BENCH_BIND=core launches every run and MPI-mode replay with
-mpirun's -bind-to core: unbound, MPICH's Barrier right after an fsync
-sometimes leaves a scheduler tick (4 ms) late, when the fsync's wake-up put
-both processes on one core (checkpoint_sim), more often in MPI mode's
-replay than in the program; the threads' replay charges the traced run's.
-Bound, the threads' column compares an unbound replay (one process) with a
-bound run: its threads share a core as an unbound program's do (+10%)."""
+Every run and MPI-mode replay is launched with mpirun's -bind-to core, and
+the threads' replay places its threads as the trace says (--bind auto);
+MPIOR_BENCH_BIND=none runs all unbound (fidelity_bench.py says why bound:
+unbound, MPICH's Barrier right after an fsync sometimes leaves a scheduler
+tick (4 ms) late, when the fsync's wake-up put both processes on one core)."""
 import itertools
 import json
 import os
 import shutil
 import statistics
 
-from fidelity_bench import error_pct as pct, lifetime_run, median_se, selected
-
-BIND = ["-bind-to", os.environ["MPIOR_BENCH_BIND"]] if os.environ.get("MPIOR_BENCH_BIND") else []
+from fidelity_bench import BIND, error_pct as pct, lifetime_run, median_se, selected
 
 
 def replay_json(b, cmd, report, fs):

@@ -145,6 +145,7 @@ class TableBuilder {
     trace::PlanRank pr;
     const Input& largest = inputs_.back();
     pr.host = largest.plan.ranks[one_host_ ? 0 : size_t(r % largest.n)].host;
+    pr.placement = largest.plan.ranks[size_t(r % largest.n)].placement;  // bound or not, as the inputs ran
     pr.cwd = m.cwd;
     pr.traced_ns = std::llround(m.traced.predict(n_));
     for (size_t j = 0; j < m.names.size(); ++j) pr.files.push_back(file_id(m, j, r, kind));

@@ -57,6 +57,7 @@ void dump_process(const trace::ProcessInfo& p, std::ostream& out) {
                      p.clock_real_ns, double(p.end_ns) / 1e9);
   out << fmt::format("  clock offset to rank 0: {} ns\n", p.clock_offset_ns);
   out << fmt::format("  waited for a CPU (left out of computation): {:.6f} s\n", double(p.cpu_wait_ns) / 1e9);
+  out << fmt::format("  CPU placement: {}\n", trace::placement_text(p.placement));
 }
 
 void dump_files(const std::vector<trace::FileEntry>& files, std::ostream& out) {
@@ -119,9 +120,10 @@ void dump_plan(const trace::Plan& p, std::ostream& out) {
   out << "ranks (" << p.ranks.size() << "):\n";
   for (size_t r = 0; r < p.ranks.size(); ++r) {
     const trace::PlanRank& pr = p.ranks[r];
-    out << fmt::format("  rank {}: host {}, cwd {}, traced {:.6f} s, started at {:.6f} s\n    files {}\n    comms {}\n",
-                       r, E(pr.host), E(pr.cwd), double(pr.traced_ns) / 1e9, double(pr.start_ns) / 1e9,
-                       list_text(pr.files), list_text(pr.comms));
+    out << fmt::format(
+        "  rank {}: host {}, cwd {}, traced {:.6f} s, started at {:.6f} s, {}\n    files {}\n    comms {}\n", r,
+        E(pr.host), E(pr.cwd), double(pr.traced_ns) / 1e9, double(pr.start_ns) / 1e9,
+        trace::placement_text(pr.placement), list_text(pr.files), list_text(pr.comms));
   }
   out << "files (" << p.files.size() << "):\n";
   for (size_t i = 0; i < p.files.size(); ++i) {
@@ -160,9 +162,9 @@ void dump_merged(const std::string& path, std::span<const uint8_t> bytes, std::o
   out << fmt::format("merged job trace: job {}, {} of {} ranks, {} streams\n", job_id_text(m.job_id), m.ranks.size(),
                      m.size, m.streams.size());
   for (const trace::MergedRank& r : m.ranks)
-    out << fmt::format("  rank {}: pid {}, host {}, {}, files {}, communicators {}\n", r.process.rank, r.process.pid,
-                       E(r.process.host), r.process.finished ? "finished" : "unfinished", list_text(r.files),
-                       list_text(r.comms));
+    out << fmt::format("  rank {}: pid {}, host {}, {}, {}, files {}, communicators {}\n", r.process.rank,
+                       r.process.pid, E(r.process.host), r.process.finished ? "finished" : "unfinished",
+                       trace::placement_text(r.process.placement), list_text(r.files), list_text(r.comms));
   dump_files(m.files, out);
   dump_comms(m.comms, out);
   dump_streams(m.streams, out);

@@ -68,8 +68,10 @@ trace::Plan build_plan(TraceSet set, const Analysis& a) {
   plan.files = a.files.files;
   plan.comms = a.comms.plan_comms();
   for (const trace::RankTrace& t : set.ranks) {
-    plan.ranks.push_back({t.process.host, t.process.cwd, t.process.end_ns, {}, {}});
-    plan.ranks.back().cpu_wait_ns = t.process.cpu_wait_ns;
+    trace::PlanRank& pr = plan.ranks.emplace_back();
+    pr.host = t.process.host, pr.cwd = t.process.cwd, pr.traced_ns = t.process.end_ns;
+    pr.cpu_wait_ns = t.process.cpu_wait_ns;
+    pr.placement = t.process.placement;
   }
   aligned_starts(set, plan);
   for (int32_t r = 0; r < set.size(); ++r) {

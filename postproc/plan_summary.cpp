@@ -101,8 +101,8 @@ PlanSummary summarize_plan(const trace::Plan& plan, const std::string& title) {
   a.files.files = plan.files;
   a.comms.comms.resize(plan.comms.size());
   a.summary = totals(plan, title);
-  SummaryHeader h{title, plan.job, {}};
-  for (const trace::PlanRank& r : plan.ranks) h.hosts.push_back(r.host);
+  SummaryHeader h{title, plan.job, {}, {}};
+  for (const trace::PlanRank& r : plan.ranks) h.hosts.push_back(r.host), h.placements.push_back(r.placement);
   PlanSummary out{summary_text(h, a), summary_json(h, a)};
   out.text += plan_streams_text(plan);
   out.json["plan"] = plan_streams_json(plan);

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "bytes_text.hpp"
+#include "text.hpp"
 
 namespace mpior::postproc {
 
@@ -26,6 +27,8 @@ void text_job(std::string& out, const SummaryHeader& set) {
   out += fmt::format("mpior summary of {}\n", set.dir);
   out += fmt::format("job {}: {} ranks, started on {} in {}\n", job_id_text(j.job_id), j.size, E(j.host), E(j.cwd));
   out += fmt::format("command: {}\n", E(j.cmdline));
+  std::string placed = trace::placement_summary(set.placements);
+  if (!placed.empty()) out += "placement: " + placed + "\n";
   out += set.complete ? "\n" : "INCOMPLETE: the job ended early; the traces stop where it did (see warnings)\n\n";
 }
 
@@ -119,8 +122,9 @@ void text_mpi(std::string& out, const Analysis& a) {
 }  // namespace
 
 SummaryHeader header_of(const TraceSet& set) {
-  SummaryHeader h{set.dir, set.job, {}, complete(set)};
-  for (const trace::RankTrace& t : set.ranks) h.hosts.push_back(t.process.host);
+  SummaryHeader h{set.dir, set.job, {}, {}, complete(set)};
+  for (const trace::RankTrace& t : set.ranks)
+    h.hosts.push_back(t.process.host), h.placements.push_back(t.process.placement);
   return h;
 }
 
@@ -195,6 +199,10 @@ nlohmann::json json_per_rank(const SummaryHeader& set, const Summary& s) {
   for (int32_t r = 0; r < set.size(); ++r) {
     const RankTotals& t = s.ranks[size_t(r)];
     nlohmann::json j = {{"rank", r}, {"host", E(set.hosts[size_t(r)])}};
+    if (size_t(r) < set.placements.size()) {
+      const trace::CpuPlacement& p = set.placements[size_t(r)];
+      j["placement"] = {{"cpus", p.allowed}, {"online", p.online}, {"bound", p.bound()}};
+    }
     j.update(json_times(t, t.compute_ns()));
     ranks.push_back(std::move(j));
   }

@@ -21,7 +21,8 @@ struct SummaryHeader {
   std::string dir;
   trace::JobInfo job;
   std::vector<std::string> hosts;
-  bool complete = true;  // false: the job ended early; the traces stop where it did
+  std::vector<trace::CpuPlacement> placements;  // per rank, as traced (empty: not known)
+  bool complete = true;                         // false: the job ended early; the traces stop where it did
   int32_t size() const { return int32_t(hosts.size()); }
 };
 SummaryHeader header_of(const TraceSet& set);

@@ -34,6 +34,8 @@
 #include "log.hpp"
 #include "mpi_handlers.hpp"
 #include "piggyback/pruner.hpp"
+#include "placement.hpp"
+#include "proc_text.hpp"
 #include "real_table.hpp"
 #include "recorder.hpp"
 #include "session_state.hpp"
@@ -116,17 +118,6 @@ std::vector<std::string> split_commas(std::string_view s) {
   return out;
 }
 
-std::string read_text(const char* path) {
-  std::string out;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
-  close(fd);
-  return out;
-}
-
 std::string basename_of(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -166,6 +157,7 @@ void fill_process_info(trace::ProcessInfo& info) {
   info.cmdline = cmd;
   info.clock_mono_ns = clock::start_monotonic_ns();
   info.clock_real_ns = clock::start_realtime_ns();
+  info.placement = current_placement();
 }
 
 bool make_dirs(const std::string& dir) {

@@ -55,6 +55,11 @@ void add_options(CLI::App& app, CliOptions& cli) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("-q,--quiet", cli.quiet, "no progress bar");
+  app.add_option("--bind", cli.bind,
+                 "CPU placement of the rank threads: auto (bound where the traced ranks ran bound, as many CPUs "
+                 "each), none, core (one CPU each)")
+      ->check(CLI::IsMember({"auto", "none", "core"}))
+      ->capture_default_str();
   app.add_option("--stall-timeout", cli.stall_timeout_s,
                  "seconds with every thread blocked before the replay stops as deadlocked")
       ->check(CLI::PositiveNumber)
@@ -89,6 +94,7 @@ ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_f
   opt.io_log = cli.io_log;
   opt.mpiio_level = cli.io_level == "mpiio";
   opt.progress = report::progress_wanted(cli.quiet);
+  parse_bind_mode(cli.bind, opt.bind);  // checked by the option's IsMember
   if (!cli.timeline.empty() || !cli.html.empty()) opt.record_calls = cli.max_events;
   return opt;
 }

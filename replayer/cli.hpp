@@ -30,6 +30,7 @@ struct CliOptions {
   std::string timeline, html;       // report/: what a person looks at
   uint64_t max_events = 1'000'000;  // --timeline-max-events
   bool quiet = false;               // no progress bar
+  std::string bind = "auto";        // --bind (placement.hpp)
 };
 
 void add_options(CLI::App& app, CliOptions& cli);

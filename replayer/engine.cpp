@@ -29,6 +29,8 @@ void ReplayThread::run() {
   const int64_t t0 = t0_ = sh_.gate.arrive();
   arrived_ = true;
   const int64_t cpu_wait0 = sh_.cpu_wait_read ? thread_cpu_wait_ns() : 0;
+  const ThreadCpus cpus = current_thread_cpus();  // as --bind placed it
+  summary.cpus = cpus.count, summary.first_cpu = cpus.first;
   const auto& aborted = sh_.progress.aborted();
   const int64_t started = t0 + sh_.start_of(summary.rank);  // as the launcher started the rank
   sleep_until(started, aborted);                            // the gate opens a little ahead of the common start
@@ -338,8 +340,12 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, std::max<size_t>(opt.stack_bytes, size_t(PTHREAD_STACK_MIN)));
+  std::vector<int32_t> thread_ranks;
+  for (const ThreadSpec& s : specs) thread_ranks.push_back(s.rank);
+  const ThreadPlacement placement = place_threads(plan, thread_ranks, opt.bind, opt.backend != nullptr);
   int create_error = 0;
   for (const ThreadSpec& s : specs) {
+    if (placement.bound()) pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), &placement.sets[threads.size()]);
     threads.push_back(std::make_unique<ReplayThread>(sh, *s.stream, s.rank));
     threads.back()->done = &done[threads.size() - 1];
     threads.back()->order_slot = order.slot(threads.size() - 1);
@@ -367,6 +373,7 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
     if (!opt.backend) write_io_log(opt.io_log, rep.io_log);  // MPI mode: rank 0 writes every process's
   }
   rep.setup_ns = sh.gate.ready_at() - launch;  // setup, then until every thread runs
+  rep.placement = placement.text;
   return rep;
 }
 

@@ -9,6 +9,7 @@
 #include "backend.hpp"
 #include "cursor.hpp"
 #include "model.hpp"
+#include "placement.hpp"
 #include "report.hpp"
 #include "setup.hpp"
 
@@ -16,17 +17,18 @@ namespace mpior::replay {
 
 struct ReplayOptions {
   SetupOptions setup;
-  trace::CursorOptions cursor;     // mean or sampled timing of statistical streams
-  double compute_scale = 1.0;      // multiplies every compute gap
-  bool io_only = false;            // no compute gaps, MPI calls only wait for their partners
-  double stall_timeout_s = 60.0;   // no thread able to proceed for this long: stop
-  size_t stack_bytes = 64 * 1024;  // per replay thread
-  std::string plan_name;           // for the report
-  std::string io_log;              // file listing every replayed file call, when set
-  bool mpiio_level = false;        // --io-level mpiio: MPI-IO calls as positioned I/O on their views
-  bool progress = false;           // a progress bar on stderr (report/progress.hpp)
-  uint64_t record_calls = 0;       // > 0: keep up to this many calls (shared by the threads) in Report::calls
-  Backend* backend = nullptr;      // --mpi: real MPI processes (this one replays some ranks); null: threads alone
+  trace::CursorOptions cursor;          // mean or sampled timing of statistical streams
+  double compute_scale = 1.0;           // multiplies every compute gap
+  bool io_only = false;                 // no compute gaps, MPI calls only wait for their partners
+  double stall_timeout_s = 60.0;        // no thread able to proceed for this long: stop
+  size_t stack_bytes = 64 * 1024;       // per replay thread
+  std::string plan_name;                // for the report
+  std::string io_log;                   // file listing every replayed file call, when set
+  bool mpiio_level = false;             // --io-level mpiio: MPI-IO calls as positioned I/O on their views
+  bool progress = false;                // a progress bar on stderr (report/progress.hpp)
+  uint64_t record_calls = 0;            // > 0: keep up to this many calls (shared by the threads) in Report::calls
+  Backend* backend = nullptr;           // --mpi: real MPI processes (this one replays some ranks); null: threads alone
+  BindMode bind = BindMode::as_traced;  // --bind
 };
 
 // Throws ReplayError for a plan the replay cannot use (ranks out of range) and

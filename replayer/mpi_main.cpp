@@ -26,13 +26,16 @@ json payload(const Report& r) {
     threads.push_back(
         {t.rank,        t.thread,  t.replay_ns,    t.traced_ns,         t.events,        t.io_ns,       t.compute_ns,
          t.comm_ns,     t.wait_ns, t.traced_io_ns, t.traced_compute_ns, t.traced_mpi_ns, t.slept_waits, t.late_ns,
-         t.cpu_wait_ns, t.own_ns,  t.startup_ns,   t.traced_startup_ns, t.charged_ns,    t.unpaid_ns});
+         t.cpu_wait_ns, t.own_ns,  t.startup_ns,   t.traced_startup_ns, t.charged_ns,    t.unpaid_ns,   t.cpus,
+         t.first_cpu});
   json ops = json::object();
   for (const auto& [name, s] : r.ops) ops[name] = {s.count, s.bytes, s.total_ns, s.max_ns};
-  return {{"threads", threads},       {"ops", ops},           {"errors", r.errors},
-          {"first", r.first_errors},  {"skipped", r.skipped}, {"warnings", r.warnings},
-          {"replay_ns", r.replay_ns}, {"wall_ns", r.wall_ns}, {"setup_ns", r.setup_ns},
-          {"io_log", r.io_log}};
+  return {{"threads", threads},       {"ops", ops},
+          {"errors", r.errors},       {"first", r.first_errors},
+          {"skipped", r.skipped},     {"warnings", r.warnings},
+          {"replay_ns", r.replay_ns}, {"wall_ns", r.wall_ns},
+          {"setup_ns", r.setup_ns},   {"io_log", r.io_log},
+          {"placement", r.placement}};
 }
 
 void merge(Report& into, const json& j) {
@@ -43,6 +46,7 @@ void merge(Report& into, const json& j) {
     s.traced_io_ns = t[9], s.traced_compute_ns = t[10], s.traced_mpi_ns = t[11];
     s.slept_waits = t[12], s.late_ns = t[13], s.cpu_wait_ns = t[14], s.own_ns = t[15];
     s.startup_ns = t[16], s.traced_startup_ns = t[17], s.charged_ns = t[18], s.unpaid_ns = t[19];
+    s.cpus = t[20], s.first_cpu = t[21];
     into.per_thread.push_back(s);
   }
   for (const auto& [name, v] : j["ops"].items()) {
@@ -61,6 +65,12 @@ void merge(Report& into, const json& j) {
   into.wall_ns = std::max(into.wall_ns, j["wall_ns"].get<int64_t>());
   into.setup_ns = std::max(into.setup_ns, j["setup_ns"].get<int64_t>());
   into.io_log += j["io_log"].get<std::string>();
+  // Each process placed its own threads: the different decisions, once each.
+  std::string placed = j["placement"].get<std::string>();
+  if (into.placement.empty())
+    into.placement = placed;
+  else if (into.placement.find(placed) == std::string::npos)
+    into.placement += " | " + placed;
 }
 
 // Rank 0 gets every process's report (its own first) and merges them.

@@ -144,6 +144,7 @@ void print_text(std::ostream& out, const Report& r) {
                r.wall_ns / 1e9);
   fmt::print(out, "setup time   {:>12.6f} s (target prepared and {} threads running)\n", r.setup_ns / 1e9, r.threads);
   fmt::print(out, "error        {:>+12.2f} % (predicted against traced)\n", r.error_pct());
+  if (!r.placement.empty()) fmt::print(out, "placement    {}\n", r.placement);
   bool started = std::any_of(r.per_thread.begin(), r.per_thread.end(), [](const auto& t) { return t.startup_ns > 0; });
   if (started)
     fmt::print(
@@ -178,6 +179,7 @@ nlohmann::json to_json(const Report& r) {
   j["error_pct"] = r.error_pct();
   j["after_startup_s"] = r.after_startup_ns() / 1e9;
   j["traced_after_startup_s"] = r.traced_after_startup_ns() / 1e9;
+  j["placement"] = r.placement;
   nlohmann::json rows = nlohmann::json::array();
   for (const ThreadSummary& t : r.per_thread)
     rows.push_back({{"rank", t.rank},
@@ -188,6 +190,8 @@ nlohmann::json to_json(const Report& r) {
                     {"startup_s", t.startup_ns / 1e9},
                     {"traced_startup_s", t.traced_startup_ns / 1e9},
                     {"events", t.events},
+                    {"cpus", t.cpus},
+                    {"first_cpu", t.first_cpu},
                     {"predicted",
                      {{"io_s", t.io_ns / 1e9},
                       {"compute_s", t.compute_ns / 1e9},

@@ -89,6 +89,8 @@ struct ThreadSummary {
   int64_t startup_ns = 0, traced_startup_ns = 0;
   // The same from the trace: gaps, I/O calls, MPI calls (their waiting included).
   int64_t traced_compute_ns = 0, traced_io_ns = 0, traced_mpi_ns = 0;
+  // The CPUs the thread could run on (--bind): how many, and the first.
+  int32_t cpus = 0, first_cpu = -1;
 };
 
 // --timeline / --html: what one replay thread did, call by call (depth 0,
@@ -120,6 +122,7 @@ struct Report {
   std::vector<std::string> first_errors;
   uint64_t skipped = 0;  // calls that failed when traced, replayed as their duration
   std::vector<std::string> warnings;
+  std::string placement;           // the threads' CPU placement (--bind), as decided
   std::vector<ThreadCalls> calls;  // per thread, when recorded (ReplayOptions::record_calls)
   nlohmann::json comm_costs;       // the calibration the replay charged (CommCosts::to_json)
   std::string io_log;              // --io-log: every replayed file call, per rank and thread

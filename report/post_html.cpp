@@ -8,6 +8,7 @@
 #include "cursor.hpp"
 #include "error.hpp"
 #include "html_report.hpp"
+#include "text.hpp"
 #include "trace_set.hpp"
 #include "transfer.hpp"
 
@@ -23,6 +24,12 @@ std::vector<const std::vector<int32_t>*> members_of(const postproc::CommResoluti
   return out;
 }
 
+std::vector<trace::CpuPlacement> placements_of(const postproc::TraceSet& set) {
+  std::vector<trace::CpuPlacement> out;
+  for (const trace::RankTrace& t : set.ranks) out.push_back(t.process.placement);
+  return out;
+}
+
 void job_info(ReportData& d, const postproc::TraceSet& set, const postproc::Analysis& a) {
   const postproc::RankTotals t = a.summary.total();
   d.title = "mpior report: " + set.dir;
@@ -33,6 +40,7 @@ void job_info(ReportData& d, const postproc::TraceSet& set, const postproc::Anal
       {"host", set.job.host},
       {"job id", postproc::job_id_text(set.job.job_id)},
       {"ranks", std::to_string(set.size())},
+      {"CPU placement", trace::placement_summary(placements_of(set))},
       {"I/O time (s, all ranks)", fmt::format("{:.6f}", double(t.io_ns) / 1e9)},
       {"MPI time (s, all ranks)", fmt::format("{:.6f}", double(t.mpi_ns) / 1e9)},
       {"waiting for a CPU (s, all ranks; left out of computation)", fmt::format("{:.6f}", double(t.cpu_wait_ns) / 1e9)},

@@ -22,6 +22,7 @@ void job_info(ReportData& d, const trace::Plan& plan, const replay::Report& rep)
            {"command traced", plan.job.cmdline},
            {"ranks", std::to_string(rep.ranks)},
            {"replay threads", std::to_string(rep.threads)},
+           {"CPU placement (--bind)", rep.placement},
            {"traced time (s)", fmt::format("{:.6f}", double(rep.traced_ns) / 1e9)},
            {"replay time (s)", fmt::format("{:.6f}", double(rep.replay_ns) / 1e9)},
            {"error", fmt::format("{:+.1f}%", rep.error_pct())},

@@ -27,16 +27,19 @@ namespace mpior::trace {
 // 3: every body starts with a checksum of the event kind table.
 // 4: ranks' clock offsets to rank 0 (ProcessInfo), aligned trace starts (PlanRank).
 // 5: each rank's waiting for a CPU left out of its computation (ProcessInfo).
-inline constexpr uint32_t kFormatVersion = 5;
+// 6: each rank's CPU placement (ProcessInfo).
+inline constexpr uint32_t kFormatVersion = 6;
 // Merged job traces (MPIORMRG; 4: the first, written with the others' number):
 // 5: ranks' records column by column, compact timing statistics (histograms
 //    from min's bin to max's), MPI_COMM_SELF runs, numbered paths renumbered.
 // 6: each rank's waiting for a CPU.
-inline constexpr uint32_t kMergedFormatVersion = 6;
+// 7: each rank's CPU placement.
+inline constexpr uint32_t kMergedFormatVersion = 7;
 // Plans (MPIORPLN; 4: the first, written with the others' number):
 // 5: each communicator's origin (how it was made).
 // 6: each rank's waiting for a CPU (PlanRank).
-inline constexpr uint32_t kPlanFormatVersion = 6;
+// 7: each rank's CPU placement (PlanRank).
+inline constexpr uint32_t kPlanFormatVersion = 7;
 // Why a file of version `found` is refused by a reader of version `reads`
 // ("format version 3 (written by an older mpior), ...").
 std::string version_mismatch(uint32_t found, uint32_t reads);

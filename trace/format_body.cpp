@@ -391,6 +391,20 @@ void get_tables(Decoder& d, std::vector<FileEntry>* files, std::vector<CommEntry
   for (CommEntry& c : *comms) c = get_comm(d);
 }
 
+void put_placement(Encoder& e, const CpuPlacement& p) {
+  e.sv(p.allowed);
+  e.sv(p.online);
+}
+
+CpuPlacement get_placement(Decoder& d) {
+  CpuPlacement p;
+  int64_t allowed = d.sv(), online = d.sv();
+  if (allowed < 0 || online < 0 || allowed > INT32_MAX || online > INT32_MAX) d.fail("CPU placement out of range");
+  p.allowed = int32_t(allowed);
+  p.online = int32_t(online);
+  return p;
+}
+
 namespace {
 
 void put_process(Encoder& e, const ProcessInfo& p) {
@@ -409,6 +423,7 @@ void put_process(Encoder& e, const ProcessInfo& p) {
   e.sv(p.end_ns);
   e.sv(p.clock_offset_ns);
   e.sv(p.cpu_wait_ns);
+  put_placement(e, p.placement);
 }
 
 ProcessInfo get_process(Decoder& d) {
@@ -431,6 +446,7 @@ ProcessInfo get_process(Decoder& d) {
   p.clock_offset_ns = d.sv();
   p.cpu_wait_ns = d.sv();
   if (p.cpu_wait_ns < 0) d.fail("negative wait for a CPU");
+  p.placement = get_placement(d);
   if (p.size < 1 || p.rank < 0 || p.rank >= p.size)
     d.fail("rank " + std::to_string(p.rank) + " of " + std::to_string(p.size));
   return p;

@@ -35,6 +35,8 @@ void check_stream_ranks(Decoder& d, const std::vector<Stream>& streams, size_t r
 void put_tallies(Encoder& e, const KindTallies& t);
 KindTallies get_tallies(Decoder& d);
 void put_ranks(Encoder& e, const std::vector<int32_t>& v);
+void put_placement(Encoder& e, const CpuPlacement& p);
+CpuPlacement get_placement(Decoder& d);
 std::vector<int32_t> get_ranks(Decoder& d);
 void put_file(Encoder& e, const FileEntry& f);
 FileEntry get_file(Decoder& d);

@@ -75,6 +75,7 @@ void put_processes(Encoder& e, const std::vector<MergedRank>& ranks) {
   for (size_t i = 0; i < ranks.size(); ++i) e.sv(sub(abs_end(ranks[i].process), abs_end(prev(i))));
   for (size_t i = 0; i < ranks.size(); ++i) e.sv(sub(ranks[i].process.clock_offset_ns, prev(i).clock_offset_ns));
   for (size_t i = 0; i < ranks.size(); ++i) e.sv(ranks[i].process.cpu_wait_ns);
+  for (size_t i = 0; i < ranks.size(); ++i) put_placement(e, ranks[i].process.placement);  // 2 bytes
 }
 
 void get_processes(Decoder& d, std::vector<MergedRank>& ranks, const ProcessInfo& first) {
@@ -109,6 +110,7 @@ void get_processes(Decoder& d, std::vector<MergedRank>& ranks, const ProcessInfo
   for (size_t i = 0; i < ranks.size(); ++i) ranks[i].process.clock_offset_ns = add(prev(i).clock_offset_ns, d.sv());
   for (size_t i = 0; i < ranks.size(); ++i)
     if ((ranks[i].process.cpu_wait_ns = d.sv()) < 0) d.fail("negative wait for a CPU");
+  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].process.placement = get_placement(d);
 }
 
 // Tallies as differences from the previous rank's: the same kinds (a 1) and

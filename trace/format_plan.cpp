@@ -58,6 +58,7 @@ void put(Encoder& e, const Plan& p) {
     put_ranks(e, r.comms);
     e.sv(r.start_ns);
     e.sv(r.cpu_wait_ns);
+    put_placement(e, r.placement);
   }
   e.uv(p.files.size());
   for (const PlanFile& f : p.files) {
@@ -88,6 +89,7 @@ Plan get_plan(Decoder& d) {
     r.start_ns = d.sv();
     r.cpu_wait_ns = d.sv();
     if (r.cpu_wait_ns < 0) d.fail("negative wait for a CPU");
+    r.placement = get_placement(d);
   }
   p.files.resize(d.count(3));
   for (PlanFile& f : p.files) {

@@ -113,6 +113,19 @@ struct CommEntry {
 
 // ---- documents ------------------------------------------------------------
 
+// Where a rank could run when traced: how many CPUs its affinity mask
+// allowed at trace start and how many the node had online (0: not known).
+// Bound (mpirun -bind-to core, srun --cpu-bind) when it allowed fewer: the
+// replay places its threads the same way (replayer/placement.hpp), as
+// unbound ranks on shared cores lose time to the scheduler's placement
+// that bound ones do not.
+struct CpuPlacement {
+  int32_t allowed = 0;
+  int32_t online = 0;
+  bool bound() const { return allowed > 0 && allowed < online; }
+  bool operator==(const CpuPlacement&) const = default;
+};
+
 struct ProcessInfo {
   uint64_t job_id = 0;
   int32_t rank = 0;
@@ -127,6 +140,7 @@ struct ProcessInfo {
   int64_t end_ns = 0;           // relative to trace start
   int64_t clock_offset_ns = 0;  // add to CLOCK_MONOTONIC readings for rank 0's (aligned at MPI_Init; 0 without MPI)
   int64_t cpu_wait_ns = 0;      // waits for a CPU left out of the computation recorded (MPIOR_STOLEN_CHECK_US)
+  CpuPlacement placement = {};
   bool operator==(const ProcessInfo&) const = default;
 };
 
@@ -219,11 +233,12 @@ struct PlanComm {
 // same thing have equal streams and merge); each rank maps them to global ids.
 struct PlanRank {
   std::string host, cwd;
-  int64_t traced_ns = 0;       // wall time from trace start to end
-  std::vector<int32_t> files;  // local file id -> global file id
-  std::vector<int32_t> comms;  // local communicator id -> global id (-1: freed before use)
-  int64_t start_ns = 0;        // trace start after the earliest rank's, on aligned clocks (0: not known)
-  int64_t cpu_wait_ns = 0;     // of traced_ns: waiting for a CPU, not replayed (ProcessInfo::cpu_wait_ns)
+  int64_t traced_ns = 0;        // wall time from trace start to end
+  std::vector<int32_t> files;   // local file id -> global file id
+  std::vector<int32_t> comms;   // local communicator id -> global id (-1: freed before use)
+  int64_t start_ns = 0;         // trace start after the earliest rank's, on aligned clocks (0: not known)
+  int64_t cpu_wait_ns = 0;      // of traced_ns: waiting for a CPU, not replayed (ProcessInfo::cpu_wait_ns)
+  CpuPlacement placement = {};  // as traced
   bool operator==(const PlanRank&) const = default;
 };
 

@@ -1,6 +1,7 @@
 #include "text.hpp"
 
 #include <cmath>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -96,6 +97,21 @@ void print_nodes(std::ostream& o, const Stream& s, size_t begin, size_t end, int
 }
 
 }  // namespace
+
+std::string placement_text(const CpuPlacement& p) {
+  if (p.allowed <= 0) return "not known";
+  if (p.bound()) return "bound to " + std::to_string(p.allowed) + " of " + std::to_string(p.online) + " CPUs";
+  return "unbound (" + std::to_string(p.allowed) + " CPUs)";
+}
+
+std::string placement_summary(const std::vector<CpuPlacement>& placements) {
+  std::map<std::string, int> placed;  // "bound to 1 of 2 CPUs" -> ranks
+  for (const CpuPlacement& p : placements) ++placed[placement_text(p)];
+  std::string list;
+  for (const auto& [what, n] : placed)
+    list += (list.empty() ? "" : "; ") + std::to_string(n) + (n == 1 ? " rank " : " ranks ") + what;
+  return list;
+}
 
 std::string describe_seq(std::span<const SeqItem> items, size_t max_chars) {
   if (items.empty()) return "0";

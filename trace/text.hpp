@@ -14,6 +14,10 @@ namespace mpior::trace {
 std::string describe_seq(std::span<const SeqItem> items, size_t max_chars = 80);
 // Argument slot names for a kind ("fd", "off", ... or "comm", "peer", ...).
 const char* arg_name(Kind k, int slot);
+// "bound to 1 of 2 CPUs", "unbound (2 CPUs)", "not known".
+std::string placement_text(const CpuPlacement& p);
+// Ranks' placements grouped: "2 ranks bound to 1 of 2 CPUs; 1 rank unbound (2 CPUs)" (empty: no ranks).
+std::string placement_summary(const std::vector<CpuPlacement>& placements);
 // The stream's tree, one position per line, loops indented.
 void print_stream(std::ostream& out, const Stream& s);
 

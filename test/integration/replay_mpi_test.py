@@ -304,6 +304,66 @@ def polled():
         s.cleanup()
 
 
+def placement():
+    """Where the ranks ran: traced under mpirun -bind-to core, the plan says each rank was bound to one CPU, and
+    the replay runs each rank's thread on a CPU of its own (threads: blocks of the replayer's CPUs; MPI mode
+    under -bind-to core: the CPU mpirun gave the process); --bind none leaves them free, and an unbound trace is
+    replayed unbound unless --bind core. Unbound on two cores, checkpoint_sim's ranks ran 12-15% slower and
+    spread 15-20% (fidelity_bench.py): a replay placed otherwise than its program predicts another run."""
+    cpus = len(os.sched_getaffinity(0))
+    bound = Scenario("checkpoint_sim", [6, 1000, 3, 4096], ranks=2)
+    bound.command = lambda: ["mpirun.mpich", "-bind-to", "core", "-n", "2", bound.app] + bound.args
+    free = Scenario("checkpoint_sim", [6, 1000, 3, 4096], ranks=2)
+    try:
+        for s in (bound.run_both(), free.run_both()):
+            s.post()
+        dump = run([POST, "--dump", bound.plan]).stdout
+        want = "bound to 1 of" if cpus >= 2 else "unbound (1 CPUs)"
+        check_eq(dump.count(want), 2, f"ranks traced under -bind-to core:\n{dump[:600]}")
+        check_eq(run([POST, "--dump", free.plan]).stdout.count(f"unbound ({cpus} CPUs)"), 2, "ranks traced unbound")
+
+        def placed(r):
+            return sorted((t["rank"], t["cpus"], t["first_cpu"]) for t in r["per_rank"])
+
+        def one_each(r, what):
+            got = placed(r)
+            check(all(c == 1 for _, c, _ in got) and len({f for _, _, f in got}) == 2,
+                  f"{what}: each rank on a CPU of its own: (rank, cpus, first) {got}; {r['placement']}")
+
+        def every_cpu(r, what):
+            check(all(c == cpus for _, c, _ in placed(r)), f"{what}: every CPU: {placed(r)}; {r['placement']}")
+
+        def replay(s, name, *extra):
+            report = os.path.join(s.root, f"{name}.json")
+            run([REPLAY, "-q", "--fs", os.path.join(s.root, f"fs-{name}"), "--json", report, s.plan] + list(extra))
+            with open(report) as f:
+                s.report = json.load(f)
+            check_eq(s.report["errors"]["count"], 0, f"failed calls in the {name} replay")
+            return s.report
+
+        if cpus < 2:
+            return
+        one_each(replay(bound, "auto"), "threads, bound trace")
+        check("as traced" in bound.report["placement"], bound.report["placement"])
+        every_cpu(replay(bound, "none", "--bind", "none"), "threads, --bind none")
+        every_cpu(replay(free, "auto"), "threads, unbound trace")
+        check_eq(free.report["placement"], "unbound, as the traced ranks ran", "placement of an unbound trace")
+        one_each(replay(free, "core", "--bind", "core"), "threads, unbound trace, --bind core")
+        run(["mpirun.mpich", "-bind-to", "core", "-n", "2", REPLAY, "--mpi", "-q", "--fs",
+             os.path.join(bound.root, "fs-mpi"), "--json", os.path.join(bound.root, "mpi.json"), bound.plan])
+        with open(os.path.join(bound.root, "mpi.json")) as f:
+            mpi = json.load(f)
+        one_each(mpi, "MPI mode under -bind-to core")
+        mpi, _ = replay_mpi(bound, 2, "mpi_free")
+        every_cpu(mpi, "MPI mode, unbound mpirun")
+        check("mpirun left this process every CPU" in mpi["placement"], mpi["placement"])
+        p = run([REPLAY, "--bind", "socket", "--fs", os.path.join(bound.root, "fs-bad"), bound.plan], expect_rc=None)
+        check(p.returncode != 0 and "--bind" in p.stderr and "Traceback" not in p.stderr, f"--bind socket: {p.stderr}")
+    finally:
+        bound.cleanup()
+        free.cleanup()
+
+
 def refusals():
     """More processes than ranks: one message, non-zero exit."""
     s = Scenario("nton_barrier", [2, 256], ranks=2).run_both()
@@ -320,4 +380,4 @@ def refusals():
 
 if __name__ == "__main__":
     main({f.__name__: f for f in (halo, comms, pruned, mpiio, lateness, deferred, messages, handoff, polled,
-                                  refusals)})
+                                  placement, refusals)})

@@ -33,6 +33,7 @@ trace::RankTrace rank_trace(int32_t r, int32_t size, bool irregular) {
   t.process.host = r < size / 2 ? "node0" : "node1";
   t.process.clock_offset_ns = (r % 3 - 1) * 4567;  // aligned clocks differ per rank
   t.process.cpu_wait_ns = r * 1000 + 7;            // and their waits for a CPU
+  t.process.placement = {r % 3 == 0 ? 2 : 1, 8};   // and where they could run
   return t;
 }
 

@@ -19,6 +19,7 @@ RankTrace sample_trace() {
   t.process.cmdline = "./app -n 3";
   t.process.cwd = "/home/u";
   t.process.cpu_wait_ns = 1234567;
+  t.process.placement = {1, 48};  // bound to one of 48 CPUs
   t.files = {{"<stdin>", -1}, {"<stdout>", -1}, {"<stderr>", -1}, {"/data/out.1", 0101}};
   t.comms = {{0, CommOrigin::world, -1, 0, 0, 0, {0, 1, 2, 3}}, {1, CommOrigin::self, -1, 0, 0, 0, {1}}};
   StreamBuilder b(BuilderOptions{.lossless = true});  // exact times: the loop folds, statistics alone would give means
@@ -101,6 +102,8 @@ TEST_CASE("jobs and plans round-trip", "[format]") {
   p.ranks.resize(3);
   p.ranks[1].files = {0, 1, 2, 5};
   p.ranks[2].cpu_wait_ns = 98765;
+  p.ranks[0].placement = {4, 64};
+  p.ranks[2].placement = {64, 64};
   p.files = {{"/a", true, false, false, 0}, {"/b", false, true, false, 4096}};
   p.comms = {{{0, 1, 2}, CommOrigin::world}, {{1, 2}, CommOrigin::split}, {{2}, CommOrigin::self}};
   p.streams = sample_trace().streams;
