@@ -6,6 +6,7 @@ import os
 import random
 import shutil
 import statistics
+import subprocess
 import tempfile
 
 
@@ -98,18 +99,25 @@ def fidelity_run(b, cmd, src, dst, i, tracer_env):
     could favour one side). Returns the real and the predicted times, whole and after start-up."""
     if i % 2:
         pred = traced_replay(b, cmd, src, dst, i, tracer_env)
-        return real_run(b, cmd, dst, i) + pred
-    real = real_run(b, cmd, dst, i)
+        return real_run(b, cmd, src, dst, i) + pred
+    real = real_run(b, cmd, src, dst, i)
     return real + traced_replay(b, cmd, src, dst, i, tracer_env)
 
 
-def real_run(b, cmd, dst, i):
+def settle_both(b, src, dst):
+    """Before a measured run: both file systems synced (what the other side left on either is written back before,
+    not during it), then memory warmed."""
+    subprocess.run(["sync", "-f", src], check=False)
+    b.settle(dst)
+
+
+def real_run(b, cmd, src, dst, i):
     """The untraced run on dst: the slowest rank's time from load to its MPI_Finalize call, and from its
     MPI_Init's return."""
     wd = os.path.join(dst, f"real{i}")
     shutil.rmtree(wd, ignore_errors=True)
     os.makedirs(wd)
-    b.settle(dst)
+    settle_both(b, src, dst)
     spans, inits = lifetime_run(b, cmd, wd)
     shutil.rmtree(wd, ignore_errors=True)
     return max(spans), max(s - i for s, i in zip(spans, inits))
@@ -126,7 +134,7 @@ def traced_replay(b, cmd, src, dst, i, tracer_env):
     b.run([b.post, traces])
     fs, report = os.path.join(dst, f"replay{i}"), os.path.join(tw, "report.json")
     shutil.rmtree(fs, ignore_errors=True)
-    b.settle(dst)
+    settle_both(b, src, dst)
     b.run([b.replay, "-q", "--fs", fs, "--json", report, os.path.join(traces, "plan")])
     with open(report) as f:
         rep = json.load(f)
