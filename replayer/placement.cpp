@@ -32,8 +32,10 @@ std::vector<int> own_cpus() {
 std::vector<std::pair<int32_t, int32_t>> rank_demands(const trace::Plan& plan, const std::vector<int32_t>& ranks,
                                                       BindMode mode) {
   std::vector<std::pair<int32_t, int32_t>> out;
+  std::vector<bool> seen(plan.ranks.size());  // a linear scan of out per thread is quadratic at 8,192 ranks
   for (int32_t r : ranks) {
-    if (std::any_of(out.begin(), out.end(), [&](const auto& d) { return d.first == r; })) continue;
+    if (seen[size_t(r)]) continue;
+    seen[size_t(r)] = true;
     const trace::CpuPlacement& p = plan.ranks[size_t(r)].placement;
     out.emplace_back(r, mode == BindMode::core ? 1 : p.bound() ? p.allowed : 0);
   }
