@@ -37,8 +37,8 @@ def lifetime_run(b, cmd, wd, preload=None, env=None):
 # real or replayed, spreads 20-35% (range over median of 10 back to back, on ext4 and on tmpfs; the same
 # whether the target was trimmed, its caches dropped or the ranks bound to cores), from run to run more than drifting: a replay's error against
 # the real run beside it spreads as much as two unpaired runs. The medians of 7 then moved 4% from batch to
-# batch, enough for a row to miss 5% one batch in four. So each row runs until its error is known to 2 points
-# (FIDELITY_RUNS, FIDELITY_PRECISION; 13 runs left nto1 on ext4 at 3), and beside the medians come the
+# batch, enough for a row to miss 5% one batch in four. So each row runs until its error's standard error is
+# small enough (FIDELITY_RUNS, FIDELITY_PRECISION; 13 runs left nto1 on ext4 at 3), and beside the medians come the
 # interquartile means (the mean of the middle half, as robust to an outlier and ~1.4x as precise from the
 # same runs) and each replay against the real run of its round.
 # A third element: the tracer's environment. checkpoint_sim traced on ext4 spends 8-16% of its time in pruned
