@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 
 #include "tsc.hpp"
 
@@ -27,13 +28,11 @@ std::atomic<double> g_ns_per_tick{0.0};
 double calibrate() {
   double v = g_ns_per_tick.load(std::memory_order_acquire);
   if (v > 0) return v;
-  int64_t mono, tsc;
-  do {
-    mono = monotonic_ns();
-    tsc = int64_t(__rdtsc());
-  } while (mono - g_clock_mono < kFirstCalibrationNs);
-  v = double(mono - g_clock_mono) / double(std::max<int64_t>(1, tsc - g_start_ticks));
-  if (mono - g_clock_mono >= kCalibrationNs) g_ns_per_tick.store(v, std::memory_order_release);
+  trace::MonotonicTsc now;
+  do now = trace::monotonic_with_tsc();
+  while (now.mono_ns - g_clock_mono < kFirstCalibrationNs);
+  v = double(now.mono_ns - g_clock_mono) / std::max(1.0, now.tsc - double(g_start_ticks));
+  if (now.mono_ns - g_clock_mono >= kCalibrationNs) g_ns_per_tick.store(v, std::memory_order_release);
   return v;
 }
 
@@ -42,8 +41,13 @@ double calibrate() {
 void start(bool tsc) noexcept {
   g_use_tsc = tsc && trace::cpu_has_invariant_tsc();
   g_start_real = realtime_ns();
-  g_start_mono = g_clock_mono = monotonic_ns();
-  g_start_ticks = g_use_tsc ? int64_t(__rdtsc()) : g_start_mono;
+  if (g_use_tsc) {  // the rate's first end: a bracketed pair, as calibrate()'s second
+    trace::MonotonicTsc start = trace::monotonic_with_tsc();
+    g_start_mono = g_clock_mono = start.mono_ns;
+    g_start_ticks = int64_t(std::llround(start.tsc));
+  } else {
+    g_start_mono = g_clock_mono = g_start_ticks = monotonic_ns();
+  }
   g_offset_ns = 0;
   g_ns_per_tick.store(g_use_tsc ? 0.0 : 1.0);  // the TSC's rate: measured from this start
 }

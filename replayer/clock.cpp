@@ -40,32 +40,15 @@ int64_t reanchor() {
 
 }  // namespace clock_detail
 
-namespace {
-// A CLOCK_MONOTONIC reading and the TSC in the middle of it: the tightest
-// TSC bracket of eight (one interrupted between its reads would skew the
-// rate measured).
-std::pair<int64_t, double> clock_pair() {
-  std::pair<int64_t, double> best{0, 0};
-  uint64_t narrowest = UINT64_MAX;
-  for (int i = 0; i < 8; ++i) {
-    uint64_t a = __rdtsc();
-    int64_t ns = clock_detail::clock_monotonic_ns();
-    uint64_t b = __rdtsc();
-    if (b - a < narrowest) narrowest = b - a, best = {ns, (double(a) + double(b)) / 2};
-  }
-  return best;
-}
-}  // namespace
-
 void start_clock() {
   static const bool started = [] {
     if (!trace::cpu_has_invariant_tsc()) return false;
     constexpr int64_t kMeasureNs = 2'000'000, kAnchorNs = 100'000;
-    auto [ns0, tsc0] = clock_pair();
-    std::pair<int64_t, double> now;
-    do now = clock_pair();
-    while (now.first - ns0 < kMeasureNs);
-    double per_tick = double(now.first - ns0) / (now.second - tsc0);
+    auto [ns0, tsc0] = trace::monotonic_with_tsc();
+    trace::MonotonicTsc now;
+    do now = trace::monotonic_with_tsc();
+    while (now.mono_ns - ns0 < kMeasureNs);
+    double per_tick = double(now.mono_ns - ns0) / (now.tsc - tsc0);
     if (!(per_tick > 0)) return false;
     clock_detail::g_anchor_ticks.store(uint64_t(double(kAnchorNs) / per_tick), std::memory_order_relaxed);
     clock_detail::g_ns_per_tick.store(per_tick, std::memory_order_relaxed);

@@ -1,5 +1,9 @@
 #include "tsc.hpp"
 
+#include <x86intrin.h>
+
+#include <cstdint>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -13,6 +17,20 @@ bool cpu_has_invariant_tsc() {
       return line.find(" constant_tsc") != std::string::npos && line.find(" nonstop_tsc") != std::string::npos;
   }
   return false;
+}
+
+MonotonicTsc monotonic_with_tsc(int tries) noexcept {
+  MonotonicTsc best;
+  uint64_t narrowest = UINT64_MAX;
+  for (int i = 0; i < tries; ++i) {
+    uint64_t a = __rdtsc();
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t b = __rdtsc();
+    if (b - a < narrowest)
+      narrowest = b - a, best = {int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec, (double(a) + double(b)) / 2};
+  }
+  return best;
 }
 
 }  // namespace mpior::trace

@@ -43,3 +43,23 @@ TEST_CASE("a child's clock counts from its parent's trace start") {
   }
   clock::start(false);  // as the other tests left it
 }
+
+TEST_CASE("a CLOCK_MONOTONIC reading comes with the TSC in the middle of it") {
+  if (!mpior::trace::cpu_has_invariant_tsc()) return;
+  for (int tries : {1, 8}) {
+    CAPTURE(tries);
+    int64_t m0 = clock::monotonic_ns();
+    double t0 = double(__rdtsc());
+    mpior::trace::MonotonicTsc a = mpior::trace::monotonic_with_tsc(tries);
+    double t1 = double(__rdtsc());
+    int64_t m1 = clock::monotonic_ns();
+    CHECK(a.mono_ns >= m0);  // each field the reading it names, taken between these
+    CHECK(a.mono_ns <= m1);
+    CHECK(a.tsc >= t0);
+    CHECK(a.tsc <= t1);
+    spin_monotonic_ns(2'000'000);
+    mpior::trace::MonotonicTsc b = mpior::trace::monotonic_with_tsc(tries);
+    CHECK(b.mono_ns - a.mono_ns >= 2'000'000);
+    CHECK(b.tsc > a.tsc);
+  }
+}
