@@ -123,6 +123,9 @@ void install() {
   for (int sig : kSignals) {
     struct sigaction old {};
     if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;  // ignored stays ignored
+    // Installed twice (at load and again at MPI_Init), our own handler would
+    // become the one to chain to, and a fatal signal would loop in it forever.
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_signal) continue;
     g_old[sig] = old;
     sigaction(sig, &sa, nullptr);
   }

@@ -58,6 +58,46 @@ def dies(mode, victim=0, full_victim=True, env=None):
     shutil.rmtree(root, ignore_errors=True)
 
 
+def wrapped(mode):
+    """The launcher started by a traced program (`timeout 100 mpirun ...`, as
+    in a batch script): the ranks are traced as that program's descendants and
+    install the crash handler at load and again at MPI_Init; the victim's
+    signal must still end it (the handler chained to itself and looped)."""
+    root = tempfile.mkdtemp(prefix="mpior-wrapped-")
+    traces = os.path.join(root, "traces")
+    app = [os.path.join(APPS, "crash_app"), mode, "2000", "0"]
+    p = subprocess.run(["timeout", "100", "mpirun.mpich", "-n", "2"] + app, cwd=root, env=traced_env(traces),
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode not in (0, 124), f"{mode}: the job should fail by the signal, exited {p.returncode}")
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def missing_rank():
+    """Rank 1 runs without a periodic flush and is SIGKILLed by the launcher
+    when rank 0 dies: no file holds it. mpior-post writes the summary and the
+    HTML report of rank 0, names rank 1, writes no plan and exits 1."""
+    root = tempfile.mkdtemp(prefix="mpior-missing-")
+    traces = os.path.join(root, "traces")
+    app = [os.path.join(APPS, "crash_app"), "kill", str(WRITES), "0"]
+    cmd = ["mpirun.mpich", "-n", "1"] + app + [":", "-n", "1", "-env", "MPIOR_FLUSH_INTERVAL", "0"] + app
+    subprocess.run(cmd, cwd=root, env=traced_env(traces), capture_output=True, text=True, timeout=120)
+    check(not os.path.exists(os.path.join(traces, "rank-000001.mpior")), "rank 1 should have left no trace")
+    html = os.path.join(root, "report.html")
+    post = subprocess.run([POST, traces, "--html", html], capture_output=True, text=True, timeout=120)
+    check_eq(post.returncode, 1, f"exit status: {post.stderr}")
+    check("1 of 2 ranks have no trace (rank 1)" in post.stderr, f"names the missing rank: {post.stderr}")
+    check(os.path.getsize(html) > 0 and "wrote report" in post.stdout, f"the report is written: {post.stdout}")
+    plan = os.path.join(traces, "plan")
+    check(not os.path.exists(os.path.join(plan, "plan.mpior")), "no replay plan")
+    with open(os.path.join(plan, "summary.json")) as f:
+        summary = json.load(f)
+    check_eq(summary["missing_ranks"], [1], "summary.json missing_ranks")
+    check_eq(summary["complete"], False, "summary complete")
+    n = writes_of(summary, "crash_0.dat")
+    check(n >= int(0.9 * WRITES), f"rank 0: {n} of {WRITES} writes in the summary")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def names():
     root = tempfile.mkdtemp(prefix="mpior-names-")
     traces = os.path.join(root, "traces")
@@ -124,6 +164,9 @@ if __name__ == "__main__":
     cases["kill"] = scenario("kill", full_victim=False)
     cases["mpi_abort1"] = scenario("mpi_abort", victim=1)
     cases["names"] = names
+    cases["wrapped_segv"] = lambda: wrapped("segv")
+    cases["wrapped_term"] = lambda: wrapped("term")
+    cases["missing_rank"] = missing_rank
     cases["killed_standalone"] = lambda: killed_standalone("self")
     cases["killed_child"] = lambda: killed_standalone("child")
     main(cases)
