@@ -151,25 +151,36 @@ void CollectiveChecker::observe(const RankScope& scope, const trace::Event& ev, 
   t.hash += instance_hash(uint64_t(numbers_.of(scope.rank(), ev)), signature(ev));
 }
 
+bool CollectiveChecker::absent(int32_t comm, size_t m) const {
+  const std::vector<int32_t>& missing = set_->missing;
+  return std::binary_search(missing.begin(), missing.end(), comms_->comms[size_t(comm)].members[m]);
+}
+
+// Ranks without a trace (TraceSet::missing) are left out of the checks: the
+// others' collectives are checked among themselves.
 CollectiveStats CollectiveChecker::finish() {
   close_root();
   CollectiveStats stats;
   stats.per_comm.resize(tallies_.size());
   for (size_t g = 0; g < rooted_.size(); ++g) {
     const Rooted& r = rooted_[g];
-    for (size_t m = 0; m < r.kept.size(); ++m) {
-      if (r.kept[m] == r.expected[m]) continue;
-      diagnose_rooted(int32_t(g), m);
-    }
+    bool any_absent = false;
+    for (size_t m = 0; m < r.kept.size(); ++m) any_absent = any_absent || absent(int32_t(g), m);
+    for (size_t m = 0; m < r.kept.size() && !any_absent; ++m)
+      if (r.kept[m] != r.expected[m]) diagnose_rooted(int32_t(g), m);
   }
   stats.instances += rooted_instances_;
   for (size_t g = 0; g < tallies_.size(); ++g) {
     const auto& members = tallies_[g];
-    if (members.empty()) continue;
-    for (size_t i = 1; i < members.size(); ++i)
-      if (members[i].count != members[0].count || members[i].hash != members[0].hash) diagnose(int32_t(g), 0, i);
-    stats.per_comm[g] = members[0].count;
-    stats.instances += members[0].count;
+    size_t first = 0;
+    while (first < members.size() && absent(int32_t(g), first)) ++first;
+    if (first >= members.size()) continue;
+    for (size_t i = first + 1; i < members.size(); ++i)
+      if (!absent(int32_t(g), i) &&
+          (members[i].count != members[first].count || members[i].hash != members[first].hash))
+        diagnose(int32_t(g), first, i);
+    stats.per_comm[g] = members[first].count;
+    stats.instances += members[first].count;
   }
   return stats;
 }

@@ -57,6 +57,7 @@ class CollectiveChecker {
     uint64_t count = 0;
     uint64_t hash = 0;
   };
+  bool absent(int32_t comm, size_t member) const;  // a rank without a trace
   [[noreturn]] void diagnose(int32_t comm, size_t a, size_t b) const;
   [[noreturn]] void diagnose_rooted(int32_t comm, size_t member) const;
   void observe_all_to_one(const RankScope& scope, int32_t comm, const trace::Event& ev);

@@ -83,30 +83,45 @@ std::string input_name(const Options& o) {
   return out;
 }
 
-// DIR -> plan, and the timeline and HTML report when asked for.
+void say_reports_written(const Options& o) {
+  if (!o.timeline.empty()) std::cout << "mpior-post: wrote timeline " << o.timeline << "\n";
+  if (!o.html.empty()) std::cout << "mpior-post: wrote report " << o.html << "\n";
+}
+
+// DIR -> plan, and the timeline and HTML report when asked for (written even
+// when the plan is refused for ranks without a trace).
 void post(const Options& o) {
   using namespace mpior;
   std::string plan_dir = o.plan.empty() ? postproc::default_plan_dir(o.dirs[0]) : o.plan;
   std::vector<postproc::MessagePair> pairs;
   postproc::PairSink sink;
   if (!o.timeline.empty()) sink = [&pairs](const postproc::MessagePair& p) { pairs.push_back(p); };
+  bool reported = false;
   auto reports = [&](const postproc::TraceSet& set, const postproc::Analysis& a) {
     postproc::report_progress("writing reports", 0, 1);
     if (!o.timeline.empty()) report::write_trace_timeline(o.timeline, set, a, pairs, o.max_events);
     if (!o.html.empty()) report::write_trace_html(o.html, set, a);
+    reported = true;
   };
   report::PhaseProgress phases;
   postproc::set_progress([&phases](const char* p, uint64_t done, uint64_t total) { phases.set(p, done, total); });
   {
     report::ProgressBar bar(report::progress_wanted(o.quiet), [&phases](double) { return phases.view(); });
     std::ostringstream log;  // printed once the bar is gone
-    postproc::post_process(o.dirs[0], plan_dir, log, std::cerr, sink, o.verify, reports);
+    try {
+      postproc::post_process(o.dirs[0], plan_dir, log, std::cerr, sink, o.verify, reports);
+    } catch (const postproc::PostError&) {
+      bar.stop();
+      postproc::set_progress({});
+      std::cout << log.str();
+      if (reported) say_reports_written(o);
+      throw;
+    }
     bar.stop();
     std::cout << log.str();
   }
   postproc::set_progress({});
-  if (!o.timeline.empty()) std::cout << "mpior-post: wrote timeline " << o.timeline << "\n";
-  if (!o.html.empty()) std::cout << "mpior-post: wrote report " << o.html << "\n";
+  say_reports_written(o);
 }
 
 int run(const Options& o) {
@@ -182,6 +197,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "no progress bar");
+
   auto* extrap_opt =
       app.add_option("--extrapolate", o.extrapolate,
                      "write a plan for N ranks from runs of the same program at three or more smaller rank counts "

@@ -91,9 +91,10 @@ trace::Plan build_plan(TraceSet set, const Analysis& a) {
   return plan;
 }
 
-void write_plan_dir(const std::string& dir, const trace::Plan& plan, const std::string& summary_txt,
-                    const std::string& summary_json) {
-  std::vector<uint8_t> bytes = trace::encode(plan);
+namespace {
+
+// Creates dir and removes its plan file, whatever follows.
+std::string clear_plan_dir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
@@ -102,6 +103,21 @@ void write_plan_dir(const std::string& dir, const trace::Plan& plan, const std::
   std::string plan_path = (fs::path(dir) / trace::kPlanFileName).string();
   if (::unlink(plan_path.c_str()) != 0 && errno != ENOENT)
     throw PostError(plan_path + ": cannot replace the earlier plan: " + std::strerror(errno));
+  return plan_path;
+}
+
+}  // namespace
+
+void write_summary_only(const std::string& dir, const std::string& summary_txt, const std::string& summary_json) {
+  clear_plan_dir(dir);
+  write_text((fs::path(dir) / "summary.txt").string(), summary_txt);
+  write_text((fs::path(dir) / "summary.json").string(), summary_json);
+}
+
+void write_plan_dir(const std::string& dir, const trace::Plan& plan, const std::string& summary_txt,
+                    const std::string& summary_json) {
+  std::vector<uint8_t> bytes = trace::encode(plan);
+  std::string plan_path = clear_plan_dir(dir);
   write_text((fs::path(dir) / "summary.txt").string(), summary_txt);
   write_text((fs::path(dir) / "summary.json").string(), summary_json);
   trace::write_file_atomic(plan_path, bytes);

@@ -25,6 +25,10 @@ void write_plan_dir(const std::string& dir, const trace::Plan& plan, const std::
 // Writes the three files into a fresh sibling directory first and moves them
 // into dir only when all are written: a failure leaves no partial plan (and
 // no dir, when it did not exist before).
+// The summary alone, for a job whose plan is refused (ranks missing): any
+// earlier plan in dir is removed, so no replay reads one of another run.
+void write_summary_only(const std::string& dir, const std::string& summary_txt, const std::string& summary_json);
+
 void write_plan_dir_atomic(const std::string& dir, const trace::Plan& plan, const std::string& summary_txt,
                            const std::string& summary_json);
 

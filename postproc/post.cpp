@@ -6,6 +6,7 @@
 
 #include "analyze.hpp"
 #include "behalf.hpp"
+#include "error.hpp"
 #include "format.hpp"
 #include "merge_check.hpp"
 #include "plan.hpp"
@@ -31,13 +32,43 @@ trace::Plan plan_of_trace_dir(const std::string& trace_dir) {
   return build_plan(std::move(set), a);
 }
 
+namespace {
+
+std::string rank_list(const std::vector<int32_t>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size() && i < 16; ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > 16) out += " and " + std::to_string(ranks.size() - 16) + " more";
+  return out;
+}
+
+void warn_all(const std::vector<std::string>& warnings, std::ostream& warn) {
+  for (const std::string& w : warnings) warn << "mpior-post: warning: " << w << "\n";
+}
+
+}  // namespace
+
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
                   PairSink sink, bool verify, const ReportHook& reports) {
-  TraceSet set = read_trace_dir(trace_dir);
+  TraceSet set = read_trace_dir(trace_dir, MissingRanks::keep);
   Analysis a = analyze(set, std::move(sink));
   if (reports) reports(set, a);
   std::string text = summary_text(set, a);
   nlohmann::json json = summary_json(set, a);
+  std::vector<int32_t> missing = set.missing;
+  if (!missing.empty()) {
+    text += "missing ranks (no trace): " + rank_list(missing) + "\n";
+    json["missing_ranks"] = missing;
+  }
+  auto dump = [](const nlohmann::json& j) {
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  };
+  if (!missing.empty()) {
+    write_summary_only(plan_dir, text, dump(json));
+    warn_all(a.warnings, warn);
+    throw PostError(trace_dir + ": " + std::to_string(missing.size()) + " of " + std::to_string(set.size()) +
+                    " ranks have no trace (rank" + (missing.size() > 1 ? "s " : " ") + rank_list(missing) +
+                    "); wrote the summary of the others to " + plan_dir + " but no replay plan");
+  }
   size_t ranks = size_t(set.size()), children = set.children;
   move_sends_to_senders(set, a.comms);
   std::optional<TraceSet> unmerged;  // --verify: what the merged plan must read back
@@ -47,8 +78,8 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
   // The merged plan's streams: the one part of the summary not from the traces.
   text += plan_streams_text(plan);
   json["plan"] = plan_streams_json(plan);
-  write_plan_dir(plan_dir, plan, text, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  for (const std::string& w : a.warnings) warn << "mpior-post: warning: " << w << "\n";
+  write_plan_dir(plan_dir, plan, text, dump(json));
+  warn_all(a.warnings, warn);
   log << "mpior-post: wrote " << plan_dir << ": " << ranks << " ranks, " << plan.streams.size() << " streams, "
       << plan.files.size() << " files, " << plan.comms.size() << " communicators, " << a.messages.messages
       << " messages, " << a.collectives.instances << " collective instances";

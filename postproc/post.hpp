@@ -23,6 +23,10 @@ using ReportHook = std::function<void(const TraceSet&, const Analysis&)>;
 // to warn. Throws PostError or trace::FormatError, naming the file(s). With
 // verify, checks before writing that the plan, as encoded, reads back every
 // rank's events (merge_check.hpp; walks every event once more).
+//
+// A job some of whose ranks left no trace (killed before their first flush)
+// still gets its summary and reports for the ranks traced; the plan is then
+// refused (PostError naming the missing ranks).
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
                   PairSink sink = {}, bool verify = false, const ReportHook& reports = {});
 

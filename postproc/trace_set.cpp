@@ -57,17 +57,30 @@ std::set<int32_t> present_ranks(const std::string& dir, const trace::JobInfo& jo
   return ranks;
 }
 
-void require_all_ranks(const std::string& dir, const trace::JobInfo& job, const std::vector<char>& have) {
-  std::string missing;
-  int32_t count = 0;
-  for (int32_t r = 0; r < job.size; ++r) {
-    if (have[size_t(r)]) continue;
-    if (++count <= 8) missing += (missing.empty() ? "" : ", ") + join_path(dir, trace::rank_file_name(r));
-  }
-  if (count == 0) return;
-  if (count > 8) missing += " and " + std::to_string(count - 8) + " more";
-  throw PostError(dir + ": " + std::to_string(count) + " of " + std::to_string(job.size) +
-                  " rank files missing (and no aggregate file holds them): " + missing);
+// "DIR/rank-000001.mpior, DIR/rank-000003.mpior and 5 more"
+std::string missing_files(const std::string& dir, const std::vector<int32_t>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size() && i < 8; ++i)
+    out += (out.empty() ? "" : ", ") + join_path(dir, trace::rank_file_name(ranks[i]));
+  if (ranks.size() > 8) out += " and " + std::to_string(ranks.size() - 8) + " more";
+  return out;
+}
+
+std::vector<int32_t> missing_ranks(const trace::JobInfo& job, const std::vector<char>& have) {
+  std::vector<int32_t> out;
+  for (int32_t r = 0; r < job.size; ++r)
+    if (!have[size_t(r)]) out.push_back(r);
+  return out;
+}
+
+// The placeholder of a rank without a trace: its place in the job, no events.
+trace::RankTrace missing_rank(const trace::JobInfo& job, int32_t r, bool mpi) {
+  trace::RankTrace t;
+  t.process.job_id = job.job_id;
+  t.process.rank = r;
+  t.process.size = job.size;
+  t.process.mpi = mpi;
+  return t;
 }
 
 // The aggregate files (ranks.mpior, ranks-NNNNNN.mpior) in dir, sorted; every
@@ -205,11 +218,31 @@ void check_trace_set(TraceSet& set) {
     if (p.size != set.job.size)
       throw PostError(path + ": says the job has " + std::to_string(p.size) + " ranks, " + job_path + " says " +
                       std::to_string(set.job.size));
-    if (!p.finished) set.warnings.push_back(path + ": " + where_it_ends(set.ranks[size_t(r)]));
+    bool absent = std::binary_search(set.missing.begin(), set.missing.end(), r);
+    if (!p.finished && !absent) set.warnings.push_back(path + ": " + where_it_ends(set.ranks[size_t(r)]));
   }
 }
 
-TraceSet read_trace_dir(const std::string& dir) {
+namespace {
+
+// Placeholders for the missing ranks (MPI if any traced rank was), one
+// warning naming them.
+void fill_missing(TraceSet& set) {
+  if (set.missing.empty()) return;
+  bool mpi = false;
+  for (const trace::RankTrace& t : set.ranks) mpi = mpi || t.process.mpi;
+  for (int32_t r : set.missing) {
+    set.ranks[size_t(r)] = missing_rank(set.job, r, mpi);
+    set.paths[size_t(r)] = join_path(set.dir, trace::rank_file_name(r)) + " (missing)";
+  }
+  set.warnings.push_back(std::to_string(set.missing.size()) + " of " + std::to_string(set.job.size) +
+                         " ranks have no trace (killed before their first flush?): " +
+                         missing_files(set.dir, set.missing) + "; what follows covers the other ranks");
+}
+
+}  // namespace
+
+TraceSet read_trace_dir(const std::string& dir, MissingRanks missing) {
   TraceSet set;
   set.dir = dir;
   set.job = read_job_record(dir);
@@ -225,13 +258,17 @@ TraceSet read_trace_dir(const std::string& dir) {
   }
   std::vector<char> held = have;
   for (int32_t r : rank_files) have[size_t(r)] = 1;
-  require_all_ranks(dir, set.job, have);
+  set.missing = missing_ranks(set.job, have);
+  if (!set.missing.empty() && missing == MissingRanks::refuse)
+    throw PostError(dir + ": " + std::to_string(set.missing.size()) + " of " + std::to_string(set.job.size) +
+                    " rank files missing (and no aggregate file holds them): " + missing_files(dir, set.missing));
   for (int32_t r = 0; r < set.job.size; ++r) {
-    if (held[size_t(r)]) continue;
+    if (held[size_t(r)] || !have[size_t(r)]) continue;
     report_progress("reading ranks", uint64_t(r), uint64_t(set.job.size));
     set.paths[size_t(r)] = join_path(dir, trace::rank_file_name(r));
     set.ranks[size_t(r)] = trace::read_rank_trace_with_spill(dir, r, &set.warnings);
   }
+  fill_missing(set);
   check_trace_set(set);
   set.children = fold_children(set);
   return set;

@@ -19,6 +19,7 @@ struct TraceSet {
   std::vector<std::string> paths;       // the file each rank came from
   std::vector<std::string> warnings;    // worth telling, not worth stopping for
   size_t children = 0;                  // processes ranks started, folded in as threads (children.hpp)
+  std::vector<int32_t> missing;         // ranks without a trace (MissingRanks::keep): empty placeholders
 
   int32_t size() const { return int32_t(ranks.size()); }
   const std::string& path(int32_t rank) const { return paths[size_t(rank)]; }
@@ -30,7 +31,11 @@ struct TraceSet {
 // over an aggregate's entry, an aggregate's over an unfinished flush); throws
 // PostError (or trace::FormatError) naming the file(s) when the set is not one
 // complete run.
-TraceSet read_trace_dir(const std::string& dir);
+// With MissingRanks::keep, a rank no file holds (a process killed before
+// its first flush) is an empty placeholder listed in `missing`, with a
+// warning naming its file, instead of an error.
+enum class MissingRanks { refuse, keep };
+TraceSet read_trace_dir(const std::string& dir, MissingRanks missing = MissingRanks::refuse);
 
 // The encoded trace of rank held in an aggregate file of dir, named "FILE
 // (rank N)"; nullopt when none holds it (mpior-post --dump of a rank file

@@ -130,7 +130,10 @@ TEST_CASE("mpior-post on a corrupt directory exits 1 naming the file", "[postpro
   std::filesystem::remove(bad);
   Run missing = run_post(tmp / "t");
   REQUIRE(missing.status == 1);
-  REQUIRE_THAT(missing.output, Contains("rank files missing") && Contains(bad));
+  REQUIRE_THAT(missing.output, Contains("1 of 2 ranks have no trace (rank 1)") && Contains(bad));
+  // The summary of the rank traced is written; the plan is refused.
+  REQUIRE(std::filesystem::exists(tmp / "t/plan/summary.json"));
+  REQUIRE_FALSE(std::filesystem::exists(tmp / "t/plan/plan.mpior"));
 }
 
 TEST_CASE("mpior-post --dump prints files and rejects others", "[postproc][cli]") {
