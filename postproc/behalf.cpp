@@ -6,6 +6,7 @@
 #include "builder.hpp"
 #include "cursor.hpp"
 #include "error.hpp"
+#include "postproc/restream.hpp"
 
 namespace mpior::postproc {
 
@@ -67,18 +68,16 @@ int32_t local_id(const std::vector<int32_t>& to_global, int32_t g) {
 }
 
 // The sender's stream again, with its missing sends where they happened.
-// Times come from the stream (exact when lossless, drawn from each
-// position's statistics otherwise); an inserted send keeps its own start
-// within the gap it fell in.
+// Times come from the stream (restream.hpp); an inserted send keeps its own
+// start within the gap it fell in.
 trace::Stream rebuild(const trace::Stream& s, int32_t rank, std::vector<Insert>& inserts,
                       const std::vector<int32_t>& to_global) {
   std::stable_sort(inserts.begin(), inserts.end(), [](const Insert& a, const Insert& b) {
     return a.position != b.position ? a.position < b.position : a.start_ns < b.start_ns;
   });
-  trace::StreamBuilder b(trace::BuilderOptions{.lossless = s.lossless});
-  trace::CursorOptions opt;
-  opt.timing = trace::CursorOptions::Timing::sample;
-  trace::EventCursor c(s, rank, opt);
+  Restream b(s.lossless);
+  b.begin(s, rank);
+  trace::EventCursor c(s, rank, Restream::cursor_options());
   trace::Event ev;
   int64_t index = 0, last_end = 0;
   size_t next = 0;
@@ -92,18 +91,18 @@ trace::Stream rebuild(const trace::Stream& s, int32_t rank, std::vector<Insert>&
       send.args[arg::peer] = in.dest;
       send.args[arg::tag] = in.tag;
       send.args[arg::bytes] = in.bytes;
-      b.append(send);
+      b.insert(send);
       last_end = send.end;
     }
   };
   while (c.next(ev)) {
     if (ev.depth == 0) emit_inserts(ev.start_ns);
-    b.append(ev.raw());
+    b.copy(ev.raw());
     if (ev.depth == 0) last_end = ev.end_ns;
     ++index;
   }
   emit_inserts(INT64_MAX);
-  return b.snapshot(rank, s.thread);
+  return b.finish(rank, s.thread);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cursor.hpp"
 #include "error.hpp"
 #include "format.hpp"
+#include "postproc/restream.hpp"
 
 namespace mpior::postproc {
 namespace fs = std::filesystem;
@@ -29,10 +30,9 @@ bool names_second_file(trace::OpClass op) {
   return op == trace::OpClass::rename || op == trace::OpClass::link || op == trace::OpClass::copy;
 }
 
-void append_renumbered(trace::StreamBuilder& b, const trace::Stream& s, int32_t rank, int64_t file_base) {
-  trace::CursorOptions opt;
-  opt.timing = s.lossless ? trace::CursorOptions::Timing::mean : trace::CursorOptions::Timing::sample;
-  trace::EventCursor c(s, rank, opt);
+void append_renumbered(Restream& out, const trace::Stream& s, int32_t rank, int64_t file_base) {
+  out.begin(s, rank);
+  trace::EventCursor c(s, rank, Restream::cursor_options());
   trace::Event ev;
   while (c.next(ev)) {
     trace::RawEvent r = ev.raw();
@@ -40,23 +40,23 @@ void append_renumbered(trace::StreamBuilder& b, const trace::Stream& s, int32_t 
       if (r.args[arg::file] >= 0) r.args[arg::file] += file_base;
       if (names_second_file(trace::info(ev.kind).op) && r.args[arg::file2] >= 0) r.args[arg::file2] += file_base;
     }
-    b.append(r);
+    out.copy(r);
   }
 }
 
 trace::Stream renumbered(const trace::Stream& s, int32_t rank, uint32_t thread, int64_t file_base) {
-  trace::StreamBuilder b(trace::BuilderOptions{.lossless = s.lossless});
-  append_renumbered(b, s, rank, file_base);
-  return b.snapshot(rank, thread);
+  Restream out(s.lossless);
+  append_renumbered(out, s, rank, file_base);
+  return out.finish(rank, thread);
 }
 
 // `first` then `next` in one stream: the thread that called exec goes on
 // as the exec'd program's first thread.
 trace::Stream continued(const trace::Stream& first, const trace::Stream& next, int32_t rank, int64_t file_base) {
-  trace::StreamBuilder b(trace::BuilderOptions{.lossless = first.lossless && next.lossless});
-  append_renumbered(b, first, rank, 0);
-  append_renumbered(b, next, rank, file_base);
-  return b.snapshot(rank, first.thread);
+  Restream out(first.lossless && next.lossless);
+  append_renumbered(out, first, rank, 0);
+  append_renumbered(out, next, rank, file_base);
+  return out.finish(rank, first.thread);
 }
 
 // The first event's start (first = true) or the last event's end of a stream.
