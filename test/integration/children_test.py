@@ -75,6 +75,21 @@ def timeline():
         s.cleanup()
 
 
+def fork_during_flush():
+    """Children forked while the parent's flush thread writes its trace (flushes every millisecond, a thread
+    recording without pause): each child inherits that write's hold on the trace files, and must still write its
+    own at exit, not wait for a writer that is not in its process. Every child's file is in the summary."""
+    children = 40
+    s = Scenario("fork_flush", [children], env={"MPIOR_FLUSH_INTERVAL": "1"})
+    try:
+        s.run_both()
+        summary = s.post()
+        for i in range(children):
+            check_eq(file_entry(summary, s.abs(f"child-{i}.dat"))["bytes_written"], 4096, f"bytes child {i} wrote")
+    finally:
+        s.cleanup()
+
+
 class Wrapped(Scenario):
     """The program under a wrapper process, as `LD_PRELOAD=... PREFIX app`."""
 
@@ -135,4 +150,4 @@ def handoff():
 
 if __name__ == "__main__":
     main({"mpi": mpi, "serial": serial, "timeline": timeline, "wrapper": wrapper, "shell_exec": shell_exec,
-          "handoff": handoff})
+          "handoff": handoff, "fork_during_flush": fork_during_flush})
