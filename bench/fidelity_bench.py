@@ -29,27 +29,22 @@ def lifetime_run(b, cmd, wd, preload=None, env=None):
 
 
 # checkpoint_sim: steps, compute us, checkpoint (pwrite + fsync + barrier) every, cells per rank. The others
-# run 0.3-0.5 s idle (iterations, block), so start-up (launch to MPI_Init's return: 35-70 ms, varying from
-# launch to launch) is not most of the time: at 4000 iterations nton_barrier's real runs were 60% start-up and
-# spread 15%; comm_split at 24000 ran 0.08 s, 45% start-up. Each run writes at most 590 MB, less than the
-# memory touched before it (bench/settle.py: serial_gather's replays took 0.31-1.8 s against real runs'
-# 0.27-0.30 s, +155%, when only the real runs followed a cleanup's freeing closely). On this VM every run,
-# real or replayed, spreads 20-35% (range over median of 10 back to back, on ext4 and on tmpfs; the same
-# whether the target was trimmed, its caches dropped or the ranks bound to cores), from run to run more than drifting: a replay's error against
-# the real run beside it spreads as much as two unpaired runs. The medians of 7 then moved 4% from batch to
-# batch, enough for a row to miss 5% one batch in four. So each row runs until its error's standard error is
-# small enough (FIDELITY_RUNS, FIDELITY_PRECISION; 13 runs left nto1 on ext4 at 3), and beside the medians come the
-# interquartile means (the mean of the middle half, as robust to an outlier and ~1.4x as precise from the
-# same runs) and each replay against the real run of its round.
-# A third element: the tracer's environment. checkpoint_sim traced on ext4 spends 8-16% of its time in pruned
-# Allreduces waiting for the other rank (the replay warns: that waiting is replayed as compute on any target),
-# so it is traced again with MPIOR_PRUNE=0, as the README advises for predicting another file system.
+# run long enough (iterations, block) that start-up (launch to MPI_Init's return, varying from launch to
+# launch) is not most of the time. Each run writes less than the memory bench/settle.py touches before it.
+# A run, real or replayed, spreads from run to run more than it drifts, so a replay's error against the real
+# run beside it spreads as much as two unpaired runs, and medians of a fixed few runs move from batch to batch
+# by as much as the 5% target. So each row runs until its error's standard error is small enough
+# (FIDELITY_RUNS, FIDELITY_PRECISION), and beside the medians come the interquartile means (the mean of the
+# middle half, as robust to an outlier and more precise from the same runs) and each replay against the real
+# run of its round.
+# The tracer's environment: checkpoint_sim traced on ext4 spends part of its time in pruned Allreduces waiting
+# for the other rank (the replay warns: that waiting is replayed as compute on any target), so it is traced
+# again with MPIOR_PRUNE=0, as the docs advise for predicting another file system.
 # Placement: every run, traced or not, is launched bound (mpirun -bind-to core, as batch systems bind ranks), and
-# the replay places its threads as the trace says the ranks ran (mpior-replay --bind auto). Unbound on these two
-# vCPUs, checkpoint_sim 40 10000 5 262144 ran 12-15% slower than bound and spread 15-20% from run to run (bound:
-# 3%): its fsync's wake-up put both ranks on one core, where MPICH's busy poll waited a scheduler tick for the
-# other; how often, the host decided (a batch's median moved from -12% to +0% against the replay from one hour to
-# the next). MPIOR_BENCH_BIND=none runs it all unbound, MPIOR_BENCH_BIND=<mpirun -bind-to value> otherwise.
+# the replay places its threads as the trace says the ranks ran (mpior-replay --bind auto): unbound on few
+# cores, an fsync's wake-up can put both ranks on one core, where MPICH's busy poll waits a scheduler tick for
+# the other, as often as the host decides. MPIOR_BENCH_BIND=none runs it all unbound,
+# MPIOR_BENCH_BIND=<mpirun -bind-to value> otherwise.
 BIND_MODE = os.environ.get("MPIOR_BENCH_BIND", "core")
 BIND = [] if BIND_MODE == "none" else ["-bind-to", BIND_MODE]
 FIDELITY_PROGRAMS = (("checkpoint_sim", ["40", "10000", "5", "262144"]),

@@ -17,9 +17,8 @@ import statistics
 from fidelity_bench import selected
 
 FILESYSTEMS = {"ext4": None, "tmpfs": "/dev/shm"}  # None: below the build directory
-# Enough I/O that the time measured is tens of milliseconds or more, not a few. checkpoint_sim: 20 x 2 MiB
-# on tmpfs was 15 ms in all, and its real runs spread +-25% (one stall of a few ms); 100 x 4 MiB is 0.13 s
-# there (spread 7% but for one run) and 0.5 s on ext4 (12%).
+# Enough I/O that the time measured is tens of milliseconds or more, not a few: one stall of a few ms would
+# otherwise move a run by tens of percent.
 PROGRAMS = (("checkpoint_sim", [200, 0, 2, 524288], "100 x 4 MiB pwrite + fsync + barrier"),
             ("nton_barrier", [4000, 16384], "4000 x 16 KiB write + barrier"))
 RANKS = 2

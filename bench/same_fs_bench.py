@@ -59,9 +59,8 @@ def case(b, app, args, runs, precision):
         report, fs = os.path.join(d, "report.json"), os.path.join(d, "fs")
         modes = {"threads": [b.replay], "mpi": ["mpirun.mpich", *BIND, "-n", "2", b.replay, "--mpi"]}
         got = {}
-        # The modes take turns going first, each on an empty --fs: the second of a fixed order met the first's
-        # files and their writeback (serial_gather's 590 MB on ext4: MPI mode, always second, +66 to +146%
-        # against threads; either order, a replay alone took 0.22-1.1 s).
+        # The modes take turns going first, each on an empty --fs: the second of a fixed order would meet the
+        # first's files and their writeback.
         for mode in sorted(modes, reverse=i % 2 == 1):
             got[mode] = replay_json(b, modes[mode] + ["-q", "--fs", fs, "--json", report, plan], report, fs)
             shutil.rmtree(fs, ignore_errors=True)

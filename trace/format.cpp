@@ -21,9 +21,9 @@ constexpr size_t kTrailerLen = 4 + 8;
 constexpr char kEndMarker[] = "MPIOREND";
 constexpr size_t kCompressAbove = 512;
 // zstd's level: 3, fast enough for the tracer's flushes; a merged job trace
-// is written once, by one rank, at finalize: up to 64 KiB (an SPMD job's:
-// 11 KiB at 64 ranks) it gets the strongest (~3% smaller, ~10 ms at most;
-// a 1 MiB body took ~0.5 s, callgrind of random_io).
+// is written once, by one rank, at finalize: up to 64 KiB (an SPMD job's is
+// far smaller) it gets the strongest, which costs milliseconds there but
+// grows to a large share of finalize on bodies of megabytes.
 constexpr int kLevel = 3;
 constexpr size_t kStrongUpTo = size_t(64) << 10;
 
