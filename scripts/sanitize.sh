@@ -20,9 +20,13 @@ lib="$main_build/preload/libmpior.so"
 export UCX_MEM_EVENTS=no
 export MPIOR_SOURCE_ROOT="$root"
 
+# Unoptimised, with line tables only (-g1 after meson's -g): a report still
+# names every frame's function, file and line, and the compile is a sixth
+# shorter, the objects a third smaller.
 configure() {  # dir, sanitizers
   [ -f "$1/build.ninja" ] && return 0
-  meson setup "$1" --buildtype=debug -Db_sanitize="$2" -Db_lundef=false -Dopenmpi=disabled -Dman=disabled \
+  meson setup "$1" --buildtype=debug -Dcpp_args=-g1 -Dc_args=-g1 -Db_sanitize="$2" -Db_lundef=false \
+    -Dopenmpi=disabled -Dman=disabled \
     >"$1.setup.log" 2>&1 || { cat "$1.setup.log"; echo "sanitize: meson setup $1 failed" >&2; exit 1; }
 }
 
