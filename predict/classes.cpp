@@ -64,6 +64,12 @@ Op op_of(const trace::Event& ev) {
     case OpClass::unlink:
     case OpClass::mpiio_delete:
       return Op::unlink;
+    case OpClass::mkdir:
+      return Op::mkdir;
+    case OpClass::rmdir:
+      return Op::rmdir;
+    case OpClass::rename:
+      return Op::rename;
     default:
       return Op::other;
   }
@@ -151,10 +157,12 @@ ClassKey key_of(Op op, const trace::Event& ev, const FileUse* u, bool shared) {
 }  // namespace
 
 std::string_view op_name(Op op) {
-  static constexpr std::string_view names[] = {"read", "write", "create", "open", "close",
-                                               "sync", "stat",  "unlink", "other"};
+  static constexpr std::string_view names[] = {"read", "write",  "create", "open",  "close",  "sync",
+                                               "stat", "unlink", "mkdir",  "rmdir", "rename", "other"};
   return names[size_t(op)];
 }
+
+bool is_metadata(Op op) { return op != Op::read && op != Op::write && op != Op::sync && op != Op::other; }
 
 std::string size_text(int64_t b) {
   if (b >= (int64_t(1) << 30) && b % (int64_t(1) << 30) == 0) return fmt::format("{}GiB", b >> 30);

@@ -15,7 +15,9 @@
 
 namespace mpior::predict {
 
-enum class Op : uint8_t { read, write, create, open, close, sync, stat, unlink, other };
+enum class Op : uint8_t { read, write, create, open, close, sync, stat, unlink, mkdir, rmdir, rename, other };
+// create, open, close, stat, unlink, mkdir, rmdir, rename: measured by mpior-predict-meta.
+bool is_metadata(Op op);
 std::string_view op_name(Op op);
 
 struct ClassKey {

@@ -1,6 +1,7 @@
 #include "jobs.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +12,6 @@ namespace mpior::predict {
 
 namespace {
 
-constexpr int64_t kMaxRegion = int64_t(256) << 20;
-constexpr int64_t kMetaFileSize = 4096;
-
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 struct Body {
@@ -21,80 +19,96 @@ struct Body {
   int64_t space = 0;
   int64_t pace_ops = 0, pace_bs = 0;  // a paced job's traced writes per rank and their size
   int32_t pace_jobs = 0;
+  int64_t ops = 0, traced_ops = 0, passes = 1;
+  std::vector<std::string> meta_args;
 };
 
-std::string head(double seconds, bool timed) {
-  std::string s = fmt::format("[global]\ndirectory=${{{}}}\n", kDirVariable);
-  if (timed) s += fmt::format("time_based\nruntime={}ms\n", std::max<int64_t>(1, std::llround(seconds * 1000)));
-  return s + "group_reporting\n";
+std::string head() { return fmt::format("[global]\ndirectory=${{{}}}\ngroup_reporting\n", kDirVariable); }
+
+// What a job does per rank: the class's traced calls (at most --max-volume's
+// bytes or --max-meta-ops' calls), in passes repeating them to about
+// `seconds` at the traced pace when one pass is shorter (a few milliseconds
+// of work is the machine's noise as much as the file system's).
+void size_work(Body& b, int64_t traced_ops, int64_t cap, double per_op_ns, double seconds) {
+  b.traced_ops = std::max<int64_t>(traced_ops, 1);
+  b.ops = cap > 0 ? std::min(b.traced_ops, cap) : b.traced_ops;
+  double pass_ns = double(b.ops) * std::max(per_op_ns, 100.0);
+  b.passes = std::clamp<int64_t>(std::llround(std::ceil(seconds * 1e9 / pass_ns)), 1, 1000);
 }
 
-// read/write/sync classes: psync I/O of the class's size over its region,
-// one job per rank that did it, on one file when the ranks shared one. Writes
-// allocate as they go (no fallocate). Writes with a sync cadence do the
-// traced work (`per_rank_ops` writes per rank, each rank's fsyncs at its
-// cadence, over the region in one open file: overwriting where the
-// application overwrote; an fsync's cost depends on what is dirty), repeated
-// to about `seconds`. Other sequential writes to a
-// file per process write fresh files, as the application extended its files:
-// loops of the region with the file unlinked after each (about `seconds` at
-// the traced time per call, never longer); the others run for `seconds` over
-// the region.
-Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double seconds, double per_op_ns,
-               int64_t per_rank_ops) {
-  bool write = k.op != Op::read, synced = write && k.sync_every > 0 && per_rank_ops > 0;
-  bool append = write && !synced && !k.random && !k.shared;
+std::string work_note(const Body& b, int64_t bs) {
+  std::string s = fmt::format("# per rank and pass: {} calls{}, {} passes", b.ops,
+                              bs ? fmt::format(" of {} ({})", size_text(bs), size_text(b.ops * bs)) : "", b.passes);
+  if (b.ops < b.traced_ops) s += fmt::format("; capped: the program made {} calls a rank", b.traced_ops);
+  return s + "\n";
+}
+
+// read/write/sync classes: psync I/O of the class's size, one fio job per
+// rank that did it (on one file when the ranks shared one), moving the
+// class's traced volume: write-back throttling and the page cache's limits
+// are what a sample of it would miss (collective writes of 768 MiB a rank,
+// sampled in one second over 256 MiB: ratio 1.57 ext4 -> tmpfs where the
+// program ran 3x faster there). Sequential writes write fresh files (the
+// program extended its files), unlinked after each pass, with the traced
+// fsync cadence (fsync=N; fio issues a job's fsync before its next write, so
+// one more write closes the pass: its last fsync is made and counted). Random
+// writes, reads, and synced writes of a shared file cover the traced region
+// (overwriting where the program overwrote: an fsync's cost depends on what
+// is dirty) for the traced volume.
+Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double per_op_ns, int64_t per_rank_ops,
+               const JobOptions& opt) {
+  bool write = k.op != Op::read, synced = write && k.sync_every > 0;
+  bool fresh = write && !k.random && !(synced && k.shared);
   int64_t bs = std::max<int64_t>(k.size, 1);
-  int64_t size = std::min(round_up(std::max(region, bs), bs), std::max(bs, round_up(kMaxRegion, bs)));
   Body b;
+  size_work(b, per_rank_ops, opt.max_volume > 0 ? std::max<int64_t>(1, opt.max_volume / bs) : 0, per_op_ns,
+            opt.seconds);
+  int64_t cap = opt.max_volume > 0 ? round_up(opt.max_volume, bs) : round_up(kMaxRegion, bs);
+  int64_t size = fresh ? b.ops * bs + (synced ? bs : 0) : std::clamp(round_up(std::max(region, bs), bs), bs, cap);
   b.section = k.op == Op::sync ? "sync" : write ? "write" : "read";
-  b.text = head(seconds, !append && !synced) + "[io]\nioengine=psync\n";
+  b.text = head() + "[io]\nioengine=psync\n" + work_note(b, bs);
   b.text += fmt::format("rw={}{}\nbs={}\nsize={}\nnumjobs={}\n", k.random ? "rand" : "", write ? "write" : "read", bs,
                         size, ranks);
   if (write) b.text += "fallocate=none\n";
-  if (append) {
-    double loop_ns = double(size / bs) * std::max(per_op_ns, 100.0);
-    int64_t loops = std::clamp<int64_t>(std::llround(seconds * 1e9 / loop_ns), 1, 100000);
-    b.text += fmt::format("loops={}\nunlink_each_loop=1\nruntime={}ms\n", loops,
-                          std::max<int64_t>(1, std::llround(seconds * 1000)));
-  }
-  if (synced) {
-    // The traced work, repeated to about `seconds` at the traced pace (a mean over 20 writes is noise on a
-    // busy machine), never longer than twice that (fsyncs can cost far more than the writes' pace says).
-    double work_ns = double(per_rank_ops) * std::max(per_op_ns, 100.0);
-    int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * 1e9 / work_ns)), 1, 1000);
-    b.text += fmt::format("io_size={}\nruntime={}ms\n", per_rank_ops * reps * bs,
-                          std::max<int64_t>(1, std::llround(seconds * 2000)));
-  }
+  if (fresh) b.text += fmt::format("loops={}\n{}", b.passes, k.shared ? "" : "unlink_each_loop=1\n");
+  // Repetitions of a short pass end at twice `seconds` (fio's runtime without time_based: a limit, never
+  // more work): each pass's files cost more than the traced calls say (846 passes of 40 4 KiB writes ran
+  // 2.3 s for 0.2 s), and synced writes can take far longer than the traced pace says.
+  if (b.passes > 1) b.text += fmt::format("runtime={}ms\n", std::max<int64_t>(1, std::llround(opt.seconds * 2000)));
+  if (!fresh) b.text += fmt::format("io_size={}\n", b.ops * b.passes * bs);
   // Random synced writes: offsets drawn without fio's map of the region's blocks, whose every pass over the
-  // region ends with one more fsync (38 for 20 writes of a 1-block region with fsync=1). Its cost depends on
-  // what the other jobs dirtied meanwhile (next to free on an idle machine: fio's syncs took half the
-  // program's on ext4, -46% at load ~1; whole ones under load). Without the map fio syncs once per write,
-  // as the program did, and its own count is the syncs asked for (`sync_cadence`).
+  // region ends with one more fsync (38 for 20 writes of a 1-block region with fsync=1); without it fio
+  // syncs once per write, as the program did, and its own count is the syncs made.
   if (synced && k.random) b.text += "norandommap=1\n";
-  if (synced && k.shared && ranks > 1) {
-    b.pace_ops = per_rank_ops;
+  if (synced && k.shared && ranks > 1 && !fresh) {
+    b.pace_ops = b.ops;
     b.pace_bs = bs;
     b.pace_jobs = ranks;
   }
   if (k.shared) b.text += fmt::format("filename=shared.dat\noffset_increment={}\n", size);
-  if (write && k.sync_every) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", k.sync_every);
+  // A capped pass keeps a sync at its end where the program synced less often (IOR's one fsync a file).
+  if (synced) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", std::min(k.sync_every, b.ops));
   b.space = size * ranks;
   return b;
 }
 
-// create/open/stat/unlink: fio's filecreate, filestat and filedelete
-// engines, sized from the traced time per call to run about `seconds`.
-Body meta_body(const IoClass& c, double seconds) {
-  const char* engine = c.key.op == Op::stat ? "filestat" : c.key.op == Op::unlink ? "filedelete" : "filecreate";
-  double per_call = c.count ? double(c.time_ns) / double(c.count) : 1e4;
-  int64_t files = std::clamp<int64_t>(std::llround(seconds * 1e9 / std::max(per_call, 1e3)), 16, 2000);
+double per_op_ns(const IoClass& c) { return c.count ? double(c.time_ns) / double(c.count) : 1e4; }
+
+int64_t per_rank_ops(const IoClass& c) {
+  return std::max<int64_t>(1, int64_t(c.count) / std::max<int64_t>(c.concurrency(), 1));
+}
+
+// create/open/close/stat/unlink/mkdir/rmdir/rename: mpior-predict-meta's
+// workers (one per rank that did it), each making the rank's traced calls.
+Body meta_body(const IoClass& c, const JobOptions& opt) {
   Body b;
-  b.section = c.key.op == Op::stat || c.key.op == Op::unlink ? "read" : "write";
-  b.text = head(seconds, false) + "[meta]\n";
-  b.text += fmt::format("ioengine={}\nrw={}\nfilesize={}\nbs={}\nnrfiles={}\nopenfiles=1\nnumjobs={}\n", engine,
-                        b.section, kMetaFileSize, kMetaFileSize, files, c.concurrency());
-  b.space = files * c.concurrency() * (kMetaFileSize + 4096);
+  size_work(b, per_rank_ops(c), opt.max_meta_ops, per_op_ns(c), opt.seconds);
+  b.section = std::string(op_name(c.key.op));
+  b.meta_args = {b.section, std::to_string(c.concurrency()), std::to_string(b.ops), std::to_string(b.passes),
+                 fmt::format("{:g}", opt.seconds)};
+  b.text = "# run alone in an empty directory: the calls timed and their mean seconds per call\n" + work_note(b, 0) +
+           fmt::format("{} {}\n", kMetaProgram, fmt::join(b.meta_args, " "));
+  b.space = int64_t(c.concurrency()) * b.ops * 4096;
   return b;
 }
 
@@ -107,25 +121,21 @@ const IoClass* write_of(const Classes& cs, const ClassKey& sync) {
   return nullptr;
 }
 
-double per_op_ns(const IoClass& c) { return c.count ? double(c.time_ns) / double(c.count) : 1e4; }
-
-int64_t per_rank_ops(const IoClass& c) { return int64_t(c.count) / std::max<int64_t>(c.concurrency(), 1); }
-
 // The job of a data class; a sync class gets the job of the writes it
 // follows: the same text measures both.
-Body data_job(const Classes& cs, const IoClass& c, double seconds) {
-  if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), seconds, per_op_ns(c), per_rank_ops(c));
+Body data_job(const Classes& cs, const IoClass& c, const JobOptions& opt) {
+  if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), per_op_ns(c), per_rank_ops(c), opt);
   const IoClass* w = write_of(cs, c.key);
   ClassKey k = c.key;
   k.op = Op::write;
-  Body b = w ? data_body(w->key, w->region, c.concurrency(), seconds, per_op_ns(*w), per_rank_ops(*w))
-             : data_body(k, k.size, c.concurrency(), seconds, 1e4, per_rank_ops(c) * k.sync_every);
+  Body b = w ? data_body(w->key, w->region, c.concurrency(), per_op_ns(*w), per_rank_ops(*w), opt)
+             : data_body(k, k.size, c.concurrency(), 1e4, per_rank_ops(c) * k.sync_every, opt);
   b.section = "sync";
   return b;
 }
 
 std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, size_t measured) {
-  if (c.key.op == Op::close || c.key.op == Op::other) return "fio has no benchmark for it";
+  if (c.key.op == Op::other) return "no benchmark for it (fio, mpior-predict-meta)";
   if (c.count == 0 || c.time_ns <= 0) return "no traced time";
   // fsync costs next to nothing on some file systems (tmpfs) and milliseconds
   // on others: a sync class matters however little time it took here, and so
@@ -141,12 +151,6 @@ std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, 
 
 }  // namespace
 
-int64_t sync_cadence(const IoClass& c) {
-  bool synced = (c.key.op == Op::write || c.key.op == Op::sync) && c.key.sync_every > 0;
-  if (!synced || c.key.random) return 0;
-  return c.key.shared && c.concurrency() > 1 ? 0 : c.key.sync_every;
-}
-
 JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
   JobPlan p;
   size_t n = cs.classes.size(), measured = 0;
@@ -159,12 +163,20 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     p.unmeasured[i] = why_not(c, cs, opt, measured);
     if (!p.unmeasured[i].empty()) continue;
     ++measured;
-    bool data = c.key.op == Op::read || c.key.op == Op::write || c.key.op == Op::sync;
-    Body b = data ? data_job(cs, c, opt.seconds) : meta_body(c, opt.seconds);
+    Body b = is_metadata(c.key.op) ? meta_body(c, opt) : data_job(cs, c, opt);
     auto at = std::find(bodies.begin(), bodies.end(), b.text);
     if (at == bodies.end()) {
       bodies.push_back(b.text);
-      p.jobs.push_back({fmt::format("job-{}", bodies.size()), "", {}, b.pace_ops, b.pace_bs, b.pace_jobs});
+      p.jobs.push_back({fmt::format("job-{}", bodies.size()),
+                        "",
+                        {},
+                        b.pace_ops,
+                        b.pace_bs,
+                        b.pace_jobs,
+                        b.ops,
+                        b.traced_ops,
+                        b.passes,
+                        b.meta_args});
       at = bodies.end() - 1;
     }
     size_t j = size_t(at - bodies.begin());
@@ -176,10 +188,12 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
   for (size_t j = 0; j < p.jobs.size(); ++j) {
     std::string top = "# mpior-predict: measures\n";
     for (size_t i : p.jobs[j].used)
-      top += fmt::format("#   class {}: {} by {} ranks (fio section {})\n", i + 1, class_label(cs.classes[i].key),
-                         cs.classes[i].concurrency(), p.section[i]);
-    top += fmt::format("# run alone: {}=/an/empty/directory fio --output-format=json {}.fio\n", kDirVariable,
-                       p.jobs[j].name);
+      top +=
+          fmt::format("#   class {}: {} by {} ranks ({} {})\n", i + 1, class_label(cs.classes[i].key),
+                      cs.classes[i].concurrency(), p.jobs[j].meta_args.empty() ? "fio section" : "calls", p.section[i]);
+    if (p.jobs[j].meta_args.empty())
+      top += fmt::format("# run alone: {}=/an/empty/directory fio --output-format=json {}.fio\n", kDirVariable,
+                         p.jobs[j].name);
     p.jobs[j].text = top + bodies[j];
   }
   return p;

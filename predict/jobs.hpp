@@ -14,9 +14,11 @@
 namespace mpior::predict {
 
 struct JobOptions {
-  double seconds = 1.0;     // how long each job should run
-  double min_share = 0.01;  // classes below this share of the traced I/O time are not measured
-  size_t max_classes = 12;  // measure at most this many classes (the largest)
+  double seconds = 1.0;      // a job whose traced work is shorter repeats it (passes) to about this long
+  double min_share = 0.01;   // classes below this share of the traced I/O time are not measured
+  size_t max_classes = 12;   // measure at most this many classes (the largest)
+  int64_t max_volume = 0;    // bytes a rank moves in one pass of a data job (0: the class's traced volume)
+  int64_t max_meta_ops = 0;  // calls a rank makes in one pass of a metadata job (0: the class's traced count)
 };
 
 struct Job {
@@ -27,6 +29,11 @@ struct Job {
   // did together): the traced writes per rank and their size; 0 not paced.
   int64_t pace_ops = 0, pace_bs = 0;
   int32_t pace_jobs = 0;  // a paced job's fio jobs (the ranks), whose writes to the one file serialize
+  // What one pass of it moves per rank against the class's traced work (the report's "volume").
+  int64_t per_rank_ops = 0, traced_per_rank_ops = 0, passes = 1;
+  // A metadata job: mpior-predict-meta's arguments (op, workers, calls per worker and pass, passes); else empty.
+  std::vector<std::string> meta_args;
+  std::string file() const { return name + (meta_args.empty() ? ".fio" : ".meta"); }
 };
 
 struct JobPlan {
@@ -46,19 +53,16 @@ inline constexpr double kPaceMargin = 1.25;
 // the step again (at 2.5x, one prediction in three stayed out of step).
 inline constexpr double kCalibrationMargin = 4;
 
+// Largest footprint a random or read job's file gets when the traced region is larger.
+inline constexpr int64_t kMaxRegion = int64_t(4) << 30;
+
+// The metadata benchmark beside mpior-predict (meta_main.cpp).
+inline constexpr const char* kMetaProgram = "mpior-predict-meta";
+
 // The environment variable the job files take their directory from.
 inline constexpr const char* kDirVariable = "MPIOR_FIO_DIR";
 
 JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
-
-// The writes per sync that turn fio's count of a class's syncs into the syncs
-// asked for (per_op_seconds' sync_every), 0 for fio's own count: random synced
-// writes run without fio's random map (one sync per write, as the program);
-// sequential ones pass over their region several times, with one extra, next
-// to free sync per pass when nobody else writes the file; fio's jobs on a
-// shared file do not sync together as the ranks did, so there the extra syncs
-// flush the other jobs' writes and each counts.
-int64_t sync_cadence(const IoClass& c);
 
 // A paced job's text: fio's jobs do not meet at barriers as the ranks did, so
 // unpaced they drift apart and each fsync finds only its own job's writes

@@ -40,16 +40,16 @@ std::string plan_file_of(const std::string& p) {
   return fs::is_directory(p) ? (fs::path(p) / "plan.mpior").string() : p;
 }
 
-// mpior-replay beside this program (installed) or in the build tree, else PATH.
-std::string replay_program() {
+// A program beside this one (installed, or in the build tree's `subdir`), else PATH.
+std::string program_beside(const std::string& name, const std::string& subdir) {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n > 0) {
     fs::path dir = fs::path(std::string(self, size_t(n))).parent_path();
-    for (fs::path p : {dir / "mpior-replay", dir / ".." / "replayer" / "mpior-replay"})
+    for (fs::path p : {dir / name, dir / ".." / subdir / name})
       if (access(p.c_str(), X_OK) == 0) return p.string();
   }
-  return "mpior-replay";
+  return name;
 }
 
 // One fio run of `job` in a fresh directory below dir: its JSON output.
@@ -64,11 +64,12 @@ nlohmann::json run_fio(const std::string& job, const std::string& dir) {
   return j;
 }
 
-// Seconds per operation by section, a sync at the class's cadence.
-std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::json& out, int64_t sync_every,
-                                        bool means = false) {
+// Seconds per operation by section: the means. A job moves the class's
+// volume as the program did, so its stalls (write-back throttling, a journal
+// commit) are the workload's cost, which a median drops.
+std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::json& out) {
   try {
-    return per_op_seconds(out, sync_every, means);
+    return per_op_seconds(out, 0, true);
   } catch (const std::runtime_error& e) {
     throw PredictError(fmt::format("fio {}: {}", job, e.what()));
   }
@@ -119,22 +120,38 @@ void pace(const Cli& cli, const Job& job, std::string files[2]) {
   }
 }
 
+// One run of a metadata job (mpior-predict-meta) in a fresh directory below dir: seconds per call.
+double run_meta(const Job& job, const std::string& dir) {
+  Scratch scratch(dir);
+  std::vector<std::string> argv{program_beside(kMetaProgram, "predict")};
+  argv.insert(argv.end(), job.meta_args.begin(), job.meta_args.end());
+  Output o = run_process(argv, scratch.path());
+  nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
+  double s = j.is_object() ? j.value("seconds_per_call", 0.0) : 0.0;
+  if (o.status != 0 || !(s > 0))
+    throw PredictError(fmt::format("{} in {} exited {}: {}", job.file(), dir, o.status, o.err.substr(0, 2000)));
+  return s;
+}
+
 std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, const Classes& cs) {
   std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t j = 0; j < jp.jobs.size(); ++j) {
-    std::string file = (fs::path(cli.jobs_dir) / (jp.jobs[j].name + ".fio")).string(), files[2] = {file, file};
-    if (jp.jobs[j].pace_ops) pace(cli, jp.jobs[j], files);
+    const Job& job = jp.jobs[j];
+    std::string file = (fs::path(cli.jobs_dir) / job.file()).string(), files[2] = {file, file};
+    if (job.pace_ops) pace(cli, job, files);
     for (int k = 0; k < cli.repeat; ++k)
       for (int side = 0; side < 2; ++side) {
-        nlohmann::json out = run_fio(files[side], side ? cli.target : cli.reference);
-        for (size_t i : jp.jobs[j].used) {
-          double typical =
-              section_of(files[side], per_op_of(files[side], out, sync_cadence(cs.classes[i])), jp.section[i]);
-          double mean =
-              section_of(files[side], per_op_of(files[side], out, sync_cadence(cs.classes[i]), true), jp.section[i]);
+        const std::string& dir = side ? cli.target : cli.reference;
+        std::map<std::string, double> per_op;
+        if (job.meta_args.empty())
+          per_op = per_op_of(files[side], run_fio(files[side], dir));
+        else
+          per_op[job.meta_args[0]] = run_meta(job, dir);
+        for (size_t i : job.used) {
+          double s = section_of(files[side], per_op, jp.section[i]);
           if (!runs[i]) runs[i] = Runs{};
-          (side ? runs[i]->target : runs[i]->reference).push_back(typical);
-          (side ? runs[i]->target_mean : runs[i]->reference_mean).push_back(mean);
+          (side ? runs[i]->target : runs[i]->reference).push_back(s);
+          (side ? runs[i]->target_mean : runs[i]->reference_mean).push_back(s);
         }
       }
   }
@@ -148,7 +165,9 @@ std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, cons
 double replay_once(const std::string& plan_file, const std::string& target, double& replay_s) {
   Scratch scratch(target);
   std::string fsdir = (fs::path(scratch.path()) / "fs").string(), json = scratch.path() + "/replay.json";
-  Output o = run_process({replay_program(), "--quiet", "--fs", fsdir, "--json", json, plan_file}, scratch.path());
+  Output o =
+      run_process({program_beside("mpior-replay", "replayer"), "--quiet", "--fs", fsdir, "--json", json, plan_file},
+                  scratch.path());
   if (o.status != 0)
     throw PredictError(fmt::format("--check: mpior-replay exited {}: {}", o.status, o.err.substr(0, 2000)));
   std::ifstream f(json);
@@ -175,7 +194,7 @@ void replay_check(const Cli& cli, const std::string& plan_file, ReportInput& in,
 
 void write_jobs(const Cli& cli, const JobPlan& jp) {
   fs::create_directories(cli.jobs_dir);
-  for (const Job& j : jp.jobs) write_job(cli, j.name + ".fio", j.text);
+  for (const Job& j : jp.jobs) write_job(cli, j.file(), j.text);
 }
 
 // The plans' classes as one (combine_runs); `chosen`: the median run's plan
@@ -278,6 +297,15 @@ int main(int argc, char** argv) {
   app.add_option("--min-share", cli.jobs.min_share, "classes below this share of the traced I/O time are not measured")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-volume", cli.jobs.max_volume,
+                 "bytes a rank moves in one pass of a data job (default 0: the class's traced volume; smaller is "
+                 "faster and says less when it fits in the page cache where the program's did not)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 50));
+  app.add_option("--max-meta-ops", cli.jobs.max_meta_ops,
+                 "calls a rank makes in one pass of a metadata job (default 0: the class's traced count)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
   app.add_option("--max-classes", cli.jobs.max_classes, "measure at most this many classes")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));

@@ -193,7 +193,10 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
       r.ratio = fallback;
       r.rel_sd = max_sd;
       r.predicted_s = fallback * t;
-      bounds(r, lo_ratio, hi_ratio, t, factor);
+      bounds(r, std::min(lo_ratio, 1.0), std::max(hi_ratio, 1.0), t, factor);
+      p.unmeasured_s += t;
+    } else if (r.rel_sd > kSpreadFlag) {
+      p.spread.push_back(i);
     }
     p.traced_io_s += t;
     p.predicted_io_s += r.predicted_s;
@@ -276,8 +279,13 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"interval", {r.low_s, r.high_s}}};
     if (!c.traced_runs_ns.empty()) j["traced_runs_s"] = seconds(c.traced_runs_ns);
     if (r.measured) {
-      j["job"] = jp.jobs[size_t(jp.job_of[i])].name + ".fio";
+      const Job& job = jp.jobs[size_t(jp.job_of[i])];
+      j["job"] = job.file();
       j["fio_section"] = jp.section[i];
+      j["volume"] = {{"per_rank_calls", job.per_rank_ops},
+                     {"traced_per_rank_calls", job.traced_per_rank_ops},
+                     {"passes", job.passes},
+                     {"capped", job.per_rank_ops < job.traced_per_rank_ops}};
       j["reference_s_per_op"] = r.runs.reference;
       j["target_s_per_op"] = r.runs.target;
       j["reference_mean_s_per_op"] = r.runs.reference_mean;
@@ -291,8 +299,9 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
     }
     classes.push_back(std::move(j));
   }
-  nlohmann::json dominant = nlohmann::json::array();
+  nlohmann::json dominant = nlohmann::json::array(), spread = nlohmann::json::array();
   for (size_t i : p.dominant) dominant.push_back(i + 1);
+  for (size_t i : p.spread) spread.push_back(i + 1);
   nlohmann::json out = {{"plan", in.plan},
                         {"plans", in.plans},
                         {"traced_runs_io_s", seconds(cs.io_runs_ns)},
@@ -308,6 +317,9 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"target_rel_sd", p.target_rel_sd},
                         {"fio_target_rel_sd", p.fio_target_rel_sd},
                         {"dominant", dominant},
+                        {"interval_width", p.width()},
+                        {"unmeasured_s", p.unmeasured_s},
+                        {"spread_over_20", spread},
                         {"classes", classes}};
   if (in.replay_io_s)
     out["check"] = {{"replay_io_s", *in.replay_io_s},
@@ -335,7 +347,7 @@ std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan&
   for (size_t i = 0; i < cs.classes.size(); ++i) {
     const IoClass& c = cs.classes[i];
     const ClassResult& r = p.classes[i];
-    std::string job = r.measured ? jp.jobs[size_t(jp.job_of[i])].name + ".fio" : "(" + jp.unmeasured[i] + ")";
+    std::string job = r.measured ? jp.jobs[size_t(jp.job_of[i])].file() : "(not measured: " + jp.unmeasured[i] + ")";
     if (r.per_op_basis) job += " (count x target time per op: reference below 10 us per op, ratio over 10)";
     if (r.cycle_basis) job += " (ratio of a write's cycle: the write and its syncs)";
     s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11.6f} {:>9.4f} {:>7.1f} {:>11.6f}  {}\n", i + 1, class_label(c.key),
@@ -343,8 +355,18 @@ std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan&
   }
   s += fmt::format("\ntraced I/O time     {:>12.6f} s (summed over ranks, as summary.json time.io_s{})\n",
                    p.traced_io_s, traced_runs_text(cs));
-  s += fmt::format("predicted I/O time  {:>12.6f} s  interval [{:.6f}, {:.6f}] s\n", p.predicted_io_s, p.low_s,
-                   p.high_s);
+  s += fmt::format("predicted I/O time  {:>12.6f} s  interval [{:.6f}, {:.6f}] s, {:.0f}% wide\n", p.predicted_io_s,
+                   p.low_s, p.high_s, p.width() * 100);
+  if (p.unmeasured_s > 0)
+    s += fmt::format("not measured        {:.1f}% of the traced I/O time (its classes widen the interval)\n",
+                     p.traced_io_s > 0 ? 100 * p.unmeasured_s / p.traced_io_s : 0.0);
+  if (!p.spread.empty()) {
+    std::vector<size_t> ids;
+    for (size_t i : p.spread) ids.push_back(i + 1);
+    s += fmt::format(
+        "WARNING             classes {} vary over {:.0f}% run to run: their ratio alone is not to be trusted\n",
+        fmt::join(ids, ", "), kSpreadFlag * 100);
+  }
   if (p.target_rel_sd > 0)
     s += fmt::format(
         "                    (fio runs alone [{:.6f}, {:.6f}] s; widened by the replays' run-to-run "

@@ -38,7 +38,14 @@ struct Prediction {
   double fio_low_s = 0, fio_high_s = 0, target_rel_sd = 0;  // before widen_by_target_spread, and its spread
   double fio_target_rel_sd = 0;  // the target's run-to-run spread in the fio runs, traced-time-weighted
   std::vector<size_t> dominant;  // classes carrying 80% of the predicted time, largest first
+  double unmeasured_s = 0;       // traced time of the classes not measured (each widens the interval)
+  std::vector<size_t> spread;    // measured classes whose ratio spread (rel_sd) is over kSpreadFlag
+  double width() const { return predicted_io_s > 0 ? (high_s - low_s) / predicted_io_s : 0.0; }
 };
+
+// A class whose predicted time varies more than this run to run (relative
+// standard deviation) is flagged in the report: its ratio is not to be trusted alone.
+inline constexpr double kSpreadFlag = 0.2;
 
 double mean(const std::vector<double>& v);
 double median(std::vector<double> v);         // 0 for none
@@ -50,7 +57,9 @@ double rel_sd(const std::vector<double>& v);  // sample standard deviation / mea
 double spread_factor(size_t samples);
 
 // Measured classes from their runs; the others take the traced-time-weighted
-// mean ratio of the measured ones and the span of their ratios.
+// mean ratio of the measured ones, within the span of their ratios and 1 (it
+// may scale as the measured ones or not at all): an unmeasured class's share
+// of the traced time widens the interval by that much.
 Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>& runs);
 
 // The target's run-to-run spread of the application's own I/O (--check: the

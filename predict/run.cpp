@@ -125,6 +125,10 @@ void check_directory(const std::string& role, const std::string& dir, int64_t ne
 }
 
 Scratch::Scratch(const std::string& dir) : path_((fs::path(dir) / "mpior-predict-run").string()) {
+  if (int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
+    syncfs(fd);
+    close(fd);
+  }
   std::error_code ec;
   fs::remove_all(path_, ec);
   if (!fs::create_directory(path_, ec) || ec)

@@ -38,7 +38,9 @@ Output run_process(const std::vector<std::string>& argv, const std::string& cwd,
 // `need` bytes free. Throws PredictError with one sentence naming `role` and the problem.
 void check_directory(const std::string& role, const std::string& dir, int64_t need);
 
-// DIR/mpior-predict-run, made for one run and removed with what it holds.
+// DIR/mpior-predict-run, made for one run and removed with what it holds;
+// DIR's file system synced first (syncfs), so that a run does not pay for the
+// write-back of what the one before left dirty.
 class Scratch {
  public:
   explicit Scratch(const std::string& dir);

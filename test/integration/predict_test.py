@@ -252,5 +252,106 @@ def bad_targets():
         s.cleanup()
 
 
+def shape_plan(shape, count, size):
+    """io_shapes traced below the build directory (2 ranks)."""
+    tempfile.tempdir = os.path.join(BUILD, "predict-tmp")
+    os.makedirs(tempfile.tempdir, exist_ok=True)
+    s = Scenario("io_shapes", [shape, count, size], ranks=2).run_both()
+    return s, s.post()
+
+
+def predict_shape(s, extra, out="out"):
+    ref, tgt = scratch(s), scratch(s, "/dev/shm")
+    try:
+        report_file = os.path.join(s.root, out, "predict.json")
+        os.makedirs(os.path.dirname(report_file))
+        text = run([PREDICT, "--reference", ref, "--target", tgt, "--json", report_file] + FAST + extra + [s.plan])
+        with open(report_file) as f:
+            report = json.load(f)
+        check_eq((os.listdir(ref), os.listdir(tgt)), ([], []), "files left in the directories")
+        low, high = report["interval"]
+        check(0 < low <= report["predicted_io_s"] <= high, f"interval {report['interval']}")
+        check(math.isfinite(report["interval_width"]) and report["interval_width"] >= 0, "the interval's width")
+        check("% wide" in text.stdout, "the text report says the interval's width")
+        return report, text.stdout, os.path.join(s.root, out, "fio-jobs")
+    finally:
+        shutil.rmtree(tgt, ignore_errors=True)
+
+
+def fsync_fpp():
+    """IOR's file per process with one fsync a file (the plan mpior-predict failed on: `no sync operations
+    measured`): predicted, the job carrying the plan's volume, ranks and cadence."""
+    s, _ = shape_plan("ior", 16, 262144)
+    try:
+        report, _, jobs_dir = predict_shape(s, [])
+        by_op = {c["op"]: c for c in report["classes"]}
+        w, f = by_op["write"], by_op["sync"]
+        check_eq((w["count"], w["concurrency"], w["sync_every"], w["pattern"], w["files"]),
+                 (32, 2, 16, "sequential", "per-process"), "the writes' class")
+        check(w["measured"] and f["measured"] and w["job"] == f["job"], "writes and fsyncs measured by one job")
+        check_eq(w["volume"]["per_rank_calls"], 16, "the job's calls a rank: the traced ones")
+        with open(os.path.join(jobs_dir, w["job"])) as jf:
+            text = jf.read()
+        for line in ("numjobs=2", "bs=262144", f"size={17 * 262144}", "fsync=16", "rw=write", "unlink_each_loop=1"):
+            check(re.search(rf"^{line}$", text, re.M), f"{w['job']} has {line}")
+        check(f["target_s_per_op"] and all(t > 0 for t in f["target_s_per_op"]), "fsyncs measured on the target")
+        # --max-volume caps a pass (and says so) but keeps an fsync at its end.
+        capped, _, jobs_dir = predict_shape(s, ["--max-volume", str(4 * 262144)], out="capped")
+        cw = [c for c in capped["classes"] if c["op"] == "write"][0]
+        check_eq((cw["volume"]["per_rank_calls"], cw["volume"]["capped"]), (4, True), "the capped pass")
+        with open(os.path.join(jobs_dir, cw["job"])) as jf:
+            check(re.search(r"^fsync=4$", jf.read(), re.M), "a capped pass still syncs at its end")
+    finally:
+        s.cleanup()
+
+
+def metadata():
+    """mdtest's shape: the create, close, stat, unlink, mkdir and rmdir classes each measured on both
+    directories (mpior-predict-meta), with the ranks and calls the plan has; no class left unmeasured but
+    the I/O ones below --min-share."""
+    s, _ = shape_plan("md", 40, 4096)
+    try:
+        report, out, jobs_dir = predict_shape(s, ["--min-share", "0"])
+        by_op = {c["op"]: c for c in report["classes"]}
+        for op, calls in (("create", 40), ("close", 40), ("stat", 40), ("unlink", 40), ("mkdir", 1), ("rmdir", 1)):
+            c = by_op.get(op)
+            check(c and c["measured"], f"{op} measured: {c and c.get('why_not_measured')}")
+            check_eq((c["concurrency"], c["volume"]["per_rank_calls"]), (2, calls), f"{op}: ranks, calls a rank")
+            check(c["job"].endswith(".meta") and os.path.isfile(os.path.join(jobs_dir, c["job"])), f"{op} job kept")
+            check(all(t > 0 for t in c["reference_s_per_op"] + c["target_s_per_op"]), f"{op} timed on both")
+        check_eq(report["unmeasured_s"], 0.0, "nothing unmeasured")
+        meta = PREDICT.replace("mpior-predict", "mpior-predict-meta")
+        d = scratch(s)
+        p = run([meta, "stat", "2", "5"], cwd=d)
+        got = json.loads(p.stdout)
+        check_eq((got["op"], got["calls"]), ("stat", 10), "mpior-predict-meta alone")
+        check_eq(os.listdir(d), [], "mpior-predict-meta leaves nothing")
+        bad = run([meta, "chmod", "2", "5"], cwd=d, expect_rc=2)
+        check("usage" in bad.stderr, "an unknown operation refused with its usage")
+    finally:
+        s.cleanup()
+
+
+def unmeasured():
+    """checkpoint_sim's log line (a tiny write class) left unmeasured: named, and its traced time widens the
+    interval (it may scale as the measured classes or not at all)."""
+    s, _ = traced_plan()
+    try:
+        report, out, _ = predict_shape(s, ["--max-classes", "2", "--min-share", "0"])
+        left = [c for c in report["classes"] if not c["measured"]]
+        check(left and all(c["why_not_measured"] for c in left), "the classes not measured named with a reason")
+        check(abs(report["unmeasured_s"] - sum(c["traced_s"] for c in left)) < 1e-9, "their traced time")
+        check("not measured" in out and "past the 2 largest classes" in out, "the text names them")
+        for c in left:
+            lo, hi = c["interval"]
+            measured = [m["ratio"] for m in report["classes"]
+                        if m["measured"] and m["basis"] != "target time per op"] or [1.0]
+            check(lo <= min(min(measured), 1) * c["traced_s"] * (1 + 1e-9), f"class {c['id']}: low {lo}")
+            check(hi >= max(max(measured), 1) * c["traced_s"] * (1 - 1e-9), f"class {c['id']}: high {hi}")
+    finally:
+        s.cleanup()
+
+
 if __name__ == "__main__":
-    main({"checkpoint": checkpoint, "bad_targets": bad_targets, "several_plans": several_plans})
+    main({"checkpoint": checkpoint, "bad_targets": bad_targets, "several_plans": several_plans,
+          "fsync_fpp": fsync_fpp, "metadata": metadata, "unmeasured": unmeasured})

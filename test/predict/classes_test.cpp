@@ -157,6 +157,8 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   // The traced work (4 writes of 512 KiB per rank, an fsync after each, 400 us a write) to about 0.5 s: 313 times.
   for (const char* want : {"io_size=656408576"}) CHECK(t.find(want) != std::string::npos);
   CHECK(t.find("time_based") == std::string::npos);
+  REQUIRE(jp.jobs[0].per_rank_ops == 4);
+  REQUIRE(jp.jobs[0].passes == 313);
   size_t measured = 0;
   for (size_t i = 0; i < cs.classes.size(); ++i) {
     Op op = cs.classes[i].key.op;
@@ -165,7 +167,7 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
       REQUIRE(jp.section[i] == (op == Op::sync ? "sync" : "write"));
       ++measured;
     } else {
-      REQUIRE(jp.job_of[i] == -1);  // create, open, close: each under 1% of the I/O time, or no fio engine
+      REQUIRE(jp.job_of[i] == -1);  // create, open, close: each under 1% of the I/O time
       REQUIRE(!jp.unmeasured[i].empty());
     }
   }
@@ -174,7 +176,6 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   // The ranks rewrite their block: no random map, whose every pass (one write here) ends with one more fsync;
   // fio then syncs once per write, as the ranks did, and its own count is the syncs asked for.
   CHECK(t.find("norandommap=1") != std::string::npos);
-  for (const IoClass& c : cs.classes) CHECK(sync_cadence(c) == 0);
   Classes tmpfs = derive_classes(checkpoint(4, 4, 524288, 300).done());  // fsync next to free: measured all the same
   JobPlan cheap = plan_jobs(tmpfs, {0.5, 0.01, 12});
   REQUIRE(cheap.jobs.size() == 1);
@@ -186,8 +187,11 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   REQUIRE(synced.jobs.size() == 1);
   REQUIRE(synced.jobs[0].used.size() == 2);
   JobPlan all = plan_jobs(cs, {0.5, 0.0, 12});
-  REQUIRE(all.jobs.size() == 3);  // + filecreate for create, filecreate for open
-  REQUIRE(all.jobs[1].text.find("ioengine=filecreate") != std::string::npos);
+  REQUIRE(all.jobs.size() == 4);  // + mpior-predict-meta for create, open and close
+  for (size_t j = 1; j < 4; ++j) {
+    REQUIRE(all.jobs[j].file() == all.jobs[j].name + ".meta");
+    REQUIRE(all.jobs[j].text.find(std::string(kMetaProgram) + " ") != std::string::npos);
+  }
 }
 
 TEST_CASE("fio jobs: the ranks' synced writes to one shared file are paced to stay in step", "[predict]") {
@@ -235,7 +239,7 @@ TEST_CASE("fio's JSON: a write's cycle, its syncs included", "[predict]") {
   REQUIRE_THROWS(cycle_seconds(nlohmann::json::parse("[]")));
 }
 
-TEST_CASE("fio jobs: sequential synced writes keep fio's map and its count corrected per file", "[predict]") {
+TEST_CASE("fio jobs: sequential synced writes to a file per rank: fresh files, the traced cadence", "[predict]") {
   PlanMaker pm(2);
   int32_t f[2] = {pm.file("/work/a.dat"), pm.file("/work/b.dat")};
   for (int r = 0; r < 2; ++r)
@@ -248,9 +252,9 @@ TEST_CASE("fio jobs: sequential synced writes keep fio's map and its count corre
   JobPlan jp = plan_jobs(cs, {0.5, 0.01, 12});
   REQUIRE(jp.jobs.size() == 1);
   CHECK(jp.jobs[0].text.find("norandommap") == std::string::npos);
-  CHECK(jp.jobs[0].text.find("rw=write") != std::string::npos);
-  CHECK(sync_cadence(find(cs, "fsync 4KiB sequential per-process fsync/2")) == 2);
-  CHECK(sync_cadence(find(cs, "write 4KiB sequential per-process fsync/2")) == 2);
+  // 8 writes a rank and one more, after which fio issues the 4th fsync: fio's own count is the syncs made.
+  for (const char* want : {"rw=write\n", "size=36864\n", "fsync=2\n", "numjobs=2\n", "unlink_each_loop=1\n"})
+    CHECK(jp.jobs[0].text.find(want) != std::string::npos);
 }
 
 TEST_CASE("fio's JSON: time per operation by section, weighted by operations", "[predict]") {
@@ -418,11 +422,14 @@ TEST_CASE("a class the reference does in microseconds: count x the target's time
   REQUIRE(!p.classes[1].per_op_basis);
   REQUIRE(p.classes[1].predicted_s == Approx(0.02));
   REQUIRE(p.classes[2].ratio == Approx(0.5));  // the per-op class's 5,000 is no ratio for others
-  // The widest spread, at the widest factor (class 1's 2 runs: t = 12.71).
-  REQUIRE(p.classes[2].high_s == Approx(0.5 * 30e-6 * (1 + 12.71 * std::sqrt(0.04 / 3 + 0.04))));
+  // The widest spread, at the widest factor (class 1's 2 runs: t = 12.71), from its traced time: unmeasured,
+  // it may not scale at all.
+  REQUIRE(p.classes[2].high_s == Approx(1.0 * 30e-6 * (1 + 12.71 * std::sqrt(0.04 / 3 + 0.04))));
+  REQUIRE(p.classes[2].low_s == Approx(0.5 * 30e-6 / (1 + 12.71 * std::sqrt(0.04 / 3 + 0.04))));
   REQUIRE(p.low_s > 0.4 / 2);
   REQUIRE(p.high_s < 0.42 * 2);
-  JobPlan jp{{Job{"job-1", "", {0, 1}, 0, 0}}, {0, 0, -1}, {"sync", "write", ""}, {"", "", "below 1%"}, 0};
+  JobPlan jp{
+      {Job{"job-1", "", {0, 1}, 0, 0, 0, 0, 0, 1, {}}}, {0, 0, -1}, {"sync", "write", ""}, {"", "", "below 1%"}, 0};
   auto j = report_json({}, cs, jp, p);
   REQUIRE(j["classes"][0]["basis"] == "target time per op");
   REQUIRE(j["classes"][1]["basis"] == "ratio");
@@ -510,4 +517,121 @@ TEST_CASE("several traced runs: the traced time's uncertainty is their spread ov
   REQUIRE(four == Approx(std::sqrt(0.01 / 3 + traced_sd * traced_sd / 4)));
   cs.classes[0].traced_runs_ns = {1'000'000'000, 1'000'000'000};  // steady runs: still the fio spread, halved
   REQUIRE(predict_io(cs, runs).classes[0].rel_sd == Approx(std::sqrt(0.01 / 3 + 0.01 / 2)));
+}
+
+namespace {
+
+// IOR's file per process with -e: each rank writes `writes` blocks of `bs` to its own file, one fsync at the end.
+Classes ior_fpp(int ranks, int writes, int64_t bs) {
+  PlanMaker pm(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    int32_t f = pm.file("/work/ior." + std::to_string(r));
+    pm.call(r, Kind::open, {{arg::handle, 6}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 30000, 0, 6);
+    for (int i = 0; i < writes; ++i)
+      pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, f}, {arg::offset, i * bs}, {arg::count, bs}}, 2000000,
+              0, bs);
+    pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f}}, 90000000);
+    pm.call(r, Kind::close, {{arg::handle, 6}, {arg::file, f}}, 20000);
+  }
+  return derive_classes(pm.done());
+}
+
+bool has(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("fio jobs: a file per rank synced once: the traced volume, ranks and cadence", "[predict]") {
+  Classes cs = ior_fpp(2, 64, 1 << 20);
+  REQUIRE(find(cs, "write 1MiB sequential per-process fsync/64").count == 128);
+  JobOptions opt;
+  opt.seconds = 0.1;  // the traced pass (64 x 2 ms) is longer: one pass
+  JobPlan jp = plan_jobs(cs, opt);
+  REQUIRE(jp.jobs.size() == 1);
+  const Job& j = jp.jobs[0];
+  // 64 MiB a rank and one write more, so that fio makes (and counts) the fsync after the 64th.
+  for (const char* line : {"rw=write", "bs=1048576", "size=68157440", "numjobs=2", "fsync=64", "loops=1",
+                           "unlink_each_loop=1", "ioengine=psync"})
+    CHECK(has(j.text, line));
+  CHECK(j.text.find("runtime") == std::string::npos);
+  CHECK(j.text.find("io_size") == std::string::npos);
+  REQUIRE(j.per_rank_ops == 64);
+  REQUIRE(j.traced_per_rank_ops == 64);
+  REQUIRE(j.used.size() == 2);  // the writes and their fsync
+  REQUIRE(jp.space == 2 * 65 * (1 << 20));
+  // Capped (--max-volume, for tests): 8 MiB a rank, still an fsync at the end of each pass, the cap said.
+  opt.max_volume = 8 << 20;
+  const Job& small = plan_jobs(cs, opt).jobs[0];
+  for (const char* line : {"size=9437184", "fsync=8", "numjobs=2"}) CHECK(has(small.text, line));
+  CHECK(small.text.find("capped: the program made 64 calls a rank") != std::string::npos);
+  // A short pass repeated to --job-seconds, fio's runtime (twice that) ending the repetitions, not a pass.
+  opt.seconds = 2;
+  const Job& repeated = plan_jobs(cs, opt).jobs[0];
+  for (const char* line : {"loops=125", "runtime=4000ms", "size=9437184"}) CHECK(has(repeated.text, line));
+  REQUIRE(small.per_rank_ops == 8);
+  // fio's output for such a job counts its syncs itself: 2 jobs x 1 pass.
+  auto out = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 130, "lat_ns": {"mean": 2e6}}, "sync": {"total_ios": 2, "lat_ns": {"mean": 9e7}}}]})");
+  REQUIRE(per_op_seconds(out, 0, true)["sync"] == Approx(0.09));
+}
+
+TEST_CASE("metadata classes: mkdir, rmdir and rename have their own; each gets a metadata job", "[predict]") {
+  PlanMaker pm(2);
+  for (int r = 0; r < 2; ++r) {
+    int32_t d = pm.file("/work/md/dir." + std::to_string(r));
+    pm.call(r, Kind::mkdir, {{arg::file, d}}, 20000);
+    for (int i = 0; i < 30; ++i) {
+      int32_t f = pm.file("/work/md/f." + std::to_string(r) + "." + std::to_string(i));
+      pm.call(r, Kind::open, {{arg::handle, 6}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 40000, 0, 6);
+      pm.call(r, Kind::close, {{arg::handle, 6}, {arg::file, f}}, 5000);
+      pm.call(r, Kind::stat, {{arg::file, f}}, 3000);
+      pm.call(r, Kind::rename, {{arg::file, f}}, 15000);
+      pm.call(r, Kind::unlink, {{arg::file, f}}, 25000);
+    }
+    pm.call(r, Kind::rmdir, {{arg::file, d}}, 20000);
+  }
+  Classes cs = derive_classes(pm.done());
+  for (const char* label : {"mkdir per-process", "rmdir per-process", "rename per-process"})
+    REQUIRE(find(cs, label).count == 2 * (std::string(label) == "rename per-process" ? 30 : 1));
+  JobOptions opt;
+  opt.min_share = 0;
+  opt.seconds = 1e-5;  // shorter than any class's traced calls: one pass
+  JobPlan jp = plan_jobs(cs, opt);
+  REQUIRE(jp.jobs.size() == 7);  // create, close, stat, rename, unlink, mkdir, rmdir
+  for (size_t i = 0; i < cs.classes.size(); ++i) {
+    REQUIRE(jp.unmeasured[i].empty());
+    const Job& j = jp.jobs[size_t(jp.job_of[i])];
+    const IoClass& c = cs.classes[i];
+    // The op, the ranks that did it, the calls each made, passes, and the seconds that end repetitions.
+    std::vector<std::string> args{std::string(op_name(c.key.op)), "2", std::to_string(c.count / 2), "1", "1e-05"};
+    REQUIRE(j.meta_args == args);
+    REQUIRE(jp.section[i] == op_name(c.key.op));
+  }
+  opt.max_meta_ops = 10;
+  JobPlan capped = plan_jobs(cs, opt);
+  REQUIRE(capped.jobs[size_t(capped.job_of[0])].meta_args[2] == "10");
+}
+
+TEST_CASE("a class no benchmark measures is named and widens the interval by its share", "[predict]") {
+  PlanMaker pm(1);
+  int32_t f = pm.file("/work/a");
+  pm.call(0, Kind::pwrite64, {{arg::handle, 6}, {arg::file, f}, {arg::offset, 0}, {arg::count, 4096}}, 600000, 0, 4096);
+  pm.call(0, Kind::ftruncate, {{arg::handle, 6}, {arg::file, f}}, 400000);
+  Classes cs = derive_classes(pm.done());
+  JobPlan jp = plan_jobs(cs, {});
+  size_t other = class_label(cs.classes[0].key) == "other per-process" ? 0 : 1;
+  REQUIRE(jp.unmeasured[other].find("no benchmark") != std::string::npos);
+  std::vector<std::optional<Runs>> runs(2);
+  runs[1 - other] = Runs{{1.0, 1.0, 1.0}, {0.5, 0.5, 0.5}};  // measured: ratio 0.5, no spread
+  Prediction p = predict_io(cs, runs);
+  REQUIRE(p.unmeasured_s == Approx(0.0004));
+  REQUIRE(p.predicted_io_s == Approx(0.0005));  // the unmeasured class at the measured ratio
+  // It may scale as the measured class did or not at all: [0.5, 1] x its traced time.
+  REQUIRE(p.low_s == Approx(0.0003 + 0.0002));
+  REQUIRE(p.high_s == Approx(0.0003 + 0.0004));
+  REQUIRE(p.width() == Approx(0.0002 / 0.0005));
+  REQUIRE(p.spread.empty());
+  runs[1 - other] = Runs{{1.0, 1.0, 1.0}, {0.3, 0.5, 0.7}};  // 40% run to run: flagged
+  REQUIRE(predict_io(cs, runs).spread == std::vector<size_t>{1 - other});
 }
