@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <string_view>
 
@@ -199,22 +200,50 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
   return p;
 }
 
+namespace {
+// Replaces the value of the job file's line KEY=...; false when it has none.
+bool replace_line(std::string& t, std::string_view key, const std::string& value) {
+  size_t at = t.find("\n" + std::string(key) + "=");
+  if (at == std::string::npos) return false;
+  size_t end = t.find('\n', at + 1);
+  t.replace(at + 2 + key.size(), end - at - 2 - key.size(), value);
+  return true;
+}
+}  // namespace
+
 std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where, double margin) {
   if (!job.pace_ops || !(cycle_s > 0)) return job.text;
   double period = margin * cycle_s;
   int64_t rate = std::max<int64_t>(1, std::llround(std::floor(1 / period)));
   int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * double(rate) / double(job.pace_ops))), 1, 1000);
   std::string t = job.text;
-  size_t at = t.find("\nio_size=");
-  if (at == std::string::npos) return t;
-  size_t end = t.find('\n', at + 1);
-  t.replace(at + 1, end - at - 1, fmt::format("io_size={}", reps * job.pace_ops * job.pace_bs));
+  if (!replace_line(t, "io_size", fmt::format("{}", reps * job.pace_ops * job.pace_bs))) return t;
+  // The runtime limit must let the paced writes through with their fsyncs (fio makes a job's fsync before
+  // its next write): at 27 writes a second, 1 s let a job make 27 of the 100 traced, and at one a second
+  // none, and the run measured no fsync at all.
+  double need_ms = 1.5e3 * double(reps * job.pace_ops + 1) / double(rate);
+  size_t at = t.find("\nruntime=");
+  if (at != std::string::npos && std::strtod(t.c_str() + at + 9, nullptr) < need_ms)
+    replace_line(t, "runtime", fmt::format("{}ms", std::llround(std::ceil(need_ms))));
   t += fmt::format("rate_iops={}\n", rate);
   std::string note = fmt::format(
       "# paced for the {}: the ranks wrote and synced together (after a barrier); each job here writes every\n"
       "# {:.3g} ms, {:g} x the {:.3g} ms a write and its syncs took there: the jobs stay in step\n",
       where, 1e3 / double(rate), margin, cycle_s * 1e3);
   return t.insert(t.find("[global]"), note);
+}
+
+std::string one_pass_text(const Job& job, const std::string& text) {
+  std::string t = text;
+  size_t at = t.find("\nruntime=");
+  if (at != std::string::npos) t.erase(at + 1, t.find('\n', at + 1) - at);
+  replace_line(t, "loops", "1");
+  size_t io = t.find("\nio_size=");
+  if (io != std::string::npos && job.passes > 1) {
+    int64_t bytes = std::strtoll(t.c_str() + io + 9, nullptr, 10);
+    replace_line(t, "io_size", fmt::format("{}", std::max<int64_t>(1, bytes / job.passes)));
+  }
+  return "# one pass, no time limit: the limited run made no fsync\n" + t;
 }
 
 double cycle_seconds(const nlohmann::json& out, int32_t writers) {

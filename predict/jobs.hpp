@@ -74,6 +74,11 @@ JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
 std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where,
                        double margin = kPaceMargin);
 
+// A job's text (`text`: as run, perhaps paced) for one pass of its work with no runtime limit: a target
+// much slower than the reference (tmpfs -> ext4 under load) can spend the limit before a job's first
+// fsync (fio makes it before the next write), and the run then measures none.
+std::string one_pass_text(const Job& job, const std::string& text);
+
 // Seconds the slowest of `writers` jobs on one file spent per write in its
 // writes and syncs (fio's JSON, group_reporting: the jobs' mean). Their writes
 // serialize on the file's lock: in step a write waits for (writers - 1) / 2

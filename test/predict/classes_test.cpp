@@ -208,7 +208,13 @@ TEST_CASE("fio jobs: the ranks' synced writes to one shared file are paced to st
   CHECK(t.find("io_size=" + std::to_string(50 * 4 * 524288) + "\n") != std::string::npos);
   CHECK(t.find("io_size=656408576") == std::string::npos);
   CHECK(t.find("# paced for the target:") < t.find("[global]"));
-  CHECK(paced_text(j, 0, 0.5, "target") == j.text);  // nothing measured: unpaced
+  CHECK(paced_text(j, 0, 0.5, "target") == j.text);        // nothing measured: unpaced
+  CHECK(t.find("runtime=1000ms\n") != std::string::npos);  // room for the 200 paced writes (0.75 s)
+  // A cycle of 0.5 s: a write a second; the runtime lets the traced 4 writes and their fsyncs through.
+  std::string slow = paced_text(j, 0.5, 0.5, "target");
+  CHECK(slow.find("rate_iops=1\n") != std::string::npos);
+  CHECK(slow.find("io_size=" + std::to_string(4 * 524288) + "\n") != std::string::npos);
+  CHECK(slow.find("runtime=7500ms\n") != std::string::npos);
   // The run measuring the cycle in step: 4 x the unpaced cycle (every 8 ms: 125 writes a second).
   std::string calibration = paced_text(j, 2e-3, 0.5, "reference", kCalibrationMargin);
   CHECK(calibration.find("rate_iops=125\n") != std::string::npos);
@@ -562,13 +568,21 @@ TEST_CASE("fio jobs: a file per rank synced once: the traced volume, ranks and c
   REQUIRE(jp.space == 2 * 65 * (1 << 20));
   // Capped (--max-volume, for tests): 8 MiB a rank, still an fsync at the end of each pass, the cap said.
   opt.max_volume = 8 << 20;
-  const Job& small = plan_jobs(cs, opt).jobs[0];
+  const Job small = plan_jobs(cs, opt).jobs[0];
   for (const char* line : {"size=9437184", "fsync=8", "numjobs=2"}) CHECK(has(small.text, line));
   CHECK(small.text.find("capped: the program made 64 calls a rank") != std::string::npos);
   // A short pass repeated to --job-seconds, fio's runtime (twice that) ending the repetitions, not a pass.
   opt.seconds = 2;
-  const Job& repeated = plan_jobs(cs, opt).jobs[0];
+  const Job repeated = plan_jobs(cs, opt).jobs[0];
   for (const char* line : {"loops=125", "runtime=4000ms", "size=9437184"}) CHECK(has(repeated.text, line));
+  // A run that made no fsync within that limit runs again as one pass, with no limit.
+  std::string once = one_pass_text(repeated, repeated.text);
+  CHECK(has(once, "loops=1"));
+  CHECK(has(once, "fsync=8"));
+  CHECK(once.find("runtime") == std::string::npos);
+  // A checkpoint's: its io_size is one pass of the traced writes.
+  const Job ckpt = plan_jobs(derive_classes(checkpoint(4, 4, 524288).done()), {0.5, 0.01, 12}).jobs[0];
+  CHECK(has(one_pass_text(ckpt, ckpt.text), "io_size=" + std::to_string(4 * 524288)));
   REQUIRE(small.per_rank_ops == 8);
   // fio's output for such a job counts its syncs itself: 2 jobs x 1 pass.
   auto out = nlohmann::json::parse(R"({"jobs": [
