@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
   app.add_option("--check-repeat", cli.check_repeat, "replays --check runs")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
-  app.add_option("--job-seconds", cli.jobs.seconds, "how long each fio job runs")
+  app.add_option("--job-seconds", cli.jobs.seconds, "a job whose traced work is shorter repeats it to about this long")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 3600.0));
   app.add_option("--min-share", cli.jobs.min_share, "classes below this share of the traced I/O time are not measured")
