@@ -163,13 +163,17 @@ Input load_input(const std::string& dir) {
   return in;
 }
 
-trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt) {
+trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt,
+                        std::vector<std::string>* warnings) {
   std::sort(inputs.begin(), inputs.end(), [](const Input& a, const Input& b) { return a.n < b.n; });
   check_inputs(inputs, target);
   if (opt.cb_buffer_size < 1) throw ExtrapError("the collective buffer size must be at least one byte");
   Classes classes = find_classes(inputs);
   trace::Plan out;
   std::vector<trace::ExtrapNote> notes;
+  std::vector<std::string> warned;
+  FileUses uses(inputs);
+  StreamContext ctx{inputs, uses, opt.strict, notes, warned};
   std::vector<std::pair<size_t, std::string>> rules;  // class -> its rank rule
   std::vector<ThreadAssignment> threads = assign(inputs, classes, target, notes, rules);
   // The target's streams: one per class some target rank runs, by first rank.
@@ -190,7 +194,7 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
     int32_t index = int32_t(out.streams.size());
     for (const auto& [cls, text] : rules)
       if (cls == c) notes.push_back({index, -1, -1, "rank list", text, "rank rule"});
-    out.streams.push_back(extrapolate_stream(classes.all[c], inputs, ranks, target, index, notes));
+    out.streams.push_back(extrapolate_stream(classes.all[c], ctx, ranks, target, index));
     for (uint32_t leaf : collective_requests(out.streams.back())) {
       uint64_t most = split_requests(out.streams.back(), leaf, opt.cb_buffer_size);
       if (most > 1)
@@ -200,7 +204,7 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
                          "max-blocksize rule"});
     }
   }
-  extrapolate_tables(inputs, rank_kinds(inputs, classes, threads), out, notes);
+  extrapolate_tables(ctx, rank_kinds(inputs, classes, threads), out);
   out.job = target_job(inputs, target);
   out.pruned = extrapolate_pruned(inputs, target);
   out.extrap.target = int32_t(target);
@@ -209,6 +213,7 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
     out.extrap.input_ranks.push_back(int32_t(in.n));
   }
   out.extrap.notes = std::move(notes);
+  if (warnings) *warnings = std::move(warned);
   return out;
 }
 

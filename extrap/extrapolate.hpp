@@ -1,8 +1,9 @@
 // mpior-post --extrapolate N DIR...: a plan for N ranks from plans (or trace
 // directories) of the same program at three or more smaller rank counts
 // (scalaioextrap §III-B). Refuses, naming the first difference, inputs that
-// are not the same program, whose structure differs, or whose quantities no
-// model fits exactly.
+// are not the same program, whose structure differs, or whose structural
+// quantities no model fits exactly; incidental ones (incidental.hpp) take
+// the best fit, with a warning.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +22,13 @@ Input load_input(const std::string& dir);
 struct Options {
   // The max-blocksize rule's buffer (blocksize.hpp): ROMIO's cb_buffer_size.
   int64_t cb_buffer_size = 16 * 1024 * 1024;
+  // Incidental quantities (incidental.hpp) need an exact fit too.
+  bool strict = false;
 };
 
-// The plan for `target` ranks. Throws ExtrapError.
-trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt = {});
+// The plan for `target` ranks; `warnings` (when given) gets one message per
+// approximated position or file. Throws ExtrapError.
+trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt = {},
+                        std::vector<std::string>* warnings = nullptr);
 
 }  // namespace mpior::extrap

@@ -251,6 +251,55 @@ std::optional<Fit> fit_exact(std::span<const Sample> samples) {
   return std::nullopt;
 }
 
+Fit fit_best(std::span<const Sample> samples) {
+  std::map<std::pair<int64_t, int64_t>, std::pair<long double, size_t>> sums;
+  for (const Sample& s : samples) {
+    auto& [sum, count] = sums[{s.r, s.n}];
+    sum += static_cast<long double>(s.y);
+    ++count;
+  }
+  std::vector<std::pair<std::pair<int64_t, int64_t>, long double>> pts;
+  long double mean = 0;
+  for (const auto& [rn, sc] : sums) {
+    pts.emplace_back(rn, sc.first / static_cast<long double>(sc.second));
+    mean += pts.back().second;
+  }
+  mean = pts.empty() ? 0 : mean / static_cast<long double>(pts.size());
+  Fit best{"constant", {{Basis::one, 0}}, {mean}};
+  long double best_err = HUGE_VALL;
+  for (const ModelSpec& m : exact_models()) {
+    if (std::any_of(m.terms.begin(), m.terms.end(), parametrised) || pts.size() <= m.terms.size()) continue;
+    std::vector<Term> terms;
+    for (Basis b : m.terms) terms.push_back({b, 0});
+    std::vector<std::vector<long double>> rows;
+    std::vector<long double> y;
+    for (const auto& [rn, v] : pts) {
+      std::vector<long double> row;
+      for (const Term& t : terms) row.push_back(value_of(t, rn.first, rn.second));
+      rows.push_back(std::move(row));
+      y.push_back(v);
+    }
+    Fit f{m.name, terms, {}};
+    if (!solve(rows, y, &f.coef)) continue;
+    long double ssr = 0;
+    for (const auto& [rn, v] : pts) ssr += (f.eval(rn.first, rn.second) - v) * (f.eval(rn.first, rn.second) - v);
+    long double err = std::sqrt(ssr / static_cast<long double>(pts.size() - m.terms.size()));
+    // The constant is the first model: it always counts, so noise alone
+    // never buys a model that grows with n.
+    if (best_err == HUGE_VALL || err < best_err / 2) {
+      best_err = err;
+      best = std::move(f);
+    }
+  }
+  return best;
+}
+
+int64_t approximate(const Fit& fit, int64_t r, int64_t n, int64_t floor) {
+  long double v = std::round(fit.eval(r, n));
+  if (!(v < 9.2e18L)) v = 9.2e18L;  // also NaN
+  return std::max(floor, static_cast<int64_t>(std::max(v, -9.2e18L)));
+}
+
 double TimingFit::predict(int64_t n) const { return std::max(0.0, double(fit.eval(0, n))); }
 
 TimingFit fit_timing(std::span<const std::pair<int64_t, double>> points) {

@@ -81,6 +81,17 @@ struct Fit {
 // set (a stream only some rank counts show, like the last rank at even n).
 std::optional<Fit> fit_exact(std::span<const Sample> samples);
 
+// Incidental quantities (stdio byte counts, reads of system files): the
+// registry's best fit by least squares when none is exact, for values that
+// are not structure and may differ between runs at one rank count. Samples
+// of one (r, n) are averaged; the parametrised models are left out (noise
+// would pick a k), and a model with more coefficients must halve the
+// relative error of a simpler one. Evaluate with `approximate`.
+Fit fit_best(std::span<const Sample> samples);
+// The best fit's value at (r, n): rounded, never below `floor` (0, or the
+// smallest value seen when that was negative: -1 for "unknown").
+int64_t approximate(const Fit& fit, int64_t r, int64_t n, int64_t floor);
+
 // Timing: ScalaExtrap's four models over n alone (constant, linear, inverse,
 // inverse + constant; no quadratic, which noise would blow up at 8,192
 // ranks), best by standard error of the fit relative to the mean; a model

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "extrap/incidental.hpp"
 #include "extrap_error.hpp"
 #include "merge_params.hpp"
 #include "models.hpp"
@@ -16,17 +17,7 @@ namespace mpior::extrap {
 namespace {
 
 using trace::SeqItem;
-constexpr SeqItem kZero{0, 0, 0};
 constexpr size_t kShownSamples = 12;
-
-// Rank r's values of p in s: a sequence and the offset added to its scalars.
-std::pair<std::span<const SeqItem>, int64_t> rank_view(const trace::Stream& s, const trace::Param& p, int64_t r) {
-  if (p.ranked < 0) return {postproc::canonical_seq(s, p), 0};
-  for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)])
-    if (trace::seq_contains(s.view(v.ranks), r))
-      return {v.seq.len ? s.view(v.seq) : std::span<const SeqItem>(&kZero, 1), v.scale * r};
-  return {{&kZero, 1}, 0};
-}
 
 // One sample of a whole sequence: rank r of input n.
 struct SeqSample {
@@ -58,18 +49,69 @@ std::string samples_text(const std::vector<SeqSample>& samples) {
   return out;
 }
 
+std::string samples_line(const std::vector<SeqSample>& samples) {
+  std::string out;
+  for (size_t i = 0; i < samples.size() && i < kShownSamples; ++i)
+    out += fmt::format("{}n={} rank {}: {}", i ? "; " : "", samples[i].n, samples[i].r, seq_text(samples[i]));
+  if (samples.size() > kShownSamples) out += fmt::format("; ... {} more", samples.size() - kShownSamples);
+  return out;
+}
+
+// What the refusal of a structural quantity says would resolve it.
+constexpr const char* kStructureHint =
+    "\n  This quantity is structure (it decides what the replay does), so it needs a model that fits every "
+    "value exactly. A value that follows a model only from some rank count on needs one more traced rank "
+    "count (or larger ones); a quantity of MPI synchronisation the tracer pruned may need runs traced with "
+    "MPIOR_PRUNE=0.";
+
 // One fitted field of a sequence's items.
 struct FieldFit {
   size_t item;
   enum { scalar, shift, count } field;
   Fit fit;
+  bool approximate = false;  // best fit, rounded, never below floor
+  int64_t floor = 0;
 };
+
+// A sequence's fitted fields and the item shape they fill.
+struct SeqFit {
+  std::vector<FieldFit> fields;
+  std::vector<SeqItem> shape;
+  bool approximate() const {
+    return std::any_of(fields.begin(), fields.end(), [](const FieldFit& f) { return f.approximate; });
+  }
+};
+
+int64_t floor_of(const std::vector<Sample>& pts) {
+  int64_t lo = 0;
+  for (const Sample& s : pts) lo = std::min(lo, s.y);
+  return lo;
+}
+
+// Samples of different loop shapes: each rank's mean value, one scalar.
+SeqFit mean_fit(const std::vector<SeqSample>& samples) {
+  std::vector<Sample> pts;
+  for (const SeqSample& s : samples) {
+    std::vector<int64_t> v = trace::seq_expand(s.items);
+    long double sum = 0;
+    for (int64_t x : v) sum += static_cast<long double>(x + s.offset);
+    pts.push_back({s.r, s.n, v.empty() ? 0 : int64_t(std::llround(sum / static_cast<long double>(v.size())))});
+  }
+  return {{{0, FieldFit::scalar, fit_best(pts), true, floor_of(pts)}}, {SeqItem{0, 0, 0}}};
+}
 
 class StreamExtrapolator {
  public:
-  StreamExtrapolator(const StreamClass& cls, const std::vector<Input>& inputs, const std::vector<int64_t>& ranks,
-                     int64_t n, int32_t index, std::vector<trace::ExtrapNote>& notes)
-      : cls_(cls), inputs_(inputs), ranks_(ranks), n_(n), index_(index), notes_(notes), params_(out_) {}
+  StreamExtrapolator(const StreamClass& cls, const StreamContext& ctx, const std::vector<int64_t>& ranks, int64_t n,
+                     int32_t index)
+      : cls_(cls),
+        ctx_(ctx),
+        inputs_(ctx.inputs),
+        ranks_(ranks),
+        n_(n),
+        index_(index),
+        notes_(ctx.notes),
+        params_(out_) {}
 
   trace::Stream run() {
     const trace::Stream& shape = *cls_.shape;
@@ -84,12 +126,25 @@ class StreamExtrapolator {
         iters = param([i](const trace::Stream& s) { return s.nodes[i].iters; }, "iterations", -1, int32_t(i));
       out_.nodes.push_back({node.loop, node.index, iters});
     }
-    for (size_t i = 0; i < shape.leaves.size(); ++i) out_.leaves.push_back(leaf(i));
+    for (size_t i = 0; i < shape.leaves.size(); ++i) {
+      out_.leaves.push_back(leaf(i));
+      warn(i);
+    }
     return std::move(out_);
   }
 
  private:
   using Getter = std::function<trace::Param(const trace::Stream&)>;
+
+  const char* incidental(size_t leaf, int slot) const { return ctx_.uses.incidental(cls_, leaf, slot); }
+
+  // Why no model fits, and what would resolve it.
+  std::string hint(const char* why) const {
+    if (why)
+      return fmt::format(
+          "\n  This quantity is incidental ({}): without --strict it takes the best fit, with a warning.", why);
+    return kStructureHint;
+  }
 
   trace::Leaf leaf(size_t i) {
     const trace::Leaf& shape = cls_.shape->leaves[i];
@@ -102,14 +157,27 @@ class StreamExtrapolator {
       auto get = [i, a](const trace::Stream& s) { return s.leaves[i].args[size_t(a)]; };
       l.args[size_t(a)] = trace::is_handle_slot(shape.kind, a)
                               ? donor(get)
-                              : param(get, trace::arg_name(shape.kind, a), int32_t(i), -1);
+                              : param(get, trace::arg_name(shape.kind, a), int32_t(i), -1, incidental(i, a));
     }
     auto ret = [i](const trace::Stream& s) { return s.leaves[i].ret; };
-    l.ret = trace::returns_handle(shape.kind) ? donor(ret) : param(ret, "ret", int32_t(i), -1);
+    l.ret = trace::returns_handle(shape.kind) ? donor(ret) : param(ret, "ret", int32_t(i), -1, incidental(i, -1));
     l.err = param([i](const trace::Stream& s) { return s.leaves[i].err; }, "errno", int32_t(i), -1);
     l.gap = timing(i, true);
     l.dur = timing(i, false);
     return l;
+  }
+
+  // One warning per approximated position: the call, its file, each
+  // approximated quantity with its model and the values seen.
+  void warn(size_t leaf) {
+    if (approximated_.empty()) return;
+    const trace::Leaf& l = cls_.shape->leaves[leaf];
+    std::string file = ctx_.uses.path(cls_, leaf);
+    std::string text = fmt::format("{}, position {} ({} at call site {:#x}{}): approximated ({})", cls_.name(), leaf,
+                                   trace::name(l.kind), l.callsite, file.empty() ? "" : ", file " + file, why_);
+    for (const std::string& a : approximated_) text += "\n    " + a;
+    ctx_.warnings.push_back(std::move(text));
+    approximated_.clear();
   }
 
   trace::TimeStats timing(size_t leaf, bool gap) {
@@ -150,25 +218,33 @@ class StreamExtrapolator {
     return fmt::format("{}, {}, {}", cls_.name(), pos, what);
   }
 
-  std::vector<FieldFit> fit_fields(const std::vector<SeqSample>& samples, int32_t leaf, int32_t node,
-                                   const char* what) {
+  // Every field fitted exactly; an incidental one (`why` set) that no model
+  // fits takes the best fit, and one whose loop shapes differ one mean value.
+  SeqFit fit_fields(const std::vector<SeqSample>& samples, int32_t leaf, int32_t node, const char* what,
+                    const char* why) {
     std::span<const SeqItem> shape = samples.front().items;
     for (const SeqSample& s : samples)
-      if (!same_shape(shape, s.items))
+      if (!same_shape(shape, s.items)) {
+        if (why && !ctx_.strict) return mean_fit(samples);
         throw ExtrapError(
             fmt::format("{}: the values do not have one loop shape at every rank and rank count, "
-                        "so no model can extrapolate them:{}",
-                        where(leaf, node, what), samples_text(samples)));
-    std::vector<FieldFit> fits;
+                        "so no model can extrapolate them:{}{}",
+                        where(leaf, node, what), samples_text(samples), hint(why)));
+      }
+    SeqFit out{{}, std::vector<SeqItem>(shape.begin(), shape.end())};
     std::vector<Sample> pts(samples.size());
     for (size_t item = 0; item < shape.size(); ++item) {
       auto fit_one = [&](auto field, auto value) {
         for (size_t k = 0; k < samples.size(); ++k) pts[k] = {samples[k].r, samples[k].n, value(samples[k])};
-        std::optional<Fit> f = fit_exact(pts);
-        if (!f)
-          throw ExtrapError(fmt::format("{}: no model fits the values exactly (item {} of the value sequence):{}",
-                                        where(leaf, node, what), item, samples_text(samples)));
-        fits.push_back({item, field, std::move(*f)});
+        if (std::optional<Fit> f = fit_exact(pts)) {
+          out.fields.push_back({item, field, std::move(*f)});
+        } else if (why && !ctx_.strict) {
+          int64_t lo = field == FieldFit::count ? 1 : floor_of(pts);
+          out.fields.push_back({item, field, fit_best(pts), true, lo});
+        } else {
+          throw ExtrapError(fmt::format("{}: no model fits the values exactly (item {} of the value sequence):{}{}",
+                                        where(leaf, node, what), item, samples_text(samples), hint(why)));
+        }
       };
       if (!shape[item].is_loop()) {
         fit_one(FieldFit::scalar, [item](const SeqSample& s) { return s.items[item].v + s.offset; });
@@ -177,15 +253,15 @@ class StreamExtrapolator {
         fit_one(FieldFit::count, [item](const SeqSample& s) { return int64_t(s.items[item].count); });
       }
     }
-    return fits;
+    return out;
   }
 
-  void evaluate(const std::vector<FieldFit>& fits, std::span<const SeqItem> shape, int64_t r, int32_t leaf,
-                int32_t node, const char* what, std::vector<SeqItem>& out) {
+  void evaluate(const SeqFit& fits, int64_t r, int32_t leaf, int32_t node, const char* what,
+                std::vector<SeqItem>& out) {
     size_t base = out.size();
-    out.insert(out.end(), shape.begin(), shape.end());
-    for (const FieldFit& f : fits) {
-      std::optional<int64_t> v = f.fit.eval_int(r, n_);
+    out.insert(out.end(), fits.shape.begin(), fits.shape.end());
+    for (const FieldFit& f : fits.fields) {
+      std::optional<int64_t> v = f.approximate ? approximate(f.fit, r, n_, f.floor) : f.fit.eval_int(r, n_);
       if (!v)
         throw ExtrapError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a value that is not an integer",
                                       where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r));
@@ -201,15 +277,20 @@ class StreamExtrapolator {
     }
   }
 
-  void note(const std::vector<FieldFit>& fits, int32_t leaf, int32_t node, const char* what) {
+  void note(const SeqFit& fits, int32_t leaf, int32_t node, const char* what) {
     std::string text, names;
-    for (const FieldFit& f : fits) {
-      if (std::string_view(f.fit.name) == "constant") continue;
+    for (const FieldFit& f : fits.fields) {
+      if (std::string_view(f.fit.name) == "constant" && !f.approximate) continue;
       const char* field = f.field == FieldFit::scalar ? "value" : f.field == FieldFit::shift ? "stride" : "count";
-      text += fmt::format("{}item {} {} = {}{}", text.empty() ? "" : "; ", f.item, field, f.fit.formula(),
-                          f.fit.determined ? " (determined by as many runs as it has coefficients)" : "");
+      text += fmt::format("{}item {} {} {} {}{}", text.empty() ? "" : "; ", f.item, field, f.approximate ? "~" : "=",
+                          f.fit.formula(),
+                          f.approximate      ? fmt::format(" (best fit: {})", f.fit.name)
+                          : f.fit.determined ? " (determined by as many runs as it has coefficients)"
+                                             : "");
       if (names.find(f.fit.name) == std::string::npos) names += (names.empty() ? "" : " + ") + std::string(f.fit.name);
     }
+    // An approximated quantity is named so in --dump and summary.json.
+    if (fits.approximate()) names = trace::kApproximateModel;
     if (!text.empty()) notes_.push_back({index_, leaf, node, what, text, names});
   }
 
@@ -229,27 +310,33 @@ class StreamExtrapolator {
     return params_.merge(per_rank);
   }
 
-  trace::Param param(const Getter& get, const char* what, int32_t leaf, int32_t node) {
+  trace::Param param(const Getter& get, const char* what, int32_t leaf, int32_t node, const char* why = nullptr) {
     std::vector<SeqSample> samples = samples_of(get);
     if (samples.empty()) return {};
-    std::vector<FieldFit> fits = fit_fields(samples, leaf, node, what);
+    SeqFit fits = fit_fields(samples, leaf, node, what, why);
     note(fits, leaf, node, what);
-    std::span<const SeqItem> shape = samples.front().items;
-    bool rank_free = std::all_of(fits.begin(), fits.end(), [](const FieldFit& f) { return f.fit.rank_free(); });
+    if (fits.approximate()) {
+      why_ = why;
+      approximated_.push_back(fmt::format("{}: values seen {}", what, samples_line(samples)));
+    }
+    size_t len = fits.shape.size();
+    bool rank_free =
+        std::all_of(fits.fields.begin(), fits.fields.end(), [](const FieldFit& f) { return f.fit.rank_free(); });
     values_.clear();
-    if (rank_free) evaluate(fits, shape, ranks_.front(), leaf, node, what, values_);
+    if (rank_free) evaluate(fits, ranks_.front(), leaf, node, what, values_);
     for (int64_t r : ranks_)
-      if (!rank_free) evaluate(fits, shape, r, leaf, node, what, values_);
+      if (!rank_free) evaluate(fits, r, leaf, node, what, values_);
     std::vector<postproc::RankValues> per_rank;
     per_rank.reserve(ranks_.size());
     for (size_t i = 0; i < ranks_.size(); ++i) {
-      size_t at = rank_free ? 0 : i * shape.size();
-      per_rank.push_back({int32_t(ranks_[i]), std::span<const SeqItem>(values_.data() + at, shape.size())});
+      size_t at = rank_free ? 0 : i * len;
+      per_rank.push_back({int32_t(ranks_[i]), std::span<const SeqItem>(values_.data() + at, len)});
     }
     return params_.merge(per_rank);
   }
 
   const StreamClass& cls_;
+  const StreamContext& ctx_;
   const std::vector<Input>& inputs_;
   const std::vector<int64_t>& ranks_;
   int64_t n_;
@@ -258,6 +345,8 @@ class StreamExtrapolator {
   trace::Stream out_;
   postproc::ParamMerger params_;
   std::vector<SeqItem> values_;
+  std::vector<std::string> approximated_;  // of the current position, for its warning
+  const char* why_ = nullptr;
 };
 
 std::vector<std::pair<uint8_t, uint64_t>> scaled_histogram(const trace::TimeStats& base, double factor, uint64_t count,
@@ -314,10 +403,9 @@ trace::TimeStats extrapolate_timing(const std::vector<std::pair<int64_t, trace::
   return t;
 }
 
-trace::Stream extrapolate_stream(const StreamClass& cls, const std::vector<Input>& inputs,
-                                 const std::vector<int64_t>& ranks, int64_t n, int32_t stream_index,
-                                 std::vector<trace::ExtrapNote>& notes) {
-  return StreamExtrapolator(cls, inputs, ranks, n, stream_index, notes).run();
+trace::Stream extrapolate_stream(const StreamClass& cls, const StreamContext& ctx, const std::vector<int64_t>& ranks,
+                                 int64_t n, int32_t stream_index) {
+  return StreamExtrapolator(cls, ctx, ranks, n, stream_index).run();
 }
 
 }  // namespace mpior::extrap

@@ -7,20 +7,34 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "classes.hpp"
+#include "extrap/incidental.hpp"
 #include "model.hpp"
 
 namespace mpior::extrap {
 
+// What every stream's extrapolation shares.
+struct StreamContext {
+  const std::vector<Input>& inputs;
+  const FileUses& uses;
+  bool strict;                            // no approximation: incidentals need an exact fit too
+  std::vector<trace::ExtrapNote>& notes;  // every quantity that is not one constant
+  std::vector<std::string>& warnings;     // one per approximated position
+};
+
 // The class's stream for `ranks` (ascending) of a run of n ranks. Notes get
 // the model of every quantity that is not one constant, tagged with
-// stream_index. Throws ExtrapError naming the position, the parameter and
-// the values seen when no model fits, or when a value is not an integer at n.
-trace::Stream extrapolate_stream(const StreamClass& cls, const std::vector<Input>& inputs,
-                                 const std::vector<int64_t>& ranks, int64_t n, int32_t stream_index,
-                                 std::vector<trace::ExtrapNote>& notes);
+// stream_index. An incidental quantity (incidental.hpp) no model fits takes
+// the best fit, noted as approximate, with one warning per position naming
+// the call, its file and the values seen. Throws ExtrapError naming the
+// position, the parameter, the values seen and what input would resolve it
+// when no model fits a structural quantity, or when a value is not an
+// integer at n.
+trace::Stream extrapolate_stream(const StreamClass& cls, const StreamContext& ctx, const std::vector<int64_t>& ranks,
+                                 int64_t n, int32_t stream_index);
 
 // Timing statistics of a position at n from the inputs' (per input: the
 // merged statistics and the number of ranks they cover), scaled to `ranks`

@@ -22,6 +22,7 @@ struct KindModel {
   std::vector<NameModel> names;
   std::vector<trace::PlanFile> attrs;  // created, existed, directory as traced
   std::vector<Fit> sizes;              // initial size
+  std::vector<bool> approximate;       // size a best fit (a file the job did not make)
   std::vector<CommModel> comms;
   std::vector<trace::CommOrigin> comm_origins;  // as in the largest input that has the communicator
   std::string cwd;
@@ -30,15 +31,14 @@ struct KindModel {
 
 class TableBuilder {
  public:
-  TableBuilder(const std::vector<Input>& inputs, const RankKinds& kinds, trace::Plan& out,
-               std::vector<trace::ExtrapNote>& notes)
-      : inputs_(inputs), kinds_(kinds), out_(out), notes_(notes), n_(int64_t(kinds.target.size())) {
+  TableBuilder(const StreamContext& ctx, const RankKinds& kinds, trace::Plan& out)
+      : ctx_(ctx), inputs_(ctx.inputs), kinds_(kinds), out_(out), notes_(ctx.notes), n_(int64_t(kinds.target.size())) {
     members_.resize(kinds.names.size());
-    for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t i = 0; i < inputs_.size(); ++i)
       for (size_t r = 0; r < kinds.inputs[i].size(); ++r)
         members_[size_t(kinds.inputs[i][r])].push_back({i, int64_t(r)});
     models_.resize(kinds.names.size());
-    const Input& largest = inputs.back();
+    const Input& largest = inputs_.back();
     for (const trace::PlanRank& pr : largest.plan.ranks) one_host_ = one_host_ && pr.host == largest.plan.ranks[0].host;
   }
 
@@ -84,6 +84,14 @@ class TableBuilder {
     return m;
   }
 
+  // A file no rank of the kind created or wrote in any input: its name and
+  // size are the machine's (a /proc entry, a library), not the job's.
+  bool foreign(const std::vector<RankRef>& refs, size_t j) const {
+    return !ctx_.strict && std::all_of(refs.begin(), refs.end(), [&](RankRef ref) {
+      return ctx_.uses.foreign(ref.first, plan_rank(ref).files[j]);
+    });
+  }
+
   void add_file_model(int32_t kind, const std::vector<RankRef>& refs, size_t j, KindModel& m) {
     std::vector<NameSample> names;
     std::vector<Sample> sizes;
@@ -92,22 +100,45 @@ class TableBuilder {
       names.push_back({ref.second, inputs_[ref.first].n, &f.path});
       sizes.push_back({ref.second, inputs_[ref.first].n, f.initial_size});
     }
-    std::string why;
+    std::string why, approximated;
     std::optional<NameModel> name = NameModel::fit(names, &why);
+    if (!name && foreign(refs, j)) {
+      std::vector<NameSample> last{names.back()};
+      name = NameModel::fit(last, &why);
+      approximated = fmt::format("name {} (names seen: {}{})", *names.back().path, *names.front().path,
+                                 names.size() > 2 ? ", ..." : "");
+    }
     if (!name) throw ExtrapError(fmt::format("file {} of the ranks running {}: {}", j, kind_name(kind), why));
     std::optional<Fit> size = fit_exact(sizes);
+    bool approx_size = !size && foreign(refs, j);
+    if (approx_size) {
+      size = fit_best(sizes);
+      approximated += fmt::format("{}size before the run ~ {} (sizes seen: {} at n={}, ..., {} at n={})",
+                                  approximated.empty() ? "" : "; ", size->formula(), sizes.front().y, sizes.front().n,
+                                  sizes.back().y, sizes.back().n);
+    }
     if (!size)
       throw ExtrapError(fmt::format(
           "file {} of the ranks running {} ('{}'): no model fits the size it must have "
-          "before the run ({} at n={}, {} at n={}, ...)",
+          "before the run ({} at n={}, {} at n={}, ...); the job created or wrote this file, so its size is "
+          "structure: trace one more rank count, or larger ones",
           j, kind_name(kind), *names.front().path, sizes.front().y, sizes.front().n, sizes.back().y, sizes.back().n));
     const trace::PlanFile& attrs = inputs_[refs.back().first].plan.files[size_t(plan_rank(refs.back()).files[j])];
+    if (!approximated.empty()) {
+      ctx_.warnings.push_back(
+          fmt::format("file {} of the ranks running {} ({}), which the job neither created nor "
+                      "wrote: approximated {}",
+                      j, kind_name(kind), attrs.path, approximated));
+      notes_.push_back(
+          {-1, -1, -1, fmt::format("file {} ({})", j, kind_name(kind)), approximated, trace::kApproximateModel});
+    }
     if (!name->constant())
       notes_.push_back(
           {-1, -1, -1, fmt::format("file name ({})", kind_name(kind)), name->describe(), "file name pattern"});
     m.names.push_back(std::move(*name));
     m.attrs.push_back(attrs);
     m.sizes.push_back(std::move(*size));
+    m.approximate.push_back(approx_size);
   }
 
   void add_comm_model(int32_t kind, const std::vector<RankRef>& refs, size_t j, KindModel& m) {
@@ -168,7 +199,7 @@ class TableBuilder {
 
   int32_t file_id(const KindModel& m, size_t j, int64_t r, int32_t kind) {
     std::optional<std::string> path = m.names[j].render(r, n_);
-    std::optional<int64_t> size = m.sizes[j].eval_int(r, n_);
+    std::optional<int64_t> size = m.approximate[j] ? approximate(m.sizes[j], r, n_, 0) : m.sizes[j].eval_int(r, n_);
     if (!path || !size || *size < 0)
       throw ExtrapError(fmt::format("file {} of rank {} ({}) at {} ranks: {} = {} is not a whole number", j, r,
                                     kind_name(kind), n_, path ? "its size" : "its name",
@@ -186,6 +217,7 @@ class TableBuilder {
     return it->second;
   }
 
+  const StreamContext& ctx_;
   const std::vector<Input>& inputs_;
   const RankKinds& kinds_;
   trace::Plan& out_;
@@ -200,9 +232,8 @@ class TableBuilder {
 
 }  // namespace
 
-void extrapolate_tables(const std::vector<Input>& inputs, const RankKinds& kinds, trace::Plan& out,
-                        std::vector<trace::ExtrapNote>& notes) {
-  TableBuilder(inputs, kinds, out, notes).run();
+void extrapolate_tables(const StreamContext& ctx, const RankKinds& kinds, trace::Plan& out) {
+  TableBuilder(ctx, kinds, out).run();
 }
 
 }  // namespace mpior::extrap

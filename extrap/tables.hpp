@@ -9,6 +9,7 @@
 
 #include "classes.hpp"
 #include "model.hpp"
+#include "streams.hpp"
 
 namespace mpior::extrap {
 
@@ -21,7 +22,8 @@ struct RankKinds {
 };
 
 // Fills out.ranks, out.files and out.comms for n = target.size() ranks.
-void extrapolate_tables(const std::vector<Input>& inputs, const RankKinds& kinds, trace::Plan& out,
-                        std::vector<trace::ExtrapNote>& notes);
+// A file the job neither created nor wrote whose name or size no model fits
+// takes the largest input's name and the best-fitting size, with a warning.
+void extrapolate_tables(const StreamContext& ctx, const RankKinds& kinds, trace::Plan& out);
 
 }  // namespace mpior::extrap

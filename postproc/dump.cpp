@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 
@@ -113,6 +114,10 @@ void dump_extrap(const trace::Plan& p, std::ostream& out) {
       where += fmt::format(" loop node {}", n.node);
     out << fmt::format("  {}: {}: {} [{}]\n", where, n.what, n.model, n.name);
   }
+  size_t approximate = size_t(std::count_if(
+      x.notes.begin(), x.notes.end(), [](const trace::ExtrapNote& n) { return n.name == trace::kApproximateModel; }));
+  if (approximate)
+    out << fmt::format("approximate: {} incidental quantities took the best fit, not an exact one\n", approximate);
 }
 
 void dump_plan(const trace::Plan& p, std::ostream& out) {

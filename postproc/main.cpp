@@ -1,7 +1,9 @@
 // mpior-post DIR [-o PLAN] [--verify] [--timeline FILE] [--html FILE] [--quiet]
-// mpior-post --extrapolate N -o PLAN DIR DIR DIR...
+// mpior-post --extrapolate N [--strict] -o PLAN DIR DIR DIR...
 // mpior-post --compare PLAN_A PLAN_B
 // mpior-post --dump FILE
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
@@ -34,6 +36,7 @@ struct Options {
   bool events_only = false;
   int64_t extrapolate = 0;
   int64_t cb_buffer_size = mpior::extrap::Options{}.cb_buffer_size;
+  bool strict = false;
   bool verify = false;
   std::string timeline, html;
   uint64_t max_events = mpior::report::TimelineWriter::kDefaultMaxEvents;
@@ -52,13 +55,17 @@ int extrapolate(const Options& o) {
   for (const std::string& d : o.dirs) inputs.push_back(extrap::load_input(d));
   // Left to the exit to free: tearing down 8,192 ranks' tables and a 5 MB
   // JSON tree would take a tenth of the command.
-  const trace::Plan& plan = *new trace::Plan(extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size}));
+  std::vector<std::string> warnings;
+  const trace::Plan& plan =
+      *new trace::Plan(extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size, o.strict}, &warnings));
+  for (const std::string& w : warnings) std::cerr << "mpior-post: warning: " << w << "\n";
   const postproc::PlanSummary& summary = *new postproc::PlanSummary(postproc::summarize_plan(plan, o.plan));
   postproc::write_plan_dir_atomic(o.plan, plan, summary.text,
                                   summary.json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   std::cout << "mpior-post: wrote " << o.plan << ": " << plan.ranks.size() << " ranks extrapolated from "
             << o.dirs.size() << " runs, " << plan.streams.size() << " streams, " << plan.files.size() << " files, "
-            << plan.comms.size() << " communicators, " << plan.extrap.notes.size() << " modelled quantities\n";
+            << plan.comms.size() << " communicators, " << plan.extrap.notes.size() << " modelled quantities"
+            << (warnings.empty() ? "" : fmt::format(", {} positions or files approximated", warnings.size())) << "\n";
   return 0;
 }
 
@@ -212,6 +219,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t(1), INT64_MAX))
       ->needs(extrap_opt)
       ->capture_default_str();
+  app.add_flag("--strict", o.strict,
+               "with --extrapolate: refuse, as for structure, when no model fits an incidental quantity exactly "
+               "(bytes of formatted stdio, results of calls that move no data, reads of files the job neither "
+               "created nor wrote) instead of taking the best fit with a warning")
+      ->needs(extrap_opt);
   auto* compare_opt = app.add_option("--compare", o.compare,
                                      "compare two plans (directories or plan.mpior files): exit 0 when identical "
                                      "except timing, 1 naming the first difference, 2 on error")

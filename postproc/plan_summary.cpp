@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <thread>
 
@@ -82,8 +83,17 @@ nlohmann::json extrap_json(const trace::ExtrapInfo& x) {
   nlohmann::json inputs = nlohmann::json::array();
   for (size_t i = 0; i < x.inputs.size(); ++i) inputs.push_back({{"dir", x.inputs[i]}, {"ranks", x.input_ranks[i]}});
   nlohmann::json models = nlohmann::json::object();
-  for (const trace::ExtrapNote& n : x.notes) models[n.name] = models.value(n.name, 0) + 1;
-  return {{"target", x.target}, {"inputs", inputs}, {"quantities_modelled", x.notes.size()}, {"models", models}};
+  nlohmann::json approximate = nlohmann::json::array();
+  for (const trace::ExtrapNote& n : x.notes) {
+    models[n.name] = models.value(n.name, 0) + 1;
+    if (n.name == trace::kApproximateModel)
+      approximate.push_back({{"stream", n.stream}, {"position", n.leaf}, {"what", n.what}, {"model", n.model}});
+  }
+  return {{"target", x.target},
+          {"inputs", inputs},
+          {"quantities_modelled", x.notes.size()},
+          {"models", models},
+          {"approximate", approximate}};
 }
 
 std::string extrap_text(const trace::ExtrapInfo& x) {
@@ -91,6 +101,10 @@ std::string extrap_text(const trace::ExtrapInfo& x) {
   for (size_t i = 0; i < x.inputs.size(); ++i) out += fmt::format("  {} ({} ranks)\n", x.inputs[i], x.input_ranks[i]);
   out += fmt::format("  {} quantities follow a model other than a constant (mpior-post --dump shows each)\n",
                      x.notes.size());
+  size_t approximate = size_t(std::count_if(
+      x.notes.begin(), x.notes.end(), [](const trace::ExtrapNote& n) { return n.name == trace::kApproximateModel; }));
+  if (approximate)
+    out += fmt::format("  {} incidental quantities are approximate: the best fit, not an exact one\n", approximate);
   return out;
 }
 

@@ -254,6 +254,10 @@ struct ExtrapNote {
   bool operator==(const ExtrapNote&) const = default;
 };
 
+// ExtrapNote::name of an incidental quantity no model fits exactly, which
+// took the registry's best fit (extrap/incidental.hpp).
+inline constexpr const char* kApproximateModel = "approximate";
+
 struct ExtrapInfo {
   int32_t target = 0;                // 0: not extrapolated
   std::vector<std::string> inputs;   // the input directories, as named

@@ -91,3 +91,92 @@ TEST_CASE("extrapolation refuses what it cannot do right") {
                         Contains("distinct rank counts"));
   }
 }
+
+namespace {
+
+// A solver's run: every rank writes its block of a shared file; rank 0 prints
+// a line per step whose length follows no model (times, checksums) and every
+// rank reads a system file it did not make (as MPICH reads /proc/<pid>/stat),
+// whose name and length change from run to run.
+extrap::Input solver_run(int32_t n, bool irregular_data = false) {
+  std::vector<trace::RankTrace> ranks;
+  for (int32_t r = 0; r < n; ++r) {
+    test::RankBuilder b(r, n);
+    int32_t data = b.file("/data/solver.dat", O_WRONLY | O_CREAT);
+    int32_t stat = b.file("/proc/" + std::to_string(1000 + 37 * n + r) + "/stat", O_RDONLY);
+    b.site(0x10);
+    b.open(stat, 9, O_RDONLY, 9);
+    b.site(0x11);
+    b.call(trace::Kind::read,
+           {{trace::arg::handle, 9}, {trace::arg::file, stat}, {trace::arg::offset, 0}, {trace::arg::count, 4096}},
+           311 + (r + n) % 2);
+    b.site(0x12);
+    b.open(data, 10, O_WRONLY | O_CREAT, 10);
+    int64_t printed = 0;
+    for (int64_t step = 0; step < 3; ++step) {
+      b.site(0x13);
+      b.pwrite(data, 10, (step * n + r) * 4096, 4096 + (irregular_data ? r * r : 0), 4096);
+      if (r != 0) continue;
+      int64_t len = 20 + (n * 7 + step * 3) % 5;  // "iter %d sum %.6f\n"
+      b.site(0x14);
+      b.call(trace::Kind::fprintf,
+             {{trace::arg::handle, 1}, {trace::arg::file, 1}, {trace::arg::offset, printed}, {trace::arg::count, -1}},
+             len);
+      printed += len;
+    }
+    ranks.push_back(b.finish());
+    ranks.back().process.cmdline = "./solver";
+  }
+  postproc::TraceSet set = test::make_set(std::move(ranks));
+  set.job.cmdline = "./solver";
+  postproc::Analysis a = postproc::analyze(set);
+  postproc::move_sends_to_senders(set, a.comms);
+  return {"s" + std::to_string(n), postproc::build_plan(std::move(set), a), n};
+}
+
+std::vector<extrap::Input> solver_runs(bool irregular_data = false) {
+  return {solver_run(4, irregular_data), solver_run(5, irregular_data), solver_run(6, irregular_data),
+          solver_run(7, irregular_data)};
+}
+
+}  // namespace
+
+TEST_CASE("incidentals take the best fit with a warning; structure stays exact") {
+  std::vector<std::string> warnings;
+  trace::Plan p = extrap::extrapolate(solver_runs(), 64, {}, &warnings);
+  REQUIRE(p.ranks.size() == 64);
+  // The printed bytes, the stdout offsets, the system file's read and name.
+  std::string all;
+  for (const std::string& w : warnings) all += w + "\n";
+  INFO(all);
+  CHECK_THAT(all, Contains("fprintf") && Contains("<stdout>") && Contains("formatted stdio"));
+  CHECK_THAT(all, Contains("read at call site 0x11") && Contains("neither created nor wrote"));
+  CHECK_THAT(all, Contains("/stat") && Contains("n=4 rank 0: 311"));
+  size_t approx = 0;
+  for (const trace::ExtrapNote& n : p.extrap.notes) approx += n.name == trace::kApproximateModel;
+  CHECK(approx >= 3);
+  // Data-file offsets exact at 64 ranks; printed lengths rounded, in range.
+  for (int32_t r : {0, 1, 63}) {
+    for (const trace::Stream& s : p.streams) {
+      if (!trace::seq_contains(s.view(s.ranks), r)) continue;
+      trace::EventCursor c(s, r);
+      trace::Event ev;
+      std::vector<int64_t> offsets;
+      while (c.next(ev)) {
+        if (ev.kind == trace::Kind::pwrite) offsets.push_back(ev.args[trace::arg::offset]);
+        if (ev.kind == trace::Kind::fprintf) CHECK((ev.ret >= 20 && ev.ret <= 24));
+        if (ev.kind == trace::Kind::read) CHECK((ev.ret >= 311 && ev.ret <= 312));
+      }
+      CHECK(offsets == std::vector<int64_t>{r * 4096, (64 + r) * 4096, (128 + r) * 4096});
+    }
+  }
+}
+
+TEST_CASE("--strict refuses incidentals; structure no model fits says what would resolve it") {
+  extrap::Options strict;
+  strict.strict = true;
+  REQUIRE_THROWS_WITH(extrap::extrapolate(solver_runs(), 64, strict), Contains("no model fits"));
+  REQUIRE_THROWS_WITH(extrap::extrapolate(solver_runs(true), 64), Contains("pwrite") && Contains("structure") &&
+                                                                      Contains("one more traced rank count") &&
+                                                                      Contains("MPIOR_PRUNE=0"));
+}

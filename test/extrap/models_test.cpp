@@ -3,6 +3,7 @@
 #include "models.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <functional>
 
 using namespace mpior::extrap;
@@ -104,4 +105,21 @@ TEST_CASE("timing takes the best fit and never goes negative") {
   CHECK(std::string(fit_timing(flat).fit.name) == "constant");
   std::vector<std::pair<int64_t, double>> falling = {{4, 40}, {5, 30}, {6, 20}, {7, 10}};
   CHECK(fit_timing(falling).predict(64) == 0);
+}
+
+TEST_CASE("best fit: the simplest model unless a richer one halves the error; rounded, never negative") {
+  // Noise around 30: the constant.
+  std::vector<Sample> noisy = {{0, 4, 35}, {0, 8, 28}, {0, 12, 31}, {0, 16, 28}};
+  Fit f = fit_best(noisy);
+  CHECK(std::string(f.name) == "constant");
+  CHECK(approximate(f, 0, 8192, 0) == 31);
+  // Lines growing with n, one byte off: linear in n wins.
+  std::vector<Sample> growing = {{0, 4, 20}, {0, 8, 41}, {0, 12, 60}, {0, 16, 80}};
+  Fit g = fit_best(growing);
+  CHECK(std::string(g.name) == "linear in n");
+  CHECK(std::abs(approximate(g, 0, 32, 0) - 160) <= 2);
+  // Falling below zero is clamped to the floor.
+  std::vector<Sample> falling = {{0, 4, 40}, {0, 8, 30}, {0, 12, 21}, {0, 16, 10}};
+  CHECK(approximate(fit_best(falling), 0, 100, 0) == 0);
+  CHECK(approximate(fit_best(falling), 0, 100, -1) == -1);
 }

@@ -1,0 +1,145 @@
+#include "extrap/incidental.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "merge_params.hpp"
+
+namespace mpior::extrap {
+
+namespace {
+
+using trace::OpClass;
+constexpr trace::SeqItem kZero{0, 0, 0};
+
+// Text in or out of a stream: how many bytes depends on the data printed or
+// read (a time, a checksum, a line of a configuration file).
+bool formatted(trace::Kind k) {
+  static constexpr std::array<std::string_view, 6> kText = {"printf", "puts", "scanf", "getline", "getdelim", "fgets"};
+  std::string_view name = trace::name(k);
+  return std::any_of(kText.begin(), kText.end(), [&](std::string_view t) { return name.find(t) != name.npos; });
+}
+
+bool names_file(trace::Kind k) {
+  trace::Family f = trace::info(k).family;
+  return f == trace::Family::posix || f == trace::Family::stdio || f == trace::Family::aio ||
+         f == trace::Family::mmap || f == trace::Family::mpiio;
+}
+
+// Calls that may change a file's contents or size (asynchronous and mapped
+// I/O counted as writes: a file they touch stays structure).
+bool writes(OpClass op) {
+  switch (op) {
+    case OpClass::write:
+    case OpClass::truncate:
+    case OpClass::allocate:
+    case OpClass::copy:
+    case OpClass::asubmit:
+    case OpClass::alist:
+    case OpClass::map:
+    case OpClass::msync:
+    case OpClass::mpiio_write:
+    case OpClass::mpiio_size:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Calls whose result is data the replay moves or a position it moves to.
+bool moves_data(OpClass op) {
+  switch (op) {
+    case OpClass::read:
+    case OpClass::seek:
+    case OpClass::tell:
+    case OpClass::atest:
+    case OpClass::await:
+    case OpClass::adone:
+    case OpClass::mpiio_read:
+    case OpClass::mpiio_seek:
+    case OpClass::readdir:
+      return true;
+    default:
+      return writes(op);
+  }
+}
+
+bool file_slot(int slot) { return slot == trace::arg::offset || slot == trace::arg::count || slot < 0; }
+
+}  // namespace
+
+std::pair<std::span<const trace::SeqItem>, int64_t> rank_view(const trace::Stream& s, const trace::Param& p,
+                                                              int64_t r) {
+  if (p.ranked < 0) return {postproc::canonical_seq(s, p), 0};
+  for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)])
+    if (trace::seq_contains(s.view(v.ranks), r))
+      return {v.seq.len ? s.view(v.seq) : std::span<const trace::SeqItem>(&kZero, 1), v.scale * r};
+  return {{&kZero, 1}, 0};
+}
+
+FileUses::FileUses(const std::vector<Input>& inputs) : inputs_(inputs) {
+  for (const Input& in : inputs) {
+    std::vector<Use> uses(in.plan.files.size());
+    for (size_t f = 0; f < uses.size(); ++f) uses[f].made = in.plan.files[f].created;
+    for (const trace::Stream& s : in.plan.streams)
+      for (const trace::Leaf& l : s.leaves) {
+        bool w = writes(trace::info(l.kind).op), text = w && formatted(l.kind);
+        if (!w || !names_file(l.kind)) continue;
+        for (int64_t r : s.rank_list()) {
+          auto [items, shift] = rank_view(s, l.args[trace::arg::file], r);
+          const std::vector<int32_t>& local = in.plan.ranks[size_t(r)].files;
+          for (int64_t id : trace::seq_expand(items)) {
+            id += shift;
+            if (id < 0 || size_t(id) >= local.size() || local[size_t(id)] < 0) continue;
+            Use& u = uses[size_t(local[size_t(id)])];
+            u.made = true;
+            u.text = u.text || text;
+          }
+        }
+      }
+    uses_.push_back(std::move(uses));
+  }
+}
+
+std::vector<std::pair<size_t, int32_t>> FileUses::files_of(const StreamClass& cls, size_t leaf) const {
+  std::vector<std::pair<size_t, int32_t>> out;
+  for (size_t in = 0; in < cls.at.size(); ++in)
+    for (const trace::Stream* s : cls.at[in])
+      for (int64_t r : s->rank_list()) {
+        auto [items, shift] = rank_view(*s, s->leaves[leaf].args[trace::arg::file], r);
+        const std::vector<int32_t>& local = inputs_[in].plan.ranks[size_t(r)].files;
+        for (int64_t id : trace::seq_expand(items)) {
+          id += shift;
+          if (id >= 0 && size_t(id) < local.size() && local[size_t(id)] >= 0)
+            if (std::find(out.begin(), out.end(), std::make_pair(in, local[size_t(id)])) == out.end())
+              out.emplace_back(in, local[size_t(id)]);
+        }
+      }
+  return out;
+}
+
+const char* FileUses::incidental(const StreamClass& cls, size_t leaf, int slot) const {
+  trace::Kind kind = cls.shape->leaves[leaf].kind;
+  OpClass op = trace::info(kind).op;
+  if (slot < 0 && !moves_data(op)) return "a return value of a call that moves no data";
+  if (!names_file(kind) || !file_slot(slot)) return nullptr;
+  if (formatted(kind)) return "bytes of formatted stdio";
+  std::vector<std::pair<size_t, int32_t>> files = files_of(cls, leaf);
+  if (files.empty()) return nullptr;
+  if (std::all_of(files.begin(), files.end(), [&](auto& f) { return !uses_[f.first][size_t(f.second)].made; }))
+    return "a call on a file the job neither created nor wrote";
+  bool text = std::any_of(files.begin(), files.end(), [&](auto& f) { return uses_[f.first][size_t(f.second)].text; });
+  if (text && slot == trace::arg::offset) return "a stream offset that formatted stdio moves";
+  return nullptr;
+}
+
+std::string FileUses::path(const StreamClass& cls, size_t leaf) const {
+  if (!names_file(cls.shape->leaves[leaf].kind)) return "";
+  std::vector<std::pair<size_t, int32_t>> files = files_of(cls, leaf);
+  if (files.empty()) return "";
+  auto last = std::max_element(files.begin(), files.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  return inputs_[last->first].plan.files[size_t(last->second)].path;
+}
+
+}  // namespace mpior::extrap
