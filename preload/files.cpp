@@ -224,8 +224,8 @@ void set_excluded(std::vector<std::string> prefixes) {
 }
 
 // The longest prefix that holds p decides: "!/dev/shm" keeps what "/dev"
-// would exclude. A prefix ending in '*' holds any path that starts with the
-// text before it ("/dev/shm/mpich_shar_tmp*"); others hold whole components.
+// would exclude; "!/proc" after the default "/proc" keeps /proc. A prefix ending in '*' holds any path that starts with
+// the text before it ("/dev/shm/mpich_shar_tmp*"); others hold whole components.
 bool is_excluded(std::string_view p) {
   if (!g_excluded) return false;
   size_t best = 0;
@@ -236,7 +236,7 @@ bool is_excluded(std::string_view p) {
     if (star) pre.remove_suffix(1);
     bool holds = pre == "/" || (p.size() >= pre.size() && p.compare(0, pre.size(), pre) == 0 &&
                                 (star || p.size() == pre.size() || p[pre.size()] == '/'));
-    if (holds && pre.size() + 1 > best) {
+    if (holds && pre.size() + 1 >= best) {  // of two equal prefixes the later (the user's) decides
       best = pre.size() + 1;
       excluded = !keep;
     }

@@ -53,13 +53,19 @@ constinit config::Option<std::string_view> opt_dir{
     "MPIOR_TRACE_DIR", "traces",
     "directory the traces go to (relative: to the working directory at start); "
     "a directory already holding a trace gets this job's in a subdirectory job-<id>, never overwritten"};
-constinit config::Option<std::string_view> opt_exclude{
-    "MPIOR_EXCLUDE",
+// Always excluded: the MPI library's and hwloc's own reads of the system
+// (topology discovery inside MPI_Init and MPI_Comm_split_type reads dozens
+// of /proc and /sys files, in loops over the node's processes: a plan would
+// change shape with the rank count for reasons the program does not have).
+constexpr const char* kDefaultExclude =
     "/proc,/sys,/dev,!/dev/shm,/dev/shm/mpich_*,/dev/shm/ucx_*,/dev/shm/vader_segment*,/dev/shm/sm_segment*,"
-    "/tmp/ompi.*",
-    "comma-separated path prefixes whose files are not traced (the trace directory never is); the longest "
-    "prefix that holds a path decides; !PREFIX keeps what a shorter one excludes; PREFIX* holds any path "
-    "starting so (MPI libraries' shared-memory segments). Excluded calls are counted per kind"};
+    "/tmp/ompi.*";
+constinit config::Option<std::string_view> opt_exclude{
+    "MPIOR_EXCLUDE", kDefaultExclude,
+    "comma-separated path prefixes whose files are not traced, added to the default (the trace directory never "
+    "is); the longest prefix that holds a path decides; !PREFIX keeps what a shorter one excludes (!/proc traces "
+    "/proc); PREFIX* holds any path starting so (MPI libraries' shared-memory segments). Excluded calls are "
+    "counted per kind"};
 constinit config::Option<std::string_view> opt_exclude_exe{
     "MPIOR_EXCLUDE_EXE", "mpiexec*,mpirun*,hydra_*,orterun,prterun,prted,orted,srun",
     "comma-separated executable names (shell patterns) never traced: MPI launchers and their proxies"};
@@ -324,7 +330,8 @@ void on_load() {
   else
     clock::start(opt_clock.get() == "tsc");
   s.dir = absolute_path(AT_FDCWD, std::string(opt_dir.get()).c_str());
-  std::vector<std::string> excluded = split_commas(opt_exclude.get());
+  std::vector<std::string> excluded = split_commas(kDefaultExclude);
+  for (std::string& e : split_commas(opt_exclude.get())) excluded.push_back(std::move(e));
   excluded.push_back(s.dir);
   if (parent) excluded.push_back(parent->dir);
   set_excluded(std::move(excluded));
