@@ -33,12 +33,12 @@ class Runs:
         for f in os.listdir(d):
             os.unlink(os.path.join(d, f))
 
-    def trace(self, n, args=(), env=None, name=None, compare_untraced=False):
+    def trace(self, n, args=(), env=None, name=None, compare_untraced=False, app=None):
         """Runs the app at n ranks traced into ROOT/<name>, posts it; returns
         the trace directory and the files the run left {name: size}."""
         name = name or f"t{n}"
         traces = self.path(name)
-        cmd = ["mpirun.mpich", "-n", str(n), APP] + [str(a) for a in args]
+        cmd = ["mpirun.mpich", "-n", str(n), app or APP] + [str(a) for a in args]
         base = dict(os.environ)
         base.pop("LD_PRELOAD", None)
         base.update(env or {})
