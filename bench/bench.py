@@ -3,7 +3,7 @@
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
 Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict,
-memory, merge_job, merge_tree, flush.
+memory, merge_job, merge_tree, flush, extrap_ior.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -382,9 +382,16 @@ def merge_tree(b):
     merge_job_bench.merge_tree(b, table)
 
 
+def extrap_ior(b):
+    """ior_like's three patterns extrapolated to 8,192 and 65,536 ranks; 8,192-thread replay (bench/extrap_bench.py)."""
+    import extrap_bench
+    extrap_bench.ior_like(b, table)
+
+
 SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
             "merge": merge, "merge_tree": merge_tree, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap,
-            "crash": crash, "fuzz": fuzz, "lammps": lammps, "fidelity": fidelity, "merge_job": merge_job}
+            "crash": crash, "fuzz": fuzz, "lammps": lammps, "fidelity": fidelity, "merge_job": merge_job,
+            "extrap_ior": extrap_ior}
 
 
 def predict(b):

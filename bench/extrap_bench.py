@@ -4,7 +4,9 @@ traced at 4, 5, 6 and 7 ranks, extrapolated to 8,192 and 65,536 ranks
 the summary, writing), the plan's size, and the 8,192-rank plan replayed
 with 8,192 threads on a tmpfs (--io-only: the extrapolated MPI timing of an
 oversubscribed 2-core machine would otherwise dominate): setup_s, wall time
-and peak RSS."""
+and peak RSS. The same for test/apps/ior_like's three patterns traced at 4,
+8, 12 and 16 ranks (--only extrap_ior): a program with a stdout, a log and
+MPICH's own reads, whose incidentals take the best fit."""
 import json
 import os
 import shutil
@@ -28,16 +30,8 @@ def run_measured(cmd, cwd):
     return wall, usage.ru_maxrss, out.decode()
 
 
-def extrapolation(b, table):
-    d = b.fresh("extrap")
-    plans = []
-    for n in (4, 5, 6, 7):
-        traces = os.path.join(d, f"t{n}")
-        b.run(["mpirun.mpich", "-n", n, b.exe("test/apps/scaling"), 3, 0, TOTAL], cwd=d,
-              env=b.traced(MPIOR_TRACE_DIR=traces))
-        b.run([b.post, traces])
-        plans.append(os.path.join(traces, "plan"))
-    reps = 3 if b.quick else 5
+def timed_extrapolations(b, plans, d, reps):
+    """Rows [target, median s, range, peak MiB, plan bytes] for 8,192 and 65,536 ranks; plans in d/p<target>."""
     rows = []
     for target in (8192, 65536):
         out = os.path.join(d, f"p{target}")
@@ -47,12 +41,13 @@ def extrapolation(b, table):
             wall, kib, _ = run_measured([b.post, "--extrapolate", target, "-o", out] + plans, d)
             times.append(wall)
             rss.append(kib)
-        size = os.path.getsize(os.path.join(out, "plan.mpior"))
-        one_rank = os.path.getsize(os.path.join(plans[-1], "plan.mpior"))
         rows.append([target, f"{statistics.median(times):.3f}", f"{min(times):.3f}-{max(times):.3f}",
-                     f"{max(rss) / 1024:.1f}", size, one_rank])
-    table(f"extrapolation from 4-7 ranks (medians of {reps})",
-          ["target ranks", "mpior-post s", "range", "peak MiB", "plan bytes", "7-rank plan bytes"], rows)
+                     f"{max(rss) / 1024:.1f}", os.path.getsize(os.path.join(out, "plan.mpior"))])
+    return rows
+
+
+def replay_8192(b, d, title, table):
+    """The 8,192-rank plan of d replayed with 8,192 threads on /dev/shm (--io-only)."""
     fs = "/dev/shm/mpior-bench-fs"
     shutil.rmtree(fs, ignore_errors=True)
     os.makedirs(fs)
@@ -64,7 +59,52 @@ def extrapolation(b, table):
         shutil.rmtree(fs, ignore_errors=True)
     with open(report) as f:
         r = json.load(f)
-    table("replay of the 8,192-rank plan, 8,192 threads on /dev/shm (--io-only)",
-          ["threads", "setup_s", "replay_s", "wall s", "peak RSS MiB", "failed calls"],
+    table(title, ["threads", "setup_s", "replay_s", "wall s", "peak RSS MiB", "failed calls"],
           [[r["threads"], f"{r['setup_s']:.3f}", f"{r['replay_s']:.3f}", f"{wall:.2f}", f"{kib / 1024:.1f}",
             r["errors"]["count"]]])
+
+
+# test/apps/ior_like's patterns as the bench runs them: small blocks, so that
+# 8,192 ranks' files fit a tmpfs.
+IOR_PATTERNS = (("fpp", "posix"), ("shared", "posix"), ("interleaved", "mpiio"))
+IOR_ARGS = (8192, 4096, 2, 2)
+
+
+def ior_like(b, table):
+    """test/apps/ior_like (stdout, a log, MPICH's own reads) in its three patterns, traced at 4, 8, 12 and 16 ranks
+    (oversubscribed), extrapolated to 8,192 and 65,536 ranks; the file-per-process plan replayed with 8,192 threads."""
+    reps = 3 if b.quick else 5
+    rows = []
+    for pattern, api in IOR_PATTERNS:
+        d = b.fresh(f"ior-{pattern}")
+        plans = []
+        for n in (4, 8, 12, 16):
+            traces = os.path.join(d, f"t{n}")
+            b.run(["mpirun.mpich", "-n", n, b.exe("test/apps/ior_like"), pattern, api, *IOR_ARGS], cwd=d,
+                  env=b.traced(MPIOR_TRACE_DIR=traces))
+            b.run([b.post, traces])
+            plans.append(os.path.join(traces, "plan"))
+        rows += [[f"{pattern} {api}"] + r for r in timed_extrapolations(b, plans, d, reps)]
+        if pattern == "fpp":
+            fpp = d
+    table(f"ior_like extrapolated from 4, 8, 12, 16 ranks (medians of {reps}; goal < 0.2 s at 8,192)",
+          ["pattern", "target ranks", "mpior-post s", "range", "peak MiB", "plan bytes"], rows)
+    replay_8192(b, fpp, "replay of ior_like fpp at 8,192 ranks, 8,192 threads on /dev/shm (--io-only; "
+                "goal: setup < 2 s, RSS < 1 GiB)", table)
+
+
+def extrapolation(b, table):
+    d = b.fresh("extrap")
+    plans = []
+    for n in (4, 5, 6, 7):
+        traces = os.path.join(d, f"t{n}")
+        b.run(["mpirun.mpich", "-n", n, b.exe("test/apps/scaling"), 3, 0, TOTAL], cwd=d,
+              env=b.traced(MPIOR_TRACE_DIR=traces))
+        b.run([b.post, traces])
+        plans.append(os.path.join(traces, "plan"))
+    reps = 3 if b.quick else 5
+    one_rank = os.path.getsize(os.path.join(plans[-1], "plan.mpior"))
+    rows = [r + [one_rank] for r in timed_extrapolations(b, plans, d, reps)]
+    table(f"extrapolation from 4-7 ranks (medians of {reps})",
+          ["target ranks", "mpior-post s", "range", "peak MiB", "plan bytes", "7-rank plan bytes"], rows)
+    replay_8192(b, d, "replay of the 8,192-rank plan, 8,192 threads on /dev/shm (--io-only)", table)
