@@ -58,7 +58,8 @@ void check_recurring(const std::vector<Input>& inputs, const Classes& c) {
       throw ExtrapError(
           fmt::format("{}: thread {} of ranks {} has a structure no other input has{}; the inputs are "
                       "not the same program with the same arguments, or it behaves differently at "
-                      "these rank counts",
+                      "these rank counts, or the runs did not start from the same files (a file one run "
+                      "found and another created: MPI-IO opens them differently)",
                       inputs[i].name, t.thread, fmt::join(k.ranks[i], ","), diff));
     }
   }
