@@ -38,6 +38,10 @@ TEST_CASE("excluded prefixes match whole path components", "[preload][paths]") {
   REQUIRE(is_excluded("/dev/shm/mpich_shar_tmpAWGV9R"));
   REQUIRE_FALSE(is_excluded("/dev/shm/mpich.dat2"));
   REQUIRE_FALSE(is_excluded("/dev/shm/app/mpich_x"));
+  // A user's list follows the default: of two equal prefixes the later decides.
+  set_excluded({"/proc", "/sys", "!/proc", "/sys"});
+  REQUIRE_FALSE(is_excluded("/proc/self/stat"));
+  REQUIRE(is_excluded("/sys/devices"));
 }
 
 TEST_CASE("fopen modes map to open flags", "[preload][stdio]") {
