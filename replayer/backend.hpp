@@ -8,9 +8,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "clock.hpp"
 #include "event.hpp"
+#include "final_sizes.hpp"
 #include "model.hpp"
 
 namespace mpior::replay {
@@ -81,6 +83,9 @@ class Backend {
   virtual void in_turn(const std::function<void()>& setup) = 0;
   // Every process's threads are ready: the common start (after a barrier).
   virtual void all_ready() = 0;
+  // After the replay, on every process: process 0 gets every process's
+  // logs (its own first) and checks the files; the others get none.
+  virtual std::vector<SizeLog> gather_size_logs(const std::vector<const SizeLog*>& mine) = 0;
   // A thread failed: no MPI partner will ever answer; stops the job.
   [[noreturn]] virtual void fatal(const std::string& why) = 0;
 };

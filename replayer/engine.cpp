@@ -24,6 +24,7 @@ void ReplayThread::run() {
                       : std::make_unique<ThreadMpi>(sh_.mpi, sh_.plan, summary.rank, sh_.errors, who_);
   MpiOps& mpi = *ops;
   MpiioReplay mio(io, sh_.target, sh_.pointers);
+  io.sizes() = SizeLog(sh_.plan.ranks[size_t(summary.rank)].start_ns, stream_.lossless);
   trace::EventCursor cursor(stream_, summary.rank, sh_.opt.cursor);
   trace::Event ev;
   const int64_t t0 = t0_ = sh_.gate.arrive();
@@ -68,6 +69,7 @@ void ReplayThread::run() {
     }
     mpi.settle();
     if (fscope_.open_pending) going = release_open(mpi) && going;
+    if (fscope_.sync_after) going = release_after(mpi, io) && going;
     pay_owed(mpi, true);  // a Wait's cost, after its completions
     finish(last_end_);
     close_account(last_end_);
@@ -99,7 +101,8 @@ void ReplayThread::run() {
   // its first thread: the tracer sums them per process).
   int64_t cpu_wait = summary.thread == 0 ? sh_.plan.ranks[size_t(summary.rank)].cpu_wait_ns : 0;
   if (traced_end_ > 0) summary.traced_ns = traced_end_ + sh_.start_of(summary.rank) + cpu_wait;
-  if (going && fscope_.open_pending) release_open(mpi);
+  if (going && fscope_.open_pending) going = release_open(mpi);
+  if (going && fscope_.sync_after) release_after(mpi, io);
   mpi.settle();
   settle_agreement(nullptr, mpi);
   mpi.finish();
@@ -107,6 +110,7 @@ void ReplayThread::run() {
   finish(last_end_);
   close_account(last_end_);
   io.close_all();
+  sizes = std::move(io.sizes());
   end_ns = mono_now_ns();
   // The lateness no gap, cost or wait absorbed: the replay's, not the program's.
   summary.unpaid_ns = pacer_.debt();
@@ -121,9 +125,11 @@ void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no, bo
   trace::OpClass op = ev.op();
   fscope_.nested_io = !sh_.opt.mpiio_level && !native &&
                       (trace::is_mpiio(ev.kind) || op == trace::OpClass::wait || op == trace::OpClass::test);
-  if (fscope_.nested_io && op == trace::OpClass::mpiio_open) {
-    fscope_.open_pending = true;
-    fscope_.file = ev.args[trace::arg::file];
+  // MPI mode's MPI-IO through MPI_File_* synchronises in MPI (mpi_file.cpp).
+  fscope_.sync_after = !native && trace::is_mpiio(ev.kind) && syncs_after(ev);
+  fscope_.open_pending = fscope_.nested_io && op == trace::OpClass::mpiio_open;
+  if (fscope_.open_pending) fscope_.file = ev.args[trace::arg::file];
+  if (fscope_.open_pending || fscope_.sync_after) {
     fscope_.call = ev;
     fscope_.event_no = event_no;
   }
@@ -165,6 +171,20 @@ IoOutcome ReplayThread::replay_io(const trace::Event& ev, IoReplay& io) {
   io.record_held();
   io.hold_name_failures(false);
   return r;
+}
+
+// A collective on MPI_COMM_WORLD that no member leaves before every member
+// arrived: what each rank did before it, every rank's calls after it follow.
+bool ReplayThread::syncs_world(const trace::Event& ev) const {
+  trace::OpClass op = ev.op();
+  if (op != trace::OpClass::barrier && op != trace::OpClass::allcoll) return false;
+  std::string_view name = trace::name(ev.kind);  // a scan waits only for lower ranks; a neighbour for neighbours
+  if (name.find("scan") != name.npos || name.find("Scan") != name.npos || name.starts_with("MPI_Neighbor"))
+    return false;
+  const std::vector<int32_t>& comms = sh_.plan.ranks[size_t(summary.rank)].comms;
+  int64_t local = ev.args[trace::arg::comm];
+  if (local < 0 || size_t(local) >= comms.size() || comms[size_t(local)] < 0) return false;
+  return sh_.plan.comms[size_t(comms[size_t(local)])].origin == trace::CommOrigin::world;
 }
 
 bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio,
@@ -231,7 +251,9 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
     return going;
   } else if (trace::is_mpi(ev.kind)) {
     cur_.bytes = ev.args[trace::arg::bytes];
-    return mpi_call(ev, event_no, mpi, start);
+    going = mpi_call(ev, event_no, mpi, start);
+    if (syncs_world(ev)) io.sizes().world_synced();
+    return going;
   } else {
     cur_.active = false;
   }
@@ -312,6 +334,20 @@ report::ProgressBar::View replay_view(const EventCount* done, size_t n, int64_t 
           fmt::format("mpior-replay: {} events, {:.0f} ev/s, ETA {:.0f} s", events, double(events) / s, left)};
 }
 
+// Every replayed file against the size the plan gives it (MPI mode: on
+// process 0, with every process's logs).
+SizeCheck check_sizes(const trace::Plan& plan, const ReplayOptions& opt, const Target& target,
+                      const std::vector<std::unique_ptr<ReplayThread>>& threads) {
+  std::vector<const SizeLog*> logs;
+  for (const auto& t : threads) logs.push_back(&t->sizes);
+  if (!opt.backend) return check_final_sizes(plan, target, logs);
+  std::vector<SizeLog> all = opt.backend->gather_size_logs(logs);
+  if (all.empty()) return {};
+  logs.clear();
+  for (const SizeLog& l : all) logs.push_back(&l);
+  return check_final_sizes(plan, target, logs);
+}
+
 }  // namespace
 
 Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
@@ -373,6 +409,7 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
     if (!opt.backend) write_io_log(opt.io_log, rep.io_log);  // MPI mode: rank 0 writes every process's
   }
   rep.setup_ns = sh.gate.ready_at() - launch;  // setup, then until every thread runs
+  rep.sizes = check_sizes(plan, opt, *target, threads);
   rep.placement = placement.text;
   return rep;
 }

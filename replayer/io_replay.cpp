@@ -193,6 +193,8 @@ IoOutcome IoReplay::replay(const Event& ev) {
                     op == OpClass::access || op == OpClass::link || (op == OpClass::stat && !facts(ev.kind).fd_stat) ||
                     (op == OpClass::truncate && facts(ev.kind).by_path) ||
                     (op == OpClass::opendir && ev.args[arg::handle2] < 0);
+  bool two_names = op == OpClass::rename || op == OpClass::link || op == OpClass::copy;
+  sizes_.posix(ev, traced_ok(ev), global_file(ev.args[arg::file]), two_names ? global_file(ev.args[arg::file2]) : -1);
   // An open or a path lookup that failed when traced still costs the file
   // system a lookup; anything on a handle that failed has nothing to reissue.
   if (!traced_ok(ev) && !opens && !names_path) return {false, 0};

@@ -12,6 +12,7 @@
 
 #include "aio_replay.hpp"
 #include "event.hpp"
+#include "final_sizes.hpp"
 #include "model.hpp"
 #include "report.hpp"
 #include "setup.hpp"
@@ -47,6 +48,9 @@ class IoReplay {
   // Under MPI_File_close every rank that used the shared file pointer deletes
   // ROMIO's hidden pointer file: which deletion finds it is a race, not an error.
   void set_racing_unlinks(bool on) { racing_unlinks_ = on; }
+
+  // What the replayed calls did to files' sizes (final_sizes.hpp).
+  SizeLog& sizes() { return sizes_; }
 
   // The path below the target of a rank-local file id; nullptr when none.
   const std::string* mapped(int64_t local);
@@ -123,6 +127,7 @@ class IoReplay {
     int fd;          // a copy of the mapped fd: the file's size bounds what is touched
   };
   std::unordered_map<int64_t, Mapping> maps_;  // by traced mapping id
+  SizeLog sizes_;
 };
 
 }  // namespace mpior::replay

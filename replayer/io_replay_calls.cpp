@@ -25,6 +25,7 @@ IoOutcome IoReplay::nested(const Event& ev, bool under_list) {
 }
 
 IoOutcome IoReplay::aio_submit(const Event& ev) {
+  sizes_.unknown(global_file(ev.args[arg::file]));  // where its writes end, the log does not follow
   int fd = fd_for(ev);
   if (fd < 0) {
     fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");

@@ -35,6 +35,10 @@ int run(const mpior::replay::CliOptions& cli) {
       std::cerr << "mpior-replay: cannot write to standard output\n";
       return 1;
     }
+    if (std::string wrong = replay::size_failure(report); !wrong.empty()) {
+      std::cerr << "mpior-replay: " << wrong << "\n";
+      return 1;
+    }
     return 0;
   } catch (const replay::ReplayError& e) {
     std::cerr << "mpior-replay: " << e.what() << "\n";

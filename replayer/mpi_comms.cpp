@@ -210,4 +210,25 @@ MpiBackend::~MpiBackend() {
   if (world_group_ != MPI_GROUP_NULL) MPI_Group_free(&world_group_);
 }
 
+std::vector<SizeLog> MpiBackend::gather_size_logs(const std::vector<const SizeLog*>& mine) {
+  std::vector<int64_t> flat;
+  flat.push_back(int64_t(mine.size()));
+  for (const SizeLog* log : mine) log->append_to(flat);
+  int len = int(flat.size());
+  std::vector<int> lens(size_t(me_ == 0 ? blocks_.procs : 1)), at(lens.size());
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<int64_t> all;
+  if (me_ == 0) {
+    int total = 0;
+    for (size_t p = 0; p < lens.size(); ++p) at[p] = total, total += lens[p];
+    all.resize(size_t(total));
+  }
+  MPI_Gatherv(flat.data(), len, MPI_INT64_T, all.data(), lens.data(), at.data(), MPI_INT64_T, 0, MPI_COMM_WORLD);
+  std::vector<SizeLog> out;
+  const int64_t *p = all.data(), *end = all.data() + all.size();
+  while (p < end)
+    for (int64_t n = *p++; n > 0 && p < end; --n) out.push_back(SizeLog::read_from(p, end));
+  return out;
+}
+
 }  // namespace mpior::replay

@@ -16,6 +16,7 @@
 #include "error.hpp"
 #include "io_replay.hpp"
 #include "mpi_ops.hpp"
+#include "mpiio_replay.hpp"
 #include "report.hpp"
 #include "setup.hpp"
 
@@ -179,13 +180,25 @@ int64_t MpiThreadOps::access(const Event& ev, File& f) {
 // Not on the watchdog's board: a long collective write is I/O, not a stall
 // (its file barrier, where blocks of ranks meet, is).
 int64_t MpiThreadOps::mpiio(const Event& ev) {
-  OpClass op = ev.op();
   if (ev.ret != 0) return 0;  // it failed when traced
   // Ranks that open files alone still meet at collective calls, as the
   // threaded replay does: what one rank does first (a shared pointer moved)
-  // the others see.
+  // the others see; and after those MPI ends with a synchronisation (every
+  // rank truncates alone in a set_size: none may write before all did).
   int64_t flags = ev.args[arg::flags];
-  if ((flags & fio::kColl) && !(flags & fio::kEnd) && !b_.one_per_rank()) file_barrier(ev, 0);
+  bool alone = !b_.one_per_rank();
+  if ((flags & fio::kColl) && !(flags & fio::kEnd) && alone) file_barrier(ev, 0);
+  io_.sizes().mpiio(ev, io_.global_file(ev.args[arg::file]));
+  int64_t bytes = mpiio_call(ev);
+  if (!syncs_after(ev)) return bytes;
+  if (alone) file_barrier(ev, 0);
+  io_.sizes().synced(io_.global_file(ev.args[arg::file]));
+  return bytes;
+}
+
+int64_t MpiThreadOps::mpiio_call(const Event& ev) {
+  OpClass op = ev.op();
+  int64_t flags = ev.args[arg::flags];
   if (op == OpClass::mpiio_open) {
     open_file(ev);
     return 0;

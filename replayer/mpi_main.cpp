@@ -152,6 +152,10 @@ int replay_here(const CliOptions& cli, Prepared& p, int me, int procs, bool thre
   if (!cli.io_log.empty()) write_io_log(cli.io_log, rep.io_log);
   print_text(std::cout, rep);
   std::cout.flush();
+  if (std::string wrong = size_failure(rep); !wrong.empty()) {
+    std::cerr << "mpior-replay: " << wrong << "\n";
+    return 1;
+  }
   return std::cout ? 0 : 1;
 }
 

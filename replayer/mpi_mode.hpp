@@ -78,6 +78,7 @@ class MpiBackend final : public Backend {
                               const std::string& who, Channels& local) override;
   uint32_t node_threads() const override { return node_threads_; }
   void all_ready() override { MPI_Barrier(MPI_COMM_WORLD); }
+  std::vector<SizeLog> gather_size_logs(const std::vector<const SizeLog*>& mine) override;  // mpi_comms.cpp
   void in_turn(const std::function<void()>& setup) override;
   [[noreturn]] void fatal(const std::string& why) override;
 

@@ -117,6 +117,7 @@ class MpiThreadOps final : public MpiOps {
   void check(int rc, const char* what);
 
   // mpi_file.cpp
+  int64_t mpiio_call(const trace::Event& ev);  // mpiio() between its barriers
   void open_file(const trace::Event& ev);
   int64_t access(const trace::Event& ev, File& f);
   int64_t data_offset(const View& v, int64_t at) const;

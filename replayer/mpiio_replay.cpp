@@ -17,6 +17,22 @@ namespace fio = trace::fio;
 
 }  // namespace
 
+bool syncs_after(const Event& ev) {
+  int64_t flags = ev.args[arg::flags];
+  if (!(flags & fio::kColl) || (flags & fio::kEnd)) return false;
+  switch (ev.op()) {
+    case OpClass::mpiio_size:
+    case OpClass::mpiio_view:
+    case OpClass::mpiio_sync:
+    case OpClass::mpiio_close:
+      return true;
+    case OpClass::mpiio_open:
+      return (ev.args[arg::fextent] & O_CREAT) || (ev.args[arg::fextra] & kTracedDeleteOnClose);
+    default:
+      return ev.kind == trace::Kind::MPI_File_set_atomicity;
+  }
+}
+
 int64_t SharedPointers::fetch_add(int32_t file, int64_t bytes, uint32_t views) {
   std::lock_guard lock(mu_);
   int64_t& p = next_[key(file, views)];
@@ -56,6 +72,7 @@ void MpiioReplay::block(const Event& ev) {
 
 int64_t MpiioReplay::replay(const Event& ev) {
   OpClass op = ev.op();
+  io_.sizes().mpiio(ev, io_.global_file(ev.args[arg::file]));
   if (op == OpClass::mpiio_open) {
     open(ev);
     return 0;

@@ -14,6 +14,17 @@
 
 namespace mpior::replay {
 
+// An MPI-IO collective the MPI library completes with a synchronisation of
+// its own after its file system work: ROMIO's set_size truncates on one rank
+// then broadcasts, preallocate and delete-on-close end in a barrier, set_view
+// resets the shared pointer then waits, sync, close, set_atomicity and an
+// open that creates agree on the outcome. A rank must not go on before the
+// others finished it: a write racing another rank's truncation is lost.
+bool syncs_after(const trace::Event& ev);
+// MPI_MODE_DELETE_ON_CLOSE in a traced amode: the same value under MPICH and
+// Open MPI.
+inline constexpr int64_t kTracedDeleteOnClose = 16;
+
 // Shared file pointers (_shared, _ordered, seek_shared), in bytes past the
 // view's displacement: per global file, shared by every replay thread.
 class SharedPointers {

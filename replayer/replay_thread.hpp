@@ -17,6 +17,7 @@
 #include "engine.hpp"
 #include "error.hpp"
 #include "file_order.hpp"
+#include "final_sizes.hpp"
 #include "init_gate.hpp"
 #include "io_replay.hpp"
 #include "mpi_replay.hpp"
@@ -92,6 +93,7 @@ class alignas(64) ReplayThread {
   uint64_t skipped = 0;
   int64_t end_ns = 0;
   int order_slot = -1;  // in sh.order: -1 when the rank has no other thread
+  SizeLog sizes;        // the replayed calls that change files' sizes (final_sizes.hpp)
 
  private:
   // A depth-0 event being replayed: completion records under a Wait extend it.
@@ -209,9 +211,17 @@ class alignas(64) ReplayThread {
   bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio, int64_t start);
   void begin_file_call(const trace::Event& ev, uint64_t event_no, bool native);
   bool nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi);
+  bool syncs_world(const trace::Event& ev) const;
   bool release_open(MpiOps& mpi) {
     fscope_.open_pending = fscope_.creating = false;
     return mpi.file_barrier(fscope_.call, fscope_.event_no);
+  }
+  // The end of a call that synchronises after its file system work
+  // (syncs_after): the ranks meet again once each did its part.
+  bool release_after(MpiOps& mpi, IoReplay& io) {
+    fscope_.sync_after = false;
+    io.sizes().synced(io.global_file(fscope_.call.args[trace::arg::file]));
+    return waiting([&] { return mpi.file_barrier(fscope_.call, fscope_.event_no); });
   }
   void finish(int64_t end) {
     if (cur_.active) ops.add(cur_.kind, end - cur_.start, cur_.bytes);
@@ -232,6 +242,7 @@ class alignas(64) ReplayThread {
     bool nested_io = false;
     bool open_pending = false;  // the open's barrier is still to come
     bool creating = false;      // this rank creates the file in it
+    bool sync_after = false;    // the ranks meet at the call's end (syncs_after)
     int64_t file = -1;
     trace::Event call;
     uint64_t event_no = 0;

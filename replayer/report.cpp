@@ -133,6 +133,18 @@ void print_ops(std::ostream& out, const Report& r) {
                s.mean_us(), s.max_ns / 1e3);
 }
 
+// A file at another size than the plan's is a replay that went wrong (a
+// lost write, a truncation run late), not a timing to report quietly.
+void print_sizes(std::ostream& out, const SizeCheck& c) {
+  if (c.checked < 0) return;
+  if (c.mismatches.empty()) return fmt::print(out, "final sizes: {} files checked, all as the plan says\n", c.checked);
+  fmt::print(out, "final sizes: {} files checked, {} at other sizes than the plan says:\n", c.checked,
+             c.mismatches.size());
+  for (size_t i = 0; i < c.mismatches.size() && i < ErrorLog::kKept; ++i)
+    fmt::print(out, "  {}\n", describe(c.mismatches[i]));
+  if (c.mismatches.size() > ErrorLog::kKept) fmt::print(out, "  ... {} more\n", c.mismatches.size() - ErrorLog::kKept);
+}
+
 }  // namespace
 
 void print_text(std::ostream& out, const Report& r) {
@@ -161,7 +173,17 @@ void print_text(std::ostream& out, const Report& r) {
   fmt::print(out, "\n");
   for (const std::string& e : r.first_errors) fmt::print(out, "  {}\n", e);
   if (r.errors > r.first_errors.size()) fmt::print(out, "  ... {} more\n", r.errors - r.first_errors.size());
+  print_sizes(out, r.sizes);
   for (const std::string& w : r.warnings) fmt::print(out, "warning: {}\n", w);
+}
+
+std::string size_failure(const Report& r) {
+  size_t n = r.sizes.mismatches.size();
+  if (n == 0) return {};
+  return fmt::format(
+      "{} of {} replayed files ended at other sizes than the plan says: the replay did not do what "
+      "the traced run did (first: {})",
+      n, r.sizes.checked, describe(r.sizes.mismatches[0]));
 }
 
 nlohmann::json to_json(const Report& r) {
@@ -219,6 +241,14 @@ nlohmann::json to_json(const Report& r) {
   j["errors"] = {{"count", r.errors}, {"first", r.first_errors}};
   j["skipped"] = r.skipped;
   j["warnings"] = r.warnings;
+  nlohmann::json wrong = nlohmann::json::array();
+  for (const SizeMismatch& m : r.sizes.mismatches)
+    wrong.push_back(
+        {{"path", m.path},
+         {"size", m.got},
+         {"expected_min", m.want.lower},
+         {"expected_max", m.want.upper == kAnySize ? nlohmann::json(nullptr) : nlohmann::json(m.want.upper)}});
+  j["final_sizes"] = {{"checked", r.sizes.checked}, {"mismatches", std::move(wrong)}};
   j["comm_costs"] = r.comm_costs.is_null() ? nlohmann::json::array() : r.comm_costs;
   return j;
 }

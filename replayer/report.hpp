@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "event.hpp"
+#include "final_sizes.hpp"
 #include "kind.hpp"
 
 namespace mpior::replay {
@@ -126,6 +127,7 @@ struct Report {
   std::vector<ThreadCalls> calls;  // per thread, when recorded (ReplayOptions::record_calls)
   nlohmann::json comm_costs;       // the calibration the replay charged (CommCosts::to_json)
   std::string io_log;              // --io-log: every replayed file call, per rank and thread
+  SizeCheck sizes;                 // the replayed files' final sizes against the plan's
 
   double error_pct() const;
   // The slowest thread's time after its start-up, replayed and traced.
@@ -134,6 +136,9 @@ struct Report {
 };
 
 void print_text(std::ostream& out, const Report& r);
+// What to say on stderr, and exit non-zero for, when replayed files ended at
+// other sizes than the plan says; empty when none did.
+std::string size_failure(const Report& r);
 nlohmann::json to_json(const Report& r);
 // Throws ReplayError naming the path when it cannot be written.
 void write_io_log(const std::string& path, const std::string& text);
