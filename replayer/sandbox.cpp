@@ -12,6 +12,7 @@
 #include <deque>
 #include <filesystem>
 #include <system_error>
+#include <unordered_map>
 #include <vector>
 
 #include "error.hpp"
@@ -74,6 +75,35 @@ int read_link(int dirfd, const std::string& name, std::string* target) {
 
 }  // namespace
 
+namespace {
+
+// Directories the replay's metadata calls name entries in, each resolved
+// beneath the root once: a stat, unlink or mkdir is then one system call,
+// as the application's was, not three (the parent opened, the call, the
+// parent closed), which an mdtest replay paid on every file. Per thread:
+// replay threads may each have a descriptor table of their own.
+struct DirCache {
+  static constexpr size_t kMax = 4096;
+  uint64_t owner = 0;  // the sandbox's id_
+  std::unordered_map<std::string, int> fds;
+  void reset(uint64_t id) {
+    for (auto& [rel, fd] : fds) ::close(fd);
+    fds.clear();
+    owner = id;
+  }
+  ~DirCache() { reset(0); }
+};
+thread_local DirCache t_dirs;
+
+DirCache& dir_cache(uint64_t sandbox) {
+  if (t_dirs.owner != sandbox) t_dirs.reset(sandbox);
+  return t_dirs;
+}
+
+std::atomic<uint64_t> g_sandboxes{0};
+
+}  // namespace
+
 std::string map_path(std::string_view traced, std::string_view cwd) {
   if (traced == "<stdin>") return "__stdin__";
   if (traced == "<stdout>") return "__stdout__";
@@ -111,7 +141,7 @@ std::string leaf_of(std::string_view rel) {
   return std::string(slash == std::string_view::npos ? rel : rel.substr(slash + 1));
 }
 
-Sandbox::Sandbox(const std::string& root, Resolver resolver) : root_(root) {
+Sandbox::Sandbox(const std::string& root, Resolver resolver) : root_(root), id_(++g_sandboxes) {
   std::error_code ec;
   std::filesystem::create_directories(root, ec);
   if (ec && !std::filesystem::is_directory(root))
@@ -140,6 +170,7 @@ Sandbox::Sandbox(const std::string& root, Resolver resolver) : root_(root) {
 }
 
 Sandbox::~Sandbox() {
+  if (t_dirs.owner == id_) t_dirs.reset(0);
   if (root_fd_ >= 0) ::close(root_fd_);
 }
 
@@ -230,63 +261,91 @@ int Sandbox::resolve_user(const std::string& rel, int flags, mode_t mode) const 
   }
 }
 
-int Sandbox::open_parent(const std::string& rel, std::string* leaf) const {
+int Sandbox::open_parent(const std::string& rel, std::string* leaf, ParentDir* dir) const {
   *leaf = leaf_of(rel);
   if (leaf->empty()) return -EBUSY;  // the root itself
-  return open(parent_of(rel), O_PATH | O_DIRECTORY);
+  std::string parent = parent_of(rel);
+  DirCache& cache = dir_cache(id_);
+  if (auto it = cache.fds.find(parent); it != cache.fds.end()) {
+    dir->fd = it->second, dir->cached = true, dir->rel = std::move(parent);
+    return 0;
+  }
+  int fd = open(parent, O_PATH | O_DIRECTORY);
+  if (fd < 0) return fd;
+  dir->fd = fd;
+  if (cache.fds.size() >= DirCache::kMax) return 0;  // the caller's to close
+  cache.fds.emplace(parent, fd);
+  dir->cached = true, dir->rel = std::move(parent);
+  return 0;
+}
+
+// What the replay removed or moved is no longer where the cache has it;
+// other threads' caches find out when a call there fails (in_parent).
+void Sandbox::forget_dirs(const std::string& rel, bool below) const {
+  DirCache& cache = dir_cache(id_);
+  std::erase_if(cache.fds, [&](const auto& entry) {
+    const std::string& d = entry.first;
+    bool inside = below && (rel.empty() || (d.starts_with(rel) && d.size() > rel.size() && d[rel.size()] == '/'));
+    if (d == rel || inside) ::close(entry.second);
+    return d == rel || inside;
+  });
+}
+
+Sandbox::ParentDir::~ParentDir() {
+  if (fd >= 0 && !cached) ::close(fd);
 }
 
 namespace {
 int result(int r) { return r < 0 ? -errno : 0; }
 }  // namespace
 
+// op(dir, leaf) in rel's parent directory. A cached parent where the leaf is
+// not found may be a directory another process removed since (MPI mode's
+// processes each keep their own): when it is gone (no links left), it is
+// looked up again, once.
+template <typename Op>
+int Sandbox::in_parent(const std::string& rel, Op op) const {
+  for (int attempt = 0;; ++attempt) {
+    std::string leaf;
+    ParentDir dir;
+    if (int r = open_parent(rel, &leaf, &dir); r < 0) return r;
+    int r = result(op(dir.fd, leaf.c_str()));
+    struct stat st {};
+    if (r != -ENOENT || !dir.cached || attempt > 0 || (::fstat(dir.fd, &st) == 0 && st.st_nlink > 0)) return r;
+    forget_dirs(dir.rel, false);
+  }
+}
+
 int Sandbox::mkdir(const std::string& rel, mode_t mode) const {
-  std::string leaf;
-  int dir = open_parent(rel, &leaf);
-  if (dir < 0) return rel.empty() ? -EEXIST : dir;
-  int r = result(::mkdirat(dir, leaf.c_str(), mode));
-  ::close(dir);
-  return r;
+  if (rel.empty()) return -EEXIST;
+  return in_parent(rel, [&](int dir, const char* leaf) { return ::mkdirat(dir, leaf, mode); });
 }
 
 int Sandbox::rmdir(const std::string& rel) const {
-  std::string leaf;
-  int dir = open_parent(rel, &leaf);
-  if (dir < 0) return dir;
-  int r = result(::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR));
-  ::close(dir);
+  int r = in_parent(rel, [](int dir, const char* leaf) { return ::unlinkat(dir, leaf, AT_REMOVEDIR); });
+  if (r == 0) forget_dirs(rel, false);  // empty: nothing below it was left to cache
   return r;
 }
 
 int Sandbox::unlink(const std::string& rel) const {
-  std::string leaf;
-  int dir = open_parent(rel, &leaf);
-  if (dir < 0) return dir;
-  int r = result(::unlinkat(dir, leaf.c_str(), 0));
-  ::close(dir);
-  return r;
+  return in_parent(rel, [](int dir, const char* leaf) { return ::unlinkat(dir, leaf, 0); });
 }
 
 // Runs op(from_dir, from_leaf, to_dir, to_leaf) on both paths' parent
-// directories (opened inside the root), closing them after.
+// directories (opened inside the root).
 template <typename Op>
 int Sandbox::on_two_paths(const std::string& from, const std::string& to, Op op) const {
   std::string from_leaf, to_leaf;
-  int from_dir = open_parent(from, &from_leaf);
-  if (from_dir < 0) return from_dir;
-  int to_dir = open_parent(to, &to_leaf);
-  if (to_dir < 0) {
-    ::close(from_dir);
-    return to_dir;
-  }
-  int r = result(op(from_dir, from_leaf.c_str(), to_dir, to_leaf.c_str()));
-  ::close(from_dir);
-  ::close(to_dir);
-  return r;
+  ParentDir from_dir, to_dir;
+  if (int r = open_parent(from, &from_leaf, &from_dir); r < 0) return r;
+  if (int r = open_parent(to, &to_leaf, &to_dir); r < 0) return r;
+  return result(op(from_dir.fd, from_leaf.c_str(), to_dir.fd, to_leaf.c_str()));
 }
 
 int Sandbox::rename(const std::string& from, const std::string& to) const {
-  return on_two_paths(from, to, [](int fd, const char* f, int td, const char* t) { return ::renameat(fd, f, td, t); });
+  int r = on_two_paths(from, to, [](int fd, const char* f, int td, const char* t) { return ::renameat(fd, f, td, t); });
+  if (r == 0) forget_dirs(from, true), forget_dirs(to, true);  // what was below them moved or went
+  return r;
 }
 
 int Sandbox::link(const std::string& from, const std::string& to) const {
@@ -296,8 +355,8 @@ int Sandbox::link(const std::string& from, const std::string& to) const {
 // The link's text is relative ("../b/c"), so it names the target inside the root.
 int Sandbox::symlink(const std::string& target, const std::string& rel) const {
   std::string leaf;
-  int dir = open_parent(rel, &leaf);
-  if (dir < 0) return dir;
+  ParentDir dir;
+  if (int r = open_parent(rel, &leaf, &dir); r < 0) return r;
   auto parts = [](std::string_view p) {
     std::vector<std::string_view> out;
     for (size_t i = 0; i < p.size();) {
@@ -314,12 +373,17 @@ int Sandbox::symlink(const std::string& target, const std::string& rel) const {
   std::string text;
   for (size_t i = common; i < from.size(); ++i) text += "../";
   for (size_t i = common; i < to.size(); ++i) text += std::string(to[i]) + (i + 1 < to.size() ? "/" : "");
-  int r = result(::symlinkat(text.c_str(), dir, leaf.c_str()));
-  ::close(dir);
-  return r;
+  return result(::symlinkat(text.c_str(), dir.fd, leaf.c_str()));
 }
 
 int Sandbox::stat(const std::string& rel, struct stat* st, bool follow) const {
+  // In its parent, not following the leaf: one system call, as the
+  // application's stat was. A symbolic link to follow is resolved beneath
+  // the root below.
+  if (!rel.empty()) {
+    int r = in_parent(rel, [&](int dir, const char* leaf) { return ::fstatat(dir, leaf, st, AT_SYMLINK_NOFOLLOW); });
+    if (r < 0 || !follow || !S_ISLNK(st->st_mode)) return r;
+  }
   int fd = open(rel, O_PATH | (follow ? 0 : O_NOFOLLOW));
   if (fd < 0) return fd;
   int r = result(::fstat(fd, st));

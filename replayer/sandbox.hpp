@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -61,7 +62,20 @@ class Sandbox {
   int check_contained(const std::string& rel) const;
 
  private:
-  int open_parent(const std::string& rel, std::string* leaf) const;
+  // A parent directory's descriptor: cached (the sandbox's) or the holder's.
+  struct ParentDir {
+    int fd = -1;
+    bool cached = false;
+    std::string rel;
+    ParentDir() = default;
+    ParentDir(const ParentDir&) = delete;
+    ParentDir& operator=(const ParentDir&) = delete;
+    ~ParentDir();
+  };
+  int open_parent(const std::string& rel, std::string* leaf, ParentDir* dir) const;
+  void forget_dirs(const std::string& rel, bool below) const;
+  template <typename Op>
+  int in_parent(const std::string& rel, Op op) const;
   template <typename Op>
   int on_two_paths(const std::string& from, const std::string& to, Op op) const;
   int resolve_user(const std::string& rel, int flags, mode_t mode) const;
@@ -70,6 +84,7 @@ class Sandbox {
   int root_fd_ = -1;
   bool kernel_ = false;
   std::string root_;
+  uint64_t id_;  // tells this sandbox's cached directories (sandbox.cpp) from an earlier one's
 };
 
 }  // namespace mpior::replay

@@ -154,3 +154,37 @@ TEST_CASE("an unusable --fs directory is one clear error naming it", "[sandbox]"
     REQUIRE(fs::is_directory(tmp / "new/deeper"));
   }
 }
+
+TEST_CASE("calls in a directory removed and made again reach the new one", "[sandbox]") {
+  TempDir tmp;
+  Sandbox box(tmp.path());
+  REQUIRE(box.make_dirs("a/b") == 0);
+  REQUIRE(box.mkdir("a/b/c", 0755) == 0);  // a/b now known to the sandbox
+  REQUIRE(box.rmdir("a/b/c") == 0);
+  REQUIRE(box.rmdir("a/b") == 0);
+  REQUIRE(box.mkdir("a/b", 0755) == 0);
+  REQUIRE(box.mkdir("a/b/d", 0755) == 0);
+  REQUIRE(fs::is_directory(tmp / "a/b/d"));
+  // Removed and made again behind the sandbox's back (another process of
+  // an MPI-mode replay): the next call there finds the new directory.
+  fs::remove_all(tmp / "a/b");
+  fs::create_directories(tmp / "a/b");
+  REQUIRE(box.mkdir("a/b/e", 0755) == 0);
+  REQUIRE(fs::is_directory(tmp / "a/b/e"));
+  struct stat st {};
+  REQUIRE(box.stat("a/b/e", &st) == 0);
+  REQUIRE(S_ISDIR(st.st_mode));
+  REQUIRE(box.stat("a/b/none", &st) == -ENOENT);
+  // A symbolic link is followed beneath the root, or not at all.
+  REQUIRE(box.symlink("a/b/e", "a/b/l") == 0);
+  REQUIRE(box.stat("a/b/l", &st) == 0);
+  REQUIRE(S_ISDIR(st.st_mode));
+  REQUIRE(box.stat("a/b/l", &st, false) == 0);
+  REQUIRE(S_ISLNK(st.st_mode));
+  REQUIRE(::symlinkat("/etc", -1, (tmp / "a/b/out").c_str()) == 0);
+  REQUIRE(box.stat("a/b/out", &st) == -EXDEV);
+  // Renamed: the old name's entries are gone, the new name's are there.
+  REQUIRE(box.rename("a/b", "a/m") == 0);
+  REQUIRE(box.stat("a/b/e", &st) == -ENOENT);
+  REQUIRE(box.stat("a/m/e", &st) == 0);
+}
