@@ -28,6 +28,38 @@ constexpr int64_t kFallocKeepSize = 1;
 
 using Step = SizeLog::Step;
 
+bool leaves_size(OpClass op) {
+  switch (op) {
+    case OpClass::close:
+    case OpClass::read:
+    case OpClass::seek:
+    case OpClass::tell:
+    case OpClass::sync:
+    case OpClass::dup:
+    case OpClass::stat:
+    case OpClass::access:
+    case OpClass::fclose:  // a stream's bytes are its writes', which the log does not follow
+    case OpClass::mkdir:
+    case OpClass::rmdir:
+    case OpClass::opendir:
+    case OpClass::readdir:
+    case OpClass::closedir:
+    case OpClass::advise:
+    case OpClass::map:
+    case OpClass::unmap:
+    case OpClass::msync:
+    case OpClass::remap:
+    case OpClass::atest:
+    case OpClass::await:
+    case OpClass::acancel:
+    case OpClass::adone:
+    case OpClass::process:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 SizeLog::File& SizeLog::at(int32_t g) {
@@ -71,8 +103,13 @@ void SizeLog::synced(int32_t g) {
 }
 
 void SizeLog::posix(const Event& ev, bool traced_ok, int32_t g, int32_t g2) {
-  if (g < 0) return;
   OpClass op = ev.op();
+  if (op == OpClass::rename || op == OpClass::link || op == OpClass::copy) {
+    unknown(g);  // sizes move or come from elsewhere (splice from a pipe: only the second is a file)
+    unknown(g2);
+    return;
+  }
+  if (g < 0) return;
   trace::Family family = trace::info(ev.kind).family;
   if (!traced_ok) {
     // Replayed all the same, and may do now what failed then.
@@ -106,13 +143,8 @@ void SizeLog::posix(const Event& ev, bool traced_ok, int32_t g, int32_t g2) {
     case OpClass::unlink:
       if (!(ev.args[arg::flags] & AT_REMOVEDIR)) set(g, ev, -1);
       return;
-    case OpClass::rename:
-    case OpClass::link:
-    case OpClass::copy:
-      unknown(g);
-      unknown(g2);
-      return;
     default:
+      if (!leaves_size(op)) unknown(g);  // a call the log does not model may have changed it
       return;
   }
 }

@@ -99,6 +99,11 @@ TEST_CASE("the replayed calls of one thread set and grow files as the plan says"
   // A rename moves sizes the log does not follow: the file is not checked.
   log.posix(call(Kind::rename, 7, 8, io_args(-1, 0, 0, 0, 0, 0, 1)), true, kFile, 4);
   CHECK(expected_sizes(one_file_plan(), {&log}).count(kFile) == 0);
+  // Spliced in from a pipe (no file on the reading side): not checked either.
+  SizeLog spliced;
+  spliced.posix(write_at(0, 0, 10), true, kFile, -1);
+  spliced.posix(call(Kind::splice, 1, 2, io_args(3, -1, -1, 1024, 0, 0, 0, 5), 1024), true, -1, kFile);
+  CHECK(expected_sizes(one_file_plan(), {&spliced}).count(kFile) == 0);
 }
 
 TEST_CASE("a file the application found there is at least its traced size, with no upper bound") {
