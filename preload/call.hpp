@@ -17,13 +17,19 @@ namespace mpior::preload {
 
 // Hands a finished record to the calling thread's recorder (recorder.cpp).
 void record_event(trace::RawEvent& ev) noexcept;
+// Records a signal handler's calls stashed on this thread, after the call
+// that just ended at `depth` (signals.cpp).
+void drain_signal_records(uint8_t depth) noexcept;
 void count_excluded(trace::Kind k) noexcept;  // recorder.cpp
 
 class Call {
  public:
-  __attribute__((always_inline)) explicit Call(trace::Kind k) noexcept {
+  // signal_safe: the call's handler takes no lock, so a signal handler that
+  // interrupted the tracer records it too (in_tracer == kInTracerSignal).
+  __attribute__((always_inline)) explicit Call(trace::Kind k, bool signal_safe = false) noexcept {
     ThreadState& t = t_state;
-    active_ = !t.in_tracer && g_recording.load(std::memory_order_relaxed);
+    prev_tracer_ = t.in_tracer;
+    active_ = !(signal_safe ? t.in_tracer & 1 : t.in_tracer) && g_recording.load(std::memory_order_relaxed);
     if (!active_) return;
     ev_.kind = k;
     ev_.depth = t.depth;
@@ -85,6 +91,7 @@ class Call {
   void failed_if(bool failed) noexcept { ev_.err = failed ? errno_ : 0; }
   // The handler decided this call is not traced (excluded path, not a file).
   void drop() noexcept { dropped_ = true; }
+  bool dropped() const noexcept { return dropped_; }
   // Not traced because it names an excluded path: counted per kind.
   void drop_excluded() noexcept {
     dropped_ = true;
@@ -96,7 +103,8 @@ class Call {
     if (!dropped_) record_event(ev_);
     ThreadState& t = t_state;
     if (ev_.depth == 0 && ev_.end != 0) {
-      if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !dropped_) stolen::reading_after_call();
+      if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !dropped_ && !prev_tracer_)
+        stolen::reading_after_call();
       t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
       t.last_end = ev_.end;
     } else if (ev_.end != 0) {
@@ -106,9 +114,10 @@ class Call {
       t.nested_ticks = clock::now() - ev_.end;
     }
     if (t.depth) --t.depth;
-    if (__builtin_expect(crash::g_flusher_wanted.load(std::memory_order_relaxed), 0) && t.depth == 0)
+    if (__builtin_expect(crash::g_flusher_wanted.load(std::memory_order_relaxed), 0) && t.depth == 0 && !prev_tracer_)
       crash::start_wanted_flusher();
-    t.in_tracer = 0;
+    if (__builtin_expect(t.stashed, 0) && !t.signal_stash) drain_signal_records(t.depth);
+    t.in_tracer = prev_tracer_;
     errno = errno_;
     if (__builtin_expect(crash::g_pending_signal.load(std::memory_order_relaxed) != 0, 0)) crash::raise_pending();
   }
@@ -120,6 +129,7 @@ class Call {
   // Either rule's threshold passed: the wait for a CPU leaves the gap, then
   // pruning's rule looks at what remains.
   __attribute__((noinline)) void after_long_gap(ThreadState& t) noexcept {
+    if (prev_tracer_) return;  // a signal handler's call inside the tracer: its gap is not the program's
     if (ev_.start - t.last_end - ev_.tracer >= g_stolen_check_ticks)
       stolen::leave_out_of_gap(ev_, ev_.start - t.last_end - ev_.tracer);
     if (ev_.start - t.last_end - ev_.tracer >= g_long_gap_ticks) t.long_gap = 1;
@@ -127,6 +137,7 @@ class Call {
 
   bool active_;
   bool dropped_ = false;
+  uint8_t prev_tracer_;  // 0, or kInTracerSignal in a signal handler that interrupted the tracer
   int errno_ = 0;
   trace::RawEvent ev_;
 };

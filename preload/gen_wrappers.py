@@ -197,6 +197,11 @@ def signature(fn):
             f"{fn.ret} {cname}({param_list(fn)}) {{"]
 
 
+# Handlers that take no lock: a signal handler that interrupted the tracer
+# records these calls too (call.hpp, preload/signals.cpp).
+SIGNAL_SAFE_HANDLERS = ("fd_io", "fd_seek")
+
+
 def gen_io_wrapper(fn):
     pro, args, epi, target = va_prologue(fn)
     void = fn.ret == "void"
@@ -209,7 +214,8 @@ def gen_io_wrapper(fn):
             out.append(f"  if (!::mpior::preload::{fn.options['before']}()) {{ {untraced} return; }}")
         else:
             out.append(f"  if (!::mpior::preload::{fn.options['before']}()) {untraced}")
-    out.append(f"  ::mpior::preload::Call call_(::mpior::trace::Kind::{fn.name});")
+    safe = ", true" if fn.handler in SIGNAL_SAFE_HANDLERS else ""
+    out.append(f"  ::mpior::preload::Call call_(::mpior::trace::Kind::{fn.name}{safe});")
     if void:
         out.append(f"  {real}({args});")
         if epi:
@@ -335,7 +341,7 @@ def main(argv):
         elif opt == "--pmpi-aliases":
             pmpi_alias = True
         elif opt.startswith("--also-export="):
-            also = [n for n in opt.split("=", 1)[1].split(",") if n]
+            also += [n for n in opt.split("=", 1)[1].split(",") if n]
         else:
             raise SystemExit(f"unknown option {opt}")
     mode = argv[1]

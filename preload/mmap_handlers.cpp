@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "files.hpp"
+#include "ucm_bridge.hpp"
 #include "wrapper_support.hpp"
 
 namespace mpior::preload {
@@ -118,7 +119,10 @@ void fill(Call& c, const Mapping& m, uintptr_t addr, size_t len) {
 
 }  // namespace
 
+bool map_any() noexcept { return g_count.load(std::memory_order_relaxed) != 0; }
+
 void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t offset) noexcept {
+  t_map_wrapper_depth = 0;
   if (fd < 0 || (flags & MAP_ANONYMOUS)) return c.drop();
   FdTable::Slot* slot = fds().traced(fd);
   if (!slot) return c.drop();
@@ -239,6 +243,7 @@ void map_before_unmap(Call& c, void* addr, size_t len) noexcept {
 }
 
 void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept {
+  t_map_wrapper_depth = 0;
   if (g_count.load(std::memory_order_relaxed) == 0) return c.drop();
   std::lock_guard<std::mutex> lk(g_mutex);
   uintptr_t a = reinterpret_cast<uintptr_t>(addr);
@@ -264,6 +269,7 @@ void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept {
 }
 
 void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept {
+  t_map_wrapper_depth = 0;
   if (g_count.load(std::memory_order_relaxed) == 0) return c.drop();
   std::lock_guard<std::mutex> lk(g_mutex);
   Mapping* m = find(reinterpret_cast<uintptr_t>(old));

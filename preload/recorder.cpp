@@ -11,6 +11,7 @@
 #include "config.hpp"
 #include "log.hpp"
 #include "piggyback/pruner.hpp"
+#include "signals.hpp"
 #include "spill.hpp"
 
 namespace mpior::preload {
@@ -60,6 +61,7 @@ ThreadRecorder* this_thread_recorder() noexcept {
     r = create_recorder();
     if (!r) return nullptr;
     t_state.recorder = r;
+    stash_thread_start();
     spill::request();  // fold behind: the flush thread makes its buffers now (fold_behind_service)
   }
   return r;
@@ -93,11 +95,17 @@ trace::KindTallies excluded_tallies() {
   return out;
 }
 
-void record_event(trace::RawEvent& ev) noexcept {
+void record_now(trace::RawEvent& ev) noexcept {
   ThreadRecorder* r = this_thread_recorder();
   if (!r) return;
   if (ev.depth == 0 && trace::is_io(ev.kind)) piggyback::note_io();
   r->record(ev);
+}
+
+void record_event(trace::RawEvent& ev) noexcept {
+  ThreadState& t = t_state;
+  if (__builtin_expect(t.signal_stash | t.stashed, 0)) return record_beside_stash(ev);
+  record_now(ev);
 }
 
 ThreadRecorder::ThreadRecorder(uint32_t index, trace::BuilderOptions opt)

@@ -137,6 +137,9 @@ class ThreadRecorder {
   size_t flush_bytes_ = 0;  // folded size at the last periodic flush
 };
 
+// Hands a record to this thread's recorder, the signal stash aside (record_event).
+void record_now(trace::RawEvent& ev) noexcept;
+
 // Calls left out of the trace (online pruning): per kind, how many and their
 // time in clock ticks.
 void count_pruned(trace::Kind k, int64_t ticks) noexcept;

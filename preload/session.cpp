@@ -42,6 +42,7 @@
 #include "spill.hpp"
 #include "stolen_time.hpp"
 #include "trace/format.hpp"
+#include "ucm_bridge.hpp"
 
 namespace mpior::preload {
 
@@ -366,6 +367,7 @@ void on_load() {
   atexit(on_exit_handler);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_recording.store(true);
+  ucm_bridge_attach();  // MPICH's UCX is loaded with the program
   measure_call_residual();
 }
 
@@ -569,8 +571,9 @@ void on_exit() {
   TracerGuard guard;
   crash::stop();
   if (g_recording.load()) {
-    map_record_live();     // shared writable mappings write back at exit
-    aio_record_orphans();  // AIO requests nobody asked about finished
+    drain_signal_records(0);  // a signal handler's calls made after this thread's last call
+    map_record_live();        // shared writable mappings write back at exit
+    aio_record_orphans();     // AIO requests nobody asked about finished
   }
   if (s.child) {
     write_rank(true);

@@ -21,6 +21,7 @@
 #include "session_state.hpp"
 #include "stolen_time.hpp"
 #include "thread_state.hpp"
+#include "ucm_bridge.hpp"
 
 namespace mpior::preload {
 
@@ -134,6 +135,7 @@ void session_mpi_init(int) noexcept {
   // A communicator of our own, so the tracer's messages never meet the
   // application's.
   s.private_comm = piggyback::make_private_comm(MPI_COMM_WORLD);
+  ucm_bridge_attach();  // Open MPI's UCX PML loads libucm in MPI_Init
   start_job(s, true);
 }
 
@@ -160,6 +162,7 @@ void session_sessions_init() noexcept {
   s.sessions = true;
   pmpi::Comm_rank(s.private_comm, &s.rank);
   pmpi::Comm_size(s.private_comm, &s.size);
+  ucm_bridge_attach();
   start_job(s, false);
 }
 

@@ -10,9 +10,14 @@ namespace mpior::preload {
 class ThreadRecorder;
 
 struct ThreadState {
-  uint8_t in_tracer;  // the tracer's own code runs: intercepted calls pass through
-  uint8_t depth;      // intercepted calls open on this thread
-  uint8_t long_gap;   // a depth-0 call followed g_long_gap_ticks of computation since the last pruning decision
+  // The tracer's own code runs: intercepted calls pass through. 2: a signal
+  // handler of the program's interrupted it (signals.cpp): calls whose
+  // recording takes no lock are recorded, into the signal stash.
+  uint8_t in_tracer;
+  uint8_t depth;         // intercepted calls open on this thread
+  uint8_t long_gap;      // a depth-0 call followed g_long_gap_ticks of computation since the last pruning decision
+  uint8_t signal_stash;  // records go to the signal stash (a handler runs inside the tracer)
+  uint8_t stashed;       // records wait in the signal stash
   ThreadRecorder* recorder;
   int64_t tracer_ticks;  // the tracer's own time after depth-0 calls, not yet handed to the next one
   int64_t last_end;      // when the last depth-0 call returned (0: none yet): the computation since is the program's
@@ -20,7 +25,10 @@ struct ThreadState {
 };
 
 constinit inline thread_local ThreadState t_state
-    __attribute__((tls_model("initial-exec"))) = {0, 0, 0, nullptr, 0, 0, 0};
+    __attribute__((tls_model("initial-exec"))) = {0, 0, 0, 0, 0, nullptr, 0, 0, 0};
+
+// ThreadState::in_tracer while a signal handler runs inside the tracer.
+inline constexpr uint8_t kInTracerSignal = 2;
 
 // True between a successful load and the final write; false in excluded
 // processes (launchers), in forked children and after the final write.

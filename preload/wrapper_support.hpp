@@ -134,6 +134,12 @@ void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept;
 void map_before_sync(Call& c, void* addr, size_t len, int flags) noexcept;
 void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept;
 void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept;
+// Before mmap, munmap and mremap (ucm_bridge.cpp): false when ucm's event for
+// this very call records it (ucm called the wrapper as the original
+// function), so the wrapper calls through unrecorded.
+bool map_not_in_ucm_event() noexcept;
+// A traced mapping exists (a munmap or mremap may concern one).
+bool map_any() noexcept;
 
 // stdio
 void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcept;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "maybe_mpi.h"
 
 static void wait_one(struct aiocb* cb) {
   const struct aiocb* list[1] = {cb};
@@ -27,11 +28,12 @@ static struct aiocb request(int fd, char* buf, long block, long index) {
 }
 
 int main(int argc, char** argv) {
+  app_start(&argc, &argv);
   long iters = arg_or(argc, argv, 1, 8), block = arg_or(argc, argv, 2, 4096);
   long total = (iters + 4) * block;
   char* buf = malloc((size_t)total);
   memset(buf, 'a', (size_t)total);
-  int fd = open("aio.dat", O_RDWR | O_CREAT | O_TRUNC, 0644);
+  int fd = open(app_file("aio.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
   CHECK(fd >= 0);
   struct aiocb cb;
   for (long i = 0; i < iters; ++i) { /* one aiocb reused: submit, wait, collect */
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
   CHECK(aio_cancel(fd, NULL) == AIO_ALLDONE);
   CHECK(close(fd) == 0);
   free(buf);
-  printf("aio_io iterations=%ld block=%ld\n", iters, block);
+  if (app_rank == 0) printf("aio_io iterations=%ld block=%ld\n", iters, block);
+  app_end();
   return 0;
 }

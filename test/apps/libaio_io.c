@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "maybe_mpi.h"
 
 /* Reaps exactly n completions, each a success of want bytes (fsync: 0). */
 static void reap(io_context_t ctx, long n, long want) {
@@ -25,11 +26,12 @@ static void reap(io_context_t ctx, long n, long want) {
 static void submit(io_context_t ctx, long n, struct iocb** list) { CHECK(io_submit(ctx, n, list) == n); }
 
 int main(int argc, char** argv) {
+  app_start(&argc, &argv);
   long blocks = arg_or(argc, argv, 1, 8), block = arg_or(argc, argv, 2, 4096);
   CHECK(blocks % 4 == 0 && block % 2 == 0);
   char* buf = malloc((size_t)(4 * block));
   memset(buf, 'k', (size_t)(4 * block));
-  int fd = open("kaio.dat", O_RDWR | O_CREAT | O_TRUNC, 0644);
+  int fd = open(app_file("kaio.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
   CHECK(fd >= 0);
   io_context_t ctx = 0;
   CHECK(io_setup(16, &ctx) == 0);
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
   CHECK(io_destroy(ctx) == 0); /* waits for the last write */
   CHECK(close(fd) == 0);
   free(buf);
-  printf("libaio_io blocks=%ld block=%ld\n", blocks, block);
+  if (app_rank == 0) printf("libaio_io blocks=%ld block=%ld\n", blocks, block);
+  app_end();
   return 0;
 }

@@ -258,6 +258,45 @@ def mmap():
     s.cleanup()
 
 
+def mmap_mpi():
+    """mmap_io as every rank of an MPI job, UCX's memory hooks on (MPICH's
+    ch4:ucx, Open MPI's UCX PML): ucm takes over mmap, munmap and mremap, and
+    every rank's mappings still count as alone."""
+    pages, ranks = 16, 2
+    s = Scenario("mmap_io_mpi", [pages], ranks=ranks, ucx=True).run_both()
+    summary = s.post()
+    ops = summary["ops"]
+    want = {"mmap": 3, "msync": 4, "munmap": 2, "mremap": 1, "mpior_map_exit": 1, "MPI_Init": 1, "MPI_Finalize": 1}
+    check_eq({k: ops.get(k, 0) for k in want}, {k: n * ranks for k, n in want.items()}, "calls in summary.json")
+    size = pages * 4096
+    written = size + size // 4 + size // 2
+    for r in range(ranks):
+        f = expect_bytes(summary, s.abs(f"out.{r}.dat"), written, 2 * size)
+        check_eq((f["mapped_written"], f["mapped_read"]), (written, 2 * size), f"out.{r}.dat bytes through mappings")
+        expect_bytes(summary, s.abs(f"grow.{r}.dat"), size, 0)
+    s.replay_and_check()
+    check_eq(s.report["ops"]["msync"]["bytes"], ranks * (2 * size + size // 4), "replayed msync bytes")
+    s.cleanup()
+
+
+def signal_writes():
+    """Threads write while a timer's signal handler writes too: every byte the
+    file holds is in the trace, the handler's included wherever the signal
+    landed (in the program, in a write, in the tracer's work around one).
+    Installed with sigaction, then with signal()."""
+    threads, writes = 8, 4000
+    for use_signal in (0, 1):
+        s = Scenario("signal_writes", [threads, writes, use_signal])
+        run(s.command(), cwd=s.work, env=s.environment(True))
+        size = os.path.getsize(s.abs("sig.dat"))
+        check(size > threads * writes, f"sig.dat holds {size} bytes: no handler wrote")
+        summary = s.post()
+        f = file_entry(summary, s.abs("sig.dat"))
+        # The handler's writes inside the threads' writes are nested in them.
+        check_eq(f["bytes_written"] + f["nested_written"], size, f"bytes written to sig.dat (use_signal={use_signal})")
+        s.cleanup()
+
+
 def aio_orphan():
     ranks, block = 2, 4096
     s = Scenario("aio_orphan", [block], ranks=ranks).run_both()
@@ -282,4 +321,5 @@ def aio_orphan():
 
 if __name__ == "__main__":
     main({"aio": aio, "aio64": aio64, "libaio": libaio, "restart": restart, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
-          "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles})
+          "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles, "mmap_mpi": mmap_mpi,
+          "signal_writes": signal_writes})

@@ -34,15 +34,19 @@ TIMEOUT = 300
 SKIP = 77  # meson's exit status for a skipped test
 
 
-def mpirun(ranks):
+def mpirun(ranks, ucx=False):
     """The launcher of the chosen MPI, named explicitly (Debian's mpirun
-    alternative may point to either)."""
+    alternative may point to either). ucx: Open MPI over its UCX PML, as on
+    an InfiniBand cluster (MPICH's ch4 device is UCX already), UCX's memory
+    hooks on."""
     if not OPENMPI:
         return ["mpirun.mpich", "-n", str(ranks)]
     # Quiet and quick on a small shared machine: shared memory between the
     # ranks, more ranks than cores allowed, no busy-waiting when oversubscribed.
     cmd = ["mpirun.openmpi", "-n", str(ranks), "--oversubscribe", "--mca", "btl", "self,vader",
            "--mca", "mpi_yield_when_idle", "1", "--mca", "btl_vader_single_copy_mechanism", "none"]
+    if ucx:
+        cmd += ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     return cmd
@@ -107,11 +111,12 @@ def run(cmd, cwd=None, env=None, expect_rc=0, timeout=TIMEOUT):
 class Scenario:
     """One program, run untraced and traced in fresh directories."""
 
-    def __init__(self, app, args=(), ranks=None, env=None, prepare=None):
+    def __init__(self, app, args=(), ranks=None, env=None, prepare=None, ucx=False):
         self.app = app_path(app)
         check(os.path.exists(self.app), f"test program {self.app} was not built")
         self.args = [str(a) for a in args]
         self.ranks = ranks
+        self.ucx = ucx  # Open MPI: over UCX (mpirun)
         self.extra_env = env or {}
         self.prepare = prepare  # callable(dir): inputs the program reads
         self.root = tempfile.mkdtemp(prefix="mpior-it-")
@@ -127,7 +132,7 @@ class Scenario:
 
     def command(self):
         base = [self.app] + self.args
-        return mpirun(self.ranks) + base if self.ranks else base
+        return mpirun(self.ranks, self.ucx) + base if self.ranks else base
 
     def environment(self, traced):
         env = dict(os.environ)

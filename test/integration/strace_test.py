@@ -3,11 +3,15 @@
 runs once under Debian's strace -f and once under the tracer; for every file
 of the program's own (below its run directory) in the trace, the bytes the
 kernel saw in the read/write syscall family (read, write, the p*, *v, *v2
-forms, copy_file_range, sendfile, splice; AIO's helper threads included) equal
+forms, copy_file_range, sendfile, splice; AIO's helper threads included;
+io_submit's iocbs) equal
 the bytes the trace records at every depth, minus what went through memory
 mappings (no syscall moves those). Stdio writes reach the kernel at flush, so
 they match too; stdio reads fill a buffer ahead, so there the kernel may have
-read more. One scenario per meson test: strace_test.py NAME."""
+read more. The MPI programs run under mpirun with the MPI library's memory
+hooks left on (UCX's, under MPICH's ch4:ucx and Open MPI's UCX PML): bytes
+through mappings, which no syscall moves, are checked against what the
+program wrote through them. One scenario per meson test: strace_test.py NAME."""
 import os
 import re
 import shutil
@@ -21,6 +25,9 @@ LINE = re.compile(r"^(\d+)\s+(\w+)\((.*)\)\s+=\s+(-?\d+)")
 UNFINISHED = re.compile(r"^(\d+)\s+(\w+)\((.*)\s+<unfinished \.\.\.>$")
 RESUMED = re.compile(r"^(\d+)\s+<\.\.\. (\w+) resumed>(.*)\)\s+=\s+(-?\d+)")
 FD = re.compile(r"^\s*\d+<(.*)>$")
+# Linux native AIO: the bytes of each iocb io_submit took (strace -e abbrev=none).
+IOCB = re.compile(r"aio_lio_opcode=IOCB_CMD_P(WRITE|READ)V?, aio_fildes=\d+<([^>]*)>(.*?)(?=\{aio_data=|$)")
+IOV_LEN = re.compile(r"(?:aio_nbytes|iov_len)=(\d+)")
 
 
 def fd_path(arg):
@@ -53,6 +60,11 @@ def kernel_bytes(log):
                 if not m:
                     continue
                 name, args, ret = m.group(2), m.group(3), int(m.group(4))
+            if name == "io_submit":
+                for i, m in enumerate(IOCB.finditer(args)):
+                    if i < ret:
+                        add(m.group(2), 0 if m.group(1) == "WRITE" else 1, sum(map(int, IOV_LEN.findall(m.group(3)))))
+                continue
             parts = [a.strip() for a in args.split(", ")]
             if name in FAMILY:
                 add(fd_path(parts[0]), 0 if name in WRITES else 1, ret)
@@ -65,13 +77,15 @@ def kernel_bytes(log):
     return out
 
 
-def cross_check(app, args=(), ranks=None, prepare=None, skip=None):
+def cross_check(app, args=(), ranks=None, prepare=None, skip=None, ucx=False, mapped=None):
+    """mapped(rel, file entry): checks a file's bytes through mappings."""
     if not shutil.which("strace"):
         raise Failure("strace is not installed (scripts/setup.sh installs it)")
-    s = Scenario(app, args, ranks=ranks, prepare=prepare)
+    s = Scenario(app, args, ranks=ranks, prepare=prepare, ucx=ucx)
     log = os.path.join(s.root, "strace.log")
-    calls = ",".join(FAMILY + COPIES)
-    run(["strace", "-f", "-qq", "-y", "-s", "0", "-e", f"trace={calls}", "-e", "signal=none", "-o", log]
+    calls = ",".join(FAMILY + COPIES + ("io_submit",))
+    run(["strace", "-f", "-qq", "-y", "-s", "0", "-e", f"trace={calls}", "-e", "abbrev=none", "-e", "signal=none",
+         "-o", log]
         + s.command(), cwd=s.plain, env=s.environment(False))
     run(s.command(), cwd=s.work, env=s.environment(True))
     summary = s.post()
@@ -91,9 +105,32 @@ def cross_check(app, args=(), ranks=None, prepare=None, skip=None):
             check(tr <= kr, f"{app}: {rel}: trace read {tr} bytes through stdio, kernel only {kr}")
         else:
             check_eq(tr, kr, f"{app}: bytes read from {rel}, trace vs kernel")
+        if mapped:
+            mapped(rel, f)
         checked += 1
     check(checked > 0, f"{app}: no file of its own in the trace")
     s.cleanup()
+
+
+def mmap_bounds(pages):
+    """mmap_io's bytes through mappings, per file: out.dat's shared writable
+    mapping written whole, MS_SYNC'ed (counted exactly: what the kernel held
+    dirty), a quarter written and synced again, half written and unmapped
+    (at most that half: what the kernel still holds dirty); its read-write
+    and read-only mappings read it whole; grow.dat, mapped write-only and
+    grown by mremap, written whole and synced."""
+    size = pages * 4096
+
+    def check_file(rel, f):
+        name = os.path.basename(rel)
+        if name.startswith("out."):
+            exact = size + size // 4
+            check(exact <= f["mapped_written"] <= exact + size // 2,
+                  f"{rel}: {f['mapped_written']} bytes written through mappings, want {exact} to {exact + size // 2}")
+            check_eq(f["mapped_read"], 2 * size, f"{rel}: bytes read through mappings")
+        elif name.startswith("grow."):
+            check_eq((f["mapped_written"], f["mapped_read"]), (size, 0), f"{rel}: bytes through mappings")
+    return check_file
 
 
 def make_input(d):
@@ -119,6 +156,11 @@ SCENARIOS = {
     "mpiio_forms": lambda: cross_check("mpiio_forms", ranks=3, skip=lambda rel: ".shfp." in rel),
     # AIO requests never asked about, completed at close and at exit.
     "aio_orphan": lambda: cross_check("aio_orphan", [4096], ranks=2),
+    # The family programs as MPI ranks (UCX loaded, its memory hooks on).
+    "mmap_mpi": lambda: cross_check("mmap_io_mpi", [16], ranks=2, ucx=True, mapped=mmap_bounds(16)),
+    "aio_mpi": lambda: cross_check("aio_io_mpi", [8, 4096], ranks=2, ucx=True),
+    "libaio_mpi": lambda: cross_check("libaio_io_mpi", [8, 4096], ranks=2, ucx=True),
+    "hdf5": lambda: cross_check("hdf5_steps", [6], ranks=2),
 }
 
 if __name__ == "__main__":

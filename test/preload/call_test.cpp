@@ -24,13 +24,13 @@ void spin_ticks(int64_t ticks) {
 struct RecordingOn {
   RecordingOn() {
     clock::start(false);  // CLOCK_MONOTONIC: ticks are nanoseconds
-    t_state = {0, 0, 0, nullptr, 0, 0, 0};
+    t_state = ThreadState{};
     g_call_inside_ticks = 0;
     g_recording.store(true);
   }
   ~RecordingOn() {
     g_recording.store(false);
-    t_state = {0, 0, 0, nullptr, 0, 0, 0};
+    t_state = ThreadState{};
   }
 };
 

@@ -1,0 +1,176 @@
+// Mappings under UCX's memory hooks. UCX keeps its registration cache valid
+// by hooking mmap, munmap, mremap, madvise, shmat, shmdt and brk (ucm, in
+// libucm, loaded by MPICH's ch4:ucx and Open MPI's UCX PML). In its default
+// mode (bistro) ucm overwrites the first instructions of the function it
+// finds under each name with a jump to its own, which makes the system call
+// itself; with the tracer preloaded that function is the tracer's wrapper,
+// which then never runs. In its other mode (reloc) ucm points every object's
+// relocation entries at its own functions, which call the next definition,
+// the wrapper or libc's. Either way ucm runs its event handlers around each
+// call: the tracer subscribes to them (ucm_set_event_handler with
+// UCM_EVENT_FLAG_NO_INSTALL, so no hook is installed that UCX did not
+// install) and records the call there with the mapping handlers
+// (mmap_handlers.cpp), the call itself made by ucm as before. A call that
+// runs through the wrapper as well is recorded once: by ucm's events when
+// ucm called the wrapper as the original function, by the wrapper when the
+// wrapper called into a patched libc.
+#include "ucm_bridge.hpp"
+
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <new>
+
+#include "files.hpp"
+#include "log.hpp"
+#include "wrapper_support.hpp"
+
+namespace mpior::preload {
+
+namespace {
+
+// ucm's interface (ucm/api/ucm.h, unchanged since UCX 1.3): the events and
+// the parts of ucm_event_t the tracer reads.
+enum : int {
+  kUcmMmap = 1 << 0,
+  kUcmMunmap = 1 << 1,
+  kUcmMremap = 1 << 2,
+  kUcmNoInstall = 1 << 24,
+};
+union UcmEvent {
+  struct {
+    void* result;
+    void* address;
+    size_t size;
+    int prot;
+    int flags;
+    int fd;
+    off_t offset;
+  } mmap;
+  struct {
+    int result;
+    void* address;
+    size_t size;
+  } munmap;
+  struct {
+    void* result;
+    void* address;
+    size_t old_size;
+    size_t new_size;
+    int flags;
+  } mremap;
+};
+using UcmCallback = void (*)(int type, UcmEvent* event, void* arg);
+using UcmSetHandler = int (*)(int events, int priority, UcmCallback cb, void* arg);
+using UcmUnsetHandler = void (*)(int events, UcmCallback cb, void* arg);
+
+// Priorities: below 0 runs before the original function, 0 is the call.
+constexpr int kBeforeCall = -1, kAfterCall = 1;
+
+std::atomic<bool> g_attached{false};
+const void* g_ucm_base = nullptr;  // libucm's load address: its frames are not the call site
+
+// The call ucm's events are recording on this thread, between the event
+// before the call and the one after it (a Call lives in `call`).
+struct OpenEvent {
+  alignas(Call) unsigned char call[sizeof(Call)];
+  int type;  // the ucm event; 0: none open
+};
+constinit thread_local OpenEvent t_open __attribute__((tls_model("initial-exec"))) = {{}, 0};
+
+trace::Kind kind_of(int type) {
+  return type == kUcmMmap ? trace::Kind::mmap : type == kUcmMunmap ? trace::Kind::munmap : trace::Kind::mremap;
+}
+
+// Only mappings of traced files, and unmappings while one exists, are
+// worth a record: malloc's anonymous mappings pass after one check.
+bool concerns_traced_file(int type, const UcmEvent& e) noexcept {
+  if (type == kUcmMmap) return e.mmap.fd >= 0 && !(e.mmap.flags & MAP_ANONYMOUS) && fds().traced(e.mmap.fd);
+  return map_any();
+}
+
+void before_call(int type, UcmEvent* e, void*) {
+  ThreadState& t = t_state;
+  if (t.in_tracer || t_open.type != 0 || (t.depth != 0 && t_map_wrapper_depth == t.depth)) return;
+  if (!g_recording.load(std::memory_order_relaxed) || !concerns_traced_file(type, *e)) return;
+  Call* c = new (t_open.call) Call(kind_of(type));
+  if (!c->active()) {
+    c->~Call();
+    return;
+  }
+  t_open.type = type;
+  if (type == kUcmMunmap) map_before_unmap(*c, e->munmap.address, e->munmap.size);
+}
+
+// The program's return address: the first frame outside libucm and the
+// tracer (ucm's handlers run a few frames below the program's call).
+uint64_t program_call_site() noexcept {
+  void* frames[16];
+  int n = unw_backtrace(frames, 16);
+  Dl_info own{};
+  dladdr(reinterpret_cast<void*>(&program_call_site), &own);
+  for (int i = 1; i < n; ++i) {
+    Dl_info info{};
+    if (!dladdr(frames[i], &info)) return reinterpret_cast<uint64_t>(frames[i]);
+    if (info.dli_fbase != g_ucm_base && info.dli_fbase != own.dli_fbase) return reinterpret_cast<uint64_t>(frames[i]);
+  }
+  return 0;
+}
+
+void after_call(int type, UcmEvent* e, void*) {
+  if (t_open.type != type) return;
+  Call& c = *std::launder(reinterpret_cast<Call*>(t_open.call));
+  t_open.type = 0;
+  c.stop();
+  if (type == kUcmMmap)
+    map_fd(c, e->mmap.result, e->mmap.size, e->mmap.prot, e->mmap.flags, e->mmap.fd, e->mmap.offset);
+  else if (type == kUcmMunmap)
+    map_unmap(c, e->munmap.result, e->munmap.address, e->munmap.size);
+  else
+    map_remap(c, e->mremap.result, e->mremap.address, e->mremap.new_size);
+  if (!c.dropped()) c.ev().callsite = program_call_site();
+  c.~Call();
+}
+
+}  // namespace
+
+bool map_not_in_ucm_event() noexcept {
+  if (t_open.type != 0) return false;
+  ThreadState& t = t_state;
+  bool records = !t.in_tracer && g_recording.load(std::memory_order_relaxed) && t.depth < 255;
+  t_map_wrapper_depth = records ? uint8_t(t.depth + 1) : 0;
+  return true;
+}
+
+void ucm_bridge_attach() noexcept {
+  if (g_attached.load(std::memory_order_acquire)) return;
+  TracerGuard guard;
+  // Only a libucm already loaded: the tracer never loads UCX itself.
+  void* lib = dlopen("libucm.so.0", RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return;
+  auto set = reinterpret_cast<UcmSetHandler>(dlsym(lib, "ucm_set_event_handler"));
+  auto unset = reinterpret_cast<UcmUnsetHandler>(dlsym(lib, "ucm_unset_event_handler"));
+  if (!set || !unset) return;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(set), &info)) g_ucm_base = info.dli_fbase;
+  // UCX_MEM_EVENTS=no: ucm refuses, installs nothing, and the wrappers see
+  // every call themselves.
+  const int events = kUcmMmap | kUcmMunmap | kUcmMremap | kUcmNoInstall;
+  if (g_attached.exchange(true)) return;
+  if (set(events, kBeforeCall, before_call, nullptr) != 0) {
+    g_attached.store(false);
+    log_debug("ucm events not available: mappings are traced by the wrappers alone");
+    return;
+  }
+  if (set(events, kAfterCall, after_call, nullptr) != 0) {  // a call opened before it would never close
+    unset(events & ~kUcmNoInstall, before_call, nullptr);
+    g_attached.store(false);
+    return;
+  }
+  log_debug("ucm events subscribed: mappings made under UCX's memory hooks are traced");
+}
+
+}  // namespace mpior::preload
