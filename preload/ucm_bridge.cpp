@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstring>
 #include <new>
 
 #include "files.hpp"
@@ -135,19 +136,8 @@ void after_call(int type, UcmEvent* e, void*) {
   c.~Call();
 }
 
-}  // namespace
-
-bool map_not_in_ucm_event() noexcept {
-  if (t_open.type != 0) return false;
-  ThreadState& t = t_state;
-  bool records = !t.in_tracer && g_recording.load(std::memory_order_relaxed) && t.depth < 255;
-  t_map_wrapper_depth = records ? uint8_t(t.depth + 1) : 0;
-  return true;
-}
-
-void ucm_bridge_attach() noexcept {
+void attach() noexcept {
   if (g_attached.load(std::memory_order_acquire)) return;
-  TracerGuard guard;
   // Only a libucm already loaded: the tracer never loads UCX itself.
   void* lib = dlopen("libucm.so.0", RTLD_LAZY | RTLD_NOLOAD);
   if (!lib) return;
@@ -171,6 +161,58 @@ void ucm_bridge_attach() noexcept {
     return;
   }
   log_debug("ucm events subscribed: mappings made under UCX's memory hooks are traced");
+}
+
+// Where the jump another runtime wrote over a function's first bytes goes
+// (jmp rel32; movabs r11 + jmp *r11, ucm's and Open MPI's far form), or
+// nullptr: the function is as compiled.
+const void* patched_to(const unsigned char* p) noexcept {
+  if (p[0] == 0xe9) {
+    int32_t rel;
+    std::memcpy(&rel, p + 1, 4);
+    return p + 5 + rel;
+  }
+  if (p[0] == 0x49 && p[1] == 0xbb && p[10] == 0x41 && p[11] == 0xff && p[12] == 0xe3) {
+    const void* to;
+    std::memcpy(&to, p + 2, 8);
+    return to;
+  }
+  return nullptr;
+}
+
+// A wrapper another runtime overwrote, other than ucm's whose events are
+// subscribed, loses every call made through it: said once per name.
+void warn_patched_wrappers() noexcept {
+  static std::atomic<bool> warned[4];
+  const char* names[4] = {"mmap", "munmap", "mremap", "msync"};
+  Dl_info own{};
+  if (!dladdr(reinterpret_cast<void*>(&warn_patched_wrappers), &own)) return;
+  for (int i = 0; i < 4; ++i) {
+    void* fn = dlsym(RTLD_DEFAULT, names[i]);
+    Dl_info info{}, by{};
+    if (!fn || !dladdr(fn, &info) || info.dli_fbase != own.dli_fbase) continue;
+    const void* to = patched_to(static_cast<const unsigned char*>(fn));
+    if (!to || (g_attached.load() && dladdr(to, &by) && by.dli_fbase == g_ucm_base)) continue;
+    if (!warned[i].exchange(true))
+      log_warn("{} is overwritten by {}: the tracer does not see the calls made through it", names[i],
+               dladdr(to, &by) && by.dli_fname ? by.dli_fname : "another runtime");
+  }
+}
+
+}  // namespace
+
+bool map_not_in_ucm_event() noexcept {
+  if (t_open.type != 0) return false;
+  ThreadState& t = t_state;
+  bool records = !t.in_tracer && g_recording.load(std::memory_order_relaxed) && t.depth < 255;
+  t_map_wrapper_depth = records ? uint8_t(t.depth + 1) : 0;
+  return true;
+}
+
+void ucm_bridge_attach() noexcept {
+  TracerGuard guard;
+  attach();
+  warn_patched_wrappers();
 }
 
 }  // namespace mpior::preload
