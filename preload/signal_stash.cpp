@@ -16,6 +16,7 @@
 
 #include "call.hpp"
 #include "log.hpp"
+#include "real_table.hpp"
 #include "recorder.hpp"
 #include "signals.hpp"
 
@@ -43,9 +44,15 @@ struct List {
 constinit thread_local List t_stash __attribute__((tls_model("initial-exec"))) = {nullptr, nullptr, 0};
 std::atomic<uint64_t> g_lost{0};
 
-// The system calls themselves: mmap may be UCX's or the tracer's wrapper.
+// libc's syscall(), resolved outside signal handlers (stash_thread_start):
+// the system calls themselves, as mmap may be UCX's or the tracer's wrapper.
+using SyscallFn = long (*)(long, ...);
+std::atomic<SyscallFn> g_syscall{nullptr};
+
 Block* new_block() noexcept {
-  long p = syscall(SYS_mmap, nullptr, Block::kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  SyscallFn sys = g_syscall.load(std::memory_order_relaxed);
+  if (!sys) return nullptr;
+  long p = sys(SYS_mmap, nullptr, Block::kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == -1) return nullptr;
   Block* b = reinterpret_cast<Block*>(p);
   b->next = nullptr;
@@ -92,7 +99,7 @@ void each(Block* list, F&& f) noexcept {
 void release(Block* list) noexcept {
   while (list) {
     Block* next = list->next;
-    syscall(SYS_munmap, list, Block::kBytes);
+    g_syscall.load(std::memory_order_relaxed)(SYS_munmap, list, Block::kBytes);
     list = next;
   }
 }
@@ -149,6 +156,8 @@ void drain_signal_records(uint8_t depth) noexcept {
 }
 
 void stash_thread_start() noexcept {
+  if (!g_syscall.load(std::memory_order_relaxed))
+    g_syscall.store(reinterpret_cast<SyscallFn>(real::resolve("syscall")), std::memory_order_relaxed);
   pthread_once(&g_exit_key_once, [] { pthread_key_create(&g_exit_key, at_thread_exit); });
   pthread_setspecific(g_exit_key, &g_exit_key);
 }

@@ -1,7 +1,7 @@
 /* Writes from a signal handler while threads write: `threads` threads each
- * append `writes` single bytes to sig.dat through one O_APPEND descriptor,
- * each with a timer of its own (timer_create, SIGEV_THREAD_ID) whose
- * SIGALRM handler appends one byte more; the signal lands wherever the
+ * append `writes` single bytes to sig.dat through one O_APPEND descriptor
+ * (every tenth through syscall(SYS_write)), each with a timer of its own
+ * (timer_create, SIGEV_THREAD_ID) whose SIGALRM handler appends one byte more; the signal lands wherever the
  * thread is, in its write or in the tracer around it. The handler is set
  * with signal() when the third argument is 1, else with sigaction. At the end
  * sig.dat holds threads * writes bytes plus one per handler run, whatever the
@@ -40,7 +40,8 @@ static void* writer(void* arg) {
   CHECK(timer_create(CLOCK_MONOTONIC, &ev, &timer) == 0);
   struct itimerspec every = {{0, 20000}, {0, 20000}}; /* 20 us */
   CHECK(timer_settime(timer, 0, &every, NULL) == 0);
-  for (long i = 0; i < g_writes; ++i) CHECK(write(g_fd, "w", 1) == 1);
+  /* every tenth through syscall(): the tracer sees that too */
+  for (long i = 0; i < g_writes; ++i) CHECK((i % 10 ? write(g_fd, "w", 1) : syscall(SYS_write, g_fd, "y", 1)) == 1);
   struct itimerspec off = {{0, 0}, {0, 0}};
   CHECK(timer_settime(timer, 0, &off, NULL) == 0 && timer_delete(timer) == 0);
   return NULL;
