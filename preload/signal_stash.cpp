@@ -16,9 +16,9 @@
 
 #include "call.hpp"
 #include "log.hpp"
-#include "real_table.hpp"
 #include "recorder.hpp"
 #include "signals.hpp"
+#include "wrapper_support.hpp"
 
 namespace mpior::preload {
 
@@ -156,8 +156,7 @@ void drain_signal_records(uint8_t depth) noexcept {
 }
 
 void stash_thread_start() noexcept {
-  if (!g_syscall.load(std::memory_order_relaxed))
-    g_syscall.store(reinterpret_cast<SyscallFn>(real::resolve("syscall")), std::memory_order_relaxed);
+  resolved_once(g_syscall, "syscall");
   pthread_once(&g_exit_key_once, [] { pthread_key_create(&g_exit_key, at_thread_exit); });
   pthread_setspecific(g_exit_key, &g_exit_key);
 }

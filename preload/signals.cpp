@@ -57,15 +57,7 @@ void trampoline(int sig, siginfo_t* info, void* context) {
 
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 
-SigactionFn real_sigaction() noexcept {
-  static std::atomic<SigactionFn> fn{nullptr};
-  SigactionFn f = fn.load(std::memory_order_relaxed);
-  if (!f) {
-    f = reinterpret_cast<SigactionFn>(real::resolve("sigaction"));
-    fn.store(f, std::memory_order_relaxed);
-  }
-  return f;
-}
+std::atomic<SigactionFn> g_real_sigaction{nullptr};
 
 void* handler_of(const struct sigaction& sa) {
   return sa.sa_flags & SA_SIGINFO ? reinterpret_cast<void*>(sa.sa_sigaction) : reinterpret_cast<void*>(sa.sa_handler);
@@ -106,7 +98,7 @@ extern "C" MPIOR_API int mpior_sigaction(int sig, const struct sigaction* act,
 extern "C" MPIOR_API sighandler_t mpior_signal(int sig, sighandler_t handler) __asm__("signal");
 
 int mpior_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
-  SigactionFn real = real_sigaction();
+  SigactionFn real = resolved_once(g_real_sigaction, "sigaction");
   if (!real) {
     errno = ENOSYS;
     return -1;

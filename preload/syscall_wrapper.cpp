@@ -15,15 +15,7 @@ namespace {
 
 using SyscallFn = long (*)(long, ...);
 
-SyscallFn real_syscall() noexcept {
-  static std::atomic<SyscallFn> fn{nullptr};
-  SyscallFn f = fn.load(std::memory_order_relaxed);
-  if (!f) {
-    f = reinterpret_cast<SyscallFn>(real::resolve("syscall"));
-    fn.store(f, std::memory_order_relaxed);
-  }
-  return f;
-}
+std::atomic<SyscallFn> g_real_syscall{nullptr};
 
 // The kind a read/write system call number is recorded as, or false.
 bool io_kind(long n, trace::Kind& kind) noexcept {
@@ -59,7 +51,7 @@ long mpior_syscall(long n, ...) {
   long a[6];
   for (long& x : a) x = va_arg(ap, long);
   va_end(ap);
-  SyscallFn real = real_syscall();
+  SyscallFn real = resolved_once(g_real_syscall, "syscall");
   mpior::trace::Kind kind;
   if (!io_kind(n, kind)) return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
   Call call(kind, true);

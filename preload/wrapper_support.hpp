@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -45,6 +46,18 @@ inline constexpr bool same = std::is_same_v<typename plain<Header>::type, Listed
 }  // namespace mpior::preload::check
 
 namespace mpior::preload {
+
+// A libc function the lists do not name (sigaction, syscall), resolved at
+// its first use.
+template <typename F>
+F resolved_once(std::atomic<F>& slot, const char* symbol) noexcept {
+  F f = slot.load(std::memory_order_relaxed);
+  if (!f) {
+    f = reinterpret_cast<F>(real::resolve(symbol));
+    slot.store(f, std::memory_order_relaxed);
+  }
+  return f;
+}
 
 namespace expr {
 // Offset argument of calls that use (and move) the file position.
