@@ -290,8 +290,7 @@ void on_fork_child() {
   }
   reset_after_fork();
   stolen::reset_after_fork();
-  // A write the parent's flush thread had under way holds the write flag; that
-  // thread is not in this process, and the child's first write would wait for ever.
+  // The parent's flush thread may hold the write flag; it is not in this process.
   session::release_writes();
   crash::after_fork_child(true);
   s.child = true;
