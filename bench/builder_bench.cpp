@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "builder.hpp"
-#include "format.hpp"
+#include "trace/builder.hpp"
+#include "trace/format.hpp"
 
 using namespace mpior::trace;
 

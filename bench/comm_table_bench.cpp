@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "mpi_state.hpp"
+#include "preload/mpi_state.hpp"
 
 using namespace mpior;
 using Clock = std::chrono::steady_clock;

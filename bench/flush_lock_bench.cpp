@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "clock.hpp"
-#include "recorder.hpp"
+#include "preload/recorder.hpp"
+#include "preload/trace_clock.hpp"
 
 using namespace mpior;
 using Clock = std::chrono::steady_clock;

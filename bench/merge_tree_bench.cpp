@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "builder.hpp"
-#include "format.hpp"
-#include "merge_job.hpp"
-#include "merge_tree.hpp"
+#include "merge/merge_job.hpp"
+#include "merge/merge_tree.hpp"
+#include "trace/builder.hpp"
+#include "trace/format.hpp"
 
 using namespace mpior;
 using trace::Kind;

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "analyze.hpp"
-#include "builder.hpp"
-#include "format.hpp"
-#include "merge.hpp"
-#include "plan.hpp"
-#include "trace_set.hpp"
+#include "merge/merge.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/plan.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/builder.hpp"
+#include "trace/format.hpp"
 
 using namespace mpior;
 using trace::Kind;

@@ -1,10 +1,10 @@
-#include "blocksize.hpp"
+#include "extrap/blocksize.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "cursor.hpp"
-#include "merge_params.hpp"
+#include "merge/merge_params.hpp"
+#include "trace/cursor.hpp"
 
 namespace mpior::extrap {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::extrap {
 

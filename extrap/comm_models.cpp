@@ -1,4 +1,4 @@
-#include "comm_models.hpp"
+#include "extrap/comm_models.hpp"
 
 #include <fmt/format.h>
 

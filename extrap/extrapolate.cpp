@@ -1,4 +1,4 @@
-#include "extrapolate.hpp"
+#include "extrap/extrapolate.hpp"
 
 #include <fmt/format.h>
 
@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <map>
 
-#include "blocksize.hpp"
-#include "extrap_error.hpp"
-#include "format.hpp"
-#include "models.hpp"
-#include "post.hpp"
-#include "rank_rules.hpp"
-#include "streams.hpp"
-#include "tables.hpp"
+#include "extrap/blocksize.hpp"
+#include "extrap/extrap_error.hpp"
+#include "extrap/models.hpp"
+#include "extrap/rank_rules.hpp"
+#include "extrap/streams.hpp"
+#include "extrap/tables.hpp"
+#include "postproc/post.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::extrap {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "classes.hpp"
-#include "model.hpp"
+#include "extrap/stream_classes.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::extrap {
 

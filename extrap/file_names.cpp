@@ -1,4 +1,4 @@
-#include "file_names.hpp"
+#include "extrap/file_names.hpp"
 
 #include <fmt/format.h>
 

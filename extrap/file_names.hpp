@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models.hpp"
+#include "extrap/models.hpp"
 
 namespace mpior::extrap {
 

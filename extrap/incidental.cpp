@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-#include "merge_params.hpp"
+#include "merge/merge_params.hpp"
 
 namespace mpior::extrap {
 

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "classes.hpp"
-#include "model.hpp"
+#include "extrap/stream_classes.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::extrap {
 

@@ -1,4 +1,4 @@
-#include "models.hpp"
+#include "extrap/models.hpp"
 
 #include <fmt/format.h>
 

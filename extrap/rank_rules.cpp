@@ -1,10 +1,10 @@
-#include "rank_rules.hpp"
+#include "extrap/rank_rules.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "extrap_error.hpp"
+#include "extrap/extrap_error.hpp"
 
 namespace mpior::extrap {
 

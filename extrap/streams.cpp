@@ -1,4 +1,4 @@
-#include "streams.hpp"
+#include "extrap/streams.hpp"
 
 #include <fmt/format.h>
 
@@ -6,11 +6,11 @@
 #include <cmath>
 #include <functional>
 
+#include "extrap/extrap_error.hpp"
 #include "extrap/incidental.hpp"
-#include "extrap_error.hpp"
-#include "merge_params.hpp"
-#include "models.hpp"
-#include "text.hpp"
+#include "extrap/models.hpp"
+#include "merge/merge_params.hpp"
+#include "trace/text.hpp"
 
 namespace mpior::extrap {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "classes.hpp"
 #include "extrap/incidental.hpp"
-#include "model.hpp"
+#include "extrap/stream_classes.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::extrap {
 

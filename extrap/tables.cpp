@@ -1,4 +1,4 @@
-#include "tables.hpp"
+#include "extrap/tables.hpp"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,10 @@
 #include <map>
 #include <unordered_map>
 
-#include "comm_models.hpp"
-#include "extrap_error.hpp"
-#include "file_names.hpp"
-#include "models.hpp"
+#include "extrap/comm_models.hpp"
+#include "extrap/extrap_error.hpp"
+#include "extrap/file_names.hpp"
+#include "extrap/models.hpp"
 
 namespace mpior::extrap {
 

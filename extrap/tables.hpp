@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "classes.hpp"
-#include "model.hpp"
-#include "streams.hpp"
+#include "extrap/stream_classes.hpp"
+#include "extrap/streams.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::extrap {
 

@@ -1,11 +1,11 @@
-#include "merge.hpp"
+#include "merge/merge.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 
-#include "merge_params.hpp"
-#include "rank_runs.hpp"
+#include "merge/merge_params.hpp"
+#include "merge/rank_runs.hpp"
 
 namespace mpior::postproc {
 

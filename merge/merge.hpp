@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

@@ -1,4 +1,4 @@
-#include "merge_job.hpp"
+#include "merge/merge_job.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -6,10 +6,10 @@
 #include <span>
 #include <unordered_map>
 
-#include "codec.hpp"
-#include "merge.hpp"
-#include "merge_params.hpp"
-#include "value_seq.hpp"
+#include "merge/merge.hpp"
+#include "merge/merge_params.hpp"
+#include "trace/codec.hpp"
+#include "trace/value_seq.hpp"
 
 namespace mpior::postproc {
 namespace {

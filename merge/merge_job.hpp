@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

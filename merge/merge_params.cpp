@@ -1,4 +1,4 @@
-#include "merge_params.hpp"
+#include "merge/merge_params.hpp"
 
 #include <algorithm>
 #include <cstdint>

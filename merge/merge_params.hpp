@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

@@ -1,10 +1,10 @@
-#include "merge_tree.hpp"
+#include "merge/merge_tree.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <iterator>
 
-#include "merge.hpp"
+#include "merge/merge.hpp"
 
 namespace mpior::postproc {
 namespace {

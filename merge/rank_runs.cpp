@@ -1,4 +1,4 @@
-#include "rank_runs.hpp"
+#include "merge/rank_runs.hpp"
 
 #include <algorithm>
 

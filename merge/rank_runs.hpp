@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "value_seq.hpp"
+#include "trace/value_seq.hpp"
 
 namespace mpior::postproc {
 

@@ -1,9 +1,9 @@
-#include "aux.hpp"
+#include "piggyback/aux.hpp"
 
 #include <time.h>
 
-#include "config.hpp"
-#include "mpi_state.hpp"
+#include "preload/config.hpp"
+#include "preload/mpi_state.hpp"
 
 namespace mpior::piggyback {
 

@@ -11,9 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "mpi_abi.hpp"
-#include "receive_order.hpp"
-#include "shm_rings.hpp"
+#include "piggyback/receive_order.hpp"
+#include "piggyback/shm_rings.hpp"
+#include "preload/mpi_abi.hpp"
 
 namespace mpior::piggyback {
 

@@ -1,8 +1,8 @@
-#include "inline_decision.hpp"
+#include "piggyback/inline_decision.hpp"
 
 #include <cstring>
 
-#include "mpi_state.hpp"
+#include "preload/mpi_state.hpp"
 
 namespace mpior::piggyback {
 

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "mpi_abi.hpp"
+#include "preload/mpi_abi.hpp"
 
 namespace mpior::piggyback {
 

@@ -1,6 +1,6 @@
-#include "pruner.hpp"
+#include "piggyback/pruner.hpp"
 
-#include "mpi_state.hpp"
+#include "preload/mpi_state.hpp"
 
 namespace mpior::piggyback {
 

@@ -29,10 +29,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "aux.hpp"
-#include "mpi_abi.hpp"
-#include "node_array.hpp"
-#include "receive_order.hpp"
+#include "piggyback/aux.hpp"
+#include "piggyback/node_array.hpp"
+#include "piggyback/receive_order.hpp"
+#include "preload/mpi_abi.hpp"
 #include "trace/event.hpp"
 
 namespace mpior::piggyback {

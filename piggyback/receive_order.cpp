@@ -1,4 +1,4 @@
-#include "receive_order.hpp"
+#include "piggyback/receive_order.hpp"
 
 namespace mpior::piggyback {
 namespace {

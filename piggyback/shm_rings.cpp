@@ -1,10 +1,10 @@
-#include "shm_rings.hpp"
+#include "piggyback/shm_rings.hpp"
 
 #include <atomic>
 #include <cstring>
 
-#include "aux.hpp"
-#include "mpi_state.hpp"
+#include "piggyback/aux.hpp"
+#include "preload/mpi_state.hpp"
 
 namespace mpior::piggyback {
 

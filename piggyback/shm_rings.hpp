@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "mpi_abi.hpp"
+#include "preload/mpi_abi.hpp"
 
 namespace mpior::piggyback {
 

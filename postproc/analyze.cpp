@@ -1,8 +1,8 @@
-#include "analyze.hpp"
+#include "postproc/analyze.hpp"
 
-#include "post_progress.hpp"
-#include "rank_events.hpp"
-#include "scope.hpp"
+#include "postproc/post_progress.hpp"
+#include "postproc/rank_events.hpp"
+#include "postproc/scope.hpp"
 
 namespace mpior::postproc {
 

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "collectives.hpp"
-#include "comms.hpp"
-#include "files.hpp"
-#include "pairing.hpp"
-#include "summary.hpp"
-#include "trace_set.hpp"
+#include "postproc/collectives.hpp"
+#include "postproc/comms.hpp"
+#include "postproc/pairing.hpp"
+#include "postproc/plan_files.hpp"
+#include "postproc/summary.hpp"
+#include "postproc/trace_set.hpp"
 
 namespace mpior::postproc {
 

@@ -1,12 +1,12 @@
-#include "behalf.hpp"
+#include "postproc/behalf.hpp"
 
 #include <algorithm>
 #include <map>
 
-#include "builder.hpp"
-#include "cursor.hpp"
-#include "error.hpp"
+#include "postproc/post_error.hpp"
 #include "postproc/restream.hpp"
+#include "trace/builder.hpp"
+#include "trace/cursor.hpp"
 
 namespace mpior::postproc {
 

@@ -8,8 +8,8 @@
 
 #include <cstddef>
 
-#include "comms.hpp"
-#include "trace_set.hpp"
+#include "postproc/comms.hpp"
+#include "postproc/trace_set.hpp"
 
 namespace mpior::postproc {
 

@@ -1,4 +1,4 @@
-#include "children.hpp"
+#include "postproc/children.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -7,11 +7,11 @@
 #include <system_error>
 #include <tuple>
 
-#include "builder.hpp"
-#include "cursor.hpp"
-#include "error.hpp"
-#include "format.hpp"
+#include "postproc/post_error.hpp"
 #include "postproc/restream.hpp"
+#include "trace/builder.hpp"
+#include "trace/cursor.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::postproc {
 namespace fs = std::filesystem;

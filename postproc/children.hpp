@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model.hpp"
-#include "trace_set.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

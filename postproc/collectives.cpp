@@ -1,10 +1,10 @@
-#include "collectives.hpp"
+#include "postproc/collectives.hpp"
 
 #include <algorithm>
 #include <optional>
 
-#include "error.hpp"
-#include "rank_events.hpp"
+#include "postproc/post_error.hpp"
+#include "postproc/rank_events.hpp"
 
 namespace mpior::postproc {
 

@@ -17,10 +17,10 @@
 #include <map>
 #include <vector>
 
-#include "comms.hpp"
-#include "event.hpp"
-#include "scope.hpp"
-#include "trace_set.hpp"
+#include "postproc/comms.hpp"
+#include "postproc/scope.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::postproc {
 

@@ -1,10 +1,10 @@
-#include "comms.hpp"
+#include "postproc/comms.hpp"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-#include "error.hpp"
+#include "postproc/post_error.hpp"
 
 namespace mpior::postproc {
 

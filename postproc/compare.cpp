@@ -1,11 +1,11 @@
-#include "compare.hpp"
+#include "postproc/compare.hpp"
 
 #include <fmt/format.h>
 
 #include <map>
 
-#include "cursor.hpp"
-#include "text.hpp"
+#include "trace/cursor.hpp"
+#include "trace/text.hpp"
 
 namespace mpior::postproc {
 

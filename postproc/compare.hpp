@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

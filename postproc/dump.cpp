@@ -1,4 +1,4 @@
-#include "dump.hpp"
+#include "postproc/dump.hpp"
 
 #include <fmt/format.h>
 
@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <ostream>
 
-#include "aggregate.hpp"
-#include "bytes_text.hpp"
-#include "comms.hpp"
-#include "format.hpp"
-#include "merge_job.hpp"
-#include "text.hpp"
-#include "trace_set.hpp"
+#include "merge/merge_job.hpp"
+#include "postproc/comms.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/bytes_text.hpp"
+#include "trace/format.hpp"
+#include "trace/format_aggregate.hpp"
+#include "trace/text.hpp"
 
 namespace mpior::postproc {
 

@@ -10,20 +10,20 @@
 #include <new>
 #include <sstream>
 
-#include "compare.hpp"
-#include "dump.hpp"
-#include "error.hpp"
-#include "extrap_error.hpp"
-#include "extrapolate.hpp"
-#include "format.hpp"
-#include "plan.hpp"
-#include "plan_summary.hpp"
-#include "post.hpp"
-#include "post_html.hpp"
-#include "post_progress.hpp"
-#include "post_timeline.hpp"
-#include "progress.hpp"
-#include "timeline_writer.hpp"
+#include "extrap/extrap_error.hpp"
+#include "extrap/extrapolate.hpp"
+#include "postproc/compare.hpp"
+#include "postproc/dump.hpp"
+#include "postproc/plan.hpp"
+#include "postproc/plan_summary.hpp"
+#include "postproc/post.hpp"
+#include "postproc/post_error.hpp"
+#include "postproc/post_progress.hpp"
+#include "report/post_html.hpp"
+#include "report/post_timeline.hpp"
+#include "report/progress.hpp"
+#include "report/timeline_writer.hpp"
+#include "trace/format.hpp"
 
 namespace {
 

@@ -1,14 +1,14 @@
-#include "merge_check.hpp"
+#include "postproc/merge_check.hpp"
 
 #include <fmt/format.h>
 
 #include <map>
 #include <utility>
 
-#include "cursor.hpp"
-#include "error.hpp"
-#include "format.hpp"
-#include "text.hpp"
+#include "postproc/post_error.hpp"
+#include "trace/cursor.hpp"
+#include "trace/format.hpp"
+#include "trace/text.hpp"
 
 namespace mpior::postproc {
 

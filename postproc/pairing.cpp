@@ -1,11 +1,11 @@
-#include "pairing.hpp"
+#include "postproc/pairing.hpp"
 
 #include <algorithm>
 #include <deque>
 #include <optional>
 #include <unordered_map>
 
-#include "error.hpp"
+#include "postproc/post_error.hpp"
 
 namespace mpior::postproc {
 

@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "event.hpp"
-#include "scope.hpp"
-#include "trace_set.hpp"
+#include "postproc/scope.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::postproc {
 

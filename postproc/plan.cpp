@@ -1,4 +1,4 @@
-#include "plan.hpp"
+#include "postproc/plan.hpp"
 
 #include <unistd.h>
 
@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <system_error>
 
-#include "error.hpp"
-#include "format.hpp"
-#include "merge.hpp"
-#include "post_progress.hpp"
+#include "merge/merge.hpp"
+#include "postproc/post_error.hpp"
+#include "postproc/post_progress.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::postproc {
 

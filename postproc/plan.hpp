@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "analyze.hpp"
-#include "model.hpp"
-#include "trace_set.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

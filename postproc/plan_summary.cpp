@@ -1,4 +1,4 @@
-#include "plan_summary.hpp"
+#include "postproc/plan_summary.hpp"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,10 @@
 #include <exception>
 #include <thread>
 
-#include "cursor.hpp"
-#include "report.hpp"
-#include "scope.hpp"
-#include "summary.hpp"
+#include "postproc/scope.hpp"
+#include "postproc/summary.hpp"
+#include "postproc/summary_files.hpp"
+#include "trace/cursor.hpp"
 
 namespace mpior::postproc {
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

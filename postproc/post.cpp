@@ -1,17 +1,17 @@
-#include "post.hpp"
+#include "postproc/post.hpp"
 
 #include <filesystem>
 #include <optional>
 #include <ostream>
 
-#include "analyze.hpp"
-#include "behalf.hpp"
-#include "error.hpp"
-#include "format.hpp"
-#include "merge_check.hpp"
-#include "plan.hpp"
-#include "report.hpp"
-#include "trace_set.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/behalf.hpp"
+#include "postproc/merge_check.hpp"
+#include "postproc/plan.hpp"
+#include "postproc/post_error.hpp"
+#include "postproc/summary_files.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::postproc {
 

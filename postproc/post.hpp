@@ -5,9 +5,9 @@
 #include <iosfwd>
 #include <string>
 
-#include "model.hpp"
-#include "pairing.hpp"
-#include "trace_set.hpp"
+#include "postproc/pairing.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

@@ -1,4 +1,4 @@
-#include "post_progress.hpp"
+#include "postproc/post_progress.hpp"
 
 namespace mpior::postproc {
 

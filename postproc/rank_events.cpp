@@ -1,4 +1,4 @@
-#include "rank_events.hpp"
+#include "postproc/rank_events.hpp"
 
 namespace mpior::postproc {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "cursor.hpp"
-#include "model.hpp"
+#include "trace/cursor.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

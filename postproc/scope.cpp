@@ -1,6 +1,6 @@
-#include "scope.hpp"
+#include "postproc/scope.hpp"
 
-#include "error.hpp"
+#include "postproc/post_error.hpp"
 
 namespace mpior::postproc {
 

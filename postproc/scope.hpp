@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "comms.hpp"
-#include "event.hpp"
-#include "rank_events.hpp"
+#include "postproc/comms.hpp"
+#include "postproc/rank_events.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::postproc {
 

@@ -1,6 +1,6 @@
-#include "summary.hpp"
+#include "postproc/summary.hpp"
 
-#include "transfer.hpp"
+#include "trace/transfer.hpp"
 
 namespace mpior::postproc {
 

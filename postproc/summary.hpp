@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "event.hpp"
-#include "model.hpp"
-#include "scope.hpp"
-#include "transfer.hpp"
+#include "postproc/scope.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
+#include "trace/transfer.hpp"
 
 namespace mpior::postproc {
 

@@ -1,4 +1,4 @@
-#include "trace_set.hpp"
+#include "postproc/trace_set.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,14 +6,14 @@
 #include <set>
 #include <system_error>
 
-#include "aggregate.hpp"
-#include "children.hpp"
-#include "cursor.hpp"
-#include "error.hpp"
-#include "format.hpp"
-#include "merge_job.hpp"
-#include "post_progress.hpp"
-#include "spill.hpp"
+#include "merge/merge_job.hpp"
+#include "postproc/children.hpp"
+#include "postproc/post_error.hpp"
+#include "postproc/post_progress.hpp"
+#include "trace/cursor.hpp"
+#include "trace/format.hpp"
+#include "trace/format_aggregate.hpp"
+#include "trace/spill_reader.hpp"
 
 namespace mpior::postproc {
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 
@@ -26,7 +26,7 @@ struct TraceSet {
 };
 
 // Reads DIR/job.mpior and every rank's trace: from the aggregate files the
-// job wrote at finalize (ranks.mpior, ranks-NNNNNN.mpior: trace/aggregate.hpp)
+// job wrote at finalize (ranks.mpior, ranks-NNNNNN.mpior: trace/format_aggregate.hpp)
 // and from DIR/rank-NNNNNN.mpior for the others (a finished rank file wins
 // over an aggregate's entry, an aggregate's over an unfinished flush); throws
 // PostError (or trace::FormatError) naming the file(s) when the set is not one

@@ -1,4 +1,4 @@
-#include "jobs.hpp"
+#include "predict/jobs.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "classes.hpp"
+#include "predict/op_classes.hpp"
 
 namespace mpior::predict {
 

@@ -16,11 +16,11 @@
 #include <iterator>
 #include <new>
 
-#include "classes.hpp"
-#include "format.hpp"
-#include "jobs.hpp"
-#include "predict.hpp"
-#include "run.hpp"
+#include "predict/jobs.hpp"
+#include "predict/op_classes.hpp"
+#include "predict/predict.hpp"
+#include "predict/run.hpp"
+#include "trace/format.hpp"
 
 namespace fs = std::filesystem;
 using namespace mpior;

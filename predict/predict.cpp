@@ -1,4 +1,4 @@
-#include "predict.hpp"
+#include "predict/predict.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "classes.hpp"
-#include "jobs.hpp"
+#include "predict/jobs.hpp"
+#include "predict/op_classes.hpp"
 
 namespace mpior::predict {
 

@@ -1,4 +1,4 @@
-#include "run.hpp"
+#include "predict/run.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

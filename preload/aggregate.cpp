@@ -1,4 +1,4 @@
-#include "aggregate.hpp"
+#include "preload/aggregate.hpp"
 
 #include <glob.h>
 #include <signal.h>
@@ -11,14 +11,14 @@
 #include <cstring>
 #include <exception>
 
-#include "aggregate_merge.hpp"
-#include "config.hpp"
-#include "log.hpp"
-#include "mpi_state.hpp"
-#include "real_table.hpp"
-#include "session.hpp"
-#include "trace/aggregate.hpp"
+#include "preload/aggregate_merge.hpp"
+#include "preload/config.hpp"
+#include "preload/log.hpp"
+#include "preload/mpi_state.hpp"
+#include "preload/real_table.hpp"
+#include "preload/session.hpp"
 #include "trace/format.hpp"
+#include "trace/format_aggregate.hpp"
 
 namespace mpior::preload::aggregate {
 namespace {

@@ -1,6 +1,6 @@
 // The job's traces at MPI_Finalize (aggregate.cpp): the ranks send their
 // encoded traces to aggregators over the tracer's private communicator; each
-// aggregator writes one indexed file (trace/aggregate.hpp) durably, and only
+// aggregator writes one indexed file (trace/format_aggregate.hpp) durably, and only
 // then do its ranks remove the rank files their periodic flushes left.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "mpi_abi.hpp"
+#include "preload/mpi_abi.hpp"
 #include "trace/model.hpp"
 
 namespace mpior::preload::aggregate {

@@ -1,4 +1,4 @@
-#include "aggregate_merge.hpp"
+#include "preload/aggregate_merge.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -11,12 +11,12 @@
 #include <exception>
 #include <optional>
 
-#include "config.hpp"
-#include "log.hpp"
-#include "merge_job.hpp"
-#include "mpi_state.hpp"
-#include "trace/aggregate.hpp"
+#include "merge/merge_job.hpp"
+#include "preload/config.hpp"
+#include "preload/log.hpp"
+#include "preload/mpi_state.hpp"
 #include "trace/format.hpp"
+#include "trace/format_aggregate.hpp"
 
 namespace mpior::preload::aggregate {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "aggregate.hpp"
+#include "preload/aggregate.hpp"
 
 namespace mpior::preload::aggregate {
 

@@ -9,10 +9,10 @@
 #include <atomic>
 #include <mutex>
 
-#include "aio_requests.hpp"
-#include "files.hpp"
-#include "log.hpp"
-#include "wrapper_support.hpp"
+#include "preload/aio_requests.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/log.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 

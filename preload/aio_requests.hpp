@@ -9,7 +9,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "wrapper_support.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload::aio {
 

@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "clock.hpp"
-#include "crash.hpp"
-#include "stolen_time.hpp"
-#include "thread_state.hpp"
+#include "preload/crash.hpp"
+#include "preload/stolen_time.hpp"
+#include "preload/thread_state.hpp"
+#include "preload/trace_clock.hpp"
 #include "trace/event.hpp"
 
 namespace mpior::preload {

@@ -1,12 +1,12 @@
-#include "call_residual.hpp"
+#include "preload/call_residual.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
-#include "call.hpp"
-#include "log.hpp"
-#include "real_table.hpp"
+#include "preload/call.hpp"
+#include "preload/log.hpp"
+#include "preload/real_table.hpp"
 
 namespace mpior::preload {
 

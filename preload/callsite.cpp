@@ -1,4 +1,4 @@
-#include "callsite.hpp"
+#include "preload/callsite.hpp"
 
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "config.hpp"
+#include "preload/config.hpp"
 
 namespace mpior::preload {
 namespace {

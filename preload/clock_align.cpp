@@ -1,8 +1,8 @@
-#include "clock_align.hpp"
+#include "preload/clock_align.hpp"
 
-#include "clock.hpp"
-#include "config.hpp"
-#include "mpi_state.hpp"
+#include "preload/config.hpp"
+#include "preload/mpi_state.hpp"
+#include "preload/trace_clock.hpp"
 
 namespace mpior::preload::clock_align {
 

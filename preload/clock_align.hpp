@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "mpi_abi.hpp"
+#include "preload/mpi_abi.hpp"
 
 namespace mpior::preload::clock_align {
 

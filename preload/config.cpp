@@ -1,11 +1,11 @@
-#include "config.hpp"
+#include "preload/config.hpp"
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "log.hpp"
+#include "preload/log.hpp"
 
 extern "C" {
 extern mpior::preload::config::OptionBase* const __start_mpior_options[] __attribute__((weak));

@@ -17,7 +17,7 @@
 // their first recorded call (not at load: a process that records nothing,
 // or forks only to exec, gets no thread), and a forked child anew: the
 // parent's thread is not copied into it.
-#include "crash.hpp"
+#include "preload/crash.hpp"
 
 #include <pthread.h>
 #include <signal.h>
@@ -28,12 +28,12 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "config.hpp"
-#include "log.hpp"
-#include "recorder.hpp"
-#include "session.hpp"
-#include "spill.hpp"
-#include "thread_state.hpp"
+#include "preload/config.hpp"
+#include "preload/log.hpp"
+#include "preload/recorder.hpp"
+#include "preload/session.hpp"
+#include "preload/spill_writer.hpp"
+#include "preload/thread_state.hpp"
 
 namespace mpior::preload::crash {
 namespace {
@@ -137,7 +137,7 @@ long now_ms() {
   return long(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-// Also spills threads whose memory reached the cap (spill.hpp), woken at once.
+// Also spills threads whose memory reached the cap (spill_writer.hpp), woken at once.
 void* flush_loop(void*) {
   TracerGuard guard;
   uint64_t written = session::events_recorded();

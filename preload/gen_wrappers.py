@@ -83,7 +83,7 @@ def gen_table(out, funcs):
     entries = table_entries(funcs)
     fallbacks = {fn.name: fn for fn in funcs if not fn.internal and "fallback" in fn.options}
     lines = [HEADER, "#pragma once", "",
-             "#include <aio.h>", "#include <dirent.h>", "#include <fcntl.h>", "#include <libaio.h>", '#include "mpi_abi.hpp"', "#include <stdarg.h>", "#include <stdio.h>", "#include <stdlib.h>",
+             "#include <aio.h>", "#include <dirent.h>", "#include <fcntl.h>", "#include <libaio.h>", '#include "preload/mpi_abi.hpp"', "#include <stdarg.h>", "#include <stdio.h>", "#include <stdlib.h>",
              "#include <sys/mman.h>", "#include <sys/sendfile.h>", "#include <sys/stat.h>", "#include <sys/types.h>", "#include <sys/uio.h>", "#include <unistd.h>", "",
              "namespace mpior::preload::real {", "",
              "// Every intercepted function's next definition (libc, or PMPI_* for MPI),",
@@ -267,9 +267,9 @@ def gen_mpi_wrapper(fn, pmpi_alias=False):
 
 
 def gen_wrappers(family, out, funcs, pmpi_alias=False):
-    lines = [HEADER, f'#include "wrapper_support.hpp"', ""]
+    lines = [HEADER, '#include "preload/wrapper_support.hpp"', ""]
     if family in MPI_FAMILIES:
-        lines.append(f'#include "{family}_handlers.hpp"')
+        lines.append(f'#include "preload/{family}_handlers.hpp"')
         lines.append("")
         lines.append("using namespace ::mpior::preload::mpi::expr;")
     else:

@@ -1,4 +1,4 @@
-#include "lineage.hpp"
+#include "preload/lineage.hpp"
 
 #include <cinttypes>
 #include <cstdio>

@@ -1,12 +1,12 @@
-#include "log.hpp"
+#include "preload/log.hpp"
 
 #include <spdlog/sinks/base_sink.h>
 
 #include <atomic>
 #include <mutex>
 
-#include "config.hpp"
-#include "real_table.hpp"
+#include "preload/config.hpp"
+#include "preload/real_table.hpp"
 
 namespace mpior::preload {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "thread_state.hpp"
+#include "preload/thread_state.hpp"
 
 namespace mpior::preload {
 

@@ -1,4 +1,4 @@
-#include "member_wait.hpp"
+#include "preload/member_wait.hpp"
 
 #include <algorithm>
 #include <atomic>

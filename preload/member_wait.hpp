@@ -18,7 +18,7 @@
 // that does not wait takes 6-7 us untraced).
 #pragma once
 
-#include "call.hpp"
+#include "preload/call.hpp"
 
 namespace mpior::preload::mpi {
 

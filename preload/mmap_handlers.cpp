@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "files.hpp"
-#include "ucm_bridge.hpp"
-#include "wrapper_support.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/ucm_bridge.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 

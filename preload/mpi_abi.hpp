@@ -14,7 +14,7 @@
 
 // Weak references to the header's extern objects (generated per MPI from
 // its preprocessed mpi.h): the library also loads into programs without MPI.
-#include "mpi_weak.hpp"
+#include "preload/mpi_weak.hpp"
 
 namespace mpior::preload::mpi {
 

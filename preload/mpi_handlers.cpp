@@ -1,4 +1,4 @@
-#include "mpi_handlers.hpp"
+#include "preload/mpi_handlers.hpp"
 
 namespace mpior::preload::mpi {
 

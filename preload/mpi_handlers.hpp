@@ -8,10 +8,10 @@
 #include <array>
 #include <vector>
 
-#include "call.hpp"
-#include "mpi_abi.hpp"
-#include "mpi_pruning.hpp"
-#include "mpi_state.hpp"
+#include "preload/call.hpp"
+#include "preload/mpi_abi.hpp"
+#include "preload/mpi_pruning.hpp"
+#include "preload/mpi_state.hpp"
 #include "trace/event.hpp"
 #include "trace/inter_request.hpp"
 
@@ -391,5 +391,5 @@ int comm_free(Call& c, Invoke&& invoke, MPI_Comm* comm) {
 
 }  // namespace mpior::preload::mpi
 
-#include "mpi_inline.hpp"
-#include "mpi_more.hpp"
+#include "preload/mpi_inline.hpp"
+#include "preload/mpi_more.hpp"

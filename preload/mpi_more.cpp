@@ -1,5 +1,5 @@
-#include "mpi_handlers.hpp"
-#include "recorder.hpp"
+#include "preload/mpi_handlers.hpp"
+#include "preload/recorder.hpp"
 
 namespace mpior::preload::mpi {
 

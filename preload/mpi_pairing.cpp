@@ -5,7 +5,7 @@
 // program's own code runs, the library looks for the other MPI and, finding
 // it, runs the program again without itself: one message, the program
 // untraced.
-#include "mpi_pairing.hpp"
+#include "preload/mpi_pairing.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "mpi_abi.hpp"
+#include "preload/mpi_abi.hpp"
 
 namespace mpior::preload::mpi {
 

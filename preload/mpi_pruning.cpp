@@ -1,11 +1,11 @@
-#include "mpi_pruning.hpp"
+#include "preload/mpi_pruning.hpp"
 
 #include <algorithm>
 
-#include "member_wait.hpp"
-#include "mpi_handlers.hpp"
-#include "prune_gap.hpp"
-#include "recorder.hpp"
+#include "preload/member_wait.hpp"
+#include "preload/mpi_handlers.hpp"
+#include "preload/prune_gap.hpp"
+#include "preload/recorder.hpp"
 
 namespace mpior::preload::mpi {
 

@@ -4,11 +4,11 @@
 // and the members a rooted collective waited for.
 #pragma once
 
-#include "call.hpp"
-#include "mpi_abi.hpp"
-#include "mpi_state.hpp"
 #include "piggyback/inline_decision.hpp"
 #include "piggyback/pruner.hpp"
+#include "preload/call.hpp"
+#include "preload/mpi_abi.hpp"
+#include "preload/mpi_state.hpp"
 
 namespace mpior::preload::mpi {
 

@@ -1,10 +1,10 @@
-#include "mpi_state.hpp"
+#include "preload/mpi_state.hpp"
 
 #include <algorithm>
 #include <climits>
 
-#include "real_table.hpp"
-#include "thread_state.hpp"
+#include "preload/real_table.hpp"
+#include "preload/thread_state.hpp"
 
 namespace mpior::preload::mpi {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "mpi_abi.hpp"
+#include "preload/mpi_abi.hpp"
 #include "trace/event.hpp"
 #include "trace/format.hpp"
 #include "trace/model.hpp"

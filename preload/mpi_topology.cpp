@@ -7,8 +7,8 @@
 #include <array>
 #include <vector>
 
-#include "mpi_handlers.hpp"
-#include "recorder.hpp"
+#include "preload/mpi_handlers.hpp"
+#include "preload/recorder.hpp"
 
 namespace mpior::preload::mpi {
 

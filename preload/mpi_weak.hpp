@@ -5,7 +5,7 @@
 #include <mpi.h>
 
 #if defined(OPEN_MPI)
-#include "openmpi_mpi_weak.hpp"
+#include "preload/openmpi_mpi_weak.hpp"
 #else
-#include "mpich_mpi_weak.hpp"
+#include "preload/mpich_mpi_weak.hpp"
 #endif

@@ -3,8 +3,8 @@
 // filetype: the view a file access goes through.
 #include <algorithm>
 
-#include "mpiio_handlers.hpp"
-#include "real_table.hpp"
+#include "preload/mpiio_handlers.hpp"
+#include "preload/real_table.hpp"
 
 namespace mpior::preload::mpi {
 

@@ -1,4 +1,4 @@
-#include "mpiio_handlers.hpp"
+#include "preload/mpiio_handlers.hpp"
 
 #include <fcntl.h>
 
@@ -8,9 +8,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "files.hpp"
-#include "real_table.hpp"
-#include "shfp_capture.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/real_table.hpp"
+#include "preload/shfp_capture.hpp"
 
 namespace mpior::preload::mpi {
 

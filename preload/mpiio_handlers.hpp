@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "call.hpp"
-#include "mpi_abi.hpp"
-#include "mpi_handlers.hpp"
+#include "preload/call.hpp"
+#include "preload/mpi_abi.hpp"
+#include "preload/mpi_handlers.hpp"
 #include "trace/event.hpp"
 
 namespace mpior::preload::mpi {

@@ -20,8 +20,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "shfp_capture.hpp"
-#include "wrapper_support.hpp"
+#include "preload/shfp_capture.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 namespace {

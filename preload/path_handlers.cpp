@@ -4,8 +4,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "files.hpp"
-#include "wrapper_support.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 

@@ -3,9 +3,9 @@
 // inside the tracer guard.
 #include <unistd.h>
 
-#include "files.hpp"
-#include "shfp_capture.hpp"
-#include "wrapper_support.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/shfp_capture.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 

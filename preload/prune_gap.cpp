@@ -1,12 +1,12 @@
-#include "prune_gap.hpp"
+#include "preload/prune_gap.hpp"
 
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
 
-#include "config.hpp"
 #include "piggyback/pruner.hpp"
+#include "preload/config.hpp"
 
 namespace mpior::preload::mpi {
 

@@ -10,7 +10,7 @@
 // millisecond of computation at most.
 #pragma once
 
-#include "call.hpp"
+#include "preload/call.hpp"
 
 namespace mpior::preload::mpi {
 

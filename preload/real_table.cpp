@@ -1,4 +1,4 @@
-#include "real_table.hpp"
+#include "preload/real_table.hpp"
 
 #include <dlfcn.h>
 

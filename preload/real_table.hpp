@@ -5,7 +5,7 @@
 #include <mpi.h>
 
 #if defined(OPEN_MPI)
-#include "openmpi_real_table.hpp"
+#include "preload/openmpi_real_table.hpp"
 #else
-#include "mpich_real_table.hpp"
+#include "preload/mpich_real_table.hpp"
 #endif

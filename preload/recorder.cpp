@@ -1,4 +1,4 @@
-#include "recorder.hpp"
+#include "preload/recorder.hpp"
 
 #include <sched.h>
 
@@ -7,12 +7,12 @@
 #include <mutex>
 #include <string_view>
 
-#include "call.hpp"
-#include "config.hpp"
-#include "log.hpp"
 #include "piggyback/pruner.hpp"
-#include "signals.hpp"
-#include "spill.hpp"
+#include "preload/call.hpp"
+#include "preload/config.hpp"
+#include "preload/log.hpp"
+#include "preload/signals.hpp"
+#include "preload/spill_writer.hpp"
 
 namespace mpior::preload {
 namespace {

@@ -25,7 +25,7 @@
 #include <memory>
 #include <vector>
 
-#include "callsite.hpp"
+#include "preload/callsite.hpp"
 #include "trace/builder.hpp"
 #include "trace/event.hpp"
 
@@ -56,7 +56,7 @@ class ThreadRecorder {
   }
   void add_pruned_to(trace::KindTallies& out, std::vector<int64_t>& ticks) const noexcept;
 
-  // Memory cap (spill.hpp): this thread's folded events want to go to the
+  // Memory cap (spill_writer.hpp): this thread's folded events want to go to the
   // spill file; take them (allocates the empty folder first, then swaps it
   // in under the lock); or say they cannot go yet (no spill file before
   // MPI_Init).

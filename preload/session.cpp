@@ -1,7 +1,7 @@
 // The traced process's life: load, MPI_Init, MPI_Finalize, exit, fork.
 // Decides whether this process is traced at all, agrees on one job id across
 // ranks, owns the trace directory, and writes the rank's trace.
-#include "session.hpp"
+#include "preload/session.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -24,25 +24,25 @@
 #include <string>
 #include <vector>
 
-#include "aggregate.hpp"
-#include "call_residual.hpp"
-#include "clock.hpp"
-#include "config.hpp"
-#include "crash.hpp"
-#include "files.hpp"
-#include "lineage.hpp"
-#include "log.hpp"
-#include "mpi_handlers.hpp"
 #include "piggyback/pruner.hpp"
-#include "placement.hpp"
-#include "proc_text.hpp"
-#include "real_table.hpp"
-#include "recorder.hpp"
-#include "session_state.hpp"
-#include "spill.hpp"
-#include "stolen_time.hpp"
+#include "preload/aggregate.hpp"
+#include "preload/call_residual.hpp"
+#include "preload/config.hpp"
+#include "preload/cpu_placement.hpp"
+#include "preload/crash.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/lineage.hpp"
+#include "preload/log.hpp"
+#include "preload/mpi_handlers.hpp"
+#include "preload/proc_text.hpp"
+#include "preload/real_table.hpp"
+#include "preload/recorder.hpp"
+#include "preload/session_state.hpp"
+#include "preload/spill_writer.hpp"
+#include "preload/stolen_time.hpp"
+#include "preload/trace_clock.hpp"
+#include "preload/ucm_bridge.hpp"
 #include "trace/format.hpp"
-#include "ucm_bridge.hpp"
 
 namespace mpior::preload {
 

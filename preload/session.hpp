@@ -26,7 +26,7 @@ void hold_writes() noexcept;
 bool write_crash_copy();
 void release_writes() noexcept;
 // Waits as long as it takes until no write is under way, then keeps other
-// writers out until release_writes() (spills, spill.cpp).
+// writers out until release_writes() (spills, spill_writer.cpp).
 void lock_writes() noexcept;
 // Where this rank's spill segments go, and its rank; false when it may not
 // spill (not traced, a child process, before MPI_Init, after the final write).

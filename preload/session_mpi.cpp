@@ -7,21 +7,21 @@
 #include <climits>
 #include <vector>
 
-#include "aggregate.hpp"
-#include "clock_align.hpp"
-#include "config.hpp"
-#include "crash.hpp"
-#include "files.hpp"
-#include "lineage.hpp"
-#include "log.hpp"
-#include "mpi_handlers.hpp"
 #include "piggyback/pruner.hpp"
-#include "prune_gap.hpp"
-#include "session.hpp"
-#include "session_state.hpp"
-#include "stolen_time.hpp"
-#include "thread_state.hpp"
-#include "ucm_bridge.hpp"
+#include "preload/aggregate.hpp"
+#include "preload/clock_align.hpp"
+#include "preload/config.hpp"
+#include "preload/crash.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/lineage.hpp"
+#include "preload/log.hpp"
+#include "preload/mpi_handlers.hpp"
+#include "preload/prune_gap.hpp"
+#include "preload/session.hpp"
+#include "preload/session_state.hpp"
+#include "preload/stolen_time.hpp"
+#include "preload/thread_state.hpp"
+#include "preload/ucm_bridge.hpp"
 
 namespace mpior::preload {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "mpi_state.hpp"
+#include "preload/mpi_state.hpp"
 #include "trace/model.hpp"
 
 namespace mpior::preload::session_state {

@@ -14,11 +14,11 @@
 #include <algorithm>
 #include <atomic>
 
-#include "call.hpp"
-#include "log.hpp"
-#include "recorder.hpp"
-#include "signals.hpp"
-#include "wrapper_support.hpp"
+#include "preload/call.hpp"
+#include "preload/log.hpp"
+#include "preload/recorder.hpp"
+#include "preload/signals.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 

@@ -13,7 +13,7 @@
 // program's function and report the program's function back, so the program
 // sees the handlers it set. The tracer's own handlers (crash.cpp) are
 // installed as they are.
-#include "signals.hpp"
+#include "preload/signals.hpp"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -21,9 +21,9 @@
 #include <algorithm>
 #include <atomic>
 
-#include "log.hpp"
-#include "real_table.hpp"
-#include "wrapper_support.hpp"
+#include "preload/log.hpp"
+#include "preload/real_table.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 

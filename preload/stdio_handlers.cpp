@@ -1,8 +1,8 @@
 // Recording hooks for stdio calls. Stream ids stand for FILE* (0-2 are stdin,
 // stdout, stderr); the byte count of a call is what it moved, so printf-style
 // calls record their output length.
-#include "files.hpp"
-#include "wrapper_support.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 

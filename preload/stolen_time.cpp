@@ -1,11 +1,11 @@
-#include "stolen_time.hpp"
+#include "preload/stolen_time.hpp"
 
 #include <algorithm>
 #include <atomic>
 
-#include "clock.hpp"
-#include "config.hpp"
-#include "thread_state.hpp"
+#include "preload/config.hpp"
+#include "preload/thread_state.hpp"
+#include "preload/trace_clock.hpp"
 #include "trace/schedstat.hpp"
 
 namespace mpior::preload::stolen {

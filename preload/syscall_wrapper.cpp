@@ -8,7 +8,7 @@
 
 #include <atomic>
 
-#include "wrapper_support.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 namespace {

@@ -14,7 +14,7 @@
 // runs through the wrapper as well is recorded once: by ucm's events when
 // ucm called the wrapper as the original function, by the wrapper when the
 // wrapper called into a patched libc.
-#include "ucm_bridge.hpp"
+#include "preload/ucm_bridge.hpp"
 
 #include <dlfcn.h>
 #include <libunwind.h>
@@ -25,9 +25,9 @@
 #include <cstring>
 #include <new>
 
-#include "files.hpp"
-#include "log.hpp"
-#include "wrapper_support.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/log.hpp"
+#include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
 

@@ -21,8 +21,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "call.hpp"
-#include "real_table.hpp"
+#include "preload/call.hpp"
+#include "preload/real_table.hpp"
 
 #define MPIOR_API __attribute__((visibility("default")))
 

@@ -1,4 +1,4 @@
-#include "aio_replay.hpp"
+#include "replayer/aio_replay.hpp"
 
 #include <fcntl.h>
 #include <sys/syscall.h>
@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "event.hpp"
-#include "kind.hpp"
-#include "model.hpp"
+#include "trace/event.hpp"
+#include "trace/kind.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

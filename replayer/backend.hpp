@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "clock.hpp"
-#include "event.hpp"
-#include "final_sizes.hpp"
-#include "model.hpp"
+#include "replayer/final_sizes.hpp"
+#include "replayer/pacing_clock.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

@@ -1,11 +1,11 @@
-#include "cli.hpp"
+#include "replayer/cli.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
-#include "error.hpp"
-#include "format.hpp"
-#include "progress.hpp"
+#include "replayer/replay_error.hpp"
+#include "report/progress.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::replay {
 

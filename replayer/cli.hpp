@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "engine.hpp"
-#include "model.hpp"
+#include "replayer/engine.hpp"
+#include "trace/model.hpp"
 
 namespace CLI {
 class App;
@@ -30,7 +30,7 @@ struct CliOptions {
   std::string timeline, html;       // report/: what a person looks at
   uint64_t max_events = 1'000'000;  // --timeline-max-events
   bool quiet = false;               // no progress bar
-  std::string bind = "auto";        // --bind (placement.hpp)
+  std::string bind = "auto";        // --bind (bind.hpp)
 };
 
 void add_options(CLI::App& app, CliOptions& cli);

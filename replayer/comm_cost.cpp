@@ -1,4 +1,4 @@
-#include "comm_cost.hpp"
+#include "replayer/comm_cost.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <bit>
 #include <vector>
 
-#include "cursor.hpp"
+#include "trace/cursor.hpp"
 
 namespace mpior::replay {
 

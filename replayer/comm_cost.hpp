@@ -35,9 +35,9 @@
 #include <tuple>
 #include <vector>
 
-#include "event.hpp"
-#include "model.hpp"
-#include "timing.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
+#include "trace/timing.hpp"
 
 namespace mpior::replay {
 

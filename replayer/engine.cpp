@@ -1,4 +1,4 @@
-#include "engine.hpp"
+#include "replayer/engine.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "aio_replay.hpp"
-#include "clock.hpp"
-#include "replay_thread.hpp"
+#include "replayer/aio_replay.hpp"
+#include "replayer/pacing_clock.hpp"
+#include "replayer/replay_thread.hpp"
 
 namespace mpior::replay {
 

@@ -6,12 +6,12 @@
 #include <cstddef>
 #include <string>
 
-#include "backend.hpp"
-#include "cursor.hpp"
-#include "model.hpp"
-#include "placement.hpp"
-#include "report.hpp"
-#include "setup.hpp"
+#include "replayer/backend.hpp"
+#include "replayer/bind.hpp"
+#include "replayer/replay_report.hpp"
+#include "replayer/setup.hpp"
+#include "trace/cursor.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

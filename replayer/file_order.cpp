@@ -1,11 +1,11 @@
-#include "file_order.hpp"
+#include "replayer/file_order.hpp"
 
 #include <fcntl.h>
 #include <time.h>
 
 #include <algorithm>
 
-#include "clock.hpp"
+#include "replayer/pacing_clock.hpp"
 
 namespace mpior::replay {
 

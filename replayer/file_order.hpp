@@ -21,9 +21,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cursor.hpp"
-#include "event.hpp"
-#include "model.hpp"
+#include "trace/cursor.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

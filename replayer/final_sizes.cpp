@@ -1,4 +1,4 @@
-#include "final_sizes.hpp"
+#include "replayer/final_sizes.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "mpiio_replay.hpp"
-#include "setup.hpp"
+#include "replayer/mpiio_replay.hpp"
+#include "replayer/setup.hpp"
 
 namespace mpior::replay {
 namespace {

@@ -22,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "event.hpp"
-#include "model.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

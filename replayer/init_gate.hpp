@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

@@ -1,4 +1,4 @@
-#include "io_replay.hpp"
+#include "replayer/io_replay.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "clock.hpp"
+#include "replayer/pacing_clock.hpp"
 
 namespace mpior::replay {
 namespace {

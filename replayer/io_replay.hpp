@@ -10,13 +10,13 @@
 #include <string>
 #include <unordered_map>
 
-#include "aio_replay.hpp"
-#include "event.hpp"
-#include "final_sizes.hpp"
-#include "model.hpp"
-#include "report.hpp"
-#include "setup.hpp"
-#include "sync.hpp"
+#include "replayer/aio_replay.hpp"
+#include "replayer/final_sizes.hpp"
+#include "replayer/replay_report.hpp"
+#include "replayer/setup.hpp"
+#include "replayer/sync.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

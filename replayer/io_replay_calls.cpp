@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "io_replay.hpp"
+#include "replayer/io_replay.hpp"
 
 namespace mpior::replay {
 

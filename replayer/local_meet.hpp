@@ -11,7 +11,7 @@
 #include <functional>
 #include <mutex>
 
-#include "mpi_lateness.hpp"
+#include "replayer/mpi_lateness.hpp"
 
 namespace mpior::replay {
 

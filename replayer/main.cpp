@@ -4,13 +4,13 @@
 #include <iostream>
 #include <new>
 
-#include "cli.hpp"
-#include "engine.hpp"
-#include "error.hpp"
-#include "format.hpp"
-#include "mpi_mode.hpp"
-#include "replay_html.hpp"
-#include "replay_timeline.hpp"
+#include "replayer/cli.hpp"
+#include "replayer/engine.hpp"
+#include "replayer/mpi_mode.hpp"
+#include "replayer/replay_error.hpp"
+#include "report/replay_html.hpp"
+#include "report/replay_timeline.hpp"
+#include "trace/format.hpp"
 
 namespace {
 

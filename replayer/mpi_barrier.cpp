@@ -1,7 +1,7 @@
 // MPI mode's barriers: the agreement that passes the members' lateness on
 // (mpi_lateness.hpp), alone or after the program's own MPI_Barrier.
-#include "mpi_ops.hpp"
-#include "mpi_watchdog.hpp"
+#include "replayer/mpi_ops.hpp"
+#include "replayer/mpi_watchdog.hpp"
 
 namespace mpior::replay {
 

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "error.hpp"
-#include "mpi_mode.hpp"
-#include "mpi_yield.hpp"
+#include "replayer/mpi_mode.hpp"
+#include "replayer/mpi_yield.hpp"
+#include "replayer/replay_error.hpp"
 
 namespace mpior::replay {
 

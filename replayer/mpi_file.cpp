@@ -13,12 +13,12 @@
 #include <cerrno>
 #include <mutex>
 
-#include "error.hpp"
-#include "io_replay.hpp"
-#include "mpi_ops.hpp"
-#include "mpiio_replay.hpp"
-#include "report.hpp"
-#include "setup.hpp"
+#include "replayer/io_replay.hpp"
+#include "replayer/mpi_ops.hpp"
+#include "replayer/mpiio_replay.hpp"
+#include "replayer/replay_error.hpp"
+#include "replayer/replay_report.hpp"
+#include "replayer/setup.hpp"
 
 namespace mpior::replay {
 

@@ -1,10 +1,10 @@
-#include "mpi_lateness.hpp"
+#include "replayer/mpi_lateness.hpp"
 
 #include <algorithm>
 
-#include "clock.hpp"
-#include "mpi_yield.hpp"
-#include "sync.hpp"
+#include "replayer/mpi_yield.hpp"
+#include "replayer/pacing_clock.hpp"
+#include "replayer/sync.hpp"
 
 namespace mpior::replay {
 

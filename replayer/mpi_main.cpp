@@ -7,12 +7,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli.hpp"
-#include "engine.hpp"
-#include "error.hpp"
-#include "format.hpp"
-#include "mpi_mode.hpp"
-#include "report.hpp"
+#include "replayer/cli.hpp"
+#include "replayer/engine.hpp"
+#include "replayer/mpi_mode.hpp"
+#include "replayer/replay_error.hpp"
+#include "replayer/replay_report.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::replay {
 namespace {

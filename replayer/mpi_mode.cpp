@@ -1,4 +1,4 @@
-#include "mpi_mode.hpp"
+#include "replayer/mpi_mode.hpp"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "error.hpp"
-#include "mpi_ops.hpp"
-#include "mpi_yield.hpp"
-#include "report.hpp"
+#include "replayer/mpi_ops.hpp"
+#include "replayer/mpi_yield.hpp"
+#include "replayer/replay_error.hpp"
+#include "replayer/replay_report.hpp"
 #include "trace/inter_request.hpp"
 
 namespace mpior::replay {

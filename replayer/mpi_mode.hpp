@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "cli.hpp"
-#include "local_meet.hpp"
-#include "mpi_lateness.hpp"
-#include "mpi_watchdog.hpp"
-#include "mpiio_replay.hpp"
+#include "replayer/backend.hpp"
+#include "replayer/cli.hpp"
+#include "replayer/local_meet.hpp"
+#include "replayer/mpi_lateness.hpp"
+#include "replayer/mpi_watchdog.hpp"
+#include "replayer/mpiio_replay.hpp"
 
 namespace mpior::replay {
 

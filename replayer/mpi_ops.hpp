@@ -10,11 +10,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backend.hpp"
-#include "mpi_mode.hpp"
-#include "pending_sends.hpp"
-#include "sync.hpp"
-#include "topology.hpp"
+#include "replayer/backend.hpp"
+#include "replayer/mpi_mode.hpp"
+#include "replayer/pending_sends.hpp"
+#include "replayer/sync.hpp"
+#include "replayer/topology.hpp"
 
 namespace mpior::replay {
 

@@ -1,4 +1,4 @@
-#include "mpi_replay.hpp"
+#include "replayer/mpi_replay.hpp"
 
 #include <algorithm>
 #include <climits>

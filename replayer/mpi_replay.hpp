@@ -13,12 +13,12 @@
 #include <utility>
 #include <vector>
 
-#include "backend.hpp"
-#include "event.hpp"
-#include "model.hpp"
-#include "report.hpp"
-#include "sync.hpp"
-#include "topology.hpp"
+#include "replayer/backend.hpp"
+#include "replayer/replay_report.hpp"
+#include "replayer/sync.hpp"
+#include "replayer/topology.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

@@ -1,4 +1,4 @@
-#include "mpi_watchdog.hpp"
+#include "replayer/mpi_watchdog.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "clock.hpp"
+#include "replayer/pacing_clock.hpp"
 
 namespace mpior::replay {
 

@@ -1,4 +1,4 @@
-#include "mpiio_replay.hpp"
+#include "replayer/mpiio_replay.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

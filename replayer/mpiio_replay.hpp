@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "event.hpp"
-#include "io_replay.hpp"
+#include "replayer/io_replay.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::replay {
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "mpi_yield.hpp"
+#include "replayer/mpi_yield.hpp"
 
 namespace mpior::replay {
 

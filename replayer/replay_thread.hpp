@@ -11,20 +11,20 @@
 #include <cstdint>
 #include <string>
 
-#include "backend.hpp"
-#include "clock.hpp"
-#include "comm_cost.hpp"
-#include "engine.hpp"
-#include "error.hpp"
-#include "file_order.hpp"
-#include "final_sizes.hpp"
-#include "init_gate.hpp"
-#include "io_replay.hpp"
-#include "mpi_replay.hpp"
-#include "mpiio_replay.hpp"
-#include "progress.hpp"
-#include "start_gate.hpp"
-#include "sync.hpp"
+#include "replayer/backend.hpp"
+#include "replayer/comm_cost.hpp"
+#include "replayer/engine.hpp"
+#include "replayer/file_order.hpp"
+#include "replayer/final_sizes.hpp"
+#include "replayer/init_gate.hpp"
+#include "replayer/io_replay.hpp"
+#include "replayer/mpi_replay.hpp"
+#include "replayer/mpiio_replay.hpp"
+#include "replayer/pacing_clock.hpp"
+#include "replayer/replay_error.hpp"
+#include "replayer/start_gate.hpp"
+#include "replayer/sync.hpp"
+#include "report/progress.hpp"
 
 namespace mpior::replay {
 

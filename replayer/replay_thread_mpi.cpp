@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "replay_thread.hpp"
+#include "replayer/replay_thread.hpp"
 
 namespace mpior::replay {
 

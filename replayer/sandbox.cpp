@@ -1,4 +1,4 @@
-#include "sandbox.hpp"
+#include "replayer/sandbox.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "error.hpp"
+#include "replayer/replay_error.hpp"
 
 namespace mpior::replay {
 namespace {

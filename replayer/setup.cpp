@@ -1,4 +1,4 @@
-#include "setup.hpp"
+#include "replayer/setup.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <set>
 
-#include "error.hpp"
+#include "replayer/replay_error.hpp"
 
 namespace mpior::replay {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model.hpp"
-#include "sandbox.hpp"
+#include "replayer/sandbox.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <mutex>
 
-#include "backend.hpp"
-#include "clock.hpp"
+#include "replayer/backend.hpp"
+#include "replayer/pacing_clock.hpp"
 
 namespace mpior::replay {
 

@@ -1,4 +1,4 @@
-#include "sync.hpp"
+#include "replayer/sync.hpp"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -10,7 +10,7 @@
 #include <climits>
 #include <cmath>
 
-#include "clock.hpp"
+#include "replayer/pacing_clock.hpp"
 
 namespace mpior::replay {
 

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "event.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::replay {
 

@@ -3,8 +3,8 @@
 // past the end of a table.
 #include <string>
 
-#include "engine.hpp"
-#include "error.hpp"
+#include "replayer/engine.hpp"
+#include "replayer/replay_error.hpp"
 
 namespace mpior::replay {
 

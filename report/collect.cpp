@@ -1,11 +1,11 @@
-#include "collect.hpp"
+#include "report/collect.hpp"
 
 #include <algorithm>
 #include <sstream>
 
-#include "svg.hpp"
-#include "text.hpp"
-#include "transfer.hpp"
+#include "report/svg.hpp"
+#include "trace/text.hpp"
+#include "trace/transfer.hpp"
 
 namespace mpior::report {
 

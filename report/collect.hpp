@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "event.hpp"
-#include "event_view.hpp"
-#include "html_report.hpp"
-#include "model.hpp"
+#include "report/event_view.hpp"
+#include "report/html_report.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::report {
 

@@ -1,4 +1,4 @@
-#include "event_view.hpp"
+#include "report/event_view.hpp"
 
 namespace mpior::report {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "event.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::report {
 

@@ -1,4 +1,4 @@
-#include "html_report.hpp"
+#include "report/html_report.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "svg.hpp"
+#include "report/svg.hpp"
 
 namespace mpior::report {
 

@@ -1,4 +1,4 @@
-#include "plan_names.hpp"
+#include "report/plan_names.hpp"
 
 namespace mpior::report {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "event_view.hpp"
-#include "model.hpp"
+#include "report/event_view.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::report {
 

@@ -1,16 +1,16 @@
-#include "post_html.hpp"
+#include "report/post_html.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "collect.hpp"
-#include "cursor.hpp"
-#include "error.hpp"
-#include "html_report.hpp"
-#include "text.hpp"
-#include "trace_set.hpp"
-#include "transfer.hpp"
+#include "postproc/post_error.hpp"
+#include "postproc/trace_set.hpp"
+#include "report/collect.hpp"
+#include "report/html_report.hpp"
+#include "trace/cursor.hpp"
+#include "trace/text.hpp"
+#include "trace/transfer.hpp"
 
 namespace mpior::report {
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "analyze.hpp"
-#include "trace_set.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/trace_set.hpp"
 
 namespace mpior::report {
 

@@ -1,4 +1,4 @@
-#include "post_timeline.hpp"
+#include "report/post_timeline.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -7,10 +7,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "cursor.hpp"
-#include "error.hpp"
-#include "event_view.hpp"
-#include "timeline_writer.hpp"
+#include "postproc/post_error.hpp"
+#include "report/event_view.hpp"
+#include "report/timeline_writer.hpp"
+#include "trace/cursor.hpp"
 
 namespace mpior::report {
 

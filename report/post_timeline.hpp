@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "analyze.hpp"
-#include "pairing.hpp"
-#include "timeline_ids.hpp"
-#include "trace_set.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/pairing.hpp"
+#include "postproc/trace_set.hpp"
+#include "report/timeline_ids.hpp"
 
 namespace mpior::report {
 

@@ -1,4 +1,4 @@
-#include "progress.hpp"
+#include "report/progress.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,14 +1,14 @@
-#include "replay_html.hpp"
+#include "report/replay_html.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
-#include "collect.hpp"
-#include "error.hpp"
-#include "html_report.hpp"
-#include "plan_names.hpp"
+#include "replayer/replay_error.hpp"
+#include "report/collect.hpp"
+#include "report/html_report.hpp"
+#include "report/plan_names.hpp"
 
 namespace mpior::report {
 

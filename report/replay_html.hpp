@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "model.hpp"
-#include "report.hpp"
+#include "replayer/replay_report.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::report {
 

@@ -1,10 +1,10 @@
-#include "replay_messages.hpp"
+#include "report/replay_messages.hpp"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-#include "timeline_ids.hpp"
+#include "report/timeline_ids.hpp"
 
 namespace mpior::report {
 

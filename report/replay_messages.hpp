@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "plan_names.hpp"
-#include "report.hpp"
-#include "timeline_writer.hpp"
+#include "replayer/replay_report.hpp"
+#include "report/plan_names.hpp"
+#include "report/timeline_writer.hpp"
 
 namespace mpior::report {
 

@@ -1,14 +1,14 @@
-#include "replay_timeline.hpp"
+#include "report/replay_timeline.hpp"
 
 #include <fstream>
 #include <map>
 
-#include "error.hpp"
-#include "event_view.hpp"
-#include "plan_names.hpp"
-#include "replay_messages.hpp"
-#include "timeline_ids.hpp"
-#include "timeline_writer.hpp"
+#include "replayer/replay_error.hpp"
+#include "report/event_view.hpp"
+#include "report/plan_names.hpp"
+#include "report/replay_messages.hpp"
+#include "report/timeline_ids.hpp"
+#include "report/timeline_writer.hpp"
 
 namespace mpior::report {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "model.hpp"
-#include "report.hpp"
+#include "replayer/replay_report.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::report {
 

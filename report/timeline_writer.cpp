@@ -1,4 +1,4 @@
-#include "timeline_writer.hpp"
+#include "report/timeline_writer.hpp"
 
 #include <ostream>
 

@@ -1,9 +1,9 @@
-#include "builder.hpp"
+#include "trace/builder.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "fold.hpp"
+#include "trace/fold.hpp"
 
 namespace mpior::trace {
 

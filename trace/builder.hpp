@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "event.hpp"
-#include "model.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::trace {
 namespace fold {

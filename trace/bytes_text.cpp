@@ -1,4 +1,4 @@
-#include "bytes_text.hpp"
+#include "trace/bytes_text.hpp"
 
 #include <cstdint>
 

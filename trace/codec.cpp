@@ -1,4 +1,4 @@
-#include "codec.hpp"
+#include "trace/codec.hpp"
 
 #include <array>
 #include <cstring>

@@ -1,9 +1,9 @@
-#include "cursor.hpp"
+#include "trace/cursor.hpp"
 
 #include <cmath>
 #include <string>
 
-#include "codec.hpp"
+#include "trace/codec.hpp"
 
 namespace mpior::trace {
 

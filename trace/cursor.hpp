@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "event.hpp"
-#include "model.hpp"
+#include "trace/event.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::trace {
 

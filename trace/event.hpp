@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdint>
 
-#include "kind.hpp"
+#include "trace/kind.hpp"
 
 namespace mpior::trace {
 

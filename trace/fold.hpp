@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "builder.hpp"
-#include "fold_tree.hpp"
+#include "trace/builder.hpp"
+#include "trace/fold_tree.hpp"
 
 namespace mpior::trace::fold {
 

@@ -1,7 +1,7 @@
 // Extension of the last top-level loop by matching events against its body.
 #include <algorithm>
 
-#include "fold.hpp"
+#include "trace/fold.hpp"
 
 namespace mpior::trace::fold {
 

@@ -1,7 +1,7 @@
 // Snapshots: the stream so far, without disturbing the folder.
 #include <algorithm>
 
-#include "fold.hpp"
+#include "trace/fold.hpp"
 
 namespace mpior::trace::fold {
 

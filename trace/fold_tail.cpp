@@ -2,7 +2,7 @@
 // within the window, become loops (ScalaTrace's RSD / PRSD creation).
 #include <algorithm>
 
-#include "fold.hpp"
+#include "trace/fold.hpp"
 
 namespace mpior::trace::fold {
 

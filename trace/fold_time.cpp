@@ -1,4 +1,4 @@
-#include "fold_time.hpp"
+#include "trace/fold_time.hpp"
 
 #include <algorithm>
 

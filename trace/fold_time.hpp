@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "timing.hpp"
+#include "trace/timing.hpp"
 
 namespace mpior::trace {
 

@@ -1,4 +1,4 @@
-#include "fold_tree.hpp"
+#include "trace/fold_tree.hpp"
 
 #include <algorithm>
 

@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "event.hpp"
-#include "fold_time.hpp"
-#include "fold_values.hpp"
-#include "model.hpp"
+#include "trace/event.hpp"
+#include "trace/fold_time.hpp"
+#include "trace/fold_values.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::trace::fold {
 

@@ -1,4 +1,4 @@
-#include "fold_values.hpp"
+#include "trace/fold_values.hpp"
 
 namespace mpior::trace {
 

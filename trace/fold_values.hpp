@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "value_seq.hpp"
+#include "trace/value_seq.hpp"
 
 namespace mpior::trace {
 

@@ -1,4 +1,4 @@
-#include "format.hpp"
+#include "trace/format.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "format_body.hpp"
+#include "trace/format_body.hpp"
 
 namespace mpior::trace {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "codec.hpp"
-#include "model.hpp"
+#include "trace/codec.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::trace {
 

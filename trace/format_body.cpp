@@ -1,4 +1,4 @@
-#include "format_body.hpp"
+#include "trace/format_body.hpp"
 
 #include <algorithm>
 #include <bit>

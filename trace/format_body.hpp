@@ -2,9 +2,9 @@
 // Internal to trace/: other parts use format.hpp.
 #pragma once
 
-#include "codec.hpp"
-#include "format.hpp"
-#include "model.hpp"
+#include "trace/codec.hpp"
+#include "trace/format.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::trace::body {
 

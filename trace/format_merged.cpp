@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "format_body.hpp"
+#include "trace/format_body.hpp"
 
 namespace mpior::trace::body {
 namespace {

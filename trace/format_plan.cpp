@@ -1,6 +1,6 @@
 // Plan bodies (and the extrapolation a plan carries): the streams, tallies
 // and tables of format_body.cpp plus the plan's own fields.
-#include "format_body.hpp"
+#include "trace/format_body.hpp"
 
 namespace mpior::trace::body {
 

@@ -1,4 +1,4 @@
-#include "kind.hpp"
+#include "trace/kind.hpp"
 
 #include <array>
 

@@ -33,13 +33,13 @@ enum class OpClass : uint8_t {
 
 enum class Kind : uint16_t {
 #define MPIOR_KIND(name, family, opclass) name,
-#include "kinds.inc"
+#include "trace/kinds.inc"
 #undef MPIOR_KIND
 };
 
 inline constexpr size_t kNumKinds = 0
 #define MPIOR_KIND(name, family, opclass) +1
-#include "kinds.inc"
+#include "trace/kinds.inc"
 #undef MPIOR_KIND
     ;
 
@@ -53,7 +53,7 @@ struct KindInfo {
 // compile to one table load instead of a call each.
 inline constexpr KindInfo kKindInfos[kNumKinds] = {
 #define MPIOR_KIND(name, family, opclass) {#name, Family::family, OpClass::opclass},
-#include "kinds.inc"
+#include "trace/kinds.inc"
 #undef MPIOR_KIND
 };
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "event.hpp"
-#include "kind.hpp"
-#include "timing.hpp"
-#include "value_seq.hpp"
+#include "trace/event.hpp"
+#include "trace/kind.hpp"
+#include "trace/timing.hpp"
+#include "trace/value_seq.hpp"
 
 namespace mpior::trace {
 
@@ -116,7 +116,7 @@ struct CommEntry {
 // Where a rank could run when traced: how many CPUs its affinity mask
 // allowed at trace start and how many the node had online (0: not known).
 // Bound (mpirun -bind-to core, srun --cpu-bind) when it allowed fewer: the
-// replay places its threads the same way (replayer/placement.hpp), as
+// replay places its threads the same way (replayer/bind.hpp), as
 // unbound ranks on shared cores lose time to the scheduler's placement
 // that bound ones do not.
 struct CpuPlacement {
@@ -193,7 +193,7 @@ enum class JobState : uint8_t { running, complete };
 
 // Which file of the trace directory holds which ranks' traces (the job
 // record's layout, written at a clean finalize): an aggregate file
-// (trace/aggregate.hpp) or a rank's own rank-NNNNNN.mpior.
+// (trace/format_aggregate.hpp) or a rank's own rank-NNNNNN.mpior.
 struct TraceFileRanks {
   std::string name;            // file name in the trace directory
   std::vector<int32_t> ranks;  // ascending

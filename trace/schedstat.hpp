@@ -1,7 +1,7 @@
 // How long the calling thread has waited on a run queue for a CPU: the
 // kernel's schedstat run_delay. The tracer leaves it out of the computation
 // it records (preload/stolen_time.cpp); the replayer reports its own threads'
-// against the traced run's (replayer/clock.cpp).
+// against the traced run's (replayer/pacing_clock.cpp).
 #pragma once
 
 #include <fcntl.h>

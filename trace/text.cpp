@@ -1,4 +1,4 @@
-#include "text.hpp"
+#include "trace/text.hpp"
 
 #include <cmath>
 #include <map>

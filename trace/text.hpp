@@ -6,7 +6,7 @@
 #include <span>
 #include <string>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::trace {
 

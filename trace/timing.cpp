@@ -1,4 +1,4 @@
-#include "timing.hpp"
+#include "trace/timing.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "transfer.hpp"
+#include "trace/transfer.hpp"
 
 namespace mpior::trace {
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "event.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::trace {
 

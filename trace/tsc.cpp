@@ -1,4 +1,4 @@
-#include "tsc.hpp"
+#include "trace/tsc.hpp"
 
 #include <x86intrin.h>
 

@@ -1,4 +1,4 @@
-#include "value_seq.hpp"
+#include "trace/value_seq.hpp"
 
 #include <algorithm>
 #include <limits>

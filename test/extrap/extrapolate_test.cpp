@@ -1,17 +1,17 @@
 // Whole plans extrapolated: the scalaioextrap Table I strong-scaling offsets
 // reproduced exactly for 8 ranks, and the refusals.
-#include "extrapolate.hpp"
+#include "extrap/extrapolate.hpp"
 
 #include <fcntl.h>
 
 #include <catch2/catch.hpp>
 
-#include "analyze.hpp"
-#include "behalf.hpp"
-#include "cursor.hpp"
-#include "extrap_error.hpp"
-#include "fixture.hpp"
-#include "plan.hpp"
+#include "extrap/extrap_error.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/behalf.hpp"
+#include "postproc/plan.hpp"
+#include "test/postproc/fixture.hpp"
+#include "trace/cursor.hpp"
 
 using namespace mpior;
 using Catch::Matchers::Contains;

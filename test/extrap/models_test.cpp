@@ -1,6 +1,6 @@
 // The exact models: each found from its own samples, near-fits refused,
 // model 5 with its wrap-around, values that are not integers at the target.
-#include "models.hpp"
+#include "extrap/models.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>

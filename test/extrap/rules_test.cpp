@@ -1,10 +1,10 @@
 // Rank rules, file names and communicator members at another rank count.
 #include <catch2/catch.hpp>
 
-#include "comm_models.hpp"
-#include "extrap_error.hpp"
-#include "file_names.hpp"
-#include "rank_rules.hpp"
+#include "extrap/comm_models.hpp"
+#include "extrap/extrap_error.hpp"
+#include "extrap/file_names.hpp"
+#include "extrap/rank_rules.hpp"
 
 using namespace mpior::extrap;
 using Catch::Matchers::Contains;

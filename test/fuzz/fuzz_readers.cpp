@@ -22,10 +22,10 @@
 #include <iostream>
 #include <random>
 
-#include "aggregate.hpp"
-#include "codec.hpp"
-#include "format.hpp"
-#include "fuzz_run.hpp"
+#include "test/fuzz/fuzz_run.hpp"
+#include "trace/codec.hpp"
+#include "trace/format.hpp"
+#include "trace/format_aggregate.hpp"
 
 namespace fs = std::filesystem;
 using namespace mpior::fuzz;
@@ -53,7 +53,7 @@ std::vector<uint8_t> read_bytes(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// An aggregate (trace/aggregate.hpp): either one rank entry's body mutated
+// An aggregate (trace/format_aggregate.hpp): either one rank entry's body mutated
 // and the file rebuilt with correct checksums (the mutation reaches the rank
 // trace decoder), or the index mutated in place with its checksum fixed.
 std::vector<uint8_t> mutate_aggregate(const std::vector<uint8_t>& seed, std::mt19937_64& rng) {

@@ -1,4 +1,4 @@
-#include "fuzz_run.hpp"
+#include "test/fuzz/fuzz_run.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "codec.hpp"
+#include "trace/codec.hpp"
 
 extern char** environ;
 

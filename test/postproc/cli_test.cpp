@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "fixture.hpp"
-#include "format.hpp"
+#include "test/postproc/fixture.hpp"
+#include "trace/format.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "analyze.hpp"
-#include "error.hpp"
-#include "fixture.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/post_error.hpp"
+#include "test/postproc/fixture.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

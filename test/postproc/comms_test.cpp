@@ -1,9 +1,9 @@
-#include "comms.hpp"
+#include "postproc/comms.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "error.hpp"
-#include "fixture.hpp"
+#include "postproc/post_error.hpp"
+#include "test/postproc/fixture.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

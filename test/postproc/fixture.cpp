@@ -1,4 +1,4 @@
-#include "fixture.hpp"
+#include "test/postproc/fixture.hpp"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "format.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::test {
 

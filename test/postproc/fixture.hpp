@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "builder.hpp"
-#include "model.hpp"
-#include "trace_set.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/builder.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::test {
 

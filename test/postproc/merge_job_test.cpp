@@ -2,7 +2,7 @@
 // step as the tracer's tree does, encoded and decoded (merged.mpior), give
 // every rank back its own process record, tables and events; an SPMD job's
 // merged file stays near one rank's size.
-#include "merge_job.hpp"
+#include "merge/merge_job.hpp"
 
 #include <fcntl.h>
 
@@ -10,12 +10,12 @@
 #include <cstdlib>
 #include <set>
 
-#include "cursor.hpp"
-#include "fixture.hpp"
-#include "format.hpp"
-#include "merge.hpp"
-#include "merge_check.hpp"
-#include "spmd_rank.hpp"
+#include "merge/merge.hpp"
+#include "postproc/merge_check.hpp"
+#include "test/postproc/fixture.hpp"
+#include "test/postproc/spmd_rank.hpp"
+#include "trace/cursor.hpp"
+#include "trace/format.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

@@ -4,13 +4,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "../trace/loop_programs.hpp"
-#include "analyze.hpp"
-#include "fixture.hpp"
-#include "format.hpp"
-#include "merge.hpp"
-#include "merge_check.hpp"
-#include "plan.hpp"
+#include "merge/merge.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/merge_check.hpp"
+#include "postproc/plan.hpp"
+#include "test/postproc/fixture.hpp"
+#include "test/trace/loop_programs.hpp"
+#include "trace/format.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

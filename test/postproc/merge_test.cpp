@@ -1,22 +1,22 @@
 // Cross-rank merge: hand-built ranks through analyze and build_plan, checked
 // with check_plan (every rank and thread reads back its own events from the
 // merged plan) after a round trip through the plan file format.
-#include "merge.hpp"
+#include "merge/merge.hpp"
 
 #include <fcntl.h>
 
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "analyze.hpp"
-#include "error.hpp"
-#include "fixture.hpp"
-#include "format.hpp"
-#include "merge_check.hpp"
-#include "merge_params.hpp"
-#include "plan.hpp"
-#include "post.hpp"
-#include "text.hpp"
+#include "merge/merge_params.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/merge_check.hpp"
+#include "postproc/plan.hpp"
+#include "postproc/post.hpp"
+#include "postproc/post_error.hpp"
+#include "test/postproc/fixture.hpp"
+#include "trace/format.hpp"
+#include "trace/text.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

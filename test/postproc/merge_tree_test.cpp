@@ -1,17 +1,17 @@
 // The tree reduction (merge_tree.hpp): whatever the radix and rank count,
 // every rank reads back its own events from the root's streams, and an SPMD
 // job reduces to the streams the flat merge makes.
-#include "merge_tree.hpp"
+#include "merge/merge_tree.hpp"
 
 #include <fcntl.h>
 
 #include <catch2/catch.hpp>
 
-#include "fixture.hpp"
-#include "merge.hpp"
-#include "merge_check.hpp"
-#include "merge_params.hpp"
-#include "spmd_rank.hpp"
+#include "merge/merge.hpp"
+#include "merge/merge_params.hpp"
+#include "postproc/merge_check.hpp"
+#include "test/postproc/fixture.hpp"
+#include "test/postproc/spmd_rank.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

@@ -1,4 +1,4 @@
-#include "plan.hpp"
+#include "postproc/plan.hpp"
 
 #include <fcntl.h>
 
@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <sstream>
 
-#include "analyze.hpp"
-#include "dump.hpp"
-#include "error.hpp"
-#include "fixture.hpp"
-#include "format.hpp"
-#include "post.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/dump.hpp"
+#include "postproc/post.hpp"
+#include "postproc/post_error.hpp"
+#include "test/postproc/fixture.hpp"
+#include "trace/format.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

@@ -2,12 +2,12 @@
 // off a stored list without expanding it, joined member after member as the
 // merge joins them, and stored again item for item as add_rank_list stores
 // the same ranks, for contiguous, strided, interleaved and irregular lists.
-#include "rank_runs.hpp"
+#include "merge/rank_runs.hpp"
 
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "merge_params.hpp"
+#include "merge/merge_params.hpp"
 
 using namespace mpior;
 using postproc::RankRuns;

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "fixture.hpp"
+#include "test/postproc/fixture.hpp"
 
 namespace mpior::test {
 

@@ -2,9 +2,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "analyze.hpp"
-#include "fixture.hpp"
-#include "report.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/summary_files.hpp"
+#include "test/postproc/fixture.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

@@ -1,13 +1,13 @@
-#include "trace_set.hpp"
+#include "postproc/trace_set.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <set>
 
-#include "cursor.hpp"
-#include "error.hpp"
-#include "fixture.hpp"
-#include "format.hpp"
+#include "postproc/post_error.hpp"
+#include "test/postproc/fixture.hpp"
+#include "trace/cursor.hpp"
+#include "trace/format.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

@@ -1,16 +1,15 @@
 // The I/O operation classes mpior-predict derives from a plan, its fio jobs,
 // fio's JSON and the prediction's arithmetic (issue 17).
-#include "classes.hpp"
-
 #include <fcntl.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 
-#include "builder.hpp"
-#include "jobs.hpp"
-#include "predict.hpp"
+#include "predict/jobs.hpp"
+#include "predict/op_classes.hpp"
+#include "predict/predict.hpp"
+#include "trace/builder.hpp"
 
 using namespace mpior;
 using namespace mpior::predict;

@@ -1,13 +1,13 @@
 // The intercepted call's bookkeeping of the tracer's own time: what a handler
 // does before the real call (restart) and what no clock reading sees (the
 // measured residual) leave the program's computation.
-#include "call.hpp"
+#include "preload/call.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "call_residual.hpp"
-#include "clock.hpp"
+#include "preload/call_residual.hpp"
+#include "preload/trace_clock.hpp"
 
 using namespace mpior;
 using namespace mpior::preload;

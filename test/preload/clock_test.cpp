@@ -1,9 +1,8 @@
 // The tracer's clock in a process a traced one started: its own clock (the
 // TSC, or CLOCK_MONOTONIC) counted from the parent's trace start.
-#include "clock.hpp"
-
 #include <catch2/catch.hpp>
 
+#include "preload/trace_clock.hpp"
 #include "trace/tsc.hpp"
 
 using namespace mpior::preload;

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "mpi_state.hpp"
+#include "preload/mpi_state.hpp"
 
 using namespace mpior;
 using preload::mpi::MpiState;

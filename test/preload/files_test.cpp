@@ -1,8 +1,8 @@
-#include "files.hpp"
-
 #include <fcntl.h>
 
 #include <catch2/catch.hpp>
+
+#include "preload/fd_table.hpp"
 
 using namespace mpior::preload;
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "mpiio_handlers.hpp"
+#include "preload/mpiio_handlers.hpp"
 
 using mpior::preload::mpi::Block;
 using mpior::preload::mpi::flatten_type;

@@ -1,9 +1,9 @@
-#include "placement.hpp"
-
 #include <sched.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "preload/cpu_placement.hpp"
 
 using mpior::preload::count_cpu_list;
 using mpior::preload::current_placement;

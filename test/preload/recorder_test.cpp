@@ -1,4 +1,4 @@
-#include "recorder.hpp"
+#include "preload/recorder.hpp"
 
 #include <dlfcn.h>
 
@@ -6,11 +6,11 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "callsite.hpp"
-#include "clock.hpp"
-#include "config.hpp"
-#include "cursor.hpp"
-#include "trace/spill.hpp"
+#include "preload/callsite.hpp"
+#include "preload/config.hpp"
+#include "preload/trace_clock.hpp"
+#include "trace/cursor.hpp"
+#include "trace/spill_reader.hpp"
 
 using namespace mpior;
 using namespace mpior::preload;

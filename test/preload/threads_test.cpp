@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "clock.hpp"
-#include "cursor.hpp"
-#include "recorder.hpp"
+#include "preload/recorder.hpp"
+#include "preload/trace_clock.hpp"
+#include "trace/cursor.hpp"
 
 using namespace mpior;
 using namespace mpior::preload;
@@ -134,7 +134,7 @@ TEST_CASE("snapshots of a thread recording irregular calls hold a prefix of its 
   REQUIRE(check_prefix(r.snapshot(0), offsets, 0) == offsets.size());
 }
 
-// The memory cap's path from another thread (spill.cpp): folded parts taken
+// The memory cap's path from another thread (preload/spill_writer.cpp): folded parts taken
 // out while the thread records, then the rest, hold every call once, in order.
 TEST_CASE("folded parts taken while a thread records hold every call once", "[preload][recorder][threads]") {
   clock::start(false);

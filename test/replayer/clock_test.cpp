@@ -1,5 +1,3 @@
-#include "clock.hpp"
-
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -9,7 +7,8 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "schedstat.hpp"
+#include "replayer/pacing_clock.hpp"
+#include "trace/schedstat.hpp"
 
 using namespace mpior::replay;
 

@@ -1,9 +1,9 @@
-#include "comm_cost.hpp"
+#include "replayer/comm_cost.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "engine.hpp"
-#include "plan_maker.hpp"
+#include "replayer/engine.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;

@@ -1,4 +1,4 @@
-#include "engine.hpp"
+#include "replayer/engine.hpp"
 
 #include <fcntl.h>
 
@@ -6,10 +6,10 @@
 #include <fstream>
 #include <functional>
 
-#include "cli.hpp"
-#include "error.hpp"
-#include "file_order.hpp"
-#include "plan_maker.hpp"
+#include "replayer/cli.hpp"
+#include "replayer/file_order.hpp"
+#include "replayer/replay_error.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;

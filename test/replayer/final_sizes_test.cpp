@@ -1,12 +1,12 @@
-#include "final_sizes.hpp"
+#include "replayer/final_sizes.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
-#include "plan_maker.hpp"
-#include "setup.hpp"
+#include "replayer/setup.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;

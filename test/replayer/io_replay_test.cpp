@@ -4,10 +4,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "engine.hpp"
-#include "error.hpp"
-#include "plan_maker.hpp"
-#include "sandbox.hpp"
+#include "replayer/engine.hpp"
+#include "replayer/replay_error.hpp"
+#include "replayer/sandbox.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;

@@ -1,4 +1,4 @@
-#include "local_meet.hpp"
+#include "replayer/local_meet.hpp"
 
 #include <atomic>
 #include <catch2/catch.hpp>

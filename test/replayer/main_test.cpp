@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "plan_maker.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior::replay::testing;
 using mpior::trace::Kind;

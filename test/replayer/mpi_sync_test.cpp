@@ -3,10 +3,10 @@
 #include <chrono>
 #include <thread>
 
-#include "engine.hpp"
-#include "error.hpp"
-#include "plan_maker.hpp"
-#include "sync.hpp"
+#include "replayer/engine.hpp"
+#include "replayer/replay_error.hpp"
+#include "replayer/sync.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;

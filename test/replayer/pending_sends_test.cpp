@@ -1,6 +1,6 @@
 // The --mpi replay's send buffers (each send its own, its first bytes the
 // message's stamp) and when a send tests the list of sends in flight.
-#include "pending_sends.hpp"
+#include "replayer/pending_sends.hpp"
 
 #include <catch2/catch.hpp>
 

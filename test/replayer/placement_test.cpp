@@ -1,10 +1,9 @@
-#include "placement.hpp"
-
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
-#include "plan_maker.hpp"
+#include "replayer/bind.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior;
 using namespace mpior::replay;

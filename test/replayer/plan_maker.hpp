@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "builder.hpp"
-#include "format.hpp"
-#include "model.hpp"
+#include "trace/builder.hpp"
+#include "trace/format.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay::testing {
 

@@ -1,11 +1,10 @@
-#include "report.hpp"
-
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
-#include "error.hpp"
-#include "plan_maker.hpp"
+#include "replayer/replay_error.hpp"
+#include "replayer/replay_report.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior::replay;
 using mpior::replay::testing::TempDir;

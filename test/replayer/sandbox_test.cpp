@@ -1,4 +1,4 @@
-#include "sandbox.hpp"
+#include "replayer/sandbox.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "error.hpp"
-#include "plan_maker.hpp"
+#include "replayer/replay_error.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior::replay;
 using mpior::replay::testing::TempDir;

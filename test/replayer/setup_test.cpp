@@ -1,10 +1,10 @@
-#include "setup.hpp"
+#include "replayer/setup.hpp"
 
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "error.hpp"
-#include "plan_maker.hpp"
+#include "replayer/replay_error.hpp"
+#include "test/replayer/plan_maker.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;

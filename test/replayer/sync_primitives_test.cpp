@@ -5,8 +5,8 @@
 #include <thread>
 #include <vector>
 
-#include "clock.hpp"
-#include "sync.hpp"
+#include "replayer/pacing_clock.hpp"
+#include "replayer/sync.hpp"
 
 using namespace mpior::replay;
 
@@ -35,7 +35,7 @@ void meet(uint32_t members, int64_t spin_ns, int rounds) {
       if (barrier.wait(progress, "member") != WaitResult::ok) ++not_ok;
       if (arrivals[size_t(r)].load() != members) ++failures;
       int64_t released = last_release_ns();
-      // Each thread's clock is its own anchor plus TSC ticks (clock.hpp):
+      // Each thread's clock is its own anchor plus TSC ticks (replayer/pacing_clock.hpp):
       // readings on two threads may disagree by a few ns.
       if (released + kClockSkewNs < latest_arrival[size_t(r)].load()) ++failures;
       int64_t expected = 0;

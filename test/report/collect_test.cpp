@@ -1,9 +1,9 @@
-#include "collect.hpp"
+#include "report/collect.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "event.hpp"
-#include "kind.hpp"
+#include "trace/event.hpp"
+#include "trace/kind.hpp"
 
 using namespace mpior;
 using namespace mpior::report;

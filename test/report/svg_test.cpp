@@ -1,9 +1,9 @@
-#include "svg.hpp"
+#include "report/svg.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "html_report.hpp"
+#include "report/html_report.hpp"
 
 using namespace mpior::report;
 

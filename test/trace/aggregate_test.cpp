@@ -1,11 +1,10 @@
-#include "aggregate.hpp"
-
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "format.hpp"
+#include "trace/format.hpp"
+#include "trace/format_aggregate.hpp"
 
 using namespace mpior::trace;
 

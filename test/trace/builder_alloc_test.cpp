@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "builder.hpp"
+#include "trace/builder.hpp"
 
 namespace {
 std::atomic<uint64_t> g_allocations{0};

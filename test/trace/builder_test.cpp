@@ -1,13 +1,13 @@
-#include "builder.hpp"
+#include "trace/builder.hpp"
 
 #include <catch2/catch.hpp>
 #include <random>
 #include <sstream>
 
-#include "cursor.hpp"
-#include "format.hpp"
-#include "loop_programs.hpp"
-#include "text.hpp"
+#include "test/trace/loop_programs.hpp"
+#include "trace/cursor.hpp"
+#include "trace/format.hpp"
+#include "trace/text.hpp"
 
 using namespace mpior::trace;
 using mpior::test::first_difference;

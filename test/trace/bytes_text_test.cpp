@@ -1,4 +1,4 @@
-#include "bytes_text.hpp"
+#include "trace/bytes_text.hpp"
 
 #include <catch2/catch.hpp>
 #include <random>

@@ -1,9 +1,9 @@
-#include "fold_values.hpp"
+#include "trace/fold_values.hpp"
 
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "fold_time.hpp"
+#include "trace/fold_time.hpp"
 
 using namespace mpior::trace;
 

@@ -1,9 +1,9 @@
-#include "format.hpp"
+#include "trace/format.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "builder.hpp"
-#include "cursor.hpp"
+#include "trace/builder.hpp"
+#include "trace/cursor.hpp"
 
 using namespace mpior::trace;
 

@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "builder.hpp"
-#include "cursor.hpp"
-#include "event.hpp"
+#include "trace/builder.hpp"
+#include "trace/cursor.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::test {
 

@@ -1,7 +1,5 @@
 // Spill segments (MPIOR_MEMORY): a builder cut anywhere gives back every event
 // when its parts are concatenated; a spill file is read up to a torn segment.
-#include "spill.hpp"
-
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -9,9 +7,10 @@
 #include <filesystem>
 #include <random>
 
-#include "builder.hpp"
-#include "cursor.hpp"
-#include "format.hpp"
+#include "trace/builder.hpp"
+#include "trace/cursor.hpp"
+#include "trace/format.hpp"
+#include "trace/spill_reader.hpp"
 
 using namespace mpior::trace;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "transfer.hpp"
+#include "trace/transfer.hpp"
 
 #include <catch2/catch.hpp>
 #include <set>

@@ -1,4 +1,4 @@
-#include "classes.hpp"
+#include "predict/op_classes.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,9 +9,9 @@
 #include <map>
 #include <utility>
 
-#include "cursor.hpp"
-#include "event.hpp"
-#include "predict.hpp"
+#include "predict/predict.hpp"
+#include "trace/cursor.hpp"
+#include "trace/event.hpp"
 
 namespace mpior::predict {
 

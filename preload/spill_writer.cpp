@@ -1,5 +1,5 @@
-// Spill segments: see spill.hpp and DEVELOPERS.md (Bounded memory).
-#include "spill.hpp"
+// Spill segments: see spill_writer.hpp and DEVELOPERS.md (Bounded memory).
+#include "preload/spill_writer.hpp"
 
 #include <fcntl.h>
 #include <semaphore.h>
@@ -12,11 +12,11 @@
 #include <cstring>
 #include <string>
 
-#include "config.hpp"
-#include "log.hpp"
-#include "recorder.hpp"
-#include "session.hpp"
-#include "thread_state.hpp"
+#include "preload/config.hpp"
+#include "preload/log.hpp"
+#include "preload/recorder.hpp"
+#include "preload/session.hpp"
+#include "preload/thread_state.hpp"
 #include "trace/format.hpp"
 
 namespace mpior::preload::spill {

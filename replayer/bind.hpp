@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::replay {
 

@@ -1,4 +1,4 @@
-#include "report.hpp"
+#include "replayer/replay_report.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <ostream>
 
-#include "error.hpp"
-#include "format.hpp"
+#include "replayer/replay_error.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::replay {
 

@@ -1,4 +1,4 @@
-#include "files.hpp"
+#include "preload/fd_table.hpp"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <utility>
 
-#include "real_table.hpp"
-#include "thread_state.hpp"
+#include "preload/real_table.hpp"
+#include "preload/thread_state.hpp"
 
 namespace mpior::preload {
 namespace {

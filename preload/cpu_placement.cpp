@@ -1,4 +1,4 @@
-#include "placement.hpp"
+#include "preload/cpu_placement.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <charconv>
 #include <string>
 
-#include "proc_text.hpp"
+#include "preload/proc_text.hpp"
 
 namespace mpior::preload {
 

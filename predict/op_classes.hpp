@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::predict {
 

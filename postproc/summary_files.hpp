@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "analyze.hpp"
-#include "model.hpp"
-#include "trace_set.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::postproc {
 

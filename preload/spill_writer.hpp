@@ -1,4 +1,4 @@
-// Bounded tracer memory (spill.cpp): when a thread's folded trace reaches its
+// Bounded tracer memory (spill_writer.cpp): when a thread's folded trace reaches its
 // share of MPIOR_MEMORY, its folder is swapped for an empty one (under the
 // recorder's lock, no copy) and the old one is encoded and appended to the
 // rank's spill file as a checksummed segment, by the flush thread (or by the

@@ -1,10 +1,10 @@
-#include "clock.hpp"
+#include "preload/trace_clock.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 
-#include "tsc.hpp"
+#include "trace/tsc.hpp"
 
 namespace mpior::preload::clock {
 namespace {

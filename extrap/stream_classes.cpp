@@ -1,4 +1,4 @@
-#include "classes.hpp"
+#include "extrap/stream_classes.hpp"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "extrap_error.hpp"
-#include "merge.hpp"
+#include "extrap/extrap_error.hpp"
+#include "merge/merge.hpp"
 
 namespace mpior::extrap {
 

@@ -1,4 +1,4 @@
-#include "clock.hpp"
+#include "replayer/pacing_clock.hpp"
 
 #include <sys/prctl.h>
 #include <time.h>
@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <utility>
 
-#include "schedstat.hpp"
-#include "tsc.hpp"
+#include "trace/schedstat.hpp"
+#include "trace/tsc.hpp"
 
 namespace mpior::replay {
 

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "event.hpp"
-#include "final_sizes.hpp"
-#include "kind.hpp"
+#include "replayer/final_sizes.hpp"
+#include "trace/event.hpp"
+#include "trace/kind.hpp"
 
 namespace mpior::replay {
 

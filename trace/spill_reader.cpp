@@ -1,10 +1,10 @@
-#include "spill.hpp"
+#include "trace/spill_reader.hpp"
 
 #include <sys/stat.h>
 
 #include <map>
 
-#include "format.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::trace {
 namespace {

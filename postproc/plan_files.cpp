@@ -1,11 +1,11 @@
-#include "files.hpp"
+#include "postproc/plan_files.hpp"
 
 #include <fcntl.h>
 
 #include <algorithm>
 #include <unordered_map>
 
-#include "transfer.hpp"
+#include "trace/transfer.hpp"
 
 namespace mpior::postproc {
 

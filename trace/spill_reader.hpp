@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::trace {
 

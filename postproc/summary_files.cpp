@@ -1,12 +1,12 @@
-#include "report.hpp"
+#include "postproc/summary_files.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <numeric>
 
-#include "bytes_text.hpp"
-#include "text.hpp"
+#include "trace/bytes_text.hpp"
+#include "trace/text.hpp"
 
 namespace mpior::postproc {
 

@@ -1,4 +1,4 @@
-#include "aggregate.hpp"
+#include "trace/format_aggregate.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "codec.hpp"
-#include "format.hpp"
+#include "trace/codec.hpp"
+#include "trace/format.hpp"
 
 namespace mpior::trace {
 namespace {

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "model.hpp"
-#include "scope.hpp"
-#include "trace_set.hpp"
-#include "transfer.hpp"
+#include "postproc/scope.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/model.hpp"
+#include "trace/transfer.hpp"
 
 namespace mpior::postproc {
 

@@ -1,4 +1,4 @@
-#include "placement.hpp"
+#include "replayer/bind.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
