@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Completeness check that a missing wrapper cannot fool: each bundled program
-runs once under Debian's strace -f and once under the tracer; for every file
+runs once under the tracer and Debian's strace -f together; for every file
 of the program's own (below its run directory) in the trace, the bytes the
 kernel saw in the read/write syscall family (read, write, the p*, *v, *v2
 forms, copy_file_range, sendfile, splice; AIO's helper threads included;
@@ -84,10 +84,12 @@ def cross_check(app, args=(), ranks=None, prepare=None, skip=None, ucx=False, ma
     s = Scenario(app, args, ranks=ranks, prepare=prepare, ucx=ucx)
     log = os.path.join(s.root, "strace.log")
     calls = ",".join(FAMILY + COPIES + ("io_submit",))
+    # One run, traced and under strace: programs whose reads depend on timing
+    # (ROMIO reading back a hole another rank is extending) give the same
+    # answer to both counts.
     run(["strace", "-f", "-qq", "-y", "-s", "0", "-e", f"trace={calls}", "-e", "abbrev=none", "-e", "signal=none",
          "-o", log]
-        + s.command(), cwd=s.plain, env=s.environment(False))
-    run(s.command(), cwd=s.work, env=s.environment(True))
+        + s.command(), cwd=s.work, env=s.environment(True))
     summary = s.post()
     kernel = kernel_bytes(log)
     checked = 0
@@ -97,7 +99,7 @@ def cross_check(app, args=(), ranks=None, prepare=None, skip=None, ucx=False, ma
         rel = os.path.relpath(f["path"], s.work)
         if skip and skip(rel):
             continue
-        kw, kr = kernel.get(os.path.join(s.plain, rel), [0, 0])
+        kw, kr = kernel.get(f["path"], [0, 0])
         tw = f["bytes_written"] - f["mapped_written"] + f["nested_written"]
         tr = f["bytes_read"] - f["mapped_read"] + f["nested_read"]
         check_eq(tw, kw, f"{app}: bytes written to {rel}, trace vs kernel")
