@@ -48,9 +48,9 @@ struct JobPlan {
 // leaving the step, and no long idle gaps the program did not have.
 inline constexpr double kPaceMargin = 1.25;
 // The period of the run that measures the cycle in step, over the unpaced
-// cycle: unpaced fsyncs find less dirty and cost less (ext4: 0.6-1.0 ms a
-// cycle unpaced, 2-3.5 ms in step), so a period from the unpaced cycle leaves
-// the step again (at 2.5x, one prediction in three stayed out of step).
+// cycle: unpaced fsyncs find less dirty and cost less (several times less on
+// ext4), so a period from the unpaced cycle with a small margin leaves the
+// step again.
 inline constexpr double kCalibrationMargin = 4;
 
 // Largest footprint a random or read job's file gets when the traced region is larger.

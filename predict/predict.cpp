@@ -14,7 +14,7 @@ namespace mpior::predict {
 namespace {
 
 // A reference time per operation below this is the tracer's own cost and the
-// timer's noise as much as the file system's (fsync on tmpfs: ~1 us): a ratio
+// timer's noise as much as the file system's (an fsync on tmpfs): a ratio
 // to it over kAmplified multiplies that noise by the target's cost (fsync on
 // ext4: thousands), so such a class is predicted as its count times the
 // target's time per operation. Small ratios (tmpfs writes against ext4's)
@@ -84,9 +84,9 @@ void measured_class(ClassResult& r, const IoClass& c) {
 // write and its share of the syncs) on the target to the reference's: how a
 // file system splits a cycle between the write and the fsync call depends on
 // who flushed what first (on ext4 one rank's fsync writes back the other's
-// pages of the shared file, and one rank's first write stalls 5-7 ms), so the
-// calls' times moved between the two classes while their sum held: checkpoint_sim
-// ext4 -> tmpfs +74 to +104% at load 2-3 from the write class's ratio alone.
+// pages of the shared file, and one rank's first write stalls), so the
+// calls' times move between the two classes while their sum holds: the
+// write class's ratio alone would mispredict the pair.
 size_t sync_partner(const Classes& cs, const std::vector<std::optional<Runs>>& runs, size_t w) {
   ClassKey k = cs.classes[w].key;
   if (k.op != Op::write || k.sync_every <= 0 || !runs[w]) return SIZE_MAX;

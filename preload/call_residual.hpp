@@ -3,9 +3,8 @@
 // the depth, the returns) and the start of the next before its first (the
 // record's fields, the checks). It falls in the gap between two depth-0 calls
 // and would be replayed as the program's computation: in an event-dense
-// program (comm_split: 120,000 fwrites and 240,000 pruned collectives a rank,
-// 150 ns of traced computation a step where the untraced program spends
-// 75-95) it made the replay 10-13% long.
+// program that time is of the order of the computation between calls, and
+// the replay would run long by it.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +15,9 @@ namespace mpior::preload {
 // rounds of 200 dropped calls made inline (the least, so an interrupt in one
 // does not count), and seven of 200 through a real wrapper, ftell on an
 // untraced memory stream against the real ftell (the median): a call the
-// program makes enters and leaves a wrapper through its symbol, 37-42 ns a
-// call outside the readings here against 17 inline, and a one-member
-// MPI_Bcast left 25 ns a call in the computation beyond the inline figure.
+// program makes enters and leaves a wrapper through its symbol, which costs
+// about twice the inline figure, so the inline one alone would leave part of
+// the tracer's time in the computation.
 // Sets g_call_residual_ticks, which each depth-0 call adds to the time left
 // out of the gap before it, and g_call_inside_ticks, the readings' own time
 // between them, taken off every depth-0 call's duration without nested calls.

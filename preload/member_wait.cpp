@@ -28,9 +28,8 @@ uint64_t key_of(const trace::RawEvent& ev) {
 
 // What of a call of `ticks` stays in the computation: all of it when it
 // took at most 1.5 times its site's shortest (a cost's own spread), else
-// the shortest (the mean of the calls within 1.5 times kept the shorter
-// waits: serial_gather's rank 1 kept 20-30 us a call where untraced a
-// Gather that does not wait takes 6-7 us).
+// the shortest (the mean of the calls within 1.5 times would keep the
+// shorter waits in the computation).
 int64_t cost_of(Floor& f, uint64_t key, int64_t ticks) {
   int64_t shortest = f.key.load(std::memory_order_relaxed) == key ? f.shortest.load(std::memory_order_relaxed) : kNone;
   f.key.store(key, std::memory_order_relaxed);

@@ -13,9 +13,7 @@
 // there first), or the call's own time within 1.5 times that; the rest is
 // left out of the gap as the tracer's own time is.
 // Known limit: where no call of a site ever came after its root, the
-// shortest still holds some waiting. serial_gather traced on tmpfs: rank 1's
-// 8,999 pruned Gathers 0.19-0.29 s before, 0.066-0.073 s after (a Gather
-// that does not wait takes 6-7 us untraced).
+// shortest still holds some waiting.
 #pragma once
 
 #include "preload/call.hpp"

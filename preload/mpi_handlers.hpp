@@ -291,16 +291,12 @@ int test_any(Call& c, Invoke&& invoke, int count, MPI_Request* requests, int* in
 // after the call (or on a communicator of one made there: decides_alone,
 // decide_alone). Returns whether to log the call. Only the real call is
 // timed, and it runs alone: the lookups, the posting and the wait are the
-// tracer's time. An exchange timed and trimmed by a figure measured at
-// MPI_Init left a Barrier between writes at 0.3-0.6 us where the program's
-// cost 0.5-1.3 (nton_barrier replayed 7-10% short); one posted before the
-// call progressed inside it and made a 2-rank Barrier 0.66-0.69 us where the
-// program's cost 0.45-0.59 (replayed 8-11% long). The call starts again
-// just before it: what the wrapper and handler did first (the communicator's
-// and the type's lookups) lengthened a pruned collective, which the replay
-// passes as computation (a one-member MPI_Bcast in a loop: 20 ns a call
-// untraced, 45 traced; comm_split's trace 9.7% longer than its untraced run,
-// 5.0% since, medians of 12).
+// tracer's time. Timing the exchange with the call and trimming it by a
+// figure measured at MPI_Init misjudges short collectives both ways, and an
+// exchange posted before the call progresses inside it and lengthens it.
+// The call starts again just before it: what the wrapper and handler did
+// first (the communicator's and the type's lookups) would otherwise lengthen
+// a pruned collective, which the replay passes as computation.
 template <typename Invoke>
 bool decided_call(Call& c, int32_t id, int root, piggyback::DecisionExchange& x, Invoke&& invoke) {
   c.restart();

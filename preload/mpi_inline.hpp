@@ -12,8 +12,8 @@ namespace mpior::preload::mpi {
 // communicator of one: there is no one to carry it to, and coll()'s
 // decides_alone path times the real call alone, where the flag's packing
 // and the larger buffer would land in the call's duration and, the call
-// pruned, in the computation the replay reproduces (a pruned MPI_Bcast on a
-// one-member communicator: 54 ns a call traced that way, 10 untraced).
+// pruned, in the computation the replay reproduces, which for a cheap
+// collective is several times the call's own cost.
 bool inline_decision(int32_t comm, int64_t bytes) noexcept;
 // The real calls with the decision inside; *log: whether to keep the record.
 int inline_allreduce(Call& c, int32_t comm, const piggyback::FlagCodec& codec, const void* sendbuf, void* recvbuf,

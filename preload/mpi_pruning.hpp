@@ -17,8 +17,8 @@ namespace mpior::preload::mpi {
 inline bool pruning(int32_t comm) noexcept { return piggyback::pruner().shadowed(comm); }
 // A pruned communicator of one: the decision is this rank's own, made without
 // an exchange, so the handler makes it after the call's end stamp and its
-// bookkeeping (30-50 ns) is the tracer's time, not the collective's (which
-// the replay charges).
+// bookkeeping is the tracer's time, not the collective's (which the replay
+// charges).
 inline bool decides_alone(int32_t comm) noexcept {
   return pruning(comm) && piggyback::pruner().members(comm).size() == 1;
 }
@@ -28,8 +28,7 @@ inline bool decides_alone(int32_t comm) noexcept {
 // bookkeeping, and no copies of the members or buffers: a pruned collective
 // on MPI_COMM_SELF or a split down to one rank may come every microsecond,
 // and what the tracer does around it slows the program's own code beside it
-// (comm_split at 2 ranks: 240 ns a step of traced computation where the
-// untraced program spends 120-150).
+// by as much as that code costs.
 bool decide_alone(Call& c, int root) noexcept;
 
 // Before a send: posts its auxiliary message; whether the sender logs it

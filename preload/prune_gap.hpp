@@ -4,8 +4,8 @@
 // what they took when traced; they do not: on any machine they jitter from
 // run to run, and a collective or an exchange makes every rank wait for the
 // slowest (noise amplification). A pruned plan replays the traced waits as
-// fixed compute, so its ranks drift apart instead (checkpoint_sim 40 x 10 ms
-// traced on tmpfs replayed on ext4: -14..-19%; unpruned -9..+2%). Kept after
+// fixed compute, so its ranks drift apart instead and the replay runs short
+// of an unpruned one on a slower file system. Kept after
 // long computations only, the synchronisation costs the trace one record per
 // millisecond of computation at most.
 #pragma once

@@ -2,9 +2,8 @@
 // time a thread waited on a run queue for a CPU (the kernel's schedstat
 // run_delay) is left out of the computation the trace records, as the
 // tracer's own time is. On a node whose ranks fill every core, another file
-// system's kernel threads (ext4's journal and writeback) preempt them:
-// checkpoint_sim's ranks waited 26-67 ms each for a CPU traced on ext4, 5-7 ms
-// on tmpfs, and a replay on tmpfs of the ext4 trace computed that much longer.
+// system's kernel threads (ext4's journal and writeback) preempt them, and a
+// replay on tmpfs of a trace taken on ext4 would compute that much longer.
 // The replay occupies the cores as the ranks did (its waits poll), so on the
 // traced file system the kernel threads preempt it again.
 #pragma once

@@ -26,10 +26,9 @@ bool collective(OpClass op) {
 // all cost, the others' also hold waiting, which the replay reproduces by
 // waiting. A receive completes when both sides came: in an exchange one of
 // the two partners came second, and its receive or Wait is all cost. Counted
-// whole, a checkpoint's imbalance (one rank's fsync 1-3 ms longer than the
-// other's on ext4, absorbed by the next halo Waitall) made a Wait cost 0.7-1.1
-// ms traced on ext4 against 25-36 us on tmpfs, charged again on top of the
-// replay's own waiting (checkpoint_sim ext4 -> tmpfs +5-7%).
+// whole, a checkpoint's imbalance (one rank's fsync longer than the other's,
+// absorbed by the next halo Waitall) would make a Wait cost the file
+// system's imbalance, charged again on top of the replay's own waiting.
 double cost_fraction(const CostKey& k) {
   if (collective(k.op)) return k.comm_size >= 2 ? 1.0 / double(k.comm_size) : 1.0;
   bool receives = k.op == OpClass::recv || k.op == OpClass::wait || k.op == OpClass::sendrecv;
@@ -41,9 +40,8 @@ double cost_fraction(const CostKey& k) {
 // for them. An instance whose members were pruned has its root's duration
 // only, waiting and all, which is what the replay must charge: the share of
 // last arrivers is the roots' calls among those traced, 1/comm_size when
-// every member's call was kept, 1 when only the roots' were (serial_gather:
-// the root's 9,000 Gathers, 13.8 us on average, were charged the shorter
-// half's 9.4, the prediction 6-10% short).
+// every member's call was kept, 1 when only the roots' were (charging the
+// shorter half of the roots' calls would run the replay short).
 double rooted_fraction(const CostKey& k, uint64_t root_calls, uint64_t calls) {
   double least = cost_fraction(k);
   if (!trace::is_all_to_one(k.op) || calls == 0) return least;

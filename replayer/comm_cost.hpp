@@ -79,9 +79,8 @@ class CommCosts {
   // over its parent: MPICH agrees on a context id) no more than the shortest
   // 1/comm_size of that call's durations over every member, its last
   // arriver's. A creation traced once held the wait for the slowest member
-  // (comm_split's MPI_Cart_create: 3-44 ms on one rank, 0.05-0.3 ms on the
-  // other): taken whole, a rank the replay brought there with the others
-  // passed it again on top, the prediction up to 20% long.
+  // on every rank but the last: taken whole, a rank the replay brought there
+  // with the others would pass that wait again on top.
   int64_t floor_ns(const trace::Plan& plan, const trace::Event& ev, const trace::TimeStats& position) const;
 
   const std::map<CostKey, CostEntry>& table() const { return table_; }
@@ -97,10 +96,9 @@ class CommCosts {
 
 // Calls pruned from the trace (MPIOR_PRUNE) pass as compute, waiting and all:
 // a slower rank's delay on the traced file system stays in the gaps wherever
-// the plan is replayed (checkpoint_sim traced on ext4: pruned Allreduces took
-// 180 ms of 1.1 s, on tmpfs 0.8 ms; replayed on tmpfs +7 to +15%, unpruned +5
-// to +9%; the other way -14 to -19%, unpruned -9 to +2%). A warning when they
-// took 5% or more of the ranks' traced time (empty: none).
+// the plan is replayed, so the replay of a pruned trace on another file
+// system runs long or short by it. A warning when they took 5% or more of
+// the ranks' traced time (empty: none).
 std::string pruned_time_warning(const trace::Plan& plan);
 
 }  // namespace mpior::replay

@@ -32,8 +32,8 @@ void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
 // agreement and goes on (DeferredAgreement), keeping its own lateness until
 // settle_agreement completes it in a gap, or the next Barrier does; one
 // that holds more completes it at once. Closer, it is a blocking
-// MPI_Allreduce: nonblocking, it took nton_barrier's replay (a Barrier
-// every 2 us) from -2% to +7% of its traced time (MPICH 4.0).
+// MPI_Allreduce: a nonblocking one's progress lengthens the replay of a
+// program that makes a Barrier every few microseconds.
 void MpiThreadOps::barrier_then_agree(const Comm& c) {
   MpiComm& mc = b_.comm(c.id);
   settle_before_agreeing();

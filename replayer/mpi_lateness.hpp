@@ -6,10 +6,9 @@
 // arrived there (each arrival less its lateness): the members leave as late
 // as the latest real arrival is past the latest planned one, and what no
 // gap paid back by the end is the replay's, left out of the predicted time.
-// Without it a program with no gap between its calls (nton_barrier: a 2 KiB
-// write and a Barrier a step) kept the replay's 0.3-0.5 us of dispatch a
-// step in MPI mode's prediction: +8 to +18% over the real run and the
-// threaded replay. The members agree on process 0's clock
+// Without it a program with no gap between its calls (a small write and a
+// Barrier a step) would keep the replay's own dispatch time in MPI mode's
+// prediction. The members agree on process 0's clock
 // (share_process0_clock), so processes on several nodes compare, in one
 // MPI_Allreduce under MPI_MAX of two 32-bit values: the latest planned
 // arrival and the latest real one, each taken since the communicator's last
@@ -17,8 +16,8 @@
 // lateness back anyway). The lateness that gives lies between the plan's
 // last member's own and that of the member that came last, whatever the
 // clocks' offset error (an MPI_MAXLOC of the planned arrival and its
-// lateness, before, passed the plan's last member's on: too little where
-// the members' lateness changed their order). A program's Barrier is the
+// lateness would pass the plan's last member's on: too little where the
+// members' lateness changed their order). A program's Barrier is the
 // program's MPI_Barrier, then the agreement (its cost the replay's own:
 // MpiThreadOps::barrier_then_agree). Before the collectives whose members
 // pass the same byte count the members agree the same way and leave as
@@ -74,11 +73,9 @@ struct BarrierSpacing {
 // slept first, or at the next Barrier (MpiThreadOps::barrier_then_agree,
 // settle_agreement). Completed at once, it kept the member that left the
 // Barrier first spinning in it: where both processes shared a core (an
-// unbound job on two cores, after checkpoint_sim's fsync), the one it
-// waited for ran only at the next scheduler tick, 4 ms later at each
-// checkpoint, where the program's rank had gone on to sleep (sched_switch
-// tracing; MPI mode's replay of checkpoint_sim 100 3000 10: +6.0% against
-// its trace, +8.0% against the threads'; deferred, -1.1% and +1.5%).
+// unbound job on two cores, after an fsync), the one it waited for ran only
+// at the next scheduler tick, where the program's rank had gone on to
+// sleep.
 class DeferredAgreement {
  public:
   bool pending() const { return active_; }

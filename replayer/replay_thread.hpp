@@ -147,7 +147,7 @@ class alignas(64) ReplayThread {
   bool mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& mpi, int64_t start);
   // A read or write began at `start`, ended at r.end_ns (the one reading after
   // it), r.call_ns of it in the real calls: the rest is the replay's own, debt
-  // the next gaps pay (comm_split's 2 KiB fwrite: 1.08-1.23 us, its step 1.1).
+  // the next gaps pay (for a small fwrite, about as long as the call).
   // With --io-only there are no gaps to pay it from: it is only reported,
   // what the replay adds to an event beyond its calls.
   void pay_dispatch(int64_t start, const IoOutcome& r) {

@@ -141,15 +141,11 @@ namespace {
 // Polls `ready` as MPICH's ch4 progress loop polls, never yielding the core
 // (its MPIR_CVAR_POLLS_BEFORE_YIELD is ch3's), for `spin_ns` at most: a
 // waiter that sleeps instead wakes a scheduler tick late when the machine is
-// busy (4 ms here, more than a whole barrier-bound step), time no gap pays
-// back. A thread woken on a poller's core (a partner's fsync ending, a
-// compute sleep's timer) waits there for the scheduler to move it, in the
-// program as in its replay: checkpoint_sim (100 steps of 3 ms, fsync every
-// 10) on ext4, unbound, spent 78-512 ms in fsync and 27-45 ms in the Barrier
-// after it over both ranks, bound to a core each 16-18 and 1. A replay that
-// yielded after every 1,024 polls let the woken thread run at once and
-// predicted ext4 7-11% short from a tmpfs trace in every row of the
-// fidelity table (-0.1 to +0.5% without). The pause between polls leaves a
+// busy (often more than a whole barrier-bound step), time no gap pays back.
+// A thread woken on a poller's core (a partner's fsync ending, a compute
+// sleep's timer) waits there for the scheduler to move it, in the program as
+// in its replay; a replay that yielded now and then would let it run at once
+// and predict a slower file system short. The pause between polls leaves a
 // hyperthread sibling the core's pipeline.
 template <class Ready>
 bool poll_until(Ready&& ready, int64_t spin_ns) {

@@ -205,11 +205,10 @@ void lateness_agreed(int64_t ns);
 // How long a member polls a collective (and a receive its channel) before
 // it sleeps: an MPI library polls, so its members leave within a microsecond
 // of the last arrival; a thread put to sleep on a condition variable wakes
-// 5-100 µs later (an IPI in a VM), a scheduler tick (4 ms) later on a busy
-// machine, which the replay would add to the call (nton_barrier). 2 ms busy:
-// 50 µs let a partner's slower write or late gap put the first arriver to
-// sleep in 3-20% of nton_barrier's barriers (0.137-0.179 s against
-// 0.133-0.136 s with 2-5 ms, idle); then on, up to 100 ms, never yielding
+// tens of microseconds later (an IPI in a VM), a scheduler tick later on a
+// busy machine, which the replay would add to the call. A partner's slower
+// write or late gap must not put the first arriver to sleep, hence
+// milliseconds of busy polling; then on, up to 100 ms, never yielding
 // (poll_until in sync.cpp says why). Longer waits sleep; their wake-up is
 // small beside them and paid back as debt. Only while every replay thread
 // can have a core (else polling steals the partner's).
@@ -218,13 +217,10 @@ int64_t poll_ns(uint32_t threads);
 // A barrier with a stall guard (pthread_barrier_wait cannot time out).
 // Members arrive on an atomic counter and poll the generation; the mutex and
 // condition variable are only for members that stopped polling and sleep. A
-// barrier whose every member took a mutex cost 780-830 ns a round between two
-// threads on this 2-vCPU VM (the lock's cache line and futex hand-offs
-// between the cores), against 110-190 ns on atomics: the replay added that
-// to each collective beside the cost it charges (MPICH's own barrier
-// between two processes here: ~1 us, which the trace's calibrated cost
-// holds), and a barrier-bound plan (a write and a barrier a step) replayed
-// 20-30% long.
+// barrier whose every member took a mutex costs several times one on atomics
+// (the lock's cache line and futex hand-offs between the cores), as much as
+// an MPI library's own barrier: the replay would add that to each collective
+// beside the cost it charges, and a barrier-bound plan would replay long.
 class CommBarrier {
  public:
   explicit CommBarrier(uint32_t members, int64_t spin_ns = 0) : members_(members), spin_ns_(spin_ns) {}
