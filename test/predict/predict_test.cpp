@@ -1,0 +1,240 @@
+// The prediction's arithmetic: ratios, intervals and spreads (issue 17).
+#include "predict/predict.hpp"
+
+#include <fcntl.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+
+#include "predict/jobs.hpp"
+#include "predict/op_classes.hpp"
+#include "test/predict/plan_maker.hpp"
+
+using namespace mpior;
+using namespace mpior::predict;
+using namespace mpior::predict::testing;
+
+TEST_CASE("prediction: a synced write and its fsync by the ratio of the write's cycle", "[predict]") {
+  Classes cs;
+  cs.classes.resize(3);
+  ClassKey w{Op::write, 2097152, true, true, 1, false};
+  ClassKey f = w;
+  f.op = Op::sync;
+  cs.classes[0].key = w;
+  cs.classes[0].time_ns = 20'000'000;  // 40 writes, 0.5 ms each
+  cs.classes[0].count = 40;
+  cs.classes[1].key = f;
+  cs.classes[1].time_ns = 40'000;  // 40 fsyncs, 1 us each (tmpfs)
+  cs.classes[1].count = 40;
+  cs.classes[2].key = {Op::write, 4096, false, false, 0, false};  // unsynced: its own ratio
+  cs.classes[2].time_ns = 1'000'000;
+  cs.io_ns = 21'040'000;
+  std::vector<std::optional<Runs>> runs(3);
+  runs[0] = Runs{{2e-4, 2e-4, 2e-4}, {1e-4, 1e-4, 1e-4}};  // the write alone: ext4 half tmpfs's
+  runs[1] = Runs{{1e-6, 1e-6, 1e-6}, {1.9e-3, 1.9e-3, 1.9e-3}};
+  runs[2] = Runs{{1e-5, 1e-5, 1e-5}, {2e-5, 2e-5, 2e-5}};
+  Prediction p = predict_io(cs, runs);
+  double cycle = (1e-4 + 1.9e-3) / (2e-4 + 1e-6);  // a write and its fsync: 2 ms on the target, 0.201 ms here
+  for (size_t i : {0, 1}) {
+    CHECK(p.classes[i].cycle_basis);
+    CHECK(!p.classes[i].per_op_basis);
+    CHECK(p.classes[i].ratio == Approx(cycle));
+  }
+  CHECK(p.classes[0].predicted_s == Approx(0.02 * cycle));
+  CHECK(p.classes[1].predicted_s == Approx(40e-6 * cycle));
+  CHECK(p.classes[0].runs.target == std::vector<double>{1e-4, 1e-4, 1e-4});  // its own runs reported
+  CHECK(!p.classes[2].cycle_basis);
+  CHECK(p.classes[2].ratio == Approx(2.0));
+  CHECK(p.predicted_io_s == Approx((0.02 + 40e-6) * cycle + 0.002));
+  // The runs' means where fio reported them: the write's median missed the preemptions a mean has.
+  runs[0] = Runs{{2e-4, 2e-4, 2e-4}, {1e-4, 1e-4, 1e-4}, {2e-4, 2e-4, 2e-4}, {3e-4, 3e-4, 3e-4}};
+  runs[1] = Runs{{1e-6, 1e-6, 1e-6}, {1.9e-3, 1.9e-3, 1.9e-3}, {1e-6, 1e-6, 1e-6}, {1.9e-3, 1.9e-3, 1.9e-3}};
+  Prediction means = predict_io(cs, runs);
+  CHECK(means.classes[0].ratio == Approx((3e-4 + 1.9e-3) / (2e-4 + 1e-6)));
+  REQUIRE(means.classes[0].cycle_runs.target.size() == 3);
+  CHECK(means.classes[0].cycle_runs.target[0] == Approx(2.2e-3));
+  // Without its fsync measured, a synced write keeps its own ratio.
+  runs[1].reset();
+  Prediction alone = predict_io(cs, runs);
+  CHECK(!alone.classes[0].cycle_basis);
+  CHECK(alone.classes[0].ratio == Approx(0.5));
+}
+
+TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fallback ratio", "[predict]") {
+  Classes cs;
+  cs.classes.resize(2);
+  cs.classes[0].time_ns = 2'000'000'000;
+  cs.classes[1].time_ns = 1'000'000'000;
+  cs.io_ns = 3'000'000'000;
+  std::vector<std::optional<Runs>> runs(2);
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};
+  Prediction p = predict_io(cs, runs);
+  REQUIRE(p.classes[0].ratio == Approx(0.5));
+  // One run's spread: the means' (0.2 / sqrt 3) and the target's own run to run (0.2), in quadrature.
+  double sd = std::sqrt(0.04 / 3 + 0.04);
+  REQUIRE(p.classes[0].rel_sd == Approx(sd));
+  REQUIRE(p.classes[0].reference_rel_sd == 0);
+  REQUIRE(p.classes[0].target_rel_sd == Approx(0.2));
+  REQUIRE(p.fio_target_rel_sd == Approx(0.2));  // the only measured class
+  REQUIRE(p.classes[0].predicted_s == Approx(1.0));
+  // Multiplicative, never 0; Student's t for a spread of 3 runs: 4.30 standard deviations, not 2.
+  REQUIRE(p.classes[0].low_s == Approx(1.0 / (1 + 4.30 * sd)));
+  REQUIRE(p.classes[0].high_s == Approx(1.0 * (1 + 4.30 * sd)));
+  REQUIRE(!p.classes[1].measured);
+  REQUIRE(p.classes[1].ratio == Approx(0.5));
+  REQUIRE(p.predicted_io_s == Approx(1.5));
+  REQUIRE(p.low_s <= p.predicted_io_s);
+  REQUIRE(p.high_s >= p.predicted_io_s);
+  REQUIRE(p.traced_io_s == Approx(3.0));
+  REQUIRE(p.dominant == std::vector<size_t>{0, 1});
+  REQUIRE(std::isfinite(p.high_s));
+  // The traced time is one run on the reference: its run-to-run spread counts as the target's does.
+  runs[0] = Runs{{0.8, 1.0, 1.2}, {0.5, 0.5, 0.5}};
+  Prediction ref = predict_io(cs, runs);
+  REQUIRE(ref.classes[0].reference_rel_sd == Approx(0.2));
+  REQUIRE(ref.classes[0].rel_sd == Approx(sd));
+  // Steady typical times (fio's medians) whose runs' means vary: the means' spread is the run-to-run spread.
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.5, 0.5, 0.5}, {1.6, 2.0, 2.4}, {0.6, 0.6, 0.6}};
+  Prediction means = predict_io(cs, runs);
+  REQUIRE(means.classes[0].ratio == Approx(0.5));  // from the typical times
+  REQUIRE(means.classes[0].reference_rel_sd == Approx(0.2));
+  REQUIRE(means.classes[0].target_rel_sd == 0);
+  REQUIRE(means.classes[0].rel_sd == Approx(sd));
+  auto wide = nlohmann::json::parse(R"({"jobs": [
+    {"write": {"total_ios": 100, "lat_ns": {"mean": 9e5}, "clat_ns": {"percentile": {"50.000000": 3e5}}}}]})");
+  REQUIRE(per_op_seconds(wide, 0, true)["write"] == Approx(9e-4));
+  // Medians of the runs: one run slowed by other work on the machine does not move the ratio.
+  runs[0] = Runs{{1.0, 1.0, 1.0, 1.0, 3.0}, {0.5, 0.5, 0.5, 1.5, 0.5}};
+  Prediction burst = predict_io(cs, runs);
+  REQUIRE(burst.classes[0].ratio == Approx(0.5));
+  REQUIRE(burst.classes[0].high_s >= 3.0);           // that run's own prediction: 2 s x 1.5 / 1.0
+  REQUIRE(burst.classes[0].low_s <= 2 * 0.5 / 3.0);  // and the other's
+  REQUIRE(median({}) == 0);
+  REQUIRE(median({3.0, 1.0}) == Approx(2.0));
+  // And the interval holds at least each repetition's own prediction (2 s x 0.9 / 0.3, 2 s x 0.1 / 1.7).
+  runs[0] =
+      Runs{{0.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.7}, {0.9, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.1}};
+  Prediction rep = predict_io(cs, runs);
+  REQUIRE(rep.classes[0].predicted_s == Approx(1.0));
+  REQUIRE(rep.classes[0].high_s == Approx(6.0));
+  REQUIRE(rep.classes[0].low_s == Approx(2 * 0.1 / 1.7));
+}
+
+TEST_CASE("a class the reference does in microseconds: count x the target's time per op, not a ratio", "[predict]") {
+  Classes cs;
+  cs.classes.resize(3);
+  cs.classes[0].key.op = Op::sync;  // fsync on tmpfs: 2 us traced (the tracer's cost as much as tmpfs'), 0.5 us in fio
+  cs.classes[0].count = 40;
+  cs.classes[0].time_ns = 80'000;
+  cs.classes[1].count = 40;
+  cs.classes[1].time_ns = 40'000'000;
+  cs.classes[2].count = 3;  // not measured: takes the ratio classes' ratio
+  cs.classes[2].time_ns = 30'000;
+  cs.io_ns = 40'110'000;
+  std::vector<std::optional<Runs>> runs(3);
+  runs[0] = Runs{{0.4e-6, 0.5e-6, 0.6e-6}, {8e-3, 10e-3, 12e-3}};
+  runs[1] = Runs{{1e-3, 1e-3}, {0.5e-3, 0.5e-3}};
+  Prediction p = predict_io(cs, runs);
+  REQUIRE(p.classes[0].per_op_basis);
+  REQUIRE(p.classes[0].predicted_s == Approx(40 * 10e-3));             // not 80 us x 20,000
+  REQUIRE(p.classes[0].rel_sd == Approx(std::sqrt(0.04 / 3 + 0.04)));  // the target's spread only
+  REQUIRE(!p.classes[1].per_op_basis);
+  REQUIRE(p.classes[1].predicted_s == Approx(0.02));
+  REQUIRE(p.classes[2].ratio == Approx(0.5));  // the per-op class's 5,000 is no ratio for others
+  // The widest spread, at the widest factor (class 1's 2 runs: t = 12.71), from its traced time: unmeasured,
+  // it may not scale at all.
+  REQUIRE(p.classes[2].high_s == Approx(1.0 * 30e-6 * (1 + 12.71 * std::sqrt(0.04 / 3 + 0.04))));
+  REQUIRE(p.classes[2].low_s == Approx(0.5 * 30e-6 / (1 + 12.71 * std::sqrt(0.04 / 3 + 0.04))));
+  REQUIRE(p.low_s > 0.4 / 2);
+  REQUIRE(p.high_s < 0.42 * 2);
+  JobPlan jp{
+      {Job{"job-1", "", {0, 1}, 0, 0, 0, 0, 0, 1, {}}}, {0, 0, -1}, {"sync", "write", ""}, {"", "", "below 1%"}, 0};
+  auto j = report_json({}, cs, jp, p);
+  REQUIRE(j["classes"][0]["basis"] == "target time per op");
+  REQUIRE(j["classes"][1]["basis"] == "ratio");
+  REQUIRE(j["classes"][2]["basis"] == "fallback ratio");
+  runs[0] = Runs{{4e-6, 5e-6, 6e-6}, {8e-6, 10e-6, 12e-6}};  // microseconds on both (small writes): a ratio of 2
+  Prediction small = predict_io(cs, runs);
+  REQUIRE(!small.classes[0].per_op_basis);
+  REQUIRE(small.classes[0].predicted_s == Approx(2 * 80e-6));
+}
+
+TEST_CASE("the spread factor: Student's t for the runs the spread came from, at least 2", "[predict]") {
+  REQUIRE(spread_factor(2) == Approx(12.71));
+  REQUIRE(spread_factor(3) == Approx(4.30));
+  REQUIRE(spread_factor(5) == Approx(2.78));
+  REQUIRE(spread_factor(12) == Approx(2.13));
+  REQUIRE(spread_factor(1000) == 2.0);
+  REQUIRE(spread_factor(0) == Approx(12.71));
+}
+
+TEST_CASE("--check: the target's run-to-run spread widens the interval in quadrature", "[predict]") {
+  Classes cs = one_class_of_a_second();
+  std::vector<std::optional<Runs>> runs(1);
+  runs[0] = Runs{{1.0, 1.0, 1.0}, {0.4, 0.5, 0.6}};  // ratio 0.5, 3 runs: h = 4.30 sqrt(0.04 / 3 + 0.04)
+  Prediction p = predict_io(cs, runs);
+  double h = 4.30 * std::sqrt(0.04 / 3 + 0.04);
+  REQUIRE(p.fio_low_s == Approx(0.5 / (1 + h)));
+  REQUIRE(p.fio_high_s == Approx(0.5 * (1 + h)));
+  widen_by_target_spread(p, {0.425, 0.5, 0.575});  // 15%: 3 replays, 4.30 x 15%, with the fio's h in quadrature
+  REQUIRE(p.target_rel_sd == Approx(0.15));
+  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 4.30 * 0.15))));
+  REQUIRE(p.high_s == Approx(0.5 * (1 + std::hypot(h, 4.30 * 0.15))));
+  REQUIRE(p.fio_low_s == Approx(0.5 / (1 + h)));
+  widen_by_target_spread(p, {0.0, 1.0, 2.0});  // never zero: the bounds are multiplicative
+  REQUIRE(p.target_rel_sd == Approx(1.0));
+  REQUIRE(p.low_s == Approx(0.5 / (1 + std::hypot(h, 4.30))));
+  REQUIRE(std::isfinite(p.high_s));
+  widen_by_target_spread(p, {1.2, 1.2});  // no spread, but at least the replays' range
+  REQUIRE(p.target_rel_sd == 0);
+  REQUIRE(p.low_s == Approx(0.5 / (1 + h)));
+  REQUIRE(p.high_s == Approx(1.2));
+}
+
+TEST_CASE("several traced runs: their classes' median times and counts, each run's time kept", "[predict]") {
+  Classes fast = derive_classes(checkpoint(2, 4, 524288, 500000).done());
+  Classes mid = derive_classes(checkpoint(2, 4, 524288, 900000).done());
+  Classes slow = derive_classes(checkpoint(2, 5, 524288, 2000000).done());  // one more checkpoint
+  size_t chosen = 99;
+  Classes cs = combine_runs({slow, fast, mid}, &chosen);
+  REQUIRE(chosen == 2);  // mid's I/O time is the median
+  REQUIRE(cs.io_runs_ns == std::vector<int64_t>{slow.io_ns, fast.io_ns, mid.io_ns});
+  REQUIRE(cs.io_ns == mid.io_ns);
+  const IoClass& s = find(cs, "fsync 512KiB random shared fsync/1");
+  REQUIRE(s.traced_runs_ns == std::vector<int64_t>{10 * 2000000, 8 * 500000, 8 * 900000});
+  REQUIRE(s.time_ns == 8 * 900000);
+  REQUIRE(s.count == 8);  // the median of 10, 8, 8
+  const IoClass& w = find(cs, "write 512KiB random shared fsync/1");
+  REQUIRE(w.bytes == 8 * 524288);
+  REQUIRE(w.concurrency() == 2);
+  REQUIRE(cs.classes[0].key.op == Op::sync);  // still largest first
+  SECTION("a class one run did not do counts 0 there") {
+    PlanMaker extra = checkpoint(2, 4, 524288, 900000);
+    int32_t f = extra.file("/work/extra.dat");
+    extra.call(1, Kind::open, {{arg::handle, 7}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 7000, 0, 7);
+    Classes two = combine_runs({mid, derive_classes(extra.done())});
+    const IoClass& c = find(two, "create per-process");
+    REQUIRE(c.traced_runs_ns == std::vector<int64_t>{0, 7000});
+    REQUIRE(c.time_ns == 3500);
+  }
+  SECTION("one run is itself") {
+    Classes one = combine_runs({mid}, &chosen);
+    REQUIRE(one.io_ns == mid.io_ns);
+    REQUIRE(one.classes[0].traced_runs_ns.empty());
+  }
+}
+
+TEST_CASE("several traced runs: the traced time's uncertainty is their spread over their number", "[predict]") {
+  Classes cs = one_class_of_a_second();
+  std::vector<std::optional<Runs>> runs(1);
+  runs[0] = Runs{{0.9, 1.0, 1.1}, {0.5, 0.5, 0.5}};  // the reference's fio spread: 0.1
+  double one = predict_io(cs, runs).classes[0].rel_sd;
+  REQUIRE(one == Approx(std::sqrt(0.01 / 3 + 0.01)));  // one traced run: one draw of the reference's spread
+  cs.classes[0].traced_runs_ns = {800'000'000, 1'000'000'000, 1'200'000'000, 1'000'000'000};
+  double four = predict_io(cs, runs).classes[0].rel_sd;
+  double traced_sd = std::sqrt((0.04 + 0 + 0.04 + 0) / 3);  // their sample spread, 0.163
+  REQUIRE(four == Approx(std::sqrt(0.01 / 3 + traced_sd * traced_sd / 4)));
+  cs.classes[0].traced_runs_ns = {1'000'000'000, 1'000'000'000};  // steady runs: still the fio spread, halved
+  REQUIRE(predict_io(cs, runs).classes[0].rel_sd == Approx(std::sqrt(0.01 / 3 + 0.01 / 2)));
+}
