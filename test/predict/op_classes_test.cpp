@@ -10,7 +10,7 @@
 
 #include "predict/jobs.hpp"
 #include "predict/predict.hpp"
-#include "test/predict/plan_maker.hpp"
+#include "test/predict/predict_fixture.hpp"
 
 using namespace mpior;
 using namespace mpior::predict;

@@ -9,7 +9,7 @@
 
 #include "predict/jobs.hpp"
 #include "predict/op_classes.hpp"
-#include "test/predict/plan_maker.hpp"
+#include "test/predict/predict_fixture.hpp"
 
 using namespace mpior;
 using namespace mpior::predict;
