@@ -1,0 +1,132 @@
+#include "study/spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <set>
+
+namespace mpior::study {
+
+namespace {
+
+// A whole decimal number with an optional K/M/G (binary) suffix; -1 if not.
+int64_t parse_size(const std::string& s) {
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return -1;
+  size_t end = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(s, &end);
+  } catch (const std::exception&) {
+    return -1;
+  }
+  std::string rest = s.substr(end);
+  if (rest.empty()) return v;
+  if (rest.size() != 1) return -1;
+  switch (std::toupper(static_cast<unsigned char>(rest[0]))) {
+    case 'K':
+      return v << 10;
+    case 'M':
+      return v << 20;
+    case 'G':
+      return v << 30;
+    default:
+      return -1;
+  }
+}
+
+bool is_name(const std::string& s) {
+  return !s.empty() && s.size() <= 32 &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_'; });
+}
+
+}  // namespace
+
+std::vector<int> parse_ranks(const std::string& text) {
+  std::set<int> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    int64_t v = parse_size(item);
+    if (v < 1 || v > (int64_t(1) << 24) || item.find_first_not_of("0123456789") != std::string::npos)
+      throw StudyError(
+          fmt::format("--ranks '{}': '{}' is not a rank count (whole numbers >= 1, comma separated)", text, item));
+    out.insert(int(v));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return {out.begin(), out.end()};
+}
+
+Target parse_target(const std::string& text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || !is_name(text.substr(0, eq)) || eq + 1 == text.size())
+    throw StudyError(fmt::format("--target '{}': expected NAME=DIR (NAME of letters, digits, - or _)", text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+Setting parse_setting(const std::string& text, int index) {
+  Setting s{fmt::format("set{}", index), text, 0};
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "cb_buffer_size") {
+      s.cb_buffer_size = parse_size(value);
+      if (s.cb_buffer_size < 1)
+        throw StudyError(fmt::format("--set '{}': cb_buffer_size needs a size in bytes (K, M, G allowed)", text));
+    } else if (key == "cb_nodes" || key.starts_with("romio_")) {
+      throw StudyError(
+          fmt::format("--set '{}': {} is not applied by extrapolation or replay; only cb_buffer_size "
+                      "(the max-blocksize rule) is",
+                      text, key));
+    } else {
+      throw StudyError(fmt::format("--set '{}': unknown hint '{}' (known: cb_buffer_size)", text, key));
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return s;
+}
+
+ResultFile parse_result(const std::string& text) {
+  size_t colon = text.find(':'), eq = text.find('=');
+  ResultFile r;
+  if (colon != std::string::npos && eq != std::string::npos && colon < eq) {
+    int64_t n = parse_size(text.substr(0, colon));
+    r = {int(n), text.substr(colon + 1, eq - colon - 1), text.substr(eq + 1)};
+    if (n >= 1 && text.substr(0, colon).find_first_not_of("0123456789") == std::string::npos && is_name(r.target) &&
+        !r.path.empty())
+      return r;
+  }
+  throw StudyError(fmt::format("--result '{}': expected RANKS:TARGET=REPLAY.json", text));
+}
+
+std::string Point::id() const { return fmt::format("{}-n{}-{}", setting, ranks, target); }
+
+std::string plan_name(const Setting& s, int ranks) {
+  return s.name == "base" ? fmt::format("n{}", ranks) : fmt::format("n{}-{}", ranks, s.name);
+}
+
+Work make_work(const std::vector<int>& ranks, const std::vector<int>& traced, const std::vector<Target>& targets,
+               const std::vector<Setting>& settings, int max_threads) {
+  Work w;
+  std::set<int> all(ranks.begin(), ranks.end());
+  all.insert(traced.begin(), traced.end());
+  w.ranks.assign(all.begin(), all.end());
+  auto is_traced = [&](int n) { return std::find(traced.begin(), traced.end(), n) != traced.end(); };
+  for (const Setting& s : settings)
+    for (int n : w.ranks) {
+      // A what-if changes the extrapolated plans only: traced plans are what ran.
+      if (s.name != "base" && is_traced(n)) continue;
+      for (const Target& t : targets) w.points.push_back({s.name, t.name, n, is_traced(n), n > max_threads});
+    }
+  for (int n : traced) w.trust.push_back({"base", "reference", n, true, false});
+  return w;
+}
+
+}  // namespace mpior::study

@@ -1,0 +1,67 @@
+// What a study runs (issue 65): rank counts, targets, what-if settings and
+// the points they make, parsed from the command line. Pure: no I/O, so the
+// unit tests check every parse and the work list.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mpior::study {
+
+struct StudyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Target {
+  std::string name, dir;
+};
+
+// A what-if series: ROMIO hints the plans are made with. The empty setting
+// (name "base") is the traced configuration.
+struct Setting {
+  std::string name = "base";        // file names: "base", "set1", ...
+  std::string label = "as traced";  // what the user wrote
+  int64_t cb_buffer_size = 0;       // 0: as traced (extrapolation's default buffer)
+};
+
+// "4,8,16" -> {4, 8, 16}: sorted, unique, each >= 1.
+std::vector<int> parse_ranks(const std::string& text);
+// "A=/mnt/a" -> {A, /mnt/a}; a name of letters, digits, '-' or '_'.
+Target parse_target(const std::string& text);
+// "cb_buffer_size=1048576" (K/M/G suffixes allowed) -> what-if setting
+// number `index` (named "set<index>"). Hints the replay cannot apply are refused.
+Setting parse_setting(const std::string& text, int index);
+// "8192:A=replay.json" -> (8192, A, replay.json): an MPI replay's result.
+struct ResultFile {
+  int ranks = 0;
+  std::string target, path;
+};
+ResultFile parse_result(const std::string& text);
+
+// One replay and prediction: a setting at a rank count on a target.
+struct Point {
+  std::string setting, target;
+  int ranks = 0;
+  bool traced = false;     // the plan is a traced run's own
+  bool mpi = false;        // more ranks than one node's threads: an mpirun line
+  std::string id() const;  // "base-n8-A": its file name in points/
+};
+
+struct Work {
+  std::vector<int> ranks;  // all counts, traced ones included
+  std::vector<Point> points;
+  std::vector<Point> trust;  // traced counts replayed on the reference
+};
+
+// traced: the rank counts of the input traces. Traced counts are studied
+// too (they anchor each series); what-if settings change only extrapolated plans.
+Work make_work(const std::vector<int>& ranks, const std::vector<int>& traced, const std::vector<Target>& targets,
+               const std::vector<Setting>& settings, int max_threads);
+
+// Plan directory name under plans/ for an extrapolated count ("n8", "n8-cb1M").
+std::string plan_name(const Setting& s, int ranks);
+
+}  // namespace mpior::study

@@ -1,0 +1,165 @@
+// mpior-study: sweeps rank counts and file systems and writes one page and
+// study.json (issue 65; study/).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "predict/run.hpp"
+#include "study/page.hpp"
+#include "study/results.hpp"
+#include "study/runner.hpp"
+#include "trace/format.hpp"
+
+namespace fs = std::filesystem;
+using namespace mpior;
+
+namespace {
+
+struct Cli {
+  std::string ranks;
+  std::vector<std::string> targets, sets, results, inputs;
+  bool dry_run = false;
+  study::Config cfg;
+};
+
+void writable_dir(const std::string& role, const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw study::StudyError(fmt::format("{} {}: no such directory", role, dir));
+  if (access(dir.c_str(), W_OK | X_OK) != 0) throw study::StudyError(fmt::format("{} {}: not writable", role, dir));
+}
+
+study::Config configure(Cli& cli) {
+  study::Config c = cli.cfg;
+  c.ranks = study::parse_ranks(cli.ranks);
+  for (const std::string& t : cli.targets) {
+    c.targets.push_back(study::parse_target(t));
+    for (size_t i = 0; i + 1 < c.targets.size(); ++i)
+      if (c.targets[i].name == c.targets.back().name)
+        throw study::StudyError(fmt::format("--target {}: the name is given twice", t));
+    writable_dir("--target " + c.targets.back().name, c.targets.back().dir);
+    c.targets.back().dir = fs::absolute(c.targets.back().dir).string();
+  }
+  c.settings = {study::Setting{}};
+  for (const std::string& s : cli.sets) c.settings.push_back(study::parse_setting(s, int(c.settings.size())));
+  for (const std::string& r : cli.results) {
+    study::ResultFile f = study::parse_result(r);
+    if (!fs::is_regular_file(f.path)) throw study::StudyError(fmt::format("--result {}: no such file", r));
+    c.results[{f.ranks, f.target}] = f.path;
+  }
+  std::error_code ec;
+  fs::create_directories(c.out, ec);
+  writable_dir("-o", c.out);
+  if (c.reference.empty()) {
+    c.reference = (fs::path(c.out) / "reference").string();
+    fs::create_directories(c.reference);
+  }
+  writable_dir("--reference", c.reference);
+  c.reference = fs::absolute(c.reference).string();
+  return c;
+}
+
+nlohmann::json study_json(const study::Config& c, const std::vector<study::Input>& in, const study::Runner& r,
+                          nlohmann::json judged) {
+  judged["tool"] = "mpior-study";
+  nlohmann::json inputs = nlohmann::json::array(), targets = nlohmann::json::array(), sets = nlohmann::json::array();
+  for (const study::Input& i : in) inputs.push_back({{"dir", i.dir}, {"plan", i.plan}, {"ranks", i.ranks}});
+  for (const study::Target& t : c.targets) targets.push_back({{"name", t.name}, {"dir", t.dir}});
+  for (const study::Setting& s : c.settings)
+    sets.push_back({{"name", s.name}, {"label", s.label}, {"cb_buffer_size", s.cb_buffer_size}});
+  judged["inputs"] = inputs;
+  judged["targets"] = targets;
+  judged["settings"] = sets;
+  judged["reference"] = c.reference;
+  judged["ranks"] = r.work().ranks;
+  judged["max_threads"] = c.max_threads;
+  judged["budget_s"] = c.budget_s;
+  return judged;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  trace::write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
+void add_options(CLI::App& app, Cli& cli) {
+  app.add_option("INPUT", cli.inputs, "trace or plan directories of one program at three or more rank counts")
+      ->required();
+  app.add_option("--ranks", cli.ranks, "rank counts to study, comma separated (the traced counts are added)")
+      ->required();
+  app.add_option("--target", cli.targets, "NAME=DIR: an existing directory on a file system to study")->required();
+  app.add_option("-o,--output", cli.cfg.out, "study directory (made if missing; finished points resume)")->required();
+  app.add_option("--reference", cli.cfg.reference,
+                 "a directory on the file system the traces were taken on (default: OUTPUT/reference)");
+  app.add_option("--budget", cli.cfg.budget_s, "seconds: points not started by then are marked over_budget")
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--max-threads", cli.cfg.max_threads,
+                 "largest count replayed with threads; larger ones get an mpirun line")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--result", cli.results, "RANKS:TARGET=FILE: an MPI replay's --json report to fold in");
+  app.add_option("--set", cli.sets, "what-if series: cb_buffer_size=SIZE (ROMIO hint, through the max-blocksize rule)");
+  app.add_option("--predict-repeat", cli.cfg.predict_repeat, "mpior-predict --repeat")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  app.add_option("--job-seconds", cli.cfg.job_seconds, "mpior-predict --job-seconds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 3600.0));
+  app.add_option("--max-volume", cli.cfg.max_volume, "mpior-predict --max-volume (0: the traced volume)")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 50));
+  app.add_option("--trust-error", cli.cfg.trust_error_pct,
+                 "percent: traced counts must replay on the reference within this of their traced time")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+  app.add_option("--min-error", cli.cfg.min_error_pct, "percent: the replay's interval is at least this wide")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+  app.add_flag("--dry-run", cli.dry_run, "print the work and its estimated time; run nothing");
+  app.add_flag("-q,--quiet", cli.cfg.quiet, "no progress bar");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Sweeps rank counts and file systems: a plan per count, a threaded replay and a ratio prediction per "
+      "target, written as OUTPUT/study.json and OUTPUT/index.html."};
+  app.name("mpior-study");
+  Cli cli;
+  add_options(app, cli);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    std::vector<study::Input> inputs = study::read_inputs(cli.inputs);
+    if (inputs.size() < 3) throw study::StudyError("give traces at three or more rank counts");
+    study::Config cfg = configure(cli);
+    study::Runner runner(cfg, inputs);
+    if (cli.dry_run) {
+      fmt::print("{}", runner.dry_run());
+      return 0;
+    }
+    predict::catch_interrupts();
+    nlohmann::json judged = study::judge(runner.run(), {cfg.min_error_pct, cfg.trust_error_pct});
+    nlohmann::json j = study_json(cfg, inputs, runner, std::move(judged));
+    write_text((fs::path(cfg.out) / "study.json").string(), j.dump(1) + "\n");
+    write_text((fs::path(cfg.out) / "index.html").string(), study::render_page(j));
+    int failed = 0;
+    for (const nlohmann::json& p : j["points"]) {
+      if (p["status"] == "needs_mpi") fmt::print("run: {}\n", p["mpirun"].get<std::string>());
+      failed += p["status"] == "failed";
+    }
+    fmt::print("mpior-study: wrote {}/index.html and study.json: {} points, {} failed, trust check {}\n", cfg.out,
+               j["points"].size(), failed, j["trust_check"]["passed"].get<bool>() ? "passed" : "FAILED");
+    return 0;
+  } catch (const predict::Interrupted& e) {
+    fmt::print(stderr, "mpior-study: interrupted; finished points are kept\n");
+    return 128 + e.signal;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "mpior-study: {}\n", e.what());
+    return 1;
+  }
+}
