@@ -122,7 +122,8 @@ std::string Runner::mpirun_line(const Point& p) const {
   for (const Target& t : cfg_.targets)
     if (t.name == p.target) dir = t.dir;
   return fmt::format("mpirun -n {} mpior-replay --mpi --fs {}/mpior-study-{} --json {}.replay.json {}", p.ranks, dir,
-                     p.id(), p.id(), (fs::path(cfg_.out) / "plans" / plan_name({p.setting, "", 0}, p.ranks)).string());
+                     p.id(), p.id(),
+                     (fs::absolute(cfg_.out) / "plans" / plan_name({p.setting, "", 0}, p.ranks)).string());
 }
 
 bool Runner::over_budget() const { return cfg_.budget_s > 0 && now_s() - start_s_ > cfg_.budget_s; }
@@ -178,6 +179,10 @@ nlohmann::json Runner::predict(const Point& p, const std::string& plan, const st
   if (cfg_.max_volume > 0) {
     argv.push_back("--max-volume");
     argv.push_back(std::to_string(cfg_.max_volume));
+  }
+  if (cfg_.max_classes > 0) {
+    argv.push_back("--max-classes");
+    argv.push_back(std::to_string(cfg_.max_classes));
   }
   argv.push_back(plan);
   run_tool(argv, fmt::format("ratio prediction of {} ranks on {}", p.ranks, dir));

@@ -108,6 +108,8 @@ void add_options(CLI::App& app, Cli& cli) {
       ->check(CLI::Range(0.01, 3600.0));
   app.add_option("--max-volume", cli.cfg.max_volume, "mpior-predict --max-volume (0: the traced volume)")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 50));
+  app.add_option("--max-classes", cli.cfg.max_classes, "mpior-predict --max-classes (0: its default)")
+      ->check(CLI::Range(0, 1000));
   app.add_option("--trust-error", cli.cfg.trust_error_pct,
                  "percent: traced counts must replay on the reference within this of their traced time")
       ->capture_default_str()

@@ -1,0 +1,152 @@
+"""mpior-study end to end (issue 65): test/apps/ior_like traced at 2, 3
+and 4 ranks, studied at 4, 6 and 8 on two targets (a directory on disk
+under the test's temp dir and a tmpfs in /dev/shm) with a cb_buffer_size
+what-if series; the 8-rank count is above --max-threads, so its mpirun line
+is run with real MPI processes and folded in with --result, the points
+finished before resumed untouched. study.json: every point present,
+intervals ordered, traced counts marked, the trust check done; index.html
+loads in headless Chromium with no script (screenshot in meson-logs).
+'bad': one clear message and exit 1 for each bad input."""
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+
+from extrap_test import Runs
+from harness import APPS, BUILD, check, check_eq, main, run
+from html_test import chromium, open_page
+
+STUDY = os.path.join(BUILD, "tools", "mpior-study")
+REPLAY = os.path.join(BUILD, "replayer", "mpior-replay")
+APP = os.path.join(APPS, "ior_like")
+FAST = ["--predict-repeat", "2", "--job-seconds", "0.05", "--max-classes", "1", "-q"]
+
+
+def traces(runs):
+    dirs = []
+    for n in (2, 3, 4):
+        d, _ = runs.trace(n, args=["fpp", "posix", 8192, 4096, 2, 2], app=APP)
+        dirs.append(d)
+    return dirs
+
+
+def ordered(iv, value, what):
+    check(iv[0] <= value <= iv[1] and iv[0] > 0, f"{what}: interval {iv} around {value}")
+
+
+def check_points(study, targets):
+    ids = {p["id"]: p for p in study["points"]}
+    want = [f"base-n{n}-{t}" for n in (2, 3, 4, 6, 8) for t in targets]
+    want += [f"set1-n{n}-{t}" for n in (6, 8) for t in targets]
+    check_eq(sorted(ids), sorted(want), "points of study.json")
+    check_eq(study["ranks"], [2, 3, 4, 6, 8], "rank counts (traced ones added)")
+    for p in study["points"]:
+        check_eq(p["traced"], p["ranks"] in (2, 3, 4), f"{p['id']} marked traced")
+    trust = study["trust_check"]
+    check_eq([c["ranks"] for c in trust["counts"]], [2, 3, 4], "trust check counts")
+    check(isinstance(trust["passed"], bool), "trust check result")
+    for c in trust["counts"]:
+        check_eq(c["ok"], abs(c["error_pct"]) <= trust["threshold_pct"] and c["status"] == "ok", f"trust {c}")
+    return ids
+
+
+def check_finished(p, trusted):
+    check_eq(p["status"], "ok", f"{p['id']} status ({p['errors']})")
+    ordered(p["replay"]["interval"], p["replay"]["io_s"], f"{p['id']} replay")
+    ordered(p["replay"]["run_interval"], p["replay"]["run_s"], f"{p['id']} replay run time")
+    ordered(p["predict"]["interval"], p["predict"]["io_s"], f"{p['id']} ratio prediction")
+    check_eq(p["drawn"], p["traced"] or trusted, f"{p['id']} drawn only when the trust check passed")
+    split = p["replay"]["split"]
+    check(split["data_s"] + split["metadata_s"] > 0, f"{p['id']} I/O split {split}")
+    check_eq(p["replay"]["failed_calls"], 0, f"{p['id']} failed calls")
+
+
+def study_scenario():
+    runs = Runs()
+    shm = tempfile.mkdtemp(prefix="mpior-study-", dir="/dev/shm")
+    try:
+        dirs = traces(runs)
+        disk = runs.path("disk")
+        os.makedirs(disk)
+        out = runs.path("study")
+        cmd = [STUDY, "--ranks", "4,6,8", "--target", f"disk={disk}", "--target", f"shm={shm}",
+               "--set", "cb_buffer_size=4K", "--max-threads", "6", "-o", out] + FAST + dirs
+        dry = run(cmd + ["--dry-run"]).stdout
+        check("plans/n6-set1" in dry and "estimated" in dry and "mpirun -n 8" in dry, f"dry run: {dry}")
+        check(not os.path.exists(os.path.join(out, "points")), "the dry run ran points")
+        first = run(cmd).stdout
+        with open(os.path.join(out, "study.json")) as f:
+            study = json.load(f)
+        ids = check_points(study, ("disk", "shm"))
+        trusted = study["trust_check"]["passed"]
+        for pid, p in ids.items():
+            if p["ranks"] == 8:
+                check_eq(p["status"], "needs_mpi", f"{pid} above --max-threads")
+                check(p["mpirun"] in first, f"the mpirun line of {pid} printed: {first}")
+            else:
+                check_finished(p, trusted)
+        # Run the printed line with real MPI processes; fold its report in.
+        results = []
+        for t in ("disk", "shm"):
+            line = shlex.split(ids[f"base-n8-{t}"]["mpirun"])
+            line[0] = "mpirun.mpich"
+            line[line.index("mpior-replay")] = REPLAY
+            run(line, cwd=runs.path())
+            results += ["--result", f"8:{t}=" + runs.path(f"base-n8-{t}.replay.json")]
+        kept = {f: os.stat(os.path.join(out, "points", f)).st_mtime_ns for f in os.listdir(os.path.join(out, "points"))}
+        run(cmd + results)
+        for f, mtime in kept.items():
+            check_eq(os.stat(os.path.join(out, "points", f)).st_mtime_ns, mtime, f"{f} resumed, not rerun")
+        with open(os.path.join(out, "study.json")) as f:
+            study = json.load(f)
+        for pid, p in check_points(study, ("disk", "shm")).items():
+            check_finished(p, study["trust_check"]["passed"])
+        check_eq(study["largest"]["ranks"], 8, "largest count")
+        check_eq(len(study["largest"]["dominant"]), 2, "dominant file and op per target at 8")
+        page = os.path.join(out, "index.html")
+        exe = chromium()
+        dom = open_page(exe, page, "study.png")
+        for sec in ("trust", "findings", "io", "run", "split", "points"):
+            check(f'<section id="{sec}">' in dom, f"section {sec} in the DOM")
+        check("<script" not in dom.lower() and dom.count("<svg") >= 3, "inline SVG, no script")
+        check("(traced)" in dom, "traced counts marked on the page")
+        for s in study["disagreements"]:
+            check("disagree beyond their intervals" in s, f"disagreement sentence {s}")
+    finally:
+        runs.cleanup()
+        shutil.rmtree(shm, ignore_errors=True)
+
+
+def refused(cmd, needle):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    check_eq(p.returncode, 1, f"exit status of {cmd}: {p.stderr}")
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    check(len(lines) == 1 and lines[0].startswith("mpior-study: ") and needle in lines[0],
+          f"one message naming {needle!r}: {p.stderr!r}")
+
+
+def bad_scenario():
+    runs = Runs()
+    try:
+        dirs = traces(runs)
+        disk = runs.path("disk")
+        os.makedirs(disk)
+        out = runs.path("out")
+        base = ["--target", f"disk={disk}", "-o", out]
+        refused([STUDY, "--ranks", "4,x"] + base + dirs, "--ranks")
+        refused([STUDY, "--ranks", "0"] + base + dirs, "--ranks")
+        refused([STUDY, "--ranks", "8", "--target", "disk=" + runs.path("nowhere"), "-o", out] + dirs, "no such directory")
+        blocker = runs.path("file")
+        open(blocker, "w").close()
+        refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", os.path.join(blocker, "s")] + dirs, "-o")
+        refused([STUDY, "--ranks", "8", "--set", "cb_nodes=2"] + base + dirs, "cb_nodes")
+        refused([STUDY, "--ranks", "8"] + base + [runs.path("disk")] + dirs[1:], "plan")
+        refused([STUDY, "--ranks", "8"] + base + dirs[:2], "three or more")
+    finally:
+        runs.cleanup()
+
+
+if __name__ == "__main__":
+    main({"study": study_scenario, "bad": bad_scenario})
