@@ -1,0 +1,53 @@
+#include "study/spec.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace mpior::study;
+
+TEST_CASE("rank lists parse sorted and unique; bad ones are refused") {
+  CHECK(parse_ranks("16,4,8,4") == std::vector<int>{4, 8, 16});
+  CHECK(parse_ranks("8192") == std::vector<int>{8192});
+  for (const char* bad : {"", "4,", "4,x", "0", "-4", "4K", "1,2.5", "99999999999"})
+    CHECK_THROWS_AS(parse_ranks(bad), StudyError);
+}
+
+TEST_CASE("targets, settings and results parse; bad ones are refused") {
+  Target t = parse_target("A=/mnt/a=b");
+  CHECK(t.name == "A");
+  CHECK(t.dir == "/mnt/a=b");
+  for (const char* bad : {"A", "=/x", "A=", "a b=/x"}) CHECK_THROWS_AS(parse_target(bad), StudyError);
+  Setting s = parse_setting("cb_buffer_size=4K", 1);
+  CHECK(s.name == "set1");
+  CHECK(s.cb_buffer_size == 4096);
+  CHECK(parse_setting("cb_buffer_size=16M", 2).cb_buffer_size == 16 << 20);
+  CHECK_THROWS_WITH(parse_setting("cb_nodes=4", 1), Catch::Contains("only cb_buffer_size"));
+  CHECK_THROWS_AS(parse_setting("cb_buffer_size=0", 1), StudyError);
+  CHECK_THROWS_AS(parse_setting("cb_buffer_size=1X", 1), StudyError);
+  CHECK_THROWS_AS(parse_setting("bogus=1", 1), StudyError);
+  ResultFile r = parse_result("8192:A=out/r.json");
+  CHECK(r.ranks == 8192);
+  CHECK(r.target == "A");
+  CHECK(r.path == "out/r.json");
+  for (const char* bad : {"8192A=r.json", "x:A=r.json", "8:A=", "0:A=r.json"})
+    CHECK_THROWS_AS(parse_result(bad), StudyError);
+}
+
+TEST_CASE("the work: traced counts added and marked, what-ifs only extrapolated, big counts to MPI") {
+  Setting what_if = parse_setting("cb_buffer_size=1M", 1);
+  Work w = make_work({4, 16}, {2, 3, 4}, {{"A", "/a"}, {"B", "/b"}}, {Setting{}, what_if}, 8);
+  CHECK(w.ranks == std::vector<int>{2, 3, 4, 16});
+  CHECK(w.trust.size() == 3);
+  // base: 4 counts x 2 targets; set1: only 16 x 2.
+  REQUIRE(w.points.size() == 10);
+  int traced = 0, mpi = 0;
+  for (const Point& p : w.points) {
+    traced += p.traced;
+    mpi += p.mpi;
+    if (p.setting == "set1") CHECK(p.ranks == 16);
+  }
+  CHECK(traced == 6);
+  CHECK(mpi == 4);
+  CHECK(w.points.front().id() == "base-n2-A");
+  CHECK(plan_name(what_if, 16) == "n16-set1");
+  CHECK(plan_name(Setting{}, 16) == "n16");
+}
