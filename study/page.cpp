@@ -135,7 +135,8 @@ std::string status_table(const nlohmann::json& study) {
                          p[k]["interval"][1].get<double>());
     };
     std::string note = p["errors"].empty() ? "" : p["errors"][0].get<std::string>();
-    if (p.contains("mpirun") && p["status"] == "needs_mpi") note = "run: " + p["mpirun"].get<std::string>();
+    if (p.contains("mpirun") && p["status"] == "needs_mpi")
+      note = "run: " + p["mpirun"].get<std::string>() + ", then add " + p["result_option"].get<std::string>();
     if (p["status"] == "ok" && !p["drawn"].get<bool>()) note = "not drawn: the trust check failed";
     h += fmt::format("<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                      text_escape(p["id"].get<std::string>()), p["traced"].get<bool>() ? " (traced)" : "",

@@ -214,8 +214,10 @@ nlohmann::json Runner::run_point(const Point& p, const std::string& on_dir) {
     j["plan"] = plan;
     j["dominant_file"] = dominant_file(plan);
     if (p.mpi) {
-      auto given = cfg_.results.find({p.ranks, p.target});
+      auto given = cfg_.results.find(p.id());
       j["mpirun"] = mpirun_line(p);
+      j["result_option"] = fmt::format("--result {}:{}{}={}.replay.json", p.ranks, p.target,
+                                       p.setting == "base" ? "" : ":" + p.setting, p.id());
       if (given == cfg_.results.end()) {
         j["status"] = "needs_mpi";
         return j;

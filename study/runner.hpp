@@ -27,10 +27,10 @@ struct Config {
   int predict_repeat = 3;
   double job_seconds = 0.5;
   int64_t max_volume = 0;
-  int max_classes = 0;                                         // 0: mpior-predict's default
-  double min_error_pct = 5;                                    // the replay's interval is at least this wide
-  double trust_error_pct = 25;                                 // traced counts must replay within this on the reference
-  std::map<std::pair<int, std::string>, std::string> results;  // (ranks, target) -> MPI replay JSON
+  int max_classes = 0;                         // 0: mpior-predict's default
+  double min_error_pct = 5;                    // the replay's interval is at least this wide
+  double trust_error_pct = 25;                 // traced counts must replay within this on the reference
+  std::map<std::string, std::string> results;  // point id -> its MPI replay's JSON (--result)
   bool quiet = false;
 };
 

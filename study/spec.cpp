@@ -98,13 +98,18 @@ ResultFile parse_result(const std::string& text) {
   ResultFile r;
   if (colon != std::string::npos && eq != std::string::npos && colon < eq) {
     int64_t n = parse_size(text.substr(0, colon));
-    r = {int(n), text.substr(colon + 1, eq - colon - 1), text.substr(eq + 1)};
+    std::string name = text.substr(colon + 1, eq - colon - 1);
+    size_t second = name.find(':');
+    r = {int(n), name.substr(0, second), second == std::string::npos ? "base" : name.substr(second + 1),
+         text.substr(eq + 1)};
     if (n >= 1 && text.substr(0, colon).find_first_not_of("0123456789") == std::string::npos && is_name(r.target) &&
-        !r.path.empty())
+        is_name(r.setting) && !r.path.empty())
       return r;
   }
-  throw StudyError(fmt::format("--result '{}': expected RANKS:TARGET=REPLAY.json", text));
+  throw StudyError(fmt::format("--result '{}': expected RANKS:TARGET[:SETTING]=REPLAY.json", text));
 }
+
+std::string ResultFile::id() const { return Point{setting, target, ranks, false, false}.id(); }
 
 std::string Point::id() const { return fmt::format("{}-n{}-{}", setting, ranks, target); }
 

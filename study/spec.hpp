@@ -34,10 +34,12 @@ Target parse_target(const std::string& text);
 // "cb_buffer_size=1048576" (K/M/G suffixes allowed) -> what-if setting
 // number `index` (named "set<index>"). Hints the replay cannot apply are refused.
 Setting parse_setting(const std::string& text, int index);
-// "8192:A=replay.json" -> (8192, A, replay.json): an MPI replay's result.
+// "8192:A=replay.json" -> (8192, A, base, replay.json): an MPI replay's
+// result; "8192:A:set1=r.json" for a what-if series.
 struct ResultFile {
   int ranks = 0;
-  std::string target, path;
+  std::string target, setting = "base", path;
+  std::string id() const;  // the point it belongs to, as Point::id()
 };
 ResultFile parse_result(const std::string& text);
 

@@ -47,7 +47,7 @@ study::Config configure(Cli& cli) {
   for (const std::string& r : cli.results) {
     study::ResultFile f = study::parse_result(r);
     if (!fs::is_regular_file(f.path)) throw study::StudyError(fmt::format("--result {}: no such file", r));
-    c.results[{f.ranks, f.target}] = f.path;
+    c.results[f.id()] = f.path;
   }
   std::error_code ec;
   fs::create_directories(c.out, ec);
@@ -98,7 +98,7 @@ void add_options(CLI::App& app, Cli& cli) {
                  "largest count replayed with threads; larger ones get an mpirun line")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
-  app.add_option("--result", cli.results, "RANKS:TARGET=FILE: an MPI replay's --json report to fold in");
+  app.add_option("--result", cli.results, "RANKS:TARGET[:SETTING]=FILE: an MPI replay's --json report to fold in");
   app.add_option("--set", cli.sets, "what-if series: cb_buffer_size=SIZE (ROMIO hint, through the max-blocksize rule)");
   app.add_option("--predict-repeat", cli.cfg.predict_repeat, "mpior-predict --repeat")
       ->capture_default_str()
@@ -151,7 +151,8 @@ int main(int argc, char** argv) {
     write_text((fs::path(cfg.out) / "index.html").string(), study::render_page(j));
     int failed = 0;
     for (const nlohmann::json& p : j["points"]) {
-      if (p["status"] == "needs_mpi") fmt::print("run: {}\n", p["mpirun"].get<std::string>());
+      if (p["status"] == "needs_mpi")
+        fmt::print("run: {}\n  then add {}\n", p["mpirun"].get<std::string>(), p["result_option"].get<std::string>());
       failed += p["status"] == "failed";
     }
     fmt::print("mpior-study: wrote {}/index.html and study.json: {} points, {} failed, trust check {}\n", cfg.out,

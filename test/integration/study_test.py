@@ -88,12 +88,15 @@ def study_scenario():
             else:
                 check_finished(p, trusted)
         # Run the printed line with real MPI processes; fold its report in.
+        # Run the base series' printed lines with real MPI processes and fold
+        # their reports in; the what-if's 8-rank points stay marked needs_mpi.
         results = []
         for t in ("disk", "shm"):
             line = shlex.split(ids[f"base-n8-{t}"]["mpirun"])
             line[0] = "mpirun.mpich"
             line[line.index("mpior-replay")] = REPLAY
             run(line, cwd=runs.path())
+            check_eq(ids[f"base-n8-{t}"]["result_option"], f"--result 8:{t}=base-n8-{t}.replay.json", "--result hint")
             results += ["--result", f"8:{t}=" + runs.path(f"base-n8-{t}.replay.json")]
         kept = {f: os.stat(os.path.join(out, "points", f)).st_mtime_ns for f in os.listdir(os.path.join(out, "points"))}
         run(cmd + results)
@@ -102,7 +105,11 @@ def study_scenario():
         with open(os.path.join(out, "study.json")) as f:
             study = json.load(f)
         for pid, p in check_points(study, ("disk", "shm")).items():
-            check_finished(p, study["trust_check"]["passed"])
+            if pid.startswith("set1-n8"):
+                check_eq(p["status"], "needs_mpi", f"{pid}: no --result given, kept and marked")
+                check_eq(p["drawn"], False, f"{pid} not drawn")
+            else:
+                check_finished(p, study["trust_check"]["passed"])
         check_eq(study["largest"]["ranks"], 8, "largest count")
         check_eq(len(study["largest"]["dominant"]), 2, "dominant file and op per target at 8")
         page = os.path.join(out, "index.html")
@@ -148,5 +155,29 @@ def bad_scenario():
         runs.cleanup()
 
 
+def budget_scenario():
+    """Points not started within --budget are marked over_budget, kept in
+    study.json and on the page, and not stored (a later run does them)."""
+    runs = Runs()
+    try:
+        dirs = traces(runs)
+        disk = runs.path("disk")
+        os.makedirs(disk)
+        out = runs.path("study")
+        run([STUDY, "--ranks", "4,6", "--target", f"disk={disk}", "--budget", "0.2", "-o", out] + FAST + dirs)
+        with open(os.path.join(out, "study.json")) as f:
+            study = json.load(f)
+        check_eq(sorted(p["id"] for p in study["points"]), [f"base-n{n}-disk" for n in (2, 3, 4, 6)], "points")
+        check_eq(study["trust"][0]["status"], "ok", "the first point starts within the budget")
+        check_eq({p["status"] for p in study["points"]}, {"over_budget"}, "points past the budget")
+        check(not any(p["drawn"] for p in study["points"]), "over-budget points are not drawn")
+        stored = sorted(os.listdir(os.path.join(out, "points")))
+        check(all(f.startswith("trust-") for f in stored), f"only finished points stored: {stored}")
+        with open(os.path.join(out, "index.html")) as f:
+            check_eq(f.read().count("<td>over_budget</td>"), 4, "over-budget points listed on the page")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
-    main({"study": study_scenario, "bad": bad_scenario})
+    main({"study": study_scenario, "bad": bad_scenario, "budget": budget_scenario})
