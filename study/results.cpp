@@ -84,8 +84,8 @@ nlohmann::json trust_check(const nlohmann::json& trust, const Judgement& j) {
   for (const nlohmann::json& t : trust) {
     bool ok = t.value("status", "") == "ok" && t.contains("replay");
     double err = ok ? t["replay"].value("error_pct", 0.0) : 0;
-    ok = ok && std::abs(err) <= j.trust_error_pct;
     if (ok) worst = std::max(worst, std::abs(err));
+    ok = ok && std::abs(err) <= j.trust_error_pct;
     passed = passed && ok;
     rows.push_back({{"ranks", t["ranks"]},
                     {"status", t["status"]},

@@ -121,7 +121,6 @@ Work make_work(const std::vector<int>& ranks, const std::vector<int>& traced, co
                const std::vector<Setting>& settings, int max_threads) {
   Work w;
   std::set<int> all(ranks.begin(), ranks.end());
-  all.insert(traced.begin(), traced.end());
   w.ranks.assign(all.begin(), all.end());
   auto is_traced = [&](int n) { return std::find(traced.begin(), traced.end(), n) != traced.end(); };
   for (const Setting& s : settings)

@@ -53,13 +53,14 @@ struct Point {
 };
 
 struct Work {
-  std::vector<int> ranks;  // all counts, traced ones included
+  std::vector<int> ranks;  // the counts studied, ascending
   std::vector<Point> points;
   std::vector<Point> trust;  // traced counts replayed on the reference
 };
 
-// traced: the rank counts of the input traces. Traced counts are studied
-// too (they anchor each series); what-if settings change only extrapolated plans.
+// traced: the rank counts of the input traces. A studied count that was
+// traced uses its own plan and is marked; every traced count is replayed on
+// the reference (the trust check); what-if settings change only extrapolated plans.
 Work make_work(const std::vector<int>& ranks, const std::vector<int>& traced, const std::vector<Target>& targets,
                const std::vector<Setting>& settings, int max_threads);
 

@@ -27,7 +27,8 @@ struct Cli {
 
 void writable_dir(const std::string& role, const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw study::StudyError(fmt::format("{} {}: no such directory", role, dir));
+  if (!fs::exists(dir, ec)) throw study::StudyError(fmt::format("{} {}: no such directory", role, dir));
+  if (!fs::is_directory(dir, ec)) throw study::StudyError(fmt::format("{} {}: not a directory", role, dir));
   if (access(dir.c_str(), W_OK | X_OK) != 0) throw study::StudyError(fmt::format("{} {}: not writable", role, dir));
 }
 
@@ -86,7 +87,7 @@ void write_text(const std::string& path, const std::string& text) {
 void add_options(CLI::App& app, Cli& cli) {
   app.add_option("INPUT", cli.inputs, "trace or plan directories of one program at three or more rank counts")
       ->required();
-  app.add_option("--ranks", cli.ranks, "rank counts to study, comma separated (the traced counts are added)")
+  app.add_option("--ranks", cli.ranks, "rank counts to study, comma separated (a traced count uses its own plan)")
       ->required();
   app.add_option("--target", cli.targets, "NAME=DIR: an existing directory on a file system to study")->required();
   app.add_option("-o,--output", cli.cfg.out, "study directory (made if missing; finished points resume)")->required();

@@ -71,6 +71,7 @@ TEST_CASE("judge: trust check gates drawing, intervals widen to the worst error,
   run["points"][1]["status"] = "failed";
   json bad = judge(run, {5, 25});
   CHECK(bad["trust_check"]["passed"] == false);
+  CHECK(bad["trust_check"]["worst_error_pct"].get<double>() == Approx(50));
   CHECK(bad["points"][0]["drawn"] == true);   // traced points always drawn
   CHECK(bad["points"][1]["drawn"] == false);  // failed: marked, kept
   CHECK(bad["points"].size() == 2);

@@ -32,20 +32,20 @@ TEST_CASE("targets, settings and results parse; bad ones are refused") {
     CHECK_THROWS_AS(parse_result(bad), StudyError);
 }
 
-TEST_CASE("the work: traced counts added and marked, what-ifs only extrapolated, big counts to MPI") {
+TEST_CASE("the work: traced counts marked and all trust-checked, what-ifs only extrapolated, big counts to MPI") {
   Setting what_if = parse_setting("cb_buffer_size=1M", 1);
-  Work w = make_work({4, 16}, {2, 3, 4}, {{"A", "/a"}, {"B", "/b"}}, {Setting{}, what_if}, 8);
-  CHECK(w.ranks == std::vector<int>{2, 3, 4, 16});
+  Work w = make_work({16, 2, 4}, {2, 3, 4}, {{"A", "/a"}, {"B", "/b"}}, {Setting{}, what_if}, 8);
+  CHECK(w.ranks == std::vector<int>{2, 4, 16});
   CHECK(w.trust.size() == 3);
-  // base: 4 counts x 2 targets; set1: only 16 x 2.
-  REQUIRE(w.points.size() == 10);
+  // base: 3 counts x 2 targets; set1: only 16 x 2.
+  REQUIRE(w.points.size() == 8);
   int traced = 0, mpi = 0;
   for (const Point& p : w.points) {
     traced += p.traced;
     mpi += p.mpi;
     if (p.setting == "set1") CHECK(p.ranks == 16);
   }
-  CHECK(traced == 6);
+  CHECK(traced == 4);
   CHECK(mpi == 4);
   CHECK(w.points.front().id() == "base-n2-A");
   CHECK(plan_name(what_if, 16) == "n16-set1");
