@@ -25,11 +25,14 @@ FAST = ["--predict-repeat", "2", "--job-seconds", "0.05", "--max-classes", "1", 
 
 
 def traces(runs):
+    """The traces at 2, 3 and 4 ranks, and an empty target directory on disk."""
     dirs = []
     for n in (2, 3, 4):
         d, _ = runs.trace(n, args=["fpp", "posix", 8192, 4096, 2, 2], app=APP)
         dirs.append(d)
-    return dirs
+    disk = runs.path("disk")
+    os.makedirs(disk)
+    return dirs, disk
 
 
 def ordered(iv, value, what):
@@ -67,9 +70,7 @@ def study_scenario():
     runs = Runs()
     shm = tempfile.mkdtemp(prefix="mpior-study-", dir="/dev/shm")
     try:
-        dirs = traces(runs)
-        disk = runs.path("disk")
-        os.makedirs(disk)
+        dirs, disk = traces(runs)
         out = runs.path("study")
         cmd = [STUDY, "--ranks", "4,6,8", "--target", f"disk={disk}", "--target", f"shm={shm}",
                "--set", "cb_buffer_size=4K", "--max-threads", "6", "-o", out] + FAST + dirs
@@ -137,9 +138,7 @@ def refused(cmd, needle):
 def bad_scenario():
     runs = Runs()
     try:
-        dirs = traces(runs)
-        disk = runs.path("disk")
-        os.makedirs(disk)
+        dirs, disk = traces(runs)
         out = runs.path("out")
         base = ["--target", f"disk={disk}", "-o", out]
         refused([STUDY, "--ranks", "4,x"] + base + dirs, "--ranks")
@@ -148,6 +147,7 @@ def bad_scenario():
         blocker = runs.path("file")
         open(blocker, "w").close()
         refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", os.path.join(blocker, "s")] + dirs, "-o")
+        refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", blocker] + dirs, "not a directory")
         refused([STUDY, "--ranks", "8", "--set", "cb_nodes=2"] + base + dirs, "cb_nodes")
         refused([STUDY, "--ranks", "8"] + base + [runs.path("disk")] + dirs[1:], "plan")
         refused([STUDY, "--ranks", "8"] + base + dirs[:2], "three or more")
@@ -160,9 +160,7 @@ def budget_scenario():
     study.json and on the page, and not stored (a later run does them)."""
     runs = Runs()
     try:
-        dirs = traces(runs)
-        disk = runs.path("disk")
-        os.makedirs(disk)
+        dirs, disk = traces(runs)
         out = runs.path("study")
         run([STUDY, "--ranks", "4,6", "--target", f"disk={disk}", "--budget", "0.2", "-o", out] + FAST + dirs)
         with open(os.path.join(out, "study.json")) as f:
