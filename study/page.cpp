@@ -189,7 +189,11 @@ std::string render_page(const nlohmann::json& study) {
       "body{font-family:sans-serif;margin:1em 2em;max-width:60em}table{border-collapse:collapse;font-size:90%}"
       "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}</style></head><body>\n"
       "<h1>mpior study</h1>\n";
-  h += fmt::format("<p>Inputs: {}. Targets:", text_escape(study["inputs"].dump()));
+  h += "<p>Traced at";
+  for (const nlohmann::json& in : study["inputs"])
+    h += fmt::format("{} {} ranks (<code>{}</code>)", &in == &study["inputs"].front() ? "" : ",",
+                     in["ranks"].get<int>(), text_escape(in["dir"].get<std::string>()));
+  h += ". Targets:";
   for (const nlohmann::json& t : study["targets"])
     h += fmt::format(" {} = <code>{}</code>", text_escape(t["name"].get<std::string>()),
                      text_escape(t["dir"].get<std::string>()));
