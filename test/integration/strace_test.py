@@ -86,10 +86,14 @@ def cross_check(app, args=(), ranks=None, prepare=None, skip=None, ucx=False, ma
     calls = ",".join(FAMILY + COPIES + ("io_submit",))
     # One run, traced and under strace: programs whose reads depend on timing
     # (ROMIO reading back a hole another rank is extending) give the same
-    # answer to both counts.
+    # answer to both counts. strace itself runs untraced (its log would be a
+    # traced process's file, and the job its child): -E hands the tracing
+    # variables to the command alone.
+    plain, traced = s.environment(False), s.environment(True)
+    tracing = [a for k, v in traced.items() if plain.get(k) != v for a in ("-E", f"{k}={v}")]
     run(["strace", "-f", "-qq", "-y", "-s", "0", "-e", f"trace={calls}", "-e", "abbrev=none", "-e", "signal=none",
-         "-o", log]
-        + s.command(), cwd=s.work, env=s.environment(True))
+         "-o", log] + tracing
+        + s.command(), cwd=s.work, env=plain)
     summary = s.post()
     kernel = kernel_bytes(log)
     checked = 0
