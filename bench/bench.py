@@ -2,7 +2,7 @@
 """mpior's benchmarks: the figures the issues ask for, one table each.
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
-Sections: overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict,
+Sections: calls, overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict,
 memory, merge_job, merge_tree, flush, extrap_ior.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
@@ -85,6 +85,53 @@ def overhead(b):
                                                                                        "fprintf")])
     table(f"tracer overhead: added ns per 1-byte call ({calls} calls x 5, traced vs untraced in one run)",
           ["tracer", "MPIOR_STACK_DEPTH", "write", "pwrite", "fwrite", "fprintf"], rows)
+
+
+CALLS = ("pwrite", "write", "fwrite", "fprintf")
+
+
+def call_instructions(b, call, env):
+    """Instructions per call under callgrind: the difference between runs of two call counts, so start-up and
+    exit drop out; the process's threads all count (the flush thread's share too)."""
+    counts = []
+    for n in (20000, 60000):
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                            b.exe("bench/tracer_overhead"), str(n), "1", b.work, "alone", call],
+                           env={**os.environ, **env}, cwd=b.work, capture_output=True, text=True, timeout=900)
+        m = re.search(r"Collected : (\d+)", p.stderr)
+        if p.returncode != 0 or not m:
+            sys.exit(f"bench: callgrind of {call} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        counts.append(int(m.group(1)))
+    return (counts[1] - counts[0]) / 40000
+
+
+def calls(b):
+    """Added ns and instructions per 1-byte call (issue 61): untraced, traced with the defaults (crash safety
+    and periodic flushing on) and with MPIOR_FLUSH_INTERVAL=0, each in its own process (a thread the tracer
+    starts changes libc's own cost), medians of interleaved runs; instructions per call from callgrind."""
+    n, reps = (100000, 3) if b.quick else (300000, 5)
+    configs = {"untraced": {}, "default": b.traced(), "interval 0": b.traced(MPIOR_FLUSH_INTERVAL=0)}
+    ns = {c: {k: [] for k in CALLS} for c in configs}
+    for _ in range(reps):
+        for c, env in configs.items():
+            out = b.run([b.exe("bench/tracer_overhead"), n, 1, b.work, "alone"], env=env)
+            for m in re.finditer(r"^(\w+) 1 B\s+(\S+)$", out, re.M):
+                ns[c][m.group(1)].append(float(m.group(2)))
+    have_vg = shutil.which("valgrind") is not None
+    rows = []
+    for k in CALLS:
+        med = {c: statistics.median(ns[c][k]) for c in configs}
+        spread = max(max(ns[c][k]) - min(ns[c][k]) for c in configs)
+        ins = {c: call_instructions(b, k, env) for c, env in configs.items()} if have_vg else {}
+        row = [k, f"{med['untraced']:.1f}"]
+        for c in ("default", "interval 0"):
+            row += [f"{med[c]:.1f}", f"{med[c] - med['untraced']:+.1f}",
+                    f"{ins[c] - ins['untraced']:+.0f}" if ins else "-"]
+        rows.append(row + [f"{spread:.1f}", f"{ins['untraced']:.0f}" if ins else "-"])
+    table(f"tracer cost per 1-byte call ({n} calls, medians of {reps} interleaved runs; instr = callgrind "
+          f"instructions added per call; load {os.getloadavg()[0]:.2f})",
+          ["call", "untraced ns", "default ns", "added", "instr", "MPIOR_FLUSH_INTERVAL=0 ns", "added", "instr",
+           "spread ns", "untraced instr"], rows)
 
 
 def families(b):
@@ -388,7 +435,7 @@ def extrap_ior(b):
     extrap_bench.ior_like(b, table)
 
 
-SECTIONS = {"overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
+SECTIONS = {"calls": calls, "overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
             "merge": merge, "merge_tree": merge_tree, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap,
             "crash": crash, "fuzz": fuzz, "lammps": lammps, "fidelity": fidelity, "merge_job": merge_job,
             "extrap_ior": extrap_ior}

@@ -3,7 +3,15 @@
  * normally (through the tracer's wrapper) and called through libc's own
  * symbol (dlsym on libc, past the wrapper), interleaving repetitions so both
  * see the same machine state. Prints one table row per function.
- * usage: tracer_overhead [calls=1000000] [repetitions=5] [dir=.] */
+ * usage: tracer_overhead [calls=1000000] [repetitions=5] [dir=.] [alone [CALL]]
+ *
+ * alone: times only the calls the program makes (ns per call, median of the
+ * repetitions), one line per function, for runs traced and untraced in
+ * separate processes: a thread the tracer starts changes libc's own cost
+ * (stdio and malloc take their locks once a process has two threads), which
+ * the interleaved comparison cannot see. CALL (write, pwrite, fwrite,
+ * fprintf) makes only that one's calls, once: callgrind's instruction count
+ * at two call counts gives the instructions per call. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -54,10 +62,33 @@ static double loop(int which, int direct, long n, int fd, FILE* f) {
   return (now_ns() - t0) / (double)n;
 }
 
+static const char* const names[4] = {"write 1 B", "pwrite 1 B", "fwrite 1 B", "fprintf 1 B"};
+
+/* The calls as the program makes them, one function at a time (alone). */
+static int alone(long n, int reps, const char* path, const char* only) {
+  for (int which = 0; which < 4; ++which) {
+    size_t len = strcspn(names[which], " ");
+    if (only && (strlen(only) != len || strncmp(only, names[which], len) != 0)) continue;
+    double t[32];
+    for (int r = 0; r < reps; ++r) {
+      int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      FILE* f = fdopen(dup(fd), "w");
+      t[r] = loop(which, 0, n, fd, f);
+      fclose(f);
+      close(fd);
+    }
+    printf("%-12s %12.1f\n", names[which], median(t, reps));
+  }
+  unlink(path);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   long n = argc > 1 ? atol(argv[1]) : 1000000;
   int reps = argc > 2 ? atoi(argv[2]) : 5;
   const char* dir = argc > 3 ? argv[3] : ".";
+  if (reps > 32) reps = 32;
+  if (reps < 1) reps = 1;
   void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
   lw = (write_fn)dlsym(libc, "write");
   lpw = (pwrite_fn)dlsym(libc, "pwrite");
@@ -66,11 +97,10 @@ int main(int argc, char** argv) {
   if (!lw || !lpw || !lfw || !lfp) return 2;
   char path[4096];
   snprintf(path, sizeof path, "%s/tracer_overhead.dat", dir);
-  const char* names[4] = {"write 1 B", "pwrite 1 B", "fwrite 1 B", "fprintf 1 B"};
+  if (argc > 4 && strcmp(argv[4], "alone") == 0) return alone(n, argc > 5 ? 1 : reps, path, argc > 5 ? argv[5] : NULL);
   printf("%-12s %12s %12s %12s\n", "call", "untraced ns", "traced ns", "added ns");
   for (int which = 0; which < 4; ++which) {
     double plain[32], traced[32];
-    if (reps > 32) reps = 32;
     for (int r = 0; r < reps; ++r) {
       int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
       FILE* f = fdopen(dup(fd), "w");

@@ -50,7 +50,7 @@ int stack_depth() noexcept {
 }
 
 const CallsiteCache::Entry& CallsiteCache::lookup(uint64_t raw) noexcept {
-  Entry& e = slots_[(raw ^ (raw >> 9)) % kSlots];
+  Entry& e = slots_[slot(raw)];
   if (e.raw == raw && raw != 0) return e;
   Dl_info info{};
   e.raw = raw;
@@ -65,7 +65,7 @@ const CallsiteCache::Entry& CallsiteCache::lookup(uint64_t raw) noexcept {
   return e;
 }
 
-uint64_t CallsiteCache::signature(uint64_t ret_addr, int depth) noexcept {
+uint64_t CallsiteCache::signature_slow(uint64_t ret_addr, int depth) noexcept {
   uint64_t h = lookup(ret_addr).hash;
   if (depth <= 1) return h;
   void* frames[kMaxDepth + kMaxSkip];

@@ -13,7 +13,13 @@ class CallsiteCache {
   // Signature of the call whose innermost return address is `ret_addr`,
   // hashing `depth` frames of the application's stack (1: that address only,
   // no unwinding; more: libunwind, frames inside libmpior skipped).
-  uint64_t signature(uint64_t ret_addr, int depth) noexcept;
+  // The common case (one frame, a call site seen before) stays inline: the
+  // wrappers ask it for every call.
+  uint64_t signature(uint64_t ret_addr, int depth) noexcept {
+    const Entry& e = slots_[slot(ret_addr)];
+    if (__builtin_expect(depth <= 1 && e.raw == ret_addr && ret_addr != 0, 1)) return e.hash;
+    return signature_slow(ret_addr, depth);
+  }
 
  private:
   struct Entry {
@@ -21,8 +27,10 @@ class CallsiteCache {
     uint64_t hash = 0;
     bool ours = false;
   };
-  const Entry& lookup(uint64_t raw) noexcept;
   static constexpr unsigned kSlots = 512;
+  static unsigned slot(uint64_t raw) noexcept { return unsigned((raw ^ (raw >> 9)) % kSlots); }
+  const Entry& lookup(uint64_t raw) noexcept;
+  uint64_t signature_slow(uint64_t ret_addr, int depth) noexcept;
   Entry slots_[kSlots];
 };
 

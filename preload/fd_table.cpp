@@ -55,12 +55,9 @@ std::vector<trace::FileEntry> FileTable::entries() {
 
 // ---- fds --------------------------------------------------------------------
 
-FdTable::Slot* FdTable::traced(int fd) {
-  if (fd < 0 || fd >= kMaxFd) return nullptr;
+FdTable::Slot* FdTable::classify(int fd) {
   Slot& s = slots_[fd];
-  int32_t f = s.file.load(std::memory_order_relaxed);
-  if (__builtin_expect(f >= 0, 1)) return &s;
-  if (f == kFdNotTraced) return nullptr;
+  if (s.file.load(std::memory_order_relaxed) == kFdNotTraced) return nullptr;
   // First use of an fd the tracer did not see opened (inherited, or opened
   // by an untraced path inside a library): regular files are traced.
   struct stat st;

@@ -45,7 +45,12 @@ class FdTable {
   };
   // The fd's slot, classifying an fd first seen here (fstat, /proc/self/fd).
   // nullptr when the fd is not traced or out of range.
-  Slot* traced(int fd);
+  Slot* traced(int fd) {
+    if (fd < 0 || fd >= kMaxFd) return nullptr;
+    Slot& s = slots_[fd];
+    if (__builtin_expect(s.file.load(std::memory_order_relaxed) >= 0, 1)) return &s;
+    return classify(fd);
+  }
   void set(int fd, int32_t file, int64_t pos);
   void forget(int fd);  // closed: whatever gets the number next is classified again
   void copy(int from, int to);
@@ -57,6 +62,8 @@ class FdTable {
  private:
   void note(int fd);
   std::atomic<int> high_{0};  // one past the highest fd ever set
+  // traced() of an fd not seen yet (or not traced): out of the inline path.
+  Slot* classify(int fd);
   Slot slots_[kMaxFd];
 };
 

@@ -95,32 +95,26 @@ trace::KindTallies excluded_tallies() {
   return out;
 }
 
-void record_now(trace::RawEvent& ev) noexcept {
-  ThreadRecorder* r = this_thread_recorder();
-  if (!r) return;
-  if (ev.depth == 0 && trace::is_io(ev.kind)) piggyback::note_io();
-  r->record(ev);
-}
-
-void record_event(trace::RawEvent& ev) noexcept {
-  ThreadState& t = t_state;
-  if (__builtin_expect(t.signal_stash | t.stashed, 0)) return record_beside_stash(ev);
-  record_now(ev);
-}
-
 ThreadRecorder::ThreadRecorder(uint32_t index, trace::BuilderOptions opt)
     : index_(index), depth_(stack_depth()), builder_(opt) {
   held_.reserve(16);
 }
 
-void ThreadRecorder::record(trace::RawEvent& ev) noexcept {
+// Every recorded call passes here: inlined into record_event, one call
+// from the wrapper's Call down to the chunk.
+__attribute__((always_inline)) inline void ThreadRecorder::record_inline(trace::RawEvent& ev) noexcept {
   ev.callsite = callsites_.signature(ev.callsite, depth_);
+  if (__builtin_expect(ev.depth == 0 && held_.empty(), 1)) return push(ev);
+  record_nested(ev);
+}
+
+void ThreadRecorder::record(trace::RawEvent& ev) noexcept { record_inline(ev); }
+
+void ThreadRecorder::record_nested(trace::RawEvent& ev) noexcept {
   if (ev.depth == 0) {
     push(ev);
-    if (!held_.empty()) {
-      for (const auto& child : held_) push(child);
-      held_.clear();
-    }
+    for (const auto& child : held_) push(child);
+    held_.clear();
     return;
   }
   // Calls made inside this one finished first and sit at the end of held_:
@@ -133,13 +127,28 @@ void ThreadRecorder::record(trace::RawEvent& ev) noexcept {
   }
 }
 
-void ThreadRecorder::push(const trace::RawEvent& ev) noexcept {
+// The one place a finished record (ticks, call-site signature, parent
+// before its nested calls) goes into the thread's chunk.
+__attribute__((always_inline)) inline void ThreadRecorder::push(const trace::RawEvent& ev) noexcept {
   lock();
   chunk_[used_++] = ev;
   recorded_.store(recorded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (used_ == kChunk) flush_locked();
   unlock();
   if (__builtin_expect(spill_state_.load(std::memory_order_relaxed) != kIdle, 0)) after_record_spill();
+}
+
+void record_now(trace::RawEvent& ev) noexcept {
+  ThreadRecorder* r = this_thread_recorder();
+  if (__builtin_expect(r == nullptr, 0)) return;
+  if (ev.depth == 0 && trace::is_io(ev.kind)) piggyback::note_io();
+  r->record_inline(ev);
+}
+
+void record_event(trace::RawEvent& ev) noexcept {
+  ThreadState& t = t_state;
+  if (__builtin_expect(t.signal_stash | t.stashed, 0)) return record_beside_stash(ev);
+  record_now(ev);
 }
 
 // A thread's share of the cap: its folded events spill at a quarter of it
@@ -177,11 +186,12 @@ void ThreadRecorder::after_record_spill() noexcept {
 // Ticks to ns, then into the builder; the caller owns the builder.
 void ThreadRecorder::fold(trace::RawEvent* ev, size_t n) noexcept {
   TracerGuard guard;
+  const clock::Scale scale = clock::scale();
   try {
     for (size_t i = 0; i < n; ++i) {
-      ev[i].start = clock::to_ns(ev[i].start);
-      ev[i].end = clock::to_ns(ev[i].end);
-      ev[i].tracer = clock::duration_ns(ev[i].tracer);
+      ev[i].start = scale.to_ns(ev[i].start);
+      ev[i].end = scale.to_ns(ev[i].end);
+      ev[i].tracer = scale.duration_ns(ev[i].tracer);
       builder_.append(ev[i]);
     }
   } catch (...) {

@@ -36,6 +36,8 @@ class ThreadRecorder {
   ThreadRecorder(uint32_t index, trace::BuilderOptions opt);
 
   void record(trace::RawEvent& ev) noexcept;
+  // record, inlined into record_event (recorder.cpp only).
+  void record_inline(trace::RawEvent& ev) noexcept;
   // The stream so far (freezes the builder, see above; any thread may call it).
   trace::Stream snapshot(int32_t rank);
   uint32_t index() const { return index_; }
@@ -76,6 +78,7 @@ class ThreadRecorder {
   static constexpr size_t kChunk = 256;
   enum : uint8_t { kIdle, kWanted, kRequested, kMustSpill };
   void push(const trace::RawEvent& ev) noexcept;
+  void record_nested(trace::RawEvent& ev) noexcept;  // record's path for a nested call or its parent
   void flush_locked() noexcept;
   void fold(trace::RawEvent* ev, size_t n) noexcept;
   // Runs f with the builder to itself (the recording thread keeps a backlog

@@ -62,15 +62,11 @@ void start_at(int64_t mono_ns, int64_t real_ns, bool tsc) noexcept {
 int64_t start_monotonic_ns() noexcept { return g_start_mono; }
 int64_t start_realtime_ns() noexcept { return g_start_real; }
 
-int64_t to_ns(int64_t ticks) noexcept {
-  if (!g_use_tsc) return ticks - g_start_ticks + g_offset_ns;
-  return g_offset_ns + int64_t(double(ticks - g_start_ticks) * calibrate());
-}
+Scale scale() noexcept { return {g_use_tsc, g_start_ticks, g_offset_ns, g_use_tsc ? calibrate() : 1.0}; }
 
-int64_t duration_ns(int64_t ticks) noexcept {
-  if (!g_use_tsc) return ticks;
-  return int64_t(double(ticks) * calibrate());
-}
+int64_t to_ns(int64_t ticks) noexcept { return scale().to_ns(ticks); }
+
+int64_t duration_ns(int64_t ticks) noexcept { return scale().duration_ns(ticks); }
 
 int64_t elapsed_ns() noexcept { return to_ns(now()); }
 

@@ -43,6 +43,20 @@ int64_t start_realtime_ns() noexcept;
 int64_t to_ns(int64_t ticks) noexcept;
 // A length of time in ticks, in nanoseconds.
 int64_t duration_ns(int64_t ticks) noexcept;
+// to_ns and duration_ns as one value, read once for a batch of records
+// (the recorder converts a chunk at a time).
+struct Scale {
+  bool tsc;
+  int64_t start_ticks;
+  int64_t offset_ns;
+  double ns_per_tick;
+  int64_t to_ns(int64_t ticks) const noexcept {
+    return tsc ? offset_ns + int64_t(double(ticks - start_ticks) * ns_per_tick) : ticks - start_ticks + offset_ns;
+  }
+  int64_t duration_ns(int64_t ticks) const noexcept { return tsc ? int64_t(double(ticks) * ns_per_tick) : ticks; }
+};
+// The first call may wait as to_ns's.
+Scale scale() noexcept;
 // Nanoseconds since trace start, now.
 int64_t elapsed_ns() noexcept;
 

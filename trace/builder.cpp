@@ -1,6 +1,7 @@
 #include "trace/builder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "trace/fold.hpp"
@@ -11,12 +12,11 @@ struct StreamBuilder::Impl {
   explicit Impl(const BuilderOptions& o) : opt(o), folder(std::make_unique<fold::Folder>(o)) {}
 
   BuilderOptions opt;
-  std::vector<int64_t> ref = std::vector<int64_t>(8, 0);  // per depth: gap reference
+  std::array<int64_t, 257> ref{};  // per depth (and one past the deepest): gap reference
   std::unique_ptr<fold::Folder> folder;
 
   int64_t gap_of(const RawEvent& ev) {
     size_t d = ev.depth;
-    if (ref.size() < d + 2) ref.resize(d + 2, 0);
     int64_t gap = ev.start - ref[d];
     if (d == 0 && ev.tracer > 0) gap = std::max<int64_t>(0, gap - ev.tracer);  // the program's time only
     ref[d] = ev.end;
@@ -81,8 +81,6 @@ Stream StreamBuilder::snapshot(int32_t rank, uint32_t thread) const {
   return s;
 }
 
-size_t StreamBuilder::memory_bytes() const {
-  return sizeof(Impl) + impl_->ref.capacity() * sizeof(int64_t) + impl_->folder->memory_bytes();
-}
+size_t StreamBuilder::memory_bytes() const { return sizeof(Impl) + impl_->folder->memory_bytes(); }
 
 }  // namespace mpior::trace

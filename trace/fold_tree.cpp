@@ -5,12 +5,6 @@
 namespace mpior::trace::fold {
 namespace {
 
-inline uint64_t mix(uint64_t z) {  // splitmix64 finalizer
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 uint64_t loop_signature(std::span<const BodyEntry> body, const UnitTree& tree) {
   uint64_t h = mix(0x4C4F4F5000000000ull ^ body.size());
   for (const BodyEntry& e : body) h = mix(h ^ tree.sig(e.ref)) + 0x9E3779B97F4A7C15ull;
@@ -65,11 +59,6 @@ void LeafUnit::start_fast_row() {
   r.direct = direct;
   r.extra = 0;
   r.room = room;
-}
-
-uint64_t event_signature(const RawEvent& ev) {
-  uint64_t key = uint64_t(ev.kind) | uint64_t(ev.depth) << 16 | uint64_t(ev.flags) << 24;
-  return mix(ev.callsite ^ (key * 0x9E3779B97F4A7C15ull));
 }
 
 UnitRef UnitTree::new_leaf(const Sample& s) {

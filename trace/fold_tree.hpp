@@ -28,8 +28,18 @@ struct Sample {
   uint64_t sig = 0;
 };
 
-// Events are "the same" for folding when kind, depth, flags and call site agree.
-uint64_t event_signature(const RawEvent& ev);
+inline uint64_t mix(uint64_t z) {  // splitmix64 finalizer
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Events are "the same" for folding when kind, depth, flags and call site
+// agree (inline: every folded event asks it).
+inline uint64_t event_signature(const RawEvent& ev) {
+  uint64_t key = uint64_t(ev.kind) | uint64_t(ev.depth) << 16 | uint64_t(ev.flags) << 24;
+  return mix(ev.callsite ^ (key * 0x9E3779B97F4A7C15ull));
+}
 
 // A unit: leaf or loop index, told apart by the top bit.
 using UnitRef = uint32_t;
