@@ -8,6 +8,7 @@
 
 #include "merge/merge_job.hpp"
 #include "postproc/children.hpp"
+#include "postproc/journal_recover.hpp"
 #include "postproc/post_error.hpp"
 #include "postproc/post_progress.hpp"
 #include "trace/cursor.hpp"
@@ -246,6 +247,7 @@ TraceSet read_trace_dir(const std::string& dir, MissingRanks missing) {
   TraceSet set;
   set.dir = dir;
   set.job = read_job_record(dir);
+  recover_journals(dir, set.job.size, &set.warnings);
   std::set<int32_t> rank_files = present_ranks(dir, set.job);
   std::vector<std::string> aggregates = aggregate_paths(dir, set.job);
   set.ranks.resize(size_t(set.job.size));

@@ -29,6 +29,7 @@
 #include <cerrno>
 
 #include "preload/config.hpp"
+#include "preload/journal.hpp"
 #include "preload/log.hpp"
 #include "preload/recorder.hpp"
 #include "preload/session.hpp"
@@ -147,7 +148,7 @@ void* flush_loop(void*) {
     spill::wait(std::clamp(next - now_ms(), 0L, 50L));
     fold_behind_service();
     spill::service();
-    if (g_stop.load() || now_ms() < next) continue;
+    if (g_stop.load() || (now_ms() < next && !journal::take_flush_wanted())) continue;
     next = now_ms() + interval;
     uint64_t now = session::events_recorded();
     if (now == written) continue;
@@ -199,6 +200,7 @@ void start_wanted_flusher() noexcept {
 }
 
 void after_fork_child(bool traced) {
+  journal::reset_after_fork();
   g_flusher_running = false;  // the parent's thread is not in the child
   g_dumped.store(false);
   g_flusher_wanted.store(traced && opt_flush.get() > 0, std::memory_order_relaxed);

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "preload/journal.hpp"
 #include "preload/real_table.hpp"
 #include "preload/thread_state.hpp"
 
@@ -39,6 +40,7 @@ int32_t FileTable::intern(std::string_view path, int64_t flags) {
   }
   int32_t id = int32_t(entries_.size());
   entries_.push_back({key, flags});
+  journal::note_file(id, entries_.back());
   index_.emplace(std::move(key), id);
   return id;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "preload/journal.hpp"
 #include "preload/real_table.hpp"
 #include "preload/thread_state.hpp"
 
@@ -107,6 +108,7 @@ int32_t MpiState::add_comm(MPI_Comm c, trace::CommOrigin origin, int32_t parent,
   std::lock_guard<std::mutex> lk(mutex_);
   int32_t id = int32_t(comms_.size());
   comms_.push_back({id, origin, parent, parent_seq, color, key, std::move(members)});
+  journal::note_comm(comms_.back());
   collectives_.emplace_back(0);
   remote_offset_.resize(comms_.size(), 0);
   remote_offset_[size_t(id)] = offset;
@@ -124,6 +126,7 @@ int32_t MpiState::add_comm_like(MPI_Comm c, int32_t parent, uint64_t parent_seq)
   int32_t id = int32_t(comms_.size());
   std::vector<int32_t> members = comms_[size_t(parent)].members;
   comms_.push_back({id, trace::CommOrigin::dup, parent, parent_seq, 0, 0, std::move(members)});
+  journal::note_comm(comms_.back());
   collectives_.emplace_back(0);
   remote_offset_.resize(comms_.size(), 0);
   remote_offset_[size_t(id)] = remote_offset_[size_t(parent)];

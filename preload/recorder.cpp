@@ -10,6 +10,7 @@
 #include "piggyback/pruner.hpp"
 #include "preload/call.hpp"
 #include "preload/config.hpp"
+#include "preload/journal.hpp"
 #include "preload/log.hpp"
 #include "preload/signals.hpp"
 #include "preload/spill_writer.hpp"
@@ -132,6 +133,7 @@ void ThreadRecorder::record_nested(trace::RawEvent& ev) noexcept {
 __attribute__((always_inline)) inline void ThreadRecorder::push(const trace::RawEvent& ev) noexcept {
   lock();
   chunk_[used_++] = ev;
+  journal::append(index_, ev, recorded_.load(std::memory_order_relaxed));
   recorded_.store(recorded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (used_ == kChunk) flush_locked();
   unlock();

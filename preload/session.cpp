@@ -31,6 +31,7 @@
 #include "preload/cpu_placement.hpp"
 #include "preload/crash.hpp"
 #include "preload/fd_table.hpp"
+#include "preload/journal.hpp"
 #include "preload/lineage.hpp"
 #include "preload/log.hpp"
 #include "preload/mpi_handlers.hpp"
@@ -456,7 +457,7 @@ std::vector<uint8_t> encode_now(bool finished) {
   size_t memory = 0;
   for (ThreadRecorder* r : all_recorders()) {
     t.streams.push_back(r->snapshot(s.rank));
-    events += r->events();
+    events += journal::cover(r->index(), r->events());  // after the snapshot: see journal.hpp
     memory += r->memory_bytes();
   }
   std::vector<uint8_t> bytes = s.mpi ? trace::encode(t, *g_comms) : trace::encode(t);
@@ -497,6 +498,7 @@ bool write_rank_now(bool finished) {
       s.events_written = before;
       throw;
     }
+    journal::flushed();
     return true;
   } catch (const std::exception& e) {
     log_error("rank {}: trace not written: {}", s.rank, e.what());

@@ -13,6 +13,7 @@
 #include "preload/config.hpp"
 #include "preload/crash.hpp"
 #include "preload/fd_table.hpp"
+#include "preload/journal.hpp"
 #include "preload/lineage.hpp"
 #include "preload/log.hpp"
 #include "preload/mpi_handlers.hpp"
@@ -108,6 +109,10 @@ void start_job(Session& s, bool prune) {
     piggyback::pruner().start(false, s.rank, s.size);
   stolen::start(ranks_on_node(s.private_comm, s.rank));
   crash::start();
+  if (journal::enabled()) {  // from here a SIGKILL loses nothing: the rank file, then the journal
+    journal::start(s.dir, s.rank);
+    session::write_rank(false);
+  }
   if (children_option())
     lineage::announce({s.dir, s.job_id, s.rank, s.size, s.info.clock_mono_ns, s.info.clock_real_ns});
 }
@@ -215,6 +220,7 @@ void session_mpi_finalize() noexcept {
   }
   pmpi::Comm_free(&s.private_comm);
   s.finalized = true;
+  journal::finish();
 }
 
 }  // namespace mpi

@@ -1,9 +1,10 @@
 /* Dies in the way asked, after every rank made NWRITES writes:
- *   crash_app MODE NWRITES [VICTIM]
- * MODE: segv bus fpe ill abort term int kill mpi_abort exit return.
+ *   crash_app MODE NWRITES [VICTIM [WAIT_MS]]
+ * MODE: segv bus fpe ill abort term int kill mpi_abort exit return, or none
+ * (every rank finishes).
  * Every rank writes NWRITES 64-byte blocks to crash_<rank>.dat and they meet
- * at a barrier; the victim (rank 0 unless VICTIM) computes for 1.5 s (longer
- * than the tracer's default flush interval) and dies that way; the others
+ * at a barrier; the victim (rank 0 unless VICTIM) computes for WAIT_MS
+ * (1500: longer than the tracer's default flush interval) and dies that way; the others
  * wait at a barrier it never reaches until the launcher kills them (MPICH's
  * hydra: SIGKILL). */
 #include <fcntl.h>
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const char* mode = argc > 1 ? argv[1] : "exit";
-  long n = arg_or(argc, argv, 2, 20000), victim = arg_or(argc, argv, 3, 0);
+  long n = arg_or(argc, argv, 2, 20000), victim = arg_or(argc, argv, 3, 0), wait_ms = arg_or(argc, argv, 4, 1500);
   char name[64], block[64];
   memset(block, 'x', sizeof block);
   snprintf(name, sizeof name, "crash_%d.dat", rank);
@@ -49,8 +50,8 @@ int main(int argc, char** argv) {
   CHECK(fd >= 0);
   for (long i = 0; i < n; ++i) CHECK(write(fd, block, sizeof block) == sizeof block);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == victim) {
-    usleep(1500000);
+  if (rank == victim && strcmp(mode, "none")) {
+    usleep((useconds_t)(wait_ms * 1000));
     if (!strcmp(mode, "return")) return 0;
     die(mode);
   }

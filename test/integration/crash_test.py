@@ -73,14 +73,15 @@ def wrapped(mode):
 
 
 def missing_rank():
-    """Rank 1 runs without a periodic flush and is SIGKILLed by the launcher
-    when rank 0 dies: no file holds it. mpior-post writes the summary and the
+    """Rank 1 runs without a periodic flush nor crash journal and is
+    SIGKILLed by the launcher when rank 0 dies: no file holds it. mpior-post writes the summary and the
     HTML report of rank 0, names rank 1, writes no plan and exits 1."""
     root = tempfile.mkdtemp(prefix="mpior-missing-")
     traces = os.path.join(root, "traces")
     app = [os.path.join(APPS, "crash_app"), "kill", str(WRITES), "0"]
     cmd = ["mpirun.mpich", "-n", "1"] + app + [":", "-n", "1", "-env", "MPIOR_FLUSH_INTERVAL", "0"] + app
-    subprocess.run(cmd, cwd=root, env=traced_env(traces), capture_output=True, text=True, timeout=120)
+    subprocess.run(cmd, cwd=root, env=traced_env(traces, MPIOR_JOURNAL="0"), capture_output=True, text=True,
+                   timeout=120)
     check(not os.path.exists(os.path.join(traces, "rank-000001.mpior")), "rank 1 should have left no trace")
     html = os.path.join(root, "report.html")
     post = subprocess.run([POST, traces, "--html", html], capture_output=True, text=True, timeout=120)

@@ -1,0 +1,70 @@
+// Crash journal (trace/journal_format.hpp): every raw record a thread
+// pushes is also copied into a ring in a file under the trace directory,
+// mapped shared, so that a rank killed by SIGKILL before its next periodic
+// flush leaves its records since the last rank-file write behind for
+// mpior-post to fold. The ring holds the records since the last flush:
+// when half of it is unflushed, the flush thread is woken to write the rank
+// file early (flush_wanted), so memory stays bounded by events, not time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/journal_format.hpp"
+
+namespace mpior::preload::journal {
+
+struct Ring {
+  trace::JournalHeader* header;
+  trace::JournalRecord* records;
+  uint64_t mask;
+  uint64_t half;
+};
+
+inline constexpr uint32_t kMaxThreads = 4096;
+extern std::atomic<Ring*> g_rings[kMaxThreads];
+extern std::atomic<bool> g_started;
+
+// Maps this thread's ring (its first record after start); nullptr when the
+// journal is off or cannot be made.
+Ring* open_ring(uint32_t thread) noexcept;
+void want_flush() noexcept;
+
+// The recorder's hot path: record number seq of recorder `thread`.
+__attribute__((always_inline)) inline void append(uint32_t thread, const trace::RawEvent& ev, uint64_t seq) noexcept {
+  if (__builtin_expect(thread >= kMaxThreads, 0)) return;
+  Ring* r = g_rings[thread].load(std::memory_order_acquire);
+  if (__builtin_expect(r == nullptr, 0)) {
+    if (!g_started.load(std::memory_order_relaxed) || !(r = open_ring(thread))) return;
+  }
+  trace::JournalRecord& out = r->records[seq & r->mask];
+  out.ev = ev;
+  out.seq = seq;
+  out.check = trace::journal_check(ev, seq);
+  if (__builtin_expect((seq & 1023) == 0, 0) && seq - __atomic_load_n(&r->header->flushed, __ATOMIC_RELAXED) > r->half)
+    want_flush();
+}
+
+// MPIOR_JOURNAL: records per thread ring (0: no journal).
+bool enabled() noexcept;
+// After MPI_Init: journals go to dir, named for rank (threads map theirs at
+// their next record).
+void start(const std::string& dir, int32_t rank) noexcept;
+// Table entries made after start, appended to the meta journal.
+void note_file(int32_t id, const trace::FileEntry& f) noexcept;
+void note_comm(const trace::CommEntry& c) noexcept;
+// The trace being encoded holds recorder thread's first `events` events
+// (read after its snapshot: an event racing it may be lost, never
+// repeated); returns events. flushed(): that trace is written.
+uint64_t cover(uint32_t thread, uint64_t events) noexcept;
+void flushed() noexcept;
+// The flush thread: a ring is half full of unflushed records (clears it).
+bool take_flush_wanted() noexcept;
+// The rank finished normally: its journal files go.
+void finish() noexcept;
+// In a forked child: the parent's rings are not this process's.
+void reset_after_fork() noexcept;
+
+}  // namespace mpior::preload::journal

@@ -1,0 +1,84 @@
+"""A rank's trace survives any death from its first event (issue 62): 2
+ranks make 20,000 writes each, then rank 0 dies at once ("early": ~0.2 s
+into the job, before any periodic flush; rank 1 runs with no periodic flush
+at all, so only its crash journal can hold its writes) or after 3 s ("late":
+periodic flushes came first, the journal holds what followed them). The
+launcher then kills rank 1 (MPICH's hydra: SIGKILL). mpior-post must
+recover both ranks from their journals: the summary and the replay plan are
+written and hold >= 99% (and never more than 100%) of every rank's writes.
+Deterministic: rank 0 dies after its writes and a barrier, not after a
+measured time (WAIT_MS only delays the death past the flushes).
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from harness import LIB, OPENMPI, POST, REPLAY, app_path, check, check_eq, main, mpirun
+
+WRITES = 20000
+MODES = ["none", "segv", "abort", "mpi_abort", "term", "exit", "kill"]
+
+
+def writes_of(summary, name):
+    for f in summary["files"]:
+        if f["path"].endswith("/" + name):
+            return f["bytes_written"] // 64
+    return 0
+
+
+def launch(root, traces, mode, wait_ms, early):
+    app = [app_path("crash_app"), mode, str(WRITES), "0", str(wait_ms)]
+    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces)
+    if OPENMPI:  # both ranks alike: without a periodic flush in the early death
+        extra = ["-x", "MPIOR_FLUSH_INTERVAL=0"] if early else []
+        cmd = mpirun(2) + ["-x", "LD_PRELOAD", "-x", "MPIOR_TRACE_DIR"] + extra + app
+    else:
+        quiet = ["-env", "MPIOR_FLUSH_INTERVAL", "0"] if early else []
+        cmd = ["mpirun.mpich", "-n", "1"] + app + [":", "-n", "1"] + quiet + app
+    return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+
+
+def dies(mode, early):
+    root = tempfile.mkdtemp(prefix="mpior-journal-")
+    traces = os.path.join(root, "traces")
+    p = launch(root, traces, mode, 0 if early else 3000, early)
+    if mode == "none":
+        check_eq(p.returncode, 0, f"{mode}: job exit status: {p.stderr[-2000:]}")
+        check(not [f for f in os.listdir(traces) if f.endswith(".journal")], "journals removed at a normal end")
+    else:
+        check(p.returncode != 0, f"{mode}: the job should fail, exited {p.returncode}")
+    post = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
+    check_eq(post.returncode, 0, f"{mode}: mpior-post exit status: {post.stderr}")
+    plan = os.path.join(traces, "plan")
+    check(os.path.exists(os.path.join(plan, "plan.mpior")), f"{mode}: a replay plan")
+    with open(os.path.join(plan, "summary.json")) as f:
+        summary = json.load(f)
+    check_eq(summary.get("missing_ranks", []), [], f"{mode}: missing ranks")
+    check_eq(summary["complete"], mode == "none", f"{mode}: summary complete")
+    for r in (0, 1):
+        n = writes_of(summary, f"crash_{r}.dat")
+        check(int(0.99 * WRITES) <= n <= WRITES, f"{mode}: rank {r}: {n} of {WRITES} writes in the trace")
+    check(not [f for f in os.listdir(traces) if f.endswith(".journal")], f"{mode}: journals left after recovery")
+    again = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
+    with open(os.path.join(plan, "summary.json")) as f:
+        check_eq(writes_of(json.load(f), "crash_1.dat"), writes_of(summary, "crash_1.dat"), "a second post")
+    check_eq(again.returncode, 0, f"{mode}: second mpior-post: {again.stderr}")
+    subprocess.run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), plan], check=True, capture_output=True,
+                   timeout=300)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def scenario(mode, early):
+    f = lambda: dies(mode, early)  # noqa: E731
+    f.__name__ = mode
+    return f
+
+
+if __name__ == "__main__":
+    cases = {}
+    for m in MODES:
+        cases[m + "_early"] = scenario(m, True)
+        cases[m + "_late"] = scenario(m, False)
+    main(cases)

@@ -1,0 +1,150 @@
+#include "trace/journal_format.hpp"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "trace/codec.hpp"
+#include "trace/format.hpp"
+#include "trace/format_body.hpp"
+
+namespace mpior::trace {
+
+std::string journal_file_name(int32_t rank, uint32_t thread) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "rank-%06d.t%04u.journal", rank, thread);
+  return buf;
+}
+
+std::string journal_meta_name(int32_t rank) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "rank-%06d.meta.journal", rank);
+  return buf;
+}
+
+std::vector<std::string> journal_files(const std::string& dir, int32_t rank) {
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "rank-%06d.", rank);
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    std::string_view n = e->d_name;
+    if (n.starts_with(prefix) && n.ends_with(".journal")) out.push_back(dir + "/" + std::string(n));
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+JournalHeader read_header(const std::vector<uint8_t>& bytes, const std::string& path) {
+  JournalHeader h;
+  if (bytes.size() < kJournalHeaderBytes) throw FormatError(path + ": truncated journal header");
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (h.magic != kJournalMagic) throw FormatError(path + ": not an mpior journal");
+  if (h.version != kJournalVersion) throw FormatError(path + ": journal version " + std::to_string(h.version));
+  if (h.kinds != kinds_fingerprint()) throw FormatError(path + ": written by an mpior with other event kinds");
+  if (h.record_size != sizeof(JournalRecord) || h.capacity == 0 ||
+      bytes.size() < kJournalHeaderBytes + h.capacity * sizeof(JournalRecord))
+    throw FormatError(path + ": journal layout does not match its size");
+  return h;
+}
+
+}  // namespace
+
+JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings) {
+  std::vector<uint8_t> bytes = read_file(path);
+  JournalHeader h = read_header(bytes, path);
+  JournalThread out{h.thread, h.rank, h.flushed, {}};
+  std::vector<JournalRecord> recs(h.capacity);
+  std::memcpy(recs.data(), bytes.data() + kJournalHeaderBytes, h.capacity * sizeof(JournalRecord));
+  // Whole records after the flush mark, by sequence number.
+  std::vector<const JournalRecord*> live;
+  uint64_t torn = 0;
+  for (const JournalRecord& r : recs) {
+    if (r.check == 0 && r.seq == 0) continue;  // never written
+    if (r.check != journal_check(r.ev, r.seq) || r.seq % h.capacity != uint64_t(&r - recs.data())) {
+      ++torn;
+      continue;
+    }
+    if (r.seq >= h.flushed) live.push_back(&r);
+  }
+  std::sort(live.begin(), live.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
+  if (torn)
+    warnings->push_back(path + ": " + std::to_string(torn) + " torn record(s) dropped (the process died writing it)");
+  uint64_t expect = h.flushed;
+  for (const JournalRecord* r : live) {
+    if (r->seq != expect)
+      warnings->push_back(path + ": events " + std::to_string(expect) + " to " + std::to_string(r->seq - 1) +
+                          " of thread " + std::to_string(h.thread) + " are lost (overwritten or torn)");
+    expect = r->seq + 1;
+    RawEvent ev = r->ev;
+    ev.start = h.zero_ns + int64_t(double(ev.start) * h.ns_per_tick);
+    ev.end = h.zero_ns + int64_t(double(ev.end) * h.ns_per_tick);
+    ev.tracer = int64_t(double(ev.tracer) * h.ns_per_tick);
+    out.events.push_back(ev);
+  }
+  return out;
+}
+
+std::vector<uint8_t> journal_file_frame(int32_t id, const FileEntry& f) {
+  Encoder e;
+  e.u8(1);
+  e.sv(id);
+  body::put_file(e, f);
+  return e.bytes();
+}
+
+std::vector<uint8_t> journal_comm_frame(const CommEntry& c) {
+  Encoder e;
+  e.u8(2);
+  body::put_comm(e, c);
+  return e.bytes();
+}
+
+namespace {
+
+void read_frame(std::span<const uint8_t> payload, const std::string& path, JournalMeta& out) {
+  Decoder d(payload, path);
+  uint8_t type = d.u8();
+  if (type == 1) {
+    int32_t id = int32_t(d.sv());
+    out.files.emplace_back(id, body::get_file(d));
+  } else if (type == 2) {
+    out.comms.push_back(body::get_comm(d));
+  } else {
+    d.fail("unknown journal entry type " + std::to_string(type));
+  }
+}
+
+}  // namespace
+
+JournalMeta read_meta_journal(const std::string& path, std::vector<std::string>* warnings) {
+  std::vector<uint8_t> bytes = read_file(path);
+  JournalMeta out;
+  size_t pos = 0;
+  while (pos + 8 <= bytes.size()) {
+    uint32_t len, crc;
+    std::memcpy(&len, bytes.data() + pos, 4);
+    std::memcpy(&crc, bytes.data() + pos + 4, 4);
+    std::span<const uint8_t> payload(bytes.data() + pos + 8, std::min<size_t>(len, bytes.size() - pos - 8));
+    if (payload.size() != len || crc32c(payload) != crc) break;
+    try {
+      read_frame(payload, path, out);
+    } catch (const FormatError& e) {
+      warnings->push_back(e.what());
+      return out;
+    }
+    pos += 8 + len;
+  }
+  if (pos != bytes.size())
+    warnings->push_back(path + ": a torn entry at byte " + std::to_string(pos) +
+                        " dropped (the process died writing it)");
+  return out;
+}
+
+}  // namespace mpior::trace
