@@ -12,6 +12,7 @@ measured time (WAIT_MS only delays the death past the flushes).
 import json
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 
@@ -70,6 +71,36 @@ def dies(mode, early):
     shutil.rmtree(root, ignore_errors=True)
 
 
+def tear_last_write(path):
+    """Changes a byte of a thread journal's last write record (the one before
+    its newest, the barrier after the writes), as a death in the middle of
+    its copy would (trace/journal_format.hpp layout)."""
+    with open(path, "r+b") as f:
+        data = f.read()
+        capacity = struct.unpack_from("<Q", data, 32)[0]
+        size = struct.unpack_from("<I", data, 12)[0]
+        seqs = sorted((struct.unpack_from("<Q", data, 4096 + i * size + size - 16)[0], i) for i in range(capacity))
+        at = 4096 + seqs[-2][1] * size + 16  # the record's start time
+        f.seek(at)
+        f.write(bytes([data[at] ^ 0x5A]))
+
+
+def torn():
+    """A record torn by the death is dropped with a warning; the rest of the
+    rank is recovered."""
+    root = tempfile.mkdtemp(prefix="mpior-journal-")
+    traces = os.path.join(root, "traces")
+    launch(root, traces, "kill", 0, True)
+    tear_last_write(os.path.join(traces, "rank-000001.t0000.journal"))
+    post = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
+    check_eq(post.returncode, 0, f"mpior-post exit status: {post.stderr}")
+    check("rank-000001.t0000.journal: 1 torn record(s) dropped" in post.stderr, f"torn warning: {post.stderr}")
+    with open(os.path.join(traces, "plan", "summary.json")) as f:
+        n = writes_of(json.load(f), "crash_1.dat")
+    check(int(0.99 * WRITES) <= n <= WRITES, f"rank 1: {n} of {WRITES} writes in the trace")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def scenario(mode, early):
     f = lambda: dies(mode, early)  # noqa: E731
     f.__name__ = mode
@@ -81,4 +112,5 @@ if __name__ == "__main__":
     for m in MODES:
         cases[m + "_early"] = scenario(m, True)
         cases[m + "_late"] = scenario(m, False)
+    cases["torn"] = torn
     main(cases)
