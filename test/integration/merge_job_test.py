@@ -138,10 +138,12 @@ def killed():
                        MPIOR_TEST_KILL_IN_MERGE=2)
     files = sorted(os.listdir(traces))
     check("ranks.mpior" not in files and "merged.mpior" not in files, f"no job file after the kill: {files}")
-    check_eq([f for f in files if f.startswith("rank-")], [f"rank-{r:06d}.mpior" for r in range(4)],
-             "every rank's flush file kept")
+    check_eq([f for f in files if f.startswith("rank-") and f.endswith(".mpior")],
+             [f"rank-{r:06d}.mpior" for r in range(4)], "every rank's flush file kept")
+    check(any(f.endswith(".journal") for f in files), f"crash journals kept: {files}")
     out = job.post(traces)
     check("incomplete" in out.stderr, f"post warns the ranks did not finish: {out.stderr}")
+    check(not [f for f in os.listdir(traces) if f.endswith(".journal")], "journals gone after mpior-post")
     job.cleanup()
 
 
