@@ -352,7 +352,7 @@ SizeCheck check_sizes(const trace::Plan& plan, const ReplayOptions& opt, const T
 
 Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   start_clock();
-  int64_t launch = mono_now_ns();
+  int64_t launch = mono_now_ns(), launch_cpu = StartGate::process_cpu_ns();
   validate_plan(plan, opt.plan_name);
   std::unique_ptr<Target> target;
   if (opt.backend)
@@ -409,6 +409,7 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
     if (!opt.backend) write_io_log(opt.io_log, rep.io_log);  // MPI mode: rank 0 writes every process's
   }
   rep.setup_ns = sh.gate.ready_at() - launch;  // setup, then until every thread runs
+  rep.setup_cpu_ns = sh.gate.ready_cpu_ns() - launch_cpu;
   rep.sizes = check_sizes(plan, opt, *target, threads);
   rep.placement = placement.text;
   return rep;

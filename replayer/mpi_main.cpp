@@ -35,7 +35,7 @@ json payload(const Report& r) {
           {"skipped", r.skipped},     {"warnings", r.warnings},
           {"replay_ns", r.replay_ns}, {"wall_ns", r.wall_ns},
           {"setup_ns", r.setup_ns},   {"io_log", r.io_log},
-          {"placement", r.placement}};
+          {"placement", r.placement}, {"setup_cpu_ns", r.setup_cpu_ns}};
 }
 
 void merge(Report& into, const json& j) {
@@ -64,6 +64,7 @@ void merge(Report& into, const json& j) {
   into.replay_ns = std::max(into.replay_ns, j["replay_ns"].get<int64_t>());
   into.wall_ns = std::max(into.wall_ns, j["wall_ns"].get<int64_t>());
   into.setup_ns = std::max(into.setup_ns, j["setup_ns"].get<int64_t>());
+  into.setup_cpu_ns += j["setup_cpu_ns"].get<int64_t>();  // every process's
   into.io_log += j["io_log"].get<std::string>();
   // Each process placed its own threads: the different decisions, once each.
   std::string placed = j["placement"].get<std::string>();
@@ -90,7 +91,7 @@ void gather_reports(Report& rep, int me, int procs) {
   Report merged = rep;
   merged.per_thread.clear(), merged.ops.clear(), merged.first_errors.clear(), merged.warnings.clear();
   merged.errors = merged.skipped = 0;
-  merged.replay_ns = merged.wall_ns = merged.setup_ns = 0;
+  merged.replay_ns = merged.wall_ns = merged.setup_ns = merged.setup_cpu_ns = 0;
   merged.io_log.clear();
   for (int p = 0; p < procs; ++p)
     merge(merged, json::parse(all.substr(size_t(at[size_t(p)]), size_t(lens[size_t(p)]))));

@@ -154,7 +154,8 @@ void print_text(std::ostream& out, const Report& r) {
   if (r.wall_ns > r.replay_ns)
     fmt::print(out, "wall time    {:>12.6f} s (less the replay's own lateness no gap or wait absorbed)\n",
                r.wall_ns / 1e9);
-  fmt::print(out, "setup time   {:>12.6f} s (target prepared and {} threads running)\n", r.setup_ns / 1e9, r.threads);
+  fmt::print(out, "setup time   {:>12.6f} s (target prepared and {} threads running; {:.3f} s CPU)\n", r.setup_ns / 1e9,
+             r.threads, r.setup_cpu_ns / 1e9);
   fmt::print(out, "error        {:>+12.2f} % (predicted against traced)\n", r.error_pct());
   if (!r.placement.empty()) fmt::print(out, "placement    {}\n", r.placement);
   bool started = std::any_of(r.per_thread.begin(), r.per_thread.end(), [](const auto& t) { return t.startup_ns > 0; });
@@ -198,6 +199,7 @@ nlohmann::json to_json(const Report& r) {
   j["predicted_s"] = r.replay_ns / 1e9;
   j["wall_s"] = std::max(r.wall_ns, r.replay_ns) / 1e9;
   j["setup_s"] = r.setup_ns / 1e9;
+  j["setup_cpu_s"] = r.setup_cpu_ns / 1e9;
   j["error_pct"] = r.error_pct();
   j["after_startup_s"] = r.after_startup_ns() / 1e9;
   j["traced_after_startup_s"] = r.traced_after_startup_ns() / 1e9;

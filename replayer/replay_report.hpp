@@ -112,11 +112,12 @@ struct Report {
   std::string plan, fs;
   int32_t ranks = 0;
   size_t threads = 0;
-  int64_t traced_ns = 0;    // longest traced rank, to the end of its last call
-  int64_t cpu_wait_ns = 0;  // the ranks' waits for a CPU when traced (summed): not in their computation, not replayed
-  int64_t replay_ns = 0;    // the predicted time: the longest thread's, less its unpaid lateness
-  int64_t wall_ns = 0;      // release of the threads to the last one's end
-  int64_t setup_ns = 0;     // start of the replay (target prepared, threads made) until every thread runs
+  int64_t traced_ns = 0;     // longest traced rank, to the end of its last call
+  int64_t cpu_wait_ns = 0;   // the ranks' waits for a CPU when traced (summed): not in their computation, not replayed
+  int64_t replay_ns = 0;     // the predicted time: the longest thread's, less its unpaid lateness
+  int64_t wall_ns = 0;       // release of the threads to the last one's end
+  int64_t setup_ns = 0;      // start of the replay (target prepared, threads made) until every thread runs
+  int64_t setup_cpu_ns = 0;  // the process's CPU time (all threads) in that while
   std::vector<ThreadSummary> per_thread;
   std::map<std::string, OpStats> ops;  // by kind name
   uint64_t errors = 0;
