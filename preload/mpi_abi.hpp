@@ -1,4 +1,4 @@
-// The one way preload/ and piggyback/ see MPI. The tracer is built once per
+// The one way preload/ (with preload/piggyback/) sees MPI. The tracer is built once per
 // MPI (libmpior.so for MPICH, libmpior-openmpi.so for Open MPI) from the same
 // sources, and the two ABIs differ: MPICH's handles are integers, Open MPI's
 // are pointers to objects in libmpi.so (MPI_COMM_WORLD is

@@ -1,5 +1,5 @@
 // Allreduce and Bcast carrying their pruning decision inside the
-// application's own call (piggyback/inline_decision.hpp) when the payload is
+// application's own call (preload/piggyback/inline_decision.hpp) when the payload is
 // small and, for Allreduce, the type and operation allow: no exchange on
 // the shadow. Other calls take coll()/coll_rooted(). Included by
 // mpi_handlers.hpp.

@@ -1,14 +1,14 @@
-// The MPI handlers' side of online pruning (piggyback/): asks the pruner
+// The MPI handlers' side of online pruning (preload/piggyback/): asks the pruner
 // before and after the real calls, drops the records it says need not be
 // kept (counting them), and records sends logged on their sender's behalf
 // and the members a rooted collective waited for.
 #pragma once
 
-#include "piggyback/inline_decision.hpp"
-#include "piggyback/pruner.hpp"
 #include "preload/call.hpp"
 #include "preload/mpi_abi.hpp"
 #include "preload/mpi_state.hpp"
+#include "preload/piggyback/inline_decision.hpp"
+#include "preload/piggyback/pruner.hpp"
 
 namespace mpior::preload::mpi {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <atomic>
 
-#include "piggyback/pruner.hpp"
 #include "preload/config.hpp"
+#include "preload/piggyback/pruner.hpp"
 
 namespace mpior::preload::mpi {
 

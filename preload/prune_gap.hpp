@@ -1,5 +1,5 @@
 // Online pruning's second reason to keep a synchronisation (MPIOR_PRUNE_GAP_US):
-// it follows a long computation. The thesis' rule (piggyback/) keeps only
+// it follows a long computation. The thesis' rule (preload/piggyback/) keeps only
 // what follows I/O, which is exact when every rank's compute phases take
 // what they took when traced; they do not: on any machine they jitter from
 // run to run, and a collective or an exchange makes every rank wait for the

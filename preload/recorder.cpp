@@ -7,11 +7,11 @@
 #include <mutex>
 #include <string_view>
 
-#include "piggyback/pruner.hpp"
 #include "preload/call.hpp"
 #include "preload/config.hpp"
 #include "preload/journal.hpp"
 #include "preload/log.hpp"
+#include "preload/piggyback/pruner.hpp"
 #include "preload/signals.hpp"
 #include "preload/spill_writer.hpp"
 

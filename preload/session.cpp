@@ -24,7 +24,6 @@
 #include <string>
 #include <vector>
 
-#include "piggyback/pruner.hpp"
 #include "preload/aggregate.hpp"
 #include "preload/call_residual.hpp"
 #include "preload/config.hpp"
@@ -35,6 +34,7 @@
 #include "preload/lineage.hpp"
 #include "preload/log.hpp"
 #include "preload/mpi_handlers.hpp"
+#include "preload/piggyback/pruner.hpp"
 #include "preload/proc_text.hpp"
 #include "preload/real_table.hpp"
 #include "preload/recorder.hpp"

@@ -7,7 +7,6 @@
 #include <climits>
 #include <vector>
 
-#include "piggyback/pruner.hpp"
 #include "preload/aggregate.hpp"
 #include "preload/clock_align.hpp"
 #include "preload/config.hpp"
@@ -17,6 +16,7 @@
 #include "preload/lineage.hpp"
 #include "preload/log.hpp"
 #include "preload/mpi_handlers.hpp"
+#include "preload/piggyback/pruner.hpp"
 #include "preload/prune_gap.hpp"
 #include "preload/session.hpp"
 #include "preload/session_state.hpp"

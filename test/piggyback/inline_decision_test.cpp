@@ -1,11 +1,11 @@
-#include "piggyback/inline_decision.hpp"
+#include "preload/piggyback/inline_decision.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <functional>
 #include <vector>
 
-#include "piggyback/node_array.hpp"
+#include "preload/piggyback/node_array.hpp"
 
 using mpior::piggyback::codec_for;
 using mpior::piggyback::decode_flag;

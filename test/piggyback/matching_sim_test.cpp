@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "piggyback/receive_order.hpp"
+#include "preload/piggyback/receive_order.hpp"
 
 using namespace mpior::piggyback;
 

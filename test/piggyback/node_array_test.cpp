@@ -1,4 +1,4 @@
-#include "piggyback/node_array.hpp"
+#include "preload/piggyback/node_array.hpp"
 
 #include <catch2/catch.hpp>
 #include <vector>

@@ -1,7 +1,7 @@
 // ReceiveOrder against a probe the test fills with what "MPI matched": each
 // case states the matching MPI's non-overtaking rule implies and checks the
 // sequence numbers the tracer derives from it.
-#include "piggyback/receive_order.hpp"
+#include "preload/piggyback/receive_order.hpp"
 
 #include <catch2/catch.hpp>
 #include <map>

@@ -11,9 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "piggyback/receive_order.hpp"
-#include "piggyback/shm_rings.hpp"
 #include "preload/mpi_abi.hpp"
+#include "preload/piggyback/receive_order.hpp"
+#include "preload/piggyback/shm_rings.hpp"
 
 namespace mpior::piggyback {
 

@@ -29,10 +29,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "piggyback/aux.hpp"
-#include "piggyback/node_array.hpp"
-#include "piggyback/receive_order.hpp"
 #include "preload/mpi_abi.hpp"
+#include "preload/piggyback/aux.hpp"
+#include "preload/piggyback/node_array.hpp"
+#include "preload/piggyback/receive_order.hpp"
 #include "trace/event.hpp"
 
 namespace mpior::piggyback {

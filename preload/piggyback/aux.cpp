@@ -1,4 +1,4 @@
-#include "piggyback/aux.hpp"
+#include "preload/piggyback/aux.hpp"
 
 #include <time.h>
 

@@ -1,4 +1,4 @@
-#include "piggyback/inline_decision.hpp"
+#include "preload/piggyback/inline_decision.hpp"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "piggyback/receive_order.hpp"
+#include "preload/piggyback/receive_order.hpp"
 
 namespace mpior::piggyback {
 namespace {

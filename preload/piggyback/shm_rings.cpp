@@ -1,10 +1,10 @@
-#include "piggyback/shm_rings.hpp"
+#include "preload/piggyback/shm_rings.hpp"
 
 #include <atomic>
 #include <cstring>
 
-#include "piggyback/aux.hpp"
 #include "preload/mpi_state.hpp"
+#include "preload/piggyback/aux.hpp"
 
 namespace mpior::piggyback {
 

@@ -1,4 +1,4 @@
-#include "piggyback/pruner.hpp"
+#include "preload/piggyback/pruner.hpp"
 
 #include "preload/mpi_state.hpp"
 
