@@ -18,9 +18,9 @@
 #include "postproc/plan_summary.hpp"
 #include "postproc/post.hpp"
 #include "postproc/post_error.hpp"
+#include "postproc/post_html.hpp"
 #include "postproc/post_progress.hpp"
-#include "report/post_html.hpp"
-#include "report/post_timeline.hpp"
+#include "postproc/post_timeline.hpp"
 #include "report/progress.hpp"
 #include "report/timeline_writer.hpp"
 #include "trace/format.hpp"
@@ -106,8 +106,8 @@ void post(const Options& o) {
   bool reported = false;
   auto reports = [&](const postproc::TraceSet& set, const postproc::Analysis& a) {
     postproc::report_progress("writing reports", 0, 1);
-    if (!o.timeline.empty()) report::write_trace_timeline(o.timeline, set, a, pairs, o.max_events);
-    if (!o.html.empty()) report::write_trace_html(o.html, set, a);
+    if (!o.timeline.empty()) postproc::write_trace_timeline(o.timeline, set, a, pairs, o.max_events);
+    if (!o.html.empty()) postproc::write_trace_html(o.html, set, a);
     reported = true;
   };
   report::PhaseProgress phases;

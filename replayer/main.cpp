@@ -8,8 +8,8 @@
 #include "replayer/engine.hpp"
 #include "replayer/mpi_mode.hpp"
 #include "replayer/replay_error.hpp"
-#include "report/replay_html.hpp"
-#include "report/replay_timeline.hpp"
+#include "replayer/replay_html.hpp"
+#include "replayer/replay_timeline.hpp"
 #include "trace/format.hpp"
 
 namespace {
@@ -25,8 +25,8 @@ int run(const mpior::replay::CliOptions& cli) {
     replay::ReplayOptions opt = replay::to_replay_options(cli, plan_file);
     replay::Report report = replay::replay_plan(plan, opt);
     if (!cli.json.empty()) replay::write_json(cli.json, report);
-    if (!cli.timeline.empty()) report::write_replay_timeline(cli.timeline, plan, report, cli.max_events);
-    if (!cli.html.empty()) report::write_replay_html(cli.html, plan, report);
+    if (!cli.timeline.empty()) replay::write_replay_timeline(cli.timeline, plan, report, cli.max_events);
+    if (!cli.html.empty()) replay::write_replay_html(cli.html, plan, report);
     replay::print_text(std::cout, report);
     if (!cli.timeline.empty()) std::cout << "mpior-replay: wrote timeline " << cli.timeline << "\n";
     if (!cli.html.empty()) std::cout << "mpior-replay: wrote report " << cli.html << "\n";

@@ -10,13 +10,13 @@
 #include "report/plan_names.hpp"
 #include "report/timeline_writer.hpp"
 
-namespace mpior::report {
+namespace mpior::replay {
 
 struct ReplayMessage {
-  FlowEnd send, recv;
+  report::FlowEnd send, recv;
 };
 
 // Pairs only what was recorded: a capped thread's later messages are left out.
-std::vector<ReplayMessage> replay_messages(const replay::Report& rep, const PlanNames& names);
+std::vector<ReplayMessage> replay_messages(const replay::Report& rep, const report::PlanNames& names);
 
-}  // namespace mpior::report
+}  // namespace mpior::replay

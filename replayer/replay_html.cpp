@@ -1,4 +1,4 @@
-#include "report/replay_html.hpp"
+#include "replayer/replay_html.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,16 @@
 #include "report/html_report.hpp"
 #include "report/plan_names.hpp"
 
-namespace mpior::report {
+namespace mpior::replay {
+
+using report::is_record;
+using report::loops_text;
+using report::PlanNames;
+using report::render_html;
+using report::ReportCollector;
+using report::ReportData;
+using report::TableNames;
+using report::write_file;
 
 namespace {
 
@@ -69,4 +78,4 @@ void write_replay_html(const std::string& file, const trace::Plan& plan, const r
   if (!write_file(file, render_html(d))) throw replay::ReplayError("cannot write --html " + file);
 }
 
-}  // namespace mpior::report
+}  // namespace mpior::replay

@@ -6,10 +6,10 @@
 #include "postproc/analyze.hpp"
 #include "postproc/trace_set.hpp"
 
-namespace mpior::report {
+namespace mpior::postproc {
 
 // Walks every event once more. Throws postproc::PostError when the file
 // cannot be written.
 void write_trace_html(const std::string& file, const postproc::TraceSet& set, const postproc::Analysis& a);
 
-}  // namespace mpior::report
+}  // namespace mpior::postproc

@@ -1,4 +1,4 @@
-#include "report/post_timeline.hpp"
+#include "postproc/post_timeline.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -12,7 +12,16 @@
 #include "report/timeline_writer.hpp"
 #include "trace/cursor.hpp"
 
-namespace mpior::report {
+namespace mpior::postproc {
+
+using report::category;
+using report::event_args;
+using report::FlowEnd;
+using report::is_record;
+using report::RankNames;
+using report::timeline_pid;
+using report::timeline_tid;
+using report::TimelineWriter;
 
 using postproc::MessageEnd;
 using postproc::MessagePair;
@@ -190,4 +199,4 @@ void write_trace_timeline(const std::string& file, const TraceSet& set, const po
   if (!t.write()) throw postproc::PostError("cannot write --timeline " + file);
 }
 
-}  // namespace mpior::report
+}  // namespace mpior::postproc

@@ -8,10 +8,10 @@
 #include "replayer/replay_report.hpp"
 #include "trace/model.hpp"
 
-namespace mpior::report {
+namespace mpior::replay {
 
 // Throws replay::ReplayError when the file cannot be written.
 void write_replay_timeline(const std::string& file, const trace::Plan& plan, const replay::Report& rep,
                            uint64_t max_events);
 
-}  // namespace mpior::report
+}  // namespace mpior::replay

@@ -1,4 +1,4 @@
-#include "report/replay_messages.hpp"
+#include "replayer/replay_messages.hpp"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,13 @@
 
 #include "report/timeline_ids.hpp"
 
-namespace mpior::report {
+namespace mpior::replay {
+
+using report::FlowEnd;
+using report::PlanNames;
+using report::TableNames;
+using report::timeline_pid;
+using report::timeline_tid;
 
 namespace {
 
@@ -72,4 +78,4 @@ std::vector<ReplayMessage> replay_messages(const replay::Report& rep, const Plan
   return m.pairs();
 }
 
-}  // namespace mpior::report
+}  // namespace mpior::replay

@@ -1,16 +1,26 @@
-#include "report/replay_timeline.hpp"
+#include "replayer/replay_timeline.hpp"
 
 #include <fstream>
 #include <map>
 
 #include "replayer/replay_error.hpp"
+#include "replayer/replay_messages.hpp"
 #include "report/event_view.hpp"
 #include "report/plan_names.hpp"
-#include "report/replay_messages.hpp"
 #include "report/timeline_ids.hpp"
 #include "report/timeline_writer.hpp"
 
-namespace mpior::report {
+namespace mpior::replay {
+
+using report::category;
+using report::event_args;
+using report::FlowEnd;
+using report::is_record;
+using report::PlanNames;
+using report::TableNames;
+using report::timeline_pid;
+using report::timeline_tid;
+using report::TimelineWriter;
 
 namespace {
 
@@ -63,4 +73,4 @@ void write_replay_timeline(const std::string& file, const trace::Plan& plan, con
   if (!w.finish(std::move(meta))) throw replay::ReplayError("cannot write --timeline " + file);
 }
 
-}  // namespace mpior::report
+}  // namespace mpior::replay

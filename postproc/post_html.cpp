@@ -1,4 +1,4 @@
-#include "report/post_html.hpp"
+#include "postproc/post_html.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,15 @@
 #include "trace/text.hpp"
 #include "trace/transfer.hpp"
 
-namespace mpior::report {
+namespace mpior::postproc {
+
+using report::is_record;
+using report::loops_text;
+using report::render_html;
+using report::ReportCollector;
+using report::ReportData;
+using report::TableNames;
+using report::write_file;
 
 namespace {
 
@@ -87,4 +95,4 @@ void write_trace_html(const std::string& file, const postproc::TraceSet& set, co
   if (!write_file(file, render_html(d))) throw postproc::PostError("cannot write --html " + file);
 }
 
-}  // namespace mpior::report
+}  // namespace mpior::postproc
