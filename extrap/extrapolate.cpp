@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 
 #include "extrap/blocksize.hpp"
@@ -12,7 +11,6 @@
 #include "extrap/rank_rules.hpp"
 #include "extrap/streams.hpp"
 #include "extrap/tables.hpp"
-#include "postproc/post.hpp"
 #include "trace/format.hpp"
 
 namespace mpior::extrap {
@@ -148,20 +146,6 @@ trace::JobInfo target_job(const std::vector<Input>& inputs, int64_t target) {
 }
 
 }  // namespace
-
-Input load_input(const std::string& dir) {
-  namespace fs = std::filesystem;
-  Input in;
-  in.name = dir;
-  std::string plan_file = (fs::path(dir) / trace::kPlanFileName).string();
-  std::error_code ec;
-  if (fs::is_regular_file(plan_file, ec))
-    in.plan = trace::read_plan(plan_file);
-  else
-    in.plan = postproc::plan_of_trace_dir(dir);
-  in.n = int64_t(in.plan.ranks.size());
-  return in;
-}
 
 trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt,
                         std::vector<std::string>* warnings) {

@@ -1,9 +1,8 @@
-// mpior-post --extrapolate N DIR...: a plan for N ranks from plans (or trace
-// directories) of the same program at three or more smaller rank counts
-// (scalaioextrap §III-B). Refuses, naming the first difference, inputs that
-// are not the same program, whose structure differs, or whose structural
-// quantities no model fits exactly; incidental ones (incidental.hpp) take
-// the best fit, with a warning.
+// mpior-post --extrapolate N DIR...: a plan for N ranks from plans of the
+// same program at three or more smaller rank counts (scalaioextrap §III-B;
+// the caller reads each DIR, a plan or a trace directory: postproc::plan_of_dir). Refuses, naming the first difference,
+// inputs that are not the same program, whose structure differs, or whose structural quantities no model fits exactly;
+// incidental ones (incidental.hpp) take the best fit, with a warning.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +13,6 @@
 #include "trace/model.hpp"
 
 namespace mpior::extrap {
-
-// Reads DIR: a plan directory (DIR/plan.mpior) or a trace directory, which
-// is post-processed in memory. Throws PostError, FormatError.
-Input load_input(const std::string& dir);
 
 struct Options {
   // The max-blocksize rule's buffer (blocksize.hpp): ROMIO's cb_buffer_size.

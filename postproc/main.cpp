@@ -52,7 +52,11 @@ std::string plan_file_of(const std::string& p) {
 int extrapolate(const Options& o) {
   using namespace mpior;
   std::vector<extrap::Input> inputs;
-  for (const std::string& d : o.dirs) inputs.push_back(extrap::load_input(d));
+  for (const std::string& d : o.dirs) {
+    trace::Plan p = postproc::plan_of_dir(d);
+    int64_t n = int64_t(p.ranks.size());
+    inputs.push_back({d, std::move(p), n});
+  }
   // Left to the exit to free: tearing down 8,192 ranks' tables and a 5 MB
   // JSON tree would take a tenth of the command.
   std::vector<std::string> warnings;

@@ -25,6 +25,13 @@ std::string default_plan_dir(const std::string& trace_dir) {
   return (std::filesystem::path(trace_dir) / "plan").string();
 }
 
+trace::Plan plan_of_dir(const std::string& dir) {
+  std::string plan_file = (std::filesystem::path(dir) / trace::kPlanFileName).string();
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(plan_file, ec)) return trace::read_plan(plan_file);
+  return plan_of_trace_dir(dir);
+}
+
 trace::Plan plan_of_trace_dir(const std::string& trace_dir) {
   TraceSet set = read_trace_dir(trace_dir);
   Analysis a = analyze(set);

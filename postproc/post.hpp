@@ -33,6 +33,9 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
 // The plan post_process would write for trace_dir, in memory (warnings
 // dropped): what --extrapolate reads when given trace directories.
 trace::Plan plan_of_trace_dir(const std::string& trace_dir);
+// DIR/plan.mpior when DIR holds one, else plan_of_trace_dir(DIR): an input
+// of --extrapolate. Throws PostError, FormatError.
+trace::Plan plan_of_dir(const std::string& dir);
 
 // DIR/plan.
 std::string default_plan_dir(const std::string& trace_dir);
