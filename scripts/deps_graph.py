@@ -22,7 +22,7 @@ import re
 import shlex
 import sys
 
-FOLDERS = ["trace", "merge", "preload", "report", "extrap", "postproc", "replayer", "predict"]
+FOLDERS = ["trace", "merge", "preload", "report", "extrap", "postproc", "replayer", "predict", "study"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 ALLOWLIST = os.path.join(ROOT, "scripts", "deps_allowlist.txt")
