@@ -6,6 +6,7 @@
  * with signal() when the third argument is 1, else with sigaction. At the end
  * sig.dat holds threads * writes bytes plus one per handler run, whatever the
  * timing; the program prints neither count (they vary from run to run).
+ * Built with -DWITH_MPI (maybe_mpi.h) every rank does the same on sig.<rank>.dat.
  * usage: signal_writes [threads=8] [writes=4000] [use_signal=0] */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "maybe_mpi.h"
 
 static int g_fd = -1;
 static long g_writes = 4000;
@@ -48,10 +50,11 @@ static void* writer(void* arg) {
 }
 
 int main(int argc, char** argv) {
+  app_start(&argc, &argv);
   long threads = arg_or(argc, argv, 1, 8);
   g_writes = arg_or(argc, argv, 2, 4000);
   long use_signal = arg_or(argc, argv, 3, 0);
-  g_fd = open("sig.dat", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  g_fd = open(app_file("sig.dat"), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
   CHECK(g_fd >= 0);
   if (use_signal) {
     CHECK(signal(SIGALRM, on_alarm) != SIG_ERR);
@@ -69,6 +72,7 @@ int main(int argc, char** argv) {
   for (long i = 0; i < threads; ++i) CHECK(pthread_create(&t[i], NULL, writer, NULL) == 0);
   for (long i = 0; i < threads; ++i) CHECK(pthread_join(t[i], NULL) == 0);
   CHECK(close(g_fd) == 0);
-  printf("signal_writes threads=%ld writes=%ld\n", threads, g_writes);
+  if (app_rank == 0) printf("signal_writes threads=%ld writes=%ld\n", threads, g_writes);
+  app_end();
   return 0;
 }

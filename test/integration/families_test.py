@@ -297,6 +297,23 @@ def signal_writes():
         s.cleanup()
 
 
+def signal_writes_mpi():
+    """signal_writes as every rank of an MPI job, UCX's memory hooks on: each
+    rank's handler writes are in its trace as its threads' writes are, under
+    what the MPI library installs (its own signal handlers, ucm's hooks)."""
+    threads, writes, ranks = 4, 2000, 2
+    s = Scenario("signal_writes_mpi", [threads, writes, 0], ranks=ranks, ucx=True)
+    run(s.command(), cwd=s.work, env=s.environment(True))
+    summary = s.post()
+    check_eq(summary["ops"].get("MPI_Init", 0), ranks, "MPI_Init calls")
+    for r in range(ranks):
+        size = os.path.getsize(s.abs(f"sig.{r}.dat"))
+        check(size > threads * writes, f"sig.{r}.dat holds {size} bytes: no handler wrote")
+        f = file_entry(summary, s.abs(f"sig.{r}.dat"))
+        check_eq(f["bytes_written"] + f["nested_written"], size, f"bytes written to sig.{r}.dat")
+    s.cleanup()
+
+
 def aio_orphan():
     ranks, block = 2, 4096
     s = Scenario("aio_orphan", [block], ranks=ranks).run_both()
@@ -322,4 +339,4 @@ def aio_orphan():
 if __name__ == "__main__":
     main({"aio": aio, "aio64": aio64, "libaio": libaio, "restart": restart, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
           "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles, "mmap_mpi": mmap_mpi,
-          "signal_writes": signal_writes})
+          "signal_writes": signal_writes, "signal_writes_mpi": signal_writes_mpi})
