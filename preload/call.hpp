@@ -21,6 +21,8 @@ void record_event(trace::RawEvent& ev) noexcept;
 // that just ended at `depth` (signals.cpp).
 void drain_signal_records(uint8_t depth) noexcept;
 void count_excluded(trace::Kind k) noexcept;  // recorder.cpp
+// A call of a signal handler inside the tracer not recorded (signal_stash.cpp).
+void lost_in_handler(trace::Kind k) noexcept;
 
 class Call {
  public:
@@ -30,7 +32,10 @@ class Call {
     ThreadState& t = t_state;
     prev_tracer_ = t.in_tracer;
     active_ = !(signal_safe ? t.in_tracer & 1 : t.in_tracer) && g_recording.load(std::memory_order_relaxed);
-    if (!active_) return;
+    if (!active_) {
+      if (__builtin_expect(t.in_tracer == kInTracerSignal, 0)) lost_in_handler(k);
+      return;
+    }
     ev_.kind = k;
     ev_.depth = t.depth;
     if (t.depth < 255) ++t.depth;
@@ -44,6 +49,11 @@ class Call {
     if (ev_.depth == 0 && __builtin_expect(ev_.start - t.last_end - ev_.tracer >= g_gap_check_ticks, 0))
       after_long_gap(t);
   }
+
+  // A signal handler's call whose handler runs later (signal_stash.cpp):
+  // the record as the call left it; the destructor does nothing.
+  Call(const trace::RawEvent& ev, int saved_errno) noexcept
+      : active_(false), prev_tracer_(0), errno_(saved_errno), ev_(ev) {}
 
   bool active() const noexcept { return active_; }
 

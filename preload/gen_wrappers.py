@@ -197,9 +197,10 @@ def signature(fn):
             f"{fn.ret} {cname}({param_list(fn)}) {{"]
 
 
-# Handlers that take no lock: a signal handler that interrupted the tracer
-# records these calls too (call.hpp, preload/signals.cpp).
-SIGNAL_SAFE_HANDLERS = ("fd_io", "fd_seek")
+# Handlers that take no lock there: a signal handler that interrupted the
+# tracer records these calls too, their handlers deferred to the thread's
+# next record (call.hpp, preload/signal_stash.cpp).
+SIGNAL_SAFE_HANDLERS = ("fd_io", "fd_seek", "open_at", "close_fd", "stream_open", "stream_close", "stream_io")
 
 
 def gen_io_wrapper(fn):

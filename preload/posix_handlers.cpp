@@ -5,6 +5,7 @@
 
 #include "preload/fd_table.hpp"
 #include "preload/shfp_capture.hpp"
+#include "preload/signals.hpp"
 #include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
@@ -25,6 +26,8 @@ void fill_fd(Call& c, int64_t ret, int fd, const FdTable::Slot& slot) {
 }  // namespace
 
 void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64_t mode) noexcept {
+  if (__builtin_expect(t_state.signal_stash, 0))
+    return defer_call(c, Deferred::open, {ret, {dirfd, flags, mode}, nullptr, path, nullptr});
   std::string abs = absolute_path(dirfd, path);
   if (abs.empty() || is_excluded(abs)) {
     if (ret >= 0) fds().set(int(ret), kFdNotTraced, 0);
@@ -41,12 +44,24 @@ void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64
   c.failed_if(ret < 0);
 }
 
+// arg::count of a close whose file close_before looked up (close records no count).
+constexpr int64_t kLookedUp = 1;
+
+void close_before(Call& c, int fd) noexcept {
+  if (__builtin_expect(t_state.signal_stash, 0)) return;  // the deferred close_fd looks, in the calls' order
+  c.ev().args[arg::file] = fds().file_of(fd);
+  c.ev().args[arg::count] = kLookedUp;
+}
+
 void close_fd(Call& c, int64_t ret, int fd) noexcept {
-  int32_t file = fds().file_of(fd);
+  if (__builtin_expect(t_state.signal_stash, 0))
+    return defer_call(c, Deferred::close, {ret, {fd}, nullptr, nullptr, nullptr});
+  auto& ev = c.ev();
+  int32_t file = ev.args[arg::count] == kLookedUp ? int32_t(ev.args[arg::file]) : fds().file_of(fd);
+  ev.args[arg::count] = 0;
   fds().forget(fd);
   if (file < 0) return c.drop();
   aio_fd_closed(c, fd);
-  auto& ev = c.ev();
   ev.args[arg::handle] = fd;
   ev.args[arg::file] = file;
   ev.ret = ret;
@@ -54,6 +69,8 @@ void close_fd(Call& c, int64_t ret, int fd) noexcept {
 }
 
 void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept {
+  if (__builtin_expect(t_state.signal_stash, 0))
+    return defer_call(c, Deferred::fd_io, {ret, {fd, count, offset}, nullptr, nullptr, nullptr});
   FdTable::Slot* slot = fds().traced(fd);
   if (!slot) return c.drop();
   if (offset == expr::kAtCursor) {
@@ -81,6 +98,8 @@ void shfp_observe(int fd, int32_t file, int64_t count, int64_t offset, int64_t r
 }
 
 void fd_seek(Call& c, int64_t ret, int fd, int64_t offset, int whence) noexcept {
+  if (__builtin_expect(t_state.signal_stash, 0))
+    return defer_call(c, Deferred::fd_seek, {ret, {fd, offset, whence}, nullptr, nullptr, nullptr});
   FdTable::Slot* slot = fds().traced(fd);
   if (!slot) return c.drop();
   if (ret >= 0) slot->pos.store(ret, std::memory_order_relaxed);

@@ -39,6 +39,7 @@
 #include "preload/real_table.hpp"
 #include "preload/recorder.hpp"
 #include "preload/session_state.hpp"
+#include "preload/signals.hpp"
 #include "preload/spill_writer.hpp"
 #include "preload/stolen_time.hpp"
 #include "preload/trace_clock.hpp"
@@ -573,8 +574,9 @@ void on_exit() {
   crash::stop();
   if (g_recording.load()) {
     drain_signal_records(0);  // a signal handler's calls made after this thread's last call
-    map_record_live();        // shared writable mappings write back at exit
-    aio_record_orphans();     // AIO requests nobody asked about finished
+    report_signal_losses();
+    map_record_live();     // shared writable mappings write back at exit
+    aio_record_orphans();  // AIO requests nobody asked about finished
   }
   if (s.child) {
     write_rank(true);

@@ -2,6 +2,7 @@
 // stdout, stderr); the byte count of a call is what it moved, so printf-style
 // calls record their output length.
 #include "preload/fd_table.hpp"
+#include "preload/signals.hpp"
 #include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
@@ -19,6 +20,7 @@ void fill(Call& c, const StreamTable::Entry& e) {
 }  // namespace
 
 void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcept {
+  if (__builtin_expect(t_state.signal_stash, 0)) return defer_call(c, Deferred::stream_open, {0, {}, ret, path, mode});
   std::string abs = absolute_path(AT_FDCWD, path);
   int fd = ret ? fileno(ret) : -1;
   if (abs.empty() || is_excluded(abs)) {
@@ -85,6 +87,8 @@ void stream_reopen(Call& c, FILE* ret, const char* path, const char* mode, FILE*
 }
 
 void stream_close(Call& c, int64_t ret, FILE* stream) noexcept {
+  if (__builtin_expect(t_state.signal_stash, 0))
+    return defer_call(c, Deferred::stream_close, {ret, {}, stream, nullptr, nullptr});
   StreamTable::Entry* e = streams().traced(stream);
   if (!e) {
     streams().remove(stream);
@@ -98,6 +102,8 @@ void stream_close(Call& c, int64_t ret, FILE* stream) noexcept {
 }
 
 void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes) noexcept {
+  if (__builtin_expect(t_state.signal_stash, 0))
+    return defer_call(c, Deferred::stream_io, {ret, {count, bytes}, stream, nullptr, nullptr});
   StreamTable::Entry* e = streams().traced(stream);
   if (!e) return c.drop();
   fill(c, *e);

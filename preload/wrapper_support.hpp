@@ -100,6 +100,10 @@ void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64
 bool session_before_exec() noexcept;
 bool session_before_exit() noexcept;
 inline void not_recorded(Call& c, int64_t) noexcept { c.drop(); }
+// Before close: the fd's file, looked up while the number is still this
+// file's (once closed, a signal handler or another thread may reuse it
+// before close_fd runs).
+void close_before(Call& c, int fd) noexcept;
 void close_fd(Call& c, int64_t ret, int fd) noexcept;
 void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept;
 void fd_seek(Call& c, int64_t ret, int fd, int64_t offset, int whence) noexcept;

@@ -3,6 +3,7 @@
 family of calls (test/apps), traced, post-processed and replayed; exact bytes
 per file and direction in summary.json, calls in ops, replayed file sizes.
 One scenario per meson test: families_test.py NAME."""
+import json
 import os
 import re
 
@@ -258,15 +259,16 @@ def mmap():
     s.cleanup()
 
 
-def mmap_mpi():
+def mmap_mpi(app="mmap_io_mpi", mmap_kind="mmap", env=None):
     """mmap_io as every rank of an MPI job, UCX's memory hooks on (MPICH's
     ch4:ucx, Open MPI's UCX PML): ucm takes over mmap, munmap and mremap, and
     every rank's mappings still count as alone."""
     pages, ranks = 16, 2
-    s = Scenario("mmap_io_mpi", [pages], ranks=ranks, ucx=True).run_both()
+    s = Scenario(app, [pages], ranks=ranks, ucx=True, env=env).run_both()
     summary = s.post()
     ops = summary["ops"]
-    want = {"mmap": 3, "msync": 4, "munmap": 2, "mremap": 1, "mpior_map_exit": 1, "MPI_Init": 1, "MPI_Finalize": 1}
+    want = {mmap_kind: 3, "msync": 4, "munmap": 2, "mremap": 1, "mpior_map_exit": 1, "MPI_Init": 1,
+            "MPI_Finalize": 1}
     check_eq({k: ops.get(k, 0) for k in want}, {k: n * ranks for k, n in want.items()}, "calls in summary.json")
     size = pages * 4096
     written = size + size // 4 + size // 2
@@ -314,6 +316,42 @@ def signal_writes_mpi():
     s.cleanup()
 
 
+def signal_files():
+    """A timer's signal handler opens, writes and closes a file and fwrites to
+    a stream while the program's loop makes traced calls: the opens, bytes
+    and stdio bytes the program counted are all in the trace, wherever the
+    signals landed (the tracer's work included: the handlers' calls there
+    are recorded when the tracer is done), and nothing is said lost."""
+    s = Scenario("signal_files", [20000, 500])
+    p = run(s.command(), cwd=s.work, env=s.environment(True))
+    got = dict(re.findall(r"(\w+)=(\d+)", p.stdout))
+    runs, opens, written, stdio = (int(got[k]) for k in ("runs", "opens", "bytes", "stdio"))
+    check(runs >= 500 and opens == runs, f"handler runs {runs}, opens {opens}")
+    check("not recorded" not in p.stderr, f"the tracer said calls were lost: {p.stderr[-2000:]}")
+    check_eq(os.path.getsize(s.abs("handler.dat")), written, "handler.dat's size")
+    summary = s.post()
+    f = file_entry(summary, s.abs("handler.dat"))
+    check_eq(f["bytes_written"] + f["nested_written"], written, "bytes written to handler.dat")
+    g = file_entry(summary, s.abs("handler_stdio.dat"))
+    check_eq(g["bytes_written"] + g["nested_written"], stdio, "bytes fwritten to handler_stdio.dat")
+    m = file_entry(summary, s.abs("main.dat"))
+    check_eq(m["bytes_written"] + m["nested_written"], os.path.getsize(s.abs("main.dat")), "bytes written to main.dat")
+    # Every open and close at every depth, per file (the timeline lists them all).
+    timeline = os.path.join(s.root, "timeline.json")
+    run([POST, s.traces, "--timeline", timeline])
+    with open(timeline) as fh:
+        events = json.load(fh)["traceEvents"]
+    calls = {}
+    for e in events:
+        if e.get("name") in ("open", "close"):
+            key = (e["name"], os.path.basename(e["args"].get("file", "")))
+            calls[key] = calls.get(key, 0) + 1
+    want = {("open", "handler.dat"): opens, ("close", "handler.dat"): opens, ("open", "main.dat"): int(got["main_opens"]),
+            ("close", "main.dat"): int(got["main_opens"])}
+    check_eq(calls, want, "opens and closes per file")
+    s.cleanup()
+
+
 def aio_orphan():
     ranks, block = 2, 4096
     s = Scenario("aio_orphan", [block], ranks=ranks).run_both()
@@ -339,4 +377,5 @@ def aio_orphan():
 if __name__ == "__main__":
     main({"aio": aio, "aio64": aio64, "libaio": libaio, "restart": restart, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
           "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles, "mmap_mpi": mmap_mpi,
-          "signal_writes": signal_writes, "signal_writes_mpi": signal_writes_mpi})
+          "signal_writes": signal_writes, "signal_writes_mpi": signal_writes_mpi,
+          "signal_files": signal_files})
