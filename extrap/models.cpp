@@ -302,6 +302,19 @@ int64_t approximate(const Fit& fit, int64_t r, int64_t n, int64_t floor) {
 
 double TimingFit::predict(int64_t n) const { return std::max(0.0, double(fit.eval(0, n))); }
 
+namespace {
+// A time is never negative: a model that crosses zero anywhere from the
+// smallest input up (a noisy fall fitted as a + b/n with a < 0, a falling
+// line) would extrapolate a call that takes no time, where the models that
+// stay positive carry what the inputs showed. The models are monotonic past
+// the smallest input, so its value and a far one's bound all of them.
+bool stays_positive(const Fit& f, std::span<const std::pair<int64_t, double>> points) {
+  int64_t from = points.front().first;
+  for (const auto& p : points) from = std::min(from, p.first);
+  return f.eval(0, from) >= 0 && f.eval(0, int64_t(1) << 40) >= 0;
+}
+}  // namespace
+
 TimingFit fit_timing(std::span<const std::pair<int64_t, double>> points) {
   using B = Basis;
   // ScalaExtrap's four timing models open the registry.
@@ -325,6 +338,7 @@ TimingFit fit_timing(std::span<const std::pair<int64_t, double>> points) {
     }
     Fit f{m.name, terms, {}};
     if (!solve(rows, y, &f.coef)) continue;
+    if (!stays_positive(f, points)) continue;
     long double ssr = 0;
     for (const auto& [n, v] : points) ssr += (f.eval(0, n) - v) * (f.eval(0, n) - v);
     double err = std::sqrt(double(ssr) / double(points.size() - m.terms.size())) / std::max(std::fabs(mean), 1e-300);

@@ -103,8 +103,17 @@ TEST_CASE("timing takes the best fit and never goes negative") {
   CHECK(f.predict(8) == Approx(125).margin(3));
   std::vector<std::pair<int64_t, double>> flat = {{4, 100}, {5, 101}, {6, 99}, {7, 100}};
   CHECK(std::string(fit_timing(flat).fit.name) == "constant");
+  // A fall that a line or a + b/n would carry below zero: a model that stays
+  // positive, never a call that takes no time.
   std::vector<std::pair<int64_t, double>> falling = {{4, 40}, {5, 30}, {6, 20}, {7, 10}};
-  CHECK(fit_timing(falling).predict(64) == 0);
+  TimingFit fall = fit_timing(falling);
+  CHECK(fall.predict(64) > 0);
+  CHECK(fall.predict(1 << 20) > 0);
+  CHECK(fall.predict(64) < 10);
+  // A noisy fsync at 2, 3 and 4 ranks: a + b/n fits it best with a < 0.
+  std::vector<std::pair<int64_t, double>> noisy = {{2, 4.78e6}, {3, 2.9e6}, {4, 0.544e6 + 1.1e6}};
+  CHECK(fit_timing(noisy).predict(6) > 0);
+  CHECK(fit_timing(noisy).predict(8192) > 0);
 }
 
 TEST_CASE("best fit: the simplest model unless a richer one halves the error; rounded, never negative") {
