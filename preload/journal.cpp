@@ -35,8 +35,12 @@ std::atomic<uint8_t> g_failed[kMaxThreads];
 std::atomic<bool> g_flush_wanted{false};
 std::atomic<uint64_t> g_covered[kMaxThreads];  // cover(): under the tracer's write flag
 
+// The ring's pages are the process's memory once touched, so it takes its
+// part of MPIOR_MEMORY: an eighth (the default ring at the default cap).
 uint64_t capacity() noexcept {
   uint64_t want = uint64_t(std::max<int64_t>(opt_journal.get(), 1024)), cap = 1024;
+  if (uint64_t memory = spill::cap_bytes(); memory > 0)
+    want = std::min<uint64_t>(want, memory / 8 / sizeof(trace::JournalRecord));
   while (cap < want) cap <<= 1;
   return cap;
 }
