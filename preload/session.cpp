@@ -181,6 +181,11 @@ bool make_dirs(const std::string& dir) {
   return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool holds_trace(const std::string& dir) {
+  struct stat st;
+  return stat((dir + "/" + trace::kJobFileName).c_str(), &st) == 0;
+}
+
 }  // namespace
 
 std::string session_state::job_subdir(const std::string& dir, uint64_t job_id) {
@@ -189,19 +194,10 @@ std::string session_state::job_subdir(const std::string& dir, uint64_t job_id) {
   return dir + buf;
 }
 
-namespace {
-
-bool holds_trace(const std::string& dir) {
-  struct stat st;
-  return stat((dir + "/" + trace::kJobFileName).c_str(), &st) == 0;
-}
-
 // Makes the directory ready for this job: exists and writable. A directory
 // that already holds a trace is never overwritten: the job writes to a
 // subdirectory named by its id and says so. Returns an error text, empty if
 // ready; dir is where the job writes.
-}  // namespace
-
 std::string session_state::prepare_dir(std::string& dir, uint64_t job_id) {
   if (!make_dirs(dir)) return std::strerror(errno);
   if (holds_trace(dir)) {
