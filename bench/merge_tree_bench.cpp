@@ -90,7 +90,7 @@ size_t job_bytes(std::vector<trace::Stream> streams) {
   m.streams = std::move(streams);
   std::vector<trace::MergedJob> parts;
   parts.push_back(std::move(m));
-  return trace::encode(postproc::merge_jobs(std::move(parts))).size() - empty;
+  return trace::encode(merge::merge_jobs(std::move(parts))).size() - empty;
 }
 
 }  // namespace
@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   size_t one = stream_bytes(rank_streams(0, size, group));
-  postproc::TreeStats stats;
-  std::vector<trace::Stream> root = postproc::reduce_tree(
+  merge::TreeStats stats;
+  std::vector<trace::Stream> root = merge::reduce_tree(
       size_t(size), [&](size_t i) { return rank_streams(int32_t(i), size, group); }, radix, &stats);
   double critical = 0;
   for (double s : stats.level_max_s) critical += s;

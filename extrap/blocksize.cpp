@@ -71,9 +71,9 @@ std::vector<trace::SeqItem> fold(const std::vector<int64_t>& values) {
 // One Param over every rank of s from per-rank value lists.
 trace::Param merged(trace::Stream& s, const std::vector<int64_t>& ranks,
                     std::vector<std::vector<trace::SeqItem>> seqs) {
-  std::vector<postproc::RankValues> per_rank;
+  std::vector<merge::RankValues> per_rank;
   for (size_t i = 0; i < ranks.size(); ++i) per_rank.push_back({int32_t(ranks[i]), seqs[i]});
-  postproc::ParamMerger m(s);
+  merge::ParamMerger m(s);
   return m.merge(per_rank);
 }
 

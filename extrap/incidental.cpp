@@ -71,7 +71,7 @@ bool file_slot(int slot) { return slot == trace::arg::offset || slot == trace::a
 
 std::pair<std::span<const trace::SeqItem>, int64_t> rank_view(const trace::Stream& s, const trace::Param& p,
                                                               int64_t r) {
-  if (p.ranked < 0) return {postproc::canonical_seq(s, p), 0};
+  if (p.ranked < 0) return {merge::canonical_seq(s, p), 0};
   for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)])
     if (trace::seq_contains(s.view(v.ranks), r))
       return {v.seq.len ? s.view(v.seq) : std::span<const trace::SeqItem>(&kZero, 1), v.scale * r};

@@ -98,7 +98,7 @@ Classes find_classes(const std::vector<Input>& inputs) {
     for (const trace::Stream& s : inputs[i].plan.streams) {
       threads.insert(s.thread);
       auto it = std::find_if(c.all.begin(), c.all.end(),
-                             [&](const StreamClass& k) { return postproc::same_structure(*k.shape, s); });
+                             [&](const StreamClass& k) { return merge::same_structure(*k.shape, s); });
       if (it == c.all.end()) {
         c.all.push_back({&s, std::vector<std::vector<const trace::Stream*>>(inputs.size()),
                          std::vector<std::vector<int64_t>>(inputs.size())});

@@ -118,7 +118,7 @@ class StreamExtrapolator {
     out_.thread = shape.thread;
     out_.lossless = false;
     std::vector<int32_t> r32(ranks_.begin(), ranks_.end());
-    out_.ranks = postproc::add_rank_list(out_.values, r32);
+    out_.ranks = merge::add_rank_list(out_.values, r32);
     for (size_t i = 0; i < shape.nodes.size(); ++i) {
       const trace::Node& node = shape.nodes[i];
       trace::Param iters;
@@ -305,7 +305,7 @@ class StreamExtrapolator {
     auto [items, offset] = rank_view(s, get(s), s.rank_list().back());
     values_.assign(items.begin(), items.end());
     trace::seq_shift(values_, offset);
-    std::vector<postproc::RankValues> per_rank;
+    std::vector<merge::RankValues> per_rank;
     for (int64_t r : ranks_) per_rank.push_back({int32_t(r), values_});
     return params_.merge(per_rank);
   }
@@ -326,7 +326,7 @@ class StreamExtrapolator {
     if (rank_free) evaluate(fits, ranks_.front(), leaf, node, what, values_);
     for (int64_t r : ranks_)
       if (!rank_free) evaluate(fits, r, leaf, node, what, values_);
-    std::vector<postproc::RankValues> per_rank;
+    std::vector<merge::RankValues> per_rank;
     per_rank.reserve(ranks_.size());
     for (size_t i = 0; i < ranks_.size(); ++i) {
       size_t at = rank_free ? 0 : i * len;
@@ -343,7 +343,7 @@ class StreamExtrapolator {
   int32_t index_;
   std::vector<trace::ExtrapNote>& notes_;
   trace::Stream out_;
-  postproc::ParamMerger params_;
+  merge::ParamMerger params_;
   std::vector<SeqItem> values_;
   std::vector<std::string> approximated_;  // of the current position, for its warning
   const char* why_ = nullptr;

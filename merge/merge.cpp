@@ -7,7 +7,7 @@
 #include "merge/merge_params.hpp"
 #include "merge/rank_runs.hpp"
 
-namespace mpior::postproc {
+namespace mpior::merge {
 
 namespace {
 
@@ -287,4 +287,4 @@ std::vector<trace::Stream> merge_merged(std::vector<trace::Stream> streams, size
       std::move(streams), [](const trace::Stream& s) { return !s.view(s.ranks).empty(); }, expand_ranks);
 }
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

@@ -10,7 +10,7 @@
 
 #include "trace/model.hpp"
 
-namespace mpior::postproc {
+namespace mpior::merge {
 
 // Two streams merge when they have the same thread index and lossless flag,
 // the same tree (loops and spans, leaf by leaf kind, depth, flags and call
@@ -35,4 +35,4 @@ std::vector<trace::Stream> merge_streams(std::vector<trace::Stream> streams);
 // back what its own stream read.
 std::vector<trace::Stream> merge_merged(std::vector<trace::Stream> streams, size_t expand_ranks = 256);
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

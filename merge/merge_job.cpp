@@ -11,7 +11,7 @@
 #include "trace/codec.hpp"
 #include "trace/value_seq.hpp"
 
-namespace mpior::postproc {
+namespace mpior::merge {
 namespace {
 
 std::string key_of(const trace::FileEntry& f) { return f.path + '\0' + std::to_string(f.flags); }
@@ -323,4 +323,4 @@ std::vector<trace::RankTrace> rank_traces(const trace::MergedJob& m, const std::
   return out;
 }
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

@@ -14,7 +14,7 @@
 
 #include "trace/model.hpp"
 
-namespace mpior::postproc {
+namespace mpior::merge {
 
 // One rank's trace as a merged job of that one rank.
 trace::MergedJob job_of_rank(trace::RankTrace t);
@@ -34,4 +34,4 @@ trace::MergedJob merge_jobs(std::vector<trace::MergedJob> parts, size_t expand_r
 // does not hold or a rank no variant covers.
 std::vector<trace::RankTrace> rank_traces(const trace::MergedJob& m, const std::string& name);
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-namespace mpior::postproc {
+namespace mpior::merge {
 
 using trace::SeqItem;
 
@@ -286,4 +286,4 @@ trace::SeqRef add_rank_list(trace::SeqArena& arena, std::span<const int32_t> ran
   return arena.add(b.items());
 }
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

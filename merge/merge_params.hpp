@@ -13,7 +13,7 @@
 
 #include "trace/model.hpp"
 
-namespace mpior::postproc {
+namespace mpior::merge {
 
 struct RankValues {
   int32_t rank = 0;
@@ -45,4 +45,4 @@ class ParamMerger {
 // about two items whatever their number.
 trace::SeqRef add_rank_list(trace::SeqArena& arena, std::span<const int32_t> ranks);
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

@@ -6,7 +6,7 @@
 
 #include "merge/merge.hpp"
 
-namespace mpior::postproc {
+namespace mpior::merge {
 namespace {
 
 class Tree {
@@ -82,4 +82,4 @@ std::vector<trace::Stream> reduce_tree(size_t n, const std::function<std::vector
   return t.finish();
 }
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

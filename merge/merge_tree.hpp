@@ -11,7 +11,7 @@
 
 #include "trace/model.hpp"
 
-namespace mpior::postproc {
+namespace mpior::merge {
 
 struct TreeStats {
   std::vector<double> level_max_s;  // per level, the slowest merge step (a job runs a level's steps at once)
@@ -29,4 +29,4 @@ struct TreeStats {
 std::vector<trace::Stream> reduce_tree(size_t n, const std::function<std::vector<trace::Stream>(size_t)>& leaf,
                                        size_t radix, TreeStats* stats = nullptr, size_t expand_ranks = 256);
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace mpior::postproc {
+namespace mpior::merge {
 
 namespace {
 // Wrapping, as the sequence cursor adds (a damaged list must not overflow).
@@ -77,4 +77,4 @@ trace::SeqRef RankRuns::store(trace::SeqArena& arena) const {
   return arena.add(b.items());
 }
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

@@ -11,7 +11,7 @@
 
 #include "trace/value_seq.hpp"
 
-namespace mpior::postproc {
+namespace mpior::merge {
 
 class RankRuns {
  public:
@@ -46,4 +46,4 @@ class RankRuns {
   bool ascending_ = true;
 };
 
-}  // namespace mpior::postproc
+}  // namespace mpior::merge

@@ -162,7 +162,7 @@ void dump_aggregate(const std::string& path, std::span<const uint8_t> bytes, std
 // message before anything is printed.
 void dump_merged(const std::string& path, std::span<const uint8_t> bytes, std::ostream& out) {
   trace::MergedJob m = trace::decode_merged_job(bytes, path);
-  rank_traces(m, path);
+  merge::rank_traces(m, path);
   dump_header(path, bytes, out);
   out << fmt::format("merged job trace: job {}, {} of {} ranks, {} streams\n", job_id_text(m.job_id), m.ranks.size(),
                      m.size, m.streams.size());

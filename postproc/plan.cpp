@@ -86,7 +86,7 @@ trace::Plan build_plan(TraceSet set, const Analysis& a) {
   }
   // Ranks that did the same thing become one stream with a rank list.
   report_progress("merging streams", 0, 1);
-  plan.streams = merge_streams(std::move(plan.streams));
+  plan.streams = merge::merge_streams(std::move(plan.streams));
   report_progress("writing the plan", 1, 1);
   return plan;
 }

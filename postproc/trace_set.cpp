@@ -137,7 +137,7 @@ void read_merged(TraceSet& set, const std::set<int32_t>& rank_files, std::vector
   if (!fs::exists(path, ec)) return;
   trace::MergedJob m = trace::decode_merged_job(trace::read_file(path), path);
   check_same_job(set, path, m.job_id, m.size);
-  std::vector<trace::RankTrace> ranks = rank_traces(m, path);
+  std::vector<trace::RankTrace> ranks = merge::rank_traces(m, path);
   for (trace::RankTrace& t : ranks) {
     int32_t r = t.process.rank;
     if (!take_rank(set, path, r, rank_files, have)) continue;
@@ -281,7 +281,7 @@ std::optional<std::pair<std::string, std::vector<uint8_t>>> held_rank(const std:
   std::string merged = join_path(dir, trace::kMergedFileName);
   std::error_code ec;
   if (fs::exists(merged, ec))
-    for (trace::RankTrace& t : rank_traces(trace::decode_merged_job(trace::read_file(merged), merged), merged))
+    for (trace::RankTrace& t : merge::rank_traces(trace::decode_merged_job(trace::read_file(merged), merged), merged))
       if (t.process.rank == rank) return std::pair{merged + " (rank " + std::to_string(rank) + ")", trace::encode(t)};
   for (const std::string& path : aggregate_paths(dir, job)) {
     std::vector<uint8_t> bytes = trace::read_file(path);

@@ -77,7 +77,7 @@ std::optional<trace::MergedJob> merge_step(std::optional<trace::MergedJob> node,
         children[i], "the merged traces from rank " + std::to_string(first_child + int(i) * stride)));
     std::vector<uint8_t>().swap(children[i]);
   }
-  return postproc::merge_jobs(std::move(parts));
+  return merge::merge_jobs(std::move(parts));
 }
 
 struct Tree {
@@ -131,7 +131,7 @@ struct Tree {
 // The local start: this rank's trace as a part of one rank.
 std::optional<trace::MergedJob> leaf(const Context& c, const std::vector<uint8_t>& mine) {
   try {
-    return postproc::job_of_rank(trace::decode_rank_trace(mine, "rank " + std::to_string(c.rank) + "'s trace"));
+    return merge::job_of_rank(trace::decode_rank_trace(mine, "rank " + std::to_string(c.rank) + "'s trace"));
   } catch (const std::exception& e) {
     log_warn("rank {}: its trace does not enter the merge: {}", c.rank, e.what());
   }

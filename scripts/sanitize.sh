@@ -44,7 +44,7 @@ traced_run() {  # app, ranks, args... -> trace directory in $work/t
 
 run_asan() {
   local dir=build-asan
-  local tests=(trace/trace_tests postproc/postproc_tests postproc/postproc_cli_tests extrap/extrap_tests
+  local tests=(trace/trace_tests postproc/postproc_tests postproc/postproc_cli_tests merge/merge_tests extrap/extrap_tests
     replayer/replayer_tests report/report_tests predict/predict_tests)
   configure "$dir" address,undefined
   build "$dir" postproc/mpior-post replayer/mpior-replay "${tests[@]/#/test/}"

@@ -234,7 +234,7 @@ TEST_CASE("ranks calling from different call sites do not merge", "[postproc][me
   REQUIRE(p.plan.streams[0].rank_list() == std::vector<int64_t>{0, 1});
   REQUIRE(p.plan.streams[1].rank_list() == std::vector<int64_t>{2, 3});
   REQUIRE(p.plan.streams[1].leaves[0].callsite == 0x2000);
-  REQUIRE_FALSE(postproc::same_structure(ranks[0].streams[0], ranks[2].streams[0]));
+  REQUIRE_FALSE(merge::same_structure(ranks[0].streams[0], ranks[2].streams[0]));
 }
 
 TEST_CASE("stencil peers are affine on the world, exact on a sub-communicator", "[postproc][merge]") {
@@ -310,7 +310,7 @@ TEST_CASE("check_plan finds a plan that does not read back a rank's events", "[p
                             Contains("(pwrite): off is 513, want 512"));
   }
   SECTION("a rank missing from the rank list") {
-    plan.streams[0].ranks = postproc::add_rank_list(plan.streams[0].values, std::vector<int32_t>{0, 1, 3});
+    plan.streams[0].ranks = merge::add_rank_list(plan.streams[0].values, std::vector<int32_t>{0, 1, 3});
     REQUIRE_THROWS_WITH(postproc::check_plan(set, plan, "P"), Contains("no stream for rank 2 thread 0"));
   }
   SECTION("a rank twice") {

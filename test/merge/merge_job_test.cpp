@@ -44,7 +44,7 @@ trace::MergedJob tree(std::vector<trace::MergedJob> level, size_t radix) {
     for (size_t i = 0; i < level.size(); i += radix) {
       std::vector<trace::MergedJob> parts;
       for (size_t j = i; j < std::min(level.size(), i + radix); ++j) parts.push_back(std::move(level[j]));
-      next.push_back(postproc::merge_jobs(std::move(parts), 4));
+      next.push_back(merge::merge_jobs(std::move(parts), 4));
     }
     level = std::move(next);
   }
@@ -62,7 +62,7 @@ TEST_CASE("a job merged over a tree gives every rank back", "[postproc][merge][j
         std::vector<trace::MergedJob> leaves;
         for (int32_t r = 0; r < size; ++r) {
           ranks.push_back(rank_trace(r, size, irregular));
-          leaves.push_back(postproc::job_of_rank(ranks.back()));
+          leaves.push_back(merge::job_of_rank(ranks.back()));
         }
         trace::MergedJob merged = tree(std::move(leaves), radix);
         std::vector<uint8_t> bytes = trace::encode(merged);
@@ -79,7 +79,7 @@ TEST_CASE("a job merged over a tree gives every rank back", "[postproc][merge][j
           INFO("merged " << bytes.size() << " B, one rank " << trace::encode(ranks[0]).size() << " B");
           REQUIRE(bytes.size() < 2 * trace::encode(ranks[0]).size() + 48 * size_t(size));
         }
-        std::vector<trace::RankTrace> back = postproc::rank_traces(read, "merged.mpior");
+        std::vector<trace::RankTrace> back = merge::rank_traces(read, "merged.mpior");
         REQUIRE(back.size() == ranks.size());
         for (size_t i = 0; i < back.size(); ++i) {
           const trace::RankTrace &own = ranks[i], &t = back[i];
@@ -95,7 +95,7 @@ TEST_CASE("a job merged over a tree gives every rank back", "[postproc][merge][j
 
 TEST_CASE("a merged job's file table: numbered paths as renumbered entries, read back byte for byte",
           "[postproc][merge][job]") {
-  trace::MergedJob m = postproc::job_of_rank(rank_trace(0, 1, false));
+  trace::MergedJob m = merge::job_of_rank(rank_trace(0, 1, false));
   const std::vector<std::string> paths = {"/scratch/run/out_0.dat",
                                           "/scratch/run/shared",
                                           "/scratch/run/out_1.dat",
@@ -145,14 +145,14 @@ TEST_CASE("merged timing splits back into counts that add up", "[postproc][merge
   for (int32_t r = 0; r < 7; ++r) {
     trace::RankTrace t = rank_trace(r, 7, false);
     want += t.streams[0].leaves[2].gap.count();
-    leaves.push_back(postproc::job_of_rank(std::move(t)));
+    leaves.push_back(merge::job_of_rank(std::move(t)));
   }
   trace::MergedJob m = tree(std::move(leaves), 3);
   REQUIRE(m.streams.size() == 1);
   REQUIRE(m.streams[0].leaves[2].gap.count() == want);
   uint64_t got = 0;
   int64_t sum = 0;
-  for (const trace::RankTrace& t : postproc::rank_traces(m, "m")) {
+  for (const trace::RankTrace& t : merge::rank_traces(m, "m")) {
     got += t.streams[0].leaves[2].gap.count();
     sum += t.streams[0].leaves[2].gap.sum();
   }
@@ -201,14 +201,14 @@ TEST_CASE("a merged job's ranks read back their own occurrences at the plan's ti
     for (int32_t r = 0; r < size; ++r) {
       ranks.push_back(timed_rank(r, size));
       REQUIRE(!ranks.back().streams[0].lossless);
-      leaves.push_back(postproc::job_of_rank(ranks.back()));
+      leaves.push_back(merge::job_of_rank(ranks.back()));
       plan.push_back(ranks.back().streams[0]);
     }
-    plan = postproc::merge_streams(std::move(plan));
+    plan = merge::merge_streams(std::move(plan));
     REQUIRE(plan.size() == 1);
     trace::MergedJob m = tree(std::move(leaves), 4);
     REQUIRE(m.streams.size() == 1);
-    std::vector<trace::RankTrace> back = postproc::rank_traces(m, "m");
+    std::vector<trace::RankTrace> back = merge::rank_traces(m, "m");
     std::vector<trace::Stream> again;  // the plan mpior-post makes of the merged job
     int64_t own_total = 0, back_total = 0, plan_total = 0;
     for (int32_t r = 0; r < size; ++r) {
@@ -225,7 +225,7 @@ TEST_CASE("a merged job's ranks read back their own occurrences at the plan's ti
       plan_total += walked_ns(plan, r);
       again.push_back(got);
     }
-    again = postproc::merge_streams(std::move(again));
+    again = merge::merge_streams(std::move(again));
     REQUIRE(again.size() == 1);
     for (size_t i = 0; i < plan[0].leaves.size(); ++i) {
       const trace::Leaf &want = plan[0].leaves[i], &got = again[0].leaves[i];
@@ -257,7 +257,7 @@ std::vector<uint8_t> as_version(std::vector<uint8_t> bytes, uint32_t version) {
 }
 
 TEST_CASE("a merged job trace of an older or newer format is refused as such", "[postproc][merge][job]") {
-  trace::MergedJob m = postproc::job_of_rank(rank_trace(0, 2, false));
+  trace::MergedJob m = merge::job_of_rank(rank_trace(0, 2, false));
   std::vector<uint8_t> bytes = trace::encode(m);
   REQUIRE(trace::decode_merged_job(as_version(bytes, trace::kMergedFormatVersion), "m") == m);
   REQUIRE_THROWS_WITH(trace::decode_merged_job(as_version(bytes, 4), "x/merged.mpior"),
@@ -275,13 +275,13 @@ TEST_CASE("a merged job trace of an older or newer format is refused as such", "
 }
 
 TEST_CASE("a damaged merged job trace is refused with one message", "[postproc][merge][job]") {
-  trace::MergedJob m = postproc::job_of_rank(rank_trace(0, 2, false));
+  trace::MergedJob m = merge::job_of_rank(rank_trace(0, 2, false));
   m.ranks[0].files.push_back(7);  // an index outside the file table
   std::vector<uint8_t> bytes = trace::encode(m);
   REQUIRE_THROWS_WITH(trace::decode_merged_job(bytes, "x/merged.mpior"),
                       Catch::Contains("x/merged.mpior") && Catch::Contains("outside its table"));
-  trace::MergedJob two = postproc::merge_jobs(
-      {postproc::job_of_rank(rank_trace(0, 3, false)), postproc::job_of_rank(rank_trace(1, 3, false))});
+  trace::MergedJob two =
+      merge::merge_jobs({merge::job_of_rank(rank_trace(0, 3, false)), merge::job_of_rank(rank_trace(1, 3, false))});
   two.ranks.pop_back();  // a stream names rank 1, which the file no longer holds
-  REQUIRE_THROWS_WITH(postproc::rank_traces(two, "y"), Catch::Contains("y: a merged stream stands for rank 1"));
+  REQUIRE_THROWS_WITH(merge::rank_traces(two, "y"), Catch::Contains("y: a merged stream stands for rank 1"));
 }

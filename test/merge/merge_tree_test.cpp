@@ -47,13 +47,13 @@ TEST_CASE("a tree reduction reads back every rank's events", "[postproc][merge][
           INFO("ranks " << size << " radix " << radix << " expand " << expand << (irregular ? " irregular" : " SPMD"));
           std::vector<trace::RankTrace> ranks;
           for (int32_t r = 0; r < size; ++r) ranks.push_back(rank_trace(r, size, irregular));
-          postproc::TreeStats stats;
-          std::vector<trace::Stream> root = postproc::reduce_tree(
+          merge::TreeStats stats;
+          std::vector<trace::Stream> root = merge::reduce_tree(
               size_t(size), [&](size_t i) { return ranks[i].streams; }, radix, &stats);
           check_every_rank(ranks, root);
           std::vector<trace::Stream> flat;
           for (const trace::RankTrace& t : ranks) flat.insert(flat.end(), t.streams.begin(), t.streams.end());
-          flat = postproc::merge_streams(std::move(flat));
+          flat = merge::merge_streams(std::move(flat));
           if (!irregular) REQUIRE(root.size() == 1);
           REQUIRE(root.size() <= flat.size() + (irregular ? 4 : 0));
           if (!irregular && expand == 256) REQUIRE(root[0].ranked.size() == flat[0].ranked.size());
@@ -65,11 +65,11 @@ TEST_CASE("an SPMD tree root is as small as the flat merge's", "[postproc][merge
   constexpr int32_t kRanks = 64;
   std::vector<trace::RankTrace> ranks;
   for (int32_t r = 0; r < kRanks; ++r) ranks.push_back(rank_trace(r, kRanks, false));
-  std::vector<trace::Stream> root = postproc::reduce_tree(
+  std::vector<trace::Stream> root = merge::reduce_tree(
       kRanks, [&](size_t i) { return ranks[i].streams; }, 4);
   std::vector<trace::Stream> flat;
   for (const trace::RankTrace& t : ranks) flat.insert(flat.end(), t.streams.begin(), t.streams.end());
-  flat = postproc::merge_streams(std::move(flat));
+  flat = merge::merge_streams(std::move(flat));
   REQUIRE(root.size() == 1);
   REQUIRE(flat.size() == 1);
   REQUIRE(root[0].ranked.size() == flat[0].ranked.size());
@@ -104,7 +104,7 @@ void require_canonical(const trace::Stream& s, trace::SeqRef list) {
   for (int64_t r : trace::seq_expand(s.view(list))) ranks.push_back(int32_t(r));
   REQUIRE(std::adjacent_find(ranks.begin(), ranks.end(), std::greater_equal<>()) == ranks.end());
   trace::SeqArena arena;
-  std::span<const trace::SeqItem> expected = arena.view(postproc::add_rank_list(arena, ranks));
+  std::span<const trace::SeqItem> expected = arena.view(merge::add_rank_list(arena, ranks));
   std::span<const trace::SeqItem> got = s.view(list);
   REQUIRE(std::equal(got.begin(), got.end(), expected.begin(), expected.end()));
 }
@@ -128,7 +128,7 @@ TEST_CASE("tree steps store rank lists as expanding them would", "[postproc][mer
         for (size_t i = 0; i < level.size(); i += 2) {
           std::vector<trace::Stream> all = std::move(level[i]);
           if (i + 1 < level.size()) std::move(level[i + 1].begin(), level[i + 1].end(), std::back_inserter(all));
-          next.push_back(postproc::merge_merged(std::move(all), expand));
+          next.push_back(merge::merge_merged(std::move(all), expand));
           for (const trace::Stream& s : next.back()) {
             require_canonical(s, s.ranks);
             for (const auto& variants : s.ranked)

@@ -10,13 +10,13 @@
 #include "merge/merge_params.hpp"
 
 using namespace mpior;
-using postproc::RankRuns;
+using merge::RankRuns;
 
 namespace {
 
 std::vector<trace::SeqItem> stored(std::span<const int32_t> ranks) {
   trace::SeqArena arena;
-  std::span<const trace::SeqItem> v = arena.view(postproc::add_rank_list(arena, ranks));
+  std::span<const trace::SeqItem> v = arena.view(merge::add_rank_list(arena, ranks));
   return {v.begin(), v.end()};
 }
 

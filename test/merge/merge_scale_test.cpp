@@ -89,7 +89,7 @@ TEST_CASE("random loop programs merge and every rank reads back its events", "[p
       for (const trace::RawEvent& ev : runner.run(program)) b.append(ev);
       own.push_back(b.snapshot(r, 0));
     }
-    std::vector<trace::Stream> merged = postproc::merge_streams(own);
+    std::vector<trace::Stream> merged = merge::merge_streams(own);
     streams_in += own.size();
     streams_out += merged.size();
     for (int32_t r = 0; r < kRanks; ++r) {
