@@ -6,12 +6,12 @@
 #include <map>
 
 #include "extrap/blocksize.hpp"
-#include "extrap/extrap_error.hpp"
 #include "extrap/models.hpp"
 #include "extrap/rank_rules.hpp"
 #include "extrap/streams.hpp"
 #include "extrap/tables.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::extrap {
 
@@ -21,19 +21,19 @@ constexpr int32_t kNone = -1;
 
 void check_inputs(const std::vector<Input>& inputs, int64_t target) {
   if (inputs.size() < 3)
-    throw ExtrapError(fmt::format("extrapolation needs plans at three or more rank counts, got {}", inputs.size()));
-  if (target < 1) throw ExtrapError(fmt::format("cannot extrapolate to {} ranks", target));
-  if (target > int64_t(INT32_MAX)) throw ExtrapError(fmt::format("{} ranks is more than mpior can number", target));
+    throw ToolError(fmt::format("extrapolation needs plans at three or more rank counts, got {}", inputs.size()));
+  if (target < 1) throw ToolError(fmt::format("cannot extrapolate to {} ranks", target));
+  if (target > int64_t(INT32_MAX)) throw ToolError(fmt::format("{} ranks is more than mpior can number", target));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Input& in = inputs[i];
     if (in.plan.extrap.target)
-      throw ExtrapError(in.name + ": is itself an extrapolated plan; extrapolate from traced runs");
+      throw ToolError(in.name + ": is itself an extrapolated plan; extrapolate from traced runs");
     if (i && in.n == inputs[i - 1].n)
-      throw ExtrapError(fmt::format("{} and {} both ran {} ranks: the inputs need distinct rank counts",
-                                    inputs[i - 1].name, in.name, in.n));
+      throw ToolError(fmt::format("{} and {} both ran {} ranks: the inputs need distinct rank counts",
+                                  inputs[i - 1].name, in.name, in.n));
     if (in.plan.job.cmdline != inputs[0].plan.job.cmdline)
-      throw ExtrapError(fmt::format("{} and {} are not the same program with the same arguments: '{}' against '{}'",
-                                    inputs[0].name, in.name, inputs[0].plan.job.cmdline, in.plan.job.cmdline));
+      throw ToolError(fmt::format("{} and {} are not the same program with the same arguments: '{}' against '{}'",
+                                  inputs[0].name, in.name, inputs[0].plan.job.cmdline, in.plan.job.cmdline));
   }
 }
 
@@ -151,7 +151,7 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
                         std::vector<std::string>* warnings) {
   std::sort(inputs.begin(), inputs.end(), [](const Input& a, const Input& b) { return a.n < b.n; });
   check_inputs(inputs, target);
-  if (opt.cb_buffer_size < 1) throw ExtrapError("the collective buffer size must be at least one byte");
+  if (opt.cb_buffer_size < 1) throw ToolError("the collective buffer size must be at least one byte");
   Classes classes = find_classes(inputs);
   trace::Plan out;
   std::vector<trace::ExtrapNote> notes;

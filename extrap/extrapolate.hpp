@@ -22,7 +22,7 @@ struct Options {
 };
 
 // The plan for `target` ranks; `warnings` (when given) gets one message per
-// approximated position or file. Throws ExtrapError.
+// approximated position or file. Throws ToolError.
 trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt = {},
                         std::vector<std::string>* warnings = nullptr);
 

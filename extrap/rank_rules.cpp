@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "extrap/extrap_error.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::extrap {
 
@@ -135,7 +135,7 @@ std::vector<RankRule> rank_rules(const std::vector<int64_t>& ns,
     if (best_pred == preds.size()) {
       std::string what;
       for (size_t c : left) what += fmt::format("\n  {}: {}", class_names[c], sets_text(ns, sets[c]));
-      throw ExtrapError(
+      throw ToolError(
           "cannot tell which ranks run which stream at another rank count: no rule (rank 0, the last "
           "rank, every k-th rank, a fixed rank) separates these streams' rank lists:" +
           what);

@@ -29,7 +29,7 @@ struct RankRule {
 
 // ns: the inputs' rank counts; sets[c][i]: the ranks (ascending) of class c
 // in input i. Classes must partition [0, ns[i]) at every input. Returns the
-// decision list, or throws ExtrapError describing the classes no predicate
+// decision list, or throws ToolError describing the classes no predicate
 // separates.
 std::vector<RankRule> rank_rules(const std::vector<int64_t>& ns,
                                  const std::vector<std::vector<std::vector<int64_t>>>& sets,

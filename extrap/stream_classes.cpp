@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "extrap/extrap_error.hpp"
 #include "merge/merge.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::extrap {
 
@@ -55,7 +55,7 @@ void check_recurring(const std::vector<Input>& inputs, const Classes& c) {
           other ? fmt::format(": against {} (ranks {}), {}", inputs[other_input].name,
                               fmt::join(other->rank_list(), ","), first_difference(*k.at[i].front(), *other))
                 : "";
-      throw ExtrapError(
+      throw ToolError(
           fmt::format("{}: thread {} of ranks {} has a structure no other input has{}; the inputs are "
                       "not the same program with the same arguments, or it behaves differently at "
                       "these rank counts, or the runs did not start from the same files (a file one run "
@@ -121,7 +121,7 @@ Classes find_classes(const std::vector<Input>& inputs) {
       for (size_t i = 0; i < inputs.size(); ++i)
         for (int64_t r : c.all[ci].ranks[i]) {
           if (r < 0 || r >= inputs[i].n || has[i][size_t(r)])
-            throw ExtrapError(
+            throw ToolError(
                 fmt::format("{}: rank {} has two streams of thread {} (or a rank out of range)", inputs[i].name, r, t));
           has[i][size_t(r)] = true;
         }

@@ -38,7 +38,7 @@ struct Classes {
   std::vector<ThreadClasses> threads;
 };
 
-// Throws ExtrapError when the inputs cannot be the same program's.
+// Throws ToolError when the inputs cannot be the same program's.
 Classes find_classes(const std::vector<Input>& inputs);
 
 // "position 4: write at call site 0x1234 here, pwrite at 0x99 there"

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <functional>
 
-#include "extrap/extrap_error.hpp"
 #include "extrap/incidental.hpp"
 #include "extrap/models.hpp"
 #include "merge/merge_params.hpp"
 #include "trace/text.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::extrap {
 
@@ -226,7 +226,7 @@ class StreamExtrapolator {
     for (const SeqSample& s : samples)
       if (!same_shape(shape, s.items)) {
         if (why && !ctx_.strict) return mean_fit(samples);
-        throw ExtrapError(
+        throw ToolError(
             fmt::format("{}: the values do not have one loop shape at every rank and rank count, "
                         "so no model can extrapolate them:{}{}",
                         where(leaf, node, what), samples_text(samples), hint(why)));
@@ -242,8 +242,8 @@ class StreamExtrapolator {
           int64_t lo = field == FieldFit::count ? 1 : floor_of(pts);
           out.fields.push_back({item, field, fit_best(pts), true, lo});
         } else {
-          throw ExtrapError(fmt::format("{}: no model fits the values exactly (item {} of the value sequence):{}{}",
-                                        where(leaf, node, what), item, samples_text(samples), hint(why)));
+          throw ToolError(fmt::format("{}: no model fits the values exactly (item {} of the value sequence):{}{}",
+                                      where(leaf, node, what), item, samples_text(samples), hint(why)));
         }
       };
       if (!shape[item].is_loop()) {
@@ -263,13 +263,13 @@ class StreamExtrapolator {
     for (const FieldFit& f : fits.fields) {
       std::optional<int64_t> v = f.approximate ? approximate(f.fit, r, n_, f.floor) : f.fit.eval_int(r, n_);
       if (!v)
-        throw ExtrapError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a value that is not an integer",
-                                      where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r));
+        throw ToolError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a value that is not an integer",
+                                    where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r));
       SeqItem& it = out[base + f.item];
       if (f.field == FieldFit::count) {
         if (*v < 1 || *v > int64_t(UINT32_MAX))
-          throw ExtrapError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a loop of {} iterations",
-                                        where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r, *v));
+          throw ToolError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a loop of {} iterations",
+                                      where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r, *v));
         it.count = uint32_t(*v);
       } else {
         it.v = *v;

@@ -29,7 +29,7 @@ struct StreamContext {
 // the model of every quantity that is not one constant, tagged with
 // stream_index. An incidental quantity (incidental.hpp) no model fits takes
 // the best fit, noted as approximate, with one warning per position naming
-// the call, its file and the values seen. Throws ExtrapError naming the
+// the call, its file and the values seen. Throws ToolError naming the
 // position, the parameter, the values seen and what input would resolve it
 // when no model fits a structural quantity, or when a value is not an
 // integer at n.

@@ -7,9 +7,9 @@
 #include <unordered_map>
 
 #include "extrap/comm_models.hpp"
-#include "extrap/extrap_error.hpp"
 #include "extrap/file_names.hpp"
 #include "extrap/models.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::extrap {
 
@@ -63,7 +63,7 @@ class TableBuilder {
     for (RankRef ref : refs) {
       const trace::PlanRank& pr = plan_rank(ref);
       if (pr.files.size() != first.files.size() || pr.comms.size() != first.comms.size())
-        throw ExtrapError(fmt::format(
+        throw ToolError(fmt::format(
             "ranks running {} use {} files and {} communicators at n={} (rank {}) but {} and {} at n={} (rank {}): "
             "file and communicator counts that change with the rank count are not extrapolated",
             kind_name(kind), first.files.size(), first.comms.size(), inputs_[refs.front().first].n, refs.front().second,
@@ -108,7 +108,7 @@ class TableBuilder {
       approximated = fmt::format("name {} (names seen: {}{})", *names.back().path, *names.front().path,
                                  names.size() > 2 ? ", ..." : "");
     }
-    if (!name) throw ExtrapError(fmt::format("file {} of the ranks running {}: {}", j, kind_name(kind), why));
+    if (!name) throw ToolError(fmt::format("file {} of the ranks running {}: {}", j, kind_name(kind), why));
     std::optional<Fit> size = fit_exact(sizes);
     bool approx_size = !size && foreign(refs, j);
     if (approx_size) {
@@ -118,7 +118,7 @@ class TableBuilder {
                                   sizes.back().y, sizes.back().n);
     }
     if (!size)
-      throw ExtrapError(fmt::format(
+      throw ToolError(fmt::format(
           "file {} of the ranks running {} ('{}'): no model fits the size it must have "
           "before the run ({} at n={}, {} at n={}, ...); the job created or wrote this file, so its size is "
           "structure: trace one more rank count, or larger ones",
@@ -156,7 +156,7 @@ class TableBuilder {
       for (size_t s = 0; s < samples.size() && s < 8; ++s)
         seen += fmt::format("\n    n={} rank {}: [{}]", samples[s].n, samples[s].r,
                             samples[s].members ? fmt::format("{}", fmt::join(*samples[s].members, ",")) : "freed");
-      throw ExtrapError(
+      throw ToolError(
           fmt::format("communicator {} of the ranks running {}: its members follow no model (all "
                       "ranks, the rank alone, blocks or strides of k ranks, a fixed list):{}",
                       j, kind_name(kind), seen));
@@ -170,8 +170,8 @@ class TableBuilder {
   void add_rank(int64_t r) {
     int32_t kind = kinds_.target[size_t(r)];
     if (kind < 0 || members_[size_t(kind)].empty())
-      throw ExtrapError(fmt::format("rank {} of {} would run {}, a combination no input shows", r, n_,
-                                    kind < 0 ? std::string("no stream") : kind_name(kind)));
+      throw ToolError(fmt::format("rank {} of {} would run {}, a combination no input shows", r, n_,
+                                  kind < 0 ? std::string("no stream") : kind_name(kind)));
     const KindModel& m = model(kind);
     trace::PlanRank pr;
     const Input& largest = inputs_.back();
@@ -201,9 +201,9 @@ class TableBuilder {
     std::optional<std::string> path = m.names[j].render(r, n_);
     std::optional<int64_t> size = m.approximate[j] ? approximate(m.sizes[j], r, n_, 0) : m.sizes[j].eval_int(r, n_);
     if (!path || !size || *size < 0)
-      throw ExtrapError(fmt::format("file {} of rank {} ({}) at {} ranks: {} = {} is not a whole number", j, r,
-                                    kind_name(kind), n_, path ? "its size" : "its name",
-                                    path ? m.sizes[j].formula() : m.names[j].describe()));
+      throw ToolError(fmt::format("file {} of rank {} ({}) at {} ranks: {} = {} is not a whole number", j, r,
+                                  kind_name(kind), n_, path ? "its size" : "its name",
+                                  path ? m.sizes[j].formula() : m.names[j].describe()));
     auto [it, fresh] = file_ids_.emplace(*path, int32_t(out_.files.size()));
     if (fresh) {
       trace::PlanFile f = m.attrs[j];

@@ -24,7 +24,7 @@ struct Analysis {
   std::vector<std::string> warnings;  // the trace set's, then unreceived sends
 };
 
-// Throws PostError for anything that would make the plan wrong or the replay
+// Throws ToolError for anything that would make the plan wrong or the replay
 // hang. With a sink, every message pair is handed to it.
 Analysis analyze(const TraceSet& set, PairSink sink = {});
 

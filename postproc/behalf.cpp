@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <map>
 
-#include "postproc/post_error.hpp"
 #include "postproc/restream.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -40,13 +40,13 @@ void collect(const TraceSet& set, const CommResolution& comms, std::map<Key, std
         if (!(ev.flags & trace::flag::on_behalf)) continue;
         int64_t local = ev.args[arg::comm];
         if (local < 0 || size_t(local) >= to_global.size())
-          throw PostError(set.path(r) + ": a send logged for its sender names unknown communicator " +
+          throw ToolError(set.path(r) + ": a send logged for its sender names unknown communicator " +
                           std::to_string(local));
         int32_t g = to_global[size_t(local)];
         const auto& members = comms.comms[size_t(g)].members;
         int64_t sender = ev.args[arg::peer];
         if (sender < 0 || size_t(sender) >= members.size())
-          throw PostError(set.path(r) + ": a send logged for its sender names rank " + std::to_string(sender) +
+          throw ToolError(set.path(r) + ": a send logged for its sender names rank " + std::to_string(sender) +
                           " outside communicator " + std::to_string(g));
         Insert ins{ev.args[arg::sender_position],
                    ev.args[arg::sender_start],
@@ -117,7 +117,7 @@ size_t move_sends_to_senders(TraceSet& set, const CommResolution& comms) {
     auto it =
         std::find_if(t.streams.begin(), t.streams.end(), [&](const trace::Stream& s) { return s.thread == thread; });
     if (it == t.streams.end())
-      throw PostError(set.path(sender) + ": receivers logged sends of thread " + std::to_string(thread) +
+      throw ToolError(set.path(sender) + ": receivers logged sends of thread " + std::to_string(thread) +
                       ", which has no stream");
     *it = rebuild(*it, sender, list, comms.local_to_global[size_t(sender)]);
     for (const Insert& in : list) {

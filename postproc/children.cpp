@@ -7,11 +7,11 @@
 #include <system_error>
 #include <tuple>
 
-#include "postproc/post_error.hpp"
 #include "postproc/restream.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 namespace fs = std::filesystem;
@@ -158,7 +158,7 @@ size_t fold_children(TraceSet& set) {
     if (trace::child_from_file_name(it->path().filename().string(), &rank, &pid))
       parts.push_back({rank, pid, INT64_MAX, it->path().string(), {}});
   }
-  if (ec) throw PostError(set.dir + ": cannot list: " + ec.message());
+  if (ec) throw ToolError(set.dir + ": cannot list: " + ec.message());
   for (ChildPart& part : parts) {
     part.trace = trace::read_rank_trace(part.path);
     if (!part.trace.streams.empty())

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "postproc/post_error.hpp"
 #include "postproc/rank_events.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -237,12 +237,12 @@ void CollectiveChecker::diagnose_rooted(int32_t comm, size_t m) const {
       bool first = members[p] < rm;
       const trace::Event& ea = first ? *ep : em;
       const trace::Event& eb = first ? em : *ep;
-      throw PostError("collective #" + std::to_string(n) + " on communicator " + g + ": rank " +
+      throw ToolError("collective #" + std::to_string(n) + " on communicator " + g + ": rank " +
                       std::to_string(std::min(rm, members[p])) + " called " + call_text(ea) + ", rank " +
                       std::to_string(std::max(rm, members[p])) + " called " + call_text(eb));
     }
   }
-  throw PostError("communicator " + g + ": the Reduce/Gather calls rank " + std::to_string(rm) + " (" + set_->path(rm) +
+  throw ToolError("communicator " + g + ": the Reduce/Gather calls rank " + std::to_string(rm) + " (" + set_->path(rm) +
                   ") kept are not the ones its roots waited for (traces from different runs?)");
 }
 
@@ -256,19 +256,19 @@ void CollectiveChecker::diagnose(int32_t comm, size_t a, size_t b) const {
     bool has_a = i < ea.size(), has_b = i < eb.size();
     std::string at = "collective #" + std::to_string((has_a ? ea[i] : eb[i]).n) + " on communicator " + g + ": ";
     if (has_a != has_b)
-      throw PostError("communicator " + g + ": " + sa + " made " + std::to_string(tallies_[size_t(comm)][a].count) +
+      throw ToolError("communicator " + g + ": " + sa + " made " + std::to_string(tallies_[size_t(comm)][a].count) +
                       " collective calls, " + sb + " made " + std::to_string(tallies_[size_t(comm)][b].count) + " (" +
                       at +
                       (has_a ? sa + " called " + call_text(ea[i].ev) + ", " + sb + " none"
                              : sa + " none, " + sb + " called " + call_text(eb[i].ev)) +
                       ")");
     if (ea[i].n != eb[i].n)
-      throw PostError(at + sa + " numbered it #" + std::to_string(ea[i].n) + ", " + sb + " #" +
+      throw ToolError(at + sa + " numbered it #" + std::to_string(ea[i].n) + ", " + sb + " #" +
                       std::to_string(eb[i].n) + " (a collective missing on one of them)");
     if (signature(ea[i].ev) != signature(eb[i].ev))
-      throw PostError(at + sa + " called " + call_text(ea[i].ev) + ", " + sb + " called " + call_text(eb[i].ev));
+      throw ToolError(at + sa + " called " + call_text(ea[i].ev) + ", " + sb + " called " + call_text(eb[i].ev));
   }
-  throw PostError("communicator " + g + ": " + sa + " and " + sb + " disagree on their collective calls");
+  throw ToolError("communicator " + g + ": " + sa + " and " + sb + " disagree on their collective calls");
 }
 
 }  // namespace mpior::postproc

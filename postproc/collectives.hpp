@@ -49,7 +49,7 @@ class CollectiveChecker {
   CollectiveChecker(const TraceSet& set, const CommResolution& comms);
   // Any event; collectives (trace::is_collective) are counted.
   void observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
-  // Throws PostError naming the first instance members disagree on.
+  // Throws ToolError naming the first instance members disagree on.
   CollectiveStats finish();
 
  private:

@@ -4,7 +4,7 @@
 #include <map>
 #include <tuple>
 
-#include "postproc/post_error.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -114,12 +114,12 @@ void Resolver::resolve_rank(int32_t r) {
   auto& position = out_.local_position[size_t(r)];
   std::map<std::vector<int32_t>, uint32_t> unknown_seen;
   for (const CommEntry& e : set_.ranks[size_t(r)].comms) {
-    if (e.id < 0 || e.id >= kMaxLocalId) throw PostError(entry_name(r, e) + ": implausible communicator id");
+    if (e.id < 0 || e.id >= kMaxLocalId) throw ToolError(entry_name(r, e) + ": implausible communicator id");
     if (size_t(e.id) >= to_global.size()) {
       to_global.resize(size_t(e.id) + 1, -1);
       position.resize(size_t(e.id) + 1, -1);
     }
-    if (to_global[size_t(e.id)] != -1) throw PostError(entry_name(r, e) + " appears twice in the communicator table");
+    if (to_global[size_t(e.id)] != -1) throw ToolError(entry_name(r, e) + " appears twice in the communicator table");
     check_members(r, e);
     int32_t g = global_id(r, e, unknown_seen);
     hold(g, r, e);
@@ -140,21 +140,21 @@ void Resolver::check_members(int32_t r, const CommEntry& e) const {
   bool self_in = false;
   for (int32_t m : e.members) {
     if (m < 0 || m >= set_.size())
-      throw PostError(entry_name(r, e) + " has member " + std::to_string(m) + ", not a rank of the job");
-    if (seen[size_t(m)]++) throw PostError(entry_name(r, e) + " lists rank " + std::to_string(m) + " twice");
+      throw ToolError(entry_name(r, e) + " has member " + std::to_string(m) + ", not a rank of the job");
+    if (seen[size_t(m)]++) throw ToolError(entry_name(r, e) + " lists rank " + std::to_string(m) + " twice");
     self_in = self_in || m == r;
   }
-  if (!self_in) throw PostError(entry_name(r, e) + " does not list its own rank among its members");
+  if (!self_in) throw ToolError(entry_name(r, e) + " does not list its own rank among its members");
 }
 
 int32_t Resolver::global_id(int32_t r, const CommEntry& e, std::map<std::vector<int32_t>, uint32_t>& unknown_seen) {
   switch (e.origin) {
     case CommOrigin::world:
       if (e.members != out_.comms[0].members)
-        throw PostError(entry_name(r, e) + " is MPI_COMM_WORLD but does not list every rank in order");
+        throw ToolError(entry_name(r, e) + " is MPI_COMM_WORLD but does not list every rank in order");
       return 0;
     case CommOrigin::self:
-      if (e.members.size() != 1) throw PostError(entry_name(r, e) + " is MPI_COMM_SELF but has several members");
+      if (e.members.size() != 1) throw ToolError(entry_name(r, e) + " is MPI_COMM_SELF but has several members");
       return add({CommOrigin::self, -1, 0, r, e.members});
     default:
       if (is_derived(e.origin)) return derived_id(r, e);
@@ -173,7 +173,7 @@ int32_t Resolver::global_id(int32_t r, const CommEntry& e, std::map<std::vector<
 int32_t Resolver::derived_id(int32_t r, const CommEntry& e) {
   const auto& to_global = out_.local_to_global[size_t(r)];
   if (e.parent < 0 || size_t(e.parent) >= to_global.size() || to_global[size_t(e.parent)] < 0)
-    throw PostError(entry_name(r, e) + " (made by " + creator_name(e.origin) + ") names parent communicator " +
+    throw ToolError(entry_name(r, e) + " (made by " + creator_name(e.origin) + ") names parent communicator " +
                     std::to_string(e.parent) + ", which the table does not define before it");
   int32_t parent = to_global[size_t(e.parent)];
   auto [it, fresh] = derived_.try_emplace({parent, e.parent_seq, e.members}, 0);
@@ -184,7 +184,7 @@ int32_t Resolver::derived_id(int32_t r, const CommEntry& e) {
   }
   const GlobalComm& c = out_.comms[size_t(it->second)];
   if (c.origin != e.origin)
-    throw PostError("communicators disagree: " + who(c.first_rank) + " made communicator " +
+    throw ToolError("communicators disagree: " + who(c.first_rank) + " made communicator " +
                     std::to_string(it->second) + " with " + creator_name(c.origin) + ", " + who(r) + " with " +
                     creator_name(e.origin) + ", both from collective #" + std::to_string(e.parent_seq) +
                     " on communicator " + std::to_string(parent) + ", members " + members_text(e.members));
@@ -196,7 +196,7 @@ void Resolver::check_inside_parent(int32_t r, const CommEntry& e, int32_t parent
   for (int32_t m : out_.comms[size_t(parent)].members) in_parent[size_t(m)] = 1;
   for (int32_t m : e.members)
     if (!in_parent[size_t(m)])
-      throw PostError(entry_name(r, e) + " (made by " + creator_name(e.origin) + ") has member " + std::to_string(m) +
+      throw ToolError(entry_name(r, e) + " (made by " + creator_name(e.origin) + ") has member " + std::to_string(m) +
                       ", who is not in its parent communicator " + std::to_string(parent));
 }
 
@@ -205,7 +205,7 @@ void Resolver::hold(int32_t g, int32_t r, const CommEntry& e) {
   const auto& m = out_.comms[size_t(g)].members;
   size_t pos = size_t(std::find(m.begin(), m.end(), r) - m.begin());
   if (held_[size_t(g)][pos]++)
-    throw PostError(entry_name(r, e) + " is the same communicator (" + creator_name(e.origin) + ", members " +
+    throw ToolError(entry_name(r, e) + " is the same communicator (" + creator_name(e.origin) + ", members " +
                     members_text(e.members) + ") as an earlier entry of the table");
 }
 
@@ -237,7 +237,7 @@ void Resolver::missing_member(int32_t g, int32_t member) const {
                          ? "uses an untraced communicator"
                          : "made a communicator with " + creator_name(c.origin) + " from collective #" +
                                std::to_string(c.parent_seq) + " on communicator " + std::to_string(c.parent);
-  throw PostError("communicators disagree: " + who(c.first_rank) + " " + made + ", members " + members_text(c.members) +
+  throw ToolError("communicators disagree: " + who(c.first_rank) + " " + made + ", members " + members_text(c.members) +
                   "; member " + who(member) + " has no such communicator (" + what_rank_made(g, member) + ")");
 }
 

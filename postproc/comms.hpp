@@ -31,7 +31,7 @@ struct CommResolution {
   std::vector<trace::PlanComm> plan_comms() const;
 };
 
-// Throws PostError naming the ranks and files when members disagree.
+// Throws ToolError naming the ranks and files when members disagree.
 CommResolution resolve_comms(const TraceSet& set);
 
 // "MPI_Comm_split", "MPI_Cart_create", ... for messages.

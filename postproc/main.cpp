@@ -10,20 +10,19 @@
 #include <new>
 #include <sstream>
 
-#include "extrap/extrap_error.hpp"
 #include "extrap/extrapolate.hpp"
 #include "postproc/compare.hpp"
 #include "postproc/dump.hpp"
 #include "postproc/plan.hpp"
 #include "postproc/plan_summary.hpp"
 #include "postproc/post.hpp"
-#include "postproc/post_error.hpp"
 #include "postproc/post_html.hpp"
 #include "postproc/post_progress.hpp"
 #include "postproc/post_timeline.hpp"
 #include "report/progress.hpp"
 #include "report/timeline_writer.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 namespace {
 
@@ -60,8 +59,14 @@ int extrapolate(const Options& o) {
   // Left to the exit to free: tearing down 8,192 ranks' tables and a 5 MB
   // JSON tree would take a tenth of the command.
   std::vector<std::string> warnings;
-  const trace::Plan& plan =
-      *new trace::Plan(extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size, o.strict}, &warnings));
+  const trace::Plan* extrapolated = nullptr;
+  try {
+    extrapolated =
+        new trace::Plan(extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size, o.strict}, &warnings));
+  } catch (const ToolError& e) {
+    throw ToolError(std::string("cannot extrapolate: ") + e.what());
+  }
+  const trace::Plan& plan = *extrapolated;
   for (const std::string& w : warnings) std::cerr << "mpior-post: warning: " << w << "\n";
   const postproc::PlanSummary& summary = *new postproc::PlanSummary(postproc::summarize_plan(plan, o.plan));
   postproc::write_plan_dir_atomic(o.plan, plan, summary.text,
@@ -121,7 +126,7 @@ void post(const Options& o) {
     std::ostringstream log;  // printed once the bar is gone
     try {
       postproc::post_process(o.dirs[0], plan_dir, log, std::cerr, sink, o.verify, reports);
-    } catch (const postproc::PostError&) {
+    } catch (const ToolError&) {
       bar.stop();
       postproc::set_progress({});
       std::cout << log.str();
@@ -154,11 +159,7 @@ int run(const Options& o) {
       return kUsageError;
     }
     return rc;
-  } catch (const postproc::PostError& e) {
-    std::cerr << "mpior-post: " << e.what() << "\n";
-  } catch (const extrap::ExtrapError& e) {
-    std::cerr << "mpior-post: cannot extrapolate: " << e.what() << "\n";
-  } catch (const trace::FormatError& e) {
+  } catch (const ToolError& e) {
     std::cerr << "mpior-post: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
     std::cerr << "mpior-post: out of memory reading " << input_name(o) << "\n";

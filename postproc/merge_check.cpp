@@ -5,10 +5,10 @@
 #include <map>
 #include <utility>
 
-#include "postproc/post_error.hpp"
 #include "trace/cursor.hpp"
 #include "trace/format.hpp"
 #include "trace/text.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -64,7 +64,7 @@ uint64_t check_plan(const TraceSet& set, const trace::Plan& plan, const std::str
     for (int64_t r : plan.streams[i].rank_list()) {
       auto [it, fresh] = stream_of.emplace(std::pair{r, plan.streams[i].thread}, i);
       if (!fresh)
-        throw PostError(fmt::format("{}: streams {} and {} both stand for rank {} thread {}", plan_name, it->second, i,
+        throw ToolError(fmt::format("{}: streams {} and {} both stand for rank {} thread {}", plan_name, it->second, i,
                                     r, plan.streams[i].thread));
     }
   }
@@ -73,11 +73,11 @@ uint64_t check_plan(const TraceSet& set, const trace::Plan& plan, const std::str
     for (const trace::Stream& own : set.ranks[size_t(r)].streams) {
       auto it = stream_of.find({r, own.thread});
       if (it == stream_of.end())
-        throw PostError(fmt::format("{}: no stream for rank {} thread {} ({})", plan_name, r, own.thread, set.path(r)));
+        throw ToolError(fmt::format("{}: no stream for rank {} thread {} ({})", plan_name, r, own.thread, set.path(r)));
       uint64_t events = 0;
       std::string d = first_difference(own, plan.streams[it->second], r, &events);
       if (!d.empty())
-        throw PostError(fmt::format("{}: stream {} read for rank {} thread {} differs from {}: {}", plan_name,
+        throw ToolError(fmt::format("{}: stream {} read for rank {} thread {} differs from {}: {}", plan_name,
                                     it->second, r, own.thread, set.path(r), d));
       total += events;
       stream_of.erase(it);
@@ -85,7 +85,7 @@ uint64_t check_plan(const TraceSet& set, const trace::Plan& plan, const std::str
   }
   if (!stream_of.empty()) {
     auto [key, i] = *stream_of.begin();
-    throw PostError(fmt::format("{}: stream {} stands for rank {} thread {}, which has no trace stream", plan_name, i,
+    throw ToolError(fmt::format("{}: stream {} stands for rank {} thread {}, which has no trace stream", plan_name, i,
                                 key.first, key.second));
   }
   return total;

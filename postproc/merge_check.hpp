@@ -23,7 +23,7 @@ std::string first_difference(const trace::Stream& own, const trace::Stream& merg
 
 // Checks every rank and thread of the set against the plan: each has exactly
 // one plan stream, which reads back its events; the plan has no stream for a
-// rank and thread the set does not have. Throws PostError naming plan_name and
+// rank and thread the set does not have. Throws ToolError naming plan_name and
 // the rank's trace file. Returns the number of events compared.
 uint64_t check_plan(const TraceSet& set, const trace::Plan& plan, const std::string& plan_name);
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "postproc/post_error.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -112,14 +112,14 @@ struct MessageMatcher::Impl {
     if (given_source == trace::kProcNull || status_source == trace::kProcNull) return std::nullopt;
     int64_t source = status_source >= 0 ? status_source : given_source;
     int64_t tag = status_tag >= 0 ? status_tag : given_tag;
-    if (source < 0) throw PostError(scope->where(ev, pos) + ": receive from any source with no status saying which");
-    if (tag < 0) throw PostError(scope->where(ev, pos) + ": receive with any tag with no status saying which");
+    if (source < 0) throw ToolError(scope->where(ev, pos) + ": receive from any source with no status saying which");
+    if (tag < 0) throw ToolError(scope->where(ev, pos) + ": receive with any tag with no status saying which");
     return Channel{comm, scope->world_rank(comm, source, ev, pos, "source"), scope->rank(), tag};
   }
 
   void send_to(int32_t comm, int64_t dest, int64_t tag, const trace::Event& ev, const EventPos& pos) {
     if (dest == trace::kProcNull) return;
-    if (tag < 0) throw PostError(scope->where(ev, pos) + ": send with tag " + std::to_string(tag));
+    if (tag < 0) throw ToolError(scope->where(ev, pos) + ": send with tag " + std::to_string(tag));
     add_send({comm, scope->rank(), scope->world_rank(comm, dest, ev, pos, "destination"), tag}, pos);
   }
 
@@ -208,7 +208,7 @@ void MessageMatcher::Impl::check_and_emit() {
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [ch, s] : sorted) {
     if (s->received <= s->sent) continue;
-    throw PostError("receive without a matching send (the replay would hang): rank " + std::to_string(ch.dest) + " (" +
+    throw ToolError("receive without a matching send (the replay would hang): rank " + std::to_string(ch.dest) + " (" +
                     set->path(ch.dest) + ") received " + std::to_string(s->received) + " messages from rank " +
                     std::to_string(ch.source) + " on communicator " + std::to_string(ch.comm) + " with tag " +
                     std::to_string(ch.tag) + ", but rank " + std::to_string(ch.source) + " (" + set->path(ch.source) +

@@ -67,7 +67,7 @@ class MessageMatcher {
   void begin_rank(const RankScope& scope);
   void observe(const trace::Event& ev, const EventPos& pos);
   void end_rank();
-  // Throws PostError for a receive no send matches (the replay would hang).
+  // Throws ToolError for a receive no send matches (the replay would hang).
   PairingStats finish();
 
  private:

@@ -10,9 +10,9 @@
 #include <system_error>
 
 #include "merge/merge.hpp"
-#include "postproc/post_error.hpp"
 #include "postproc/post_progress.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -98,11 +98,11 @@ std::string clear_plan_dir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
-    throw PostError(
+    throw ToolError(
         dir + ": cannot create the plan directory: " + (ec ? ec.message() : std::string("a file of that name exists")));
   std::string plan_path = (fs::path(dir) / trace::kPlanFileName).string();
   if (::unlink(plan_path.c_str()) != 0 && errno != ENOENT)
-    throw PostError(plan_path + ": cannot replace the earlier plan: " + std::strerror(errno));
+    throw ToolError(plan_path + ": cannot replace the earlier plan: " + std::strerror(errno));
   return plan_path;
 }
 
@@ -137,14 +137,14 @@ void write_plan_dir_atomic(const std::string& dir, const trace::Plan& plan, cons
       fs::rename(tmp, target);
       return;
     }
-    if (!fs::is_directory(target, ec)) throw PostError(dir + ": exists and is not a directory");
+    if (!fs::is_directory(target, ec)) throw ToolError(dir + ": exists and is not a directory");
     // An existing directory: the plan's files move in one by one, the plan last.
     for (const char* name : {"summary.txt", "summary.json", trace::kPlanFileName})
       fs::rename(tmp / name, target / name);
     fs::remove(tmp, ec);
   } catch (const fs::filesystem_error& e) {
     fs::remove_all(tmp, ec);
-    throw PostError(dir + ": cannot write the plan directory: " + e.code().message());
+    throw ToolError(dir + ": cannot write the plan directory: " + e.code().message());
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;

@@ -8,10 +8,10 @@
 #include "postproc/behalf.hpp"
 #include "postproc/merge_check.hpp"
 #include "postproc/plan.hpp"
-#include "postproc/post_error.hpp"
 #include "postproc/summary_files.hpp"
 #include "postproc/trace_set.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -72,7 +72,7 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
   if (!missing.empty()) {
     write_summary_only(plan_dir, text, dump(json));
     warn_all(a.warnings, warn);
-    throw PostError(trace_dir + ": " + std::to_string(missing.size()) + " of " + std::to_string(set.size()) +
+    throw ToolError(trace_dir + ": " + std::to_string(missing.size()) + " of " + std::to_string(set.size()) +
                     " ranks have no trace (rank" + (missing.size() > 1 ? "s " : " ") + rank_list(missing) +
                     "); wrote the summary of the others to " + plan_dir + " but no replay plan");
   }

@@ -20,13 +20,13 @@ using ReportHook = std::function<void(const TraceSet&, const Analysis&)>;
 
 // Reads and checks every rank of trace_dir, resolves and pairs, and only then
 // writes plan_dir (created with its parents). Progress goes to log, warnings
-// to warn. Throws PostError or trace::FormatError, naming the file(s). With
+// to warn. Throws ToolError or trace::FormatError, naming the file(s). With
 // verify, checks before writing that the plan, as encoded, reads back every
 // rank's events (merge_check.hpp; walks every event once more).
 //
 // A job some of whose ranks left no trace (killed before their first flush)
 // still gets its summary and reports for the ranks traced; the plan is then
-// refused (PostError naming the missing ranks).
+// refused (ToolError naming the missing ranks).
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
                   PairSink sink = {}, bool verify = false, const ReportHook& reports = {});
 
@@ -34,7 +34,7 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
 // dropped): what --extrapolate reads when given trace directories.
 trace::Plan plan_of_trace_dir(const std::string& trace_dir);
 // DIR/plan.mpior when DIR holds one, else plan_of_trace_dir(DIR): an input
-// of --extrapolate. Throws PostError, FormatError.
+// of --extrapolate. Throws ToolError, FormatError.
 trace::Plan plan_of_dir(const std::string& dir);
 
 // DIR/plan.

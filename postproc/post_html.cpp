@@ -4,12 +4,12 @@
 
 #include <algorithm>
 
-#include "postproc/post_error.hpp"
 #include "postproc/trace_set.hpp"
 #include "report/collect.hpp"
 #include "report/html_report.hpp"
 #include "trace/cursor.hpp"
 #include "trace/text.hpp"
+#include "trace/tool_error.hpp"
 #include "trace/transfer.hpp"
 
 namespace mpior::postproc {
@@ -92,7 +92,7 @@ void write_trace_html(const std::string& file, const postproc::TraceSet& set, co
   c.fill(d);
   d.loops = loops_text(loop_streams, headers);
   if (set.size() > int32_t(kLoopRanks)) d.loops += "... (ranks " + std::to_string(kLoopRanks) + " and up not shown)\n";
-  if (!write_file(file, render_html(d))) throw postproc::PostError("cannot write --html " + file);
+  if (!write_file(file, render_html(d))) throw ToolError("cannot write --html " + file);
 }
 
 }  // namespace mpior::postproc

@@ -8,7 +8,7 @@
 
 namespace mpior::postproc {
 
-// Walks every event once more. Throws postproc::PostError when the file
+// Walks every event once more. Throws ToolError when the file
 // cannot be written.
 void write_trace_html(const std::string& file, const postproc::TraceSet& set, const postproc::Analysis& a);
 

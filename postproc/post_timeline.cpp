@@ -7,10 +7,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "postproc/post_error.hpp"
 #include "report/event_view.hpp"
 #include "report/timeline_writer.hpp"
 #include "trace/cursor.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -194,9 +194,9 @@ void TraceTimeline::link_messages() {
 void write_trace_timeline(const std::string& file, const TraceSet& set, const postproc::Analysis& a,
                           const std::vector<MessagePair>& pairs, uint64_t max_events) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out) throw postproc::PostError("cannot write --timeline " + file);
+  if (!out) throw ToolError("cannot write --timeline " + file);
   TraceTimeline t(out, set, a, pairs, max_events);
-  if (!t.write()) throw postproc::PostError("cannot write --timeline " + file);
+  if (!t.write()) throw ToolError("cannot write --timeline " + file);
 }
 
 }  // namespace mpior::postproc

@@ -18,7 +18,7 @@
 namespace mpior::postproc {
 
 // Before move_sends_to_senders (pairs name events of the streams as read).
-// Throws postproc::PostError when the file cannot be written.
+// Throws ToolError when the file cannot be written.
 void write_trace_timeline(const std::string& file, const postproc::TraceSet& set, const postproc::Analysis& a,
                           const std::vector<postproc::MessagePair>& pairs, uint64_t max_events);
 

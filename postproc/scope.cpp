@@ -1,6 +1,6 @@
 #include "postproc/scope.hpp"
 
-#include "postproc/post_error.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -17,7 +17,7 @@ int32_t RankScope::file(const trace::Event& ev, int slot, const EventPos& pos) c
   int64_t local = ev.args[size_t(slot)];
   if (local == -1) return -1;
   if (local < 0 || uint64_t(local) >= files_->size())
-    throw PostError(where(ev, pos) + " names file " + std::to_string(local) + ", but the rank's file table has " +
+    throw ToolError(where(ev, pos) + " names file " + std::to_string(local) + ", but the rank's file table has " +
                     std::to_string(files_->size()) + " entries");
   return (*files_)[size_t(local)];
 }
@@ -26,7 +26,7 @@ int32_t RankScope::comm(const trace::Event& ev, const EventPos& pos) const {
   int64_t local = ev.args[trace::arg::comm];
   const auto& to_global = comms_->local_to_global[size_t(rank_)];
   if (local < 0 || uint64_t(local) >= to_global.size() || to_global[size_t(local)] < 0)
-    throw PostError(where(ev, pos) + " uses communicator " + std::to_string(local) +
+    throw ToolError(where(ev, pos) + " uses communicator " + std::to_string(local) +
                     ", which the rank's communicator table does not hold");
   return to_global[size_t(local)];
 }
@@ -39,7 +39,7 @@ int32_t RankScope::world_rank(int32_t global_comm, int64_t comm_rank, const trac
                               const char* what) const {
   const auto& members = comms_->comms[size_t(global_comm)].members;
   if (comm_rank < 0 || uint64_t(comm_rank) >= members.size())
-    throw PostError(where(ev, pos) + ": " + what + " " + std::to_string(comm_rank) + " is not a rank of communicator " +
+    throw ToolError(where(ev, pos) + ": " + what + " " + std::to_string(comm_rank) + " is not a rank of communicator " +
                     std::to_string(global_comm) + " (" + std::to_string(members.size()) + " members)");
   return members[size_t(comm_rank)];
 }

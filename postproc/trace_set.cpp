@@ -9,12 +9,12 @@
 #include "merge/merge_job.hpp"
 #include "postproc/children.hpp"
 #include "postproc/journal_recover.hpp"
-#include "postproc/post_error.hpp"
 #include "postproc/post_progress.hpp"
 #include "trace/cursor.hpp"
 #include "trace/format.hpp"
 #include "trace/format_aggregate.hpp"
 #include "trace/spill_reader.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 namespace fs = std::filesystem;
@@ -34,10 +34,10 @@ std::string join_path(const std::string& dir, const std::string& name) { return 
 // unfinished rank gets a warning saying where its trace ends.
 trace::JobInfo read_job_record(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw PostError(dir + ": not a directory (expected an mpior trace directory)");
+  if (!fs::is_directory(dir, ec)) throw ToolError(dir + ": not a directory (expected an mpior trace directory)");
   std::string job_path = join_path(dir, trace::kJobFileName);
   if (!fs::exists(job_path, ec))
-    throw PostError(job_path + ": missing; " + dir + " is not a complete mpior trace directory");
+    throw ToolError(job_path + ": missing; " + dir + " is not a complete mpior trace directory");
   return trace::read_job(job_path);
 }
 
@@ -49,12 +49,12 @@ std::set<int32_t> present_ranks(const std::string& dir, const trace::JobInfo& jo
     int32_t r = trace::rank_from_file_name(it->path().filename().string());
     if (r < 0) continue;
     if (r >= job.size)
-      throw PostError(it->path().string() + ": rank " + std::to_string(r) + ", but " +
+      throw ToolError(it->path().string() + ": rank " + std::to_string(r) + ", but " +
                       join_path(dir, trace::kJobFileName) + " says the job has " + std::to_string(job.size) +
                       " ranks (a file of another run?)");
     ranks.insert(r);
   }
-  if (ec) throw PostError(dir + ": cannot list: " + ec.message());
+  if (ec) throw ToolError(dir + ": cannot list: " + ec.message());
   return ranks;
 }
 
@@ -91,13 +91,13 @@ std::vector<std::string> aggregate_paths(const std::string& dir, const trace::Jo
   std::error_code ec;
   for (const trace::TraceFileRanks& f : job.trace_files)
     if (!fs::exists(join_path(dir, f.name), ec))
-      throw PostError(join_path(dir, f.name) + ": missing, but " + job_path + " says it holds " +
+      throw ToolError(join_path(dir, f.name) + ": missing, but " + job_path + " says it holds " +
                       std::to_string(f.ranks.size()) + " rank(s), first rank " +
                       (f.ranks.empty() ? std::string("none") : std::to_string(f.ranks[0])));
   std::vector<std::string> out;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
     if (trace::is_aggregate_file_name(it->path().filename().string())) out.push_back(it->path().string());
-  if (ec) throw PostError(dir + ": cannot list: " + ec.message());
+  if (ec) throw ToolError(dir + ": cannot list: " + ec.message());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -113,10 +113,10 @@ bool finished_rank_file(const std::string& path) {
 void check_same_job(const TraceSet& set, const std::string& path, uint64_t job_id, int32_t size) {
   std::string job_path = join_path(set.dir, trace::kJobFileName);
   if (job_id != set.job.job_id)
-    throw PostError(path + ": traces of job " + job_id_text(job_id) + ", but " + job_path + " is job " +
+    throw ToolError(path + ": traces of job " + job_id_text(job_id) + ", but " + job_path + " is job " +
                     job_id_text(set.job.job_id) + " (a file of another run)");
   if (size != set.job.size)
-    throw PostError(path + ": says the job has " + std::to_string(size) + " ranks, " + job_path + " says " +
+    throw ToolError(path + ": says the job has " + std::to_string(size) + " ranks, " + job_path + " says " +
                     std::to_string(set.job.size));
 }
 
@@ -125,7 +125,7 @@ void check_same_job(const TraceSet& set, const std::string& path, uint64_t job_i
 bool take_rank(const TraceSet& set, const std::string& path, int32_t r, const std::set<int32_t>& rank_files,
                const std::vector<char>& have) {
   if (have[size_t(r)])
-    throw PostError(path + ": holds rank " + std::to_string(r) + ", which " + set.path(r) + " holds too");
+    throw ToolError(path + ": holds rank " + std::to_string(r) + ", which " + set.path(r) + " holds too");
   return !(rank_files.count(r) && finished_rank_file(join_path(set.dir, trace::rank_file_name(r))));
 }
 
@@ -204,20 +204,20 @@ void check_trace_set(TraceSet& set) {
     for (int32_t r = 0; r < set.size(); ++r) set.paths.push_back("<memory rank " + std::to_string(r) + ">");
   }
   if (set.size() != set.job.size)
-    throw PostError(set.dir + ": " + std::to_string(set.size()) + " rank traces for a job of " +
+    throw ToolError(set.dir + ": " + std::to_string(set.size()) + " rank traces for a job of " +
                     std::to_string(set.job.size) + " ranks");
   std::string job_path = join_path(set.dir, trace::kJobFileName);
   for (int32_t r = 0; r < set.size(); ++r) {
     const trace::ProcessInfo& p = set.ranks[size_t(r)].process;
     const std::string& path = set.path(r);
     if (p.job_id != set.job.job_id)
-      throw PostError(path + ": trace of job " + job_id_text(p.job_id) + ", but " + job_path + " is job " +
+      throw ToolError(path + ": trace of job " + job_id_text(p.job_id) + ", but " + job_path + " is job " +
                       job_id_text(set.job.job_id) + " (a file of another run)");
     if (p.rank != r)
-      throw PostError(path + ": holds rank " + std::to_string(p.rank) + ", but its name says rank " +
+      throw ToolError(path + ": holds rank " + std::to_string(p.rank) + ", but its name says rank " +
                       std::to_string(r));
     if (p.size != set.job.size)
-      throw PostError(path + ": says the job has " + std::to_string(p.size) + " ranks, " + job_path + " says " +
+      throw ToolError(path + ": says the job has " + std::to_string(p.size) + " ranks, " + job_path + " says " +
                       std::to_string(set.job.size));
     bool absent = std::binary_search(set.missing.begin(), set.missing.end(), r);
     if (!p.finished && !absent) set.warnings.push_back(path + ": " + where_it_ends(set.ranks[size_t(r)]));
@@ -262,7 +262,7 @@ TraceSet read_trace_dir(const std::string& dir, MissingRanks missing) {
   for (int32_t r : rank_files) have[size_t(r)] = 1;
   set.missing = missing_ranks(set.job, have);
   if (!set.missing.empty() && missing == MissingRanks::refuse)
-    throw PostError(dir + ": " + std::to_string(set.missing.size()) + " of " + std::to_string(set.job.size) +
+    throw ToolError(dir + ": " + std::to_string(set.missing.size()) + " of " + std::to_string(set.job.size) +
                     " rank files missing (and no aggregate file holds them): " + missing_files(dir, set.missing));
   for (int32_t r = 0; r < set.job.size; ++r) {
     if (held[size_t(r)] || !have[size_t(r)]) continue;

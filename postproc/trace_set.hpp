@@ -29,7 +29,7 @@ struct TraceSet {
 // job wrote at finalize (ranks.mpior, ranks-NNNNNN.mpior: trace/format_aggregate.hpp)
 // and from DIR/rank-NNNNNN.mpior for the others (a finished rank file wins
 // over an aggregate's entry, an aggregate's over an unfinished flush); throws
-// PostError (or trace::FormatError) naming the file(s) when the set is not one
+// ToolError (or trace::FormatError) naming the file(s) when the set is not one
 // complete run.
 // With MissingRanks::keep, a rank no file holds (a process killed before
 // its first flush) is an empty placeholder listed in `missing`, with a

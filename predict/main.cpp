@@ -59,9 +59,9 @@ nlohmann::json run_fio(const std::string& job, const std::string& dir) {
   Output o = run_process({"fio", "--output-format=json", job}, scratch.path(),
                          {std::string(kDirVariable) + "=" + scratch.path()});
   if (o.status != 0)
-    throw PredictError(fmt::format("fio {} in {} exited {}: {}", job, dir, o.status, o.err.substr(0, 2000)));
+    throw ToolError(fmt::format("fio {} in {} exited {}: {}", job, dir, o.status, o.err.substr(0, 2000)));
   nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
-  if (j.is_discarded()) throw PredictError(fmt::format("fio {}: its output is not JSON", job));
+  if (j.is_discarded()) throw ToolError(fmt::format("fio {}: its output is not JSON", job));
   return j;
 }
 
@@ -72,21 +72,21 @@ std::map<std::string, double> per_op_of(const std::string& job, const nlohmann::
   try {
     return per_op_seconds(out, 0, true);
   } catch (const std::runtime_error& e) {
-    throw PredictError(fmt::format("fio {}: {}", job, e.what()));
+    throw ToolError(fmt::format("fio {}: {}", job, e.what()));
   }
 }
 
 double section_of(const std::string& job, const std::map<std::string, double>& per_op, const std::string& section) {
   auto at = per_op.find(section);
   if (at == per_op.end() || !(at->second > 0) || !std::isfinite(at->second))
-    throw PredictError(fmt::format("fio {}: no {} operations measured", job, section));
+    throw ToolError(fmt::format("fio {}: no {} operations measured", job, section));
   return at->second;
 }
 
 void write_job(const Cli& cli, const std::string& name, const std::string& text) {
   std::ofstream f(fs::path(cli.jobs_dir) / name);
   f << text;
-  if (!f) throw PredictError(fmt::format("cannot write {}/{}", cli.jobs_dir, name));
+  if (!f) throw ToolError(fmt::format("cannot write {}/{}", cli.jobs_dir, name));
 }
 
 double cycle_of(const std::string& file, const std::string& dir, int32_t writers) {
@@ -94,7 +94,7 @@ double cycle_of(const std::string& file, const std::string& dir, int32_t writers
   try {
     return cycle_seconds(out, writers);
   } catch (const std::runtime_error& e) {
-    throw PredictError(fmt::format("fio {}: {}", file, e.what()));
+    throw ToolError(fmt::format("fio {}: {}", file, e.what()));
   }
 }
 
@@ -130,7 +130,7 @@ double run_meta(const Job& job, const std::string& dir) {
   nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
   double s = j.is_object() ? j.value("seconds_per_call", 0.0) : 0.0;
   if (o.status != 0 || !(s > 0))
-    throw PredictError(fmt::format("{} in {} exited {}: {}", job.file(), dir, o.status, o.err.substr(0, 2000)));
+    throw ToolError(fmt::format("{} in {} exited {}: {}", job.file(), dir, o.status, o.err.substr(0, 2000)));
   return s;
 }
 
@@ -186,10 +186,10 @@ double replay_once(const std::string& plan_file, const std::string& target, doub
       run_process({program_beside("mpior-replay", "replayer"), "--quiet", "--fs", fsdir, "--json", json, plan_file},
                   scratch.path());
   if (o.status != 0)
-    throw PredictError(fmt::format("--check: mpior-replay exited {}: {}", o.status, o.err.substr(0, 2000)));
+    throw ToolError(fmt::format("--check: mpior-replay exited {}: {}", o.status, o.err.substr(0, 2000)));
   std::ifstream f(json);
   nlohmann::json r = nlohmann::json::parse(f, nullptr, false);
-  if (r.is_discarded() || !r.contains("per_rank")) throw PredictError("--check: mpior-replay wrote no report");
+  if (r.is_discarded() || !r.contains("per_rank")) throw ToolError("--check: mpior-replay wrote no report");
   double io = 0;
   for (const nlohmann::json& t : r["per_rank"])
     if (t.contains("predicted")) io += t["predicted"].value("io_s", 0.0);
@@ -222,7 +222,7 @@ Classes read_classes(const Cli& cli, std::string& chosen) {
   for (const std::string& p : cli.plans) {
     trace::Plan plan = trace::read_plan(plan_file_of(p));
     if (!runs.empty() && plan.job.size != ranks)
-      throw PredictError(
+      throw ToolError(
           fmt::format("{} has {} ranks, {} has {}: several plans must be traced runs of one program "
                       "at one scale",
                       p, plan.job.size, cli.plans[0], ranks));
@@ -243,7 +243,7 @@ int predict_plan(Cli& cli) {
   int64_t need = jp.space + jp.space / 5 + (int64_t(1) << 20);
   check_directory("--reference", cli.reference, need);
   check_directory("--target", cli.target, need);
-  if (fs::equivalent(cli.reference, cli.target)) throw PredictError("--reference and --target are the same directory");
+  if (fs::equivalent(cli.reference, cli.target)) throw ToolError("--reference and --target are the same directory");
   if (cli.jobs_dir.empty())
     cli.jobs_dir = cli.json.empty() ? "mpior-predict-jobs" : (fs::path(cli.json).parent_path() / "fio-jobs").string();
   cli.reference = fs::absolute(cli.reference).string();  // fio runs in a subdirectory
@@ -257,7 +257,7 @@ int predict_plan(Cli& cli) {
   if (!cli.json.empty()) {
     std::ofstream f(cli.json);
     f << report_json(in, cs, jp, p).dump(2) << "\n";
-    if (!f) throw PredictError("cannot write --json " + cli.json);
+    if (!f) throw ToolError("cannot write --json " + cli.json);
   }
   std::cout << report_text(in, cs, jp, p);
   return 0;
@@ -269,9 +269,7 @@ int run(Cli& cli) {
   } catch (const Interrupted& e) {
     std::cerr << "mpior-predict: interrupted; removed what the jobs wrote\n";
     return 128 + e.signal;
-  } catch (const PredictError& e) {
-    std::cerr << "mpior-predict: " << e.what() << "\n";
-  } catch (const trace::FormatError& e) {
+  } catch (const ToolError& e) {
     std::cerr << "mpior-predict: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
     std::cerr << "mpior-predict: out of memory reading " << fmt::format("{}", fmt::join(cli.plans, ", ")) << "\n";

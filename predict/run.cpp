@@ -71,12 +71,12 @@ Output run_process(const std::vector<std::string>& argv, const std::string& cwd,
   check_interrupt();
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
-    throw PredictError(fmt::format("cannot run {}: {}", argv[0], std::strerror(errno)));
+    throw ToolError(fmt::format("cannot run {}: {}", argv[0], std::strerror(errno)));
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = fork();
-  if (pid < 0) throw PredictError(fmt::format("cannot run {}: {}", argv[0], std::strerror(errno)));
+  if (pid < 0) throw ToolError(fmt::format("cannot run {}: {}", argv[0], std::strerror(errno)));
   if (pid == 0) {  // the child: its own process group, so a signal to us stops all of it
     setpgid(0, 0);
     dup2(out[1], 1);
@@ -101,27 +101,27 @@ Output run_process(const std::vector<std::string>& argv, const std::string& cwd,
   g_child = 0;
   check_interrupt();
   o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  if (o.status == 127) throw PredictError(fmt::format("cannot run {}: not found (is it installed?)", argv[0]));
+  if (o.status == 127) throw ToolError(fmt::format("cannot run {}: not found (is it installed?)", argv[0]));
   return o;
 }
 
 void check_directory(const std::string& role, const std::string& dir, int64_t need) {
   std::error_code ec;
   auto st = fs::status(dir, ec);
-  if (ec || !fs::exists(st)) throw PredictError(fmt::format("{} {}: no such directory", role, dir));
-  if (!fs::is_directory(st)) throw PredictError(fmt::format("{} {}: not a directory", role, dir));
+  if (ec || !fs::exists(st)) throw ToolError(fmt::format("{} {}: no such directory", role, dir));
+  if (!fs::is_directory(st)) throw ToolError(fmt::format("{} {}: not a directory", role, dir));
   std::string probe = (fs::path(dir) / ".mpior-predict-probe").string();  // also read-only mounts, for root
   if (access(dir.c_str(), W_OK | X_OK) != 0 || mkdir(probe.c_str(), 0700) != 0)
-    throw PredictError(fmt::format("{} {}: not writable ({})", role, dir, std::strerror(errno)));
+    throw ToolError(fmt::format("{} {}: not writable ({})", role, dir, std::strerror(errno)));
   rmdir(probe.c_str());
   if (!fs::is_empty(dir, ec) || ec)
-    throw PredictError(fmt::format("{} {}: not empty (the jobs need an empty directory of their own)", role, dir));
+    throw ToolError(fmt::format("{} {}: not empty (the jobs need an empty directory of their own)", role, dir));
   struct statvfs v {};
   if (statvfs(dir.c_str(), &v) != 0)
-    throw PredictError(fmt::format("{} {}: cannot read free space ({})", role, dir, std::strerror(errno)));
+    throw ToolError(fmt::format("{} {}: cannot read free space ({})", role, dir, std::strerror(errno)));
   int64_t avail = int64_t(v.f_bavail) * int64_t(v.f_frsize);
   if (avail < need)
-    throw PredictError(fmt::format("{} {}: {} bytes free, the jobs need {} bytes", role, dir, avail, need));
+    throw ToolError(fmt::format("{} {}: {} bytes free, the jobs need {} bytes", role, dir, avail, need));
 }
 
 Scratch::Scratch(const std::string& dir) : path_((fs::path(dir) / "mpior-predict-run").string()) {
@@ -132,7 +132,7 @@ Scratch::Scratch(const std::string& dir) : path_((fs::path(dir) / "mpior-predict
   std::error_code ec;
   fs::remove_all(path_, ec);
   if (!fs::create_directory(path_, ec) || ec)
-    throw PredictError(fmt::format("cannot make {}: {}", path_, ec ? ec.message() : "exists"));
+    throw ToolError(fmt::format("cannot make {}: {}", path_, ec ? ec.message() : "exists"));
 }
 
 Scratch::~Scratch() {

@@ -7,11 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace mpior::predict {
+#include "trace/tool_error.hpp"
 
-struct PredictError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace mpior::predict {
 
 // SIGINT or SIGTERM arrived: the child was stopped; the caller cleans up.
 struct Interrupted : std::runtime_error {
@@ -30,12 +28,12 @@ struct Output {
 };
 
 // Runs argv (argv[0] looked up in PATH) in cwd with extra NAME=VALUE
-// variables; stdout and stderr captured. Throws PredictError when it cannot start.
+// variables; stdout and stderr captured. Throws ToolError when it cannot start.
 Output run_process(const std::vector<std::string>& argv, const std::string& cwd,
                    const std::vector<std::string>& env = {});
 
 // A directory the jobs run in: an existing, writable, empty directory with
-// `need` bytes free. Throws PredictError with one sentence naming `role` and the problem.
+// `need` bytes free. Throws ToolError with one sentence naming `role` and the problem.
 void check_directory(const std::string& role, const std::string& dir, int64_t need);
 
 // DIR/mpior-predict-run, made for one run and removed with what it holds;

@@ -3,9 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
-#include "replayer/replay_error.hpp"
 #include "report/progress.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 
@@ -74,10 +74,10 @@ std::string plan_file_of(const std::string& plan) {
 
 void check_thread_count(int64_t requested, const trace::Plan& plan) {
   if (requested < 0 || size_t(requested) == plan.ranks.size()) return;
-  throw ReplayError("--threads " + std::to_string(requested) + " does not match the plan's " +
-                    std::to_string(plan.ranks.size()) +
-                    " ranks; to replay at another scale, extrapolate a plan for it first (mpior-post --extrapolate " +
-                    std::to_string(requested) + " ...)");
+  throw ToolError("--threads " + std::to_string(requested) + " does not match the plan's " +
+                  std::to_string(plan.ranks.size()) +
+                  " ranks; to replay at another scale, extrapolate a plan for it first (mpior-post --extrapolate " +
+                  std::to_string(requested) + " ...)");
 }
 
 ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_file) {

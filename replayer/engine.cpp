@@ -402,7 +402,7 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   started.store(t0, std::memory_order_release);
   for (pthread_t id : ids) pthread_join(id, nullptr);
   bar.stop();
-  if (sh.progress.is_aborted()) throw ReplayError(sh.progress.reason());
+  if (sh.progress.is_aborted()) throw ToolError(sh.progress.reason());
   Report rep = collect(plan, opt, *target, sh, threads, t0);
   if (!opt.io_log.empty()) {
     rep.io_log = io_log_text(threads);

@@ -31,13 +31,13 @@ struct ReplayOptions {
   BindMode bind = BindMode::as_traced;  // --bind
 };
 
-// Throws ReplayError for a plan the replay cannot use (ranks out of range) and
+// Throws ToolError for a plan the replay cannot use (ranks out of range) and
 // for problems of the target; and, after stopping every thread, when the
 // replay stalled or the target file system failed under it.
 Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt);
 
 // The plan's inconsistencies that would make a replay meaningless; throws
-// ReplayError naming `name` (the plan file).
+// ToolError naming `name` (the plan file).
 void validate_plan(const trace::Plan& plan, const std::string& name);
 
 }  // namespace mpior::replay

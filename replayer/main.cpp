@@ -7,10 +7,10 @@
 #include "replayer/cli.hpp"
 #include "replayer/engine.hpp"
 #include "replayer/mpi_mode.hpp"
-#include "replayer/replay_error.hpp"
 #include "replayer/replay_html.hpp"
 #include "replayer/replay_timeline.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 namespace {
 
@@ -40,9 +40,7 @@ int run(const mpior::replay::CliOptions& cli) {
       return 1;
     }
     return 0;
-  } catch (const replay::ReplayError& e) {
-    std::cerr << "mpior-replay: " << e.what() << "\n";
-  } catch (const trace::FormatError& e) {
+  } catch (const ToolError& e) {
     std::cerr << "mpior-replay: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
     std::cerr << "mpior-replay: out of memory replaying " << cli.plan << "\n";

@@ -6,7 +6,7 @@
 
 #include "replayer/mpi_mode.hpp"
 #include "replayer/mpi_yield.hpp"
-#include "replayer/replay_error.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 
@@ -98,7 +98,7 @@ void MpiBackend::make_now(int32_t g, int32_t idup_of) {
     return;
   }
   auto check = [&](int rc, const char* what) {
-    if (rc != MPI_SUCCESS) throw ReplayError(fmt::format("communicator {}: {} failed", g, what));
+    if (rc != MPI_SUCCESS) throw ToolError(fmt::format("communicator {}: {} failed", g, what));
   };
   if (idup_of >= 0 && ready(idup_of)) {
     MpiComm& parent = comms_[size_t(idup_of)];
@@ -124,7 +124,7 @@ MPI_Comm MpiBackend::file_comm(int32_t global) {
   if (!one_per_rank() || !ready(global)) return MPI_COMM_NULL;
   std::lock_guard lock(*c.mu);
   if (c.file == MPI_COMM_NULL && MPI_Comm_dup(c.msg, &c.file) != MPI_SUCCESS)
-    throw ReplayError(fmt::format("communicator {}: MPI_Comm_dup for MPI_File_open failed", global));
+    throw ToolError(fmt::format("communicator {}: MPI_Comm_dup for MPI_File_open failed", global));
   return c.file;
 }
 
@@ -142,7 +142,7 @@ void MpiBackend::make(int32_t global, int32_t idup_of) {
   c.meet->run([&] {
     std::lock_guard lock(*c.mu);
     if (c.msg != MPI_COMM_NULL)
-      throw ReplayError(fmt::format("communicator {} made again before its MPI_Comm_free", global));
+      throw ToolError(fmt::format("communicator {} made again before its MPI_Comm_free", global));
     c.free_when_idle = false;
     make_now(global, idup_of);
   });
@@ -156,7 +156,7 @@ bool MpiBackend::ready(int32_t global) {
   c.made.wait(lock, [&] { return c.idup_arrived == 0; });
   if (c.idup_pending) {
     if (waitall_yielding(int(c.idups.size()), c.idups.data()) != MPI_SUCCESS)
-      throw ReplayError(fmt::format("communicator {}: MPI_Comm_idup failed", global));
+      throw ToolError(fmt::format("communicator {}: MPI_Comm_idup failed", global));
     c.idups.clear();
     c.idup_pending = false;
   }

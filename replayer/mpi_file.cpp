@@ -16,9 +16,9 @@
 #include "replayer/io_replay.hpp"
 #include "replayer/mpi_ops.hpp"
 #include "replayer/mpiio_replay.hpp"
-#include "replayer/replay_error.hpp"
 #include "replayer/replay_report.hpp"
 #include "replayer/setup.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 

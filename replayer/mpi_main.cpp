@@ -10,9 +10,9 @@
 #include "replayer/cli.hpp"
 #include "replayer/engine.hpp"
 #include "replayer/mpi_mode.hpp"
-#include "replayer/replay_error.hpp"
 #include "replayer/replay_report.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 namespace {
@@ -113,23 +113,21 @@ struct Prepared {
 void prepare(const CliOptions& cli, int procs, int provided, Prepared& p) {
   try {
     if (!cli.timeline.empty() || !cli.html.empty())
-      throw ReplayError("--timeline and --html are not available with --mpi (use the threaded replay)");
+      throw ToolError("--timeline and --html are not available with --mpi (use the threaded replay)");
     p.plan_file = plan_file_of(cli.plan);
     p.plan = trace::read_plan(p.plan_file);
     check_thread_count(cli.threads, p.plan);
     validate_plan(p.plan, p.plan_file);
     if (size_t(procs) > p.plan.ranks.size())
-      throw ReplayError(fmt::format("{} MPI processes for a plan of {} ranks: run at most one process per rank", procs,
-                                    p.plan.ranks.size()));
+      throw ToolError(fmt::format("{} MPI processes for a plan of {} ranks: run at most one process per rank", procs,
+                                  p.plan.ranks.size()));
     bool threads = size_t(procs) < p.plan.ranks.size();
     for (const trace::Stream& s : p.plan.streams) threads = threads || s.thread > 0;
     if (threads && provided < MPI_THREAD_MULTIPLE)
-      throw ReplayError("this MPI does not provide MPI_THREAD_MULTIPLE, which several ranks per process need");
+      throw ToolError("this MPI does not provide MPI_THREAD_MULTIPLE, which several ranks per process need");
     if (provided < MPI_THREAD_SERIALIZED)  // the replay thread calls MPI, not the main one
-      throw ReplayError("this MPI does not provide MPI_THREAD_SERIALIZED, which the replay threads need");
-  } catch (const ReplayError& e) {
-    p.error = e.what();
-  } catch (const trace::FormatError& e) {
+      throw ToolError("this MPI does not provide MPI_THREAD_SERIALIZED, which the replay threads need");
+  } catch (const ToolError& e) {
     p.error = e.what();
   }
 }

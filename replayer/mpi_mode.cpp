@@ -8,9 +8,9 @@
 
 #include "replayer/mpi_ops.hpp"
 #include "replayer/mpi_yield.hpp"
-#include "replayer/replay_error.hpp"
 #include "replayer/replay_report.hpp"
 #include "trace/inter_request.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 
@@ -116,7 +116,7 @@ void MpiThreadOps::check(int rc, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int n = 0;
   MPI_Error_string(rc, text, &n);
-  throw ReplayError(fmt::format("{}: {} failed: {}", who_, what, std::string(text, size_t(n))));
+  throw ToolError(fmt::format("{}: {} failed: {}", who_, what, std::string(text, size_t(n))));
 }
 
 void MpiThreadOps::finish() {
@@ -187,15 +187,15 @@ int MpiThreadOps::tag(int64_t plan_tag, int32_t src_plan, int32_t dst_plan) cons
   int64_t w = b_.blocks().widest(), first = plan_tag < 0 ? -plan_tag - 1 : plan_tag + kOwnTags;
   int64_t t = (first * w + b_.blocks().local(src_plan)) * w + b_.blocks().local(dst_plan);
   if (plan_tag < -kOwnTags || t > b_.tag_ub())
-    throw ReplayError(fmt::format("{}: tag {} does not fit MPI's tag bound {} with {} ranks per process", who_,
-                                  plan_tag, b_.tag_ub(), w));
+    throw ToolError(fmt::format("{}: tag {} does not fit MPI's tag bound {} with {} ranks per process", who_, plan_tag,
+                                b_.tag_ub(), w));
   return int(t);
 }
 
 void MpiThreadOps::send(const Comm& c, MPI_Comm on, int32_t dst_comm_rank, int64_t app_tag, int64_t bytes,
                         int64_t req_id) {
   int32_t dst = member_plan_rank(c.id, dst_comm_rank);
-  if (dst < 0) throw ReplayError(fmt::format("{}: send to rank {} outside its communicator", who_, dst_comm_rank));
+  if (dst < 0) throw ToolError(fmt::format("{}: send to rank {} outside its communicator", who_, dst_comm_rank));
   if (b_.mine(dst)) return channels_.post({c.id, c.me, dst_comm_rank, app_tag});
   int32_t to = b_.comm(c.id).proc_rank(b_.blocks().owner(dst));
   MPI_Request req;
@@ -254,14 +254,14 @@ void MpiThreadOps::settle_send(int64_t req_id) {
 // Takes the next message of the channel whatever its size (MPI_Mprobe).
 void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, int64_t app_tag) {
   int32_t src = member_plan_rank(c.id, src_comm_rank);
-  if (src < 0) throw ReplayError(fmt::format("{}: receive from rank {} outside its communicator", who_, src_comm_rank));
+  if (src < 0) throw ToolError(fmt::format("{}: receive from rank {} outside its communicator", who_, src_comm_rank));
   if (b_.mine(src)) {
     // This thread's sends to other processes move on while it waits (as a
     // compute gap's idle_until drives them): the process's other threads
     // may be in gaps of their own, or waiting here too.
     if (channels_.wait({c.id, src_comm_rank, c.me, app_tag}, Who(who_), &drive_) == WaitResult::ok) return;
-    throw ReplayError(fmt::format("{}: stopped waiting for a message from rank {} of this process: {}", who_, src,
-                                  channels_.stop_reason()));
+    throw ToolError(fmt::format("{}: stopped waiting for a message from rank {} of this process: {}", who_, src,
+                                channels_.stop_reason()));
   }
   int32_t from = b_.comm(c.id).proc_rank(b_.blocks().owner(src));
   Arrival entry = arrive(b_.clock());
@@ -273,7 +273,7 @@ void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, in
   char* buf = recv_buffer(n);
   check(MPI_Mrecv_c(buf, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
   MessageStamp s;
-  if (n < kStampBytes) throw ReplayError(fmt::format("{}: a message of {} bytes, without its stamp", who_, n));
+  if (n < kStampBytes) throw ToolError(fmt::format("{}: a message of {} bytes, without its stamp", who_, n));
   std::memcpy(&s, buf, sizeof s);
   received(entry, s);
 }
@@ -386,7 +386,7 @@ void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, con
           return;
         }
         int32_t root = member_plan_rank(c.id, int32_t(root_in));
-        if (root < 0) throw ReplayError(fmt::format("{}: root {} is not in the communicator", who_, root_in));
+        if (root < 0) throw ToolError(fmt::format("{}: root {} is not in the communicator", who_, root_in));
         int from = mc.proc_rank(b_.blocks().owner(root));
         check(MPI_Bcast_c(buf, MPI_Count(bytes), MPI_BYTE, from, mc.msg), "MPI_Bcast");
       },

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <map>
 
-#include "replayer/replay_error.hpp"
 #include "report/collect.hpp"
 #include "report/html_report.hpp"
 #include "report/plan_names.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 
@@ -75,7 +75,7 @@ void write_replay_html(const std::string& file, const trace::Plan& plan, const r
                       std::to_string(s.thread));
   }
   d.loops = loops_text(streams, headers);
-  if (!write_file(file, render_html(d))) throw replay::ReplayError("cannot write --html " + file);
+  if (!write_file(file, render_html(d))) throw ToolError("cannot write --html " + file);
 }
 
 }  // namespace mpior::replay

@@ -10,7 +10,7 @@
 namespace mpior::replay {
 
 // From the calls the replay recorded (Report::calls). Throws
-// replay::ReplayError when the file cannot be written.
+// ToolError when the file cannot be written.
 void write_replay_html(const std::string& file, const trace::Plan& plan, const replay::Report& rep);
 
 }  // namespace mpior::replay

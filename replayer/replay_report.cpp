@@ -7,8 +7,8 @@
 #include <fstream>
 #include <ostream>
 
-#include "replayer/replay_error.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 
@@ -258,7 +258,7 @@ nlohmann::json to_json(const Report& r) {
 void write_io_log(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
-  if (!out) throw ReplayError("cannot write --io-log " + path);
+  if (!out) throw ToolError("cannot write --io-log " + path);
 }
 
 void write_json(const std::string& path, const Report& r) {
@@ -266,7 +266,7 @@ void write_json(const std::string& path, const Report& r) {
   try {
     trace::write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
   } catch (const std::exception& e) {
-    throw ReplayError(std::string("--json: ") + e.what());
+    throw ToolError(std::string("--json: ") + e.what());
   }
 }
 

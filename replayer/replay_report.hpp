@@ -141,9 +141,9 @@ void print_text(std::ostream& out, const Report& r);
 // other sizes than the plan says; empty when none did.
 std::string size_failure(const Report& r);
 nlohmann::json to_json(const Report& r);
-// Throws ReplayError naming the path when it cannot be written.
+// Throws ToolError naming the path when it cannot be written.
 void write_io_log(const std::string& path, const std::string& text);
-// Throws ReplayError naming the path when it cannot be written.
+// Throws ToolError naming the path when it cannot be written.
 void write_json(const std::string& path, const Report& r);
 
 }  // namespace mpior::replay

@@ -21,10 +21,10 @@
 #include "replayer/mpi_replay.hpp"
 #include "replayer/mpiio_replay.hpp"
 #include "replayer/pacing_clock.hpp"
-#include "replayer/replay_error.hpp"
 #include "replayer/start_gate.hpp"
 #include "replayer/sync.hpp"
 #include "report/progress.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 

@@ -3,12 +3,12 @@
 #include <fstream>
 #include <map>
 
-#include "replayer/replay_error.hpp"
 #include "replayer/replay_messages.hpp"
 #include "report/event_view.hpp"
 #include "report/plan_names.hpp"
 #include "report/timeline_ids.hpp"
 #include "report/timeline_writer.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 
@@ -39,7 +39,7 @@ void name_tracks(TimelineWriter& w, const trace::Plan& plan, const replay::Repor
 void write_replay_timeline(const std::string& file, const trace::Plan& plan, const replay::Report& rep,
                            uint64_t max_events) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out) throw replay::ReplayError("cannot write --timeline " + file);
+  if (!out) throw ToolError("cannot write --timeline " + file);
   TimelineWriter w(out, max_events);
   name_tracks(w, plan, rep);
   PlanNames names(plan);
@@ -70,7 +70,7 @@ void write_replay_timeline(const std::string& file, const trace::Plan& plan, con
                          {"ranks", rep.ranks},
                          {"replay_s", double(rep.replay_ns) / 1e9},
                          {"traced_s", double(rep.traced_ns) / 1e9}};
-  if (!w.finish(std::move(meta))) throw replay::ReplayError("cannot write --timeline " + file);
+  if (!w.finish(std::move(meta))) throw ToolError("cannot write --timeline " + file);
 }
 
 }  // namespace mpior::replay

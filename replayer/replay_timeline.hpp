@@ -10,7 +10,7 @@
 
 namespace mpior::replay {
 
-// Throws replay::ReplayError when the file cannot be written.
+// Throws ToolError when the file cannot be written.
 void write_replay_timeline(const std::string& file, const trace::Plan& plan, const replay::Report& rep,
                            uint64_t max_events);
 

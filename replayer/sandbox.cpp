@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "replayer/replay_error.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 namespace {
@@ -145,9 +145,9 @@ Sandbox::Sandbox(const std::string& root, Resolver resolver) : root_(root), id_(
   std::error_code ec;
   std::filesystem::create_directories(root, ec);
   if (ec && !std::filesystem::is_directory(root))
-    throw ReplayError("cannot create --fs directory " + root + ": " + ec.message());
+    throw ToolError("cannot create --fs directory " + root + ": " + ec.message());
   root_fd_ = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd_ < 0) throw ReplayError("cannot use --fs directory " + root + ": " + std::strerror(errno));
+  if (root_fd_ < 0) throw ToolError("cannot use --fs directory " + root + ": " + std::strerror(errno));
   // Can we create files there? Root bypasses permission bits, so try it.
   int probe = ::openat(root_fd_, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
   if (probe < 0 && errno != EACCES && errno != EROFS && errno != EPERM) {
@@ -158,14 +158,14 @@ Sandbox::Sandbox(const std::string& root, Resolver resolver) : root_(root), id_(
   if (probe < 0) {
     int e = errno;
     ::close(root_fd_);
-    throw ReplayError("--fs directory " + root + " is not writable: " + std::strerror(e));
+    throw ToolError("--fs directory " + root + " is not writable: " + std::strerror(e));
   }
   ::close(probe);
   if (resolver == Resolver::kernel || resolver == Resolver::automatic) {
     int fd = openat2_beneath(root_fd_, "", O_PATH, 0);
     kernel_ = fd >= 0 || (fd != -ENOSYS && fd != -EPERM);
     if (fd >= 0) ::close(fd);
-    if (!kernel_ && resolver == Resolver::kernel) throw ReplayError("openat2(2) is not available on this kernel");
+    if (!kernel_ && resolver == Resolver::kernel) throw ToolError("openat2(2) is not available on this kernel");
   }
 }
 

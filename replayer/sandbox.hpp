@@ -28,7 +28,7 @@ class Sandbox {
  public:
   enum class Resolver { automatic, kernel, userspace };
 
-  // Opens (creating if missing) the root directory; throws ReplayError with a
+  // Opens (creating if missing) the root directory; throws ToolError with a
   // message naming the directory when it is unusable.
   explicit Sandbox(const std::string& root, Resolver resolver = Resolver::automatic);
   ~Sandbox();

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <set>
 
-#include "replayer/replay_error.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 namespace {
@@ -85,8 +85,8 @@ void check_contained(const Sandbox& box, const trace::Plan& plan, const std::vec
     int r = box.check_contained(p.rel);
     if (r == 0) continue;
     std::string why = r == -EXDEV ? "a symlink there points outside it" : "too many levels of symlinks";
-    throw ReplayError("plan path " + plan.files[p.g].path + " would leave --fs " + box.root() + " (mapped to " +
-                      box.display(p.rel) + "; " + why + ")");
+    throw ToolError("plan path " + plan.files[p.g].path + " would leave --fs " + box.root() + " (mapped to " +
+                    box.display(p.rel) + "; " + why + ")");
   }
 }
 
@@ -100,7 +100,7 @@ std::set<std::string> app_made_dirs(const trace::Plan& plan, const std::vector<P
 }
 
 void fail_on(int r, const std::string& what, const Sandbox& box, const std::string& rel) {
-  if (r < 0) throw ReplayError("cannot " + what + " " + box.display(rel) + ": " + std::strerror(-r));
+  if (r < 0) throw ToolError("cannot " + what + " " + box.display(rel) + ": " + std::strerror(-r));
 }
 
 void remove_stale(const Sandbox& box, const trace::Plan& plan, const std::vector<Placed>& placed,
@@ -209,7 +209,7 @@ std::array<int, 3> open_stdio(const Sandbox& box, bool to_null) {
     std::string name = i == 1 ? "__stdout__" : "__stderr__";
     fds[size_t(i)] = to_null ? ::open("/dev/null", O_WRONLY | O_CLOEXEC)
                              : box.open(name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-    if (to_null && fds[size_t(i)] < 0) throw ReplayError(std::string("cannot open /dev/null: ") + strerror(errno));
+    if (to_null && fds[size_t(i)] < 0) throw ToolError(std::string("cannot open /dev/null: ") + strerror(errno));
     fail_on(fds[size_t(i)], "create", box, name);
   }
   return fds;
@@ -220,7 +220,7 @@ std::array<int, 3> open_stdio(const Sandbox& box, bool to_null) {
 IoBuffer::IoBuffer(size_t bytes) : size_(std::max<size_t>(bytes, 4096)) {
   void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
-    throw ReplayError("cannot reserve a " + std::to_string(size_) + "-byte I/O buffer: " + std::strerror(errno));
+    throw ToolError("cannot reserve a " + std::to_string(size_) + "-byte I/O buffer: " + std::strerror(errno));
   data_ = static_cast<char*>(p);
   // Non-zero data, so compressing or deduplicating file systems store what an
   // application would; beyond the first MiBs, untouched pages stay free.

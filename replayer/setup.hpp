@@ -51,7 +51,7 @@ struct Target {
   ~Target();
 };
 
-// Throws ReplayError naming the file or directory when the target cannot
+// Throws ToolError naming the file or directory when the target cannot
 // hold the replay (unusable --fs, a path leaving it, a file that cannot be made).
 std::unique_ptr<Target> prepare_target(const trace::Plan& plan, const SetupOptions& opt);
 

@@ -4,32 +4,32 @@
 #include <string>
 
 #include "replayer/engine.hpp"
-#include "replayer/replay_error.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 
 void validate_plan(const trace::Plan& plan, const std::string& name) {
-  if (plan.ranks.empty()) throw ReplayError(name + ": the plan has no ranks");
+  if (plan.ranks.empty()) throw ToolError(name + ": the plan has no ranks");
   for (size_t i = 0; i < plan.streams.size(); ++i)
     for (int64_t r : plan.streams[i].rank_list())
       if (r < 0 || size_t(r) >= plan.ranks.size())
-        throw ReplayError(name + ": stream " + std::to_string(i) + " stands for rank " + std::to_string(r) +
-                          " but the plan has " + std::to_string(plan.ranks.size()) + " ranks");
+        throw ToolError(name + ": stream " + std::to_string(i) + " stands for rank " + std::to_string(r) +
+                        " but the plan has " + std::to_string(plan.ranks.size()) + " ranks");
   for (size_t r = 0; r < plan.ranks.size(); ++r) {
     for (int32_t g : plan.ranks[r].files)
       if (g >= int64_t(plan.files.size()))
-        throw ReplayError(name + ": rank " + std::to_string(r) + " maps a file to global id " + std::to_string(g) +
-                          " past the plan's " + std::to_string(plan.files.size()) + " files");
+        throw ToolError(name + ": rank " + std::to_string(r) + " maps a file to global id " + std::to_string(g) +
+                        " past the plan's " + std::to_string(plan.files.size()) + " files");
     for (int32_t g : plan.ranks[r].comms)
       if (g >= int64_t(plan.comms.size()))
-        throw ReplayError(name + ": rank " + std::to_string(r) + " maps a communicator to global id " +
-                          std::to_string(g) + " past the plan's " + std::to_string(plan.comms.size()));
+        throw ToolError(name + ": rank " + std::to_string(r) + " maps a communicator to global id " +
+                        std::to_string(g) + " past the plan's " + std::to_string(plan.comms.size()));
   }
   for (size_t c = 0; c < plan.comms.size(); ++c)
     for (int32_t m : plan.comms[c].members)
       if (m < 0 || size_t(m) >= plan.ranks.size())
-        throw ReplayError(name + ": communicator " + std::to_string(c) + " lists rank " + std::to_string(m) +
-                          " but the plan has " + std::to_string(plan.ranks.size()) + " ranks");
+        throw ToolError(name + ": communicator " + std::to_string(c) + " lists rank " + std::to_string(m) +
+                        " but the plan has " + std::to_string(plan.ranks.size()) + " ranks");
 }
 
 }  // namespace mpior::replay

@@ -22,11 +22,11 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream f(path);
-  if (!f) throw StudyError(fmt::format("{}: cannot read", path));
+  if (!f) throw ToolError(fmt::format("{}: cannot read", path));
   try {
     return nlohmann::json::parse(f);
   } catch (const nlohmann::json::exception& e) {
-    throw StudyError(fmt::format("{}: not JSON ({})", path, e.what()));
+    throw ToolError(fmt::format("{}: not JSON ({})", path, e.what()));
   }
 }
 
@@ -46,7 +46,7 @@ std::string last_line(const std::string& err) {
 void run_tool(const std::vector<std::string>& argv, const std::string& what) {
   predict::Output o = predict::run_process(argv, ".");
   predict::check_interrupt();
-  if (o.status != 0) throw StudyError(fmt::format("{} failed (exit {}): {}", what, o.status, last_line(o.err)));
+  if (o.status != 0) throw ToolError(fmt::format("{} failed (exit {}): {}", what, o.status, last_line(o.err)));
 }
 
 // An empty scratch directory below `dir`, removed with what it holds.
@@ -92,14 +92,14 @@ std::vector<Input> read_inputs(const std::vector<std::string>& dirs) {
     else if (fs::exists(fs::path(d) / "plan.mpior"))
       in.plan = d;
     else
-      throw StudyError(
+      throw ToolError(
           fmt::format("{}: neither a plan nor a trace directory with a plan (run mpior-post {} first)", d, d));
     nlohmann::json s = read_json((fs::path(in.plan) / "summary.json").string());
     in.ranks = s.value("ranks", 0);
-    if (in.ranks < 1) throw StudyError(fmt::format("{}: summary.json names no rank count", in.plan));
+    if (in.ranks < 1) throw ToolError(fmt::format("{}: summary.json names no rank count", in.plan));
     in.traced_s = s["time"].value("traced_s", 0.0) / in.ranks;
     for (const Input& o : out)
-      if (o.ranks == in.ranks) throw StudyError(fmt::format("{} and {}: two traces at {} ranks", o.dir, d, in.ranks));
+      if (o.ranks == in.ranks) throw ToolError(fmt::format("{} and {}: two traces at {} ranks", o.dir, d, in.ranks));
     out.push_back(in);
   }
   return out;
@@ -227,10 +227,7 @@ nlohmann::json Runner::run_point(const Point& p, const std::string& on_dir) {
       j["replay"] = replay(p, plan, on_dir);
     }
     if (p.target != "reference") j["predict"] = predict(p, plan, on_dir);
-  } catch (const StudyError& e) {
-    j["status"] = "failed";
-    j["errors"].push_back(e.what());
-  } catch (const predict::PredictError& e) {
+  } catch (const ToolError& e) {
     j["status"] = "failed";
     j["errors"].push_back(e.what());
   }

@@ -51,7 +51,7 @@ std::vector<int> parse_ranks(const std::string& text) {
     std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     int64_t v = parse_size(item);
     if (v < 1 || v > (int64_t(1) << 24) || item.find_first_not_of("0123456789") != std::string::npos)
-      throw StudyError(
+      throw ToolError(
           fmt::format("--ranks '{}': '{}' is not a rank count (whole numbers >= 1, comma separated)", text, item));
     out.insert(int(v));
     if (comma == std::string::npos) break;
@@ -63,7 +63,7 @@ std::vector<int> parse_ranks(const std::string& text) {
 Target parse_target(const std::string& text) {
   size_t eq = text.find('=');
   if (eq == std::string::npos || !is_name(text.substr(0, eq)) || eq + 1 == text.size())
-    throw StudyError(fmt::format("--target '{}': expected NAME=DIR (NAME of letters, digits, - or _)", text));
+    throw ToolError(fmt::format("--target '{}': expected NAME=DIR (NAME of letters, digits, - or _)", text));
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
@@ -78,14 +78,14 @@ Setting parse_setting(const std::string& text, int index) {
     if (key == "cb_buffer_size") {
       s.cb_buffer_size = parse_size(value);
       if (s.cb_buffer_size < 1)
-        throw StudyError(fmt::format("--set '{}': cb_buffer_size needs a size in bytes (K, M, G allowed)", text));
+        throw ToolError(fmt::format("--set '{}': cb_buffer_size needs a size in bytes (K, M, G allowed)", text));
     } else if (key == "cb_nodes" || key.starts_with("romio_")) {
-      throw StudyError(
+      throw ToolError(
           fmt::format("--set '{}': {} is not applied by extrapolation or replay; only cb_buffer_size "
                       "(the max-blocksize rule) is",
                       text, key));
     } else {
-      throw StudyError(fmt::format("--set '{}': unknown hint '{}' (known: cb_buffer_size)", text, key));
+      throw ToolError(fmt::format("--set '{}': unknown hint '{}' (known: cb_buffer_size)", text, key));
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -106,7 +106,7 @@ ResultFile parse_result(const std::string& text) {
         is_name(r.setting) && !r.path.empty())
       return r;
   }
-  throw StudyError(fmt::format("--result '{}': expected RANKS:TARGET[:SETTING]=REPLAY.json", text));
+  throw ToolError(fmt::format("--result '{}': expected RANKS:TARGET[:SETTING]=REPLAY.json", text));
 }
 
 std::string ResultFile::id() const { return Point{setting, target, ranks, false, false}.id(); }

@@ -9,11 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace mpior::study {
+#include "trace/tool_error.hpp"
 
-struct StudyError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace mpior::study {
 
 struct Target {
   std::string name, dir;

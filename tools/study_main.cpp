@@ -27,9 +27,9 @@ struct Cli {
 
 void writable_dir(const std::string& role, const std::string& dir) {
   std::error_code ec;
-  if (!fs::exists(dir, ec)) throw study::StudyError(fmt::format("{} {}: no such directory", role, dir));
-  if (!fs::is_directory(dir, ec)) throw study::StudyError(fmt::format("{} {}: not a directory", role, dir));
-  if (access(dir.c_str(), W_OK | X_OK) != 0) throw study::StudyError(fmt::format("{} {}: not writable", role, dir));
+  if (!fs::exists(dir, ec)) throw ToolError(fmt::format("{} {}: no such directory", role, dir));
+  if (!fs::is_directory(dir, ec)) throw ToolError(fmt::format("{} {}: not a directory", role, dir));
+  if (access(dir.c_str(), W_OK | X_OK) != 0) throw ToolError(fmt::format("{} {}: not writable", role, dir));
 }
 
 study::Config configure(Cli& cli) {
@@ -39,7 +39,7 @@ study::Config configure(Cli& cli) {
     c.targets.push_back(study::parse_target(t));
     for (size_t i = 0; i + 1 < c.targets.size(); ++i)
       if (c.targets[i].name == c.targets.back().name)
-        throw study::StudyError(fmt::format("--target {}: the name is given twice", t));
+        throw ToolError(fmt::format("--target {}: the name is given twice", t));
     writable_dir("--target " + c.targets.back().name, c.targets.back().dir);
     c.targets.back().dir = fs::absolute(c.targets.back().dir).string();
   }
@@ -47,7 +47,7 @@ study::Config configure(Cli& cli) {
   for (const std::string& s : cli.sets) c.settings.push_back(study::parse_setting(s, int(c.settings.size())));
   for (const std::string& r : cli.results) {
     study::ResultFile f = study::parse_result(r);
-    if (!fs::is_regular_file(f.path)) throw study::StudyError(fmt::format("--result {}: no such file", r));
+    if (!fs::is_regular_file(f.path)) throw ToolError(fmt::format("--result {}: no such file", r));
     c.results[f.id()] = f.path;
   }
   std::error_code ec;
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   }
   try {
     std::vector<study::Input> inputs = study::read_inputs(cli.inputs);
-    if (inputs.size() < 3) throw study::StudyError("give traces at three or more rank counts");
+    if (inputs.size() < 3) throw ToolError("give traces at three or more rank counts");
     study::Config cfg = configure(cli);
     study::Runner runner(cfg, inputs);
     if (cli.dry_run) {

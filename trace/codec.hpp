@@ -9,12 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "trace/tool_error.hpp"
+
 namespace mpior::trace {
 
 // A file that cannot be read: the message names the file and what is wrong.
-class FormatError : public std::runtime_error {
+class FormatError : public ToolError {
  public:
-  using std::runtime_error::runtime_error;
+  using ToolError::ToolError;
 };
 
 uint32_t crc32c(std::span<const uint8_t> data, uint32_t crc = 0);

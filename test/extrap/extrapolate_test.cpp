@@ -6,12 +6,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "extrap/extrap_error.hpp"
 #include "postproc/analyze.hpp"
 #include "postproc/behalf.hpp"
 #include "postproc/plan.hpp"
 #include "test/postproc/fixture.hpp"
 #include "trace/cursor.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior;
 using Catch::Matchers::Contains;

@@ -2,9 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include "extrap/comm_models.hpp"
-#include "extrap/extrap_error.hpp"
 #include "extrap/file_names.hpp"
 #include "extrap/rank_rules.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior::extrap;
 using Catch::Matchers::Contains;

@@ -13,10 +13,10 @@
 #include "postproc/merge_check.hpp"
 #include "postproc/plan.hpp"
 #include "postproc/post.hpp"
-#include "postproc/post_error.hpp"
 #include "test/postproc/fixture.hpp"
 #include "trace/format.hpp"
 #include "trace/text.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "postproc/analyze.hpp"
-#include "postproc/post_error.hpp"
 #include "test/postproc/fixture.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

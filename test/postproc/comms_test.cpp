@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "postproc/post_error.hpp"
 #include "test/postproc/fixture.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior;
 using namespace mpior::test;

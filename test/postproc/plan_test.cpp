@@ -9,9 +9,9 @@
 #include "postproc/analyze.hpp"
 #include "postproc/dump.hpp"
 #include "postproc/post.hpp"
-#include "postproc/post_error.hpp"
 #include "test/postproc/fixture.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior;
 using namespace mpior::test;
@@ -249,7 +249,7 @@ TEST_CASE("a failed analysis leaves an earlier plan directory alone", "[postproc
   auto before = trace::read_file(tmp / "plan/plan.mpior");
   ranks[2].process.job_id = 1;
   write_trace_dir(tmp / "traces", complete_job(3), ranks);
-  REQUIRE_THROWS_AS(postproc::post_process(tmp / "traces", tmp / "plan", log, warn), postproc::PostError);
+  REQUIRE_THROWS_AS(postproc::post_process(tmp / "traces", tmp / "plan", log, warn), ToolError);
   REQUIRE(trace::read_file(tmp / "plan/plan.mpior") == before);
 }
 

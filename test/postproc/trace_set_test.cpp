@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <set>
 
-#include "postproc/post_error.hpp"
 #include "test/postproc/fixture.hpp"
 #include "trace/cursor.hpp"
 #include "trace/format.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior;
 using namespace mpior::test;
@@ -46,7 +46,7 @@ TEST_CASE("incomplete or mixed trace directories are rejected naming the file", 
   trace::JobInfo job = complete_job(3);
   SECTION("missing rank") {
     write_trace_dir(tmp.path(), job, {ranks[0], ranks[2]});
-    REQUIRE_THROWS_AS(postproc::read_trace_dir(tmp.path()), postproc::PostError);
+    REQUIRE_THROWS_AS(postproc::read_trace_dir(tmp.path()), ToolError);
     REQUIRE_THROWS_WITH(postproc::read_trace_dir(tmp.path()),
                         Contains("1 of 3 rank files missing") && Contains(tmp / "rank-000001.mpior"));
   }

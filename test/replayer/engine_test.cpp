@@ -8,8 +8,8 @@
 
 #include "replayer/cli.hpp"
 #include "replayer/file_order.hpp"
-#include "replayer/replay_error.hpp"
 #include "test/replayer/plan_maker.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;
@@ -37,7 +37,7 @@ int64_t peak_rss_bytes() {
 std::string message_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const ReplayError& e) {
+  } catch (const mpior::ToolError& e) {
     return e.what();
   }
   return "accepted";

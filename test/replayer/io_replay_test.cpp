@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include "replayer/engine.hpp"
-#include "replayer/replay_error.hpp"
 #include "replayer/sandbox.hpp"
 #include "test/replayer/plan_maker.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;

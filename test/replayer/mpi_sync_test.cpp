@@ -4,9 +4,9 @@
 #include <thread>
 
 #include "replayer/engine.hpp"
-#include "replayer/replay_error.hpp"
 #include "replayer/sync.hpp"
 #include "test/replayer/plan_maker.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;
@@ -73,7 +73,7 @@ PlanMaker mpi_plan() {
 std::string replay_error(const trace::Plan& plan, const ReplayOptions& opt) {
   try {
     replay_plan(plan, opt);
-  } catch (const ReplayError& e) {
+  } catch (const mpior::ToolError& e) {
     return e.what();
   }
   return "completed";

@@ -2,9 +2,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "replayer/replay_error.hpp"
 #include "replayer/replay_report.hpp"
 #include "test/replayer/plan_maker.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior::replay;
 using mpior::replay::testing::TempDir;

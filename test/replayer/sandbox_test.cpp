@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "replayer/replay_error.hpp"
 #include "test/replayer/plan_maker.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior::replay;
 using mpior::replay::testing::TempDir;
@@ -142,7 +142,7 @@ TEST_CASE("an unusable --fs directory is one clear error naming it", "[sandbox]"
   auto message = [](const std::string& dir) {
     try {
       Sandbox box(dir);
-    } catch (const ReplayError& e) {
+    } catch (const mpior::ToolError& e) {
       return std::string(e.what());
     }
     return std::string("accepted");

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "replayer/replay_error.hpp"
 #include "test/replayer/plan_maker.hpp"
+#include "trace/tool_error.hpp"
 
 using namespace mpior::replay;
 using namespace mpior::replay::testing;
@@ -15,7 +15,7 @@ namespace {
 std::string setup_error(const mpior::trace::Plan& plan, const std::string& fs_dir) {
   try {
     prepare_target(plan, {fs_dir});
-  } catch (const ReplayError& e) {
+  } catch (const mpior::ToolError& e) {
     return e.what();
   }
   return "accepted";

@@ -8,28 +8,28 @@ TEST_CASE("rank lists parse sorted and unique; bad ones are refused") {
   CHECK(parse_ranks("16,4,8,4") == std::vector<int>{4, 8, 16});
   CHECK(parse_ranks("8192") == std::vector<int>{8192});
   for (const char* bad : {"", "4,", "4,x", "0", "-4", "4K", "1,2.5", "99999999999"})
-    CHECK_THROWS_AS(parse_ranks(bad), StudyError);
+    CHECK_THROWS_AS(parse_ranks(bad), mpior::ToolError);
 }
 
 TEST_CASE("targets, settings and results parse; bad ones are refused") {
   Target t = parse_target("A=/mnt/a=b");
   CHECK(t.name == "A");
   CHECK(t.dir == "/mnt/a=b");
-  for (const char* bad : {"A", "=/x", "A=", "a b=/x"}) CHECK_THROWS_AS(parse_target(bad), StudyError);
+  for (const char* bad : {"A", "=/x", "A=", "a b=/x"}) CHECK_THROWS_AS(parse_target(bad), mpior::ToolError);
   Setting s = parse_setting("cb_buffer_size=4K", 1);
   CHECK(s.name == "set1");
   CHECK(s.cb_buffer_size == 4096);
   CHECK(parse_setting("cb_buffer_size=16M", 2).cb_buffer_size == 16 << 20);
   CHECK_THROWS_WITH(parse_setting("cb_nodes=4", 1), Catch::Contains("only cb_buffer_size"));
-  CHECK_THROWS_AS(parse_setting("cb_buffer_size=0", 1), StudyError);
-  CHECK_THROWS_AS(parse_setting("cb_buffer_size=1X", 1), StudyError);
-  CHECK_THROWS_AS(parse_setting("bogus=1", 1), StudyError);
+  CHECK_THROWS_AS(parse_setting("cb_buffer_size=0", 1), mpior::ToolError);
+  CHECK_THROWS_AS(parse_setting("cb_buffer_size=1X", 1), mpior::ToolError);
+  CHECK_THROWS_AS(parse_setting("bogus=1", 1), mpior::ToolError);
   ResultFile r = parse_result("8192:A=out/r.json");
   CHECK(r.ranks == 8192);
   CHECK(r.target == "A");
   CHECK(r.path == "out/r.json");
   for (const char* bad : {"8192A=r.json", "x:A=r.json", "8:A=", "0:A=r.json"})
-    CHECK_THROWS_AS(parse_result(bad), StudyError);
+    CHECK_THROWS_AS(parse_result(bad), mpior::ToolError);
 }
 
 TEST_CASE("the work: traced counts marked and all trust-checked, what-ifs only extrapolated, big counts to MPI") {
