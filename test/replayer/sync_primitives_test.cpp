@@ -192,8 +192,12 @@ TEST_CASE("a collective passes the lateness of the member that held it to every 
     CHECK(m.left[1] == m.left[0]);
   }
   SECTION("only the part of the last arriver's lateness the plan would not have waited anyway") {
-    LateMeeting m = meet_late({40, 25}, {30, 0});  // planned: 10 ms and 25: released 15 ms late
-    CHECK(m.expected() < m.lateness[0]);
+    // planned: 10 ms and 25: released 15 ms late. A sleep that overshoots by
+    // 15 ms on a busy machine makes member 1 early enough to pass all 30 ms,
+    // another case: meet again until the arrivals are this one.
+    LateMeeting m = meet_late({40, 25}, {30, 0});
+    for (int again = 0; again < 20 && m.expected() >= m.lateness[0]; ++again) m = meet_late({40, 25}, {30, 0});
+    REQUIRE(m.expected() < m.lateness[0]);
     CHECK(std::abs(m.left[0] - m.expected()) < kArrivalSlackNs);
     CHECK(m.left[1] == m.left[0]);
   }
