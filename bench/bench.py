@@ -3,7 +3,7 @@
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
 Sections: calls, overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict,
-memory, merge_job, merge_tree, flush, extrap_ior.
+workloads, memory, merge_job, merge_tree, flush, extrap_ior.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -450,6 +450,15 @@ def predict(b):
 
 
 SECTIONS["predict"] = predict
+
+
+def workloads(b):
+    """Replay and ratio prediction on IOR, mdtest and a checkpointing solver, unbound (bench/workloads_bench.py)."""
+    import workloads_bench
+    workloads_bench.run(b, table)
+
+
+SECTIONS["workloads"] = workloads
 
 
 def memory(b):

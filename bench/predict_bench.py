@@ -18,6 +18,7 @@ import os
 import shutil
 import statistics
 
+import settle as settle_mod
 from fidelity_bench import selected
 
 FILESYSTEMS = {"ext4": None, "tmpfs": "/dev/shm"}  # None: below the build directory
@@ -53,14 +54,23 @@ def root_on(b, fs):
     return d
 
 
-def traced_io(b, app, args, root, name):
+def settle(b, root, warm):
+    """Before a measured run: the file system synced, and with warm memory touched too (Bench.settle); without,
+    as a user's run finds the machine."""
+    if warm:
+        b.settle(root)
+    else:
+        settle_mod.sync_fs(root)
+
+
+def traced_io(b, app, args, root, name, warm=True):
     """One traced run with its working directory below root: the plan and time.io_s. app: below test/apps or
     an absolute path."""
     d = os.path.join(root, name)
     shutil.rmtree(d, ignore_errors=True)
     work, traces = os.path.join(d, "work"), os.path.join(d, "traces")
     os.makedirs(work)
-    b.settle(root)  # no earlier run's dirty pages written back meanwhile, memory the host took back touched
+    settle(b, root, warm)  # no earlier run's dirty pages written back meanwhile
     exe = app if os.path.isabs(app) else b.exe(f"test/apps/{app}")
     b.run(["mpirun.mpich", "-n", RANKS, exe] + args, cwd=work,
           env=b.traced(MPIOR_TRACE_DIR=traces))
@@ -71,16 +81,16 @@ def traced_io(b, app, args, root, name):
         return plan, json.load(f)["time"]["io_s"]
 
 
-def predict_once(b, plans, ref_root, tgt_root, reps):
+def predict_once(b, plans, ref_root, tgt_root, reps, warm=True, extra=()):
     ref, tgt = os.path.join(ref_root, "pref"), os.path.join(tgt_root, "ptgt")
     for d in (ref, tgt):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
-    b.settle(tgt_root)
+    settle(b, tgt_root, warm)
     out = os.path.join(b.work, "predict", "report.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     b.run([b.exe("predict/mpior-predict"), "--reference", ref, "--target", tgt, "--json", out, "--check",
-           "--repeat", reps, "--job-seconds", "0.5"] + plans)
+           "--repeat", reps, "--job-seconds", "0.5", *extra] + plans)
     with open(out) as f:
         return json.load(f)
 

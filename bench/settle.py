@@ -52,9 +52,14 @@ def warm_memory(mib):
     _warm_seconds.append(time.monotonic() - start)
 
 
+def sync_fs(directory):
+    """The file system holding directory synced (syncfs): no earlier run's dirty pages written back later."""
+    subprocess.run(["sync", "-f", directory], check=False)
+
+
 def settle(directory, mib=WARM_MIB):
     """Before a measured run: the file system holding directory synced (syncfs), then memory warmed (warming)."""
-    subprocess.run(["sync", "-f", directory], check=False)
+    sync_fs(directory)
     if warming():
         warm_memory(mib)
 

@@ -1,0 +1,94 @@
+"""bench.py section 'workloads' (issue 60): the replay's and mpior-predict's I/O time on the target against the
+real one, on workloads as users run them: 2 ranks, unbound, no memory warmed before a run (only the file
+system synced), ext4 (below the build directory) -> tmpfs (/dev/shm) and back. Rows: a checkpointing solver of
+ours (test/apps/checkpoint_sim, always), and with MPIOR_BENCH_IOR=PREFIX (IOR's install prefix: PREFIX/bin/ior,
+PREFIX/bin/mdtest, built apart: the project never vendors IOR) IOR file per process with fsync, IOR one shared
+file through collective MPI-IO, and mdtest. Each row: REF traced runs on the reference, each beside a real
+(traced) run on the target; then PREDICTIONS rounds of a real run and one mpior-predict --check of the REF plans
+(its ratio prediction, and one full replay on the target). Errors are the medians' against the real runs'
+median; the interval is the median prediction's."""
+import os
+import shutil
+import statistics
+
+import predict_bench
+from fidelity_bench import selected
+
+REF = 3
+PREDICTIONS = 3
+SOLVER = ("solver", "checkpoint_sim", [60, 2000, 3, 524288],
+          "checkpoint_sim: 60 steps of 2 ms, halo, allreduce; 20 checkpoints of 4 MiB a rank, pwrite + fsync")
+
+
+def foreign(prefix):
+    ior, md = os.path.join(prefix, "bin", "ior"), os.path.join(prefix, "bin", "mdtest")
+    return [("ior_fpp", ior, ["-a", "POSIX", "-F", "-e", "-w", "-b", "256m", "-t", "1m", "-o", "ior.dat"],
+             "IOR -a POSIX -F -e -w, 256 MiB a rank in 1 MiB writes, fsync"),
+            ("ior_coll", ior, ["-a", "MPIIO", "-c", "-w", "-b", "256m", "-t", "1m", "-o", "ior.dat"],
+             "IOR -a MPIIO -c -w, one shared file, 256 MiB a rank in 1 MiB collective writes"),
+            ("mdtest", md, ["-n", "3000", "-w", "4096", "-e", "4096", "-d", "md"],
+             "mdtest -n 3000 -w 4096 -e 4096: files and directories, 3000 a rank")]
+
+
+def workloads():
+    """The rows to run, and a sentence on the IOR/mdtest rows when they are skipped (empty when they run)."""
+    prefix = os.environ.get("MPIOR_BENCH_IOR")
+    if not prefix:
+        return [SOLVER], ("ior_fpp, ior_coll, mdtest skipped: set MPIOR_BENCH_IOR to IOR's install prefix "
+                          "(PREFIX/bin/ior, PREFIX/bin/mdtest; IOR is not part of mpior)")
+    rows = foreign(prefix)
+    missing = sorted({r[1] for r in rows if not os.access(r[1], os.X_OK)})
+    if missing:
+        return [SOLVER], f"ior_fpp, ior_coll, mdtest skipped: MPIOR_BENCH_IOR={prefix}: no {', '.join(missing)}"
+    return [SOLVER] + rows, ""
+
+
+def pct(x, real):
+    return (x - real) / real * 100 if real else float("nan")
+
+
+def predictions(b):
+    return 1 if b.quick else PREDICTIONS
+
+
+def one_row(b, label, app, args, ref_fs, tgt_fs):
+    ref_root, tgt_root = predict_bench.root_on(b, ref_fs), predict_bench.root_on(b, tgt_fs)
+    plans, traced, real, preds, loads = [], [], [], [], [os.getloadavg()[0]]
+    for i in range(REF):
+        plan, t = predict_bench.traced_io(b, app, args, ref_root, f"reference{i}", warm=False)
+        plans.append(plan)
+        traced.append(t)
+        real.append(predict_bench.traced_io(b, app, args, tgt_root, f"real{i}", warm=False)[1])
+    for i in range(predictions(b)):
+        real.append(predict_bench.traced_io(b, app, args, tgt_root, f"real{REF + i}", warm=False)[1])
+        preds.append(predict_bench.predict_once(b, plans, ref_root, tgt_root, 3, warm=False,
+                                                extra=("--check-repeat", "1")))
+    loads.append(os.getloadavg()[0])
+    for r in (ref_root, tgt_root):
+        shutil.rmtree(r, ignore_errors=True)
+    real_m = statistics.median(real)
+    mid = sorted(preds, key=lambda p: p["predicted_io_s"])[len(preds) // 2]
+    replay_m = statistics.median(p["check"]["replay_io_s"] for p in preds)
+    low, high = mid["interval"]
+    return [label, f"{ref_fs}->{tgt_fs}", f"{statistics.median(traced):.3f}", f"{real_m:.3f}",
+            f"{min(real):.3f}-{max(real):.3f}", f"{replay_m:.3f}", f"{pct(replay_m, real_m):+.1f}%",
+            f"{mid['predicted_io_s']:.3f}", f"{pct(mid['predicted_io_s'], real_m):+.1f}%",
+            f"[{low:.3f}, {high:.3f}]", "yes" if low <= real_m <= high else "no",
+            ",".join(map(str, mid["spread_over_20"])) or "-", f"{min(loads):.1f}-{max(loads):.1f}"]
+
+
+def run(b, table):
+    progs, skipped = workloads()
+    if skipped:
+        print(f"\nworkloads: {skipped}")
+    rows = []
+    for label, app, args, _ in selected(progs):
+        for ref_fs, tgt_fs in (("ext4", "tmpfs"), ("tmpfs", "ext4")):
+            rows.append(one_row(b, label, app, args, ref_fs, tgt_fs))
+            print("  row: " + " | ".join(rows[-1]), flush=True)
+    table(f"workloads: I/O time on the target (s, summed over 2 ranks), unbound, no memory warm-up; real: median "
+          f"of {REF + predictions(b)} traced runs there; replay (mpior-predict --check) and ratio prediction: "
+          f"median of {predictions(b)}, each from {REF} traced runs on the reference; goals: replay within 5%, "
+          f"ratio within 10% with its interval holding the real time; " + "; ".join(f"{p[0]}: {p[3]}" for p in progs),
+          ["workload", "direction", "traced on ref", "real on target", "real range", "replay", "replay error",
+           "ratio-predicted", "ratio error", "interval", "holds real", "rsd>20% (classes)", "load (1 min)"], rows)
