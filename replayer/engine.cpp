@@ -198,7 +198,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
   }
   cur_ = {true, ev.op() == trace::OpClass::wait || ev.op() == trace::OpClass::test, ev.kind, start, 0};
   bool file_call = trace::is_io(ev.kind) || trace::is_mpiio(ev.kind);
-  acct_ = {true, file_call, start, 0, 0};
+  acct_ = {true, file_call, start, 0, 0, trace::is_mpiio(ev.kind)};
   (file_call                ? summary.traced_io_ns
    : trace::is_mpi(ev.kind) ? summary.traced_mpi_ns
                             : summary.traced_compute_ns) += ev.dur_ns;

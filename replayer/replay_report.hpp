@@ -71,7 +71,8 @@ struct ThreadSummary {
   int64_t traced_ns = 0;
   uint64_t events = 0;  // depth-0 events replayed
   // Where the replay's time went: compute gaps, I/O calls, communication
-  // (the calibrated cost of MPI calls, start-up) and waiting for partners.
+  // (the calibrated cost of MPI calls, start-up) and waiting for partners
+  // (outside MPI-IO calls: their waits are I/O, as in the traced io_s).
   int64_t compute_ns = 0, io_ns = 0, comm_ns = 0, wait_ns = 0;
   int64_t charged_ns = 0;   // of comm_ns: the calibrated costs the replay slept (CommCosts), not MPI's own time
   int64_t cpu_wait_ns = 0;  // the thread's own waits for a CPU (run queue), within the above
