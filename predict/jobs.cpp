@@ -137,6 +137,8 @@ Body data_job(const Classes& cs, const IoClass& c, const JobOptions& opt) {
 
 std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, size_t measured) {
   if (c.key.op == Op::other) return "no benchmark for it (fio, mpior-predict-meta)";
+  if (c.key.op == Op::mpiio_own)
+    return "the ranks meeting and exchanging inside MPI-IO, not the file system: as traced";
   if (c.count == 0 || c.time_ns <= 0) return "no traced time";
   // fsync costs next to nothing on some file systems (tmpfs) and milliseconds
   // on others: a sync class matters however little time it took here, and so

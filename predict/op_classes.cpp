@@ -96,14 +96,32 @@ class Walker {
  public:
   explicit Walker(const trace::Plan& plan) : plan_(plan) {}
 
+  // f(rank, event, global file, nested): nested is the time of the file-system
+  // calls an MPI-IO call made under it, -1 for other calls or none made.
   template <typename F>
   void each(F&& f) const {
     for (const trace::Stream& s : plan_.streams)
       for (int64_t r : s.rank_list()) {
         trace::EventCursor cursor(s, int32_t(r));
-        trace::Event ev;
-        while (cursor.next(ev))
-          if (counts_as_io(ev)) f(int32_t(r), ev, global_file(int32_t(r), ev));
+        trace::Event ev, parent;
+        int64_t nested = -1;
+        bool pending = false;
+        auto flush = [&] {
+          if (pending) f(int32_t(r), parent, global_file(int32_t(r), parent), nested);
+          pending = false;
+        };
+        while (cursor.next(ev)) {
+          if (ev.depth == 0) flush();
+          if (pending && ev.depth > 0 && trace::is_io(ev.kind) && !trace::is_mpi(ev.kind) && !trace::is_mpiio(ev.kind))
+            nested = std::max<int64_t>(nested, 0) + ev.dur_ns;
+          if (!counts_as_io(ev)) continue;
+          if (trace::is_mpiio(ev.kind)) {
+            parent = ev, nested = -1, pending = true;  // its nested calls follow it
+            continue;
+          }
+          f(int32_t(r), ev, global_file(int32_t(r), ev), int64_t(-1));
+        }
+        flush();
       }
   }
 
@@ -157,12 +175,14 @@ ClassKey key_of(Op op, const trace::Event& ev, const FileUse* u, bool shared) {
 }  // namespace
 
 std::string_view op_name(Op op) {
-  static constexpr std::string_view names[] = {"read", "write",  "create", "open",  "close",  "sync",
-                                               "stat", "unlink", "mkdir",  "rmdir", "rename", "other"};
+  static constexpr std::string_view names[] = {"read",   "write", "create", "open",   "close", "sync",        "stat",
+                                               "unlink", "mkdir", "rmdir",  "rename", "other", "MPI-IO's own"};
   return names[size_t(op)];
 }
 
-bool is_metadata(Op op) { return op != Op::read && op != Op::write && op != Op::sync && op != Op::other; }
+bool is_metadata(Op op) {
+  return op != Op::read && op != Op::write && op != Op::sync && op != Op::other && op != Op::mpiio_own;
+}
 
 std::string size_text(int64_t b) {
   if (b >= (int64_t(1) << 30) && b % (int64_t(1) << 30) == 0) return fmt::format("{}GiB", b >> 30);
@@ -194,23 +214,33 @@ Classes derive_classes(const trace::Plan& plan) {
   Walker walk(plan);
   std::map<UseKey, FileUse> uses;
   std::map<int32_t, std::set<int32_t>> users;  // file -> ranks
-  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file) {
+  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t) {
     if (file < 0) return;
     users[file].insert(rank);
     observe_use(uses[{rank, file}], op_of(ev), ev);
   });
   Classes out;
   std::map<ClassKey, IoClass> found;
-  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file) {
+  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested) {
     Op op = op_of(ev);
     auto u = file >= 0 ? uses.find({rank, file}) : uses.end();
     const FileUse* use = u == uses.end() ? nullptr : &u->second;
-    ClassKey k = key_of(op, ev, use, file >= 0 && users[file].size() > 1);
+    bool shared = file >= 0 && users[file].size() > 1;
+    ClassKey k = key_of(op, ev, use, shared);
     IoClass& c = found[k];
     c.key = k;
     ++c.count;
-    c.time_ns += ev.dur_ns;
+    int64_t own = nested >= 0 ? std::max<int64_t>(0, ev.dur_ns - nested) : 0;
+    c.time_ns += ev.dur_ns - own;
     out.io_ns += ev.dur_ns;
+    if (own > 0) {
+      IoClass& m = found[ClassKey{Op::mpiio_own, 0, false, shared, 0, false}];
+      m.key = ClassKey{Op::mpiio_own, 0, false, shared, 0, false};
+      ++m.count;
+      m.time_ns += own;
+      m.ranks.insert(rank);
+      m.kinds.insert(std::string(trace::name(ev.kind)));
+    }
     if (op == Op::read || op == Op::write) {
       c.bytes += bytes_of(ev);
       if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);

@@ -15,7 +15,23 @@
 
 namespace mpior::predict {
 
-enum class Op : uint8_t { read, write, create, open, close, sync, stat, unlink, mkdir, rmdir, rename, other };
+// mpiio_own: an MPI-IO call's time beyond the file-system calls it made (the
+// ranks meeting inside a collective, ROMIO's exchanges): not the file system's.
+enum class Op : uint8_t {
+  read,
+  write,
+  create,
+  open,
+  close,
+  sync,
+  stat,
+  unlink,
+  mkdir,
+  rmdir,
+  rename,
+  other,
+  mpiio_own
+};
 // create, open, close, stat, unlink, mkdir, rmdir, rename: measured by mpior-predict-meta.
 bool is_metadata(Op op);
 std::string_view op_name(Op op);
@@ -51,7 +67,8 @@ struct Classes {
 };
 
 // Walks every rank of every stream twice with the EventCursor (the files'
-// access patterns first, then the classes).
+// access patterns first, then the classes). An MPI-IO call that made
+// file-system calls counts their time in its class, the rest in mpiio_own.
 Classes derive_classes(const trace::Plan& plan);
 
 // Several traced runs of one program at one scale as one: the union of their

@@ -190,9 +190,10 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     ClassResult& r = p.classes[i];
     double t = double(cs.classes[i].time_ns) / 1e9;
     if (!r.measured) {
-      r.ratio = fallback;
+      // MPI-IO's own time is no file system's: kept as traced, bounded as any unmeasured class.
+      r.ratio = cs.classes[i].key.op == Op::mpiio_own ? 1.0 : fallback;
       r.rel_sd = max_sd;
-      r.predicted_s = fallback * t;
+      r.predicted_s = r.ratio * t;
       bounds(r, std::min(lo_ratio, 1.0), std::max(hi_ratio, 1.0), t, factor);
       p.unmeasured_s += t;
     } else if (r.rel_sd > kSpreadFlag) {
@@ -267,10 +268,11 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"bytes", c.bytes},
                         {"traced_s", double(c.time_ns) / 1e9},
                         {"measured", r.measured},
-                        {"basis", !r.measured      ? "fallback ratio"
-                                  : r.per_op_basis ? "target time per op"
-                                  : r.cycle_basis  ? "ratio of the synced write's cycle"
-                                                   : "ratio"},
+                        {"basis", c.key.op == Op::mpiio_own ? "as traced"
+                                  : !r.measured             ? "fallback ratio"
+                                  : r.per_op_basis          ? "target time per op"
+                                  : r.cycle_basis           ? "ratio of the synced write's cycle"
+                                                            : "ratio"},
                         {"ratio", r.ratio},
                         {"rel_sd", r.rel_sd},
                         {"reference_rel_sd", r.reference_rel_sd},

@@ -61,12 +61,44 @@ TEST_CASE("nested calls are not counted twice; metadata and fflush have classes 
   pm.call(0, Kind::unlink, {{arg::file, g}}, 900);
   pm.call(0, Kind::fflush, {{arg::handle, 3}, {arg::file, g}}, 100);
   Classes cs = derive_classes(pm.done());
-  REQUIRE(cs.classes.size() == 4);
+  REQUIRE(cs.classes.size() == 5);
   REQUIRE(find(cs, "write 4KiB sequential per-process").count == 1);  // the MPI-IO call, not the pwrite under it
   REQUIRE(find(cs, "stat per-process").count == 1);
   REQUIRE(find(cs, "unlink per-process").count == 1);
   REQUIRE(find(cs, "other per-process").count == 1);
   REQUIRE(cs.io_ns == 7000 + 800 + 900 + 100);
+  // The MPI-IO call's time: the file system's (its pwrite) in its class, the rest MPI-IO's own.
+  REQUIRE(find(cs, "write 4KiB sequential per-process").time_ns == 6000);
+  REQUIRE(find(cs, "MPI-IO's own per-process").time_ns == 1000);
+}
+
+TEST_CASE("collective writes: the waits inside them are kept as traced, their pwrites scaled", "[predict]") {
+  // IOR's collective MPI-IO: each MPI_File_write_at_all waits 9 ms for the other rank, its pwrite takes 1 ms.
+  PlanMaker pm(2);
+  int32_t f = pm.file("/work/ior.dat");
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 4; ++i) {
+      int64_t at = (r * 4 + i) * 1048576;
+      pm.call(r, Kind::MPI_File_write_at_all,
+              {{arg::handle, 1}, {arg::file, f}, {arg::offset, at}, {arg::count, 1048576}}, 10000000);
+      pm.call(r, Kind::pwrite64, {{arg::handle, 7}, {arg::file, f}, {arg::offset, at}, {arg::count, 1048576}}, 1000000,
+              1, 1048576);
+    }
+  Classes cs = derive_classes(pm.done());
+  REQUIRE(cs.io_ns == 8 * 10000000);
+  const IoClass& w = find(cs, "write 1MiB sequential shared");
+  REQUIRE(w.time_ns == 8 * 1000000);
+  REQUIRE(find(cs, "MPI-IO's own shared").time_ns == 8 * 9000000);
+  JobPlan jp = plan_jobs(cs, {});
+  size_t own = class_label(cs.classes[0].key) == "MPI-IO's own shared" ? 0 : 1;
+  REQUIRE(jp.unmeasured[own].find("not the file system") != std::string::npos);
+  std::vector<std::optional<Runs>> runs(2);
+  runs[1 - own] = Runs{{1.0, 1.0, 1.0}, {0.25, 0.25, 0.25}};  // the file system 4x faster
+  Prediction p = predict_io(cs, runs);
+  // Before: the whole 80 ms at the writes' ratio, 20 ms; the waits are no file system's.
+  REQUIRE(p.predicted_io_s == Approx(0.072 + 0.002));
+  REQUIRE(p.low_s == Approx(0.018 + 0.002));  // the waits may scale as the writes did, or not at all
+  REQUIRE(p.high_s == Approx(0.072 + 0.002));
 }
 
 TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classes are not measured", "[predict]") {
