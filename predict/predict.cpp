@@ -54,6 +54,12 @@ double traced_part(const IoClass& c, double ref_part) {
   return std::max(ref_part, sd * sd) / double(runs.size());
 }
 
+// The spread of the median of a class's traced runs (0 for one run).
+double median_rel_sd(const IoClass& c) {
+  std::vector<double> runs(c.traced_runs_ns.begin(), c.traced_runs_ns.end());
+  return runs.size() < 2 ? 0.0 : rel_sd(runs) / std::sqrt(double(runs.size()));
+}
+
 // The ratio of the medians of each side's runs: a burst of other work on the
 // machine during one run moves a mean (a fio run 3x the others at load 3),
 // not the median. Each side's run-to-run spread: of its runs' means where
@@ -190,9 +196,11 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     ClassResult& r = p.classes[i];
     double t = double(cs.classes[i].time_ns) / 1e9;
     if (!r.measured) {
-      // MPI-IO's own time is no file system's: kept as traced, bounded as any unmeasured class.
-      r.ratio = cs.classes[i].key.op == Op::mpiio_own ? 1.0 : fallback;
-      r.rel_sd = max_sd;
+      // MPI-IO's own time is no file system's: kept as traced, bounded as any unmeasured class, varying
+      // as the traced runs did (their median's spread), not as the fio runs of other classes.
+      bool own = cs.classes[i].key.op == Op::mpiio_own;
+      r.ratio = own ? 1.0 : fallback;
+      r.rel_sd = own ? median_rel_sd(cs.classes[i]) : max_sd;
       r.predicted_s = r.ratio * t;
       bounds(r, std::min(lo_ratio, 1.0), std::max(hi_ratio, 1.0), t, factor);
       p.unmeasured_s += t;

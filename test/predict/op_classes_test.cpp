@@ -99,6 +99,11 @@ TEST_CASE("collective writes: the waits inside them are kept as traced, their pw
   REQUIRE(p.predicted_io_s == Approx(0.072 + 0.002));
   REQUIRE(p.low_s == Approx(0.018 + 0.002));  // the waits may scale as the writes did, or not at all
   REQUIRE(p.high_s == Approx(0.072 + 0.002));
+  // Their bounds are the traced time's, whatever the fio runs' spread (one traced run here: none).
+  runs[1 - own] = Runs{{1.0, 1.0, 1.0}, {0.2, 0.25, 0.3}};
+  p = predict_io(cs, runs);
+  REQUIRE(p.classes[own].low_s == Approx(0.018));
+  REQUIRE(p.classes[own].high_s == Approx(0.072));
 }
 
 TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classes are not measured", "[predict]") {
