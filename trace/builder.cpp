@@ -24,7 +24,20 @@ struct StreamBuilder::Impl {
     return gap;
   }
 
-  void append(const RawEvent& ev) { folder->add(ev, gap_of(ev), ev.end - ev.start, fold::event_signature(ev)); }
+  // A thread calls from few call sites, mostly the one it called from last:
+  // the signature of the last (call site, kind, depth, flags) is kept.
+  uint64_t last_callsite = 0, last_key = ~uint64_t(0), last_sig = 0;
+  uint64_t signature(const RawEvent& ev) {
+    const uint64_t key = fold::event_key(ev);
+    if (ev.callsite != last_callsite || key != last_key) {
+      last_callsite = ev.callsite;
+      last_key = key;
+      last_sig = fold::event_signature(ev);
+    }
+    return last_sig;
+  }
+
+  void append(const RawEvent& ev) { folder->add(ev, gap_of(ev), ev.end - ev.start, signature(ev)); }
 };
 
 StreamBuilder::StreamBuilder(BuilderOptions opt) : impl_(std::make_unique<Impl>(opt)) {}

@@ -36,9 +36,11 @@ inline uint64_t mix(uint64_t z) {  // splitmix64 finalizer
 
 // Events are "the same" for folding when kind, depth, flags and call site
 // agree (inline: every folded event asks it).
+inline uint64_t event_key(const RawEvent& ev) {
+  return uint64_t(ev.kind) | uint64_t(ev.depth) << 16 | uint64_t(ev.flags) << 24;
+}
 inline uint64_t event_signature(const RawEvent& ev) {
-  uint64_t key = uint64_t(ev.kind) | uint64_t(ev.depth) << 16 | uint64_t(ev.flags) << 24;
-  return mix(ev.callsite ^ (key * 0x9E3779B97F4A7C15ull));
+  return mix(ev.callsite ^ (event_key(ev) * 0x9E3779B97F4A7C15ull));
 }
 
 // A unit: leaf or loop index, told apart by the top bit.
