@@ -189,13 +189,13 @@ void ThreadRecorder::after_record_spill() noexcept {
 void ThreadRecorder::fold(trace::RawEvent* ev, size_t n) noexcept {
   TracerGuard guard;
   const clock::Scale scale = clock::scale();
+  for (size_t i = 0; i < n; ++i) {
+    ev[i].start = scale.to_ns(ev[i].start);
+    ev[i].end = scale.to_ns(ev[i].end);
+    ev[i].tracer = scale.duration_ns(ev[i].tracer);
+  }
   try {
-    for (size_t i = 0; i < n; ++i) {
-      ev[i].start = scale.to_ns(ev[i].start);
-      ev[i].end = scale.to_ns(ev[i].end);
-      ev[i].tracer = scale.duration_ns(ev[i].tracer);
-      builder_.append(ev[i]);
-    }
+    builder_.append_all({ev, n});
   } catch (...) {
     log_once_error("out of memory while compressing the trace; events were lost");
   }

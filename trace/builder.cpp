@@ -51,6 +51,19 @@ void StreamBuilder::append(const RawEvent& ev) {
   ++folded_;
 }
 
+void StreamBuilder::append_all(std::span<const RawEvent> evs) {
+  size_t done = 0;
+  try {
+    for (; done < evs.size(); ++done) impl_->append(evs[done]);
+  } catch (...) {  // out of memory: the events folded so far count
+    events_ += done;
+    folded_ += done;
+    throw;
+  }
+  events_ += done;
+  folded_ += done;
+}
+
 FoldedPart StreamBuilder::spare() const {
   FoldedPart p;
   p.folder_ = std::make_unique<fold::Folder>(impl_->opt);

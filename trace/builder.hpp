@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "trace/event.hpp"
 #include "trace/model.hpp"
@@ -53,6 +54,9 @@ class StreamBuilder {
 
   // ev.start and ev.end in ns since the process's trace start.
   void append(const RawEvent& ev);
+  // The same for each event in order, without a call per event (the
+  // tracer folds a chunk at a time).
+  void append_all(std::span<const RawEvent> evs);
   // The stream so far, for one rank; the builder keeps going afterwards.
   Stream snapshot(int32_t rank, uint32_t thread) const;
   uint64_t events() const { return events_; }
