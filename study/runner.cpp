@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 
 #include "predict/run.hpp"
 #include "report/progress.hpp"
+#include "study/child.hpp"
 #include "study/results.hpp"
 #include "trace/format.hpp"
 
@@ -18,7 +18,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now_s() { return steady_s(); }
+
+// A child stopped because the budget ran out while it ran.
+struct OverBudget : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream f(path);
@@ -43,11 +48,15 @@ std::string last_line(const std::string& err) {
   return nl == std::string::npos ? s : s.substr(nl + 1);
 }
 
-void run_tool(const std::vector<std::string>& argv, const std::string& what) {
-  predict::Output o = predict::run_process(argv, ".");
-  predict::check_interrupt();
+}  // namespace
+
+void Runner::run_tool(const std::vector<std::string>& argv, const std::string& what) const {
+  ChildResult o = run_child(argv, cfg_.budget_s > 0 ? start_s_ + cfg_.budget_s : 0);
+  if (o.stopped) throw OverBudget(fmt::format("{} stopped: the budget of {} s ran out", what, cfg_.budget_s));
   if (o.status != 0) throw ToolError(fmt::format("{} failed (exit {}): {}", what, o.status, last_line(o.err)));
 }
+
+namespace {
 
 // An empty scratch directory below `dir`, removed with what it holds.
 struct Scratch {
@@ -227,6 +236,11 @@ nlohmann::json Runner::run_point(const Point& p, const std::string& on_dir) {
       j["replay"] = replay(p, plan, on_dir);
     }
     if (p.target != "reference") j["predict"] = predict(p, plan, on_dir);
+  } catch (const OverBudget& e) {
+    j["status"] = "over_budget";  // not stored, as a point not started
+    j["errors"].push_back(e.what());
+    j["seconds"] = now_s() - t0;
+    return j;
   } catch (const ToolError& e) {
     j["status"] = "failed";
     j["errors"].push_back(e.what());

@@ -63,6 +63,8 @@ class Runner {
   std::string mpirun_line(const Point& p) const;
   std::string point_file(const Point& p) const;
   bool over_budget() const;
+  // Runs a child within the budget; throws on failure or when stopped.
+  void run_tool(const std::vector<std::string>& argv, const std::string& what) const;
 
   Config cfg_;
   std::vector<Input> inputs_;

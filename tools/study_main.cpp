@@ -84,6 +84,22 @@ void write_text(const std::string& path, const std::string& text) {
   trace::write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
 
+// Says how much the budget cut: points not run and points stopped.
+void print_budget(const study::Config& c, const nlohmann::json& j) {
+  int over = 0, stopped = 0;
+  for (const char* part : {"trust", "points"})
+    for (const nlohmann::json& p : j[part])
+      if (p["status"] == "over_budget") {
+        ++over;
+        stopped += !p["errors"].empty();
+      }
+  if (over > 0)
+    fmt::print(
+        "mpior-study: the budget of {} s ran out: {} points over budget, {} stopped while running; they are "
+        "marked in study.json and run again by the same command with a larger --budget\n",
+        c.budget_s, over, stopped);
+}
+
 void add_options(CLI::App& app, Cli& cli) {
   app.add_option("INPUT", cli.inputs, "trace or plan directories of one program at three or more rank counts")
       ->required();
@@ -93,7 +109,9 @@ void add_options(CLI::App& app, Cli& cli) {
   app.add_option("-o,--output", cli.cfg.out, "study directory (made if missing; finished points resume)")->required();
   app.add_option("--reference", cli.cfg.reference,
                  "a directory on the file system the traces were taken on (default: OUTPUT/reference)");
-  app.add_option("--budget", cli.cfg.budget_s, "seconds: points not started by then are marked over_budget")
+  app.add_option("--budget", cli.cfg.budget_s,
+                 "seconds for the whole study: a point running then is stopped, it and those not started are marked "
+                 "over_budget")
       ->check(CLI::Range(0.0, 1e9));
   app.add_option("--max-threads", cli.cfg.max_threads,
                  "largest count replayed with threads; larger ones get an mpirun line")
@@ -158,6 +176,7 @@ int main(int argc, char** argv) {
     }
     fmt::print("mpior-study: wrote {}/index.html and study.json: {} points, {} failed, trust check {}\n", cfg.out,
                j["points"].size(), failed, j["trust_check"]["passed"].get<bool>() ? "passed" : "FAILED");
+    print_budget(cfg, j);
     return 0;
   } catch (const predict::Interrupted& e) {
     fmt::print(stderr, "mpior-study: interrupted; finished points are kept\n");
