@@ -80,9 +80,13 @@ Setting parse_setting(const std::string& text, int index) {
       if (s.cb_buffer_size < 1)
         throw ToolError(fmt::format("--set '{}': cb_buffer_size needs a size in bytes (K, M, G allowed)", text));
     } else if (key == "cb_nodes" || key.starts_with("romio_")) {
+      // cb_nodes picks which ranks write for the others (two-phase I/O): the
+      // extrapolator has no aggregator model, the threaded replay emulates
+      // MPI-IO without ROMIO, and the MPI replay opens files with
+      // MPI_INFO_NULL, so no point could show the hint's effect.
       throw ToolError(
-          fmt::format("--set '{}': {} is not applied by extrapolation or replay; only cb_buffer_size "
-                      "(the max-blocksize rule) is",
+          fmt::format("--set '{}': {} cannot be studied: extrapolation models no aggregators and the replay passes no "
+                      "hints to MPI_File_open; supported: cb_buffer_size=SIZE (the max-blocksize rule)",
                       text, key));
     } else {
       throw ToolError(fmt::format("--set '{}': unknown hint '{}' (known: cb_buffer_size)", text, key));

@@ -148,7 +148,7 @@ def bad_scenario():
         open(blocker, "w").close()
         refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", os.path.join(blocker, "s")] + dirs, "-o")
         refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", blocker] + dirs, "not a directory")
-        refused([STUDY, "--ranks", "8", "--set", "cb_nodes=2"] + base + dirs, "cb_nodes")
+        refused([STUDY, "--ranks", "8", "--set", "cb_nodes=2"] + base + dirs, "cb_nodes cannot be studied")
         refused([STUDY, "--ranks", "8"] + base + [runs.path("disk")] + dirs[1:], "plan")
         refused([STUDY, "--ranks", "8"] + base + dirs[:2], "three or more")
     finally:
