@@ -56,8 +56,8 @@ int extrapolate(const Options& o) {
     int64_t n = int64_t(p.ranks.size());
     inputs.push_back({d, std::move(p), n});
   }
-  // Left to the exit to free: tearing down 8,192 ranks' tables and a 5 MB
-  // JSON tree would take a tenth of the command.
+  // Left to the exit to free: tearing down 8,192 ranks' tables would take a
+  // good part of the command.
   std::vector<std::string> warnings;
   const trace::Plan* extrapolated = nullptr;
   try {
@@ -69,8 +69,7 @@ int extrapolate(const Options& o) {
   const trace::Plan& plan = *extrapolated;
   for (const std::string& w : warnings) std::cerr << "mpior-post: warning: " << w << "\n";
   const postproc::PlanSummary& summary = *new postproc::PlanSummary(postproc::summarize_plan(plan, o.plan));
-  postproc::write_plan_dir_atomic(o.plan, plan, summary.text,
-                                  summary.json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  postproc::write_plan_dir_atomic(o.plan, plan, summary.text, summary.json);
   std::cout << "mpior-post: wrote " << o.plan << ": " << plan.ranks.size() << " ranks extrapolated from "
             << o.dirs.size() << " runs, " << plan.streams.size() << " streams, " << plan.files.size() << " files, "
             << plan.comms.size() << " communicators, " << plan.extrap.notes.size() << " modelled quantities"

@@ -8,7 +8,9 @@
 
 #include "postproc/scope.hpp"
 #include "postproc/summary.hpp"
+#include "postproc/summary_classes.hpp"
 #include "postproc/summary_files.hpp"
+#include "postproc/summary_writer.hpp"
 #include "trace/cursor.hpp"
 
 namespace mpior::postproc {
@@ -21,34 +23,62 @@ bool any_pruned(const trace::KindTallies& t) {
   return false;
 }
 
-// Walks every (stream, rank) of `work` whose index is `part` modulo `parts`.
-Summary walk(const trace::Plan& plan, const std::string& title, const std::vector<std::pair<uint32_t, int64_t>>& work,
-             size_t part, size_t parts) {
-  SummaryCollector collect(plan.ranks.size(), plan.files.size());
+// One class of a stream's ranks (summary_classes.hpp): its members and the
+// one walked.
+struct Work {
+  uint32_t stream;
+  std::vector<int64_t> ranks;
+};
+
+// The calls of ranks[0] of each class of `work` whose index is `part` modulo
+// `parts`, counted for every rank of its class; with every_rank, each rank
+// is a class of its own.
+Summary walk(const trace::Plan& plan, const std::string& title, const std::vector<Work>& work, size_t part,
+             size_t parts) {
+  Summary out = SummaryCollector(plan.ranks.size(), plan.files.size()).take();
   static const CommResolution no_comms;  // the summary needs files only
   std::vector<uint32_t> threads;         // by stream, for messages
   for (const trace::Stream& s : plan.streams) threads.push_back(s.thread);
+  std::vector<int32_t> local_files;  // the walked rank's file ids map to themselves
   for (size_t i = part; i < work.size(); i += parts) {
-    auto [si, r] = work[i];
-    RankScope scope(int32_t(r), title, plan.ranks[size_t(r)].files, no_comms);
+    const Work& w = work[i];
+    auto r = int32_t(w.ranks[0]);
+    local_files.resize(plan.ranks[size_t(r)].files.size());
+    for (size_t f = 0; f < local_files.size(); ++f) local_files[f] = int32_t(f);
+    RankScope scope(r, title, local_files, no_comms);
     scope.set_threads(threads);
-    trace::EventCursor cursor(plan.streams[si], int32_t(r));
+    SummaryCollector collect(1, local_files.size(), r);
+    trace::EventCursor cursor(plan.streams[w.stream], r);
     trace::Event ev;
-    EventPos pos{si, 0};
+    EventPos pos{w.stream, 0};
     while (cursor.next(ev)) {
       collect.observe(scope, ev, pos);
       ++pos.index;
     }
+    out.add_class(collect.take(), w.ranks, plan.ranks);
   }
-  return collect.take();
+  return out;
 }
 
-// Every rank's events once; large plans (an extrapolation to 8,192 ranks)
+std::vector<Work> work_of(const trace::Plan& plan, bool every_rank) {
+  std::vector<Work> work;
+  for (uint32_t si = 0; si < plan.streams.size(); ++si) {
+    if (every_rank) {
+      for (int64_t r : plan.streams[si].rank_list()) work.push_back({si, {r}});
+      continue;
+    }
+    for (std::vector<int64_t>& ranks : summary_rank_classes(plan, plan.streams[si]))
+      work.push_back({si, std::move(ranks)});
+  }
+  return work;
+}
+
+}  // namespace
+
+// Every class's events once; many classes (a plan whose ranks all differ)
 // on two threads.
-Summary totals(const trace::Plan& plan, const std::string& title) {
-  std::vector<std::pair<uint32_t, int64_t>> work;
-  for (uint32_t si = 0; si < plan.streams.size(); ++si)
-    for (int64_t r : plan.streams[si].rank_list()) work.emplace_back(si, r);
+Summary plan_totals(const trace::Plan& plan, const std::string& title, bool every_rank) {
+  std::vector<Work> work = work_of(plan, every_rank);
   size_t parts = work.size() >= 1024 ? 2 : 1;
   std::vector<Summary> found(parts);
   std::exception_ptr failed;
@@ -78,6 +108,8 @@ Summary totals(const trace::Plan& plan, const std::string& title) {
   out.add(found[0]);
   return out;
 }
+
+namespace {
 
 nlohmann::json extrap_json(const trace::ExtrapInfo& x) {
   nlohmann::json inputs = nlohmann::json::array();
@@ -114,17 +146,16 @@ PlanSummary summarize_plan(const trace::Plan& plan, const std::string& title) {
   Analysis a;
   a.files.files = plan.files;
   a.comms.comms.resize(plan.comms.size());
-  a.summary = totals(plan, title);
+  a.summary = plan_totals(plan, title);
   SummaryHeader h{title, plan.job, {}, {}};
   for (const trace::PlanRank& r : plan.ranks) h.hosts.push_back(r.host), h.placements.push_back(r.placement);
-  PlanSummary out{summary_text(h, a), summary_json(h, a)};
-  out.text += plan_streams_text(plan);
-  out.json["plan"] = plan_streams_json(plan);
+  std::string text = summary_text(h, a) + plan_streams_text(plan);
+  nlohmann::json extra = {{"plan", plan_streams_json(plan)}};
   if (plan.extrap.target) {
-    out.text += extrap_text(plan.extrap);
-    out.json["extrapolated"] = extrap_json(plan.extrap);
+    text += extrap_text(plan.extrap);
+    extra["extrapolated"] = extrap_json(plan.extrap);
   }
-  return out;
+  return {std::move(text), summary_json_text(h, a, extra)};
 }
 
 }  // namespace mpior::postproc

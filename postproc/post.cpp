@@ -9,6 +9,7 @@
 #include "postproc/merge_check.hpp"
 #include "postproc/plan.hpp"
 #include "postproc/summary_files.hpp"
+#include "postproc/summary_writer.hpp"
 #include "postproc/trace_set.hpp"
 #include "trace/format.hpp"
 #include "trace/tool_error.hpp"
@@ -60,17 +61,15 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
   Analysis a = analyze(set, std::move(sink));
   if (reports) reports(set, a);
   std::string text = summary_text(set, a);
-  nlohmann::json json = summary_json(set, a);
+  SummaryHeader header = header_of(set);
+  nlohmann::json extra = nlohmann::json::object();  // summary.json's members besides summary_json's
   std::vector<int32_t> missing = set.missing;
   if (!missing.empty()) {
     text += "missing ranks (no trace): " + rank_list(missing) + "\n";
-    json["missing_ranks"] = missing;
+    extra["missing_ranks"] = missing;
   }
-  auto dump = [](const nlohmann::json& j) {
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  };
   if (!missing.empty()) {
-    write_summary_only(plan_dir, text, dump(json));
+    write_summary_only(plan_dir, text, summary_json_text(header, a, extra));
     warn_all(a.warnings, warn);
     throw ToolError(trace_dir + ": " + std::to_string(missing.size()) + " of " + std::to_string(set.size()) +
                     " ranks have no trace (rank" + (missing.size() > 1 ? "s " : " ") + rank_list(missing) +
@@ -84,8 +83,8 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
   uint64_t verified = unmerged ? check_encoded_plan(*unmerged, plan, plan_file(plan_dir)) : 0;
   // The merged plan's streams: the one part of the summary not from the traces.
   text += plan_streams_text(plan);
-  json["plan"] = plan_streams_json(plan);
-  write_plan_dir(plan_dir, plan, text, dump(json));
+  extra["plan"] = plan_streams_json(plan);
+  write_plan_dir(plan_dir, plan, text, summary_json_text(header, a, extra));
   warn_all(a.warnings, warn);
   log << "mpior-post: wrote " << plan_dir << ": " << ranks << " ranks, " << plan.streams.size() << " streams, "
       << plan.files.size() << " files, " << plan.comms.size() << " communicators, " << a.messages.messages

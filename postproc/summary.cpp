@@ -22,43 +22,65 @@ RankTotals Summary::total() const {
   return t;
 }
 
+namespace {
+// Every field of the totals is summed below: a new one must be added here.
+static_assert(sizeof(FileTotals) == 11 * 8 && sizeof(KindTotals) == 5 * 8 && sizeof(RankTotals) == 4 * 8);
+
+void add_to(RankTotals& r, const RankTotals& o) {
+  r.io_ns += o.io_ns;
+  r.mpi_ns += o.mpi_ns;
+  r.traced_ns += o.traced_ns;
+  r.cpu_wait_ns += o.cpu_wait_ns;
+}
+
+void add_to(KindTotals& k, const KindTotals& o, uint64_t times) {
+  k.calls += o.calls * times;
+  k.pruned += o.pruned * times;
+  k.excluded += o.excluded * times;
+  k.time_ns += o.time_ns * int64_t(times);
+  k.bytes += o.bytes * int64_t(times);
+}
+
+void add_to(FileTotals& f, const FileTotals& g) {
+  f.bytes_written += g.bytes_written;
+  f.bytes_read += g.bytes_read;
+  f.mapped_written += g.mapped_written;
+  f.mapped_read += g.mapped_read;
+  f.stdio_read += g.stdio_read;
+  f.nested_written += g.nested_written;
+  f.nested_read += g.nested_read;
+  f.ops += g.ops;
+  f.mpiio_written += g.mpiio_written;
+  f.mpiio_read += g.mpiio_read;
+  f.mpiio_ops += g.mpiio_ops;
+}
+}  // namespace
+
 void Summary::add(const Summary& o) {
-  // Every field of the totals is summed below: a new one must be added here.
-  static_assert(sizeof(FileTotals) == 11 * 8 && sizeof(KindTotals) == 5 * 8 && sizeof(RankTotals) == 4 * 8);
-  for (size_t i = 0; i < ranks.size() && i < o.ranks.size(); ++i) {
-    ranks[i].io_ns += o.ranks[i].io_ns;
-    ranks[i].mpi_ns += o.ranks[i].mpi_ns;
-    ranks[i].traced_ns += o.ranks[i].traced_ns;
-    ranks[i].cpu_wait_ns += o.ranks[i].cpu_wait_ns;
-  }
-  for (size_t i = 0; i < kinds.size() && i < o.kinds.size(); ++i) {
-    kinds[i].calls += o.kinds[i].calls;
-    kinds[i].pruned += o.kinds[i].pruned;
-    kinds[i].excluded += o.kinds[i].excluded;
-    kinds[i].time_ns += o.kinds[i].time_ns;
-    kinds[i].bytes += o.kinds[i].bytes;
-  }
-  for (size_t i = 0; i < files.size() && i < o.files.size(); ++i) {
-    FileTotals& f = files[i];
-    const FileTotals& g = o.files[i];
-    f.bytes_written += g.bytes_written;
-    f.bytes_read += g.bytes_read;
-    f.mapped_written += g.mapped_written;
-    f.mapped_read += g.mapped_read;
-    f.stdio_read += g.stdio_read;
-    f.nested_written += g.nested_written;
-    f.nested_read += g.nested_read;
-    f.ops += g.ops;
-    f.mpiio_written += g.mpiio_written;
-    f.mpiio_read += g.mpiio_read;
-    f.mpiio_ops += g.mpiio_ops;
-  }
+  for (size_t i = 0; i < ranks.size() && i < o.ranks.size(); ++i) add_to(ranks[i], o.ranks[i]);
+  for (size_t i = 0; i < kinds.size() && i < o.kinds.size(); ++i) add_to(kinds[i], o.kinds[i], 1);
+  for (size_t i = 0; i < files.size() && i < o.files.size(); ++i) add_to(files[i], o.files[i]);
   mpi_logged += o.mpi_logged;
   mpi_pruned += o.mpi_pruned;
   pruning = pruning || o.pruning;
 }
 
-SummaryCollector::SummaryCollector(size_t ranks, size_t files) {
+void Summary::add_class(const Summary& o, const std::vector<int64_t>& members,
+                        const std::vector<trace::PlanRank>& tables) {
+  uint64_t n = members.size();
+  for (int64_t r : members) {
+    add_to(ranks[size_t(r)], o.ranks[0]);
+    const std::vector<int32_t>& table = tables[size_t(r)].files;
+    for (size_t local = 0; local < o.files.size() && local < table.size(); ++local)
+      if (table[local] >= 0) add_to(files[size_t(table[local])], o.files[local]);
+  }
+  for (size_t i = 0; i < kinds.size() && i < o.kinds.size(); ++i) add_to(kinds[i], o.kinds[i], n);
+  mpi_logged += o.mpi_logged * n;
+  mpi_pruned += o.mpi_pruned * n;
+  pruning = pruning || o.pruning;
+}
+
+SummaryCollector::SummaryCollector(size_t ranks, size_t files, int32_t first_rank) : first_rank_(first_rank) {
   s_.ranks.resize(ranks);
   s_.kinds.resize(trace::kNumKinds);
   s_.files.resize(files);
@@ -71,14 +93,14 @@ void SummaryCollector::begin_rank(const RankScope& scope, const trace::RankTrace
 }
 
 void SummaryCollector::begin_rank(int32_t rank, int64_t traced_ns, int64_t cpu_wait_ns) {
-  s_.ranks[size_t(rank)].traced_ns = traced_ns;
-  s_.ranks[size_t(rank)].cpu_wait_ns = cpu_wait_ns;
+  this->rank(rank).traced_ns = traced_ns;
+  this->rank(rank).cpu_wait_ns = cpu_wait_ns;
 }
 
 void SummaryCollector::add_pruned(int32_t rank, bool pruning, const trace::KindTallies& pruned) {
   s_.pruning = s_.pruning || pruning;
   RankTotals none;
-  RankTotals& r = rank >= 0 ? s_.ranks[size_t(rank)] : none;
+  RankTotals& r = rank >= 0 ? this->rank(rank) : none;
   for (size_t k = 0; k < trace::kNumKinds; ++k) {
     const trace::KindTally& p = pruned[k];
     if (!p.calls) continue;
@@ -104,7 +126,7 @@ void SummaryCollector::observe(const RankScope& scope, const trace::Event& ev, c
   if (mpi) ++s_.mpi_logged;
   if (ev.flags & trace::flag::on_behalf) return;  // the sender's call, logged by this rank
   KindTotals& k = s_.kinds[size_t(ev.kind)];
-  RankTotals& r = s_.ranks[size_t(scope.rank())];
+  RankTotals& r = rank(scope.rank());
   ++k.calls;
   k.time_ns += ev.dur_ns;
   if (mpi) {
@@ -166,7 +188,7 @@ void SummaryCollector::observe_mpiio(const RankScope& scope, const trace::Event&
   KindTotals& k = s_.kinds[size_t(ev.kind)];
   ++k.calls;
   k.time_ns += ev.dur_ns;
-  s_.ranks[size_t(scope.rank())].io_ns += ev.dur_ns;
+  rank(scope.rank()).io_ns += ev.dur_ns;
   OpClass op = ev.op();
   int64_t bytes = 0;
   if ((op == OpClass::mpiio_read || op == OpClass::mpiio_write) && ev.ret == 0)

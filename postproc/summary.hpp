@@ -53,11 +53,16 @@ struct Summary {
   RankTotals total() const;
   // Adds o's totals (a collector that saw other events of the same plan).
   void add(const Summary& o);
+  // Adds the totals of one rank's calls (o, whose files are the rank's local
+  // file ids) once for each of ranks, who made the same calls: o.ranks[0] to
+  // each rank's, each local file's to the file its rank's table names.
+  void add_class(const Summary& o, const std::vector<int64_t>& ranks, const std::vector<trace::PlanRank>& tables);
 };
 
 class SummaryCollector {
  public:
-  SummaryCollector(size_t ranks, size_t files);
+  // Totals of ranks first_rank to first_rank + ranks - 1.
+  SummaryCollector(size_t ranks, size_t files, int32_t first_rank = 0);
   // Traced time and the calls pruned online (counted, with their time, as the
   // application calls they were).
   void begin_rank(const RankScope& scope, const trace::RankTrace& trace);
@@ -71,7 +76,9 @@ class SummaryCollector {
  private:
   void observe_mpiio(const RankScope& scope, const trace::Event& ev, const EventPos& pos);
   void count_bytes(const RankScope& scope, const trace::Event& ev, const EventPos& pos, trace::Level level);
+  RankTotals& rank(int32_t r) { return s_.ranks[size_t(r - first_rank_)]; }
   Summary s_;
+  int32_t first_rank_;
   trace::LevelTracker levels_;
 };
 

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <utility>
 
+#include "postproc/summary_writer.hpp"
 #include "trace/bytes_text.hpp"
 #include "trace/text.hpp"
 
@@ -170,80 +171,13 @@ nlohmann::json json_times(const RankTotals& t, int64_t compute_ns) {
           {"traced_s", seconds(t.traced_ns)}};
 }
 
-// The files and per-rank arrays hold an object per file and per rank (8,192
-// and more of an extrapolated plan): each built member by member in key
-// order, which the object's map then appends in constant time, where an
-// initializer list would copy every value twice.
-using Object = nlohmann::json::object_t;
-
-template <typename T>
-void put(Object& o, const char* key, T&& value) {
-  o.emplace_hint(o.end(), key, std::forward<T>(value));
-}
-
-nlohmann::json json_files(const Analysis& a) {
-  nlohmann::json files = nlohmann::json::array();
-  std::vector<int32_t> order = files_by_bytes(a);
-  auto& list = files.get_ref<nlohmann::json::array_t&>();
-  list.reserve(order.size());
-  for (int32_t id : order) {
-    const trace::PlanFile& f = a.files.files[size_t(id)];
-    const FileTotals& t = a.summary.files[size_t(id)];
-    Object mpiio;
-    put(mpiio, "bytes_read", t.mpiio_read);
-    put(mpiio, "bytes_written", t.mpiio_written);
-    put(mpiio, "calls", t.mpiio_ops);
-    Object o;
-    put(o, "bytes_read", t.bytes_read);
-    put(o, "bytes_written", t.bytes_written);
-    put(o, "created", f.created);
-    put(o, "directory", f.directory);
-    put(o, "existed", f.existed);
-    put(o, "id", id);
-    put(o, "initial_size", f.initial_size);
-    put(o, "mapped_read", t.mapped_read);
-    put(o, "mapped_written", t.mapped_written);
-    put(o, "mpiio", std::move(mpiio));
-    put(o, "nested_read", t.nested_read);
-    put(o, "nested_written", t.nested_written);
-    put(o, "ops", t.ops);
-    put(o, "path", E(f.path));
-    put(o, "stdio_read", t.stdio_read);
-    list.emplace_back(std::move(o));
-  }
-  return files;
-}
-
-nlohmann::json json_per_rank(const SummaryHeader& set, const Summary& s) {
-  nlohmann::json ranks = nlohmann::json::array();
-  auto& list = ranks.get_ref<nlohmann::json::array_t&>();
-  list.reserve(size_t(std::max(0, set.size())));
-  for (int32_t r = 0; r < set.size(); ++r) {
-    const RankTotals& t = s.ranks[size_t(r)];
-    Object o;  // the members of json_times, with the rank's own
-    put(o, "compute_s", seconds(t.compute_ns()));
-    put(o, "cpu_wait_s", seconds(t.cpu_wait_ns));
-    put(o, "host", E(set.hosts[size_t(r)]));
-    put(o, "io_s", seconds(t.io_ns));
-    put(o, "mpi_s", seconds(t.mpi_ns));
-    if (size_t(r) < set.placements.size()) {
-      const trace::CpuPlacement& p = set.placements[size_t(r)];
-      Object placed;
-      put(placed, "bound", p.bound());
-      put(placed, "cpus", p.allowed);
-      put(placed, "online", p.online);
-      put(o, "placement", std::move(placed));
-    }
-    put(o, "rank", r);
-    put(o, "traced_s", seconds(t.traced_ns));
-    list.emplace_back(std::move(o));
-  }
-  return ranks;
-}
-
 }  // namespace
 
 nlohmann::json summary_json(const SummaryHeader& set, const Analysis& a) {
+  return nlohmann::json::parse(summary_json_text(set, a, nlohmann::json::object()));
+}
+
+nlohmann::json summary_json_lean(const SummaryHeader& set, const Analysis& a) {
   const Summary& s = a.summary;
   nlohmann::json ops = nlohmann::json::object(), op_totals = nlohmann::json::object();
   for (size_t k = 0; k < s.kinds.size(); ++k) {
@@ -266,7 +200,6 @@ nlohmann::json summary_json(const SummaryHeader& set, const Analysis& a) {
       {"complete", set.complete},
       {"ops", ops},
       {"op_totals", op_totals},
-      {"files", json_files(a)},
       {"excluded", json_excluded(s)},
       {"mpi",
        {{"events", s.mpi_logged + s.mpi_pruned},
@@ -275,7 +208,6 @@ nlohmann::json summary_json(const SummaryHeader& set, const Analysis& a) {
         {"pruning", s.pruning},
         {"by_kind", json_mpi_kinds(s)}}},
       {"time", json_times(total, total.traced_ns - total.io_ns - total.mpi_ns - total.cpu_wait_ns)},
-      {"per_rank", json_per_rank(set, s)},
       {"messages",
        {{"paired", m.messages},
         {"channels", m.channels},

@@ -28,7 +28,11 @@ struct SummaryHeader {
 SummaryHeader header_of(const TraceSet& set);
 
 std::string summary_text(const SummaryHeader& h, const Analysis& a);
+// summary.json's document (summary_json_text, summary_writer.hpp, read back).
 nlohmann::json summary_json(const SummaryHeader& h, const Analysis& a);
+// The same without its two arrays of an object per file and per rank ("files",
+// "per_rank"), which summary_json_text writes directly.
+nlohmann::json summary_json_lean(const SummaryHeader& h, const Analysis& a);
 std::string summary_text(const TraceSet& set, const Analysis& a);
 // Keys: ranks, ops, files, mpi, time (the contract), plus job, op_totals,
 // per_rank, messages, collectives, comms, warnings.

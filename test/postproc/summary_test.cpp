@@ -4,6 +4,7 @@
 
 #include "postproc/analyze.hpp"
 #include "postproc/summary_files.hpp"
+#include "postproc/summary_writer.hpp"
 #include "test/postproc/fixture.hpp"
 
 using namespace mpior;
@@ -128,4 +129,30 @@ TEST_CASE("summary.txt shows times, operations and top files", "[postproc][summa
   REQUIRE_THAT(text, Contains("/data/out") && Contains("/data/dir/"));
   REQUIRE_THAT(text, Contains("MPI: 11 calls (4 logged, 7 pruned)"));
   REQUIRE_THAT(text, Contains("1 messages paired"));
+}
+
+TEST_CASE("summary.json written directly reads back and dumps to the same bytes", "[postproc][summary]") {
+  auto [set, a] = summarise();
+  // Names that need escaping: quotes, control bytes, non-ASCII, invalid UTF-8.
+  a.files.files[3].path = "/data/\"out\"\t\xc3\xa9\xff";
+  a.summary.ranks[1].io_ns = 123456789012;    // seconds with many digits
+  a.summary.ranks[0].mpi_ns = 5'000'000'000;  // integral seconds: written 5.0
+  postproc::SummaryHeader h = postproc::header_of(set);
+  h.hosts[1] = "node\\1\n";
+  h.placements = {trace::CpuPlacement{2, 8}};  // rank 1's not known: no "placement" member
+  nlohmann::json extra = {{"plan", {{"streams", 2}}}, {"zzz", nlohmann::json::array()}, {"complete", false}};
+  nlohmann::json whole = postproc::summary_json(h, a);
+  for (const auto& [k, v] : extra.items()) whole[k] = v;
+  auto dumped = [](const nlohmann::json& j) {
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  };
+  REQUIRE(postproc::summary_json_text(h, a, extra) == dumped(whole));
+  SECTION("no files, no ranks") {
+    a.files.files.clear();
+    a.summary.files.clear();
+    h.hosts.clear();
+    h.placements.clear();
+    nlohmann::json empty = postproc::summary_json(h, a);
+    REQUIRE(postproc::summary_json_text(h, a, {}) == dumped(empty));
+  }
 }
