@@ -11,48 +11,11 @@
 #include <cstring>
 #include <set>
 
+#include "trace/cursor.hpp"
 #include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 namespace {
-
-// Largest of sign * value over items[i, end): each value is a scalar plus
-// iteration * shift for every enclosing loop, so the extreme picks the first
-// or the last iteration of each loop independently.
-int64_t seq_extreme(std::span<const trace::SeqItem> items, size_t i, size_t end, int64_t sign) {
-  int64_t best = INT64_MIN;
-  while (i < end) {
-    const trace::SeqItem& it = items[i];
-    if (!it.is_loop()) {
-      best = std::max(best, sign * it.v);
-      ++i;
-      continue;
-    }
-    size_t body_end = std::min(end, i + 1 + it.span);
-    int64_t body = seq_extreme(items, i + 1, body_end, sign);
-    if (body != INT64_MIN) best = std::max(best, body + std::max<int64_t>(0, sign * it.v * (int64_t(it.count) - 1)));
-    i = body_end;
-  }
-  return best;
-}
-
-int64_t seq_max(std::span<const trace::SeqItem> items) {
-  return items.empty() ? 0 : seq_extreme(items, 0, items.size(), 1);
-}
-int64_t seq_min(std::span<const trace::SeqItem> items) {
-  return items.empty() ? 0 : -seq_extreme(items, 0, items.size(), -1);
-}
-
-int64_t param_max(const trace::Stream& s, const trace::Param& p) {
-  int64_t best = seq_max(s.view(p.seq));
-  if (p.ranked >= 0 && size_t(p.ranked) < s.ranked.size()) {
-    for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)]) {
-      int64_t rank_part = v.scale >= 0 ? v.scale * seq_max(s.view(v.ranks)) : v.scale * seq_min(s.view(v.ranks));
-      best = std::max(best, seq_max(s.view(v.seq)) + rank_part);
-    }
-  }
-  return best;
-}
 
 bool is_pseudo(const std::string& traced) { return traced.starts_with('<'); }
 

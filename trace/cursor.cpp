@@ -1,5 +1,6 @@
 #include "trace/cursor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -20,6 +21,17 @@ struct EventCursor::LeafState {
   // copied instead of decoded again (the replay's cost per event).
   std::unique_ptr<Event> fixed;
 };
+
+int64_t param_max(const Stream& s, const Param& p) {
+  int64_t best = seq_max(s.view(p.seq));
+  if (p.ranked >= 0 && size_t(p.ranked) < s.ranked.size()) {
+    for (const RankVariant& v : s.ranked[size_t(p.ranked)]) {
+      int64_t rank_part = v.scale >= 0 ? v.scale * seq_max(s.view(v.ranks)) : v.scale * seq_min(s.view(v.ranks));
+      best = std::max(best, seq_max(s.view(v.seq)) + rank_part);
+    }
+  }
+  return best;
+}
 
 EventCursor::EventCursor(const Stream& stream, int32_t rank, CursorOptions opt)
     : stream_(&stream), rank_(rank), opt_(opt), rng_(opt.seed * 0x9E3779B97F4A7C15ull + 1) {

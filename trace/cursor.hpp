@@ -19,6 +19,10 @@ struct CursorOptions {
   uint64_t seed = 1;
 };
 
+// The greatest value p yields for any rank of s (its rank variants' values
+// plus their multiples of the rank included), without reading the stream.
+int64_t param_max(const Stream& s, const Param& p);
+
 class EventCursor {
  public:
   EventCursor(const Stream& stream, int32_t rank, CursorOptions opt = {});

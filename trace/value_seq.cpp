@@ -118,7 +118,30 @@ bool range_contains(std::span<const SeqItem> items, size_t begin, size_t end, in
   return false;
 }
 
+// Largest of sign * value over items[i, end): each value is a scalar plus
+// iteration * shift for every enclosing loop, so the extreme picks the first
+// or the last iteration of each loop independently.
+int64_t seq_extreme(std::span<const SeqItem> items, size_t i, size_t end, int64_t sign) {
+  int64_t best = INT64_MIN;
+  while (i < end) {
+    const SeqItem& it = items[i];
+    if (!it.is_loop()) {
+      best = std::max(best, sign * it.v);
+      ++i;
+      continue;
+    }
+    size_t body_end = std::min(end, i + 1 + it.span);
+    int64_t body = seq_extreme(items, i + 1, body_end, sign);
+    if (body != INT64_MIN) best = std::max(best, body + std::max<int64_t>(0, sign * it.v * (int64_t(it.count) - 1)));
+    i = body_end;
+  }
+  return best;
+}
+
 }  // namespace
+
+int64_t seq_max(std::span<const SeqItem> items) { return items.empty() ? 0 : seq_extreme(items, 0, items.size(), 1); }
+int64_t seq_min(std::span<const SeqItem> items) { return items.empty() ? 0 : -seq_extreme(items, 0, items.size(), -1); }
 
 bool seq_contains(std::span<const SeqItem> items, int64_t v) { return range_contains(items, 0, items.size(), 0, v); }
 

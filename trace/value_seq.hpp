@@ -55,6 +55,9 @@ uint64_t seq_length(std::span<const SeqItem> items);
 bool seq_valid(std::span<const SeqItem> items);
 // Expands everything (tests and small tools only: memory grows with values).
 std::vector<int64_t> seq_expand(std::span<const SeqItem> items);
+// The greatest and least value, without expanding (0 for an empty sequence).
+int64_t seq_max(std::span<const SeqItem> items);
+int64_t seq_min(std::span<const SeqItem> items);
 // True when some value of the sequence equals v (rank lists).
 bool seq_contains(std::span<const SeqItem> items, int64_t v);
 // Adds delta to every value (shifts every scalar).
