@@ -13,14 +13,12 @@ using trace::OpClass;
 
 namespace {
 
-bool is_rooted(OpClass op) { return trace::is_one_to_all(op) || trace::is_all_to_one(op); }
-
 // What members must agree on: the operation class and, if rooted, the root.
 uint64_t signature(const trace::Event& ev) {
   OpClass op = ev.op();
   // On an intercommunicator (remote_size > 0) the root's group names no root.
   bool inter = ev.args[arg::remote_size] > 0;
-  uint64_t root = is_rooted(op) && !inter ? uint64_t(uint32_t(ev.args[arg::root])) : 0;
+  uint64_t root = trace::is_rooted(op) && !inter ? uint64_t(uint32_t(ev.args[arg::root])) : 0;
   return (uint64_t(op) << 32) | root;
 }
 
@@ -31,7 +29,7 @@ uint64_t fold(uint64_t h, uint64_t v) {
 
 std::string call_text(const trace::Event& ev) {
   std::string s(trace::name(ev.kind));
-  if (is_rooted(ev.op())) s += " (root " + std::to_string(ev.args[arg::root]) + ")";
+  if (trace::is_rooted(ev.op())) s += " (root " + std::to_string(ev.args[arg::root]) + ")";
   return s;
 }
 

@@ -27,12 +27,4 @@ std::optional<Kind> kind_from_name(std::string_view n) {
   return std::nullopt;
 }
 
-bool is_all_to_all(OpClass op) { return op == OpClass::barrier || op == OpClass::allcoll; }
-bool is_one_to_all(OpClass op) { return op == OpClass::bcast || op == OpClass::scatter; }
-bool is_all_to_one(OpClass op) { return op == OpClass::reduce || op == OpClass::gather; }
-bool is_collective(OpClass op) {
-  return is_all_to_all(op) || is_one_to_all(op) || is_all_to_one(op) || op == OpClass::comm_create ||
-         op == OpClass::comm_free;
-}
-
 }  // namespace mpior::trace

@@ -58,6 +58,25 @@ inline constexpr KindInfo kKindInfos[kNumKinds] = {
 };
 
 inline const KindInfo& info(Kind k) { return kKindInfos[size_t(k)]; }
+
+// What readers need to know of a kind beyond its opclass: stated by the
+// fact options of its line in trace/api/*.list (see posix.list), never
+// derived from its name.
+namespace fact {
+inline constexpr uint8_t positional = 1;  // explicit offset: the fd's position stays (pread, pwrite)
+inline constexpr uint8_t by_fd = 2;       // names its file by an fd (fstat)
+inline constexpr uint8_t by_path = 4;     // names its file by a path (truncate)
+inline constexpr uint8_t nofollow = 8;    // does not follow a symbolic link (lstat)
+inline constexpr uint8_t datasync = 16;   // syncs data, not metadata (fdatasync)
+inline constexpr uint8_t prefix = 32;     // meets only the lower ranks (MPI_Scan, MPI_Exscan)
+inline constexpr uint8_t neighbor = 64;   // meets only topology neighbours (MPI_Neighbor_*)
+}  // namespace fact
+
+inline constexpr uint8_t kKindFacts[kNumKinds] = {
+#include "trace/kind_facts.inc"
+};
+
+inline bool has_fact(Kind k, uint8_t f) { return (kKindFacts[size_t(k)] & f) != 0; }
 std::optional<Kind> kind_from_name(std::string_view name);
 inline std::string_view name(Kind k) { return kKindInfos[size_t(k)].name; }
 std::string_view name(OpClass op);
@@ -70,13 +89,39 @@ inline bool is_io(Kind k) {
 inline bool is_mpi(Kind k) { return info(k).family == Family::mpi; }
 // MPI_File_* calls and the view blocks recorded under MPI_File_set_view.
 inline bool is_mpiio(Kind k) { return info(k).family == Family::mpiio || info(k).op == OpClass::mpiio_block; }
-// Operations whose every member waits for every other (thesis §2.1, class 1).
-bool is_all_to_all(OpClass op);
-// Rooted collectives: one-to-all (bcast, scatter) and all-to-one (reduce, gather).
-bool is_one_to_all(OpClass op);
-bool is_all_to_one(OpClass op);
-bool is_collective(OpClass op);
 // The last operation class (for tables indexed by it).
 inline constexpr OpClass kLastOpClass = OpClass::topology;
+
+// How the members of a collective meet (thesis §2.1): every member waits for
+// every other (barrier, allcoll), the root's data goes out (bcast, scatter) or
+// comes in (reduce, gather); communicators are made and freed collectively
+// too, moving no data. The one table of the collective op classes.
+enum class Meet : uint8_t { none, all_to_all, one_to_all, all_to_one, comm };
+inline constexpr Meet meet_of(OpClass op) {
+  switch (op) {
+    case OpClass::barrier:
+    case OpClass::allcoll:
+      return Meet::all_to_all;
+    case OpClass::bcast:
+    case OpClass::scatter:
+      return Meet::one_to_all;
+    case OpClass::reduce:
+    case OpClass::gather:
+      return Meet::all_to_one;
+    case OpClass::comm_create:
+    case OpClass::comm_free:
+      return Meet::comm;
+    default:
+      return Meet::none;
+  }
+}
+inline constexpr bool is_all_to_all(OpClass op) { return meet_of(op) == Meet::all_to_all; }
+// Rooted collectives: one-to-all (bcast, scatter) and all-to-one (reduce, gather).
+inline constexpr bool is_one_to_all(OpClass op) { return meet_of(op) == Meet::one_to_all; }
+inline constexpr bool is_all_to_one(OpClass op) { return meet_of(op) == Meet::all_to_one; }
+inline constexpr bool is_rooted(OpClass op) { return is_one_to_all(op) || is_all_to_one(op); }
+// The six that move data among (or synchronise) all members.
+inline constexpr bool is_meeting(OpClass op) { return meet_of(op) != Meet::none && meet_of(op) != Meet::comm; }
+inline constexpr bool is_collective(OpClass op) { return meet_of(op) != Meet::none; }
 
 }  // namespace mpior::trace

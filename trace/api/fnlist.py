@@ -117,7 +117,7 @@ def parse_file(path):
     with open(path) as f:
         for lineno, raw in enumerate(f, 1):
             line = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
-            if not line:
+            if not line or line.startswith("@"):  # schema lines: parse_schema
                 continue
             fields = [x.strip() for x in line.split(" | ", 2)]
             try:
@@ -144,3 +144,87 @@ def parse_all(paths):
             seen.add(fn.name)
             funcs.append(fn)
     return funcs
+
+
+# Facts a list line's options may state about its kind (trace/kind.hpp fact::).
+FACTS = ["positional", "by_fd", "by_path", "nofollow", "datasync", "prefix", "neighbor"]
+
+
+def facts_of(fn):
+    return [f for f in FACTS if f in fn.options]
+
+
+@dataclass
+class View:
+    name: str
+    base: str
+    fields: list       # (arg:: name, slot)
+    family: str        # the list that declares it
+    where: str         # path:line, for messages
+    families: set = field(default_factory=set)   # families whose kinds it fits
+    opclasses: set = field(default_factory=set)  # and kinds of these opclasses
+
+
+def parse_schema(paths):
+    """The @view and @uses lines: views with the families and opclasses they fit."""
+    views, uses = {}, []
+    for path in paths:
+        family = os.path.splitext(os.path.basename(path))[0]
+        with open(path) as f:
+            for lineno, raw in enumerate(f, 1):
+                line = raw.split("#", 1)[0].strip()
+                where = f"{path}:{lineno}"
+                if line.startswith("@view "):
+                    m = re.match(r"^@view\s+(\w+)\s*(?::\s*(\w+)\s*)?=\s*(.*)$", line)
+                    if not m:
+                        raise SystemExit(f"{where}: expected '@view Name [: Base] = field:slot ...'")
+                    fields = []
+                    for tok in m.group(3).split():
+                        fm = re.match(r"^(\w+):([0-7])$", tok)
+                        if not fm:
+                            raise SystemExit(f"{where}: bad field '{tok}' (field:slot, slot 0-7)")
+                        fields.append((fm.group(1), int(fm.group(2))))
+                    if m.group(1) in views:
+                        raise SystemExit(f"{where}: view {m.group(1)} declared twice")
+                    views[m.group(1)] = View(m.group(1), m.group(2) or "", fields, family, where)
+                elif line.startswith("@uses "):
+                    words = line.split()[1:]
+                    if not words:
+                        raise SystemExit(f"{where}: expected '@uses Name [opclass ...]'")
+                    uses.append((words[0], family, words[1:], where))
+                elif line.startswith("@"):
+                    raise SystemExit(f"{where}: unknown schema line '{line.split()[0]}'")
+    for v in views.values():
+        v.families.add(v.family)
+    for name, family, ops, where in uses:
+        if name not in views:
+            raise SystemExit(f"{where}: no view {name}")
+        if ops:
+            views[name].opclasses.update(ops)
+        else:
+            views[name].families.add(family)
+
+    def base_chain(v):
+        seen = []
+        while v.base:
+            if v.base not in views:
+                raise SystemExit(f"{v.where}: no view {v.base}")
+            if v.base in seen:
+                raise SystemExit(f"{v.where}: views derive from each other")
+            seen.append(v.base)
+            v = views[v.base]
+        return [views[b] for b in seen]
+
+    for v in list(views.values()):  # a base fits wherever a view derived from it does
+        for b in base_chain(v):
+            b.families |= v.families
+            b.opclasses |= v.opclasses
+    own = {v.name: list(v.fields) for v in views.values()}
+    for v in views.values():
+        inherited = [f for b in reversed(base_chain(v)) for f in own[b.name]]
+        names = [n for n, _ in inherited + v.fields]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise SystemExit(f"{v.where}: field {sorted(dup)[0]} twice in {v.name}")
+        v.fields = inherited + own[v.name]
+    return list(views.values())
