@@ -6,12 +6,12 @@
 #include <bit>
 #include <vector>
 
+#include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
 
 namespace mpior::replay {
 
 using trace::OpClass;
-namespace arg = trace::arg;
 
 namespace {
 
@@ -52,7 +52,7 @@ double rooted_fraction(const CostKey& k, uint64_t root_calls, uint64_t calls) {
 const trace::PlanComm* comm_of(const trace::Plan& plan, const trace::Event& ev) {
   if (ev.rank < 0 || size_t(ev.rank) >= plan.ranks.size()) return nullptr;
   const auto& comms = plan.ranks[size_t(ev.rank)].comms;
-  int64_t local = ev.args[arg::comm];
+  int64_t local = mpi_args(ev).comm();
   if (local < 0 || size_t(local) >= comms.size()) return nullptr;
   int32_t g = comms[size_t(local)];
   return g >= 0 && size_t(g) < plan.comms.size() ? &plan.comms[size_t(g)] : nullptr;
@@ -60,7 +60,7 @@ const trace::PlanComm* comm_of(const trace::Plan& plan, const trace::Event& ev) 
 
 // Whether ev's rank is its rooted collective's root.
 bool at_root(const trace::Plan& plan, const trace::Event& ev) {
-  int64_t root = ev.args[arg::root];
+  int64_t root = mpi_args(ev).root();
   const trace::PlanComm* c = root >= 0 ? comm_of(plan, ev) : nullptr;
   return c && size_t(root) < c->members.size() && c->members[size_t(root)] == ev.rank;
 }
@@ -85,8 +85,8 @@ double lower_mean(const trace::TimeStats& d, double fraction) {
 
 bool CommCosts::pruned_root(const trace::Event& ev) {
   OpClass op = ev.op();
-  return (op == OpClass::reduce || op == OpClass::gather) && ev.args[arg::remote_size] <= 0 &&
-         ev.args[arg::root] >= 0 && ev.args[arg::contributors] > 0;
+  return (op == OpClass::reduce || op == OpClass::gather) && mpi_args(ev).remote_size() <= 0 &&
+         mpi_args(ev).root() >= 0 && mpi_args(ev).contributors() > 0;
 }
 
 bool CommCosts::charged(OpClass op) {
@@ -97,15 +97,9 @@ bool CommCosts::charged(OpClass op) {
     case OpClass::sendrecv:
     case OpClass::wait:
     case OpClass::test:
-    case OpClass::barrier:
-    case OpClass::allcoll:
-    case OpClass::bcast:
-    case OpClass::scatter:
-    case OpClass::reduce:
-    case OpClass::gather:
       return true;
     default:
-      return false;
+      return trace::is_meeting(op);
   }
 }
 
@@ -113,7 +107,7 @@ CostKey CommCosts::key_of(const trace::Plan& plan, const trace::Event& ev) {
   CostKey k;
   k.op = ev.op();
   bool has_comm = ev.op() != OpClass::wait && ev.op() != OpClass::test;
-  int64_t bytes = has_comm ? ev.args[arg::bytes] : 0;
+  int64_t bytes = has_comm ? mpi_args(ev).bytes() : 0;
   k.size_class = uint8_t(bytes > 0 ? std::bit_width(uint64_t(bytes)) : 0);
   const trace::PlanComm* c = has_comm ? comm_of(plan, ev) : nullptr;
   if (c) k.comm_size = uint32_t(c->members.size());

@@ -14,6 +14,7 @@
 #include "replayer/aio_replay.hpp"
 #include "replayer/pacing_clock.hpp"
 #include "replayer/replay_thread.hpp"
+#include "trace/arg_views.hpp"
 
 namespace mpior::replay {
 
@@ -44,7 +45,7 @@ void ReplayThread::run() {
       // records of a Wait/Test matter, for the receives they finish.
       if (ev.op() == trace::OpClass::complete && ev.depth == 1 && cur_.waits) {
         going = waiting([&] { return mpi.complete(ev, cursor.delivered()); });
-        if (budget > 0 && ev.args[trace::arg::req_kind] == trace::kReqRecv) record_completion(ev);
+        if (budget > 0 && mpi_args(ev).req_kind() == trace::kReqRecv) record_completion(ev);
       } else if (ev.op() == trace::OpClass::member && ev.depth == 1) {
         going = waiting([&] { return mpi.member(ev, cursor.delivered()); });
       } else if (ev.op() == trace::OpClass::topology) {
@@ -128,7 +129,7 @@ void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no, bo
   // MPI mode's MPI-IO through MPI_File_* synchronises in MPI (mpi_file.cpp).
   fscope_.sync_after = !native && trace::is_mpiio(ev.kind) && syncs_after(ev);
   fscope_.open_pending = fscope_.nested_io && op == trace::OpClass::mpiio_open;
-  if (fscope_.open_pending) fscope_.file = ev.args[trace::arg::file];
+  if (fscope_.open_pending) fscope_.file = io_args(ev).file();
   if (fscope_.open_pending || fscope_.sync_after) {
     fscope_.call = ev;
     fscope_.event_no = event_no;
@@ -137,9 +138,9 @@ void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no, bo
 
 bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi) {
   trace::OpClass op = ev.op();
-  bool same = ev.args[trace::arg::file] == fscope_.file, going = true;
+  bool same = io_args(ev).file() == fscope_.file, going = true;
   if (fscope_.open_pending && same && op == trace::OpClass::open) {
-    if (ev.args[trace::arg::flags] & O_CREAT)
+    if (file_args(ev).flags() & O_CREAT)
       fscope_.creating = true;
     else
       going = release_open(mpi);
@@ -178,11 +179,10 @@ IoOutcome ReplayThread::replay_io(const trace::Event& ev, IoReplay& io) {
 bool ReplayThread::syncs_world(const trace::Event& ev) const {
   trace::OpClass op = ev.op();
   if (op != trace::OpClass::barrier && op != trace::OpClass::allcoll) return false;
-  std::string_view name = trace::name(ev.kind);  // a scan waits only for lower ranks; a neighbour for neighbours
-  if (name.find("scan") != name.npos || name.find("Scan") != name.npos || name.starts_with("MPI_Neighbor"))
-    return false;
+  // a scan waits only for lower ranks; a neighbour for neighbours
+  if (trace::has_fact(ev.kind, trace::fact::prefix | trace::fact::neighbor)) return false;
   const std::vector<int32_t>& comms = sh_.plan.ranks[size_t(summary.rank)].comms;
-  int64_t local = ev.args[trace::arg::comm];
+  int64_t local = mpi_args(ev).comm();
   if (local < 0 || size_t(local) >= comms.size() || comms[size_t(local)] < 0) return false;
   return sh_.plan.comms[size_t(comms[size_t(local)])].origin == trace::CommOrigin::world;
 }
@@ -208,7 +208,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
     if (!sh_.opt.io_log.empty()) log_io(ev);
     cur_.bytes = mpi.mpiio(ev);  // collective forms are MPI's own collectives
   } else if (trace::is_mpiio(ev.kind)) {
-    int64_t flags = ev.args[trace::arg::flags];
+    int64_t flags = mpiio_args(ev).flags();
     bool coll = (flags & trace::fio::kColl) && !(flags & trace::fio::kEnd);
     if (coll && !fscope_.open_pending) going = waiting([&] { return mpi.file_barrier(ev, event_no); });
     bool moves = ev.op() == trace::OpClass::mpiio_read || ev.op() == trace::OpClass::mpiio_write;
@@ -216,7 +216,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
       if (!sh_.opt.io_log.empty()) log_io(ev);
       cur_.bytes = mio.replay(ev);
     } else if (moves && ev.ret == 0 && !(flags & trace::fio::kEnd)) {
-      cur_.bytes = ev.args[trace::arg::count];
+      cur_.bytes = io_args(ev).count();
     }
   } else if (trace::is_io(ev.kind)) {
     if (!sh_.opt.io_log.empty()) log_io(ev);
@@ -250,7 +250,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
     if (first) summary.traced_startup_ns = ev.end_ns + sh_.start_of(summary.rank);
     return going;
   } else if (trace::is_mpi(ev.kind)) {
-    cur_.bytes = ev.args[trace::arg::bytes];
+    cur_.bytes = mpi_args(ev).bytes();
     going = mpi_call(ev, event_no, mpi, start);
     if (syncs_world(ev)) io.sizes().world_synced();
     return going;

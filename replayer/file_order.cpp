@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "replayer/pacing_clock.hpp"
+#include "trace/arg_views.hpp"
 
 namespace mpior::replay {
 
@@ -27,20 +28,20 @@ int changed_names(const trace::Event& ev, int64_t out[2]) {
   switch (ev.op()) {
     case OpClass::open:
     case OpClass::fopen:
-      if (!(ev.args[arg::flags] & O_CREAT)) return 0;
-      out[0] = ev.args[arg::file];
+      if (!(file_args(ev).flags() & O_CREAT)) return 0;
+      out[0] = io_args(ev).file();
       return 1;
     case OpClass::unlink:
     case OpClass::mkdir:
     case OpClass::rmdir:
     case OpClass::mpiio_delete:
-      out[0] = ev.args[arg::file];
+      out[0] = io_args(ev).file();
       return 1;
     case OpClass::rename:
-      out[0] = ev.args[arg::file], out[1] = ev.args[arg::file2];
+      out[0] = io_args(ev).file(), out[1] = file_args(ev).file2();
       return 2;
     case OpClass::link:
-      out[0] = ev.args[arg::file2];
+      out[0] = file_args(ev).file2();
       return 1;
     default:
       return 0;
@@ -146,7 +147,7 @@ std::string FileOrder::path_key(int32_t rank, const std::string& path) {
 // `mkdir -p src` before `> src/f1.c`).
 void FileOrder::names_of(int32_t rank, const trace::Event& ev, std::vector<const Changes*>& out) const {
   bool two = ev.op() == OpClass::rename || ev.op() == OpClass::link;
-  for (int64_t local : {ev.args[arg::file], two ? ev.args[arg::file2] : int64_t(-1)}) {
+  for (int64_t local : {io_args(ev).file(), two ? file_args(ev).file2() : int64_t(-1)}) {
     uint64_t name;
     if (!key(rank, local, &name)) continue;
     if (auto found = by_name_.find(name); found != by_name_.end()) out.push_back(&found->second);

@@ -8,13 +8,13 @@
 
 #include "replayer/mpiio_replay.hpp"
 #include "replayer/setup.hpp"
+#include "trace/arg_views.hpp"
 
 namespace mpior::replay {
 namespace {
 
 using trace::Event;
 using trace::OpClass;
-namespace arg = trace::arg;
 namespace fio = trace::fio;
 
 // A thread's steps of one file, merged two by two past this many (each
@@ -122,26 +122,26 @@ void SizeLog::posix(const Event& ev, bool traced_ok, int32_t g, int32_t g2) {
   switch (op) {
     case OpClass::open:
     case OpClass::fopen: {
-      int64_t flags = ev.args[arg::flags];
+      int64_t flags = file_args(ev).flags();
       if (flags & O_APPEND) return unknown(g);  // where it writes, the traced offsets do not say
       if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) return set(g, ev, 0);
       if (flags & O_CREAT) grow(g, ev, 0);
       return;
     }
     case OpClass::write:
-      if (family != trace::Family::posix || ev.args[arg::offset] < 0) return unknown(g);
-      if (ev.ret > 0) grow(g, ev, ev.args[arg::offset] + ev.ret);
+      if (family != trace::Family::posix || io_args(ev).offset() < 0) return unknown(g);
+      if (ev.ret > 0) grow(g, ev, io_args(ev).offset() + ev.ret);
       return;
     case OpClass::truncate:
-      return set(g, ev, ev.args[arg::offset]);
+      return set(g, ev, io_args(ev).offset());
     case OpClass::allocate: {
-      int64_t mode = ev.args[arg::mode];
-      if (mode == trace::kPosixAllocate || mode == 0) return grow(g, ev, ev.args[arg::offset] + ev.args[arg::count]);
+      int64_t mode = file_args(ev).mode();
+      if (mode == trace::kPosixAllocate || mode == 0) return grow(g, ev, io_args(ev).offset() + io_args(ev).count());
       if (!(mode & kFallocKeepSize)) unknown(g);
       return;
     }
     case OpClass::unlink:
-      if (!(ev.args[arg::flags] & AT_REMOVEDIR)) set(g, ev, -1);
+      if (!(file_args(ev).flags() & AT_REMOVEDIR)) set(g, ev, -1);
       return;
     default:
       if (!leaves_size(op)) unknown(g);  // a call the log does not model may have changed it
@@ -150,28 +150,29 @@ void SizeLog::posix(const Event& ev, bool traced_ok, int32_t g, int32_t g2) {
 }
 
 void SizeLog::mpiio(const Event& ev, int32_t g) {
+  const trace::MpiioArgs a = mpiio_args(ev);
   if (g < 0 || ev.ret != 0) return;
-  int64_t flags = ev.args[arg::flags];
+  int64_t flags = a.flags();
   switch (ev.op()) {
     case OpClass::mpiio_open:
-      holes_[ev.args[arg::handle]] = false;
-      if (ev.args[arg::fextra] & kTracedDeleteOnClose) return unknown(g);
-      if (ev.args[arg::fextent] & O_CREAT) grow(g, ev, 0);
+      holes_[a.handle()] = false;
+      if (a.fextra() & kTracedDeleteOnClose) return unknown(g);
+      if (a.fextent() & O_CREAT) grow(g, ev, 0);
       return;
     case OpClass::mpiio_delete:
       return set(g, ev, -1);
     case OpClass::mpiio_view:
       // Data ends at offset + bytes only where the filetype has no gaps.
-      holes_[ev.args[arg::handle]] = (flags & fio::kUnflattened) || ev.args[arg::fextent] != ev.args[arg::count];
+      holes_[a.handle()] = (flags & fio::kUnflattened) || a.fextent() != a.count();
       return;
     case OpClass::mpiio_size:
-      if (ev.kind == trace::Kind::MPI_File_set_size) return set(g, ev, ev.args[arg::offset]);
-      return grow(g, ev, ev.args[arg::offset]);
+      if (ev.kind == trace::Kind::MPI_File_set_size) return set(g, ev, a.offset());
+      return grow(g, ev, a.offset());
     case OpClass::mpiio_write: {
-      if ((flags & fio::kEnd) || ev.args[arg::count] <= 0) return;
-      auto it = holes_.find(ev.args[arg::handle]);
-      if (it == holes_.end() || it->second || ev.args[arg::offset] < 0) return unknown(g);
-      return grow(g, ev, ev.args[arg::offset] + ev.args[arg::count]);
+      if ((flags & fio::kEnd) || a.count() <= 0) return;
+      auto it = holes_.find(a.handle());
+      if (it == holes_.end() || it->second || a.offset() < 0) return unknown(g);
+      return grow(g, ev, a.offset() + a.count());
     }
     default:
       return;

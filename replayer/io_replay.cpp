@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "replayer/pacing_clock.hpp"
+#include "trace/arg_views.hpp"
 
 namespace mpior::replay {
 namespace {
@@ -19,34 +20,6 @@ namespace {
 using trace::Event;
 using trace::Kind;
 using trace::OpClass;
-namespace arg = trace::arg;
-
-// Facts about kinds the opclass does not carry (the lists name the functions).
-struct KindFacts {
-  bool positional = false;  // pread/pwrite family: an explicit offset, the file position untouched
-  bool fd_stat = false;     // fstat family: a descriptor, not a path
-  bool no_follow = false;   // lstat family
-  bool by_path = false;     // truncate by path
-};
-
-KindFacts facts_of(Kind k) {
-  std::string_view n = trace::name(k);
-  KindFacts f;
-  f.positional = n.find("pread") != n.npos || n.find("pwrite") != n.npos;
-  f.fd_stat = n == "fstat" || n == "fstat64" || n == "__fxstat" || n == "__fxstat64";
-  f.no_follow = n.find("lstat") != n.npos || n.find("__lxstat") != n.npos;
-  f.by_path = n == "truncate" || n == "truncate64";
-  return f;
-}
-
-const KindFacts& facts(Kind k) {
-  static const std::vector<KindFacts> table = [] {
-    std::vector<KindFacts> t;
-    for (size_t i = 0; i < trace::kNumKinds; ++i) t.push_back(facts_of(Kind(i)));
-    return t;
-  }();
-  return table[size_t(k)];
-}
 
 // A read or write by the system call itself. The application's calls were a
 // single-threaded process's, for which glibc skips the cancellation-point
@@ -129,7 +102,7 @@ std::string IoReplay::traced_path(int64_t local) const {
 }
 
 void IoReplay::fail(const Event& ev, int err, const std::string& detail) {
-  std::string msg = who_ + ": " + std::string(trace::name(ev.kind)) + " on " + traced_path(ev.args[arg::file]);
+  std::string msg = who_ + ": " + std::string(trace::name(ev.kind)) + " on " + traced_path(io_args(ev).file());
   if (!detail.empty()) msg += " (" + detail + ")";
   msg += ": " + std::string(std::strerror(err));
   if (fatal_for_target(err))
@@ -166,14 +139,14 @@ int IoReplay::fd_for(int64_t handle, int64_t file) {
 }
 
 FILE* IoReplay::stream_for(const Event& ev) {
-  int64_t id = ev.args[arg::handle];
+  int64_t id = io_args(ev).handle();
   if (auto it = streams_.find(id); it != streams_.end()) return it->second.fp;
   int fd = -1;
   const char* mode = "r+";
   if (id >= 0 && id < 3) {  // stdin, stdout, stderr: a stream of our own on the shared sink
     fd = ::fcntl(target_.stdio_fds[size_t(id)], F_DUPFD_CLOEXEC, 0);
     mode = id == 0 ? "r" : "a";
-  } else if (const std::string* path = mapped(ev.args[arg::file])) {
+  } else if (const std::string* path = mapped(io_args(ev).file())) {
     fd = target_.sandbox->open(*path, O_RDWR | O_CREAT, 0644);
   }
   if (fd < 0) return nullptr;
@@ -190,11 +163,12 @@ IoOutcome IoReplay::replay(const Event& ev) {
   OpClass op = ev.op();
   bool opens = op == OpClass::open || op == OpClass::fopen;
   bool names_path = op == OpClass::unlink || op == OpClass::rename || op == OpClass::mkdir || op == OpClass::rmdir ||
-                    op == OpClass::access || op == OpClass::link || (op == OpClass::stat && !facts(ev.kind).fd_stat) ||
-                    (op == OpClass::truncate && facts(ev.kind).by_path) ||
-                    (op == OpClass::opendir && ev.args[arg::handle2] < 0);
+                    op == OpClass::access || op == OpClass::link ||
+                    (op == OpClass::stat && !trace::has_fact(ev.kind, trace::fact::by_fd)) ||
+                    (op == OpClass::truncate && trace::has_fact(ev.kind, trace::fact::by_path)) ||
+                    (op == OpClass::opendir && file_args(ev).handle2() < 0);
   bool two_names = op == OpClass::rename || op == OpClass::link || op == OpClass::copy;
-  sizes_.posix(ev, traced_ok(ev), global_file(ev.args[arg::file]), two_names ? global_file(ev.args[arg::file2]) : -1);
+  sizes_.posix(ev, traced_ok(ev), global_file(io_args(ev).file()), two_names ? global_file(file_args(ev).file2()) : -1);
   // An open or a path lookup that failed when traced still costs the file
   // system a lookup; anything on a handle that failed has nothing to reissue.
   if (!traced_ok(ev) && !opens && !names_path) return {false, 0};
@@ -212,7 +186,8 @@ IoOutcome IoReplay::replay(const Event& ev) {
 }
 
 IoOutcome IoReplay::path_op(const Event& ev) {
-  const std::string* path = mapped(ev.args[arg::file]);
+  const trace::FileArgs a = file_args(ev);
+  const std::string* path = mapped(a.file());
   if (!path) {
     if (traced_ok(ev)) fail(ev, ENOENT, "file id outside the plan");
     return {};
@@ -222,16 +197,16 @@ IoOutcome IoReplay::path_op(const Event& ev) {
   struct stat st {};
   switch (ev.op()) {
     case OpClass::unlink:
-      r = ev.args[arg::flags] & AT_REMOVEDIR ? box.rmdir(*path) : box.unlink(*path);
+      r = a.flags() & AT_REMOVEDIR ? box.rmdir(*path) : box.unlink(*path);
       break;
     case OpClass::rmdir:
       r = box.rmdir(*path);
       break;
     case OpClass::mkdir:
-      r = box.mkdir(*path, mode_t(ev.args[arg::mode] & 07777));
+      r = box.mkdir(*path, mode_t(a.mode() & 07777));
       break;
     case OpClass::access: {
-      int mode = int(ev.args[arg::mode]);
+      int mode = int(a.mode());
       r = box.access(*path, mode);
       // An input file the traced program found executable (a shell's PATH
       // search, python3 behind pyenv's shims): the plan has no file modes, and
@@ -240,21 +215,21 @@ IoOutcome IoReplay::path_op(const Event& ev) {
       break;
     }
     case OpClass::stat:  // fstatat and statx: AT_SYMLINK_NOFOLLOW in the flags slot
-      r = box.stat(*path, &st, !facts(ev.kind).no_follow && !(ev.args[arg::flags] & AT_SYMLINK_NOFOLLOW));
+      r = box.stat(*path, &st, !trace::has_fact(ev.kind, trace::fact::nofollow) && !(a.flags() & AT_SYMLINK_NOFOLLOW));
       break;
     case OpClass::rename: {
-      const std::string* to = mapped(ev.args[arg::file2]);
+      const std::string* to = mapped(a.file2());
       r = to ? box.rename(*path, *to) : -ENOENT;
       break;
     }
     case OpClass::link: {
-      const std::string* to = mapped(ev.args[arg::file2]);
-      r = !to ? -ENOENT : ev.args[arg::flags] == trace::kSymlink ? box.symlink(*path, *to) : box.link(*path, *to);
+      const std::string* to = mapped(a.file2());
+      r = !to ? -ENOENT : a.flags() == trace::kSymlink ? box.symlink(*path, *to) : box.link(*path, *to);
       break;
     }
     case OpClass::truncate: {
       int fd = box.open(*path, O_WRONLY);
-      r = fd < 0 ? fd : ::ftruncate(fd, off_t(ev.args[arg::offset])) == 0 ? 0 : -errno;
+      r = fd < 0 ? fd : ::ftruncate(fd, off_t(a.offset())) == 0 ? 0 : -errno;
       if (fd >= 0) ::close(fd);
       break;
     }
@@ -270,13 +245,14 @@ IoOutcome IoReplay::path_op(const Event& ev) {
 }
 
 IoOutcome IoReplay::open_file(const Event& ev) {
-  const std::string* path = mapped(ev.args[arg::file]);
+  const trace::FileArgs a = file_args(ev);
+  const std::string* path = mapped(a.file());
   if (!path) {
     if (traced_ok(ev)) fail(ev, ENOENT, "file id outside the plan");
     return {};
   }
-  int flags = int(ev.args[arg::flags]);
-  mode_t mode = mode_t(ev.args[arg::mode]);
+  int flags = int(a.flags());
+  mode_t mode = mode_t(a.mode());
   int fd = target_.sandbox->open(*path, flags, mode);
   if (fd == -EINVAL && (flags & O_DIRECT)) fd = target_.sandbox->open(*path, flags & ~O_DIRECT, mode);
   if (fd < 0) {
@@ -287,7 +263,7 @@ IoOutcome IoReplay::open_file(const Event& ev) {
     ::close(fd);
     return {};
   }
-  set_fd(ev.args[arg::handle], fd, Owner::self);
+  set_fd(a.handle(), fd, Owner::self);
   return {};
 }
 
@@ -298,7 +274,7 @@ IoOutcome IoReplay::posix(const Event& ev) {
     case OpClass::open:
       return open_file(ev);
     case OpClass::close: {
-      auto it = fds_.find(ev.args[arg::handle]);
+      auto it = fds_.find(io_args(ev).handle());
       if (it == fds_.end()) return {};
       if (it->second.owner == Owner::self && ::close(it->second.fd) != 0) fail(ev, errno);
       fds_.erase(it);
@@ -315,20 +291,21 @@ IoOutcome IoReplay::posix(const Event& ev) {
   }
   int fd = fd_for(ev);
   if (fd < 0) {
-    fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    fail(ev, -fd, "fd " + std::to_string(io_args(ev).handle()) + " is not open in the replay");
     return {};
   }
   return fd_call(ev, fd);
 }
 
 IoOutcome IoReplay::fd_call(const Event& ev, int fd) {
+  const trace::FileArgs a = file_args(ev);
   int r = 0;
   switch (ev.op()) {
     case OpClass::read:
     case OpClass::write:
       return transfer(ev, fd, nullptr);
     case OpClass::seek:
-      r = ::lseek(fd, off_t(ev.args[arg::offset]), int(ev.args[arg::flags])) < 0 ? -1 : 0;
+      r = ::lseek(fd, off_t(a.offset()), int(a.flags())) < 0 ? -1 : 0;
       break;
     case OpClass::tell:
       r = ::lseek(fd, 0, SEEK_CUR) < 0 ? -1 : 0;
@@ -339,28 +316,28 @@ IoOutcome IoReplay::fd_call(const Event& ev, int fd) {
       else if (ev.kind == Kind::syncfs)
         r = ::syncfs(fd);
       else if (ev.kind == Kind::sync_file_range)
-        r = ::sync_file_range(fd, ev.args[arg::offset], ev.args[arg::count], unsigned(ev.args[arg::flags]));
+        r = ::sync_file_range(fd, a.offset(), a.count(), unsigned(a.flags()));
       else
         r = ::fsync(fd);
       break;
     case OpClass::advise:
-      if (ev.args[arg::flags] == trace::kReadahead) {
-        r = ::readahead(fd, ev.args[arg::offset], size_t(std::max<int64_t>(ev.args[arg::count], 0))) < 0 ? -1 : 0;
+      if (a.flags() == trace::kReadahead) {
+        r = ::readahead(fd, a.offset(), size_t(std::max<int64_t>(a.count(), 0))) < 0 ? -1 : 0;
       } else {
-        r = ::posix_fadvise(fd, off_t(ev.args[arg::offset]), off_t(ev.args[arg::count]), int(ev.args[arg::flags]));
+        r = ::posix_fadvise(fd, off_t(a.offset()), off_t(a.count()), int(a.flags()));
         if (r != 0) errno = r, r = -1;
       }
       break;
     case OpClass::allocate:
-      if (ev.args[arg::mode] == trace::kPosixAllocate) {
-        r = ::posix_fallocate(fd, off_t(ev.args[arg::offset]), off_t(ev.args[arg::count]));
+      if (a.mode() == trace::kPosixAllocate) {
+        r = ::posix_fallocate(fd, off_t(a.offset()), off_t(a.count()));
         if (r != 0) errno = r, r = -1;
       } else {
-        r = ::fallocate(fd, int(ev.args[arg::mode]), off_t(ev.args[arg::offset]), off_t(ev.args[arg::count]));
+        r = ::fallocate(fd, int(a.mode()), off_t(a.offset()), off_t(a.count()));
       }
       break;
     case OpClass::truncate:
-      r = ::ftruncate(fd, off_t(ev.args[arg::offset]));
+      r = ::ftruncate(fd, off_t(a.offset()));
       break;
     case OpClass::stat: {
       struct stat st {};
@@ -368,8 +345,8 @@ IoOutcome IoReplay::fd_call(const Event& ev, int fd) {
       break;
     }
     case OpClass::dup: {
-      int64_t target = ev.args[arg::handle2] >= 0 ? ev.args[arg::handle2] : ev.ret;
-      if (target == ev.args[arg::handle]) return {};  // dup2(fd, fd)
+      int64_t target = a.handle2() >= 0 ? a.handle2() : ev.ret;
+      if (target == a.handle()) return {};  // dup2(fd, fd)
       int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
       if (copy >= 0) set_fd(target, copy, Owner::self);
       r = copy < 0 ? -1 : 0;
@@ -393,13 +370,14 @@ bool IoReplay::times_itself(const Event& ev) {
 // ask for what it asked (a short read at end of file happens again).
 // Stdio reads use what was consumed: fgets asks for a buffer, takes a line.
 IoOutcome IoReplay::transfer(const Event& ev, int fd, FILE* fp) {
+  const trace::IoArgs a = io_args(ev);
   bool write = ev.op() == OpClass::write;
-  int64_t want = write || fp ? ev.ret : (ev.args[arg::count] >= 0 ? ev.args[arg::count] : ev.ret);
-  if (want < 0) want = ev.args[arg::count];
+  int64_t want = write || fp ? ev.ret : (a.count() >= 0 ? a.count() : ev.ret);
+  if (want < 0) want = a.count();
   if (want <= 0) return {true, 0};
   const IoBuffer& buf = *target_.buffer;
-  bool positional = facts(ev.kind).positional && !fp;
-  int64_t offset = ev.args[arg::offset];
+  bool positional = trace::has_fact(ev.kind, trace::fact::positional) && !fp;
+  int64_t offset = a.offset();
   int64_t done = 0;
   int64_t began = mono_now_ns();
   // The buffer holds the plan's largest count, so this loops once.
@@ -431,10 +409,10 @@ IoOutcome IoReplay::stdio(const Event& ev) {
     default:
       break;
   }
-  if (ev.op() == OpClass::sync && ev.args[arg::handle] == -1) return flush_all(ev);  // fflush(NULL)
+  if (ev.op() == OpClass::sync && io_args(ev).handle() == -1) return flush_all(ev);  // fflush(NULL)
   FILE* fp = stream_for(ev);
   if (!fp) {
-    fail(ev, EBADF, "stream " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    fail(ev, EBADF, "stream " + std::to_string(io_args(ev).handle()) + " is not open in the replay");
     return {};
   }
   return stream_call(ev, fp);
@@ -456,7 +434,7 @@ IoOutcome IoReplay::stream_call(const Event& ev, FILE* fp) {
     case OpClass::write:
       return transfer(ev, -1, fp);
     case OpClass::seek:
-      r = ::fseeko(fp, off_t(ev.args[arg::offset]), int(ev.args[arg::flags]));
+      r = ::fseeko(fp, off_t(io_args(ev).offset()), int(file_args(ev).flags()));
       break;
     case OpClass::tell:
       r = ::ftello(fp) < 0 ? -1 : 0;
@@ -472,12 +450,13 @@ IoOutcome IoReplay::stream_call(const Event& ev, FILE* fp) {
 }
 
 IoOutcome IoReplay::open_stream(const Event& ev) {
-  int flags = int(ev.args[arg::flags]);
+  const trace::FileArgs a = file_args(ev);
+  int flags = int(a.flags());
   int fd;
   Fd* taken = nullptr;            // the descriptor entry the stream took over, if any
   if (ev.kind == Kind::fdopen) {  // the stream takes over an open descriptor
     if (!traced_ok(ev)) return {};
-    auto it = fds_.find(ev.args[arg::handle2]);
+    auto it = fds_.find(a.handle2());
     if (it == fds_.end()) {
       fail(ev, EBADF, "fdopen of a descriptor the replay does not have");
       return {};
@@ -490,7 +469,7 @@ IoOutcome IoReplay::open_stream(const Event& ev) {
       fd = ::fcntl(it->second.fd, F_DUPFD_CLOEXEC, 0);
     }
   } else {
-    const std::string* path = mapped(ev.args[arg::file]);
+    const std::string* path = mapped(a.file());
     fd = path ? target_.sandbox->open(*path, flags, 0666) : -ENOENT;
   }
   if (fd < 0) {
@@ -511,13 +490,13 @@ IoOutcome IoReplay::open_stream(const Event& ev) {
     std::fclose(fp);
     return {};
   }
-  if (auto old = streams_.find(ev.args[arg::handle]); old != streams_.end()) std::fclose(old->second.fp);
-  streams_[ev.args[arg::handle]] = {fp, fd};
+  if (auto old = streams_.find(a.handle()); old != streams_.end()) std::fclose(old->second.fp);
+  streams_[a.handle()] = {fp, fd};
   return {};
 }
 
 IoOutcome IoReplay::close_stream(const Event& ev) {
-  auto it = streams_.find(ev.args[arg::handle]);
+  auto it = streams_.find(io_args(ev).handle());
   if (it == streams_.end()) return {};
   int fd = it->second.fd;
   if (std::fclose(it->second.fp) != 0) fail(ev, errno);

@@ -15,6 +15,7 @@
 #include "replayer/replay_report.hpp"
 #include "replayer/setup.hpp"
 #include "replayer/sync.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/event.hpp"
 #include "trace/model.hpp"
 
@@ -102,7 +103,7 @@ class IoReplay {
   IoOutcome dir_call(const trace::Event& ev);
   int open_dir(const trace::Event& ev, const std::string* path);
 
-  int fd_for(const trace::Event& ev) { return fd_for(ev.args[trace::arg::handle], ev.args[trace::arg::file]); }
+  int fd_for(const trace::Event& ev) { return fd_for(io_args(ev).handle(), io_args(ev).file()); }
   int fd_for(int64_t handle, int64_t file);
   FILE* stream_for(const trace::Event& ev);
   void set_fd(int64_t handle, int fd, Owner owner);

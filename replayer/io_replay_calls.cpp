@@ -9,32 +9,33 @@
 #include <cerrno>
 
 #include "replayer/io_replay.hpp"
+#include "trace/arg_views.hpp"
 
 namespace mpior::replay {
 
 using trace::Event;
 using trace::OpClass;
-namespace arg = trace::arg;
 
 IoOutcome IoReplay::nested(const Event& ev, bool under_list) {
   if (ev.op() == OpClass::asubmit && under_list && ev.ret == 0) return aio_submit(ev);
   if (ev.op() != OpClass::adone) return {false, 0};
   int64_t result = 0;
-  if (aio_.complete(ev.args[arg::aio_req], result) && result < 0 && ev.ret >= 0) fail(ev, int(-result), "aio");
+  if (aio_.complete(aio_args(ev).aio_req(), result) && result < 0 && ev.ret >= 0) fail(ev, int(-result), "aio");
   return {};
 }
 
 IoOutcome IoReplay::aio_submit(const Event& ev) {
-  sizes_.unknown(global_file(ev.args[arg::file]));  // where its writes end, the log does not follow
+  const trace::AioArgs a = aio_args(ev);
+  sizes_.unknown(global_file(a.file()));  // where its writes end, the log does not follow
   int fd = fd_for(ev);
   if (fd < 0) {
-    fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    fail(ev, -fd, "fd " + std::to_string(a.handle()) + " is not open in the replay");
     return {};
   }
-  int64_t op = ev.args[arg::lio_op];
-  int64_t count = std::min<int64_t>(std::max<int64_t>(ev.args[arg::count], 0), int64_t(target_.buffer->size()));
-  bool kernel = ev.args[arg::submit_kind] == int64_t(trace::Kind::io_submit);  // libaio's: the kernel's AIO
-  int err = aio_.submit(ev.args[arg::aio_req], fd, op, ev.args[arg::offset], count, target_.buffer->data(), kernel);
+  int64_t op = a.lio_op();
+  int64_t count = std::min<int64_t>(std::max<int64_t>(a.count(), 0), int64_t(target_.buffer->size()));
+  bool kernel = a.submit_kind() == int64_t(trace::Kind::io_submit);  // libaio's: the kernel's AIO
+  int err = aio_.submit(a.aio_req(), fd, op, a.offset(), count, target_.buffer->data(), kernel);
   if (err) {
     fail(ev, err, "submit");
     return {};
@@ -45,17 +46,18 @@ IoOutcome IoReplay::aio_submit(const Event& ev) {
 // Both ends traced: the copy again, in the kernel. One end only (a socket or
 // a pipe on the other): that end's read or write.
 IoOutcome IoReplay::copy(const Event& ev) {
+  const trace::FileArgs a = file_args(ev);
   int64_t want = ev.ret;
   if (want <= 0) return {true, 0};
-  bool in = ev.args[arg::file] >= 0, out = ev.args[arg::file2] >= 0;
-  int fin = in ? fd_for(ev.args[arg::handle], ev.args[arg::file]) : -1;
-  int fout = out ? fd_for(ev.args[arg::handle2], ev.args[arg::file2]) : -1;
+  bool in = a.file() >= 0, out = a.file2() >= 0;
+  int fin = in ? fd_for(a.handle(), a.file()) : -1;
+  int fout = out ? fd_for(a.handle2(), a.file2()) : -1;
   if ((in && fin < 0) || (out && fout < 0)) {
     fail(ev, EBADF, "copy end not open in the replay");
     return {};
   }
-  int64_t flags = ev.args[arg::flags];
-  loff_t off_in = ev.args[arg::offset], off_out = ev.args[arg::offset2];
+  int64_t flags = a.flags();
+  loff_t off_in = a.offset(), off_out = a.offset2();
   loff_t* pin = flags & trace::kCopyInPositional ? &off_in : nullptr;
   loff_t* pout = flags & trace::kCopyOutPositional ? &off_out : nullptr;
   const IoBuffer& buf = *target_.buffer;
@@ -106,22 +108,23 @@ int IoReplay::open_dir(const Event& ev, const std::string* path) {
     ::closedir(d);
     return 0;
   }
-  if (auto old = dirs_.find(ev.args[arg::handle]); old != dirs_.end()) ::closedir(old->second);
-  dirs_[ev.args[arg::handle]] = d;
+  if (auto old = dirs_.find(io_args(ev).handle()); old != dirs_.end()) ::closedir(old->second);
+  dirs_[io_args(ev).handle()] = d;
   return 0;
 }
 
 IoOutcome IoReplay::dir_call(const Event& ev) {
-  int64_t handle = ev.args[arg::handle];
+  const trace::FileArgs a = file_args(ev);
+  int64_t handle = a.handle();
   if (ev.op() == OpClass::opendir) {  // fdopendir: the stream takes a copy of the fd's directory
-    const std::string* path = mapped(ev.args[arg::file]);
+    const std::string* path = mapped(a.file());
     int r = path ? open_dir(ev, path) : -ENOENT;
     if (r < 0) fail(ev, -r, "fdopendir");
     return {};
   }
   auto it = dirs_.find(handle);
   if (it == dirs_.end()) {
-    const std::string* path = mapped(ev.args[arg::file]);
+    const std::string* path = mapped(a.file());
     if (!path || open_dir(ev, path) < 0 || (it = dirs_.find(handle)) == dirs_.end()) {
       fail(ev, EBADF, "directory stream not open in the replay");
       return {};
@@ -157,27 +160,28 @@ void touch(char* addr, int64_t from, int64_t len, int64_t map_offset, int fd, bo
 }  // namespace
 
 IoOutcome IoReplay::map_new(const Event& ev) {
+  const trace::MapArgs a = map_args(ev);
   int fd = fd_for(ev);
   if (fd < 0) {
-    fail(ev, -fd, "fd " + std::to_string(ev.args[arg::handle]) + " is not open in the replay");
+    fail(ev, -fd, "fd " + std::to_string(a.handle()) + " is not open in the replay");
     return {};
   }
-  int prot = int(ev.args[arg::map_prot]), flags = int(ev.args[arg::map_flags]) & (MAP_SHARED | MAP_PRIVATE);
-  size_t len = size_t(ev.args[arg::map_len]);
-  void* p = ::mmap(nullptr, len, prot, flags, fd, off_t(ev.args[arg::offset]));
+  int prot = int(a.map_prot()), flags = int(a.map_flags()) & (MAP_SHARED | MAP_PRIVATE);
+  size_t len = size_t(a.map_len());
+  void* p = ::mmap(nullptr, len, prot, flags, fd, off_t(a.offset()));
   int copy = p == MAP_FAILED ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (p == MAP_FAILED || copy < 0) {
     fail(ev, errno, "mmap");
     if (p != MAP_FAILED) ::munmap(p, len);
     return {};
   }
-  Mapping m{static_cast<char*>(p), len, ev.args[arg::offset], copy};
-  if (auto old = maps_.find(ev.args[arg::map_id]); old != maps_.end()) {
+  Mapping m{static_cast<char*>(p), len, a.offset(), copy};
+  if (auto old = maps_.find(a.map_id()); old != maps_.end()) {
     ::munmap(old->second.addr, old->second.len);
     ::close(old->second.fd);
   }
-  maps_[ev.args[arg::map_id]] = m;
-  int64_t bytes = ev.args[arg::count];
+  maps_[a.map_id()] = m;
+  int64_t bytes = a.count();
   if (bytes > 0) touch(m.addr, 0, bytes, m.offset, m.fd, false);
   return {true, std::max<int64_t>(bytes, 0)};
 }
@@ -185,26 +189,27 @@ IoOutcome IoReplay::map_new(const Event& ev) {
 // msync and munmap write back (dirty, then sync or unmap) the bytes the trace
 // counted; mremap moves the mapping.
 IoOutcome IoReplay::map_call(const Event& ev) {
+  const trace::MapArgs a = map_args(ev);
   if (ev.op() == OpClass::map) return map_new(ev);
-  auto it = maps_.find(ev.args[arg::map_id]);
+  auto it = maps_.find(a.map_id());
   if (it == maps_.end()) return {true, 0};
   Mapping& m = it->second;
-  int64_t skip = std::clamp<int64_t>(ev.args[arg::offset] - m.offset, 0, int64_t(m.len));
-  int64_t len = std::min<int64_t>(ev.args[arg::map_len], int64_t(m.len) - skip);
-  int64_t bytes = std::max<int64_t>(ev.args[arg::count], 0);
+  int64_t skip = std::clamp<int64_t>(a.offset() - m.offset, 0, int64_t(m.len));
+  int64_t len = std::min<int64_t>(a.map_len(), int64_t(m.len) - skip);
+  int64_t bytes = std::max<int64_t>(a.count(), 0);
   if (bytes > 0 && ev.op() != OpClass::remap) touch(m.addr, skip, bytes, m.offset, m.fd, true);
   long page = ::sysconf(_SC_PAGESIZE);
   int64_t start = skip / page * page;
   int r = 0;
   if (ev.op() == OpClass::msync) {
-    r = ::msync(m.addr + start, size_t(len + skip - start), int(ev.args[arg::map_prot]) & (MS_ASYNC | MS_SYNC));
+    r = ::msync(m.addr + start, size_t(len + skip - start), int(a.map_prot()) & (MS_ASYNC | MS_SYNC));
   } else if (ev.op() == OpClass::remap) {
-    void* p = ::mremap(m.addr, m.len, size_t(ev.args[arg::map_len]), MREMAP_MAYMOVE);
+    void* p = ::mremap(m.addr, m.len, size_t(a.map_len()), MREMAP_MAYMOVE);
     if (p == MAP_FAILED) {
       r = -1;
     } else {
       m.addr = static_cast<char*>(p);
-      m.len = size_t(ev.args[arg::map_len]);
+      m.len = size_t(a.map_len());
     }
   } else if (start == 0 && skip + len >= int64_t(m.len)) {  // unmapped whole (or alive at exit)
     r = ::munmap(m.addr, m.len);

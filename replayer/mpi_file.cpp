@@ -18,13 +18,13 @@
 #include "replayer/mpiio_replay.hpp"
 #include "replayer/replay_report.hpp"
 #include "replayer/setup.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/tool_error.hpp"
 
 namespace mpior::replay {
 
 using trace::Event;
 using trace::OpClass;
-namespace arg = trace::arg;
 namespace fio = trace::fio;
 
 namespace {
@@ -55,20 +55,21 @@ std::mutex g_open_mutex;
 }  // namespace
 
 void MpiThreadOps::open_file(const Event& ev) {
-  const std::string* rel = io_.mapped(ev.args[arg::file]);
+  const trace::MpiioArgs a = mpiio_args(ev);
+  const std::string* rel = io_.mapped(a.file());
   if (!rel) return io_.fail(ev, ENOENT, "file id outside the plan");
-  int amode = amode_of(ev.args[arg::fextent]);
+  int amode = amode_of(a.fextent());
   if (amode & MPI_MODE_CREATE) target_.sandbox->make_dirs(parent_of(*rel));
   if (int r = target_.sandbox->check_contained(*rel); r < 0) return io_.fail(ev, -r, "MPI_File_open");
   File f;
   Comm c;
   MPI_Comm on = MPI_COMM_SELF;
-  if ((ev.args[arg::flags] & fio::kColl) && comm_of(ev, ev.args[arg::fcomm], &c))
+  if ((a.flags() & fio::kColl) && comm_of(ev, a.fcomm(), &c))
     if (MPI_Comm file = b_.file_comm(c.id); file != MPI_COMM_NULL) on = file, f.collective = true;
   if (!f.collective) amode &= ~MPI_MODE_EXCL;  // each rank alone: the first one made it
   // Opened alone, a rank replays shared-pointer calls with explicit offsets,
   // which a sequential file refuses.
-  f.sequential = f.collective && (ev.args[arg::fextra] & kTracedSequential);
+  f.sequential = f.collective && (a.fextra() & kTracedSequential);
   if (f.sequential) amode |= MPI_MODE_SEQUENTIAL;
   std::string path = target_.sandbox->display(*rel);
   int rc;
@@ -82,15 +83,16 @@ void MpiThreadOps::open_file(const Event& ev) {
     MPI_Error_string(rc, text, &n);
     return io_.fail(ev, EIO, "MPI_File_open: " + std::string(text, size_t(n)));
   }
-  File& slot = files_[ev.args[arg::handle]];
+  File& slot = files_[a.handle()];
   if (slot.fh != MPI_FILE_NULL) MPI_File_close(&slot.fh);
   slot = std::move(f);
 }
 
 void MpiThreadOps::mpiio_block(const Event& ev) {
-  if (ev.args[arg::handle] != view_handle_) return;
+  const trace::MpiioArgs a = mpiio_args(ev);
+  if (a.handle() != view_handle_) return;
   auto it = files_.find(view_handle_);
-  if (it != files_.end()) it->second.view.blocks.emplace_back(ev.args[arg::offset], ev.args[arg::count]);
+  if (it != files_.end()) it->second.view.blocks.emplace_back(a.offset(), a.count());
 }
 
 void MpiThreadOps::settle() {
@@ -139,7 +141,8 @@ int64_t MpiThreadOps::data_offset(const View& v, int64_t at) const {
 }
 
 int64_t MpiThreadOps::access(const Event& ev, File& f) {
-  int64_t flags = ev.args[arg::flags], bytes = ev.args[arg::count];
+  const trace::MpiioArgs a = mpiio_args(ev);
+  int64_t flags = a.flags(), bytes = a.count();
   bool write = ev.op() == OpClass::mpiio_write, coll = f.collective && (flags & fio::kColl);
   // A collective call moving nothing on this rank is still the others'
   // partner (MPICH's zero_count test: only rank 0 reads in a read_all).
@@ -155,12 +158,12 @@ int64_t MpiThreadOps::access(const Event& ev, File& f) {
     rc = write ? MPI_File_write_shared_c(f.fh, buf, n, MPI_BYTE, &st)
                : MPI_File_read_shared_c(f.fh, buf, n, MPI_BYTE, &st);
   } else {
-    int64_t traced = ev.args[arg::offset];
+    int64_t traced = a.offset();
     MPI_Offset at = MPI_Offset(data_offset(f.view, std::max<int64_t>(0, traced)));
     // Each rank opened the file alone: the shared pointer is kept here (the
     // traced offset where known and several processes share the file).
     if ((flags & (fio::kShared | fio::kOrdered)) && (b_.procs() == 1 || traced < 0))
-      at = MPI_Offset(b_.pointers().fetch_add(io_.global_file(ev.args[arg::file]), bytes, f.views));
+      at = MPI_Offset(b_.pointers().fetch_add(io_.global_file(a.file()), bytes, f.views));
     if (coll)
       rc = write ? MPI_File_write_at_all_c(f.fh, at, buf, n, MPI_BYTE, &st)
                  : MPI_File_read_at_all_c(f.fh, at, buf, n, MPI_BYTE, &st);
@@ -180,36 +183,38 @@ int64_t MpiThreadOps::access(const Event& ev, File& f) {
 // Not on the watchdog's board: a long collective write is I/O, not a stall
 // (its file barrier, where blocks of ranks meet, is).
 int64_t MpiThreadOps::mpiio(const Event& ev) {
+  const trace::MpiioArgs a = mpiio_args(ev);
   if (ev.ret != 0) return 0;  // it failed when traced
   // Ranks that open files alone still meet at collective calls, as the
   // threaded replay does: what one rank does first (a shared pointer moved)
   // the others see; and after those MPI ends with a synchronisation (every
   // rank truncates alone in a set_size: none may write before all did).
-  int64_t flags = ev.args[arg::flags];
+  int64_t flags = a.flags();
   bool alone = !b_.one_per_rank();
   if ((flags & fio::kColl) && !(flags & fio::kEnd) && alone) file_barrier(ev, 0);
-  io_.sizes().mpiio(ev, io_.global_file(ev.args[arg::file]));
+  io_.sizes().mpiio(ev, io_.global_file(a.file()));
   int64_t bytes = mpiio_call(ev);
   if (!syncs_after(ev)) return bytes;
   if (alone) file_barrier(ev, 0);
-  io_.sizes().synced(io_.global_file(ev.args[arg::file]));
+  io_.sizes().synced(io_.global_file(a.file()));
   return bytes;
 }
 
 int64_t MpiThreadOps::mpiio_call(const Event& ev) {
+  const trace::MpiioArgs a = mpiio_args(ev);
   OpClass op = ev.op();
-  int64_t flags = ev.args[arg::flags];
+  int64_t flags = a.flags();
   if (op == OpClass::mpiio_open) {
     open_file(ev);
     return 0;
   }
   if (op == OpClass::mpiio_delete) {
-    const std::string* rel = io_.mapped(ev.args[arg::file]);
+    const std::string* rel = io_.mapped(a.file());
     if (rel && target_.sandbox->check_contained(*rel) == 0)
       MPI_File_delete(target_.sandbox->display(*rel).c_str(), MPI_INFO_NULL);  // a racing delete may find none
     return 0;
   }
-  auto it = files_.find(ev.args[arg::handle]);
+  auto it = files_.find(a.handle());
   if (it == files_.end()) return 0;
   File& f = it->second;
   switch (op) {
@@ -218,26 +223,24 @@ int64_t MpiThreadOps::mpiio_call(const Event& ev) {
       files_.erase(it);
       return 0;
     case OpClass::mpiio_view:
-      view_handle_ = ev.args[arg::handle];
-      f.view = View{
-          ev.args[arg::offset], ev.args[arg::fextent], std::max<int64_t>(1, ev.args[arg::fextra]), true, {}, {}, 0};
-      if (ev.args[arg::flags] & fio::kUnflattened) f.view.extent = 0;  // contiguous from disp
-      f.view.current = ev.args[arg::flags] & fio::kDisplacementCurrent;
+      view_handle_ = a.handle();
+      f.view = View{a.offset(), a.fextent(), std::max<int64_t>(1, a.fextra()), true, {}, {}, 0};
+      if (a.flags() & fio::kUnflattened) f.view.extent = 0;  // contiguous from disp
+      f.view.current = a.flags() & fio::kDisplacementCurrent;
       ++f.views;
       return 0;
     case OpClass::mpiio_size:
       if (ev.kind == trace::Kind::MPI_File_set_size)
-        check(MPI_File_set_size(f.fh, MPI_Offset(ev.args[arg::offset])), "MPI_File_set_size");
+        check(MPI_File_set_size(f.fh, MPI_Offset(a.offset())), "MPI_File_set_size");
       else
-        check(MPI_File_preallocate(f.fh, MPI_Offset(ev.args[arg::offset])), "MPI_File_preallocate");
+        check(MPI_File_preallocate(f.fh, MPI_Offset(a.offset())), "MPI_File_preallocate");
       return 0;
     case OpClass::mpiio_seek:
       if ((flags & fio::kShared) && f.collective)
-        check(MPI_File_seek_shared(f.fh, MPI_Offset(ev.args[arg::offset] * f.view.etype),
-                                   whence_of(ev.args[arg::fextent])),
+        check(MPI_File_seek_shared(f.fh, MPI_Offset(a.offset() * f.view.etype), whence_of(a.fextent())),
               "MPI_File_seek_shared");
-      else if ((flags & fio::kShared) && ev.args[arg::fextent] == SEEK_SET)
-        b_.pointers().set(io_.global_file(ev.args[arg::file]), ev.args[arg::offset] * f.view.etype, f.views);
+      else if ((flags & fio::kShared) && a.fextent() == SEEK_SET)
+        b_.pointers().set(io_.global_file(a.file()), a.offset() * f.view.etype, f.views);
       return 0;
     case OpClass::mpiio_sync:
       check(MPI_File_sync(f.fh), "MPI_File_sync");

@@ -9,6 +9,7 @@
 #include "replayer/mpi_ops.hpp"
 #include "replayer/mpi_yield.hpp"
 #include "replayer/replay_report.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/inter_request.hpp"
 #include "trace/tool_error.hpp"
 
@@ -16,7 +17,6 @@ namespace mpior::replay {
 
 using trace::Event;
 using trace::OpClass;
-namespace arg = trace::arg;
 
 namespace {
 
@@ -163,15 +163,15 @@ int32_t MpiThreadOps::global_of(int64_t local) const {
 
 // A communicator made by this record (none: MPI_COMM_NULL, or freed unused).
 bool MpiThreadOps::made(const Event& ev) {
-  int32_t g = global_of(ev.args[arg::newcomm]);
+  int32_t g = global_of(mpi_args(ev).newcomm());
   if (g < 0 || size_t(g) >= b_.comm_count()) return true;
   bool idup = ev.kind == trace::Kind::MPI_Comm_idup || ev.kind == trace::Kind::MPI_Comm_idup_with_info;
-  b_.make(g, idup ? global_of(ev.args[arg::comm]) : -1);
+  b_.make(g, idup ? global_of(mpi_args(ev).comm()) : -1);
   return true;
 }
 
 bool MpiThreadOps::receive_posted(const Event& ev) {
-  if (int32_t g = global_of(ev.args[arg::comm]); g >= 0 && size_t(g) < b_.comm_count()) b_.receive_opened(g);
+  if (int32_t g = global_of(mpi_args(ev).comm()); g >= 0 && size_t(g) < b_.comm_count()) b_.receive_opened(g);
   return true;
 }
 
@@ -279,8 +279,9 @@ void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, in
 }
 
 bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_src, int64_t given_tag) {
-  int64_t src = ev.args[arg::src] >= 0 ? ev.args[arg::src] : given_src;
-  int64_t t = ev.args[arg::stag] >= 0 ? ev.args[arg::stag] : given_tag;
+  const trace::MpiArgs a = mpi_args(ev);
+  int64_t src = a.src() >= 0 ? a.src() : given_src;
+  int64_t t = a.stag() >= 0 ? a.stag() : given_tag;
   if (given_src == trace::kProcNull || src == trace::kProcNull) return true;
   if (src < 0 || t < 0) {
     errors_.add(who_ + ": " + std::string(trace::name(ev.kind)) +
@@ -292,13 +293,14 @@ bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_s
 }
 
 bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
+  const trace::MpiArgs a = mpi_args(ev);
   BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   OpClass op = ev.op();
   if (op == OpClass::wait || op == OpClass::test) completions_ = {};
   if (op == OpClass::init || op == OpClass::wait || op == OpClass::test) return true;
   if (op == OpClass::irecv) return receive_posted(ev);
   if (op == OpClass::comm_local) return made(ev);
-  if (op == OpClass::cancel && ev.args[arg::req_kind] == trace::kReqSend) cancel_send(ev.args[arg::request]);
+  if (op == OpClass::cancel && a.req_kind() == trace::kReqSend) cancel_send(a.request());
   // Bookkeeping, as in the threads' replay (a freed request has no communicator).
   if (op == OpClass::pinit || op == OpClass::icoll || op == OpClass::probe || op == OpClass::cancel ||
       op == OpClass::request)
@@ -308,45 +310,29 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
     if (comm_of(ev, 0, &c)) agreed_barrier(c, false);
     return true;
   }
-  if (!comm_of(ev, ev.args[arg::comm], &c)) return true;
+  if (!comm_of(ev, a.comm(), &c)) return true;
   MPI_Comm on = b_.comm(c.id).msg;
   switch (op) {
     case OpClass::send:
-      if (ev.args[arg::peer] != trace::kProcNull)
-        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
+      if (a.peer() != trace::kProcNull) send(c, on, int32_t(a.peer()), a.tag(), a.bytes());
       return true;
     case OpClass::isend:
-      if (ev.args[arg::peer] != trace::kProcNull)
-        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes], ev.args[arg::request]);
+      if (a.peer() != trace::kProcNull) send(c, on, int32_t(a.peer()), a.tag(), a.bytes(), a.request());
       return true;
     case OpClass::start:  // a persistent (or partitioned) send starts: its message goes now
-      if (ev.args[arg::req_kind] == trace::kReqSend && ev.args[arg::peer] != trace::kProcNull)
-        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
+      if (a.req_kind() == trace::kReqSend && a.peer() != trace::kProcNull)
+        send(c, on, int32_t(a.peer()), a.tag(), a.bytes());
       return true;
     case OpClass::recv:
-      return receive_event(ev, c, ev.args[arg::peer], ev.args[arg::tag]);
+      return receive_event(ev, c, a.peer(), a.tag());
     case OpClass::sendrecv:
-      if (ev.args[arg::peer] != trace::kProcNull)
-        send(c, on, int32_t(ev.args[arg::peer]), ev.args[arg::tag], ev.args[arg::bytes]);
-      return receive_event(ev, c, ev.args[arg::peer2], ev.args[arg::tag2]);
-    case OpClass::reduce:
-    case OpClass::gather:
-    case OpClass::bcast:
-    case OpClass::scatter: {
-      int64_t bytes = ev.args[arg::bytes], root = ev.args[arg::root];
-      if (ev.args[arg::remote_size] > 0)
-        inter_rooted(c, root, ev.args[arg::remote_begin], ev.args[arg::remote_size], trace::is_one_to_all(op), bytes);
-      else if (trace::is_one_to_all(op))
-        collective(op, bytes, root, c, same_bytes_on_all(ev.kind));
-      else
-        rooted_up(c, root, bytes, ev.args[arg::contributors] > 0);
-      return true;
-    }
+      if (a.peer() != trace::kProcNull) send(c, on, int32_t(a.peer()), a.tag(), a.bytes());
+      return receive_event(ev, c, a.peer2(), a.tag2());
     case OpClass::allcoll:
       if (ev.flags & trace::flag::neighbor)
         neighborhood(ev, c);
       else
-        collective(op, ev.args[arg::bytes], -1, c, same_bytes_on_all(ev.kind));
+        collective(op, a.bytes(), -1, c, same_bytes_on_all(ev.kind));
       return true;
     case OpClass::barrier:
       collective(op, 0, -1, c);
@@ -358,8 +344,17 @@ bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
     case OpClass::comm_free:
       b_.unmake(c.id);
       return true;
-    default:
+    default: {
+      if (!trace::is_rooted(op)) return true;
+      int64_t bytes = a.bytes(), root = a.root();
+      if (a.remote_size() > 0)
+        inter_rooted(c, root, a.remote_begin(), a.remote_size(), trace::is_one_to_all(op), bytes);
+      else if (trace::is_one_to_all(op))
+        collective(op, bytes, root, c, same_bytes_on_all(ev.kind));
+      else
+        rooted_up(c, root, bytes, a.contributors() > 0);
       return true;
+    }
   }
 }
 
@@ -405,10 +400,11 @@ void MpiThreadOps::rooted_up(const Comm& c, int64_t root, int64_t bytes, bool pa
 }
 
 void MpiThreadOps::collective_done(const Event& ev, const Comm& c) {
-  auto op = OpClass(ev.args[arg::tag]);
-  int64_t root = ev.args[arg::peer], bytes = ev.args[arg::bytes];
+  const trace::MpiArgs a = mpi_args(ev);
+  auto op = OpClass(a.tag());
+  int64_t root = a.peer(), bytes = a.bytes();
   bool down = trace::is_one_to_all(op), rooted = down || trace::is_all_to_one(op);
-  if (int64_t remote = ev.args[arg::coll_remote_size]; rooted && remote > 0) {
+  if (int64_t remote = a.coll_remote_size(); rooted && remote > 0) {
     size_t n = b_.plan().comms[size_t(c.id)].members.size();
     return inter_rooted(c, root, trace::coll_remote_begin(ev.flags, remote, int64_t(n)), remote, down, bytes);
   }
@@ -422,14 +418,14 @@ void MpiThreadOps::collective_done(const Event& ev, const Comm& c) {
 
 void MpiThreadOps::topology(const Event& ev) {
   Comm c;
-  if (comm_of(ev, ev.args[arg::comm], &c)) topologies_.add(c.id, ev);
+  if (comm_of(ev, mpi_args(ev).comm(), &c)) topologies_.add(c.id, ev);
 }
 
 void MpiThreadOps::neighborhood(const Event& ev, const Comm& c) {
   const Neighbors* n = topologies_.of(c.id);
-  if (!n) return collective(OpClass::allcoll, ev.args[arg::bytes], -1, c);
+  if (!n) return collective(OpClass::allcoll, mpi_args(ev).bytes(), -1, c);
   MPI_Comm up = b_.comm(c.id).msg;
-  int64_t bytes = std::max<int64_t>(0, ev.args[arg::bytes]);
+  int64_t bytes = std::max<int64_t>(0, mpi_args(ev).bytes());
   for (int32_t p : n->out) send(c, up, p, kNeighborTag, bytes);
   for (int32_t p : n->in) receive(c, up, p, kNeighborTag);
 }
@@ -457,7 +453,7 @@ void MpiThreadOps::inter_rooted(const Comm& c, int64_t root, int64_t begin, int6
 bool MpiThreadOps::member(const Event& ev, uint64_t event_no) {
   BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   Comm c;
-  if (comm_of(ev, ev.args[arg::comm], &c)) receive(c, b_.comm(c.id).msg, int32_t(ev.args[arg::member]), kUpTag);
+  if (comm_of(ev, mpi_args(ev).comm(), &c)) receive(c, b_.comm(c.id).msg, int32_t(mpi_args(ev).member()), kUpTag);
   return true;
 }
 
@@ -466,31 +462,32 @@ bool MpiThreadOps::complete(const Event& ev, uint64_t event_no) {
   count_completion(ev);
   bool done = complete_request(ev);
   // After the receive: its communicator may be waiting for it to be freed.
-  if (int32_t g = global_of(ev.args[arg::comm]); ev.args[arg::req_kind] == trace::kReqRecv && g >= 0)
+  if (int32_t g = global_of(mpi_args(ev).comm()); mpi_args(ev).req_kind() == trace::kReqRecv && g >= 0)
     b_.receive_closed(g);
   return done;
 }
 
 bool MpiThreadOps::complete_request(const Event& ev) {
-  if (ev.args[arg::req_kind] == trace::kReqSend) {
+  const trace::MpiArgs a = mpi_args(ev);
+  if (a.req_kind() == trace::kReqSend) {
     if (ev.flags & trace::flag::cancelled)
-      cancel_send(ev.args[arg::request]);
+      cancel_send(a.request());
     else
-      settle_send(ev.args[arg::request]);
+      settle_send(a.request());
   }
   if (ev.flags & trace::flag::cancelled) return true;  // a cancelled request moved nothing
-  if (ev.args[arg::req_kind] == trace::kReqColl) {     // as the blocking form, where it completed
+  if (a.req_kind() == trace::kReqColl) {               // as the blocking form, where it completed
     Comm c;
-    if (!comm_of(ev, ev.args[arg::comm], &c)) return true;
+    if (!comm_of(ev, a.comm(), &c)) return true;
     if (ev.flags & trace::flag::neighbor)
       neighborhood(ev, c);
     else
       collective_done(ev, c);
     return true;
   }
-  if (ev.args[arg::req_kind] != trace::kReqRecv) return true;  // sends complete lazily, file requests at once
+  if (a.req_kind() != trace::kReqRecv) return true;  // sends complete lazily, file requests at once
   Comm c;
-  return !comm_of(ev, ev.args[arg::comm], &c) || receive_event(ev, c, ev.args[arg::peer], ev.args[arg::tag]);
+  return !comm_of(ev, a.comm(), &c) || receive_event(ev, c, a.peer(), a.tag());
 }
 
 bool MpiThreadOps::peer_here(int64_t local, int64_t comm_rank) const {
@@ -507,41 +504,35 @@ bool MpiThreadOps::comm_here(int64_t local) const {
 }
 
 bool MpiThreadOps::local(const Event& ev) const {
-  int64_t comm = ev.args[arg::comm], peer = ev.args[arg::peer];
-  int64_t src = ev.args[arg::src] >= 0 ? ev.args[arg::src] : -1;
+  const trace::MpiArgs a = mpi_args(ev);
+  int64_t comm = a.comm(), peer = a.peer();
+  int64_t src = a.src() >= 0 ? a.src() : -1;
   switch (ev.op()) {
     case OpClass::send:
     case OpClass::isend:
       return peer_here(comm, peer);
     case OpClass::start:
-      return ev.args[arg::req_kind] == trace::kReqSend && peer_here(comm, peer);
+      return a.req_kind() == trace::kReqSend && peer_here(comm, peer);
     case OpClass::recv:
       return peer_here(comm, src >= 0 ? src : peer);
     case OpClass::sendrecv:
-      return peer_here(comm, peer) && peer_here(comm, src >= 0 ? src : ev.args[arg::peer2]);
+      return peer_here(comm, peer) && peer_here(comm, src >= 0 ? src : a.peer2());
     case OpClass::finalize:
-      comm = 0;  // MPI_COMM_WORLD
-      [[fallthrough]];
-    case OpClass::barrier:
-    case OpClass::allcoll:
-    case OpClass::bcast:
-    case OpClass::scatter:
-    case OpClass::reduce:
-    case OpClass::gather:
-      return comm_here(comm);
+      return comm_here(0);  // MPI_COMM_WORLD
     default:
-      return false;
+      return trace::is_meeting(ev.op()) && comm_here(comm);
   }
 }
 
 void MpiThreadOps::count_completion(const Event& ev) {
+  const trace::MpiArgs a = mpi_args(ev);
   if (ev.flags & trace::flag::cancelled) return;
-  int64_t comm = ev.args[arg::comm], kind = ev.args[arg::req_kind];
+  int64_t comm = a.comm(), kind = a.req_kind();
   bool here = false;
   if (kind == trace::kReqSend) {
-    here = peer_here(comm, ev.args[arg::peer]);
+    here = peer_here(comm, a.peer());
   } else if (kind == trace::kReqRecv) {
-    here = peer_here(comm, ev.args[arg::src] >= 0 ? ev.args[arg::src] : ev.args[arg::peer]);
+    here = peer_here(comm, a.src() >= 0 ? a.src() : a.peer());
   } else if (kind == trace::kReqColl) {
     here = comm_here(comm);
   } else if (kind == trace::kReqGen) {
@@ -554,7 +545,7 @@ void MpiThreadOps::count_completion(const Event& ev) {
 bool MpiThreadOps::file_barrier(const Event& ev, uint64_t event_no) {
   BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
   Comm c;
-  if (comm_of(ev, ev.args[arg::fcomm], &c)) agreed_barrier(c, false);
+  if (comm_of(ev, mpiio_args(ev).fcomm(), &c)) agreed_barrier(c, false);
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "trace/arg_views.hpp"
 #include "trace/inter_request.hpp"
 
 namespace mpior::replay {
@@ -10,7 +11,6 @@ namespace {
 
 using trace::Event;
 using trace::OpClass;
-namespace arg = trace::arg;
 
 }  // namespace
 
@@ -59,7 +59,7 @@ std::string MpiReplay::where(const Event& ev, uint64_t event_no) const {
 }
 
 std::optional<MpiReplay::Comm> MpiReplay::comm_of(const Event& ev) {
-  int64_t local = ev.args[arg::comm];
+  int64_t local = mpi_args(ev).comm();
   Comm c;
   if (local >= 0 && size_t(local) < rank_info_.comms.size()) c.id = rank_info_.comms[size_t(local)];
   if (c.id < 0 || size_t(c.id) >= world_.comm_count()) {
@@ -77,6 +77,7 @@ std::optional<MpiReplay::Comm> MpiReplay::comm_of(const Event& ev) {
 }
 
 bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
+  const trace::MpiArgs a = mpi_args(ev);
   OpClass op = ev.op();
   if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
   // Bookkeeping: requests made, freed, cancelled, collectives posted (they
@@ -86,7 +87,7 @@ bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
     return true;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
     Event world = ev;
-    world.args[arg::comm] = 0;
+    mpi_args(world).comm() = 0;
     auto c = comm_of(world);
     return !c || barrier(ev, *c, event_no);
   }
@@ -96,65 +97,60 @@ bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
   switch (op) {
     case OpClass::send:
     case OpClass::isend:
-      if (ev.args[arg::peer] != trace::kProcNull)
-        ch.post({c->id, c->me, int32_t(ev.args[arg::peer]), ev.args[arg::tag]});
+      if (a.peer() != trace::kProcNull) ch.post({c->id, c->me, int32_t(a.peer()), a.tag()});
       return true;
     case OpClass::recv:
-      return receive(ev, *c, ev.args[arg::peer], ev.args[arg::tag], event_no);
+      return receive(ev, *c, a.peer(), a.tag(), event_no);
     case OpClass::sendrecv:
-      if (ev.args[arg::peer] != trace::kProcNull)
-        ch.post({c->id, c->me, int32_t(ev.args[arg::peer]), ev.args[arg::tag]});
-      return receive(ev, *c, ev.args[arg::peer2], ev.args[arg::tag2], event_no);
+      if (a.peer() != trace::kProcNull) ch.post({c->id, c->me, int32_t(a.peer()), a.tag()});
+      return receive(ev, *c, a.peer2(), a.tag2(), event_no);
     case OpClass::start:  // a persistent send starts; receives and collectives wait at their completion
-      if (ev.args[arg::req_kind] == trace::kReqSend && ev.args[arg::peer] != trace::kProcNull)
-        ch.post({c->id, c->me, int32_t(ev.args[arg::peer]), ev.args[arg::tag]});
+      if (a.req_kind() == trace::kReqSend && a.peer() != trace::kProcNull)
+        ch.post({c->id, c->me, int32_t(a.peer()), a.tag()});
       return true;
     case OpClass::barrier:
     case OpClass::allcoll:
       if (ev.flags & trace::flag::neighbor) return neighborhood(ev, *c, event_no);
-      return barrier(ev, *c, event_no, ev.args[arg::coll_seq]);
+      return barrier(ev, *c, event_no, a.coll_seq());
     // Communicator construction and free are local bookkeeping (the plan
     // knows every communicator): the program's own calls that synchronise
     // are what the replay waits for.
     case OpClass::comm_create:
     case OpClass::comm_free:
       return true;
-    case OpClass::bcast:
-    case OpClass::scatter:
-    case OpClass::reduce:
-    case OpClass::gather:
-      return rooted(ev, *c, event_no);
     default:
-      return true;
+      return !trace::is_rooted(op) || rooted(ev, *c, event_no);
   }
 }
 
 // Cancelled requests moved nothing; a nonblocking or persistent collective
 // meets the other members where it completed.
 bool MpiReplay::complete(const Event& ev, uint64_t event_no) {
+  const trace::MpiArgs a = mpi_args(ev);
   if (ev.flags & trace::flag::cancelled) return true;
-  int64_t kind = ev.args[arg::req_kind];
+  int64_t kind = a.req_kind();
   if (kind != trace::kReqRecv && kind != trace::kReqColl) return true;  // sends posted when they started
   auto c = comm_of(ev);
   if (!c) return true;
-  if (kind == trace::kReqRecv) return receive(ev, *c, ev.args[arg::peer], ev.args[arg::tag], event_no);
+  if (kind == trace::kReqRecv) return receive(ev, *c, a.peer(), a.tag(), event_no);
   if (ev.flags & trace::flag::neighbor) return neighborhood(ev, *c, event_no);
-  auto op = OpClass(ev.args[arg::tag]);
-  int64_t root = ev.args[arg::peer];
-  if (int64_t remote = ev.args[arg::coll_remote_size]; remote > 0) {  // rooted, on an intercommunicator
+  auto op = OpClass(a.tag());
+  int64_t root = a.peer();
+  if (int64_t remote = a.coll_remote_size(); remote > 0) {  // rooted, on an intercommunicator
     int64_t begin = trace::coll_remote_begin(ev.flags, remote, int64_t(world_.members(c->id).size()));
     return inter_rooted(ev, *c, root, begin, remote, trace::is_one_to_all(op), event_no);
   }
   if (root < 0 || !(trace::is_one_to_all(op) || trace::is_all_to_one(op)))
-    return barrier(ev, *c, event_no, ev.args[arg::icoll_seq]);
+    return barrier(ev, *c, event_no, a.icoll_seq());
   return rooted_at(ev, *c, int32_t(root), trace::is_one_to_all(op), false, event_no);
 }
 
 // Waits for the message the traced receive got: from the actual source with
 // the actual tag (the status), which resolves MPI_ANY_SOURCE and MPI_ANY_TAG.
 bool MpiReplay::receive(const Event& ev, const Comm& c, int64_t given_src, int64_t given_tag, uint64_t event_no) {
-  int64_t src = ev.args[arg::src] >= 0 ? ev.args[arg::src] : given_src;
-  int64_t tag = ev.args[arg::stag] >= 0 ? ev.args[arg::stag] : given_tag;
+  const trace::MpiArgs a = mpi_args(ev);
+  int64_t src = a.src() >= 0 ? a.src() : given_src;
+  int64_t tag = a.stag() >= 0 ? a.stag() : given_tag;
   if (given_src == trace::kProcNull || src == trace::kProcNull) return true;
   if (src < 0 || tag < 0) {
     errors_.add(where(ev, event_no) + ": the trace does not say which message it received; not synchronised");
@@ -173,7 +169,7 @@ bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no, int64
 
 bool MpiReplay::file_barrier(const Event& ev, uint64_t event_no) {
   Event on_comm = ev;
-  on_comm.args[arg::comm] = ev.args[arg::fcomm];
+  mpi_args(on_comm).comm() = mpiio_args(ev).fcomm();
   auto c = comm_of(on_comm);
   return !c || barrier(ev, *c, event_no);
 }
@@ -181,7 +177,7 @@ bool MpiReplay::file_barrier(const Event& ev, uint64_t event_no) {
 bool MpiReplay::member(const Event& ev, uint64_t event_no) {
   auto c = comm_of(ev);
   if (!c) return true;
-  int32_t m = int32_t(ev.args[arg::member]);
+  int32_t m = int32_t(mpi_args(ev).member());
   auto who = [&] { return where(ev, event_no); };
   return world_.channels().wait({c->id, m, c->me, kTagUp}, who) == WaitResult::ok;
 }
@@ -189,12 +185,12 @@ bool MpiReplay::member(const Event& ev, uint64_t event_no) {
 // A rooted collective on an intercommunicator is recorded with root -1: all
 // of both groups meet.
 bool MpiReplay::rooted(const Event& ev, const Comm& c, uint64_t event_no) {
-  if (ev.args[arg::remote_size] > 0)
-    return inter_rooted(ev, c, ev.args[arg::root], ev.args[arg::remote_begin], ev.args[arg::remote_size],
-                        trace::is_one_to_all(ev.op()), event_no);
-  int32_t root = int32_t(ev.args[arg::root]);
+  const trace::MpiArgs a = mpi_args(ev);
+  if (a.remote_size() > 0)
+    return inter_rooted(ev, c, a.root(), a.remote_begin(), a.remote_size(), trace::is_one_to_all(ev.op()), event_no);
+  int32_t root = int32_t(a.root());
   if (root < 0) return barrier(ev, c, event_no);
-  bool partial = !trace::is_one_to_all(ev.op()) && ev.args[arg::contributors] > 0;
+  bool partial = !trace::is_one_to_all(ev.op()) && a.contributors() > 0;
   return rooted_at(ev, c, root, trace::is_one_to_all(ev.op()), partial, event_no);
 }
 

@@ -7,18 +7,20 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "trace/arg_views.hpp"
+
 namespace mpior::replay {
 namespace {
 
 using trace::Event;
 using trace::OpClass;
-namespace arg = trace::arg;
 namespace fio = trace::fio;
 
 }  // namespace
 
 bool syncs_after(const Event& ev) {
-  int64_t flags = ev.args[arg::flags];
+  const trace::MpiioArgs a = mpiio_args(ev);
+  int64_t flags = a.flags();
   if (!(flags & fio::kColl) || (flags & fio::kEnd)) return false;
   switch (ev.op()) {
     case OpClass::mpiio_size:
@@ -27,7 +29,7 @@ bool syncs_after(const Event& ev) {
     case OpClass::mpiio_close:
       return true;
     case OpClass::mpiio_open:
-      return (ev.args[arg::fextent] & O_CREAT) || (ev.args[arg::fextra] & kTracedDeleteOnClose);
+      return (a.fextent() & O_CREAT) || (a.fextra() & kTracedDeleteOnClose);
     default:
       return ev.kind == trace::Kind::MPI_File_set_atomicity;
   }
@@ -52,38 +54,41 @@ MpiioReplay::~MpiioReplay() {
 }
 
 void MpiioReplay::open(const Event& ev) {
+  const trace::MpiioArgs a = mpiio_args(ev);
   if (ev.ret != 0) return;  // it failed when traced
-  const std::string* path = io_.mapped(ev.args[arg::file]);
+  const std::string* path = io_.mapped(a.file());
   if (!path) return io_.fail(ev, ENOENT, "file id outside the plan");
   // Every rank creates: nothing orders the ranks' opens without ROMIO.
-  int flags = int(ev.args[arg::fextent]) & ~O_EXCL;
+  int flags = int(a.fextent()) & ~O_EXCL;
   int fd = target_.sandbox->open(*path, flags, 0644);
   if (fd < 0) return io_.fail(ev, -fd, "MPI_File_open");
-  Handle& h = handles_[ev.args[arg::handle]];
+  Handle& h = handles_[a.handle()];
   if (h.fd >= 0) ::close(h.fd);
   h = Handle{fd, {}};
 }
 
 void MpiioReplay::block(const Event& ev) {
-  if (ev.args[arg::handle] != view_handle_) return;
+  const trace::MpiioArgs a = mpiio_args(ev);
+  if (a.handle() != view_handle_) return;
   auto it = handles_.find(view_handle_);
-  if (it != handles_.end()) it->second.view.blocks.emplace_back(ev.args[arg::offset], ev.args[arg::count]);
+  if (it != handles_.end()) it->second.view.blocks.emplace_back(a.offset(), a.count());
 }
 
 int64_t MpiioReplay::replay(const Event& ev) {
+  const trace::MpiioArgs a = mpiio_args(ev);
   OpClass op = ev.op();
-  io_.sizes().mpiio(ev, io_.global_file(ev.args[arg::file]));
+  io_.sizes().mpiio(ev, io_.global_file(a.file()));
   if (op == OpClass::mpiio_open) {
     open(ev);
     return 0;
   }
   if (op == OpClass::mpiio_delete) {
-    const std::string* path = io_.mapped(ev.args[arg::file]);
+    const std::string* path = io_.mapped(a.file());
     int r = path ? target_.sandbox->unlink(*path) : -ENOENT;
     if (r < 0 && ev.ret == 0) io_.fail(ev, -r, "MPI_File_delete");
     return 0;
   }
-  auto it = handles_.find(ev.args[arg::handle]);
+  auto it = handles_.find(a.handle());
   if (it == handles_.end() || ev.ret != 0) return 0;
   Handle& h = it->second;
   int r = 0;
@@ -93,37 +98,36 @@ int64_t MpiioReplay::replay(const Event& ev) {
       handles_.erase(it);
       return 0;
     case OpClass::mpiio_view:
-      view_handle_ = ev.args[arg::handle];
-      h.view = View{ev.args[arg::offset], ev.args[arg::fextent], std::max<int64_t>(1, ev.args[arg::fextra]), {}};
+      view_handle_ = a.handle();
+      h.view = View{a.offset(), a.fextent(), std::max<int64_t>(1, a.fextra()), {}};
       ++h.views;
-      if (ev.args[arg::flags] & fio::kUnflattened) h.view.extent = 0;  // contiguous from disp
+      if (a.flags() & fio::kUnflattened) h.view.extent = 0;  // contiguous from disp
       return 0;
     case OpClass::mpiio_size:
       if (ev.kind == trace::Kind::MPI_File_set_size) {
-        r = ::ftruncate(h.fd, off_t(ev.args[arg::offset]));
+        r = ::ftruncate(h.fd, off_t(a.offset()));
       } else {  // preallocate: at least that size
         struct stat st {};
-        if (::fstat(h.fd, &st) == 0 && st.st_size < ev.args[arg::offset])
-          r = ::ftruncate(h.fd, off_t(ev.args[arg::offset]));
+        if (::fstat(h.fd, &st) == 0 && st.st_size < a.offset()) r = ::ftruncate(h.fd, off_t(a.offset()));
       }
       break;
     case OpClass::mpiio_seek:
-      if ((ev.args[arg::flags] & fio::kShared) && ev.args[arg::fextent] == SEEK_SET)
-        shared_.set(io_.global_file(ev.args[arg::file]), ev.args[arg::offset] * h.view.etype, h.views);
+      if ((a.flags() & fio::kShared) && a.fextent() == SEEK_SET)
+        shared_.set(io_.global_file(a.file()), a.offset() * h.view.etype, h.views);
       return 0;
     case OpClass::mpiio_sync:
       r = ::fsync(h.fd);
       break;
     case OpClass::mpiio_read:
     case OpClass::mpiio_write: {
-      int64_t bytes = ev.args[arg::count];
-      if (bytes <= 0 || (ev.args[arg::flags] & fio::kEnd)) return 0;
-      int64_t at = ev.args[arg::offset];
+      int64_t bytes = a.count();
+      if (bytes <= 0 || (a.flags() & fio::kEnd)) return 0;
+      int64_t at = a.offset();
       // The shared pointer moves by what every rank accessed through it; its
       // traced value is known only approximately (another rank may move it
       // between the tracer's look and the access), so the replay keeps its own.
-      if (ev.args[arg::flags] & (fio::kShared | fio::kOrdered))
-        at = h.view.disp + shared_.fetch_add(io_.global_file(ev.args[arg::file]), bytes, h.views);
+      if (a.flags() & (fio::kShared | fio::kOrdered))
+        at = h.view.disp + shared_.fetch_add(io_.global_file(a.file()), bytes, h.views);
       return transfer(ev, h, at, bytes);
     }
     default:

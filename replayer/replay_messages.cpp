@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "report/timeline_ids.hpp"
+#include "trace/arg_views.hpp"
 
 namespace mpior::replay {
 
@@ -17,7 +18,6 @@ using report::timeline_tid;
 namespace {
 
 using trace::OpClass;
-namespace arg = trace::arg;
 
 using ChannelKey = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // comm, source, dest (world), tag
 
@@ -34,17 +34,17 @@ class Matcher {
     OpClass op = ev.op();
     TableNames rn = names_.rank(t.rank);
     FlowEnd at{timeline_pid(t.rank), timeline_tid(t.rank, t.thread), c.start_ns};
-    int64_t comm = rn.comm(ev.args[arg::comm]);
+    int64_t comm = rn.comm(mpi_args(ev).comm());
     if (ev.ret != 0 && op != OpClass::complete) return;  // failed calls moved nothing
     if (ev.depth == 0 && (op == OpClass::send || op == OpClass::isend || op == OpClass::sendrecv)) {
-      int64_t dest = rn.world(comm, ev.args[arg::peer]);
-      if (dest >= 0) channels_[{comm, t.rank, dest, ev.args[arg::tag]}].sends.push_back(at);
+      int64_t dest = rn.world(comm, mpi_args(ev).peer());
+      if (dest >= 0) channels_[{comm, t.rank, dest, mpi_args(ev).tag()}].sends.push_back(at);
     }
     bool receive = (ev.depth == 0 && (op == OpClass::recv || op == OpClass::sendrecv)) ||
-                   (op == OpClass::complete && ev.args[arg::req_kind] == trace::kReqRecv);
+                   (op == OpClass::complete && mpi_args(ev).req_kind() == trace::kReqRecv);
     if (!receive) return;
-    int64_t source = rn.world(comm, ev.args[arg::src]);
-    if (source >= 0) channels_[{comm, source, t.rank, ev.args[arg::stag]}].recvs.push_back(at);
+    int64_t source = rn.world(comm, mpi_args(ev).src());
+    if (source >= 0) channels_[{comm, source, t.rank, mpi_args(ev).stag()}].recvs.push_back(at);
   }
 
   std::vector<ReplayMessage> pairs() const {

@@ -24,6 +24,7 @@
 #include "replayer/start_gate.hpp"
 #include "replayer/sync.hpp"
 #include "report/progress.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/tool_error.hpp"
 
 namespace mpior::replay {
@@ -189,12 +190,11 @@ class alignas(64) ReplayThread {
   }
   void log_io(const trace::Event& ev) {
     const trace::PlanRank& r = sh_.plan.ranks[size_t(summary.rank)];
-    int64_t local = ev.args[trace::arg::file];
+    int64_t local = io_args(ev).file();
     std::string path = local >= 0 && size_t(local) < r.files.size()
                            ? sh_.plan.files[size_t(r.files[size_t(local)])].path
                            : std::string("-");
-    io_lines += fmt::format("{} {} {} {}\n", trace::name(ev.kind), path, ev.args[trace::arg::offset],
-                            ev.args[trace::arg::count]);
+    io_lines += fmt::format("{} {} {} {}\n", trace::name(ev.kind), path, io_args(ev).offset(), io_args(ev).count());
   }
   // Before a call naming a file: the other threads' changes of the name
   // that came first in the trace (file_order.hpp); the wait is waiting.
@@ -223,7 +223,7 @@ class alignas(64) ReplayThread {
   // (syncs_after): the ranks meet again once each did its part.
   bool release_after(MpiOps& mpi, IoReplay& io) {
     fscope_.sync_after = false;
-    io.sizes().synced(io.global_file(fscope_.call.args[trace::arg::file]));
+    io.sizes().synced(io.global_file(io_args(fscope_.call).file()));
     return waiting([&] { return mpi.file_barrier(fscope_.call, fscope_.event_no); });
   }
   void finish(int64_t end) {

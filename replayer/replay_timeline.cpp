@@ -8,6 +8,7 @@
 #include "report/plan_names.hpp"
 #include "report/timeline_ids.hpp"
 #include "report/timeline_writer.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/tool_error.hpp"
 
 namespace mpior::replay {
@@ -54,8 +55,8 @@ void write_replay_timeline(const std::string& file, const trace::Plan& plan, con
                    event_args(c.ev, rn)))
         break;
       if (!trace::is_collective(c.ev.op())) continue;
-      int64_t comm = rn.comm(c.ev.args[trace::arg::comm]);
-      int64_t instance = c.ev.args[trace::arg::coll_seq];
+      int64_t comm = rn.comm(mpi_args(c.ev).comm());
+      int64_t instance = mpi_args(c.ev).coll_seq();
       auto [it, first] = collectives.try_emplace({comm, instance}, at);
       if (!first)
         w.flow(it->second, at,

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <set>
 
+#include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
 #include "trace/tool_error.hpp"
 
@@ -205,11 +206,11 @@ int64_t largest_io_count(const trace::Plan& plan) {
     for (const trace::Leaf& leaf : s.leaves) {
       trace::OpClass op = trace::info(leaf.kind).op;
       bool mpiio = op == trace::OpClass::mpiio_read || op == trace::OpClass::mpiio_write;
-      if (mpiio) best = std::max(best, param_max(s, leaf.args[trace::arg::count]));
+      if (mpiio) best = std::max(best, param_max(s, io_args(leaf).count()));
       bool moves = op == trace::OpClass::read || op == trace::OpClass::write || op == trace::OpClass::asubmit ||
                    op == trace::OpClass::copy || op == trace::OpClass::map;
       if (!trace::is_io(leaf.kind) || !moves) continue;
-      best = std::max({best, param_max(s, leaf.args[trace::arg::count]), param_max(s, leaf.ret)});
+      best = std::max({best, param_max(s, io_args(leaf).count()), param_max(s, leaf.ret)});
     }
   return best;
 }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "trace/arg_views.hpp"
 #include "trace/event.hpp"
 
 namespace mpior::replay {
@@ -20,9 +21,9 @@ class Topologies {
  public:
   void add(int32_t comm, const trace::Event& ev) {
     Neighbors& n = map_[comm];
-    int64_t p = ev.args[trace::arg::peer];
+    int64_t p = mpi_args(ev).peer();
     if (p < 0) return;  // MPI_PROC_NULL at a cartesian edge
-    (ev.args[trace::arg::direction] == trace::kNeighborOut ? n.out : n.in).push_back(int32_t(p));
+    (mpi_args(ev).direction() == trace::kNeighborOut ? n.out : n.in).push_back(int32_t(p));
   }
   // The communicator's neighbours, nullptr when no topology was recorded.
   const Neighbors* of(int32_t comm) const {
