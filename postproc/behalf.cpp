@@ -2,15 +2,15 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "postproc/restream.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
 #include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
-
-namespace arg = trace::arg;
 
 namespace {
 
@@ -38,24 +38,19 @@ void collect(const TraceSet& set, const CommResolution& comms, std::map<Key, std
       trace::Event ev;
       while (c.next(ev)) {
         if (!(ev.flags & trace::flag::on_behalf)) continue;
-        int64_t local = ev.args[arg::comm];
+        const trace::MpiArgs a = mpi_args(std::as_const(ev));
+        int64_t local = a.comm();
         if (local < 0 || size_t(local) >= to_global.size())
           throw ToolError(set.path(r) + ": a send logged for its sender names unknown communicator " +
                           std::to_string(local));
         int32_t g = to_global[size_t(local)];
         const auto& members = comms.comms[size_t(g)].members;
-        int64_t sender = ev.args[arg::peer];
+        int64_t sender = a.peer();
         if (sender < 0 || size_t(sender) >= members.size())
           throw ToolError(set.path(r) + ": a send logged for its sender names rank " + std::to_string(sender) +
                           " outside communicator " + std::to_string(g));
-        Insert ins{ev.args[arg::sender_position],
-                   ev.args[arg::sender_start],
-                   ev.kind,
-                   g,
-                   position_in(members, r),
-                   ev.args[arg::tag],
-                   ev.args[arg::bytes]};
-        out[{members[size_t(sender)], uint32_t(ev.args[arg::sender_thread])}].push_back(ins);
+        Insert ins{a.sender_position(), a.sender_start(), ev.kind, g, position_in(members, r), a.tag(), a.bytes()};
+        out[{members[size_t(sender)], uint32_t(a.sender_thread())}].push_back(ins);
       }
     }
   }
@@ -87,10 +82,11 @@ trace::Stream rebuild(const trace::Stream& s, int32_t rank, std::vector<Insert>&
       trace::RawEvent send;
       send.kind = in.kind;
       send.start = send.end = std::clamp(in.start_ns, last_end, std::max(last_end, upto_start));
-      send.args[arg::comm] = local_id(to_global, in.comm);
-      send.args[arg::peer] = in.dest;
-      send.args[arg::tag] = in.tag;
-      send.args[arg::bytes] = in.bytes;
+      auto a = mpi_args(send);
+      a.comm() = local_id(to_global, in.comm);
+      a.peer() = in.dest;
+      a.tag() = in.tag;
+      a.bytes() = in.bytes;
       b.insert(send);
       last_end = send.end;
     }

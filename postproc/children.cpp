@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "postproc/restream.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
 #include "trace/format.hpp"
@@ -15,16 +16,8 @@
 
 namespace mpior::postproc {
 namespace fs = std::filesystem;
-namespace arg = trace::arg;
 
 namespace {
-
-// Argument slots that index the file table: every kind but MPI's (whose
-// slots are communicators and peers) and the view blocks under set_view.
-bool names_files(trace::Kind k) {
-  if (trace::is_mpi(k) && !trace::is_mpiio(k)) return false;
-  return trace::info(k).op != trace::OpClass::mpiio_block;
-}
 
 bool names_second_file(trace::OpClass op) {
   return op == trace::OpClass::rename || op == trace::OpClass::link || op == trace::OpClass::copy;
@@ -36,9 +29,11 @@ void append_renumbered(Restream& out, const trace::Stream& s, int32_t rank, int6
   trace::Event ev;
   while (c.next(ev)) {
     trace::RawEvent r = ev.raw();
-    if (names_files(ev.kind)) {
-      if (r.args[arg::file] >= 0) r.args[arg::file] += file_base;
-      if (names_second_file(trace::info(ev.kind).op) && r.args[arg::file2] >= 0) r.args[arg::file2] += file_base;
+    // The slots that index the file table: file calls' (MPI's hold
+    // communicators and peers), not the view blocks under set_view.
+    if (auto a = trace::try_io_args(r); a && ev.op() != trace::OpClass::mpiio_block) {
+      if (a->file() >= 0) a->file() += file_base;
+      if (names_second_file(ev.op()) && file_args(r).file2() >= 0) file_args(r).file2() += file_base;
     }
     out.copy(r);
   }

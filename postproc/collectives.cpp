@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "postproc/rank_events.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
@@ -17,8 +18,8 @@ namespace {
 uint64_t signature(const trace::Event& ev) {
   OpClass op = ev.op();
   // On an intercommunicator (remote_size > 0) the root's group names no root.
-  bool inter = ev.args[arg::remote_size] > 0;
-  uint64_t root = trace::is_rooted(op) && !inter ? uint64_t(uint32_t(ev.args[arg::root])) : 0;
+  bool inter = mpi_args(ev).remote_size() > 0;
+  uint64_t root = trace::is_rooted(op) && !inter ? uint64_t(uint32_t(mpi_args(ev).root())) : 0;
   return (uint64_t(op) << 32) | root;
 }
 
@@ -29,7 +30,7 @@ uint64_t fold(uint64_t h, uint64_t v) {
 
 std::string call_text(const trace::Event& ev) {
   std::string s(trace::name(ev.kind));
-  if (trace::is_rooted(ev.op())) s += " (root " + std::to_string(ev.args[arg::root]) + ")";
+  if (trace::is_rooted(ev.op())) s += " (root " + std::to_string(mpi_args(ev).root()) + ")";
   return s;
 }
 
@@ -43,7 +44,7 @@ class CollectiveWalk {
     EventPos pos;
     while (events_.next(ev, pos)) {
       if (!trace::is_mpi(ev.kind) || !trace::is_collective(ev.op())) continue;
-      int64_t local = ev.args[arg::comm];
+      int64_t local = mpi_args(ev).comm();
       if (local >= 0 && uint64_t(local) < to_global_.size() && to_global_[size_t(local)] == comm_) return true;
     }
     return false;
@@ -58,6 +59,7 @@ class CollectiveWalk {
 }  // namespace
 
 int64_t CollectiveNumbers::of(int32_t rank, const trace::Event& ev) {
+  const trace::MpiArgs a = mpi_args(ev);
   if (size_t(rank) >= last_.size()) {
     last_.resize(size_t(rank) + 1);
     parent_seq_.resize(size_t(rank) + 1);
@@ -71,13 +73,13 @@ int64_t CollectiveNumbers::of(int32_t rank, const trace::Event& ev) {
       made[size_t(e.id)] = int64_t(e.parent_seq);
     }
   }
-  int64_t comm = ev.args[arg::comm], n = ev.args[arg::coll_seq];
+  int64_t comm = a.comm(), n = a.coll_seq();
   auto [last, fresh] = last_[size_t(rank)].try_emplace(comm, -1);
   if (ev.op() == OpClass::comm_create) {
-    int64_t made_id = ev.args[arg::newcomm];
+    int64_t made_id = a.newcomm();
     bool known = made_id > 0 && uint64_t(made_id) < made.size() && made[size_t(made_id)] >= 0;
     // MPI_COMM_NULL (a split with MPI_UNDEFINED): the instance the tracer recorded.
-    n = known ? made[size_t(made_id)] : made_id < 0 ? ev.args[arg::create_seq] : last->second + 1;
+    n = known ? made[size_t(made_id)] : made_id < 0 ? a.create_seq() : last->second + 1;
   }
   last->second = n;
   return n;
@@ -116,21 +118,22 @@ void CollectiveChecker::close_root() {
 }
 
 void CollectiveChecker::observe_all_to_one(const RankScope& scope, int32_t g, const trace::Event& ev) {
+  const trace::MpiArgs a = mpi_args(ev);
   int32_t me = scope.position(ev);
-  uint64_t h = instance_hash(uint64_t(ev.args[arg::coll_seq]), signature(ev));
-  if (me != ev.args[arg::root]) {
+  uint64_t h = instance_hash(uint64_t(a.coll_seq()), signature(ev));
+  if (me != a.root()) {
     rooted_[size_t(g)].kept[size_t(me)] += h;
     return;
   }
   ++rooted_instances_;
   // The root expects itself too, so its own entry balances.
-  open_ = {g, h, ev.args[arg::contributors] > 0 ? ev.args[arg::contributors] - 1 : -1, {me}, ev.depth};
+  open_ = {g, h, a.contributors() > 0 ? a.contributors() - 1 : -1, {me}, ev.depth};
   rooted_[size_t(g)].kept[size_t(me)] += h;
 }
 
 void CollectiveChecker::observe(const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
   if (ev.op() == OpClass::member && open_.comm >= 0) {
-    open_.members.push_back(int32_t(ev.args[arg::member]));
+    open_.members.push_back(int32_t(mpi_args(ev).member()));
     return;
   }
   // Anything but a member record at the root's depth or above ends its list
@@ -139,7 +142,7 @@ void CollectiveChecker::observe(const RankScope& scope, const trace::Event& ev, 
   if (!trace::is_mpi(ev.kind) || !trace::is_collective(ev.op())) return;
   int32_t g = scope.comm(ev, pos);
   // Root -1: every member calls alike; an intercommunicator names its roles.
-  if (trace::is_all_to_one(ev.op()) && ev.args[arg::root] >= 0 && ev.args[arg::remote_size] <= 0)
+  if (trace::is_all_to_one(ev.op()) && mpi_args(ev).root() >= 0 && mpi_args(ev).remote_size() <= 0)
     return observe_all_to_one(scope, g, ev);
   // Summed, not folded in order: a rank's threads may call collectives on one
   // communicator, and their order across threads is only as exact as the
@@ -191,7 +194,7 @@ std::optional<trace::Event> rooted_instance(const TraceSet& set, const CommResol
   CollectiveWalk w(set, comms, rank, comm);
   trace::Event ev;
   while (w.next(ev))
-    if (trace::is_all_to_one(ev.op()) && ev.args[arg::coll_seq] == n) return ev;
+    if (trace::is_all_to_one(ev.op()) && mpi_args(ev).coll_seq() == n) return ev;
   return std::nullopt;
 }
 
@@ -209,7 +212,7 @@ std::vector<Numbered> instances_by_number(const TraceSet& set, const CommResolut
   trace::Event ev;
   while (w.next(ev)) {
     int64_t n = numbers.of(rank, ev);
-    if (!trace::is_all_to_one(ev.op()) || ev.args[arg::root] < 0) out.push_back({n, ev});
+    if (!trace::is_all_to_one(ev.op()) || mpi_args(ev).root() < 0) out.push_back({n, ev});
   }
   std::stable_sort(out.begin(), out.end(), [](const Numbered& x, const Numbered& y) { return x.n < y.n; });
   return out;
@@ -227,7 +230,7 @@ void CollectiveChecker::diagnose_rooted(int32_t comm, size_t m) const {
   trace::Event em;
   while (w.next(em)) {
     if (!trace::is_all_to_one(em.op())) continue;
-    int64_t n = em.args[arg::coll_seq];
+    int64_t n = mpi_args(em).coll_seq();
     for (size_t p = 0; p < members.size(); ++p) {
       if (p == m) continue;
       auto ep = rooted_instance(*set_, *comms_, members[p], comm, n);

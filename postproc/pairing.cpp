@@ -5,11 +5,11 @@
 #include <optional>
 #include <unordered_map>
 
+#include "trace/arg_views.hpp"
 #include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
-namespace arg = trace::arg;
 using trace::OpClass;
 
 namespace {
@@ -125,12 +125,12 @@ struct MessageMatcher::Impl {
 
   void receive_now(int32_t comm, int64_t given_source, int64_t given_tag, const trace::Event& ev, const EventPos& pos) {
     uint64_t seq = post(pos);
-    resolve(seq, receive_channel(comm, given_source, given_tag, ev.args[arg::src], ev.args[arg::stag], ev, pos));
+    resolve(seq, receive_channel(comm, given_source, given_tag, mpi_args(ev).src(), mpi_args(ev).stag(), ev, pos));
   }
 
   void complete(const trace::Event& ev, const EventPos& pos) {
-    if (ev.args[arg::req_kind] != trace::kReqRecv) return;
-    auto it = pending.find(ev.args[arg::request]);
+    if (mpi_args(ev).req_kind() != trace::kReqRecv) return;
+    auto it = pending.find(mpi_args(ev).request());
     if (it == pending.end()) {
       ++stats.orphan_completions;
       return;
@@ -141,7 +141,7 @@ struct MessageMatcher::Impl {
       pending.erase(it);
       return;
     }
-    auto ch = receive_channel(p.comm, p.given_source, p.given_tag, ev.args[arg::src], ev.args[arg::stag], ev, pos);
+    auto ch = receive_channel(p.comm, p.given_source, p.given_tag, mpi_args(ev).src(), mpi_args(ev).stag(), ev, pos);
     resolve(p.seq, ch);
     pending.erase(it);
   }
@@ -149,12 +149,12 @@ struct MessageMatcher::Impl {
   // A receive posted (Irecv, a persistent receive's start, Isendrecv's
   // receive half): it takes its message where its request completes.
   void post_receive(int32_t comm, int64_t source, int64_t tag, const trace::Event& ev, const EventPos& pos) {
-    auto old = pending.find(ev.args[arg::request]);
+    auto old = pending.find(mpi_args(ev).request());
     if (old != pending.end()) {  // the id was reused: the earlier receive never completed
       ++stats.never_completed;
       resolve(old->second.seq, std::nullopt);
     }
-    pending[ev.args[arg::request]] = PostedRecv{comm, source, tag, post(pos)};
+    pending[mpi_args(ev).request()] = PostedRecv{comm, source, tag, post(pos)};
   }
 
   void observe(const trace::Event& ev, const EventPos& pos);
@@ -165,7 +165,7 @@ void MessageMatcher::Impl::observe(const trace::Event& ev, const EventPos& pos) 
   OpClass op = ev.op();
   if (op == OpClass::complete) return complete(ev, pos);
   if (op == OpClass::start) {  // a persistent request started: a send, or a receive posted
-    int64_t kind = ev.args[arg::req_kind];
+    int64_t kind = mpi_args(ev).req_kind();
     if (kind == trace::kReqSend) op = OpClass::isend;
     if (kind == trace::kReqRecv) op = OpClass::irecv;
   }
@@ -173,29 +173,30 @@ void MessageMatcher::Impl::observe(const trace::Event& ev, const EventPos& pos) 
       op != OpClass::sendrecv)
     return;
   if (ev.ret != 0) return;  // a failed call moved no message
+  const trace::MpiArgs a = mpi_args(ev);
   int32_t comm = scope->comm(ev, pos);
   if (ev.flags & trace::flag::on_behalf) {
     // Logged by this rank, the receiver, for its sender (thesis §2.1.5): the
     // peer is the sender.
-    int64_t source = ev.args[arg::peer];
+    int64_t source = a.peer();
     if (source == trace::kProcNull) return;
-    add_send({comm, scope->world_rank(comm, source, ev, pos, "sender"), scope->rank(), ev.args[arg::tag]}, pos);
+    add_send({comm, scope->world_rank(comm, source, ev, pos, "sender"), scope->rank(), a.tag()}, pos);
     return;
   }
   switch (op) {
     case OpClass::send:
     case OpClass::isend:
-      send_to(comm, ev.args[arg::peer], ev.args[arg::tag], ev, pos);
+      send_to(comm, a.peer(), a.tag(), ev, pos);
       // MPI_Isendrecv: its request completes as the receive half.
-      if (ev.flags & trace::flag::recv_too) post_receive(comm, ev.args[arg::peer2], ev.args[arg::isr_tag], ev, pos);
+      if (ev.flags & trace::flag::recv_too) post_receive(comm, a.peer2(), a.isr_tag(), ev, pos);
       return;
     case OpClass::recv:
-      return receive_now(comm, ev.args[arg::peer], ev.args[arg::tag], ev, pos);
+      return receive_now(comm, a.peer(), a.tag(), ev, pos);
     case OpClass::sendrecv:
-      send_to(comm, ev.args[arg::peer], ev.args[arg::tag], ev, pos);
-      return receive_now(comm, ev.args[arg::peer2], ev.args[arg::tag2], ev, pos);
+      send_to(comm, a.peer(), a.tag(), ev, pos);
+      return receive_now(comm, a.peer2(), a.tag2(), ev, pos);
     case OpClass::irecv:
-      return post_receive(comm, ev.args[arg::peer], ev.args[arg::tag], ev, pos);
+      return post_receive(comm, a.peer(), a.tag(), ev, pos);
     default:
       return;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "trace/arg_views.hpp"
 #include "trace/transfer.hpp"
 
 namespace mpior::postproc {
@@ -138,7 +139,7 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
     if (files.named_by_app.size() <= size_t(file)) files.named_by_app.resize(files.files.size());
     files.named_by_app[size_t(file)] = true;
   }
-  bool creates = (op == OpClass::open || op == OpClass::fopen) && (ev.args[arg::flags] & O_CREAT) != 0;
+  bool creates = (op == OpClass::open || op == OpClass::fopen) && (file_args(ev).flags() & O_CREAT) != 0;
   note_first_use(files, scope, file, ev, creates);
   if (op == OpClass::rename || op == OpClass::link) {  // the new name is made by the call
     int32_t target = scope.file(ev, arg::file2, pos);
@@ -152,9 +153,9 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
     case OpClass::open:
     case OpClass::fopen:
       if (creates && opened) note_made(files, scope, file);
-      if (opened && (ev.args[arg::flags] & O_DIRECTORY)) f.directory = true;
-      if (opened && (ev.args[arg::flags] & O_TRUNC)) note_truncation(files, scope, file, ev);
-      if (opened && creates && (ev.args[arg::flags] & O_EXCL)) mark(files.made_new, files.files.size(), file);
+      if (opened && (file_args(ev).flags() & O_DIRECTORY)) f.directory = true;
+      if (opened && (file_args(ev).flags() & O_TRUNC)) note_truncation(files, scope, file, ev);
+      if (opened && creates && (file_args(ev).flags() & O_EXCL)) mark(files.made_new, files.files.size(), file);
       break;
     case OpClass::mkdir:
       // A directory the application made: the replay makes it then, not before.
@@ -166,7 +167,7 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
       f.directory = true;
       break;
     case OpClass::unlink:
-      if (ev.args[arg::flags] & AT_REMOVEDIR) f.directory = true;
+      if (file_args(ev).flags() & AT_REMOVEDIR) f.directory = true;
       break;
     default:
       break;

@@ -9,6 +9,7 @@
 
 #include "report/event_view.hpp"
 #include "report/timeline_writer.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
 #include "trace/tool_error.hpp"
 
@@ -153,12 +154,12 @@ bool TraceTimeline::draw(int32_t rank, const trace::Event& ev, const RankNames& 
   nlohmann::json args = event_args(ev, names);
   int64_t dur = ev.dur_ns;
   if (ev.flags & trace::flag::on_behalf) {
-    int64_t sender = names.world(names.comm(ev.args[trace::arg::comm]), ev.args[trace::arg::peer]);
+    int64_t sender = names.world(names.comm(mpi_args(ev).comm()), mpi_args(ev).peer());
     if (sender >= 0 && sender < set_.size()) {
-      uint32_t sender_thread = uint32_t(ev.args[trace::arg::sender_thread]);
+      uint32_t sender_thread = uint32_t(mpi_args(ev).sender_thread());
       name_track(int32_t(sender), sender_thread);
       at = {timeline_pid(sender), timeline_tid(sender, sender_thread),
-            origin_[size_t(sender)] + ev.args[trace::arg::sender_start]};
+            origin_[size_t(sender)] + mpi_args(ev).sender_start()};
       args["logged_by_rank"] = rank;
       args["duration_known"] = false;
       dur = 0;
@@ -170,8 +171,8 @@ bool TraceTimeline::draw(int32_t rank, const trace::Event& ev, const RankNames& 
 }
 
 void TraceTimeline::link_collective(int32_t, const trace::Event& ev, const RankNames& names, const FlowEnd& at) {
-  int64_t comm = names.comm(ev.args[trace::arg::comm]);
-  int64_t instance = ev.args[trace::arg::coll_seq];
+  int64_t comm = names.comm(mpi_args(ev).comm());
+  int64_t instance = mpi_args(ev).coll_seq();
   auto [it, first] = collectives_.try_emplace({comm, instance}, at);
   if (!first)
     w_.flow(it->second, at,

@@ -1,5 +1,6 @@
 #include "postproc/scope.hpp"
 
+#include "trace/arg_views.hpp"
 #include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
@@ -23,7 +24,7 @@ int32_t RankScope::file(const trace::Event& ev, int slot, const EventPos& pos) c
 }
 
 int32_t RankScope::comm(const trace::Event& ev, const EventPos& pos) const {
-  int64_t local = ev.args[trace::arg::comm];
+  int64_t local = mpi_args(ev).comm();
   const auto& to_global = comms_->local_to_global[size_t(rank_)];
   if (local < 0 || uint64_t(local) >= to_global.size() || to_global[size_t(local)] < 0)
     throw ToolError(where(ev, pos) + " uses communicator " + std::to_string(local) +
@@ -32,7 +33,7 @@ int32_t RankScope::comm(const trace::Event& ev, const EventPos& pos) const {
 }
 
 int32_t RankScope::position(const trace::Event& ev) const {
-  return comms_->local_position[size_t(rank_)][size_t(ev.args[trace::arg::comm])];
+  return comms_->local_position[size_t(rank_)][size_t(mpi_args(ev).comm())];
 }
 
 int32_t RankScope::world_rank(int32_t global_comm, int64_t comm_rank, const trace::Event& ev, const EventPos& pos,

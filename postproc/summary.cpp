@@ -1,5 +1,6 @@
 #include "postproc/summary.hpp"
 
+#include "trace/arg_views.hpp"
 #include "trace/transfer.hpp"
 
 namespace mpior::postproc {
@@ -131,7 +132,7 @@ void SummaryCollector::observe(const RankScope& scope, const trace::Event& ev, c
   k.time_ns += ev.dur_ns;
   if (mpi) {
     r.mpi_ns += ev.dur_ns;
-    k.bytes += std::max<int64_t>(0, ev.args[arg::bytes]);
+    k.bytes += std::max<int64_t>(0, mpi_args(ev).bytes());
     return;
   }
   r.io_ns += ev.dur_ns;
@@ -145,7 +146,7 @@ namespace {
 // program built with _FILE_OFFSET_BITS=64 (fio's posixaio) calls only those,
 // and bytes counted for aio_write would sit in a row of no calls, unshown.
 trace::Kind aio_function(const trace::Event& ev, bool write) {
-  int64_t by = ev.args[arg::submit_kind];  // 0 (open) in a trace from before it was recorded
+  int64_t by = aio_args(ev).submit_kind();  // 0 (open) in a trace from before it was recorded
   if (by == int64_t(trace::Kind::io_submit)) return trace::Kind::io_submit;  // libaio: its one submitting call
   bool large_file = by == int64_t(trace::Kind::aio_write64) || by == int64_t(trace::Kind::aio_read64) ||
                     by == int64_t(trace::Kind::lio_listio64);
@@ -192,7 +193,7 @@ void SummaryCollector::observe_mpiio(const RankScope& scope, const trace::Event&
   OpClass op = ev.op();
   int64_t bytes = 0;
   if ((op == OpClass::mpiio_read || op == OpClass::mpiio_write) && ev.ret == 0)
-    bytes = std::max<int64_t>(0, ev.args[arg::count]);
+    bytes = std::max<int64_t>(0, io_args(ev).count());
   k.bytes += bytes;
   int32_t file = scope.file(ev, arg::file, pos);
   if (file < 0) return;

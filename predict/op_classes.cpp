@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "predict/predict.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
 #include "trace/event.hpp"
 
@@ -18,7 +19,6 @@ namespace mpior::predict {
 namespace {
 
 using trace::OpClass;
-namespace arg = trace::arg;
 
 // One rank's use of one file: counts per direction (0 read, 1 write).
 struct FileUse {
@@ -48,9 +48,9 @@ Op op_of(const trace::Event& ev) {
       return Op::write;
     case OpClass::open:
     case OpClass::fopen:
-      return (ev.args[arg::flags] & O_CREAT) ? Op::create : Op::open;
+      return (file_args(ev).flags() & O_CREAT) ? Op::create : Op::open;
     case OpClass::mpiio_open:
-      return (ev.args[arg::fextent] & O_CREAT) ? Op::create : Op::open;
+      return (mpiio_args(ev).fextent() & O_CREAT) ? Op::create : Op::open;
     case OpClass::close:
     case OpClass::fclose:
     case OpClass::mpiio_close:
@@ -84,7 +84,7 @@ bool counts_as_io(const trace::Event& ev) {
 }
 
 int64_t bytes_of(const trace::Event& ev) {
-  int64_t c = ev.args[arg::count];
+  int64_t c = io_args(ev).count();
   return c >= 0 ? c : std::max<int64_t>(0, ev.ret);
 }
 
@@ -129,7 +129,7 @@ class Walker {
   int32_t global_file(int32_t rank, const trace::Event& ev) const {
     if (rank < 0 || size_t(rank) >= plan_.ranks.size()) return -1;
     const std::vector<int32_t>& files = plan_.ranks[size_t(rank)].files;
-    int64_t local = ev.args[arg::file];
+    int64_t local = io_args(ev).file();
     return local >= 0 && size_t(local) < files.size() ? files[size_t(local)] : -1;
   }
   const trace::Plan& plan_;
@@ -138,11 +138,11 @@ class Walker {
 void observe_use(FileUse& u, Op op, const trace::Event& ev) {
   if (op == Op::sync) {
     ++u.syncs;
-    u.datasync = u.datasync || trace::name(ev.kind) == "fdatasync";
+    u.datasync = u.datasync || trace::has_fact(ev.kind, trace::fact::datasync);
   }
   if (op != Op::read && op != Op::write) return;
   int dir = op == Op::write ? 1 : 0;
-  int64_t off = ev.args[arg::offset], n = bytes_of(ev);
+  int64_t off = io_args(ev).offset(), n = bytes_of(ev);
   if (dir) u.written += n;
   if (u.n[dir]++ && off >= 0 && off != u.last_end[dir]) ++u.jumps[dir];
   if (off >= 0) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/svg.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/text.hpp"
 #include "trace/transfer.hpp"
 
@@ -30,13 +31,13 @@ void ReportCollector::add(int32_t rank, int64_t start_ns, int64_t dur_ns, const 
   ++k.calls;
   k.time_ns += std::max<int64_t>(0, dur_ns);
   if (trace::is_mpi(ev.kind)) {
-    k.bytes += std::max<int64_t>(0, ev.args[trace::arg::bytes]);
+    k.bytes += std::max<int64_t>(0, mpi_args(ev).bytes());
     return;
   }
   if (!trace::is_io(ev.kind)) return;
   trace::Transfer t[2];
   int n = trace::transfers(ev, t);
-  std::string path = names.path(ev.args[trace::arg::file]);
+  std::string path = names.path(io_args(ev).file());
   if (!path.empty()) {
     FileUse& f = files_[path];
     ++f.ops;

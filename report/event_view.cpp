@@ -1,9 +1,10 @@
 #include "report/event_view.hpp"
 
+#include "trace/arg_views.hpp"
+
 namespace mpior::report {
 
 using trace::OpClass;
-namespace arg = trace::arg;
 
 std::string TableNames::path(int64_t local_file) const {
   if (local_file < 0 || size_t(local_file) >= files_.size()) return {};
@@ -38,26 +39,26 @@ bool is_p2p(OpClass op) {
          op == OpClass::sendrecv;
 }
 
-int64_t peer_world(const trace::Event& ev, const RankNames& names, int64_t comm, int slot) {
-  int64_t p = ev.args[size_t(slot)];
+int64_t peer_world(const RankNames& names, int64_t comm, int64_t p) {
   return p < 0 ? p : names.world(comm, p);  // wildcards and MPI_PROC_NULL stay as they are (-1, -2)
 }
 
-nlohmann::json mpi_args(const trace::Event& ev, const RankNames& names) {
+nlohmann::json mpi_fields(const trace::Event& ev, const RankNames& names) {
+  const trace::MpiArgs m = mpi_args(ev);
   OpClass op = ev.op();
-  int64_t comm = names.comm(ev.args[arg::comm]);
-  nlohmann::json a = {{"comm", comm}, {"bytes", ev.args[arg::bytes]}};
+  int64_t comm = names.comm(m.comm());
+  nlohmann::json a = {{"comm", comm}, {"bytes", m.bytes()}};
   if (is_p2p(op)) {
-    a["peer"] = peer_world(ev, names, comm, arg::peer);
-    a["tag"] = ev.args[arg::tag];
+    a["peer"] = peer_world(names, comm, m.peer());
+    a["tag"] = m.tag();
     if (op == OpClass::sendrecv) {
-      a["source"] = peer_world(ev, names, comm, arg::peer2);
-      a["recv_tag"] = ev.args[arg::tag2];
+      a["source"] = peer_world(names, comm, m.peer2());
+      a["recv_tag"] = m.tag2();
     }
-    if (op == OpClass::isend || op == OpClass::irecv) a["request"] = ev.args[arg::request];
+    if (op == OpClass::isend || op == OpClass::irecv) a["request"] = m.request();
   } else if (trace::is_collective(op)) {
-    a["instance"] = ev.args[arg::coll_seq];
-    if (trace::is_one_to_all(op) || trace::is_all_to_one(op)) a["root"] = peer_world(ev, names, comm, arg::root);
+    a["instance"] = m.coll_seq();
+    if (trace::is_one_to_all(op) || trace::is_all_to_one(op)) a["root"] = peer_world(names, comm, m.root());
   }
   if (ev.flags & trace::flag::on_behalf) a["logged_by_receiver"] = true;
   return a;
@@ -68,14 +69,14 @@ nlohmann::json mpi_args(const trace::Event& ev, const RankNames& names) {
 nlohmann::json event_args(const trace::Event& ev, const RankNames& names) {
   nlohmann::json a;
   if (trace::is_mpi(ev.kind)) {
-    a = mpi_args(ev, names);
+    a = mpi_fields(ev, names);
   } else if (trace::is_io(ev.kind)) {
-    std::string path = names.path(ev.args[arg::file]);
+    std::string path = names.path(io_args(ev).file());
     a = {{"file", path.empty() ? nlohmann::json(nullptr) : nlohmann::json(path)},
-         {"fd", ev.args[arg::handle]},
-         {"offset", ev.args[arg::offset]},
-         {"bytes", ev.args[arg::count]}};
-    std::string path2 = ev.op() == OpClass::rename || ev.op() == OpClass::link ? names.path(ev.args[arg::file2]) : "";
+         {"fd", io_args(ev).handle()},
+         {"offset", io_args(ev).offset()},
+         {"bytes", io_args(ev).count()}};
+    std::string path2 = ev.op() == OpClass::rename || ev.op() == OpClass::link ? names.path(file_args(ev).file2()) : "";
     if (!path2.empty()) a["file2"] = path2;
   }
   a["ret"] = ev.ret;
