@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "merge/merge_params.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
 
 namespace mpior::extrap {
@@ -23,7 +24,7 @@ bool is_collective_transfer(const trace::Stream& s, const trace::Leaf& l) {
   trace::EventCursor c(s, int32_t(s.rank_list().front()));
   trace::Event ev;
   while (c.next(ev))
-    if (ev.kind == l.kind && ev.callsite == l.callsite) return ev.args[trace::arg::flags] & trace::fio::kColl;
+    if (ev.kind == l.kind && ev.callsite == l.callsite) return mpiio_args(ev).flags() & trace::fio::kColl;
   return false;
 }
 
@@ -40,7 +41,7 @@ SplitValues split_rank(const trace::Stream& s, uint32_t leaf, int32_t rank, int6
   trace::Event ev;
   while (c.next(ev)) {
     if (ev.leaf != leaf) continue;
-    int64_t count = ev.args[trace::arg::count];
+    int64_t count = io_args(ev).count();
     int64_t n = count > cb ? (count + cb - 1) / cb : 1;
     out.pieces.push_back(n);
     for (int64_t p = 0; p < n; ++p) {

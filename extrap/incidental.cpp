@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "merge/merge_params.hpp"
+#include "trace/arg_views.hpp"
 
 namespace mpior::extrap {
 
@@ -87,7 +88,7 @@ FileUses::FileUses(const std::vector<Input>& inputs) : inputs_(inputs) {
         bool w = writes(trace::info(l.kind).op), text = w && formatted(l.kind);
         if (!w || !names_file(l.kind)) continue;
         for (int64_t r : s.rank_list()) {
-          auto [items, shift] = rank_view(s, l.args[trace::arg::file], r);
+          auto [items, shift] = rank_view(s, io_args(l).file(), r);
           const std::vector<int32_t>& local = in.plan.ranks[size_t(r)].files;
           for (int64_t id : trace::seq_expand(items)) {
             id += shift;
@@ -107,7 +108,7 @@ std::vector<std::pair<size_t, int32_t>> FileUses::files_of(const StreamClass& cl
   for (size_t in = 0; in < cls.at.size(); ++in)
     for (const trace::Stream* s : cls.at[in])
       for (int64_t r : s->rank_list()) {
-        auto [items, shift] = rank_view(*s, s->leaves[leaf].args[trace::arg::file], r);
+        auto [items, shift] = rank_view(*s, io_args(s->leaves[leaf]).file(), r);
         const std::vector<int32_t>& local = inputs_[in].plan.ranks[size_t(r)].files;
         for (int64_t id : trace::seq_expand(items)) {
           id += shift;
