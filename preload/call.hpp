@@ -107,6 +107,10 @@ class Call {
     dropped_ = true;
     count_excluded(ev_.kind);
   }
+  // A prepare hook looked the call's file up before the real call (close:
+  // the fd names no file after it); the file slot holds what it found.
+  void mark_looked_up() noexcept { looked_up_ = true; }
+  bool looked_up() const noexcept { return looked_up_; }
 
   ~Call() {
     if (!active_) return;
@@ -147,7 +151,8 @@ class Call {
 
   bool active_;
   bool dropped_ = false;
-  uint8_t prev_tracer_;  // 0, or kInTracerSignal in a signal handler that interrupted the tracer
+  bool looked_up_ = false;  // in the padding before errno_: no larger, one store with dropped_
+  uint8_t prev_tracer_;     // 0, or kInTracerSignal in a signal handler that interrupted the tracer
   int errno_ = 0;
   trace::RawEvent ev_;
 };

@@ -44,21 +44,17 @@ void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64
   c.failed_if(ret < 0);
 }
 
-// arg::count of a close whose file close_before looked up (close records no count).
-constexpr int64_t kLookedUp = 1;
-
 void close_before(Call& c, int fd) noexcept {
   if (__builtin_expect(t_state.signal_stash, 0)) return;  // the deferred close_fd looks, in the calls' order
   c.ev().args[arg::file] = fds().file_of(fd);
-  c.ev().args[arg::count] = kLookedUp;
+  c.mark_looked_up();
 }
 
 void close_fd(Call& c, int64_t ret, int fd) noexcept {
   if (__builtin_expect(t_state.signal_stash, 0))
     return defer_call(c, Deferred::close, {ret, {fd}, nullptr, nullptr, nullptr});
   auto& ev = c.ev();
-  int32_t file = ev.args[arg::count] == kLookedUp ? int32_t(ev.args[arg::file]) : fds().file_of(fd);
-  ev.args[arg::count] = 0;
+  int32_t file = c.looked_up() ? int32_t(ev.args[arg::file]) : fds().file_of(fd);
   fds().forget(fd);
   if (file < 0) return c.drop();
   aio_fd_closed(c, fd);
