@@ -58,8 +58,9 @@ std::string MpiReplay::where(const Event& ev, uint64_t event_no) const {
   return who_ + " at event #" + std::to_string(event_no) + " (" + std::string(trace::name(ev.kind)) + ")";
 }
 
-std::optional<MpiReplay::Comm> MpiReplay::comm_of(const Event& ev) {
-  int64_t local = mpi_args(ev).comm();
+std::optional<MpiReplay::Comm> MpiReplay::comm_of(const Event& ev) { return comm_of(ev, mpi_args(ev).comm()); }
+
+std::optional<MpiReplay::Comm> MpiReplay::comm_of(const Event& ev, int64_t local) {
   Comm c;
   if (local >= 0 && size_t(local) < rank_info_.comms.size()) c.id = rank_info_.comms[size_t(local)];
   if (c.id < 0 || size_t(c.id) >= world_.comm_count()) {
@@ -86,9 +87,7 @@ bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
       op == OpClass::request || op == OpClass::comm_local)
     return true;
   if (op == OpClass::finalize) {  // every rank leaves MPI together
-    Event world = ev;
-    mpi_args(world).comm() = 0;
-    auto c = comm_of(world);
+    auto c = comm_of(ev, 0);
     return !c || barrier(ev, *c, event_no);
   }
   auto c = comm_of(ev);
@@ -168,9 +167,7 @@ bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no, int64
 }
 
 bool MpiReplay::file_barrier(const Event& ev, uint64_t event_no) {
-  Event on_comm = ev;
-  mpi_args(on_comm).comm() = mpiio_args(ev).fcomm();
-  auto c = comm_of(on_comm);
+  auto c = comm_of(ev, mpiio_args(ev).fcomm());
   return !c || barrier(ev, *c, event_no);
 }
 

@@ -82,6 +82,8 @@ class MpiReplay {
   };
   // The event's communicator, or nullopt after logging why it cannot be used.
   std::optional<Comm> comm_of(const trace::Event& ev);
+  // The communicator of local id `local` (an MPI-IO file's, MPI_COMM_WORLD).
+  std::optional<Comm> comm_of(const trace::Event& ev, int64_t local);
   bool receive(const trace::Event& ev, const Comm& c, int64_t src, int64_t tag, uint64_t event_no);
   // seq >= 0: the collective's instance number on c (MpiWorld::instance).
   bool barrier(const trace::Event& ev, const Comm& c, uint64_t event_no, int64_t seq = -1);
