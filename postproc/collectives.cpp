@@ -89,6 +89,7 @@ CollectiveChecker::CollectiveChecker(const TraceSet& set, const CommResolution& 
     : set_(&set), comms_(&comms), numbers_(set) {
   tallies_.resize(comms.comms.size());
   rooted_.resize(comms.comms.size());
+  rooted_instances_.resize(comms.comms.size());
   for (size_t g = 0; g < comms.comms.size(); ++g) {
     tallies_[g].resize(comms.comms[g].members.size());
     rooted_[g].kept.resize(comms.comms[g].members.size());
@@ -125,7 +126,7 @@ void CollectiveChecker::observe_all_to_one(const RankScope& scope, int32_t g, co
     rooted_[size_t(g)].kept[size_t(me)] += h;
     return;
   }
-  ++rooted_instances_;
+  ++rooted_instances_[size_t(g)];
   // The root expects itself too, so its own entry balances.
   open_ = {g, h, a.contributors() > 0 ? a.contributors() - 1 : -1, {me}, ev.depth};
   rooted_[size_t(g)].kept[size_t(me)] += h;
@@ -170,7 +171,10 @@ CollectiveStats CollectiveChecker::finish() {
     for (size_t m = 0; m < r.kept.size() && !any_absent; ++m)
       if (r.kept[m] != r.expected[m]) diagnose_rooted(int32_t(g), m);
   }
-  stats.instances += rooted_instances_;
+  for (size_t g = 0; g < rooted_instances_.size(); ++g) {
+    stats.per_comm[g] += rooted_instances_[g];
+    stats.instances += rooted_instances_[g];
+  }
   for (size_t g = 0; g < tallies_.size(); ++g) {
     const auto& members = tallies_[g];
     size_t first = 0;
@@ -180,7 +184,7 @@ CollectiveStats CollectiveChecker::finish() {
       if (!absent(int32_t(g), i) &&
           (members[i].count != members[first].count || members[i].hash != members[first].hash))
         diagnose(int32_t(g), first, i);
-    stats.per_comm[g] = members[first].count;
+    stats.per_comm[g] += members[first].count;
     stats.instances += members[first].count;
   }
   return stats;

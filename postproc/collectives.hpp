@@ -41,7 +41,7 @@ class CollectiveNumbers {
 
 struct CollectiveStats {
   uint64_t instances = 0;          // over all communicators
-  std::vector<uint64_t> per_comm;  // by global communicator id
+  std::vector<uint64_t> per_comm;  // by global communicator id (their sum is instances)
 };
 
 class CollectiveChecker {
@@ -76,7 +76,7 @@ class CollectiveChecker {
     std::vector<int32_t> members;
     int depth = 0;  // its member records are one deeper
   } open_;
-  uint64_t rooted_instances_ = 0;
+  std::vector<uint64_t> rooted_instances_;  // per global communicator, counted at the root
 
   const TraceSet* set_;
   const CommResolution* comms_;

@@ -122,6 +122,8 @@ void dump_extrap(const trace::Plan& p, std::ostream& out) {
 
 void dump_plan(const trace::Plan& p, std::ostream& out) {
   dump_job(p.job, out);
+  if (!p.missing.empty())
+    out << "partial plan: ranks without a trace, their parts absent: " << list_text(p.missing) << "\n";
   out << "ranks (" << p.ranks.size() << "):\n";
   for (size_t r = 0; r < p.ranks.size(); ++r) {
     const trace::PlanRank& pr = p.ranks[r];

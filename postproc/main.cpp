@@ -1,4 +1,4 @@
-// mpior-post DIR [-o PLAN] [--verify] [--timeline FILE] [--html FILE] [--quiet]
+// mpior-post DIR [-o PLAN] [--verify] [--partial] [--timeline FILE] [--html FILE] [--quiet]
 // mpior-post --extrapolate N [--strict] -o PLAN DIR DIR DIR...
 // mpior-post --compare PLAN_A PLAN_B
 // mpior-post --dump FILE
@@ -37,6 +37,7 @@ struct Options {
   int64_t cb_buffer_size = mpior::extrap::Options{}.cb_buffer_size;
   bool strict = false;
   bool verify = false;
+  bool partial = false;
   std::string timeline, html;
   uint64_t max_events = mpior::report::TimelineWriter::kDefaultMaxEvents;
   bool quiet = false;
@@ -124,7 +125,8 @@ void post(const Options& o) {
     report::ProgressBar bar(report::progress_wanted(o.quiet), [&phases](double) { return phases.view(); });
     std::ostringstream log;  // printed once the bar is gone
     try {
-      postproc::post_process(o.dirs[0], plan_dir, log, std::cerr, sink, o.verify, reports);
+      postproc::post_process(o.dirs[0], plan_dir, log, std::cerr,
+                             {.sink = sink, .verify = o.verify, .partial = o.partial, .reports = reports});
     } catch (const ToolError&) {
       bar.stop();
       postproc::set_progress({});
@@ -203,6 +205,11 @@ int main(int argc, char** argv) {
   auto* html_opt = app.add_option("--html", o.html,
                                   "also write a self-contained HTML report to FILE: job, I/O volume per rank over "
                                   "time, calls, access sizes, files, MPI logged and pruned, loops");
+  auto* partial_flag =
+      app.add_flag("--partial", o.partial,
+                   "when some ranks left no trace, still write the plan: the missing ranks keep their place with "
+                   "nothing to do, and mpior-replay replays the others without their parts of collectives and "
+                   "messages");
   app.add_option("--timeline-max-events", o.max_events,
                  "at most N slices in the timeline, shared by the streams (the metadata says when it cut)")
       ->check(CLI::PositiveNumber)
@@ -215,6 +222,7 @@ int main(int argc, char** argv) {
                      "(DIRs); -o names the plan directory, written only when every quantity fits a model")
           ->check(CLI::Range(int64_t(1), int64_t(INT32_MAX)))
           ->excludes(verify_flag)
+          ->excludes(partial_flag)
           ->excludes(timeline_opt)
           ->excludes(html_opt);
   app.add_option("--cb-buffer-size", o.cb_buffer_size,

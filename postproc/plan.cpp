@@ -47,15 +47,19 @@ void write_text(const std::string& path, const std::string& text) {
 // Each rank's trace start after the earliest rank's, on rank 0's clock (the
 // offsets measured at MPI_Init): when the ranks started, for the replay. All
 // 0 unless every rank called MPI_Init (a rank without one has no offset).
+// A missing rank's placeholder (TraceSet::missing) has no clock: it starts
+// with the earliest.
 void aligned_starts(const TraceSet& set, trace::Plan& plan) {
+  auto absent = [&](size_t r) { return std::binary_search(set.missing.begin(), set.missing.end(), int32_t(r)); };
   int64_t first = INT64_MAX;
-  for (const trace::RankTrace& t : set.ranks) {
-    if (!t.process.mpi) return;
-    first = std::min(first, t.process.clock_mono_ns + t.process.clock_offset_ns);
+  for (size_t r = 0; r < set.ranks.size(); ++r) {
+    const trace::ProcessInfo& p = set.ranks[r].process;
+    if (!p.mpi) return;
+    if (!absent(r)) first = std::min(first, p.clock_mono_ns + p.clock_offset_ns);
   }
   for (size_t r = 0; r < plan.ranks.size(); ++r) {
     const trace::ProcessInfo& p = set.ranks[r].process;
-    plan.ranks[r].start_ns = p.clock_mono_ns + p.clock_offset_ns - first;
+    plan.ranks[r].start_ns = absent(r) ? 0 : p.clock_mono_ns + p.clock_offset_ns - first;
   }
 }
 

@@ -26,9 +26,16 @@ using ReportHook = std::function<void(const TraceSet&, const Analysis&)>;
 //
 // A job some of whose ranks left no trace (killed before their first flush)
 // still gets its summary and reports for the ranks traced; the plan is then
-// refused (ToolError naming the missing ranks).
+// refused (ToolError naming the missing ranks), or with partial written
+// without them (trace::Plan::missing).
+struct PostOptions {
+  PairSink sink = {};
+  bool verify = false;
+  bool partial = false;
+  ReportHook reports = {};
+};
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
-                  PairSink sink = {}, bool verify = false, const ReportHook& reports = {});
+                  const PostOptions& options = {});
 
 // The plan post_process would write for trace_dir, in memory (warnings
 // dropped): what --extrapolate reads when given trace directories.

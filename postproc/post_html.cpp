@@ -56,6 +56,11 @@ void job_info(ReportData& d, const postproc::TraceSet& set, const postproc::Anal
       {"messages paired", std::to_string(a.messages.messages)},
       {"collective instances", std::to_string(a.collectives.instances)},
       {"online pruning", a.summary.pruning ? "on" : "off"}};
+  if (!set.missing.empty()) d.job.push_back({"ranks without a trace (not in this report)", rank_list(set.missing)});
+}
+
+bool absent(const postproc::TraceSet& set, int32_t r) {
+  return std::binary_search(set.missing.begin(), set.missing.end(), r);
 }
 
 }  // namespace
@@ -63,9 +68,13 @@ void job_info(ReportData& d, const postproc::TraceSet& set, const postproc::Anal
 void write_trace_html(const std::string& file, const postproc::TraceSet& set, const postproc::Analysis& a) {
   ReportData d;
   job_info(d, set, a);
+  // A missing rank's placeholder has no clock: it must not set the origin.
   int64_t first = INT64_MAX, span = 0;
-  for (const auto& r : set.ranks) first = std::min(first, r.process.clock_real_ns);
-  for (const auto& r : set.ranks) span = std::max(span, r.process.clock_real_ns - first + r.process.end_ns);
+  for (int32_t r = 0; r < set.size(); ++r)
+    if (!absent(set, r)) first = std::min(first, set.ranks[size_t(r)].process.clock_real_ns);
+  for (int32_t r = 0; r < set.size(); ++r)
+    if (!absent(set, r))
+      span = std::max(span, set.ranks[size_t(r)].process.clock_real_ns - first + set.ranks[size_t(r)].process.end_ns);
   ReportCollector c(set.size(), span);
   std::vector<std::string> paths;
   for (const auto& f : a.files.files) paths.push_back(f.path);

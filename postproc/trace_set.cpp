@@ -276,6 +276,13 @@ TraceSet read_trace_dir(const std::string& dir, MissingRanks missing) {
   return set;
 }
 
+std::string rank_list(const std::vector<int32_t>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size() && i < 16; ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > 16) out += " and " + std::to_string(ranks.size() - 16) + " more";
+  return out;
+}
+
 std::optional<std::pair<std::string, std::vector<uint8_t>>> held_rank(const std::string& dir, int32_t rank) {
   trace::JobInfo job = read_job_record(dir);
   std::string merged = join_path(dir, trace::kMergedFileName);

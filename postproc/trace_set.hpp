@@ -36,6 +36,8 @@ struct TraceSet {
 // warning naming its file, instead of an error.
 enum class MissingRanks { refuse, keep };
 TraceSet read_trace_dir(const std::string& dir, MissingRanks missing = MissingRanks::refuse);
+// "1, 3, 5" (the first 16, then "and N more").
+std::string rank_list(const std::vector<int32_t>& ranks);
 
 // The encoded trace of rank held in an aggregate file of dir, named "FILE
 // (rank N)"; nullopt when none holds it (mpior-post --dump of a rank file

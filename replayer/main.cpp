@@ -22,6 +22,10 @@ int run(const mpior::replay::CliOptions& cli) {
     std::string plan_file = replay::plan_file_of(cli.plan);
     trace::Plan plan = trace::read_plan(plan_file);
     replay::check_thread_count(cli.threads, plan);
+    if (!plan.missing.empty())
+      std::cerr << "mpior-replay: warning: " << plan_file << " is a partial plan: " << plan.missing.size() << " of "
+                << plan.ranks.size() << " ranks left no trace and are not replayed; the others meet and receive "
+                << "without them\n";
     replay::ReplayOptions opt = replay::to_replay_options(cli, plan_file);
     replay::Report report = replay::replay_plan(plan, opt);
     if (!cli.json.empty()) replay::write_json(cli.json, report);

@@ -118,6 +118,12 @@ void prepare(const CliOptions& cli, int procs, int provided, Prepared& p) {
     p.plan = trace::read_plan(p.plan_file);
     check_thread_count(cli.threads, p.plan);
     validate_plan(p.plan, p.plan_file);
+    // Real collectives and messages would wait for the missing ranks forever.
+    if (!p.plan.missing.empty())
+      throw ToolError(
+          fmt::format("{}: a partial plan ({} of {} ranks left no trace) cannot be replayed with --mpi; "
+                      "the threaded replay (without --mpi) replays the others",
+                      p.plan_file, p.plan.missing.size(), p.plan.ranks.size()));
     if (size_t(procs) > p.plan.ranks.size())
       throw ToolError(fmt::format("{} MPI processes for a plan of {} ranks: run at most one process per rank", procs,
                                   p.plan.ranks.size()));

@@ -21,7 +21,10 @@ MpiWorld::MpiWorld(const trace::Plan& plan, Progress& progress, uint32_t threads
     for (size_t i = 0; i < c.members.size(); ++i) index.emplace_back(c.members[i], int32_t(i));
     std::sort(index.begin(), index.end());
     ranks_of_.push_back(std::move(index));
-    barriers_.push_back(std::make_unique<CommBarrier>(uint32_t(c.members.size()), poll_ns(threads)));
+    uint32_t present = 0;
+    for (int32_t r : c.members) present += !std::binary_search(plan.missing.begin(), plan.missing.end(), r);
+    present_.push_back(present);
+    barriers_.push_back(std::make_unique<CommBarrier>(present, poll_ns(threads)));
   }
   for (const trace::Stream& s : plan.streams) by_instance_ = by_instance_ || s.thread > 0;
   progress_.set_waker([this] {
@@ -35,13 +38,20 @@ MpiWorld::MpiWorld(const trace::Plan& plan, Progress& progress, uint32_t threads
 MpiWorld::~MpiWorld() { progress_.set_waker({}); }
 
 std::shared_ptr<CommBarrier> MpiWorld::instance(int32_t comm, int64_t seq) {
-  uint32_t members = uint32_t(plan_.comms[size_t(comm)].members.size());
+  uint32_t members = present_[size_t(comm)];
   std::lock_guard lock(instances_mu_);
   auto [it, made] = instances_.try_emplace({comm, seq});
   if (made) it->second.barrier = std::make_shared<CommBarrier>(members);
   std::shared_ptr<CommBarrier> b = it->second.barrier;
   if (++it->second.arrived >= members) instances_.erase(it);
   return b;
+}
+
+bool MpiWorld::absent(int32_t comm, int32_t member) const {
+  if (plan_.missing.empty() || comm < 0 || size_t(comm) >= plan_.comms.size()) return false;
+  const std::vector<int32_t>& m = plan_.comms[size_t(comm)].members;
+  return member >= 0 && size_t(member) < m.size() &&
+         std::binary_search(plan_.missing.begin(), plan_.missing.end(), m[size_t(member)]);
 }
 
 int32_t MpiWorld::comm_rank(int32_t comm, int32_t world_rank) const {
@@ -156,7 +166,7 @@ bool MpiReplay::receive(const Event& ev, const Comm& c, int64_t given_src, int64
     return true;
   }
   auto who = [&] { return where(ev, event_no); };
-  return world_.channels().wait({c.id, int32_t(src), c.me, tag}, who) == WaitResult::ok;
+  return world_.wait({c.id, int32_t(src), c.me, tag}, who) == WaitResult::ok;
 }
 
 bool MpiReplay::barrier(const Event& ev, const Comm& c, uint64_t event_no, int64_t seq) {
@@ -176,7 +186,7 @@ bool MpiReplay::member(const Event& ev, uint64_t event_no) {
   if (!c) return true;
   int32_t m = int32_t(mpi_args(ev).member());
   auto who = [&] { return where(ev, event_no); };
-  return world_.channels().wait({c->id, m, c->me, kTagUp}, who) == WaitResult::ok;
+  return world_.wait({c->id, m, c->me, kTagUp}, who) == WaitResult::ok;
 }
 
 // A rooted collective on an intercommunicator is recorded with root -1: all
@@ -204,7 +214,7 @@ bool MpiReplay::rooted_at(const Event& ev, const Comm& c, int32_t root, bool dow
       ch.post({c.id, c.me, root, kTagUp});
       return true;
     }
-    return ch.wait({c.id, root, c.me, kTagDown}, who) == WaitResult::ok;
+    return world_.wait({c.id, root, c.me, kTagDown}, who) == WaitResult::ok;
   }
   // Only some members' calls were kept (the others had no I/O to pass on):
   // the mpior_member records that follow name them, and member() waits.
@@ -213,7 +223,7 @@ bool MpiReplay::rooted_at(const Event& ev, const Comm& c, int32_t root, bool dow
     if (m == root) continue;
     if (down)
       ch.post({c.id, root, m, kTagDown});
-    else if (ch.wait({c.id, m, root, kTagUp}, who) != WaitResult::ok)
+    else if (world_.wait({c.id, m, root, kTagUp}, who) != WaitResult::ok)
       return false;
   }
   return true;
@@ -231,7 +241,7 @@ bool MpiReplay::neighborhood(const Event& ev, const Comm& c, uint64_t event_no) 
   for (int32_t p : n->out) ch.post({c.id, c.me, p, kTagNeighbor});
   auto who = [&] { return where(ev, event_no); };
   for (int32_t p : n->in)
-    if (ch.wait({c.id, p, c.me, kTagNeighbor}, who) != WaitResult::ok) return false;
+    if (world_.wait({c.id, p, c.me, kTagNeighbor}, who) != WaitResult::ok) return false;
   return true;
 }
 
@@ -248,12 +258,12 @@ bool MpiReplay::inter_rooted(const Event& ev, const Comm& c, int64_t root, int64
       ch.post({c.id, c.me, r, kTagUp});
       return true;
     }
-    return ch.wait({c.id, r, c.me, kTagDown}, who) == WaitResult::ok;
+    return world_.wait({c.id, r, c.me, kTagDown}, who) == WaitResult::ok;
   }
   for (int32_t m = int32_t(begin); m < int32_t(begin + remote); ++m) {
     if (down)
       ch.post({c.id, r, m, kTagDown});
-    else if (ch.wait({c.id, m, r, kTagUp}, who) != WaitResult::ok)
+    else if (world_.wait({c.id, m, r, kTagUp}, who) != WaitResult::ok)
       return false;
   }
   return true;

@@ -33,6 +33,12 @@ class MpiWorld {
   const std::vector<int32_t>& members(int32_t comm) const { return plan_.comms[size_t(comm)].members; }
   size_t comm_count() const { return plan_.comms.size(); }
   Channels& channels() { return channels_; }
+  // A wait on a channel whose sender is a rank a partial plan lacks
+  // (trace::Plan::missing) passes at once: nothing would ever post it.
+  WaitResult wait(const ChannelKey& k, Who who) {
+    return absent(k.comm, k.src) ? WaitResult::ok : channels_.wait(k, who);
+  }
+  bool absent(int32_t comm, int32_t member) const;
   CommBarrier& barrier(int32_t comm) { return *barriers_[size_t(comm)]; }
   // The barrier of one collective instance, the seq-th collective on comm
   // (the tracer's count, the same on every member): collectives a rank's
@@ -50,6 +56,7 @@ class MpiWorld {
   Progress& progress_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> ranks_of_;  // per comm: (world rank, comm rank), sorted
   std::vector<std::unique_ptr<CommBarrier>> barriers_;
+  std::vector<uint32_t> present_;  // per comm: members with a trace, who meet at its barriers
   struct Instance {
     std::shared_ptr<CommBarrier> barrier;
     uint32_t arrived = 0;

@@ -25,6 +25,10 @@ void validate_plan(const trace::Plan& plan, const std::string& name) {
         throw ToolError(name + ": rank " + std::to_string(r) + " maps a communicator to global id " +
                         std::to_string(g) + " past the plan's " + std::to_string(plan.comms.size()));
   }
+  for (int32_t r : plan.missing)
+    if (r < 0 || size_t(r) >= plan.ranks.size())
+      throw ToolError(name + ": lists rank " + std::to_string(r) + " as missing but the plan has " +
+                      std::to_string(plan.ranks.size()) + " ranks");
   for (size_t c = 0; c < plan.comms.size(); ++c)
     for (int32_t m : plan.comms[c].members)
       if (m < 0 || size_t(m) >= plan.ranks.size())

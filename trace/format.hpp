@@ -39,7 +39,8 @@ inline constexpr uint32_t kMergedFormatVersion = 7;
 // 5: each communicator's origin (how it was made).
 // 6: each rank's waiting for a CPU (PlanRank).
 // 7: each rank's CPU placement (PlanRank).
-inline constexpr uint32_t kPlanFormatVersion = 7;
+// 8: the ranks a partial plan lacks (Plan::missing).
+inline constexpr uint32_t kPlanFormatVersion = 8;
 // Why a file of version `found` is refused by a reader of version `reads`
 // ("format version 3 (written by an older mpior), ...").
 std::string version_mismatch(uint32_t found, uint32_t reads);

@@ -74,6 +74,7 @@ void put(Encoder& e, const Plan& p) {
   put_streams(e, p.streams);
   put_tallies(e, p.pruned);
   put_extrap(e, p.extrap);
+  put_ranks(e, p.missing);
 }
 
 Plan get_plan(Decoder& d) {
@@ -111,6 +112,10 @@ Plan get_plan(Decoder& d) {
   check_stream_ranks(d, p.streams, p.ranks.size());
   p.pruned = get_tallies(d);
   p.extrap = get_extrap(d);
+  p.missing = get_ranks(d);
+  for (size_t i = 0; i < p.missing.size(); ++i)
+    if (p.missing[i] < 0 || size_t(p.missing[i]) >= p.ranks.size() || (i && p.missing[i] <= p.missing[i - 1]))
+      d.fail("missing rank " + std::to_string(p.missing[i]));
   return p;
 }
 

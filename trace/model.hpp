@@ -275,6 +275,11 @@ struct Plan {
   std::vector<Stream> streams;
   KindTallies pruned{};
   ExtrapInfo extrap;
+  // A partial plan (mpior-post --partial): ranks that left no trace, sorted.
+  // Each keeps its place (a PlanRank, no stream); its part of every collective
+  // and message on a communicator listing it is absent, and mpior-replay
+  // meets and receives without it.
+  std::vector<int32_t> missing;
   bool operator==(const Plan&) const = default;
 };
 

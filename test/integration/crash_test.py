@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import APPS, LIB, POST, REPLAY, Failure, check, check_eq, main, run
+from harness import APPS, LIB, OPENMPI, POST, REPLAY, Failure, app_path, check, check_eq, main, mpirun, run
 
 WRITES = 20000
 CAUGHT = {"segv": -11, "bus": -7, "fpe": -8, "ill": -4, "abort": -6, "term": -15, "int": -2}
@@ -99,6 +99,63 @@ def missing_rank():
     shutil.rmtree(root, ignore_errors=True)
 
 
+def partial():
+    """Three ranks end normally, then rank 1's trace is deleted (as if it had
+    been killed before its first flush). mpior-post writes the summary and
+    HTML report of ranks 0 and 2, names rank 1 in both and refuses the plan;
+    with --partial it writes a plan listing rank 1 as missing, which the
+    threaded replay runs (ranks 0 and 2 meet at their barriers without rank
+    1) and mpior-replay --mpi refuses with one message."""
+    root = tempfile.mkdtemp(prefix="mpior-partial-")
+    traces = os.path.join(root, "traces")
+    env = traced_env(traces, MPIOR_MERGE="0")  # rank files, so one can go
+    forward = ["-x", "LD_PRELOAD", "-x", "MPIOR_TRACE_DIR", "-x", "MPIOR_MERGE"] if OPENMPI else []
+    p = subprocess.run(mpirun(3) + forward + [app_path("crash_app"), "none", "2000", "0"], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=120)
+    check_eq(p.returncode, 0, f"job exit status: {p.stderr[-2000:]}")
+    gone = [f for f in os.listdir(traces) if f.startswith("rank-000001.")]
+    check(gone, f"rank 1's trace files: {os.listdir(traces)}")
+    for f in gone:
+        os.remove(os.path.join(traces, f))
+    html = os.path.join(root, "report.html")
+    post = subprocess.run([POST, traces, "--html", html], capture_output=True, text=True, timeout=120)
+    check_eq(post.returncode, 1, f"exit status: {post.stderr}")
+    check("1 of 3 ranks have no trace (rank 1)" in post.stderr and "--partial" in post.stderr,
+          f"the refusal names rank 1 and --partial: {post.stderr}")
+    plan = os.path.join(traces, "plan")
+    check(not os.path.exists(os.path.join(plan, "plan.mpior")), "no replay plan")
+    with open(html) as f:
+        page = f.read()
+    check("ranks without a trace" in page, "the report names the missing rank")
+    with open(os.path.join(plan, "summary.json")) as f:
+        summary = json.load(f)
+    check_eq(summary["missing_ranks"], [1], "summary.json missing_ranks")
+    parts = summary["missing_parts"]
+    check(len(parts) == 1 and parts[0]["rank"] == 1 and parts[0]["collectives_without_it"] >= 1,
+          f"rank 1's collectives: {parts}")
+    for r in (0, 2):
+        check_eq(writes_of(summary, f"crash_{r}.dat"), 2000, f"rank {r}'s writes in the summary")
+    check_eq(writes_of(summary, "crash_1.dat"), 0, "rank 1's writes")
+    post = subprocess.run([POST, traces, "--partial"], capture_output=True, text=True, timeout=120)
+    check_eq(post.returncode, 0, f"--partial exit status: {post.stderr}")
+    check("partial plan: 1 of 3 ranks have no trace (rank 1)" in post.stdout, f"--partial says so: {post.stdout}")
+    dump = run([POST, "--dump", plan])
+    check("partial plan: ranks without a trace, their parts absent: [1]" in dump.stdout, "--dump names rank 1")
+    fs = os.path.join(root, "fs")
+    replay = subprocess.run([REPLAY, "--fs", fs, plan], capture_output=True, text=True, timeout=120)
+    check_eq(replay.returncode, 0, f"threaded replay of the partial plan: {replay.stderr[-2000:]}")
+    check("partial plan" in replay.stderr, f"the replay says the plan is partial: {replay.stderr}")
+    for r in (0, 2):
+        replayed = os.path.join(fs, root.lstrip("/"), f"crash_{r}.dat")
+        check_eq(os.path.getsize(replayed), 2000 * 64, f"replayed crash_{r}.dat")
+    check(not os.path.exists(os.path.join(fs, root.lstrip("/"), "crash_1.dat")), "rank 1 replayed nothing")
+    mpi = subprocess.run(["mpirun.mpich", "-n", "1", REPLAY, "--mpi", "--fs", fs + "2", plan], capture_output=True,
+                         text=True, timeout=120)
+    check(mpi.returncode != 0 and "a partial plan (1 of 3 ranks left no trace) cannot be replayed with --mpi"
+          in mpi.stderr + mpi.stdout, f"--mpi refuses: {mpi.returncode} {mpi.stderr[-2000:]}")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def names():
     root = tempfile.mkdtemp(prefix="mpior-names-")
     traces = os.path.join(root, "traces")
@@ -168,6 +225,7 @@ if __name__ == "__main__":
     cases["wrapped_segv"] = lambda: wrapped("segv")
     cases["wrapped_term"] = lambda: wrapped("term")
     cases["missing_rank"] = missing_rank
+    cases["partial"] = partial
     cases["killed_standalone"] = lambda: killed_standalone("self")
     cases["killed_child"] = lambda: killed_standalone("child")
     main(cases)

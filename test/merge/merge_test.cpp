@@ -324,7 +324,7 @@ TEST_CASE("post_process with verify checks the plan before writing it", "[postpr
   auto ranks = spmd(4, 3, 100);
   write_trace_dir(tmp / "t", complete_job(4), ranks);
   std::ostringstream log, warn;
-  postproc::post_process(tmp / "t", tmp / "p", log, warn, {}, true);
+  postproc::post_process(tmp / "t", tmp / "p", log, warn, {.verify = true});
   REQUIRE_THAT(log.str(), Contains("verified " + (tmp / "p/plan.mpior") +
                                    ": its 1 streams give back the 32 events of 4 ranks exactly"));
   // A plan that does not read back is named, with the rank's trace.
