@@ -259,6 +259,7 @@ trace::MergedJob job_of_rank(trace::RankTrace t) {
   for (trace::CommEntry& c : t.comms) r.comms.push_back(tables.comm(std::move(c)));
   r.pruned = t.pruned;
   r.excluded = t.excluded;
+  r.unrecorded = t.unrecorded;
   m.ranks.push_back(std::move(r));
   m.streams = std::move(t.streams);
   exact_means(m.streams);
@@ -299,6 +300,7 @@ std::vector<trace::RankTrace> rank_traces(const trace::MergedJob& m, const std::
     for (int32_t c : r.comms) t.comms.push_back(m.comms[size_t(c)]);
     t.pruned = r.pruned;
     t.excluded = r.excluded;
+    t.unrecorded = r.unrecorded;
     order.push_back(r.process.rank);
   }
   for (const trace::Stream& s : m.streams) {

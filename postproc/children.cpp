@@ -105,6 +105,7 @@ std::vector<size_t> fold_child(trace::RankTrace& parent, const trace::RankTrace&
     parent.pruned[k].calls += child.pruned[k].calls;
     parent.pruned[k].time_ns += child.pruned[k].time_ns;
     parent.excluded[k].calls += child.excluded[k].calls;
+    parent.unrecorded[k].calls += child.unrecorded[k].calls;
   }
   parent.process.end_ns = std::max(parent.process.end_ns, child.process.end_ns);
   parent.process.cpu_wait_ns += child.process.cpu_wait_ns;

@@ -25,13 +25,14 @@ RankTotals Summary::total() const {
 
 namespace {
 // Every field of the totals is summed below: a new one must be added here.
-static_assert(sizeof(FileTotals) == 11 * 8 && sizeof(KindTotals) == 5 * 8 && sizeof(RankTotals) == 4 * 8);
+static_assert(sizeof(FileTotals) == 11 * 8 && sizeof(KindTotals) == 5 * 8 && sizeof(RankTotals) == 5 * 8);
 
 void add_to(RankTotals& r, const RankTotals& o) {
   r.io_ns += o.io_ns;
   r.mpi_ns += o.mpi_ns;
   r.traced_ns += o.traced_ns;
   r.cpu_wait_ns += o.cpu_wait_ns;
+  r.signal_unrecorded += o.signal_unrecorded;
 }
 
 void add_to(KindTotals& k, const KindTotals& o, uint64_t times) {
@@ -91,6 +92,7 @@ void SummaryCollector::begin_rank(const RankScope& scope, const trace::RankTrace
   begin_rank(scope.rank(), trace.process.end_ns, trace.process.cpu_wait_ns);
   add_pruned(scope.rank(), trace.process.pruning, trace.pruned);
   for (size_t k = 0; k < trace::kNumKinds; ++k) s_.kinds[k].excluded += trace.excluded[k].calls;
+  for (const trace::KindTally& t : trace.unrecorded) s_.ranks[size_t(scope.rank())].signal_unrecorded += t.calls;
 }
 
 void SummaryCollector::begin_rank(int32_t rank, int64_t traced_ns, int64_t cpu_wait_ns) {

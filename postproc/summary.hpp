@@ -25,6 +25,9 @@ struct KindTotals {
 struct RankTotals {
   int64_t io_ns = 0, mpi_ns = 0, traced_ns = 0;
   int64_t cpu_wait_ns = 0;  // waiting for a CPU, left out of the computation (MPIOR_STOLEN_CHECK_US)
+  // Calls signal handlers made inside the tracer, counted but not recorded
+  // (trace::RankTrace::unrecorded): what the rank's totals lack.
+  uint64_t signal_unrecorded = 0;
   // Overlapping calls on several threads can exceed the traced wall time.
   int64_t compute_ns() const { return std::max<int64_t>(0, traced_ns - io_ns - mpi_ns - cpu_wait_ns); }
 };

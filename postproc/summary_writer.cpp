@@ -157,6 +157,7 @@ void write_per_rank(Writer& w, const SummaryHeader& h, const Summary& s) {
       w.close('}', false);
     }
     w.member("rank", r);
+    w.member("signal_calls_unrecorded", t.signal_unrecorded);
     w.member("traced_s", seconds(t.traced_ns));
     w.close('}', false);
   }

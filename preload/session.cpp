@@ -444,6 +444,7 @@ std::vector<uint8_t> encode_now(bool finished) {
   t.process.pruning = s.pruning;
   t.pruned = pruned_tallies();
   t.excluded = excluded_tallies();
+  t.unrecorded = signal_unrecorded_tallies();
   t.spill_segments = spill::segments();  // under the write flag: no segment is being appended
   t.process.end_ns = clock::elapsed_ns();
   t.process.cpu_wait_ns = stolen::total_ns();

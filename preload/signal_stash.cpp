@@ -92,6 +92,7 @@ Entry* stash_entry(const trace::RawEvent& ev, size_t text) noexcept {
     Block* b = l.blocks < kMaxBlocks ? new_block() : nullptr;
     if (!b) {
       g_lost.fetch_add(1, std::memory_order_relaxed);
+      lost_in_handler(trace::Kind(ev.kind));
       return nullptr;
     }
     (l.tail ? l.tail->next : l.head) = b;
@@ -271,6 +272,12 @@ void report_signal_losses() noexcept {
       list += (list.empty() ? "" : ", ") + std::string(trace::name(trace::Kind(k))) + " " + std::to_string(n);
     }
   if (total) log_warn("{} calls of signal handlers that interrupted the tracer were not recorded: {}", total, list);
+}
+
+trace::KindTallies signal_unrecorded_tallies() noexcept {
+  trace::KindTallies out{};
+  for (size_t k = 0; k < trace::kNumKinds; ++k) out[k].calls = g_lost_kind[k].load(std::memory_order_relaxed);
+  return out;
 }
 
 void stash_thread_start() noexcept {

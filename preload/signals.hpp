@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "trace/event.hpp"
+#include "trace/model.hpp"
 
 namespace mpior::preload {
 
@@ -37,5 +38,7 @@ void defer_call(Call& c, Deferred op, const DeferredArgs& args) noexcept;
 void lost_in_handler(trace::Kind k) noexcept;
 // At exit: how many calls of signal handlers went unrecorded, per function.
 void report_signal_losses() noexcept;
+// The same counts for the rank trace (trace::RankTrace::unrecorded).
+trace::KindTallies signal_unrecorded_tallies() noexcept;
 
 }  // namespace mpior::preload

@@ -28,13 +28,15 @@ namespace mpior::trace {
 // 4: ranks' clock offsets to rank 0 (ProcessInfo), aligned trace starts (PlanRank).
 // 5: each rank's waiting for a CPU left out of its computation (ProcessInfo).
 // 6: each rank's CPU placement (ProcessInfo).
-inline constexpr uint32_t kFormatVersion = 6;
+// 7: signal handlers' calls counted but not recorded (RankTrace::unrecorded).
+inline constexpr uint32_t kFormatVersion = 7;
 // Merged job traces (MPIORMRG; 4: the first, written with the others' number):
 // 5: ranks' records column by column, compact timing statistics (histograms
 //    from min's bin to max's), MPI_COMM_SELF runs, numbered paths renumbered.
 // 6: each rank's waiting for a CPU.
 // 7: each rank's CPU placement.
-inline constexpr uint32_t kMergedFormatVersion = 7;
+// 8: signal handlers' calls counted but not recorded (MergedRank::unrecorded).
+inline constexpr uint32_t kMergedFormatVersion = 8;
 // Plans (MPIORPLN; 4: the first, written with the others' number):
 // 5: each communicator's origin (how it was made).
 // 6: each rank's waiting for a CPU (PlanRank).

@@ -471,6 +471,7 @@ void put_rank_tail(Encoder& e, const RankTrace& t) {
   put_tallies(e, t.pruned);
   put_tallies(e, t.excluded);
   e.uv(t.spill_segments);
+  put_tallies(e, t.unrecorded);
 }
 
 RankTrace get_rank_trace(Decoder& d) {
@@ -480,7 +481,8 @@ RankTrace get_rank_trace(Decoder& d) {
   t.streams = get_streams(d);
   t.pruned = get_tallies(d);
   t.excluded = get_tallies(d);
-  if (!d.done()) t.spill_segments = d.uv();  // absent in traces of mpior before spilling
+  t.spill_segments = d.uv();
+  t.unrecorded = get_tallies(d);
   return t;
 }
 

@@ -287,6 +287,7 @@ void put(Encoder& e, const MergedJob& m) {
   for (size_t i = 0; i < m.ranks.size(); ++i) put_indices(e, m.ranks[i].comms, prev(i).comms);
   for (size_t i = 0; i < m.ranks.size(); ++i) put_tallies_after(e, m.ranks[i].pruned, prev(i).pruned);
   for (size_t i = 0; i < m.ranks.size(); ++i) put_tallies_after(e, m.ranks[i].excluded, prev(i).excluded);
+  for (size_t i = 0; i < m.ranks.size(); ++i) put_tallies_after(e, m.ranks[i].unrecorded, prev(i).unrecorded);
 }
 
 MergedJob get_merged_job(Decoder& d) {
@@ -312,6 +313,7 @@ MergedJob get_merged_job(Decoder& d) {
     m.ranks[i].comms = get_indices(d, prev(i).comms, m.comms.size(), "communicator");
   for (size_t i = 0; i < m.ranks.size(); ++i) m.ranks[i].pruned = get_tallies_after(d, prev(i).pruned);
   for (size_t i = 0; i < m.ranks.size(); ++i) m.ranks[i].excluded = get_tallies_after(d, prev(i).excluded);
+  for (size_t i = 0; i < m.ranks.size(); ++i) m.ranks[i].unrecorded = get_tallies_after(d, prev(i).unrecorded);
   check_stream_ranks(d, m.streams, m.ranks.size());
   return m;
 }

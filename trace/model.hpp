@@ -159,6 +159,9 @@ struct RankTrace {
   std::vector<Stream> streams;
   KindTallies pruned{};
   KindTallies excluded{};  // calls naming an excluded path (MPIOR_EXCLUDE): counted, not kept
+  // Calls signal handlers made while interrupting the tracer that it could
+  // only count, not record (no deferred form, or no memory to defer them).
+  KindTallies unrecorded{};
   // Segments of the rank's spill file (MPIOR_MEMORY) that hold the streams'
   // older events: the first spill_segments, whatever was appended later.
   uint64_t spill_segments = 0;
@@ -175,7 +178,7 @@ struct MergedRank {
   ProcessInfo process;
   std::vector<int32_t> files;  // local file id -> index into MergedJob::files
   std::vector<int32_t> comms;  // local entry -> index into MergedJob::comms
-  KindTallies pruned{}, excluded{};
+  KindTallies pruned{}, excluded{}, unrecorded{};
   bool operator==(const MergedRank&) const = default;
 };
 

@@ -7,12 +7,15 @@
  * opened beforehand (its buffer the program's, so no handler allocates).
  * The loop runs `writes` writes, and on until the handler ran `runs` times.
  * It prints what the handlers did, counted by the program itself:
- * "handler runs=R opens=O bytes=B stdio=S" (they vary from run to run).
- * usage: signal_files [writes=20000] [runs=500] */
+ * "handler runs=R opens=O bytes=B stdio=S stats=T" (they vary from run to
+ * run). With stat=1 each handler run also stats handler.dat: a call the
+ * tracer can only count, not record, when the handler interrupted its work.
+ * usage: signal_files [writes=20000] [runs=500] [stat=0] */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -20,7 +23,8 @@
 
 static FILE* g_stream;
 static char g_stream_buf[1 << 20];
-static volatile sig_atomic_t g_runs, g_opens, g_bytes, g_stdio;
+static volatile sig_atomic_t g_runs, g_opens, g_bytes, g_stdio, g_stats;
+static int g_stat;
 
 static void on_alarm(int sig) {
   (void)sig;
@@ -33,6 +37,8 @@ static void on_alarm(int sig) {
     close(h);
   }
   g_stdio += (sig_atomic_t)fwrite("xy", 1, 2, g_stream);
+  struct stat st;
+  if (g_stat && stat("handler.dat", &st) == 0) ++g_stats;
   ++g_runs;
   errno = saved;
 }
@@ -40,6 +46,7 @@ static void on_alarm(int sig) {
 int main(int argc, char** argv) {
   long writes = arg_or(argc, argv, 1, 20000);
   long runs = arg_or(argc, argv, 2, 500);
+  g_stat = (int)arg_or(argc, argv, 3, 0);
   g_stream = fopen("handler_stdio.dat", "w");
   CHECK(g_stream && setvbuf(g_stream, g_stream_buf, _IOFBF, sizeof g_stream_buf) == 0);
   struct sigaction sa = {0};
@@ -66,7 +73,7 @@ int main(int argc, char** argv) {
   struct itimerval off = {{0, 0}, {0, 0}};
   CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
   CHECK(close(fd) == 0 && fclose(g_stream) == 0);
-  printf("handler runs=%ld opens=%ld bytes=%ld stdio=%ld main_opens=%ld\n", (long)g_runs, (long)g_opens, (long)g_bytes,
-         (long)g_stdio, opens);
+  printf("handler runs=%ld opens=%ld bytes=%ld stdio=%ld main_opens=%ld stats=%ld\n", (long)g_runs, (long)g_opens,
+         (long)g_bytes, (long)g_stdio, opens, (long)g_stats);
   return 0;
 }

@@ -359,6 +359,31 @@ def signal_files():
     s.cleanup()
 
 
+def signal_unrecorded():
+    """The handler of signal_files also stats a file: a call the tracer can
+    only count when the handler interrupted its own work. summary.json's
+    per-rank signal_calls_unrecorded holds that count, the one the log says
+    at exit, and with the stats recorded it makes the handler's stats."""
+    s = Scenario("signal_files", [20000, 500, 1])
+    p = run(s.command(), cwd=s.work, env=s.environment(True))
+    got = dict(re.findall(r"(\w+)=(\d+)", p.stdout))
+    stats = int(got["stats"])
+    check(stats >= 500, f"handler stats {stats}")
+    said = re.search(r"(\d+) calls of signal handlers that interrupted the tracer were not recorded", p.stderr)
+    check(said is not None, f"no loss said at exit (did no handler interrupt the tracer?): {p.stderr[-2000:]}")
+    summary = s.post()
+    unrecorded = summary["per_rank"][0]["signal_calls_unrecorded"]
+    check_eq(unrecorded, int(said.group(1)), "signal_calls_unrecorded against the log")
+    # Recorded at every depth (a handler's stat inside a traced call is nested): the timeline lists them all.
+    timeline = os.path.join(s.root, "timeline.json")
+    run([POST, s.traces, "--timeline", timeline])
+    with open(timeline) as fh:
+        names = [e.get("name") for e in json.load(fh)["traceEvents"]]
+    recorded = sum(names.count(k) for k in ("stat", "stat64", "__xstat", "__xstat64"))
+    check_eq(recorded + unrecorded, stats, f"stats recorded ({recorded}) and counted ({unrecorded})")
+    s.cleanup()
+
+
 def aio_orphan():
     ranks, block = 2, 4096
     s = Scenario("aio_orphan", [block], ranks=ranks).run_both()
@@ -385,4 +410,4 @@ if __name__ == "__main__":
     main({"aio": aio, "aio64": aio64, "libaio": libaio, "restart": restart, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
           "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles, "mmap_mpi": mmap_mpi, "mmap64_mpi": mmap64_mpi,
           "signal_writes": signal_writes, "signal_writes_mpi": signal_writes_mpi,
-          "signal_files": signal_files})
+          "signal_files": signal_files, "signal_unrecorded": signal_unrecorded})
