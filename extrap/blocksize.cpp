@@ -109,7 +109,7 @@ std::vector<uint32_t> collective_requests(const trace::Stream& s) {
 
 uint64_t split_requests(trace::Stream& s, uint32_t leaf, int64_t cb) {
   // Walking every rank (8,192 of an extrapolated plan) to find no request to split.
-  if (trace::param_max(s, s.leaves[leaf].args[trace::arg::count]) <= cb) return 1;
+  if (trace::param_max(s, io_args(s.leaves[leaf]).count()) <= cb) return 1;
   std::vector<int64_t> ranks = s.rank_list();
   std::vector<SplitValues> per_rank;
   uint64_t most = 1;
