@@ -34,17 +34,19 @@ class Matcher {
     OpClass op = ev.op();
     TableNames rn = names_.rank(t.rank);
     FlowEnd at{timeline_pid(t.rank), timeline_tid(t.rank, t.thread), c.start_ns};
-    int64_t comm = rn.comm(mpi_args(ev).comm());
+    auto args = trace::try_mpi_args(ev);
+    if (!args) return;                                   // messages are MPI calls and their completion records
     if (ev.ret != 0 && op != OpClass::complete) return;  // failed calls moved nothing
+    int64_t comm = rn.comm(args->comm());
     if (ev.depth == 0 && (op == OpClass::send || op == OpClass::isend || op == OpClass::sendrecv)) {
-      int64_t dest = rn.world(comm, mpi_args(ev).peer());
-      if (dest >= 0) channels_[{comm, t.rank, dest, mpi_args(ev).tag()}].sends.push_back(at);
+      int64_t dest = rn.world(comm, args->peer());
+      if (dest >= 0) channels_[{comm, t.rank, dest, args->tag()}].sends.push_back(at);
     }
     bool receive = (ev.depth == 0 && (op == OpClass::recv || op == OpClass::sendrecv)) ||
-                   (op == OpClass::complete && mpi_args(ev).req_kind() == trace::kReqRecv);
+                   (op == OpClass::complete && args->req_kind() == trace::kReqRecv);
     if (!receive) return;
-    int64_t source = rn.world(comm, mpi_args(ev).src());
-    if (source >= 0) channels_[{comm, source, t.rank, mpi_args(ev).stag()}].recvs.push_back(at);
+    int64_t source = rn.world(comm, args->src());
+    if (source >= 0) channels_[{comm, source, t.rank, args->stag()}].recvs.push_back(at);
   }
 
   std::vector<ReplayMessage> pairs() const {
