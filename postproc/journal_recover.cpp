@@ -26,8 +26,7 @@ void add_entries(trace::RankTrace& t, const trace::JournalMeta& meta) {
 // rank file has none for it); how many.
 size_t add_events(trace::RankTrace& t, const trace::JournalThread& j) {
   if (j.events.empty()) return 0;
-  // As the tracer folded: a lossless rank's recovered part keeps every time.
-  trace::StreamBuilder b(trace::BuilderOptions{.lossless = j.lossless});
+  trace::StreamBuilder b(trace::BuilderOptions{});
   for (const trace::RawEvent& ev : j.events) b.append(ev);
   trace::Stream s = b.snapshot(t.process.rank, j.thread);
   auto it =

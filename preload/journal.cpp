@@ -9,7 +9,6 @@
 
 #include "preload/config.hpp"
 #include "preload/log.hpp"
-#include "preload/recorder.hpp"
 #include "preload/spill_writer.hpp"
 #include "preload/thread_state.hpp"
 #include "preload/trace_clock.hpp"
@@ -89,7 +88,6 @@ Ring* open_ring(uint32_t thread) noexcept {
   h->kinds = trace::kinds_fingerprint();
   h->rank = g_rank;
   h->thread = thread;
-  h->flags = builder_options().lossless ? trace::kJournalLossless : 0;
   h->capacity = cap;
   set_clock(*h);
   *r = {h, reinterpret_cast<trace::JournalRecord*>(static_cast<char*>(map) + trace::kJournalHeaderBytes), cap - 1,

@@ -429,7 +429,6 @@ bool recorders_idle() noexcept {
 }
 
 void set_builder_options(trace::BuilderOptions opt) { g_builder_options = opt; }
-trace::BuilderOptions builder_options() { return g_builder_options; }
 
 void reset_after_fork() noexcept {
   // The parent's other threads are gone and may have held the mutex; their

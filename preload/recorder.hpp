@@ -160,7 +160,6 @@ std::vector<ThreadRecorder*> all_recorders();
 bool recorders_idle() noexcept;
 // Options for recorders created from now on.
 void set_builder_options(trace::BuilderOptions opt);
-trace::BuilderOptions builder_options();
 // The flush thread started (true: recording threads park full chunks for it
 // when MPIOR_FOLD_BEHIND says so, or `always`) or stops (false: they fold
 // themselves again).

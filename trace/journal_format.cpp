@@ -59,7 +59,7 @@ JournalHeader read_header(const std::vector<uint8_t>& bytes, const std::string& 
 JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings) {
   std::vector<uint8_t> bytes = read_file(path);
   JournalHeader h = read_header(bytes, path);
-  JournalThread out{h.thread, h.rank, h.flushed, (h.flags & kJournalLossless) != 0, {}};
+  JournalThread out{h.thread, h.rank, h.flushed, {}};
   std::vector<JournalRecord> recs(h.capacity);
   std::memcpy(recs.data(), bytes.data() + kJournalHeaderBytes, h.capacity * sizeof(JournalRecord));
   // Whole records after the flush mark, by sequence number.

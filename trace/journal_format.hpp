@@ -27,11 +27,7 @@
 namespace mpior::trace {
 
 inline constexpr uint64_t kJournalMagic = 0x314c4e4a524f504dull;  // "MPORJNL1"
-// 2: header flags (the thread's timing mode).
-inline constexpr uint32_t kJournalVersion = 2;
-// JournalHeader::flags: the rank traces lossless timing (MPIOR_TIMING), which
-// recovery must fold its records with.
-inline constexpr uint32_t kJournalLossless = 1;
+inline constexpr uint32_t kJournalVersion = 1;
 inline constexpr size_t kJournalHeaderBytes = 4096;
 
 struct JournalHeader {
@@ -41,7 +37,7 @@ struct JournalHeader {
   uint32_t kinds = 0;  // kinds_fingerprint(): the event kinds the records name
   int32_t rank = 0;
   uint32_t thread = 0;
-  uint32_t flags = 0;     // kJournalLossless
+  uint32_t pad = 0;
   uint64_t capacity = 0;  // records in the ring (a power of two)
   // The thread's events the rank file holds (its last write): recovery
   // folds the records from there on. Written after the rank file is.
@@ -84,7 +80,6 @@ struct JournalThread {
   uint32_t thread = 0;
   int32_t rank = 0;
   uint64_t flushed = 0;
-  bool lossless = false;  // fold the events with lossless timing
   std::vector<RawEvent> events;
 };
 JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings);

@@ -5,8 +5,6 @@
 #include <ostream>
 #include <sstream>
 
-#include "trace/value_seq.hpp"
-
 namespace mpior::trace {
 namespace {
 
@@ -78,12 +76,7 @@ void print_leaf(std::ostream& o, const Stream& s, const Leaf& l) {
   if (!is_zero(l.err)) o << " errno=" << describe_param(s, l.err);
   o << "  [gap " << fmt_ns(l.gap.mean());
   if (l.gap.count() > 1) o << "±" << fmt_ns(std::sqrt(l.gap.variance()));
-  o << " dur " << fmt_ns(l.dur.mean());
-  // A lossless stream keeps each call's times: all of them, unless some part
-  // of the stream was folded without (mixed timing modes).
-  if (s.lossless && l.exact_dur.ranked < 0)
-    o << ", " << seq_length(s.view(l.exact_dur.seq)) << " of " << l.dur.count() << " exact";
-  o << "]";
+  o << " dur " << fmt_ns(l.dur.mean()) << "]";
 }
 
 void print_nodes(std::ostream& o, const Stream& s, size_t begin, size_t end, int indent) {
