@@ -212,18 +212,19 @@ def member_wait():
     """A pruned member of a Gather leaves its wait for the root out of its
     computation (preload/member_wait.hpp): rank 1, with no I/O, waited 3 ms
     for rank 0 in 12 of its 24 Gathers (36 ms); what the replay passes as its
-    computation is its calls' cost (microseconds each), not that wait, while
-    the root's kept Gathers keep their time."""
+    computation is its calls' cost (microseconds each), not that wait. (The
+    Gathers' summed time is no check: the root's share grows with load.)"""
     s = Scenario(APP, ["member_wait"], ranks=2).run_both()
     summary = s.post()
     # Kept: the root's, and the member's first (no rank had met another since MPI_Init).
     check_eq(by_kind(summary, "MPI_Gather"), (25, 23), "Gathers (logged, pruned)")
-    gather_s = summary["op_totals"]["MPI_Gather"]["time_s"]
-    check(gather_s < 0.018, f"the Gathers' time without the member's 36 ms of waiting: {gather_s} s")
     s.replay_and_check("--stall-timeout", "30")
     ranks = {r["rank"]: r["predicted"] for r in s.report["per_rank"]}
-    check(ranks[1]["compute_s"] < 0.018, f"rank 1 replays no waiting as computation: {ranks[1]}")
+    # nanosleep makes rank 0's 36 ms a floor whatever the load; rank 1's
+    # computation is its pruned calls' shortest cost, which load barely moves,
+    # so half of rank 0's separates "left out" from "counted" (>= 36 ms).
     check(ranks[0]["compute_s"] >= 0.036, f"rank 0 replays its 12 x 3 ms of computation: {ranks[0]}")
+    check(ranks[1]["compute_s"] < 0.018, f"rank 1 replays no waiting as computation: {ranks[1]}")
     s.cleanup()
 
 
