@@ -14,6 +14,7 @@
 #include "replayer/aio_replay.hpp"
 #include "replayer/pacing_clock.hpp"
 #include "replayer/replay_thread.hpp"
+#include "replayer/thread_stacks.hpp"
 #include "trace/arg_views.hpp"
 
 namespace mpior::replay {
@@ -376,12 +377,14 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, std::max<size_t>(opt.stack_bytes, size_t(PTHREAD_STACK_MIN)));
+  const ThreadStacks stacks(specs.size(), opt.stack_bytes);  // outlives the threads: joined below
   std::vector<int32_t> thread_ranks;
   for (const ThreadSpec& s : specs) thread_ranks.push_back(s.rank);
   const ThreadPlacement placement = place_threads(plan, thread_ranks, opt.bind, opt.backend != nullptr);
   int create_error = 0;
   for (const ThreadSpec& s : specs) {
     if (placement.bound()) pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), &placement.sets[threads.size()]);
+    stacks.use(attr, threads.size());
     threads.push_back(std::make_unique<ReplayThread>(sh, *s.stream, s.rank));
     threads.back()->done = &done[threads.size() - 1];
     threads.back()->order_slot = order.slot(threads.size() - 1);

@@ -91,7 +91,10 @@ void remove_stale(const Sandbox& box, const trace::Plan& plan, const std::vector
   }
 }
 
-void make_parents(const Sandbox& box, const std::string& rel, const std::set<std::string>& app_dirs) {
+// `made`: the directories made so far (thousands of ranks' files share a
+// parent; making it again costs a syscall per component).
+void make_parents(const Sandbox& box, const std::string& rel, const std::set<std::string>& app_dirs,
+                  std::set<std::string>& made) {
   std::vector<std::string> chain;
   for (std::string p = parent_of(rel); !p.empty(); p = parent_of(p)) chain.push_back(p);
   std::string deepest;  // the deepest ancestor above every app-made one
@@ -99,7 +102,9 @@ void make_parents(const Sandbox& box, const std::string& rel, const std::set<std
     if (app_dirs.count(*it)) break;
     deepest = *it;
   }
-  if (!deepest.empty()) fail_on(box.make_dirs(deepest), "create directory", box, deepest);
+  if (deepest.empty() || made.count(deepest)) return;
+  fail_on(box.make_dirs(deepest), "create directory", box, deepest);
+  made.insert(deepest);
 }
 
 // Writes real bytes (not a sparse hole) from the file's end to `size`, so
@@ -144,7 +149,7 @@ bool below_any(const std::string& rel, const std::set<std::string>& dirs) {
 // library touched, are left absent, as they were.
 void make_inputs(const Sandbox& box, const trace::Plan& plan, const std::vector<Placed>& placed,
                  const std::set<std::string>& app_dirs, const IoBuffer& pattern) {
-  std::set<std::string> dirs = ancestors_of_all(placed);
+  std::set<std::string> dirs = ancestors_of_all(placed), made;
   for (const Placed& p : placed) {
     const trace::PlanFile& f = plan.files[p.g];
     if (p.rel.empty()) continue;
@@ -159,7 +164,7 @@ void make_inputs(const Sandbox& box, const trace::Plan& plan, const std::vector<
     bool make_file = early && !directory && (f.existed || f.initial_size > 0);
     // What setup makes, and what the application creates during the replay,
     // needs its parent directories (those the application does not make).
-    if (make_dir || make_file || f.created) make_parents(box, p.rel, app_dirs);
+    if (make_dir || make_file || f.created) make_parents(box, p.rel, app_dirs, made);
     if (make_dir) fail_on(box.make_dirs(p.rel), "create directory", box, p.rel);
     if (make_file) extend_to(box, p.rel, f.initial_size, pattern);
   }

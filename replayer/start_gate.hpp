@@ -2,10 +2,14 @@
 // released at one instant.
 #pragma once
 
-#include <condition_variable>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
 #include <cstdint>
 #include <ctime>
-#include <mutex>
 
 #include "replayer/backend.hpp"
 #include "replayer/pacing_clock.hpp"
@@ -13,29 +17,34 @@
 namespace mpior::replay {
 
 // Holds every thread until all exist, then releases them at one instant.
-// An arrival wakes only the main thread (its own condition variable): were
-// the waiting threads woken too, thousands would each wake at every arrival.
+// Futexes on the two counters, no mutex: only the last arrival wakes the main
+// thread (with thousands of threads, a wake at every arrival cost a context
+// switch each), and the released threads return without taking a lock in
+// turn (a condition variable's broadcast makes each re-acquire its mutex, a
+// convoy of thousands).
 class StartGate {
  public:
   // Thread side: returns the common start time.
   int64_t arrive() {
-    std::unique_lock lock(mu_);
-    ++ready_;
-    arrived_.notify_one();
-    open_cv_.wait(lock, [this] { return open_; });
+    // Sequentially consistent with open_when_ready's store and load of
+    // expected_ and ready_: the last arrival sees the count, or the main
+    // thread sees every arrival.
+    uint32_t now = ready_.fetch_add(1) + 1;
+    if (now == expected_.load()) futex(ready_, FUTEX_WAKE_PRIVATE, 1);
+    while (open_.load(std::memory_order_acquire) == 0) futex(open_, FUTEX_WAIT_PRIVATE, 0);
     return t0_;
   }
   // Main side: waits for `n` threads, then opens. The start lies a little
   // ahead so that thousands of threads are awake before their first deadline.
   int64_t open_when_ready(uint32_t n, Backend* backend) {
-    std::unique_lock lock(mu_);
-    arrived_.wait(lock, [&] { return ready_ >= n; });
+    expected_.store(n);
+    for (uint32_t seen = ready_.load(); seen < n; seen = ready_.load()) futex(ready_, FUTEX_WAIT_PRIVATE, seen);
     if (backend) backend->all_ready();  // every process's threads too
     ready_at_ = mono_now_ns();
     ready_cpu_ns_ = process_cpu_ns();
     t0_ = ready_at_ + 1'000'000 + int64_t(n) * 2'000;
-    open_ = true;
-    open_cv_.notify_all();
+    open_.store(1, std::memory_order_release);
+    futex(open_, FUTEX_WAKE_PRIVATE, INT_MAX);
     return t0_;
   }
   // When the last thread arrived (after open_when_ready).
@@ -50,12 +59,16 @@ class StartGate {
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable arrived_;  // main waits here
-  std::condition_variable open_cv_;  // the replay threads wait here
-  uint32_t ready_ = 0;
-  bool open_ = false;
-  int64_t t0_ = 0;
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word");
+  // Waits while `word` holds `value` (or wakes `value` waiters); spurious
+  // returns are fine, the callers loop.
+  static void futex(std::atomic<uint32_t>& word, int op, uint32_t value) {
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op, value, nullptr, nullptr, 0);
+  }
+  std::atomic<uint32_t> ready_{0};
+  std::atomic<uint32_t> expected_{0};  // 0 until the main thread waits
+  std::atomic<uint32_t> open_{0};
+  int64_t t0_ = 0;  // written before open_'s release store
   int64_t ready_at_ = 0;
   int64_t ready_cpu_ns_ = 0;
 };
