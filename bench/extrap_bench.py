@@ -50,31 +50,43 @@ def timed_extrapolations(b, plans, d, reps):
     return rows
 
 
+def runnable_tasks():
+    """Tasks running or ready to run on the machine now, this one included (/proc/stat procs_running): the load
+    an 8,192-thread replay meets, which the load average, raised by the replays' own threads, does not tell."""
+    with open("/proc/stat") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("procs_running "))
+
+
 def replay_8192(b, d, title, table, reps=1):
     """The 8,192-rank plan of d replayed with 8,192 threads on /dev/shm (--io-only), reps times: the medians of
     setup_cpu_s (the replayer's CPU time, every thread's, from its start until every thread waits at the start
-    gate), setup_s (the same in wall time), replay_s and wall; the largest peak RSS."""
+    gate), setup_s (the same in wall time), replay_s, wall and CPU time of the whole command; the largest peak RSS;
+    the tasks runnable on the machine before each run (median and range)."""
     fs = "/dev/shm/mpior-bench-fs"
     report = os.path.join(d, "r.json")
     runs = []
     for _ in range(reps):
         shutil.rmtree(fs, ignore_errors=True)
         os.makedirs(fs)
+        busy = runnable_tasks()
         try:
-            wall, kib, _, _ = run_measured([b.replay, "--threads", 8192, "--fs", fs, "--stdio", "null", "--io-only",
-                                            "--json", report, os.path.join(d, "p8192")], d)
+            wall, kib, _, cpu = run_measured([b.replay, "--threads", 8192, "--fs", fs, "--stdio", "null",
+                                              "--io-only", "--json", report, os.path.join(d, "p8192")], d)
         finally:
             shutil.rmtree(fs, ignore_errors=True)
         with open(report) as f:
             r = json.load(f)
-        runs.append((r, wall, kib))
-    med = lambda values: statistics.median(values)
-    cpu = [r["setup_cpu_s"] for r, _, _ in runs]
-    table(title, ["threads", "setup CPU s", "range", "setup_s", "replay_s", "wall s", "peak RSS MiB", "failed calls"],
-          [[runs[0][0]["threads"], f"{med(cpu):.3f}", f"{min(cpu):.3f}-{max(cpu):.3f}",
-            f"{med([r['setup_s'] for r, _, _ in runs]):.3f}", f"{med([r['replay_s'] for r, _, _ in runs]):.3f}",
-            f"{med([w for _, w, _ in runs]):.2f}", f"{max(k for _, _, k in runs) / 1024:.1f}",
-            max(r["errors"]["count"] for r, _, _ in runs)]])
+        runs.append(dict(r=r, wall=wall, kib=kib, cpu=cpu, busy=busy))
+    med = lambda key: statistics.median(key(x) for x in runs)
+    span = lambda key: f"{min(key(x) for x in runs):.3f}-{max(key(x) for x in runs):.3f}"
+    setup_cpu, setup = lambda x: x["r"]["setup_cpu_s"], lambda x: x["r"]["setup_s"]
+    table(title, ["threads", "setup CPU s", "range", "setup_s", "range", "replay_s", "wall s", "CPU s", "peak RSS MiB",
+                  "runnable tasks", "failed calls"],
+          [[runs[0]["r"]["threads"], f"{med(setup_cpu):.3f}", span(setup_cpu), f"{med(setup):.3f}", span(setup),
+            f"{med(lambda x: x['r']['replay_s']):.3f}", f"{med(lambda x: x['wall']):.2f}",
+            f"{med(lambda x: x['cpu']):.2f}", f"{max(x['kib'] for x in runs) / 1024:.1f}",
+            f"{med(lambda x: x['busy']):.0f} ({min(x['busy'] for x in runs)}-{max(x['busy'] for x in runs)})",
+            max(x["r"]["errors"]["count"] for x in runs)]])
 
 
 # test/apps/ior_like's patterns as the bench runs them: small blocks, so that
@@ -122,4 +134,5 @@ def extrapolation(b, table):
     rows = [r + [one_rank] for r in timed_extrapolations(b, plans, d, reps)]
     table(f"extrapolation from 4-7 ranks (medians of {reps})",
           ["target ranks", "mpior-post CPU s", "range", "wall s", "peak MiB", "plan bytes", "7-rank plan bytes"], rows)
-    replay_8192(b, d, "replay of the 8,192-rank plan, 8,192 threads on /dev/shm (--io-only)", table)
+    replay_8192(b, d, f"replay of the 8,192-rank plan, 8,192 threads on /dev/shm (--io-only; medians of {reps})",
+                table, reps)
