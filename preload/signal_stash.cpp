@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 
 #include "preload/call.hpp"
 #include "preload/log.hpp"
@@ -38,7 +39,7 @@ struct Entry {
   Deferred op;      // none: ev is the record
   uint8_t dropped;  // the handler did not record the call
   int64_t ret;
-  int64_t a[3];
+  int64_t a[5];
   const void* stream;
   char* text() noexcept { return reinterpret_cast<char*>(this + 1); }
 };
@@ -160,6 +161,12 @@ void run_handler(Call& c, Entry& e) noexcept {
       return stream_close(c, e.ret, stream);
     case Deferred::stream_io:
       return stream_io(c, e.ret, stream, e.a[0], e.a[1]);
+    case Deferred::map:
+      return map_fd(c, reinterpret_cast<void*>(e.ret), size_t(e.a[0]), int(e.a[1]), int(e.a[2]), int(e.a[3]), e.a[4]);
+    case Deferred::unmap:  // the dirty pages were not looked at before: the bound (map_unmap)
+      return map_unmap(c, e.ret, reinterpret_cast<void*>(e.a[0]), size_t(e.a[1]));
+    case Deferred::remap:
+      return map_remap(c, reinterpret_cast<void*>(e.ret), reinterpret_cast<void*>(e.a[0]), size_t(e.a[1]));
     case Deferred::none:
       return;
   }
@@ -250,7 +257,7 @@ void defer_call(Call& c, Deferred op, const DeferredArgs& args) noexcept {
   e->err = c.saved_errno();
   e->op = op;
   e->ret = args.ret;
-  std::copy(args.a, args.a + 3, e->a);
+  std::copy(std::begin(args.a), std::end(args.a), e->a);
   e->stream = args.stream;
   char* text = e->text();
   if (path) std::memcpy(text, args.path, path);

@@ -22,10 +22,23 @@ void stash_thread_start() noexcept;
 // it interrupted the tracer, which may hold the file table's lock or be
 // halfway through the fd table): their handlers run, in the order of the
 // calls, when the thread records next.
-enum class Deferred : uint8_t { none, open, close, fd_io, fd_seek, stream_open, stream_close, stream_io };
+// map, unmap, remap: mapping calls under ucm's hooks (ucm_bridge.cpp).
+enum class Deferred : uint8_t {
+  none,
+  open,
+  close,
+  fd_io,
+  fd_seek,
+  stream_open,
+  stream_close,
+  stream_io,
+  map,
+  unmap,
+  remap
+};
 struct DeferredArgs {
   int64_t ret;
-  int64_t a[3];        // the handler's integer arguments, in its order
+  int64_t a[5];        // the handler's integer arguments, in its order
   const void* stream;  // stdio calls: the FILE*
   const char* path;    // open, fopen: copied into the stash
   const char* mode;    // fopen: copied too

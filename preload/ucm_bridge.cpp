@@ -10,10 +10,12 @@
 // call: the tracer subscribes to them (ucm_set_event_handler with
 // UCM_EVENT_FLAG_NO_INSTALL, so no hook is installed that UCX did not
 // install) and records the call there with the mapping handlers
-// (mmap_handlers.cpp), the call itself made by ucm as before. A call that
-// runs through the wrapper as well is recorded once: by ucm's events when
-// ucm called the wrapper as the original function, by the wrapper when the
-// wrapper called into a patched libc.
+// (mmap_handlers.cpp), the call itself made by ucm as before. A signal
+// handler's mapping call is recorded too: nested when it landed in the
+// program's call, deferred (signal_stash.cpp) when it interrupted the
+// tracer. A call that runs through the wrapper as well is recorded once: by
+// ucm's events when ucm called the wrapper as the original function, by the
+// wrapper when the wrapper called into a patched libc.
 #include "preload/ucm_bridge.hpp"
 
 #include <dlfcn.h>
@@ -27,6 +29,7 @@
 
 #include "preload/fd_table.hpp"
 #include "preload/log.hpp"
+#include "preload/signals.hpp"
 #include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
@@ -74,13 +77,22 @@ constexpr int kBeforeCall = -1, kAfterCall = 1;
 std::atomic<bool> g_attached{false};
 const void* g_ucm_base = nullptr;  // libucm's load address: its frames are not the call site
 
-// The call ucm's events are recording on this thread, between the event
-// before the call and the one after it (a Call lives in `call`).
+// The calls ucm's events are recording on this thread, each between the
+// event before it and the one after it (a Call lives in `call`). A stack: a
+// signal handler's mapping call made while the program's is in the kernel
+// opens and closes its own above it (one slot would close the program's
+// record with the handler's call and lose the program's).
 struct OpenEvent {
   alignas(Call) unsigned char call[sizeof(Call)];
-  int type;  // the ucm event; 0: none open
+  const UcmEvent* event;  // ucm's, one per call (on its stack), handed to both handlers: 0 while opening
+  uint8_t depth;          // the thread's call depth inside this call
 };
-constinit thread_local OpenEvent t_open __attribute__((tls_model("initial-exec"))) = {{}, 0};
+constexpr int kMaxOpen = 4;  // a handler interrupting a handler's call interrupting the program's...
+struct OpenEvents {
+  OpenEvent at[kMaxOpen];
+  int n;
+};
+constinit thread_local OpenEvents t_open __attribute__((tls_model("initial-exec"))) = {};
 
 trace::Kind kind_of(int type) {
   return type == kUcmMmap ? trace::Kind::mmap : type == kUcmMunmap ? trace::Kind::munmap : trace::Kind::mremap;
@@ -93,17 +105,55 @@ bool concerns_traced_file(int type, const UcmEvent& e) noexcept {
   return map_any();
 }
 
+// Whether to record the call ucm is about to make. A signal handler's call
+// that interrupted the tracer (which may hold the mapping table's lock or be
+// halfway through the fd table) is recorded too: its handler is deferred
+// (signal_stash.cpp), so every file mapping and every unmapping is taken
+// without a look at either table, and those not of traced files are dropped
+// later.
+bool wanted(int type, const UcmEvent& e, bool in_handler) noexcept {
+  if (!in_handler) return concerns_traced_file(type, e);
+  return type != kUcmMmap || (e.mmap.fd >= 0 && !(e.mmap.flags & MAP_ANONYMOUS));
+}
+
 void before_call(int type, UcmEvent* e, void*) {
   ThreadState& t = t_state;
-  if (t.in_tracer || t_open.type != 0 || (t.depth != 0 && t_map_wrapper_depth == t.depth)) return;
-  if (!g_recording.load(std::memory_order_relaxed) || !concerns_traced_file(type, *e)) return;
-  Call* c = new (t_open.call) Call(kind_of(type));
+  const bool in_handler = t.in_tracer == kInTracerSignal;
+  if ((t.in_tracer && !in_handler) || !g_recording.load(std::memory_order_relaxed)) return;
+  if (t_open.n == kMaxOpen || (t.depth != 0 && t_map_wrapper_depth == t.depth && !in_handler)) return;
+  if (!wanted(type, *e, in_handler)) return;
+  // The slot is taken first: a handler's call landing from here on opens above it.
+  OpenEvent& o = t_open.at[t_open.n++];
+  o.event = nullptr;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  Call* c = new (o.call) Call(kind_of(type), true);
   if (!c->active()) {
     c->~Call();
+    --t_open.n;
     return;
   }
-  t_open.type = type;
-  if (type == kUcmMunmap) map_before_unmap(*c, e->munmap.address, e->munmap.size);
+  o.depth = t.depth;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  o.event = e;
+  if (type == kUcmMunmap && !in_handler) map_before_unmap(*c, e->munmap.address, e->munmap.size);
+}
+
+// The deferred handler's arguments (signal_stash.cpp's run_handler).
+void defer(Call& c, int type, const UcmEvent& e) noexcept {
+  auto n = [](auto v) { return int64_t(reinterpret_cast<intptr_t>(v)); };
+  if (type == kUcmMmap)
+    defer_call(c, Deferred::map,
+               {n(e.mmap.result),
+                {int64_t(e.mmap.size), e.mmap.prot, e.mmap.flags, e.mmap.fd, e.mmap.offset},
+                nullptr,
+                nullptr,
+                nullptr});
+  else if (type == kUcmMunmap)
+    defer_call(c, Deferred::unmap,
+               {e.munmap.result, {n(e.munmap.address), int64_t(e.munmap.size)}, nullptr, nullptr, nullptr});
+  else
+    defer_call(c, Deferred::remap,
+               {n(e.mremap.result), {n(e.mremap.address), int64_t(e.mremap.new_size)}, nullptr, nullptr, nullptr});
 }
 
 // The program's return address: the first frame outside libucm and the
@@ -122,18 +172,25 @@ uint64_t program_call_site() noexcept {
 }
 
 void after_call(int type, UcmEvent* e, void*) {
-  if (t_open.type != type) return;
-  Call& c = *std::launder(reinterpret_cast<Call*>(t_open.call));
-  t_open.type = 0;
-  c.stop();
-  if (type == kUcmMmap)
+  // Only the call whose event opened it: a handler's call that interrupted
+  // it closed its own above it, and one made while the tracer worked (after
+  // this call's end too) opened none.
+  if (t_open.n == 0 || t_open.at[t_open.n - 1].event != e) return;
+  OpenEvent& o = t_open.at[t_open.n - 1];
+  Call& c = *std::launder(reinterpret_cast<Call*>(o.call));
+  c.stop();  // inside the tracer from here on: a handler's call is deferred, not opened above this one
+  if (t_state.signal_stash)
+    defer(c, type, *e);
+  else if (type == kUcmMmap)
     map_fd(c, e->mmap.result, e->mmap.size, e->mmap.prot, e->mmap.flags, e->mmap.fd, e->mmap.offset);
   else if (type == kUcmMunmap)
     map_unmap(c, e->munmap.result, e->munmap.address, e->munmap.size);
   else
     map_remap(c, e->mremap.result, e->mremap.address, e->mremap.new_size);
-  if (!c.dropped()) c.ev().callsite = program_call_site();
+  if (!c.dropped() && !t_state.signal_stash) c.ev().callsite = program_call_site();
   c.~Call();
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  --t_open.n;  // the slot held the Call until here: a handler's call meanwhile opened above it
 }
 
 void attach() noexcept {
@@ -202,8 +259,10 @@ void warn_patched_wrappers() noexcept {
 }  // namespace
 
 bool map_not_in_ucm_event() noexcept {
-  if (t_open.type != 0) return false;
   ThreadState& t = t_state;
+  // ucm calling the wrapper as the original function of the call its event opened.
+  const OpenEvent* top = t_open.n != 0 ? &t_open.at[t_open.n - 1] : nullptr;
+  if (top && top->event && top->depth == t.depth) return false;
   bool records = !t.in_tracer && g_recording.load(std::memory_order_relaxed) && t.depth < 255;
   t_map_wrapper_depth = records ? uint8_t(t.depth + 1) : 0;
   return true;
