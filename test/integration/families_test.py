@@ -288,6 +288,16 @@ def mmap64_mpi():
     mmap_mpi("mmap64_io_mpi", "mmap64")
 
 
+def mmap_mpi_patcher():
+    """mmap_mpi with ucm's mmap hooks off (UCX_MEM_MMAP_HOOK_MODE=none): under
+    Open MPI's UCX PML, Open MPI's own memory patcher (opal/mca/memory/
+    patcher, overwrite) is then the only one, and it overwrites libc's mmap,
+    munmap and mremap (found with dlsym(RTLD_NEXT) from libopen-pal), not
+    the tracer's wrappers, which see every call and call into it. Under
+    MPICH nothing is patched: the wrappers alone."""
+    mmap_mpi(env={"UCX_MEM_MMAP_HOOK_MODE": "none"})
+
+
 def signal_writes():
     """Threads write while a timer's signal handler writes too: every byte the
     file holds is in the trace, the handler's included wherever the signal
@@ -452,6 +462,6 @@ def aio_orphan():
 
 if __name__ == "__main__":
     main({"aio": aio, "aio64": aio64, "libaio": libaio, "restart": restart, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
-          "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles, "mmap_mpi": mmap_mpi, "mmap64_mpi": mmap64_mpi,
+          "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles, "mmap_mpi": mmap_mpi, "mmap64_mpi": mmap64_mpi, "mmap_mpi_patcher": mmap_mpi_patcher,
           "signal_writes": signal_writes, "signal_writes_mpi": signal_writes_mpi,
           "signal_files": signal_files, "signal_maps_mpi": signal_maps_mpi, "signal_unrecorded": signal_unrecorded})
