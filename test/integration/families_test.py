@@ -12,6 +12,14 @@ from harness import POST, REPLAY, Scenario, check, check_eq, expect_ops, file_en
 MPI_FRAME = lambda n: {"MPI_Init": n, "MPI_Finalize": n}  # noqa: E731
 
 
+def timeline_events(s):
+    """The trace's timeline events (every record, at every depth)."""
+    timeline = os.path.join(s.root, "timeline.json")
+    run([POST, s.traces, "--timeline", timeline])
+    with open(timeline) as fh:
+        return json.load(fh)["traceEvents"]
+
+
 def expect_bytes(summary, path, written, read):
     f = file_entry(summary, path)
     check_eq(f["bytes_written"], written, f"bytes written to {path}")
@@ -349,10 +357,7 @@ def signal_maps_mpi():
     check_eq(sorted(runs), list(range(ranks)), "ranks that printed their handler's runs")
     check(all(n >= 100 for n in runs.values()), f"handler runs per rank {runs}: the timer barely fired")
     summary = s.post()
-    timeline = os.path.join(s.root, "timeline.json")
-    run([POST, s.traces, "--timeline", timeline])
-    with open(timeline) as fh:
-        events = json.load(fh)["traceEvents"]
+    events = timeline_events(s)
     calls = {}
     for e in events:
         if e.get("name") in ("mmap", "munmap") and e.get("args", {}).get("file"):
@@ -398,10 +403,7 @@ def signal_files():
     m = file_entry(summary, s.abs("main.dat"))
     check_eq(m["bytes_written"] + m["nested_written"], os.path.getsize(s.abs("main.dat")), "bytes written to main.dat")
     # Every open and close at every depth, per file (the timeline lists them all).
-    timeline = os.path.join(s.root, "timeline.json")
-    run([POST, s.traces, "--timeline", timeline])
-    with open(timeline) as fh:
-        events = json.load(fh)["traceEvents"]
+    events = timeline_events(s)
     calls = {}
     for e in events:
         if e.get("name") in ("open", "close"):
@@ -429,10 +431,7 @@ def signal_unrecorded():
     unrecorded = summary["per_rank"][0]["signal_calls_unrecorded"]
     check_eq(unrecorded, int(said.group(1)), "signal_calls_unrecorded against the log")
     # Recorded at every depth (a handler's stat inside a traced call is nested): the timeline lists them all.
-    timeline = os.path.join(s.root, "timeline.json")
-    run([POST, s.traces, "--timeline", timeline])
-    with open(timeline) as fh:
-        names = [e.get("name") for e in json.load(fh)["traceEvents"]]
+    names = [e.get("name") for e in timeline_events(s)]
     recorded = sum(names.count(k) for k in ("stat", "stat64", "__xstat", "__xstat64"))
     check_eq(recorded + unrecorded, stats, f"stats recorded ({recorded}) and counted ({unrecorded})")
     s.cleanup()
