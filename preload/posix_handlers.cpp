@@ -7,6 +7,7 @@
 #include "preload/shfp_capture.hpp"
 #include "preload/signals.hpp"
 #include "preload/wrapper_support.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload {
 
@@ -17,8 +18,9 @@ namespace {
 // The slots every call on a traced fd fills.
 void fill_fd(Call& c, int64_t ret, int fd, const FdTable::Slot& slot) {
   auto& ev = c.ev();
-  ev.args[arg::handle] = fd;
-  ev.args[arg::file] = slot.file.load(std::memory_order_relaxed);
+  auto a = file_args_mut(ev);
+  a.handle() = fd;
+  a.file() = slot.file.load(std::memory_order_relaxed);
   ev.ret = ret;
   c.failed_if(ret < 0);
 }
@@ -36,17 +38,18 @@ void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64
   int32_t file = files().intern(abs, flags);
   if (ret >= 0) fds().set(int(ret), file, 0);
   auto& ev = c.ev();
-  ev.args[arg::handle] = ret;
-  ev.args[arg::file] = file;
-  ev.args[arg::flags] = flags;
-  ev.args[arg::mode] = (flags & O_CREAT) ? mode : 0;
+  auto a = file_args_mut(ev);
+  a.handle() = ret;
+  a.file() = file;
+  a.flags() = flags;
+  a.mode() = (flags & O_CREAT) ? mode : 0;
   ev.ret = ret;
   c.failed_if(ret < 0);
 }
 
 void close_before(Call& c, int fd) noexcept {
   if (__builtin_expect(t_state.signal_stash, 0)) return;  // the deferred close_fd looks, in the calls' order
-  c.ev().args[arg::file] = fds().file_of(fd);
+  file_args_mut(c.ev()).file() = fds().file_of(fd);
   c.mark_looked_up();
 }
 
@@ -54,12 +57,13 @@ void close_fd(Call& c, int64_t ret, int fd) noexcept {
   if (__builtin_expect(t_state.signal_stash, 0))
     return defer_call(c, Deferred::close, {ret, {fd}, nullptr, nullptr, nullptr});
   auto& ev = c.ev();
-  int32_t file = c.looked_up() ? int32_t(ev.args[arg::file]) : fds().file_of(fd);
+  int32_t file = c.looked_up() ? int32_t(file_args_mut(ev).file()) : fds().file_of(fd);
   fds().forget(fd);
   if (file < 0) return c.drop();
   aio_fd_closed(c, fd);
-  ev.args[arg::handle] = fd;
-  ev.args[arg::file] = file;
+  auto a = file_args_mut(ev);
+  a.handle() = fd;
+  a.file() = file;
   ev.ret = ret;
   c.failed_if(ret < 0);
 }
@@ -74,8 +78,9 @@ void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept
     if (ret > 0) slot->pos.store(offset + ret, std::memory_order_relaxed);
   }
   fill_fd(c, ret, fd, *slot);
-  c.ev().args[arg::offset] = offset;
-  c.ev().args[arg::count] = count;
+  auto a = file_args_mut(c.ev());
+  a.offset() = offset;
+  a.count() = count;
   if (__builtin_expect(t_shfp.armed, 0) && trace::info(c.ev().kind).op == OpClass::read)
     shfp_observe(fd, slot->file.load(std::memory_order_relaxed), count, offset, ret);
 }
@@ -100,8 +105,9 @@ void fd_seek(Call& c, int64_t ret, int fd, int64_t offset, int whence) noexcept 
   if (!slot) return c.drop();
   if (ret >= 0) slot->pos.store(ret, std::memory_order_relaxed);
   fill_fd(c, ret, fd, *slot);
-  c.ev().args[arg::offset] = offset;
-  c.ev().args[arg::flags] = whence;
+  auto a = file_args_mut(c.ev());
+  a.offset() = offset;
+  a.flags() = whence;
 }
 
 void fd_plain(Call& c, int64_t ret, int fd) noexcept {
@@ -112,7 +118,7 @@ void fd_plain(Call& c, int64_t ret, int fd) noexcept {
 
 void fd_truncate(Call& c, int64_t ret, int fd, int64_t length) noexcept {
   fd_plain(c, ret, fd);
-  c.ev().args[arg::offset] = length;
+  file_args_mut(c.ev()).offset() = length;
 }
 
 void dup_fd(Call& c, int64_t ret, int oldfd, int flags) noexcept {
@@ -123,8 +129,9 @@ void dup_fd(Call& c, int64_t ret, int oldfd, int flags) noexcept {
   }
   if (ret >= 0) fds().copy(oldfd, int(ret));
   fill_fd(c, ret, oldfd, *slot);
-  c.ev().args[arg::handle2] = ret;
-  c.ev().args[arg::flags] = flags;
+  auto a = file_args_mut(c.ev());
+  a.handle2() = ret;
+  a.flags() = flags;
 }
 
 // Only the F_DUPFD forms change which fds name a file; other commands pass
@@ -132,7 +139,7 @@ void dup_fd(Call& c, int64_t ret, int oldfd, int flags) noexcept {
 void fcntl_fd(Call& c, int64_t ret, int fd, int cmd, long arg) noexcept {
   if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) return c.drop();
   dup_fd(c, ret, fd, cmd);
-  c.ev().args[arg::mode] = arg;
+  file_args_mut(c.ev()).mode() = arg;
 }
 
 void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) noexcept {
@@ -140,8 +147,9 @@ void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) no
   if (abs.empty()) return c.drop();
   if (is_excluded(abs)) return c.drop_excluded();
   auto& ev = c.ev();
-  ev.args[arg::file] = files().intern(abs, -1);
-  ev.args[arg::mode] = mode;
+  auto a = file_args_mut(ev);
+  a.file() = files().intern(abs, -1);
+  a.mode() = mode;
   ev.ret = ret;
   c.failed_if(ret < 0);
 }
@@ -150,7 +158,7 @@ void dir_made(Call& c, char* ret, const char* tmpl) noexcept { path_op(c, ret ? 
 
 void path_stat(Call& c, int64_t ret, int dirfd, const char* path, int flags) noexcept {
   path_op(c, ret, dirfd, path, 0);
-  c.ev().args[arg::flags] = flags;
+  file_args_mut(c.ev()).flags() = flags;
 }
 
 // posix_fallocate reports failure in its return value, not errno.
@@ -159,17 +167,19 @@ void fd_allocate(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int6
   if (!slot) return c.drop();
   fill_fd(c, ret, fd, *slot);
   auto& ev = c.ev();
-  ev.args[arg::offset] = offset;
-  ev.args[arg::count] = len;
-  ev.args[arg::mode] = mode;
+  auto a = file_args_mut(ev);
+  a.offset() = offset;
+  a.count() = len;
+  a.mode() = mode;
   if (mode == expr::kPosixAllocate) ev.err = int32_t(ret);
 }
 
 void fd_range(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t flags) noexcept {
   fd_plain(c, ret, fd);
-  c.ev().args[arg::offset] = offset;
-  c.ev().args[arg::count] = len;
-  c.ev().args[arg::flags] = flags;
+  auto a = file_args_mut(c.ev());
+  a.offset() = offset;
+  a.count() = len;
+  a.flags() = flags;
 }
 
 void fd_advise(Call& c, int64_t ret, int fd, int64_t offset, int64_t len, int64_t advice) noexcept {
@@ -207,21 +217,23 @@ void fd_copy(Call& c, int64_t ret, int fd_in, int64_t* off_in, int fd_out, int64
   int32_t out = copy_end(fd_out, off_out, ret, out_start, out_pos);
   if (in < 0 && out < 0) return c.drop();
   auto& ev = c.ev();
-  ev.args[arg::handle] = fd_in;
-  ev.args[arg::file] = in;
-  ev.args[arg::offset] = in_start;
-  ev.args[arg::handle2] = fd_out;
-  ev.args[arg::file2] = out;
-  ev.args[arg::offset2] = out_start;
-  ev.args[arg::flags] = (in_pos ? trace::kCopyInPositional : 0) | (out_pos ? trace::kCopyOutPositional : 0);
+  auto a = file_args_mut(ev);
+  a.handle() = fd_in;
+  a.file() = in;
+  a.offset() = in_start;
+  a.handle2() = fd_out;
+  a.file2() = out;
+  a.offset2() = out_start;
+  a.flags() = (in_pos ? trace::kCopyInPositional : 0) | (out_pos ? trace::kCopyOutPositional : 0);
   ev.ret = ret;
   c.failed_if(ret < 0);
 }
 
 void path_truncate(Call& c, int64_t ret, const char* path, int64_t length) noexcept {
   path_op(c, ret, AT_FDCWD, path, 0);
-  c.ev().args[arg::handle] = -1;
-  c.ev().args[arg::offset] = length;
+  auto a = file_args_mut(c.ev());
+  a.handle() = -1;
+  a.offset() = length;
 }
 
 }  // namespace mpior::preload

@@ -2,7 +2,8 @@
 """Expands the function lists into the build's trace/ headers:
   kinds.inc       one X-macro line per event kind, MPIOR_KIND(name, family, opclass), in list order
   kind_facts.inc  each kind's facts (its line's fact options), in the same order
-  arg_views.inc   the typed argument views of the @view and @uses lines"""
+  arg_views.inc   the typed argument views of the @view and @uses lines
+  arg_setters.inc the tracer's writable, unchecked slots of the same views"""
 import sys
 import os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -55,17 +56,43 @@ def view_lines(v):
     return out, fn
 
 
+def setter_lines(v, fn):
+    cls = v.name[:-4] + "Slots"
+    out = [
+        f"// {v.name}'s slots, to fill (arg_setters.hpp).",
+        f"class {cls} {{",
+        " public:",
+        f"  explicit {cls}(int64_t* a) : a_(a) {{}}",
+    ]
+    for name, _ in v.fields:
+        out.append(f"  int64_t& {name}() const {{ return a_[arg::{name}]; }}")
+    out += [
+        " private:",
+        "  int64_t* a_;",
+        "};",
+        "template <class E>",
+        f"{cls} {fn}_args_mut(E& e) {{",
+        f"  return {cls}(slots_of(e));",
+        "}",
+        "",
+    ]
+    return out
+
+
 def main():
-    kinds_out, facts_out, views_out, lists = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    kinds_out, facts_out, views_out, setters_out = sys.argv[1:5]
+    lists = sys.argv[5:]
     funcs = fnlist.parse_all(lists)
     write(kinds_out, [f"MPIOR_KIND({fn.name}, {fn.family}, {fn.opclass})" for fn in funcs])
     write(facts_out, [f"/* {fn.name} */ " + (" | ".join(f"fact::{f}" for f in fnlist.facts_of(fn)) or "0") + ","
                       for fn in funcs])
-    lines = []
+    lines, setters = [], []
     for v in fnlist.parse_schema(lists):
-        vl, _ = view_lines(v)
+        vl, fn = view_lines(v)
         lines += vl
+        setters += setter_lines(v, fn)
     write(views_out, lines)
+    write(setters_out, setters)
 
 
 main()
