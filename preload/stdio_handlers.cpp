@@ -4,6 +4,7 @@
 #include "preload/fd_table.hpp"
 #include "preload/signals.hpp"
 #include "preload/wrapper_support.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload {
 
@@ -13,8 +14,9 @@ namespace {
 
 void fill(Call& c, const StreamTable::Entry& e) {
   auto& ev = c.ev();
-  ev.args[arg::handle] = e.id;
-  ev.args[arg::file] = e.file;
+  auto a = file_args_mut(ev);
+  a.handle() = e.id;
+  a.file() = e.file;
 }
 
 }  // namespace
@@ -30,14 +32,15 @@ void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcep
   int64_t flags = flags_of_mode(mode);
   int32_t file = files().intern(abs, flags);
   auto& ev = c.ev();
-  ev.args[arg::handle] = -1;
-  ev.args[arg::file] = file;
-  ev.args[arg::flags] = flags;
+  auto a = file_args_mut(ev);
+  a.handle() = -1;
+  a.file() = file;
+  a.flags() = flags;
   ev.ret = ret != nullptr;
   c.failed_if(!ret);
   if (!ret) return;
   fds().set(fd, file, 0);
-  if (auto* e = streams().add(ret, file, fd, 0)) ev.args[arg::handle] = e->id;
+  if (auto* e = streams().add(ret, file, fd, 0)) a.handle() = e->id;
 }
 
 // glibc's tmpfile makes an unnamed file in P_tmpdir (O_TMPFILE, or a
@@ -55,29 +58,31 @@ void stream_tmpfile(Call& c, FILE* ret) noexcept {
   constexpr int64_t kFlags = O_RDWR | O_TMPFILE;
   int32_t file = files().intern(kDir, kFlags);
   auto& ev = c.ev();
-  ev.args[arg::handle] = -1;
-  ev.args[arg::file] = file;
-  ev.args[arg::flags] = kFlags;
-  ev.args[arg::mode] = 0600;
+  auto a = file_args_mut(ev);
+  a.handle() = -1;
+  a.file() = file;
+  a.flags() = kFlags;
+  a.mode() = 0600;
   ev.ret = ret != nullptr;
   c.failed_if(!ret);
   if (!ret) return;
   fds().set(fd, file, 0);
-  if (auto* e = streams().add(ret, file, fd, 0)) ev.args[arg::handle] = e->id;
+  if (auto* e = streams().add(ret, file, fd, 0)) a.handle() = e->id;
 }
 
 void stream_fdopen(Call& c, FILE* ret, int fd, const char* mode) noexcept {
   FdTable::Slot* slot = fds().traced(fd);
   if (!slot) return c.drop();
   auto& ev = c.ev();
-  ev.args[arg::handle] = -1;
-  ev.args[arg::file] = slot->file.load();
-  ev.args[arg::flags] = flags_of_mode(mode);
-  ev.args[arg::handle2] = fd;
+  auto a = file_args_mut(ev);
+  a.handle() = -1;
+  a.file() = slot->file.load();
+  a.flags() = flags_of_mode(mode);
+  a.handle2() = fd;
   ev.ret = ret != nullptr;
   c.failed_if(!ret);
   if (!ret) return;
-  if (auto* e = streams().add(ret, slot->file.load(), fd, slot->pos.load())) ev.args[arg::handle] = e->id;
+  if (auto* e = streams().add(ret, slot->file.load(), fd, slot->pos.load())) a.handle() = e->id;
 }
 
 void stream_reopen(Call& c, FILE* ret, const char* path, const char* mode, FILE* old) noexcept {
@@ -110,8 +115,9 @@ void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes)
   int64_t pos = e->pos.load(std::memory_order_relaxed);
   if (bytes > 0) e->pos.store(pos + bytes, std::memory_order_relaxed);
   auto& ev = c.ev();
-  ev.args[arg::offset] = pos;
-  ev.args[arg::count] = count;
+  auto a = file_args_mut(ev);
+  a.offset() = pos;
+  a.count() = count;
   ev.ret = bytes < 0 ? 0 : bytes;
   c.failed_if(ret < 0 || (bytes <= 0 && count != 0));
 }
@@ -127,16 +133,18 @@ void stream_scan(Call& c, int64_t ret, FILE* stream) noexcept {
   int64_t bytes = now >= before ? now - before : 0;
   if (now >= 0) e->pos.store(now, std::memory_order_relaxed);
   auto& ev = c.ev();
-  ev.args[arg::offset] = before;
-  ev.args[arg::count] = expr::kUnknownCount;
+  auto a = file_args_mut(ev);
+  a.offset() = before;
+  a.count() = expr::kUnknownCount;
   ev.ret = bytes;
   c.failed_if(ret == EOF && bytes == 0);
 }
 
 void stream_plain(Call& c, int64_t ret, FILE* stream) noexcept {
   if (!stream) {  // fflush(NULL): every stream
-    c.ev().args[arg::handle] = -1;
-    c.ev().args[arg::file] = -1;
+    auto a = file_args_mut(c.ev());
+    a.handle() = -1;
+    a.file() = -1;
     c.ev().ret = ret;
     return c.failed_if(ret != 0);
   }
@@ -153,8 +161,9 @@ void stream_seek(Call& c, int64_t ret, FILE* stream, int64_t offset, int whence)
   fill(c, *e);
   e->pos.store(ftello(stream), std::memory_order_relaxed);
   auto& ev = c.ev();
-  ev.args[arg::offset] = offset;
-  ev.args[arg::flags] = whence;
+  auto a = file_args_mut(ev);
+  a.offset() = offset;
+  a.flags() = whence;
   ev.ret = ret;
   c.failed_if(ret < 0);
 }
