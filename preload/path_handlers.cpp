@@ -6,6 +6,7 @@
 
 #include "preload/fd_table.hpp"
 #include "preload/wrapper_support.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload {
 
@@ -43,7 +44,7 @@ std::string parent_dir(const std::string& abs) {
 // unlinkat: AT_REMOVEDIR makes it an rmdir (flags slot).
 void path_flags(Call& c, int64_t ret, int dirfd, const char* path, int64_t flags) noexcept {
   path_op(c, ret, dirfd, path, 0);
-  c.ev().args[arg::flags] = flags;
+  file_args_mut(c.ev()).flags() = flags;
 }
 
 void rename_at(Call& c, int64_t ret, int olddir, const char* oldpath, int newdir, const char* newpath,
@@ -53,9 +54,10 @@ void rename_at(Call& c, int64_t ret, int olddir, const char* oldpath, int newdir
   if (is_excluded(from) && is_excluded(to)) return c.drop_excluded();
   auto& ev = c.ev();
   int32_t a = files().intern(from, -1), b = files().intern(to, -1);
-  ev.args[arg::file] = a;
-  ev.args[arg::file2] = b;
-  ev.args[arg::flags] = flags;
+  auto slots = file_args_mut(ev);
+  slots.file() = a;
+  slots.file2() = b;
+  slots.flags() = flags;
   ev.ret = ret;
   c.failed_if(ret < 0);
   // The file keeps its identity: open fds and streams now write under the new
@@ -83,9 +85,10 @@ void link_at(Call& c, int64_t ret, int olddir, const char* oldpath, int newdir, 
   std::string from = flags == expr::kSymlink && oldpath[0] != '/' ? lexically_normal(parent_dir(to) + "/" + oldpath)
                                                                   : absolute_path(olddir, oldpath);
   auto& ev = c.ev();
-  ev.args[arg::file] = from.empty() ? -1 : files().intern(from, -1);
-  ev.args[arg::file2] = files().intern(to, -1);
-  ev.args[arg::flags] = flags;
+  auto a = file_args_mut(ev);
+  a.file() = from.empty() ? -1 : files().intern(from, -1);
+  a.file2() = files().intern(to, -1);
+  a.flags() = flags;
   ev.ret = ret;
   c.failed_if(ret < 0);
 }
@@ -98,10 +101,11 @@ void dir_open(Call& c, DIR* ret, int dirfd, const char* path) noexcept {
   int32_t file = files().intern(abs, O_RDONLY | O_DIRECTORY);
   auto& ev = c.ev();
   int fd = ret ? ::dirfd(ret) : -1;
-  ev.args[arg::handle] = fd;
-  ev.args[arg::file] = file;
-  ev.args[arg::flags] = O_RDONLY | O_DIRECTORY;
-  ev.args[arg::handle2] = path ? -1 : dirfd;
+  auto a = file_args_mut(ev);
+  a.handle() = fd;
+  a.file() = file;
+  a.flags() = O_RDONLY | O_DIRECTORY;
+  a.handle2() = path ? -1 : dirfd;
   ev.ret = ret ? fd : -1;
   c.failed_if(!ret);
   if (!ret) return;
@@ -118,8 +122,9 @@ void dir_use(Call& c, const void*, DIR* dir, bool got) noexcept {
   DirInfo d;
   if (!find_dir(dir, d, false)) return c.drop();
   auto& ev = c.ev();
-  ev.args[arg::handle] = d.fd;
-  ev.args[arg::file] = d.file;
+  auto a = file_args_mut(ev);
+  a.handle() = d.fd;
+  a.file() = d.file;
   ev.ret = got;
   c.failed_if(!got && c.saved_errno() != 0);
 }
@@ -128,8 +133,9 @@ void dir_close(Call& c, int64_t ret, DIR* dir) noexcept {
   DirInfo d;
   if (!find_dir(dir, d, true)) return c.drop();
   auto& ev = c.ev();
-  ev.args[arg::handle] = d.fd;
-  ev.args[arg::file] = d.file;
+  auto a = file_args_mut(ev);
+  a.handle() = d.fd;
+  a.file() = d.file;
   ev.ret = ret;
   c.failed_if(ret != 0);
 }
