@@ -13,6 +13,7 @@
 #include "preload/fd_table.hpp"
 #include "preload/log.hpp"
 #include "preload/wrapper_support.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload {
 
@@ -35,13 +36,14 @@ namespace {
 RawEvent request_event(Kind kind, const Request& r) noexcept {
   RawEvent ev;
   ev.kind = kind;
-  ev.args[arg::handle] = r.fd;
-  ev.args[arg::file] = r.file;
-  ev.args[arg::offset] = r.offset;
-  ev.args[arg::count] = r.count;
-  ev.args[arg::lio_op] = r.op;
-  ev.args[arg::submit_kind] = int64_t(r.kind);
-  ev.args[arg::aio_req] = r.id;
+  auto a = aio_args_mut(ev);
+  a.handle() = r.fd;
+  a.file() = r.file;
+  a.offset() = r.offset;
+  a.count() = r.count;
+  a.lio_op() = r.op;
+  a.submit_kind() = int64_t(r.kind);
+  a.aio_req() = r.id;
   return ev;
 }
 
@@ -56,7 +58,7 @@ void record_nested(Call& c, RawEvent& ev) noexcept {
 
 RawEvent done_event(const Request& r, int err, int64_t bytes) noexcept {
   RawEvent ev = request_event(Kind::mpior_aio_done, r);
-  ev.args[arg::submit_depth] = r.depth;
+  aio_args_mut(ev).submit_depth() = r.depth;
   ev.ret = err ? -1 : bytes;
   ev.err = err;
   return ev;
@@ -69,7 +71,7 @@ void record_done(Call& c, const Request& r, int err, int64_t bytes) noexcept {
 
 void record_op(Call& c, const Request& r, bool accepted, int err) noexcept {
   RawEvent ev = request_event(Kind::mpior_aio_op, r);
-  if (!accepted) ev.args[arg::aio_req] = 0;
+  if (!accepted) aio_args_mut(ev).aio_req() = 0;
   ev.ret = accepted ? 0 : -1;
   ev.err = accepted ? 0 : err;
   record_nested(c, ev);
@@ -149,22 +151,23 @@ void aio_submit(Call& c, int64_t ret, const struct aiocb* cb, int64_t op) noexce
   Request r;
   if (!submit(c, cb, op, ret == 0, r)) return c.drop();
   auto& ev = c.ev();
-  ev.args[arg::handle] = r.fd;
-  ev.args[arg::file] = r.file;
-  ev.args[arg::offset] = r.offset;
-  ev.args[arg::count] = r.count;
-  ev.args[arg::lio_op] = op;
-  ev.args[arg::aio_req] = ret == 0 ? r.id : 0;
+  auto a = aio_args_mut(ev);
+  a.handle() = r.fd;
+  a.file() = r.file;
+  a.offset() = r.offset;
+  a.count() = r.count;
+  a.lio_op() = op;
+  a.aio_req() = ret == 0 ? r.id : 0;
   ev.ret = ret;
-  if (op == kAioSync) ev.args[arg::mode] = 0;
   c.failed_if(ret != 0);
 }
 
 void aio_list(Call& c, int64_t ret, int mode, const struct aiocb* const* list, int nent) noexcept {
   auto& ev = c.ev();
-  ev.args[arg::handle] = -1;
-  ev.args[arg::file] = -1;
-  ev.args[arg::count] = nent;
+  auto a = aio_args_mut(ev);
+  a.handle() = -1;
+  a.file() = -1;
+  a.count() = nent;
   ev.args[arg::flags] = mode;
   ev.ret = ret;
   c.failed_if(ret != 0);
@@ -192,8 +195,9 @@ void aio_error_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept {
   FdTable::Slot* slot = fds().traced(cb->aio_fildes);
   if (!slot && !table().holds(cb)) return c.drop();
   auto& ev = c.ev();
-  ev.args[arg::handle] = cb->aio_fildes;
-  ev.args[arg::file] = slot ? slot->file.load(std::memory_order_relaxed) : -1;
+  auto a = aio_args_mut(ev);
+  a.handle() = cb->aio_fildes;
+  a.file() = slot ? slot->file.load(std::memory_order_relaxed) : -1;
   ev.ret = ret;  // the request's error status: 0, EINPROGRESS, ECANCELED, an errno
   c.failed_if(ret < 0);
   if (ret != EINPROGRESS) learn(c, cb);
@@ -204,8 +208,9 @@ void aio_return_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept {
   FdTable::Slot* slot = fds().traced(cb->aio_fildes);
   if (!slot && !table().holds(cb)) return c.drop();
   auto& ev = c.ev();
-  ev.args[arg::handle] = cb->aio_fildes;
-  ev.args[arg::file] = slot ? slot->file.load(std::memory_order_relaxed) : -1;
+  auto a = aio_args_mut(ev);
+  a.handle() = cb->aio_fildes;
+  a.file() = slot ? slot->file.load(std::memory_order_relaxed) : -1;
   ev.ret = ret;
   c.failed_if(ret < 0);
   learn(c, cb);
@@ -213,9 +218,10 @@ void aio_return_of(Call& c, int64_t ret, const struct aiocb* cb) noexcept {
 
 void aio_wait(Call& c, int64_t ret, const struct aiocb* const* list, int nent) noexcept {
   auto& ev = c.ev();
-  ev.args[arg::handle] = -1;
-  ev.args[arg::file] = -1;
-  ev.args[arg::count] = nent;
+  auto a = aio_args_mut(ev);
+  a.handle() = -1;
+  a.file() = -1;
+  a.count() = nent;
   ev.ret = ret;
   c.failed_if(ret != 0);
   // Learn first: a request learned is one this call waited for; a test of
@@ -229,8 +235,9 @@ void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcep
   FdTable::Slot* slot = fds().traced(fd);
   if (!slot) return c.drop();
   auto& ev = c.ev();
-  ev.args[arg::handle] = fd;
-  ev.args[arg::file] = slot->file.load(std::memory_order_relaxed);
+  auto a = aio_args_mut(ev);
+  a.handle() = fd;
+  a.file() = slot->file.load(std::memory_order_relaxed);
   ev.args[arg::flags] = cb != nullptr;  // one request or every request on fd
   ev.ret = ret;
   c.failed_if(ret < 0);

@@ -17,6 +17,7 @@
 #include "preload/fd_table.hpp"
 #include "preload/log.hpp"
 #include "preload/wrapper_support.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload {
 
@@ -109,9 +110,10 @@ bool traced_request(const Call& c, io_context_t ctx, const struct iocb* cb, Requ
 
 void no_file(Call& c, int64_t ret, int64_t count) {
   auto& ev = c.ev();
-  ev.args[arg::handle] = -1;
-  ev.args[arg::file] = -1;
-  ev.args[arg::count] = count;
+  auto a = aio_args_mut(ev);
+  a.handle() = -1;
+  a.file() = -1;
+  a.count() = count;
   ev.ret = ret;
   ev.err = ret < 0 ? int(-ret) : 0;
 }
@@ -156,7 +158,7 @@ void kaio_getevents(Call& c, int64_t ret, io_context_t, const struct io_event* e
 void kaio_cancel(Call& c, int64_t ret, io_context_t, const struct iocb* cb, const struct io_event* evt) noexcept {
   if (!cb || !table().holds(cb)) return c.drop();
   no_file(c, ret, 1);
-  c.ev().args[arg::handle] = cb->aio_fildes;
+  aio_args_mut(c.ev()).handle() = cb->aio_fildes;
   c.ev().args[arg::flags] = 1;  // one request
   Request r;
   if (ret == 0 && evt && table().take(cb, r)) {
