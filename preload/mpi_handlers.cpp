@@ -1,5 +1,7 @@
 #include "preload/mpi_handlers.hpp"
 
+#include "trace/arg_setters.hpp"
+
 namespace mpior::preload::mpi {
 
 using namespace trace;
@@ -75,10 +77,11 @@ void fill_p2p(Call& c, int rc, MPI_Comm comm, int peer, int tag, int64_t bytes) 
 
 void fill_p2p_on(Call& c, int rc, int32_t id, int peer, int tag, int64_t bytes) noexcept {
   auto& ev = c.ev();
-  ev.args[arg::comm] = id;
-  ev.args[arg::peer] = state().peer_of(id, peer);
-  ev.args[arg::tag] = norm_tag(tag);
-  ev.args[arg::bytes] = bytes;
+  auto a = mpi_args_mut(ev);
+  a.comm() = id;
+  a.peer() = state().peer_of(id, peer);
+  a.tag() = norm_tag(tag);
+  a.bytes() = bytes;
   ev.ret = rc;
 }
 
@@ -88,9 +91,10 @@ int64_t status_bytes(const MPI_Status& st) { return status_byte_count(st); }
 
 void fill_recv_status(Call& c, const MPI_Status& st) noexcept {
   auto& ev = c.ev();
-  ev.args[arg::src] = state().peer_of(int32_t(ev.args[arg::comm]), st.MPI_SOURCE);
-  ev.args[arg::stag] = norm_tag(st.MPI_TAG);
-  ev.args[arg::bytes] = status_bytes(st);
+  auto a = mpi_args_mut(ev);
+  a.src() = state().peer_of(int32_t(a.comm()), st.MPI_SOURCE);
+  a.stag() = norm_tag(st.MPI_TAG);
+  a.bytes() = status_bytes(st);
 }
 
 int64_t add_request(MPI_Request r, MPI_Comm comm, int peer, int tag, int64_t bytes, int64_t kind,
@@ -117,24 +121,25 @@ void record_completion(Call& c, const RequestInfo& info, const MPI_Status* st, b
   ev.depth = uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255);
   ev.start = ev.end = c.ev().end;
   ev.callsite = c.ev().callsite;
-  ev.args[arg::comm] = info.comm;
-  ev.args[arg::peer] = info.peer;
-  ev.args[arg::tag] = info.tag;
-  ev.args[arg::bytes] = info.bytes;
-  ev.args[arg::req_kind] = info.id < 0 ? 0 : info.kind;
-  ev.args[arg::request] = info.id;
-  ev.args[arg::src] = -1;
-  ev.args[arg::stag] = -1;
+  auto a = mpi_args_mut(ev);
+  a.comm() = info.comm;
+  a.peer() = info.peer;
+  a.tag() = info.tag;
+  a.bytes() = info.bytes;
+  a.req_kind() = info.id < 0 ? 0 : info.kind;
+  a.request() = info.id;
+  a.src() = -1;
+  a.stag() = -1;
   if (info.kind == kReqColl) {
-    ev.args[arg::icoll_seq] = info.seq;
+    a.icoll_seq() = info.seq;
     fill_remote(ev, info);
   } else if (info.given_status && st && !cancelled) {
-    ev.args[arg::src] = state().peer_of(info.comm, st->MPI_SOURCE);
-    ev.args[arg::stag] = norm_tag(st->MPI_TAG);
+    a.src() = state().peer_of(info.comm, st->MPI_SOURCE);
+    a.stag() = norm_tag(st->MPI_TAG);
   } else if (st && !cancelled && (info.kind == kReqRecv || info.id < 0)) {
-    ev.args[arg::src] = state().peer_of(info.comm, st->MPI_SOURCE);
-    ev.args[arg::stag] = norm_tag(st->MPI_TAG);
-    if (info.kind == kReqRecv) ev.args[arg::bytes] = status_bytes(*st);
+    a.src() = state().peer_of(info.comm, st->MPI_SOURCE);
+    a.stag() = norm_tag(st->MPI_TAG);
+    if (info.kind == kReqRecv) a.bytes() = status_bytes(*st);
   }
   record_event(ev);
 }
@@ -180,10 +185,11 @@ bool settle_completion(Call& c, MPI_Request handle, const MPI_Status* st) noexce
 
 void fill_collective(Call& c, int rc, int32_t id, int64_t root, int64_t bytes) noexcept {
   auto& ev = c.ev();
-  ev.args[arg::coll_seq] = int64_t(state().next_collective(id));
-  ev.args[arg::comm] = id;
-  ev.args[arg::bytes] = bytes;
-  if (root >= 0) ev.args[arg::root] = root;
+  auto a = mpi_args_mut(ev);
+  a.coll_seq() = int64_t(state().next_collective(id));
+  a.comm() = id;
+  a.bytes() = bytes;
+  if (root >= 0) a.root() = root;
   ev.ret = rc;
 }
 

@@ -1,5 +1,6 @@
 #include "preload/mpi_handlers.hpp"
 #include "preload/recorder.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload::mpi {
 
@@ -18,13 +19,14 @@ int raw_tag(int64_t tag) noexcept { return tag == kAnyTag ? MPI_ANY_TAG : int(ta
 // collectives icoll_seq.
 void fill_request_record(Call& c, int rc, const RequestInfo& info) noexcept {
   auto& ev = c.ev();
-  ev.args[arg::comm] = info.comm;
-  ev.args[arg::peer] = info.peer;
-  ev.args[arg::tag] = info.tag;
-  ev.args[arg::bytes] = info.bytes;
-  ev.args[arg::req_kind] = info.kind;
-  ev.args[arg::request] = info.id;
-  if (info.kind == kReqColl) ev.args[arg::icoll_seq] = info.seq;
+  auto a = mpi_args_mut(ev);
+  a.comm() = info.comm;
+  a.peer() = info.peer;
+  a.tag() = info.tag;
+  a.bytes() = info.bytes;
+  a.req_kind() = info.kind;
+  a.request() = info.id;
+  if (info.kind == kReqColl) a.icoll_seq() = info.seq;
   if (info.neighbor) ev.flags |= flag::neighbor;
   fill_remote(ev, info);
   ev.ret = rc;

@@ -6,6 +6,7 @@
 #include "preload/mpi_handlers.hpp"
 #include "preload/prune_gap.hpp"
 #include "preload/recorder.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload::mpi {
 
@@ -73,13 +74,14 @@ piggyback::Received gate_receive(Call& c, int32_t comm, MPI_Request handle, cons
 
 void record_on_behalf(Call& c, int32_t comm, const MPI_Status& st, const piggyback::AuxMessage& aux) noexcept {
   std::array<int64_t, kNumArgs> args{};
-  args[arg::comm] = comm;
-  args[arg::peer] = state().peer_of(comm, st.MPI_SOURCE);
-  args[arg::tag] = aux.tag;
-  args[arg::bytes] = aux.bytes;
-  args[arg::sender_thread] = aux.thread;
-  args[arg::sender_position] = aux.position;
-  args[arg::sender_start] = aux.start_ns;
+  auto a = mpi_args_mut(args);
+  a.comm() = comm;
+  a.peer() = state().peer_of(comm, st.MPI_SOURCE);
+  a.tag() = aux.tag;
+  a.bytes() = aux.bytes;
+  a.sender_thread() = aux.thread;
+  a.sender_position() = aux.position;
+  a.sender_start() = aux.start_ns;
   record_child(c, Kind(aux.kind), flag::on_behalf, args);
 }
 
@@ -99,11 +101,12 @@ void begin_decision(Call& c, int32_t comm, int root, piggyback::DecisionExchange
 
 namespace {
 void record_members(Call& c, int32_t comm, const piggyback::RootedDecision& d) noexcept {
-  c.ev().args[arg::contributors] = int64_t(d.members_logged.size()) + 1;
+  mpi_args_mut(c.ev()).contributors() = int64_t(d.members_logged.size()) + 1;
   for (int32_t m : d.members_logged) {
     std::array<int64_t, kNumArgs> args{};
-    args[arg::comm] = comm;
-    args[arg::member] = m;
+    auto a = mpi_args_mut(args);
+    a.comm() = comm;
+    a.member() = m;
     record_child(c, Kind::mpior_member, 0, args);
   }
 }

@@ -9,6 +9,7 @@
 
 #include "preload/mpi_handlers.hpp"
 #include "preload/recorder.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload::mpi {
 
@@ -22,9 +23,10 @@ void record_neighbor(Call& c, int32_t id, int64_t peer, int64_t direction) noexc
   ev.depth = uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255);
   ev.start = ev.end = c.ev().end;
   ev.callsite = c.ev().callsite;
-  ev.args[arg::comm] = id;
-  ev.args[arg::peer] = peer;
-  ev.args[arg::direction] = direction;
+  auto a = mpi_args_mut(ev);
+  a.comm() = id;
+  a.peer() = peer;
+  a.direction() = direction;
   record_event(ev);
 }
 
@@ -81,9 +83,10 @@ int64_t inter_root(MPI_Comm comm, int32_t id, int root, int32_t* begin, int32_t*
 void fill_inter_root(Call& c, MPI_Comm comm, int32_t id, int root) noexcept {
   int32_t begin = 0, remote = 0;
   auto& ev = c.ev();
-  ev.args[arg::root] = inter_root(comm, id, root, &begin, &remote);
-  ev.args[arg::remote_begin] = begin;
-  ev.args[arg::remote_size] = remote;
+  auto a = mpi_args_mut(ev);
+  a.root() = inter_root(comm, id, root, &begin, &remote);
+  a.remote_begin() = begin;
+  a.remote_size() = remote;
 }
 
 void record_topology(Call& c, MPI_Comm comm, int32_t id) noexcept {
