@@ -11,6 +11,7 @@
 #include "preload/fd_table.hpp"
 #include "preload/real_table.hpp"
 #include "preload/shfp_capture.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload::mpi {
 
@@ -122,10 +123,11 @@ bool fill_file(Call& c, int64_t rc, MPI_File fh, int64_t flags) noexcept {
     return false;
   }
   auto& ev = c.ev();
-  ev.args[arg::handle] = h.id;
-  ev.args[arg::file] = h.file;
-  ev.args[arg::fcomm] = h.comm;
-  ev.args[arg::flags] = flags;
+  auto a = mpiio_args_mut(ev);
+  a.handle() = h.id;
+  a.file() = h.file;
+  a.fcomm() = h.comm;
+  a.flags() = flags;
   ev.ret = rc;
   return true;
 }
@@ -142,12 +144,13 @@ void file_opened(Call& c, int rc, MPI_Comm comm, const char* name, int amode, MP
   } catch (...) {
   }
   if (file == kExcludedFile) return c.drop_excluded();
-  ev.args[arg::handle] = id;
-  ev.args[arg::file] = file;
-  ev.args[arg::flags] = fio::kColl;
-  ev.args[arg::fcomm] = comm_id;
-  ev.args[arg::fextra] = amode;
-  ev.args[arg::fextent] = open_flags(amode);
+  auto a = mpiio_args_mut(ev);
+  a.handle() = id;
+  a.file() = file;
+  a.flags() = fio::kColl;
+  a.fcomm() = comm_id;
+  a.fextra() = amode;
+  a.fextent() = open_flags(amode);
   ev.ret = rc;
 }
 
@@ -161,14 +164,14 @@ void file_closed(Call& c, int rc, MPI_File fh) noexcept {
 
 void file_deleted(Call& c, int rc, const char* name) noexcept {
   auto& ev = c.ev();
-  ev.args[arg::handle] = -1;
+  mpiio_args_mut(ev).handle() = -1;
   try {
-    ev.args[arg::file] = intern_path(name);
+    mpiio_args_mut(ev).file() = intern_path(name);
   } catch (...) {
-    ev.args[arg::file] = -1;
+    mpiio_args_mut(ev).file() = -1;
   }
-  if (ev.args[arg::file] == kExcludedFile) return c.drop_excluded();
-  ev.args[arg::fcomm] = -1;
+  if (mpiio_args_mut(ev).file() == kExcludedFile) return c.drop_excluded();
+  mpiio_args_mut(ev).fcomm() = -1;
   ev.ret = rc;
 }
 
@@ -181,10 +184,11 @@ void record_block(Call& c, const Block& b) noexcept {
   ev.depth = uint8_t(c.ev().depth < 254 ? c.ev().depth + 1 : 255);
   ev.start = ev.end = clock::now();  // after the parent started: it stays first
   ev.callsite = c.ev().callsite;
-  ev.args[arg::handle] = c.ev().args[arg::handle];
-  ev.args[arg::file] = c.ev().args[arg::file];
-  ev.args[arg::offset] = b.offset;
-  ev.args[arg::count] = b.length;
+  auto a = mpiio_args_mut(ev);
+  a.handle() = mpiio_args_mut(c.ev()).handle();
+  a.file() = mpiio_args_mut(c.ev()).file();
+  a.offset() = b.offset;
+  a.count() = b.length;
   record_event(ev);
 }
 }  // namespace
@@ -222,30 +226,31 @@ MPI_Offset resolved_displacement(MPI_File fh, MPI_Offset disp) noexcept {
 void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype) noexcept {
   if (!fill_file(c, rc, fh, fio::kColl)) return;
   auto& ev = c.ev();
-  ev.args[arg::offset] = disp;
-  ev.args[arg::fextra] = expr::type_size(etype);
-  ev.args[arg::count] = expr::type_size(filetype);
+  auto a = mpiio_args_mut(ev);
+  a.offset() = disp;
+  a.fextra() = expr::type_size(etype);
+  a.count() = expr::type_size(filetype);
   if (rc != MPI_SUCCESS || !fpmpi().resolved) return;
   if (disp == MPI_DISPLACEMENT_CURRENT) {
-    ev.args[arg::flags] |= fio::kDisplacementCurrent;
+    a.flags() |= fio::kDisplacementCurrent;
     disp = resolved_displacement(fh, disp);
-    ev.args[arg::offset] = disp;
+    a.offset() = disp;
   }
   // Tile k of the filetype covers [disp + lb + k * extent, + extent): the
   // record's disp is where tile 0 starts, the blocks are relative to it.
   MPI_Count lb = 0, extent = 0;
   fpmpi().get_extent(filetype, &lb, &extent);
-  ev.args[arg::offset] = disp + lb;
-  ev.args[arg::fextent] = extent;
+  a.offset() = disp + lb;
+  a.fextent() = extent;
   try {
     std::vector<Block> blocks;
     if (!flatten_type(filetype, blocks, kMaxViewBlocks)) {
-      ev.args[arg::flags] |= fio::kUnflattened;
+      a.flags() |= fio::kUnflattened;
       return;
     }
     for (const Block& b : blocks) record_block(c, {b.offset - lb, b.length});
   } catch (...) {
-    ev.args[arg::flags] |= fio::kUnflattened;
+    a.flags() |= fio::kUnflattened;
   }
 }
 
@@ -300,16 +305,17 @@ void io_done(Call& c, int rc, MPI_File fh, int64_t flags, int64_t at, int64_t by
   if (t_shfp.armed) at = captured_offset(fh, at);
   bool traced = fill_file(c, rc, fh, flags);
   auto& ev = c.ev();
-  ev.args[arg::offset] = at;
-  ev.args[arg::count] = bytes;
+  auto a = mpiio_args_mut(ev);
+  a.offset() = at;
+  a.count() = bytes;
   if (!request || rc != MPI_SUCCESS) return;
   try {
     // An excluded file's request is known but not logged: its Wait/Test
     // records no completion for it.
     FileHandle h = file_handle(fh);
-    ev.args[arg::fextra] = state().add_request(*request, {-1, h.comm, h.id, 0, bytes, kReqFile, traced});
+    a.fextra() = state().add_request(*request, {-1, h.comm, h.id, 0, bytes, kReqFile, traced});
   } catch (...) {
-    ev.args[arg::fextra] = -1;
+    a.fextra() = -1;
   }
 }
 
