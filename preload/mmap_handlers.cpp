@@ -25,6 +25,7 @@
 #include "preload/fd_table.hpp"
 #include "preload/ucm_bridge.hpp"
 #include "preload/wrapper_support.hpp"
+#include "trace/arg_setters.hpp"
 
 namespace mpior::preload {
 
@@ -105,16 +106,19 @@ int64_t unsynced_span(const Mapping& m, int64_t span, int64_t dirty) {
 
 thread_local int64_t t_unmap_dirty = -1;  // map_before_unmap -> map_unmap
 
-void fill(Call& c, const Mapping& m, uintptr_t addr, size_t len) {
+// inline: the msync, munmap and mremap handlers take these stores in place
+// (GCC's size estimate through the slot setters leaves it out of line).
+inline void fill(Call& c, const Mapping& m, uintptr_t addr, size_t len) {
   auto& ev = c.ev();
   size_t skip = addr - m.addr;
   size_t span = std::min(len, m.len - skip);
-  ev.args[arg::handle] = m.fd;
-  ev.args[arg::file] = m.file;
-  ev.args[arg::offset] = m.offset + int64_t(skip);
-  ev.args[arg::count] = m.writes_back ? int64_t(span) : 0;
-  ev.args[arg::map_len] = int64_t(len);
-  ev.args[arg::map_id] = m.id;
+  auto a = map_args_mut(ev);
+  a.handle() = m.fd;
+  a.file() = m.file;
+  a.offset() = m.offset + int64_t(skip);
+  a.count() = m.writes_back ? int64_t(span) : 0;
+  a.map_len() = int64_t(len);
+  a.map_id() = m.id;
 }
 
 }  // namespace
@@ -127,26 +131,26 @@ void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t
   FdTable::Slot* slot = fds().traced(fd);
   if (!slot) return c.drop();
   auto& ev = c.ev();
-  ev.args[arg::handle] = fd;
-  ev.args[arg::file] = slot->file.load(std::memory_order_relaxed);
-  ev.args[arg::offset] = offset;
-  ev.args[arg::map_prot] = prot;
-  ev.args[arg::map_flags] = flags;
-  ev.args[arg::map_len] = int64_t(len);
+  auto a = map_args_mut(ev);
+  a.handle() = fd;
+  a.file() = slot->file.load(std::memory_order_relaxed);
+  a.offset() = offset;
+  a.map_prot() = prot;
+  a.map_flags() = flags;
+  a.map_len() = int64_t(len);
   ev.ret = ret == MAP_FAILED ? -1 : 0;
   c.failed_if(ret == MAP_FAILED);
   if (ret == MAP_FAILED) return;
   struct stat st;
   int64_t size = fstat(fd, &st) == 0 ? int64_t(st.st_size) : 0;
-  ev.args[arg::count] = (prot & PROT_READ) ? std::clamp<int64_t>(size - offset, 0, int64_t(len)) : 0;
+  a.count() = (prot & PROT_READ) ? std::clamp<int64_t>(size - offset, 0, int64_t(len)) : 0;
   bool writes_back = (flags & MAP_SHARED) && (prot & PROT_WRITE);
   try {
     std::lock_guard<std::mutex> lk(g_mutex);
     if (!g_maps) g_maps = new std::vector<Mapping>();
     int64_t id = g_next_id++;
-    g_maps->push_back(
-        {reinterpret_cast<uintptr_t>(ret), len, fd, int32_t(ev.args[arg::file]), offset, id, writes_back, false});
-    ev.args[arg::map_id] = id;
+    g_maps->push_back({reinterpret_cast<uintptr_t>(ret), len, fd, int32_t(a.file()), offset, id, writes_back, false});
+    a.map_id() = id;
     g_count.store(int(g_maps->size()), std::memory_order_relaxed);
   } catch (...) {
   }
@@ -229,12 +233,13 @@ void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept 
   fill(c, *m, reinterpret_cast<uintptr_t>(addr), len);
   // MS_ASYNC writes nothing back (Linux returns at once; the flusher or a
   // later MS_SYNC, munmap or exit writes the pages, and that counts them).
-  if (!(flags & MS_SYNC)) c.ev().args[arg::count] = 0;
-  if (dirty >= 0) c.ev().args[arg::count] = std::min(c.ev().args[arg::count], dirty);
-  c.ev().args[arg::map_prot] = flags;
+  auto a = map_args_mut(c.ev());
+  if (!(flags & MS_SYNC)) a.count() = 0;
+  if (dirty >= 0) a.count() = std::min(a.count(), dirty);
+  a.map_prot() = flags;
   c.ev().ret = ret;
   c.failed_if(ret != 0);
-  if (ret != 0) c.ev().args[arg::count] = 0;
+  if (ret != 0) a.count() = 0;
   if (ret == 0 && m->writes_back) m->synced = true;
 }
 
@@ -250,11 +255,12 @@ void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept {
   Mapping* m = find(a);
   if (!m) return c.drop();
   fill(c, *m, a, len);
-  c.ev().args[arg::count] = unsynced_span(*m, c.ev().args[arg::count], std::exchange(t_unmap_dirty, -1));
+  int64_t& count = map_args_mut(c.ev()).count();
+  count = unsynced_span(*m, count, std::exchange(t_unmap_dirty, -1));
   c.ev().ret = ret;
   c.failed_if(ret != 0);
   if (ret != 0) {
-    c.ev().args[arg::count] = 0;
+    count = 0;
     return;
   }
   if (a == m->addr && len >= m->len) {  // the whole mapping: forget it
@@ -275,7 +281,7 @@ void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept {
   Mapping* m = find(reinterpret_cast<uintptr_t>(old));
   if (!m) return c.drop();
   fill(c, *m, m->addr, new_len);
-  c.ev().args[arg::count] = 0;
+  map_args_mut(c.ev()).count() = 0;
   c.ev().ret = ret == MAP_FAILED ? -1 : 0;
   c.failed_if(ret == MAP_FAILED);
   if (ret == MAP_FAILED) return;
@@ -291,17 +297,18 @@ void map_record_live() noexcept {
     RawEvent ev;
     ev.kind = Kind::mpior_map_exit;
     ev.start = ev.end = clock::now();
-    ev.args[arg::handle] = m.fd;
-    ev.args[arg::file] = m.file;
-    ev.args[arg::offset] = m.offset;
+    auto a = map_args_mut(ev);
+    a.handle() = m.fd;
+    a.file() = m.file;
+    a.offset() = m.offset;
     int64_t dirty = -1;
     if (m.synced) try {
         dirty = dirty_bytes(m.addr);
       } catch (...) {
       }
-    ev.args[arg::count] = unsynced_span(m, int64_t(m.len), dirty);
-    ev.args[arg::map_len] = int64_t(m.len);
-    ev.args[arg::map_id] = m.id;
+    a.count() = unsynced_span(m, int64_t(m.len), dirty);
+    a.map_len() = int64_t(m.len);
+    a.map_id() = m.id;
     record_event(ev);
   }
   g_maps->clear();
