@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/arg_setters.hpp"
 #include "trace/builder.hpp"
 #include "trace/format.hpp"
 
@@ -43,7 +44,7 @@ class EventSource {
       case Case::offsets: {
         RawEvent ev = write(20 + (i & 1), int64_t(rng_() % 16384) * 64);
         ev.kind = (i & 1) ? Kind::pwrite : Kind::pread;
-        ev.args[arg::count] = ev.ret = 64;
+        file_args_mut(ev).count() = ev.ret = 64;
         out.push_back(ev);
         break;
       }
@@ -63,34 +64,34 @@ class EventSource {
   }
   RawEvent write(uint64_t site, int64_t offset) {
     RawEvent ev = make(Kind::pwrite, site, 900);
-    ev.args[arg::handle] = 7;
-    ev.args[arg::file] = 3;
-    ev.args[arg::offset] = offset;
-    ev.args[arg::count] = 4096;
+    auto a = file_args_mut(ev);
+    a.handle() = 7;
+    a.file() = 3;
+    a.offset() = offset;
+    a.count() = 4096;
     ev.ret = 4096;
     return ev;
   }
   // open; lseek; for j < 4: write; fsync; close; barrier
   void nested(uint64_t i, std::vector<RawEvent>& out) {
     RawEvent open = make(Kind::open, 10, 3000);
-    open.args[arg::handle] = 7;
-    open.args[arg::file] = 3;
+    file_args_mut(open).handle() = 7;
+    file_args_mut(open).file() = 3;
     open.ret = 7;
     out.push_back(open);
     RawEvent seek = make(Kind::lseek, 11, 100);
-    seek.args[arg::handle] = 7;
-    seek.args[arg::offset] = int64_t(i) * 16384;
-    seek.ret = seek.args[arg::offset];
+    file_args_mut(seek).handle() = 7;
+    seek.ret = file_args_mut(seek).offset() = int64_t(i) * 16384;
     out.push_back(seek);
     for (int j = 0; j < 4; ++j) out.push_back(write(12, int64_t(i) * 16384 + j * 4096));
     RawEvent sync = make(Kind::fsync, 13, 5000);
-    sync.args[arg::handle] = 7;
+    file_args_mut(sync).handle() = 7;
     out.push_back(sync);
     RawEvent close = make(Kind::close, 14, 500);
-    close.args[arg::handle] = 7;
+    file_args_mut(close).handle() = 7;
     out.push_back(close);
     RawEvent barrier = make(Kind::MPI_Barrier, 15, 2000);
-    barrier.args[arg::bytes] = 0;
+    mpi_args_mut(barrier).bytes() = 0;
     out.push_back(barrier);
   }
   RawEvent random_event() {

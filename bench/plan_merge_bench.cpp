@@ -15,12 +15,12 @@
 #include "postproc/analyze.hpp"
 #include "postproc/plan.hpp"
 #include "postproc/trace_set.hpp"
+#include "trace/arg_setters.hpp"
 #include "trace/builder.hpp"
 #include "trace/format.hpp"
 
 using namespace mpior;
 using trace::Kind;
-namespace arg = trace::arg;
 
 namespace {
 
@@ -53,25 +53,28 @@ trace::RankTrace spmd_rank(int32_t r, int32_t size, bool lossless) {
   trace::StreamBuilder b(trace::BuilderOptions{.lossless = lossless});
   int64_t clock = 0;
   trace::RawEvent open = call(Kind::open, clock, 20000 + r, 3);
-  open.args[arg::handle] = 3;
-  open.args[arg::file] = 3;
-  open.args[arg::flags] = O_CREAT | O_WRONLY;
+  auto opened = file_args_mut(open);
+  opened.handle() = 3;
+  opened.file() = 3;
+  opened.flags() = O_CREAT | O_WRONLY;
   b.append(open);
   for (int64_t i = 0; i < kIterations; ++i) {
     // Durations vary by rank and iteration, as measured ones do.
     trace::RawEvent w = call(Kind::pwrite, clock, 300000 + (r * 7 + i * 13) % 5000, kBlock);
-    w.args[arg::handle] = 3;
-    w.args[arg::file] = 3;
-    w.args[arg::offset] = r * kBlock + i * size * kBlock;
-    w.args[arg::count] = kBlock;
+    auto written = file_args_mut(w);
+    written.handle() = 3;
+    written.file() = 3;
+    written.offset() = r * kBlock + i * size * kBlock;
+    written.count() = kBlock;
     b.append(w);
     trace::RawEvent bar = call(Kind::MPI_Barrier, clock, 5000 + (r * 11 + i * 3) % 900, 0);
-    bar.args[arg::coll_seq] = i;
+    mpi_args_mut(bar).coll_seq() = i;
     b.append(bar);
   }
   trace::RawEvent close = call(Kind::close, clock, 9000, 0);
-  close.args[arg::handle] = 3;
-  close.args[arg::file] = 3;
+  auto closed = file_args_mut(close);
+  closed.handle() = 3;
+  closed.file() = 3;
   b.append(close);
   t.streams.push_back(b.snapshot(r, 0));
   t.process.end_ns = clock + 1000;
