@@ -244,8 +244,7 @@ void EncodedComms::append(const CommEntry& c) {
 std::vector<uint8_t> encode(const JobInfo& j) {
   Encoder e;
   e.fixed32(kinds_fingerprint());
-  body::put(e, j);
-  if (!j.trace_files.empty()) body::put_layout(e, j.trace_files);  // a job record's optional tail
+  body::put_job_file(e, j);
   return wrap(kJob, std::move(e.bytes()));
 }
 std::vector<uint8_t> encode(const Plan& p) {
@@ -301,11 +300,7 @@ RankTrace decode_rank_trace(std::span<const uint8_t> bytes, const std::string& n
   return decode_whole<RankTrace>(kRankTrace, bytes, name, [](Decoder& d) { return body::get_rank_trace(d); });
 }
 JobInfo decode_job(std::span<const uint8_t> bytes, const std::string& name) {
-  return decode_whole<JobInfo>(kJob, bytes, name, [](Decoder& d) {
-    JobInfo j = body::get_job(d);
-    if (!d.done()) j.trace_files = body::get_layout(d, j.size);
-    return j;
-  });
+  return decode_whole<JobInfo>(kJob, bytes, name, [](Decoder& d) { return body::get_job_file(d); });
 }
 MergedJob decode_merged_job(std::span<const uint8_t> bytes, const std::string& name) {
   return decode_whole<MergedJob>(kMerged, bytes, name, [](Decoder& d) { return body::get_merged_job(d); });

@@ -13,13 +13,15 @@ void put(Encoder& e, const RankTrace& t);
 // (count, entries), its tail (streams, tallies, spill segments).
 void put_rank_head(Encoder& e, const RankTrace& t);
 void put_rank_tail(Encoder& e, const RankTrace& t);
-void put(Encoder& e, const JobInfo& j);
-void put(Encoder& e, const Plan& p);
+// The job file: the record, then its layout (JobInfo::trace_files) when it
+// has one; ranks checked below the job's size.
+void put_job_file(Encoder& e, const JobInfo& j);
+void put(Encoder& e, const Plan& p);  // format_plan.cpp
 void put(Encoder& e, const SpillSegment& s);
 void put(Encoder& e, const MergedJob& m);  // format_merged.cpp
 
 RankTrace get_rank_trace(Decoder& d);
-JobInfo get_job(Decoder& d);
+JobInfo get_job_file(Decoder& d);
 Plan get_plan(Decoder& d);
 SpillSegment get_spill_segment(Decoder& d);
 MergedJob get_merged_job(Decoder& d);
@@ -29,26 +31,21 @@ MergedJob get_merged_job(Decoder& d);
 // sum / count unless it differs, histograms as bin ranges).
 void put_streams(Encoder& e, const std::vector<Stream>& streams, bool compact = false);
 std::vector<Stream> get_streams(Decoder& d, bool compact = false);
+void put_stats_compact(Encoder& e, const TimeStats& t);
+TimeStats get_stats_compact(Decoder& d);
+// The checks of a stream read whole: tree nodes and rank-variant indices
+// within the stream.
+void check_stream(Decoder& d, const Stream& s);
 // A stream of a job file stands for at most the ranks the file holds: a
 // damaged rank sequence would otherwise expand until memory runs out.
 void check_stream_ranks(Decoder& d, const std::vector<Stream>& streams, size_t ranks);
 void put_tallies(Encoder& e, const KindTallies& t);
 KindTallies get_tallies(Decoder& d);
-void put_ranks(Encoder& e, const std::vector<int32_t>& v);
 void put_placement(Encoder& e, const CpuPlacement& p);
 CpuPlacement get_placement(Decoder& d);
-std::vector<int32_t> get_ranks(Decoder& d);
 void put_file(Encoder& e, const FileEntry& f);
 FileEntry get_file(Decoder& d);
 void put_comm(Encoder& e, const CommEntry& c);
 CommEntry get_comm(Decoder& d);
-void put_files(Encoder& e, const std::vector<FileEntry>& files);  // a file table
-// A file table, then a communicator table.
-void put_tables(Encoder& e, const std::vector<FileEntry>& files, const std::vector<CommEntry>& comms);
-void get_tables(Decoder& d, std::vector<FileEntry>* files, std::vector<CommEntry>* comms);
-
-// The job record's layout (JobInfo::trace_files); ranks checked below size.
-void put_layout(Encoder& e, const std::vector<TraceFileRanks>& files);
-std::vector<TraceFileRanks> get_layout(Decoder& d, int32_t size);
 
 }  // namespace mpior::trace::body

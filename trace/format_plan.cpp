@@ -1,122 +1,95 @@
 // Plan bodies (and the extrapolation a plan carries): the streams, tallies
-// and tables of format_body.cpp plus the plan's own fields.
-#include "trace/format_body.hpp"
+// and tables of format_fields.hpp plus the plan's own records. Version
+// numbers in io.since are the plan's (kPlanFormatVersion).
+#include "trace/format_fields.hpp"
 
 namespace mpior::trace::body {
 
-namespace {
+// In namespace body, not an unnamed one: put_fields finds them by the Io's
+// namespace.
 
-void put_extrap(Encoder& e, const ExtrapInfo& x) {
-  e.sv(x.target);
-  e.uv(x.inputs.size());
-  for (size_t i = 0; i < x.inputs.size(); ++i) {
-    e.str(x.inputs[i]);
-    e.sv(i < x.input_ranks.size() ? x.input_ranks[i] : 0);
-  }
-  e.uv(x.notes.size());
-  for (const ExtrapNote& n : x.notes) {
-    e.sv(n.stream);
-    e.sv(n.leaf);
-    e.sv(n.node);
-    e.str(n.what);
-    e.str(n.model);
-    e.str(n.name);
-  }
+template <class Io>
+void fields(Io& io, ExtrapNote& n) {
+  io.sv(n.stream);
+  io.sv(n.leaf);
+  io.sv(n.node);
+  io.str(n.what);
+  io.str(n.model);
+  io.str(n.name);
 }
 
-ExtrapInfo get_extrap(Decoder& d) {
-  ExtrapInfo x;
-  x.target = int32_t(d.sv());
-  uint64_t inputs = d.count(2);
-  for (uint64_t i = 0; i < inputs; ++i) {
-    x.inputs.push_back(d.str());
-    x.input_ranks.push_back(int32_t(d.sv()));
-  }
-  x.notes.resize(d.count(6));
-  for (ExtrapNote& n : x.notes) {
-    n.stream = int32_t(d.sv());
-    n.leaf = int32_t(d.sv());
-    n.node = int32_t(d.sv());
-    n.what = d.str();
-    n.model = d.str();
-    n.name = d.str();
-  }
-  if (x.target < 0) d.fail("negative extrapolation target");
-  return x;
+// An input is its directory and its rank count.
+struct ExtrapInput {
+  std::string dir;
+  int32_t ranks = 0;
+};
+
+template <class Io>
+void fields(Io& io, ExtrapInfo& x) {
+  io.sv(x.target);
+  std::vector<ExtrapInput> inputs;
+  if constexpr (!Io::kReading)
+    for (size_t i = 0; i < x.inputs.size(); ++i)
+      inputs.push_back({x.inputs[i], i < x.input_ranks.size() ? x.input_ranks[i] : 0});
+  io.list(inputs, 2, [&](ExtrapInput& in) {
+    io.str(in.dir);
+    io.sv(in.ranks);
+  });
+  if constexpr (Io::kReading)
+    for (ExtrapInput& in : inputs) {
+      x.inputs.push_back(std::move(in.dir));
+      x.input_ranks.push_back(in.ranks);
+    }
+  io.list(x.notes, 6, [&](ExtrapNote& n) { fields(io, n); });
+  io.check([&](Decoder& d) {
+    if (x.target < 0) d.fail("negative extrapolation target");
+  });
 }
 
-}  // namespace
-
-void put(Encoder& e, const Plan& p) {
-  put(e, p.job);
-  e.uv(p.ranks.size());
-  for (const PlanRank& r : p.ranks) {
-    e.str(r.host);
-    e.str(r.cwd);
-    e.sv(r.traced_ns);
-    put_ranks(e, r.files);
-    put_ranks(e, r.comms);
-    e.sv(r.start_ns);
-    e.sv(r.cpu_wait_ns);
-    put_placement(e, r.placement);
-  }
-  e.uv(p.files.size());
-  for (const PlanFile& f : p.files) {
-    e.str(f.path);
-    e.u8(uint8_t(f.created | (f.directory << 1) | (f.existed << 2)));
-    e.sv(f.initial_size);
-  }
-  e.uv(p.comms.size());
-  for (const PlanComm& c : p.comms) {
-    put_ranks(e, c.members);
-    e.u8(uint8_t(c.origin));
-  }
-  put_streams(e, p.streams);
-  put_tallies(e, p.pruned);
-  put_extrap(e, p.extrap);
-  put_ranks(e, p.missing);
+template <class Io>
+void fields(Io& io, PlanRank& r) {
+  io.str(r.host);
+  io.str(r.cwd);
+  io.sv(r.traced_ns);
+  ranks(io, r.files);
+  ranks(io, r.comms);
+  if (io.since(4)) io.sv(r.start_ns);
+  if (io.since(6)) io.sv_in(r.cpu_wait_ns, 0, INT64_MAX, "negative wait for a CPU");
+  if (io.since(7)) fields(io, r.placement);
 }
 
-Plan get_plan(Decoder& d) {
-  Plan p;
-  p.job = get_job(d);
-  p.ranks.resize(d.count(3));
-  for (PlanRank& r : p.ranks) {
-    r.host = d.str();
-    r.cwd = d.str();
-    r.traced_ns = d.sv();
-    r.files = get_ranks(d);
-    r.comms = get_ranks(d);
-    r.start_ns = d.sv();
-    r.cpu_wait_ns = d.sv();
-    if (r.cpu_wait_ns < 0) d.fail("negative wait for a CPU");
-    r.placement = get_placement(d);
-  }
-  p.files.resize(d.count(3));
-  for (PlanFile& f : p.files) {
-    f.path = d.str();
-    uint8_t bits = d.u8();
-    f.created = bits & 1;
-    f.directory = (bits >> 1) & 1;
-    f.existed = (bits >> 2) & 1;
-    f.initial_size = d.sv();
-  }
-  p.comms.resize(d.count(1));
-  for (PlanComm& c : p.comms) {
-    c.members = get_ranks(d);
-    uint8_t origin = d.u8();
-    if (origin > uint8_t(CommOrigin::graph)) d.fail("communicator origin " + std::to_string(origin));
-    c.origin = CommOrigin(origin);
-  }
-  p.streams = get_streams(d);
-  check_stream_ranks(d, p.streams, p.ranks.size());
-  p.pruned = get_tallies(d);
-  p.extrap = get_extrap(d);
-  p.missing = get_ranks(d);
-  for (size_t i = 0; i < p.missing.size(); ++i)
-    if (p.missing[i] < 0 || size_t(p.missing[i]) >= p.ranks.size() || (i && p.missing[i] <= p.missing[i - 1]))
-      d.fail("missing rank " + std::to_string(p.missing[i]));
-  return p;
+template <class Io>
+void fields(Io& io, PlanFile& f) {
+  io.str(f.path);
+  io.bits(f.created, f.directory, f.existed);
+  io.sv(f.initial_size);
 }
+
+template <class Io>
+void fields(Io& io, PlanComm& c) {
+  ranks(io, c.members);
+  if (io.since(5)) io.enum8(c.origin, CommOrigin::graph, "unknown communicator origin");
+}
+
+template <class Io>
+void fields(Io& io, Plan& p) {
+  fields(io, p.job);
+  io.list(p.ranks, 3, [&](PlanRank& r) { fields(io, r); });
+  io.list(p.files, 3, [&](PlanFile& f) { fields(io, f); });
+  io.list(p.comms, 1, [&](PlanComm& c) { fields(io, c); });
+  streams(io, p.streams, false);
+  io.check([&](Decoder& d) { check_stream_ranks(d, p.streams, p.ranks.size()); });
+  tallies(io, p.pruned);
+  fields(io, p.extrap);
+  if (io.since(8)) ranks(io, p.missing);
+  io.check([&](Decoder& d) {
+    for (size_t i = 0; i < p.missing.size(); ++i)
+      if (p.missing[i] < 0 || size_t(p.missing[i]) >= p.ranks.size() || (i && p.missing[i] <= p.missing[i - 1]))
+        d.fail("missing rank " + std::to_string(p.missing[i]));
+  });
+}
+
+void put(Encoder& e, const Plan& p) { put_fields(e, p, kPlanFormatVersion); }
+Plan get_plan(Decoder& d) { return get_fields<Plan>(d, kPlanFormatVersion); }
 
 }  // namespace mpior::trace::body

@@ -1,0 +1,300 @@
+// Each record's description (record_io.hpp): fields(io, record) lists its
+// fields in the order they are stored, for encoding and decoding alike.
+// Records inside a stream take their value sequences from the stream's
+// arena, which the stream's description passes on. Version numbers in
+// io.since are the rank trace's (kFormatVersion), in plan records the
+// plan's (format_plan.cpp). Internal to trace/.
+#pragma once
+
+#include <climits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trace/format_body.hpp"
+#include "trace/record_io.hpp"
+
+namespace mpior::trace::body {
+
+// ---- streams ----------------------------------------------------------------
+
+// A TimeStats as stored, whole (TimeStats::restore checks the parts together).
+struct StatsParts {
+  uint64_t count = 0;
+  int64_t sum = 0, min = 0, max = 0;
+  double mean = 0, m2 = 0;
+};
+
+template <class Io>
+void fields(Io& io, StatsParts& s, std::vector<std::pair<uint8_t, uint64_t>>& hist) {
+  io.uv(s.count);
+  io.sv(s.sum);
+  io.sv(s.min);
+  io.sv(s.max);
+  io.f64(s.mean);
+  io.f64(s.m2);
+  io.list(hist, 2, [&](std::pair<uint8_t, uint64_t>& bin) {
+    io.u8(bin.first);
+    io.uv(bin.second);
+  });
+}
+
+// compact: the merged job's form (put_stats_compact, format_body.cpp).
+template <class Io>
+void stats(Io& io, TimeStats& t, bool compact) {
+  if constexpr (Io::kReading) {
+    if (compact) {
+      t = get_stats_compact(io.decoder());
+      return;
+    }
+    StatsParts s;
+    std::vector<std::pair<uint8_t, uint64_t>> hist;
+    fields(io, s, hist);
+    if (!TimeStats::restore(&t, s.count, s.sum, s.min, s.max, s.mean, s.m2, std::move(hist)))
+      io.decoder().fail("inconsistent timing statistics");
+  } else if (compact) {
+    put_stats_compact(io.encoder(), t);
+  } else {
+    StatsParts s{t.count(), t.sum(), t.min(), t.max(), t.mean(), t.m2()};
+    fields(io, s, const_cast<std::vector<std::pair<uint8_t, uint64_t>>&>(t.histogram()));  // Put only reads
+  }
+}
+
+// A value sequence of the stream's arena.
+template <class Io>
+void ref(Io& io, SeqRef& r, const SeqArena& arena) {
+  io.uv(r.off);
+  io.uv(r.len);
+  io.check([&](Decoder& d) {
+    if (uint64_t(r.off) + r.len > arena.items().size()) d.fail("value sequence outside its stream");
+    if (!seq_valid(arena.view(r))) d.fail("malformed value sequence");
+  });
+}
+
+template <class Io>
+void fields(Io& io, Param& p, const Stream& s) {
+  ref(io, p.seq, s.values);
+  io.sv_in(p.ranked, -1, INT32_MAX, "bad rank-variant index");
+}
+
+template <class Io>
+void fields(Io& io, Leaf& l, const Stream& s, bool compact) {
+  io.enum_uv(l.kind, kNumKinds, "unknown event kind");
+  io.u8(l.depth);
+  io.u8(l.flags);
+  io.uv(l.callsite);
+  for (Param& p : l.args) fields(io, p, s);
+  fields(io, l.ret, s);
+  fields(io, l.err, s);
+  stats(io, l.gap, compact);
+  stats(io, l.dur, compact);
+  if (s.lossless) {
+    fields(io, l.exact_gap, s);
+    fields(io, l.exact_dur, s);
+  }
+}
+
+template <class Io>
+void fields(Io& io, Stream& s, bool compact) {
+  io.uv(s.thread);
+  io.u8(s.lossless);
+  io.uv(s.ranks.off);  // checked once the values are read
+  io.uv(s.ranks.len);
+  auto& items = s.values.items();
+  io.list(items, 3, [&](SeqItem& it) {
+    io.sv(it.v);
+    io.uv(it.count);
+    io.uv(it.span);
+  });
+  io.check([&](Decoder& d) {
+    if (uint64_t(s.ranks.off) + s.ranks.len > items.size() || s.ranks.len == 0) d.fail("stream without a rank list");
+    if (!seq_valid(s.values.view(s.ranks))) d.fail("a stream's rank list is malformed");
+  });
+  io.list(s.nodes, 2, [&](Node& n) {
+    io.u8(n.loop);
+    io.uv(n.index);
+    if (n.loop) fields(io, n.iters, s);
+  });
+  io.list(s.leaves, 20, [&](Leaf& l) { fields(io, l, s, compact); });
+  io.list(s.ranked, 1, [&](std::vector<RankVariant>& variants) {
+    io.list(variants, 5, [&](RankVariant& v) {
+      ref(io, v.ranks, s.values);
+      ref(io, v.seq, s.values);
+      io.sv(v.scale);
+    });
+  });
+  io.check([&](Decoder& d) { check_stream(d, s); });
+}
+
+template <class Io>
+void streams(Io& io, std::vector<Stream>& v, bool compact) {
+  io.list(v, 8, [&](Stream& s) { fields(io, s, compact); });
+}
+
+// ---- tables and headers -----------------------------------------------------
+
+// A kind's tally, by name: kind numbers may change between versions.
+struct NamedTally {
+  std::string name;
+  KindTally tally;
+};
+
+// The kinds with calls.
+template <class Io>
+void tallies(Io& io, KindTallies& t) {
+  std::vector<NamedTally> used;
+  if constexpr (!Io::kReading)
+    for (size_t i = 0; i < t.size(); ++i)
+      if (t[i].calls) used.push_back({std::string(name(Kind(i))), t[i]});
+  io.list(used, 3, [&](NamedTally& n) {
+    io.str(n.name);
+    io.check([&](Decoder& d) {
+      if (!kind_from_name(n.name)) d.fail("unknown event kind '" + n.name + "'");
+    });
+    io.uv(n.tally.calls);
+    io.sv(n.tally.time_ns);
+  });
+  if constexpr (Io::kReading) {
+    t = {};
+    for (const NamedTally& n : used) t[size_t(*kind_from_name(n.name))] = n.tally;
+  }
+}
+
+template <class Io>
+void ranks(Io& io, std::vector<int32_t>& v) {
+  io.list(v, 1, [&](int32_t& r) { io.sv(r); });
+}
+
+template <class Io>
+void fields(Io& io, FileEntry& f) {
+  io.str(f.path);
+  io.sv(f.flags);
+}
+
+template <class Io>
+void fields(Io& io, CommEntry& c) {
+  io.sv(c.id);
+  io.enum8(c.origin, CommOrigin::graph, "unknown communicator origin");
+  io.sv(c.parent);
+  io.uv(c.parent_seq);
+  io.sv(c.color);
+  io.sv(c.key);
+  ranks(io, c.members);
+}
+
+template <class Io>
+void fields(Io& io, CpuPlacement& p) {
+  io.sv_in(p.allowed, 0, INT32_MAX, "CPU placement out of range");
+  io.sv_in(p.online, 0, INT32_MAX, "CPU placement out of range");
+}
+
+// Version numbers: the rank trace's (kFormatVersion).
+template <class Io>
+void fields(Io& io, ProcessInfo& p) {
+  io.fixed64(p.job_id);
+  io.sv(p.rank);
+  io.sv(p.size);
+  io.bits(p.mpi, p.pruning);
+  io.u8(p.finished);
+  io.sv(p.pid);
+  io.str(p.host);
+  io.str(p.exe);
+  io.str(p.cmdline);
+  io.str(p.cwd);
+  io.sv(p.clock_mono_ns);
+  io.sv(p.clock_real_ns);
+  io.sv(p.end_ns);
+  if (io.since(4)) io.sv(p.clock_offset_ns);
+  if (io.since(5)) io.sv_in(p.cpu_wait_ns, 0, INT64_MAX, "negative wait for a CPU");
+  if (io.since(6)) fields(io, p.placement);
+  io.check([&](Decoder& d) {
+    if (p.size < 1 || p.rank < 0 || p.rank >= p.size)
+      d.fail("rank " + std::to_string(p.rank) + " of " + std::to_string(p.size));
+  });
+}
+
+// A rank trace is its head (process, file table), its communicator table,
+// its tail (streams, tallies, spill segments): EncodedComms writes the
+// table between the two itself.
+template <class Io>
+void head(Io& io, RankTrace& t) {
+  fields(io, t.process);
+  io.list(t.files, 2, [&](FileEntry& f) { fields(io, f); });
+}
+
+template <class Io>
+void tail(Io& io, RankTrace& t) {
+  streams(io, t.streams, false);
+  tallies(io, t.pruned);
+  tallies(io, t.excluded);
+  io.uv(t.spill_segments);
+  if (io.since(7)) tallies(io, t.unrecorded);
+}
+
+template <class Io>
+void fields(Io& io, RankTrace& t) {
+  head(io, t);
+  io.list(t.comms, 7, [&](CommEntry& c) { fields(io, c); });
+  tail(io, t);
+}
+
+template <class Io>
+void fields(Io& io, JobInfo& j) {
+  io.fixed64(j.job_id);
+  io.sv(j.size);
+  io.enum8(j.state, JobState::complete, "unknown job state");
+  io.str(j.cmdline);
+  io.str(j.cwd);
+  io.str(j.host);
+  io.sv(j.start_real_ns);
+  ranks(io, j.ranks_written);
+  io.check([&](Decoder& d) {
+    if (j.size < 1) d.fail("job of " + std::to_string(j.size) + " ranks");
+  });
+}
+
+// The job record's layout (JobInfo::trace_files); ranks checked below size.
+template <class Io>
+void layout(Io& io, std::vector<TraceFileRanks>& files, int32_t size) {
+  io.list(files, 2, [&](TraceFileRanks& f) {
+    io.str(f.name);
+    io.check([&](Decoder& d) {
+      if (f.name.empty() || f.name.find('/') != std::string::npos) d.fail("bad trace file name in the job layout");
+    });
+    ranks(io, f.ranks);
+    io.check([&](Decoder& d) {
+      for (int32_t r : f.ranks)
+        if (r < 0 || r >= size) d.fail(f.name + ": rank " + std::to_string(r) + " outside the job");
+    });
+  });
+}
+
+// The job file: the record, then its layout when there is one.
+template <class Io>
+void job_file(Io& io, JobInfo& j) {
+  fields(io, j);
+  io.optional_tail(j.trace_files, [&] { layout(io, j.trace_files, j.size); });
+}
+
+template <class Io>
+void fields(Io& io, SpillSegment& s) {
+  io.sv(s.rank);
+  io.uv(s.seq);
+  fields(io, s.stream, false);
+}
+
+// A record run through its description one way or the other.
+template <class T>
+void put_fields(Encoder& e, const T& r, uint32_t version = kFormatVersion) {
+  Put io(e, version);
+  fields(io, const_cast<T&>(r));  // Put only reads
+}
+template <class T>
+T get_fields(Decoder& d, uint32_t version = kFormatVersion) {
+  Get io(d, version);
+  T r{};
+  fields(io, r);
+  return r;
+}
+
+}  // namespace mpior::trace::body
