@@ -328,7 +328,7 @@ trace::FoldedPart ThreadRecorder::take_folded() {
   return part;
 }
 
-bool ThreadRecorder::spill_before_flush(size_t min_bytes) noexcept {
+bool ThreadRecorder::spill_before_flush(size_t min_bytes, bool eager) noexcept {
   size_t bytes = 0;
   try {
     bytes = with_builder([&] { return builder_.memory_bytes(); });
@@ -336,7 +336,7 @@ bool ThreadRecorder::spill_before_flush(size_t min_bytes) noexcept {
     return false;
   }
   lock();
-  const bool grew = bytes >= min_bytes && bytes > 2 * flush_bytes_;
+  const bool grew = bytes >= min_bytes && bytes > (eager ? 1 : 2) * flush_bytes_;
   flush_bytes_ = bytes;
   uint8_t idle = kIdle;
   if (grew) spill_state_.compare_exchange_strong(idle, kWanted);

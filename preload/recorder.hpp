@@ -68,10 +68,14 @@ class ThreadRecorder {
   // Before a periodic flush: a folded part of at least min_bytes that more
   // than doubled since the last flush (irregular events, not a steady loop
   // structure) is better spilled (a swap) than snapshotted under the lock.
-  bool spill_before_flush(size_t min_bytes) noexcept;
+  // eager (the crash journal asks for a flush every half ring): one that
+  // grew at all, since each flush's snapshot and encoding briefly take
+  // about twice the part's size, and at the journal's rate they would keep
+  // the peak that far above the cap.
+  bool spill_before_flush(size_t min_bytes, bool eager) noexcept;
   // Fold behind: the flush thread folds the chunks this thread parked.
   bool fold_wanted() const noexcept { return fold_wanted_.load(std::memory_order_acquire); }
-  bool primed() const noexcept { return primed_; }
+  bool primed() const noexcept { return primed_.load(std::memory_order_relaxed); }
   void fold_parked() noexcept;
 
  private:
@@ -128,7 +132,7 @@ class ThreadRecorder {
   // (primed_), before the recording thread parks anything.
   static constexpr size_t kSpareChunks = 32;
   std::vector<trace::RawEvent> spare_[2];
-  bool primed_ = false;  // the flush thread's
+  std::atomic<bool> primed_{false};  // set by the flush thread, read by any owner_ of the builder
   CallsiteCache callsites_;
   trace::StreamBuilder builder_;
   // Memory accounting: the folded size is measured (O(units)) when the

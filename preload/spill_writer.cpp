@@ -13,6 +13,7 @@
 #include <string>
 
 #include "preload/config.hpp"
+#include "preload/journal.hpp"
 #include "preload/log.hpp"
 #include "preload/recorder.hpp"
 #include "preload/session.hpp"
@@ -152,7 +153,8 @@ void before_flush() noexcept {
   if (cap_bytes() == 0) return;
   try {
     bool any = false;
-    for (ThreadRecorder* r : all_recorders()) any = r->spill_before_flush(kFlushSpillBytes) || any;
+    const bool eager = journal::g_started.load(std::memory_order_relaxed);
+    for (ThreadRecorder* r : all_recorders()) any = r->spill_before_flush(kFlushSpillBytes, eager) || any;
     if (any) service();
   } catch (...) {
   }

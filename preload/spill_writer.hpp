@@ -28,7 +28,8 @@ void set_flusher(bool running) noexcept;
 void service() noexcept;
 // Before a periodic flush (the flush thread): spills the threads whose
 // folded part grew large since the last one, so that the flush's snapshot,
-// taken under each recorder's lock, stays short.
+// taken under each recorder's lock, stays short (and, with the crash
+// journal's frequent flushes, its memory within the cap).
 void before_flush() noexcept;
 // Spills r now, on its own thread.
 void spill_now(ThreadRecorder& r) noexcept;

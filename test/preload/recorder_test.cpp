@@ -134,16 +134,42 @@ TEST_CASE("a recorder's folded part taken out (spill) and its rest hold every ev
   ThreadRecorder r(2, {});
   RandomWrites w(r);
   w.record(40000);
-  REQUIRE(r.spill_before_flush(64 << 10));  // irregular: over 64 KiB and grown since the last flush
+  REQUIRE(r.spill_before_flush(64 << 10, false));  // irregular: over 64 KiB and grown since the last flush
   REQUIRE(r.spill_pending());
   trace::FoldedPart part = r.take_folded();
   REQUIRE(!r.spill_pending());
   REQUIRE(part.events() > 39000);
-  REQUIRE(!r.spill_before_flush(64 << 10));  // the rest is small
+  REQUIRE(!r.spill_before_flush(64 << 10, true));  // the rest is small
   w.record(1000);
   trace::Stream all = part.finish(0, 2);
   trace::append_stream(all, r.snapshot(0));
   w.require_all_in(all);
+}
+
+TEST_CASE("under the crash journal's frequent flushes a folded part that grew at all spills", "[preload][recorder]") {
+  clock::start(false);
+  // The same irregular calls into two recorders, flushed every 5,000 calls
+  // from 50,000 on (folded size grows with the calls: 40,000 more do not
+  // double it): eager spills, the doubling rule does not.
+  ThreadRecorder eager(3, {}), plain(4, {});
+  RandomWrites we(eager), wp(plain);
+  we.record(50000);
+  wp.record(50000);
+  REQUIRE(!eager.spill_before_flush(size_t(1) << 40, true));  // below the size: only the size is noted
+  REQUIRE(!plain.spill_before_flush(size_t(1) << 40, false));
+  bool spilled = false;
+  for (int i = 0; i < 8 && !spilled; ++i) {
+    we.record(5000);
+    wp.record(5000);
+    spilled = eager.spill_before_flush(64 << 10, true);
+    REQUIRE(!plain.spill_before_flush(64 << 10, false));
+  }
+  REQUIRE(spilled);
+  REQUIRE(eager.spill_pending());
+  REQUIRE(!plain.spill_pending());
+  REQUIRE(!eager.spill_before_flush(64 << 10, true));  // no growth since that flush
+  trace::FoldedPart part = eager.take_folded();
+  REQUIRE(part.events() > 54000);
 }
 
 TEST_CASE("folding behind: another thread folds the chunks the recording thread parks", "[preload][recorder]") {
