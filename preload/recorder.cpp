@@ -286,6 +286,10 @@ template <typename F>
 auto ThreadRecorder::with_builder(F&& f, bool recycle) {
   std::vector<trace::RawEvent> older, newer;
   while (owner_.test_and_set(std::memory_order_acquire)) sched_yield();
+  // Once fold behind made spares, every round goes through them: a fresh
+  // buffer given to the recording thread (a snapshot's) would come back to
+  // the next round too small and be made again, every page of it.
+  recycle = recycle || primed();
   if (recycle) {
     ready_spares();
     older.swap(spare_[0]);
@@ -360,7 +364,7 @@ void ThreadRecorder::fold_parked() noexcept {
           return 0;
         },
         true);
-    primed_ = true;
+    primed_.store(true, std::memory_order_relaxed);
   } catch (...) {
   }
 }
