@@ -169,7 +169,14 @@ void fill_process_info(trace::ProcessInfo& info) {
   info.placement = current_placement();
 }
 
-bool make_dirs(const std::string& dir) {
+bool holds_trace(const std::string& dir) {
+  struct stat st;
+  return stat((dir + "/" + trace::kJobFileName).c_str(), &st) == 0;
+}
+
+}  // namespace
+
+bool session_state::make_dirs(const std::string& dir) {
   std::string partial;
   size_t pos = 0;
   while (pos != std::string::npos) {
@@ -180,13 +187,6 @@ bool make_dirs(const std::string& dir) {
   struct stat st;
   return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
-
-bool holds_trace(const std::string& dir) {
-  struct stat st;
-  return stat((dir + "/" + trace::kJobFileName).c_str(), &st) == 0;
-}
-
-}  // namespace
 
 std::string session_state::job_subdir(const std::string& dir, uint64_t job_id) {
   char buf[32];
@@ -222,38 +222,6 @@ uint64_t session_state::new_job_id() {
 
 namespace {
 
-trace::JobInfo job_info(trace::JobState state, std::vector<int32_t> written,
-                        std::vector<trace::TraceFileRanks> layout = {}) {
-  Session& s = S();
-  trace::JobInfo j;
-  j.job_id = s.job_id;
-  j.size = s.size;
-  j.state = state;
-  j.cmdline = s.info.cmdline;
-  j.cwd = s.info.cwd;
-  j.host = s.info.host;
-  j.start_real_ns = s.info.clock_real_ns;
-  j.ranks_written = std::move(written);
-  j.trace_files = std::move(layout);
-  return j;
-}
-
-}  // namespace
-
-bool session_state::write_job(trace::JobState state, std::vector<int32_t> written,
-                              std::vector<trace::TraceFileRanks> layout) {
-  try {
-    trace::write_file_atomic(S().dir + "/" + trace::kJobFileName,
-                             trace::encode(job_info(state, std::move(written), std::move(layout))));
-    return true;
-  } catch (const std::exception& e) {
-    log_error("{}", e.what());
-    return false;
-  }
-}
-
-namespace {
-
 // Moves an fd the tracer keeps open far from the low numbers, so the
 // application gets the same fd numbers as it would untraced.
 int hold_high_fd(int fd) {
@@ -264,15 +232,6 @@ int hold_high_fd(int fd) {
   if (high < 0) return fd;
   close(fd);
   return high;
-}
-
-bool newer_job_in_dir() {
-  try {
-    trace::JobInfo j = trace::read_job(S().dir + "/" + trace::kJobFileName);
-    return j.start_real_ns > S().info.clock_real_ns;
-  } catch (const std::exception&) {
-    return false;  // none, or unreadable: replaced
-  }
 }
 
 void on_exit_handler() { session::on_exit(); }
@@ -366,166 +325,6 @@ void on_load() {
   g_recording.store(true);
   ucm_bridge_attach();  // MPICH's UCX is loaded with the program
   measure_call_residual();
-}
-
-namespace {
-std::atomic_flag g_writing = ATOMIC_FLAG_INIT;  // a write_rank is under way (or a crash holds writes)
-
-void pause_ms(long ms) {
-  timespec ts{0, ms * 1000000};
-  nanosleep(&ts, nullptr);
-}
-}  // namespace
-
-void hold_writes() noexcept {
-  for (int i = 0; i < 3000 && g_writing.test_and_set(std::memory_order_acquire); ++i) pause_ms(1);
-}
-void release_writes() noexcept { g_writing.clear(std::memory_order_release); }
-void lock_writes() noexcept {
-  while (g_writing.test_and_set(std::memory_order_acquire)) pause_ms(1);
-}
-
-bool spill_target(std::string* path, int32_t* rank) {
-  Session& s = S();
-  if (!s.traced || !s.writable || s.child || (s.under_mpi && !s.mpi) || s.finalized) return false;
-  if (!s.mpi && !s.dir_ready) {  // a standalone program's directory is made at its first write
-    if (!prepare_dir(s.dir, s.job_id).empty()) return false;
-    s.dir_ready = true;
-  }
-  *path = s.dir + "/" + trace::spill_file_name(s.rank);
-  *rank = s.rank;
-  return true;
-}
-
-bool write_rank(bool finished) {
-  lock_writes();
-  bool ok = write_rank_now(finished);
-  release_writes();
-  return ok;
-}
-
-namespace {
-// A standalone program's trace so far, its job marked running; its
-// directory is made at the first such write.
-bool write_standalone_running_now() {
-  Session& s = S();
-  if (!s.dir_ready && !prepare_dir(s.dir, s.job_id).empty()) return false;
-  s.dir_ready = true;
-  return write_rank_now(false) && write_job(trace::JobState::running, {0});
-}
-}  // namespace
-
-bool write_periodic() {
-  Session& s = S();
-  if (s.mpi || s.child) return write_rank(false);
-  if (newer_job_in_dir()) return false;
-  lock_writes();
-  bool ok = write_standalone_running_now();
-  release_writes();
-  return ok;
-}
-
-namespace {
-// The communicator table as written last, extended at each write (under the
-// write flag). A crash child starts a new one: the copy it got may have been
-// caught mid-append by a flush that did not let go of the flag.
-trace::EncodedComms* g_comms = nullptr;
-
-// The rank's trace encoded; throws when it cannot be made.
-std::vector<uint8_t> encode_now(bool finished) {
-  Session& s = S();
-  trace::RankTrace t;
-  t.process = s.info;
-  t.process.job_id = s.job_id;
-  t.process.rank = s.rank;
-  t.process.size = s.size;
-  t.process.mpi = s.mpi && !s.child;
-  t.process.finished = finished;
-  t.process.pruning = s.pruning;
-  t.pruned = pruned_tallies();
-  t.excluded = excluded_tallies();
-  t.unrecorded = signal_unrecorded_tallies();
-  t.spill_segments = spill::segments();  // under the write flag: no segment is being appended
-  t.process.end_ns = clock::elapsed_ns();
-  t.process.cpu_wait_ns = stolen::total_ns();
-  t.files = files().entries();
-  if (!g_comms) g_comms = new trace::EncodedComms();
-  if (s.mpi) mpi::state().encode_comms(g_comms);
-  uint64_t events = 0;
-  size_t memory = 0;
-  for (ThreadRecorder* r : all_recorders()) {
-    t.streams.push_back(r->snapshot(s.rank));
-    events += journal::cover(r->index(), r->events());  // after the snapshot: see journal.hpp
-    memory += r->memory_bytes();
-  }
-  std::vector<uint8_t> bytes = s.mpi ? trace::encode(t, *g_comms) : trace::encode(t);
-  s.events_written = events;
-  log_info("rank {}: {} events in {} streams, tracer memory {} bytes, trace {} bytes", s.rank, events, t.streams.size(),
-           memory, bytes.size());
-  return bytes;
-}
-}  // namespace
-
-std::vector<uint8_t> encode_rank(bool finished) {
-  while (g_writing.test_and_set(std::memory_order_acquire)) pause_ms(1);
-  TracerGuard guard;
-  std::vector<uint8_t> out;
-  try {
-    if (S().writable) out = encode_now(finished);
-  } catch (const std::exception& e) {
-    log_error("rank {}: trace not made: {}", S().rank, e.what());
-  }
-  release_writes();
-  return out;
-}
-
-bool write_rank_now(bool finished) {
-  Session& s = S();
-  if (!s.writable) return false;
-  TracerGuard guard;
-  try {
-    uint64_t before = s.events_written;
-    std::vector<uint8_t> bytes = encode_now(finished);
-    if (s.child && !make_dirs(s.dir)) throw std::runtime_error(s.dir + ": " + std::strerror(errno));
-    try {
-      trace::write_file_atomic(
-          s.dir + "/" +
-              (s.child ? trace::child_file_name(s.rank, s.info.pid, s.serial) : trace::rank_file_name(s.rank)),
-          bytes);
-    } catch (...) {
-      s.events_written = before;
-      throw;
-    }
-    journal::flushed();
-    return true;
-  } catch (const std::exception& e) {
-    log_error("rank {}: trace not written: {}", s.rank, e.what());
-    return false;
-  }
-}
-
-bool write_crash_copy() {
-  Session& s = S();
-  g_comms = nullptr;  // the parent's stays where it is
-  if (!s.traced || (s.under_mpi && !s.mpi && !s.child)) return false;
-  if (s.mpi || s.child) return write_rank_now(false);
-  return write_standalone_running_now();
-}
-
-uint64_t events_recorded() {
-  uint64_t n = 0;
-  for (ThreadRecorder* r : all_recorders()) n += r->events();
-  return n;
-}
-
-// A standalone program's trace and job record (at exit, and before an exec
-// replaces the program: then again at exit if the exec failed).
-void write_standalone() {
-  Session& s = S();
-  std::string err = s.dir_ready ? std::string() : prepare_dir(s.dir, s.job_id);
-  if (!err.empty()) return log_error("cannot write traces to {}: {}", s.dir, err);
-  s.dir_ready = true;
-  if (write_rank(true)) write_job(trace::JobState::complete, {0});
 }
 
 }  // namespace session

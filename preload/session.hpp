@@ -1,4 +1,5 @@
-// Lifecycle entry points of the traced process (session.cpp).
+// Lifecycle entry points of the traced process (session.cpp) and its trace
+// writes (session_write.cpp).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,9 @@ void lock_writes() noexcept;
 // spill (not traced, a child process, before MPI_Init, after the final write).
 bool spill_target(std::string* path, int32_t* rank);
 uint64_t events_recorded();
+// A standalone program's trace and job record (at exit, and before an exec
+// replaces the program: then again at exit if the exec failed).
+void write_standalone();
 // The rank's trace encoded as write_rank would write it (empty when it
 // cannot be made: the error is logged); one writer at a time. For the
 // finalize aggregation (aggregate.cpp), which writes it elsewhere.

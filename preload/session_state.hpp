@@ -1,4 +1,5 @@
-// What the session's parts share (session.cpp: load, writes, exit, fork;
+// What the session's parts share (session.cpp: load, exit, fork;
+// session_write.cpp: the rank's trace and job record written;
 // session_mpi.cpp: MPI_Init, Sessions, MPI_Finalize): the process's tracing
 // state and the trace directory's bookkeeping. Private to preload/session*.
 #pragma once
@@ -51,6 +52,10 @@ std::string job_subdir(const std::string& dir, uint64_t job_id);
 // ready; dir is where the job writes.
 std::string prepare_dir(std::string& dir, uint64_t job_id);
 uint64_t new_job_id();
+// mkdir -p; true when dir is a directory.
+bool make_dirs(const std::string& dir);
+// A standalone program's directory was taken over by a job started after it.
+bool newer_job_in_dir();
 // Writes job.mpior (atomically); false, logged, when it cannot.
 bool write_job(trace::JobState state, std::vector<int32_t> written, std::vector<trace::TraceFileRanks> layout = {});
 
