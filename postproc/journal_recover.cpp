@@ -22,15 +22,23 @@ void add_entries(trace::RankTrace& t, const trace::JournalMeta& meta) {
     if (size_t(c.id) == t.comms.size()) t.comms.push_back(c);
 }
 
+// The rank's timing mode (MPIOR_TIMING), which the recovered events must
+// be folded with: the thread's stream in the rank file says it, or any
+// other stream of the rank (every thread of a rank traces alike).
+bool lossless(const trace::RankTrace& t, std::vector<trace::Stream>::const_iterator own) {
+  if (own != t.streams.end()) return own->lossless;
+  return std::any_of(t.streams.begin(), t.streams.end(), [](const trace::Stream& s) { return s.lossless; });
+}
+
 // The journal's events folded into the thread's stream (a new one if the
 // rank file has none for it); how many.
 size_t add_events(trace::RankTrace& t, const trace::JournalThread& j) {
   if (j.events.empty()) return 0;
-  trace::StreamBuilder b(trace::BuilderOptions{});
-  for (const trace::RawEvent& ev : j.events) b.append(ev);
-  trace::Stream s = b.snapshot(t.process.rank, j.thread);
   auto it =
       std::find_if(t.streams.begin(), t.streams.end(), [&](const trace::Stream& x) { return x.thread == j.thread; });
+  trace::StreamBuilder b(trace::BuilderOptions{.lossless = lossless(t, it)});
+  for (const trace::RawEvent& ev : j.events) b.append(ev);
+  trace::Stream s = b.snapshot(t.process.rank, j.thread);
   if (it == t.streams.end())
     t.streams.push_back(std::move(s));
   else

@@ -5,6 +5,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "trace/value_seq.hpp"
+
 namespace mpior::trace {
 namespace {
 
@@ -64,6 +66,17 @@ std::string fmt_ns(double ns) {
 
 bool is_zero(const Param& p) { return p.ranked < 0 && p.seq.len == 0; }
 
+// How many of a lossless position's calls kept their exact duration. A
+// sequence of one value stands for every call (a constant is stored once),
+// and so does none when every duration was 0 (a constant 0 is stored as
+// nothing); none beside nonzero durations is a part folded without exact
+// times (mixed timing modes).
+uint64_t exact_calls(const Stream& s, const Leaf& l) {
+  if (l.exact_dur.seq.len == 1) return l.dur.count();
+  if (l.exact_dur.seq.len == 0) return l.dur.max() == 0 && l.dur.min() == 0 ? l.dur.count() : 0;
+  return seq_length(s.view(l.exact_dur.seq));
+}
+
 void print_leaf(std::ostream& o, const Stream& s, const Leaf& l) {
   o << name(l.kind);
   if (l.depth) o << " depth=" << int(l.depth);
@@ -76,7 +89,9 @@ void print_leaf(std::ostream& o, const Stream& s, const Leaf& l) {
   if (!is_zero(l.err)) o << " errno=" << describe_param(s, l.err);
   o << "  [gap " << fmt_ns(l.gap.mean());
   if (l.gap.count() > 1) o << "±" << fmt_ns(std::sqrt(l.gap.variance()));
-  o << " dur " << fmt_ns(l.dur.mean()) << "]";
+  o << " dur " << fmt_ns(l.dur.mean());
+  if (s.lossless && l.exact_dur.ranked < 0) o << ", " << exact_calls(s, l) << " of " << l.dur.count() << " exact";
+  o << "]";
 }
 
 void print_nodes(std::ostream& o, const Stream& s, size_t begin, size_t end, int indent) {

@@ -11,6 +11,7 @@ measured time (WAIT_MS only delays the death past the flushes).
 """
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -29,11 +30,12 @@ def writes_of(summary, name):
     return 0
 
 
-def launch(root, traces, mode, wait_ms, early):
+def launch(root, traces, mode, wait_ms, early, **extra_env):
     app = [app_path("crash_app"), mode, str(WRITES), "0", str(wait_ms)]
-    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces)
+    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, **extra_env)
     if OPENMPI:  # both ranks alike: without a periodic flush in the early death
         extra = ["-x", "MPIOR_FLUSH_INTERVAL=0"] if early else []
+        extra += [x for k in extra_env for x in ("-x", k)]
         cmd = mpirun(2) + ["-x", "LD_PRELOAD", "-x", "MPIOR_TRACE_DIR"] + extra + app
     else:
         quiet = ["-env", "MPIOR_FLUSH_INTERVAL", "0"] if early else []
@@ -101,6 +103,27 @@ def torn():
     shutil.rmtree(root, ignore_errors=True)
 
 
+def lossless():
+    """MPIOR_TIMING=lossless: the events recovered from rank 1's journal keep
+    every call's times, as the rest of its stream does (--dump: "N of N
+    exact" at every position)."""
+    root = tempfile.mkdtemp(prefix="mpior-journal-")
+    traces = os.path.join(root, "traces")
+    launch(root, traces, "kill", 0, True, MPIOR_TIMING="lossless")
+    post = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
+    check_eq(post.returncode, 0, f"mpior-post exit status: {post.stderr}")
+    check("events recovered from its crash journal" in post.stderr, f"rank 1 recovered: {post.stderr}")
+    dump = subprocess.run([POST, "--dump", os.path.join(traces, "rank-000001.mpior")], capture_output=True, text=True,
+                          timeout=300)
+    exact = re.findall(r"(\d+) of (\d+) exact", dump.stdout)
+    check(exact, f"no lossless positions in rank 1's trace: {dump.stdout[:2000]}")
+    partial = [(k, n) for k, n in exact if k != n]
+    check(not partial, f"positions without every call's times (kept, calls): {partial[:10]}")
+    calls = sum(int(n) for _, n in exact)
+    check(calls >= WRITES, f"rank 1's positions hold {calls} calls, fewer than its {WRITES} writes")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def scenario(mode, early):
     f = lambda: dies(mode, early)  # noqa: E731
     f.__name__ = mode
@@ -113,4 +136,5 @@ if __name__ == "__main__":
         cases[m + "_early"] = scenario(m, True)
         cases[m + "_late"] = scenario(m, False)
     cases["torn"] = torn
+    cases["lossless"] = lossless
     main(cases)
