@@ -67,6 +67,21 @@ nlohmann::json absent_parts(const TraceSet& set, const Analysis& a) {
   return out;
 }
 
+// Per rank that died inside collectives: the calls completed as entered
+// (entered_collectives.hpp).
+void add_entered(const TraceSet& set, std::string& text, nlohmann::json& extra) {
+  if (set.entered.empty()) return;
+  nlohmann::json out = nlohmann::json::array();
+  text += "collectives completed as entered (ranks that died inside them):";
+  for (const EnteredCollectives& e : set.entered) {
+    out.push_back({{"rank", e.rank}, {"comm", e.comm}, {"calls", e.calls}, {"first", e.call}, {"as_rank", e.donor}});
+    text += " rank " + std::to_string(e.rank) + ": " + std::to_string(e.calls) + " on communicator " +
+            std::to_string(e.comm) + " (" + e.call + ");";
+  }
+  text.back() = '\n';
+  extra["entered_collectives"] = out;
+}
+
 }  // namespace
 
 void post_process(const std::string& trace_dir, const std::string& plan_dir, std::ostream& log, std::ostream& warn,
@@ -77,6 +92,7 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
   std::string text = summary_text(set, a);
   SummaryHeader header = header_of(set);
   nlohmann::json extra = nlohmann::json::object();  // summary.json's members besides summary_json's
+  add_entered(set, text, extra);
   std::vector<int32_t> missing = set.missing;
   if (!missing.empty()) {
     text += "missing ranks (no trace): " + rank_list(missing) + "\n";

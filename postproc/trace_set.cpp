@@ -8,6 +8,7 @@
 
 #include "merge/merge_job.hpp"
 #include "postproc/children.hpp"
+#include "postproc/entered_collectives.hpp"
 #include "postproc/journal_recover.hpp"
 #include "postproc/post_progress.hpp"
 #include "trace/cursor.hpp"
@@ -273,6 +274,7 @@ TraceSet read_trace_dir(const std::string& dir, MissingRanks missing) {
   fill_missing(set);
   check_trace_set(set);
   set.children = fold_children(set);
+  complete_entered_collectives(set);
   return set;
 }
 

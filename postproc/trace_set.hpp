@@ -12,14 +12,25 @@
 
 namespace mpior::postproc {
 
+// Trailing collectives completed for a rank that died inside them
+// (entered_collectives.hpp), per rank and communicator.
+struct EnteredCollectives {
+  int32_t rank = 0;
+  int32_t comm = 0;   // global communicator id
+  int32_t donor = 0;  // the member whose calls they copy
+  uint64_t calls = 0;
+  std::string call;  // the first one's name
+};
+
 struct TraceSet {
   std::string dir;
   trace::JobInfo job;
-  std::vector<trace::RankTrace> ranks;  // index = world rank
-  std::vector<std::string> paths;       // the file each rank came from
-  std::vector<std::string> warnings;    // worth telling, not worth stopping for
-  size_t children = 0;                  // processes ranks started, folded in as threads (children.hpp)
-  std::vector<int32_t> missing;         // ranks without a trace (MissingRanks::keep): empty placeholders
+  std::vector<trace::RankTrace> ranks;      // index = world rank
+  std::vector<std::string> paths;           // the file each rank came from
+  std::vector<std::string> warnings;        // worth telling, not worth stopping for
+  size_t children = 0;                      // processes ranks started, folded in as threads (children.hpp)
+  std::vector<int32_t> missing;             // ranks without a trace (MissingRanks::keep): empty placeholders
+  std::vector<EnteredCollectives> entered;  // completed collectives (entered_collectives.hpp)
 
   int32_t size() const { return int32_t(ranks.size()); }
   const std::string& path(int32_t rank) const { return paths[size_t(rank)]; }

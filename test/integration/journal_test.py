@@ -30,8 +30,8 @@ def writes_of(summary, name):
     return 0
 
 
-def launch(root, traces, mode, wait_ms, early, **extra_env):
-    app = [app_path("crash_app"), mode, str(WRITES), "0", str(wait_ms)]
+def launch(root, traces, mode, wait_ms, early, app_args=(), **extra_env):
+    app = [app_path("crash_app"), mode, str(WRITES), "0", str(wait_ms)] + list(app_args)
     env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, **extra_env)
     if OPENMPI:  # both ranks alike: without a periodic flush in the early death
         extra = ["-x", "MPIOR_FLUSH_INTERVAL=0"] if early else []
@@ -124,6 +124,38 @@ def lossless():
     shutil.rmtree(root, ignore_errors=True)
 
 
+def inside():
+    """Rank 1 dies inside a collective rank 0 completed: held inside an
+    MPI_Bcast from rank 0 (crash_app ... inside) when rank 0 completes it
+    and dies by SIGKILL, before any flush. Its recovered trace lacks the
+    Bcast; mpior-post completes it as entered (a warning naming the rank,
+    the call and the count; summary.json's entered_collectives), and the
+    plan, checked against the traces (--verify), replays."""
+    root = tempfile.mkdtemp(prefix="mpior-journal-")
+    traces = os.path.join(root, "traces")
+    p = launch(root, traces, "kill", 0, True, app_args=["inside"])
+    check(p.returncode != 0, f"the job should fail, exited {p.returncode}")
+    post = subprocess.run([POST, "--verify", traces], capture_output=True, text=True, timeout=300)
+    check_eq(post.returncode, 0, f"mpior-post exit status: {post.stderr}")
+    want = ("rank 1 died inside a collective: its trace lacks the last 1 collective call(s) rank 0 completed on "
+            "communicator 0 (from MPI_Bcast")
+    check(want in post.stderr, f"warning: {post.stderr}")
+    check("verified" in post.stdout, f"--verify: {post.stdout}")
+    plan = os.path.join(traces, "plan")
+    with open(os.path.join(plan, "summary.json")) as f:
+        summary = json.load(f)
+    check_eq(summary.get("entered_collectives"),
+             [{"rank": 1, "comm": 0, "calls": 1, "first": "MPI_Bcast", "as_rank": 0}], "summary")
+    for r in (0, 1):  # one more block each before the Bcast
+        n = writes_of(summary, f"crash_{r}.dat")
+        check(int(0.99 * WRITES) <= n <= WRITES + 1, f"rank {r}: {n} of {WRITES + 1} writes in the trace")
+    with open(os.path.join(plan, "summary.txt")) as f:
+        check("rank 1: 1 on communicator 0 (MPI_Bcast)" in f.read(), "summary.txt names the completed call")
+    subprocess.run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), plan], check=True, capture_output=True,
+                   timeout=300)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def scenario(mode, early):
     f = lambda: dies(mode, early)  # noqa: E731
     f.__name__ = mode
@@ -137,4 +169,5 @@ if __name__ == "__main__":
         cases[m + "_late"] = scenario(m, False)
     cases["torn"] = torn
     cases["lossless"] = lossless
+    cases["inside"] = inside
     main(cases)
