@@ -47,6 +47,7 @@ def dies(mode, early):
     root = tempfile.mkdtemp(prefix="mpior-journal-")
     traces = os.path.join(root, "traces")
     p = launch(root, traces, mode, 0 if early else 3000, early)
+    check(os.path.isdir(traces), f"{mode}: no trace directory; the job said: {p.stdout[-1000:]} {p.stderr[-2000:]}")
     if mode == "none":
         check_eq(p.returncode, 0, f"{mode}: job exit status: {p.stderr[-2000:]}")
         check(not [f for f in os.listdir(traces) if f.endswith(".journal")], "journals removed at a normal end")
