@@ -37,6 +37,16 @@ size_t add_events(trace::RankTrace& t, const trace::JournalThread& j) {
   auto it =
       std::find_if(t.streams.begin(), t.streams.end(), [&](const trace::Stream& x) { return x.thread == j.thread; });
   trace::StreamBuilder b(trace::BuilderOptions{.lossless = lossless(t, it)});
+  // The first recovered events' gaps: from the rank file's last events, on
+  // the journal's clock; when the ring no longer holds those, unknown (0),
+  // not the time since the trace's start.
+  for (const trace::RawEvent& ev : j.before) b.continue_after(ev);
+  if (j.before.empty()) {
+    trace::RawEvent first = j.events.front();
+    first.depth = 0;
+    first.end = first.start;
+    b.continue_after(first);
+  }
   for (const trace::RawEvent& ev : j.events) b.append(ev);
   trace::Stream s = b.snapshot(t.process.rank, j.thread);
   if (it == t.streams.end())

@@ -19,9 +19,12 @@ struct StreamBuilder::Impl {
     size_t d = ev.depth;
     int64_t gap = ev.start - ref[d];
     if (d == 0 && ev.tracer > 0) gap = std::max<int64_t>(0, gap - ev.tracer);  // the program's time only
-    ref[d] = ev.end;
-    ref[d + 1] = ev.start;
+    follow(ev);
     return gap;
+  }
+  void follow(const RawEvent& ev) {
+    ref[ev.depth] = ev.end;
+    ref[size_t(ev.depth) + 1] = ev.start;
   }
 
   // A thread calls from few call sites, mostly the one it called from last:
@@ -63,6 +66,8 @@ void StreamBuilder::append_all(std::span<const RawEvent> evs) {
   events_ += done;
   folded_ += done;
 }
+
+void StreamBuilder::continue_after(const RawEvent& ev) { impl_->follow(ev); }
 
 FoldedPart StreamBuilder::spare() const {
   FoldedPart p;

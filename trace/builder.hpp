@@ -57,6 +57,11 @@ class StreamBuilder {
   // The same for each event in order, without a call per event (the
   // tracer folds a chunk at a time).
   void append_all(std::span<const RawEvent> evs);
+  // Gaps of the events appended next are measured as if ev (times in ns)
+  // had been appended before them, without recording it: a stream that
+  // continues events folded elsewhere (crash recovery appends a journal's
+  // events to the rank file's stream) calls it for each of those in order.
+  void continue_after(const RawEvent& ev);
   // The stream so far, for one rank; the builder keeps going afterwards.
   Stream snapshot(int32_t rank, uint32_t thread) const;
   uint64_t events() const { return events_; }

@@ -54,12 +54,34 @@ JournalHeader read_header(const std::vector<uint8_t>& bytes, const std::string& 
   return h;
 }
 
+// A record's times from clock ticks to ns since trace start.
+RawEvent in_ns(RawEvent ev, const JournalHeader& h) {
+  ev.start = h.zero_ns + int64_t(double(ev.start) * h.ns_per_tick);
+  ev.end = h.zero_ns + int64_t(double(ev.end) * h.ns_per_tick);
+  ev.tracer = int64_t(double(ev.tracer) * h.ns_per_tick);
+  return ev;
+}
+
+// The records just before the flush mark, back to the last one at depth 0
+// (what every depth's gap is measured from), oldest first; none when the
+// ring no longer holds them all.
+std::vector<RawEvent> before_mark(const std::vector<JournalRecord>& recs, const JournalHeader& h) {
+  std::vector<RawEvent> out;
+  for (uint64_t k = 1; k <= std::min<uint64_t>(h.flushed, 256); ++k) {
+    const JournalRecord& r = recs[(h.flushed - k) % h.capacity];
+    if (r.seq != h.flushed - k || r.check != journal_check(r.ev, r.seq)) return {};
+    out.insert(out.begin(), in_ns(r.ev, h));
+    if (r.ev.depth == 0) return out;
+  }
+  return {};
+}
+
 }  // namespace
 
 JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings) {
   std::vector<uint8_t> bytes = read_file(path);
   JournalHeader h = read_header(bytes, path);
-  JournalThread out{h.thread, h.rank, h.flushed, {}};
+  JournalThread out{h.thread, h.rank, h.flushed, {}, {}};
   std::vector<JournalRecord> recs(h.capacity);
   std::memcpy(recs.data(), bytes.data() + kJournalHeaderBytes, h.capacity * sizeof(JournalRecord));
   // Whole records after the flush mark, by sequence number.
@@ -73,6 +95,7 @@ JournalThread read_thread_journal(const std::string& path, std::vector<std::stri
     }
     if (r.seq >= h.flushed) live.push_back(&r);
   }
+  out.before = before_mark(recs, h);
   std::sort(live.begin(), live.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
   if (torn)
     warnings->push_back(path + ": " + std::to_string(torn) + " torn record(s) dropped (the process died writing it)");
@@ -82,11 +105,7 @@ JournalThread read_thread_journal(const std::string& path, std::vector<std::stri
       warnings->push_back(path + ": events " + std::to_string(expect) + " to " + std::to_string(r->seq - 1) +
                           " of thread " + std::to_string(h.thread) + " are lost (overwritten or torn)");
     expect = r->seq + 1;
-    RawEvent ev = r->ev;
-    ev.start = h.zero_ns + int64_t(double(ev.start) * h.ns_per_tick);
-    ev.end = h.zero_ns + int64_t(double(ev.end) * h.ns_per_tick);
-    ev.tracer = int64_t(double(ev.tracer) * h.ns_per_tick);
-    out.events.push_back(ev);
+    out.events.push_back(in_ns(r->ev, h));
   }
   return out;
 }

@@ -81,6 +81,11 @@ struct JournalThread {
   int32_t rank = 0;
   uint64_t flushed = 0;
   std::vector<RawEvent> events;
+  // The rank file's last events, back to its last at depth 0, when the ring
+  // still holds them: the first recovered events' gaps are measured from
+  // them on the same clock (the rank file's times leave the tracer's own
+  // time out, the journal's do not).
+  std::vector<RawEvent> before;
 };
 JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings);
 

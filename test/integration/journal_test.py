@@ -157,6 +157,49 @@ def inside():
     shutil.rmtree(root, ignore_errors=True)
 
 
+UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def write_gaps(dump):
+    """Seconds between the writes of a --dump: each write position's mean
+    gap times its calls (the RSD around it)."""
+    total, calls = 0.0, 1
+    for line in dump.splitlines():
+        m = re.match(r"\s*RSD x(\d+) {", line)
+        if m:
+            calls = int(m.group(1))
+            continue
+        m = re.match(r"\s*write .*\[gap ([-\d.e+]+)(ns|us|ms|s)\b", line)
+        if m:
+            total += float(m.group(1)) * UNITS[m.group(2)] * calls
+            calls = 1
+    return total
+
+
+def gap():
+    """The first events recovered after a rank file's flush are timed from
+    the rank file's last event, not from the trace's start: 200,000 writes
+    (flushes come first), then rank 0 is SIGKILLed; the gaps between each
+    rank's writes add up to a fraction of a second, as they were (a gap
+    from the start would add the seconds before the flush)."""
+    root = tempfile.mkdtemp(prefix="mpior-journal-")
+    traces = os.path.join(root, "traces")
+    app = [app_path("crash_app"), "kill", "200000", "0", "0"]
+    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces)
+    subprocess.run(mpirun(2) + (["-x", "LD_PRELOAD", "-x", "MPIOR_TRACE_DIR"] if OPENMPI else []) + app, cwd=root,
+                   env=env, capture_output=True, text=True, timeout=120)
+    post = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
+    check_eq(post.returncode, 0, f"mpior-post exit status: {post.stderr}")
+    for r in (0, 1):
+        check(f"rank {r}: " in post.stderr and "events recovered" in post.stderr, f"recovered: {post.stderr}")
+        dump = subprocess.run([POST, "--dump", os.path.join(traces, f"rank-00000{r}.mpior")], capture_output=True,
+                              text=True, timeout=300).stdout
+        check(dump.count("RSD x") >= 2, f"rank {r}: no flushed and recovered parts: {dump[-1500:]}")
+        gaps = write_gaps(dump)
+        check(gaps < 0.25, f"rank {r}: the gaps between its writes add up to {gaps:.3f} s")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def scenario(mode, early):
     f = lambda: dies(mode, early)  # noqa: E731
     f.__name__ = mode
@@ -171,4 +214,5 @@ if __name__ == "__main__":
     cases["torn"] = torn
     cases["lossless"] = lossless
     cases["inside"] = inside
+    cases["gap"] = gap
     main(cases)
