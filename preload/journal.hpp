@@ -76,8 +76,8 @@ void start(const std::string& dir, int32_t rank) noexcept;
 void note_file(int32_t id, const trace::FileEntry& f) noexcept;
 void note_comm(const trace::CommEntry& c) noexcept;
 // The trace being encoded holds recorder thread's first `events` events
-// (read after its snapshot: an event racing it may be lost, never
-// repeated); returns events. flushed(): that trace is written.
+// (the count its snapshot froze: events recorded meanwhile stay in the
+// ring for recovery); returns events. flushed(): that trace is written.
 uint64_t cover(uint32_t thread, uint64_t events) noexcept;
 void flushed() noexcept;
 // The flush thread: a ring is half full of unflushed records (clears it).

@@ -234,6 +234,7 @@ void ThreadRecorder::freeze(std::vector<trace::RawEvent>& older, std::vector<tra
   newer.assign(chunk_, chunk_ + used_);  // reserved for a chunk: no allocation under the lock
   used_ = 0;
   frozen_ = true;
+  frozen_events_ = recorded_.load(std::memory_order_relaxed);
   unlock();
 }
 
@@ -404,8 +405,11 @@ void fold_behind_service() noexcept {
   }
 }
 
-trace::Stream ThreadRecorder::snapshot(int32_t rank) {
-  return with_builder([&] { return builder_.snapshot(rank, index_); });
+trace::Stream ThreadRecorder::snapshot(int32_t rank, uint64_t* events) {
+  return with_builder([&] {
+    if (events) *events = frozen_events_;  // folded now; later ones are parked
+    return builder_.snapshot(rank, index_);
+  });
 }
 
 size_t ThreadRecorder::memory_bytes() {

@@ -38,8 +38,10 @@ class ThreadRecorder {
   void record(trace::RawEvent& ev) noexcept;
   // record, inlined into record_event (recorder.cpp only).
   void record_inline(trace::RawEvent& ev) noexcept;
-  // The stream so far (freezes the builder, see above; any thread may call it).
-  trace::Stream snapshot(int32_t rank);
+  // The stream so far (freezes the builder, see above; any thread may call
+  // it); *events: how many of the thread's events it holds (with those
+  // spilled before), the ones recorded before the freeze.
+  trace::Stream snapshot(int32_t rank, uint64_t* events = nullptr);
   uint32_t index() const { return index_; }
   // Some thread is inside record (holds the lock; signal handlers ask).
   bool locked() const noexcept { return lock_.test(std::memory_order_acquire); }
@@ -119,6 +121,7 @@ class ThreadRecorder {
   };
   PrunedTally pruned_[trace::kNumKinds];
   bool frozen_ = false;                   // under the lock: full chunks go to backlog_
+  uint64_t frozen_events_ = 0;            // recorded_ when the builder was last frozen
   std::vector<trace::RawEvent> backlog_;  // under the lock: chunks recorded while frozen (ticks)
   trace::RawEvent chunk_[kChunk];
   std::vector<trace::RawEvent> held_;  // records waiting for their parent (deeper calls)

@@ -157,8 +157,9 @@ std::vector<uint8_t> encode_now(bool finished) {
   uint64_t events = 0;
   size_t memory = 0;
   for (ThreadRecorder* r : all_recorders()) {
-    t.streams.push_back(r->snapshot(s.rank));
-    events += journal::cover(r->index(), r->events());  // after the snapshot: see journal.hpp
+    uint64_t in_snapshot = 0;
+    t.streams.push_back(r->snapshot(s.rank, &in_snapshot));
+    events += journal::cover(r->index(), in_snapshot);
     memory += r->memory_bytes();
   }
   std::vector<uint8_t> bytes = s.mpi ? trace::encode(t, *g_comms) : trace::encode(t);
