@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 
 #include "preload/config.hpp"
 #include "preload/journal.hpp"
@@ -58,6 +59,7 @@ std::atomic<bool> g_dumped{false};
 std::atomic<bool> g_stop{false};
 pthread_t g_flusher;
 bool g_flusher_running = false;
+constexpr long kNever = std::numeric_limits<long>::max();
 
 void sleep_ms(long ms) {
   timespec ts{ms / 1000, (ms % 1000) * 1000000};
@@ -142,14 +144,19 @@ long now_ms() {
 void* flush_loop(void*) {
   TracerGuard guard;
   uint64_t written = session::events_recorded();
-  long interval = long(opt_flush.get()), next = now_ms() + interval;
-  set_fold_behind(true);
+  // Without a period (MPIOR_FLUSH_INTERVAL=0) an MPI rank's thread still
+  // rewrites the rank file when a journal ring is half full, or the ring
+  // would overwrite what a SIGKILL then loses; calls fold where they are made.
+  long interval = long(opt_flush.get());
+  bool periodic = interval > 0;
+  long next = periodic ? now_ms() + interval : kNever;
+  set_fold_behind(periodic);
   while (!g_stop.load()) {
     spill::wait(std::clamp(next - now_ms(), 0L, 50L));
     fold_behind_service();
     spill::service();
     if (g_stop.load() || (now_ms() < next && !journal::take_flush_wanted())) continue;
-    next = now_ms() + interval;
+    next = periodic ? now_ms() + interval : kNever;
     uint64_t now = session::events_recorded();
     if (now == written) continue;
     spill::before_flush();
@@ -168,8 +175,8 @@ void raise_pending() noexcept {
   if (sig) raise(sig);
 }
 
-void start_flusher() {
-  if (opt_flush.get() <= 0 || g_flusher_running) return;
+void start_flusher(bool for_journal = false) {
+  if ((opt_flush.get() <= 0 && !for_journal) || g_flusher_running) return;
   g_stop.store(false);
   sigset_t all, old;
   sigfillset(&all);
@@ -183,7 +190,7 @@ void start_flusher() {
 
 void start() {
   if (opt_signals.get()) install();
-  start_flusher();
+  start_flusher(journal::enabled());
 }
 
 void start_lazily() {

@@ -30,8 +30,8 @@ def writes_of(summary, name):
     return 0
 
 
-def launch(root, traces, mode, wait_ms, early, app_args=(), **extra_env):
-    app = [app_path("crash_app"), mode, str(WRITES), "0", str(wait_ms)] + list(app_args)
+def launch(root, traces, mode, wait_ms, early, app_args=(), writes=WRITES, **extra_env):
+    app = [app_path("crash_app"), mode, str(writes), "0", str(wait_ms)] + list(app_args)
     env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, **extra_env)
     if OPENMPI:  # both ranks alike: without a periodic flush in the early death
         extra = ["-x", "MPIOR_FLUSH_INTERVAL=0"] if early else []
@@ -43,10 +43,10 @@ def launch(root, traces, mode, wait_ms, early, app_args=(), **extra_env):
     return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=120)
 
 
-def dies(mode, early):
+def dies(mode, early, writes=WRITES):
     root = tempfile.mkdtemp(prefix="mpior-journal-")
     traces = os.path.join(root, "traces")
-    p = launch(root, traces, mode, 0 if early else 3000, early)
+    p = launch(root, traces, mode, 0 if early else 3000, early, writes=writes)
     check(os.path.isdir(traces), f"{mode}: no trace directory; the job said: {p.stdout[-1000:]} {p.stderr[-2000:]}")
     if mode == "none":
         check_eq(p.returncode, 0, f"{mode}: job exit status: {p.stderr[-2000:]}")
@@ -63,14 +63,15 @@ def dies(mode, early):
     check_eq(summary["complete"], mode == "none", f"{mode}: summary complete")
     for r in (0, 1):
         n = writes_of(summary, f"crash_{r}.dat")
-        check(int(0.99 * WRITES) <= n <= WRITES, f"{mode}: rank {r}: {n} of {WRITES} writes in the trace")
+        check(int(0.99 * writes) <= n <= writes, f"{mode}: rank {r}: {n} of {writes} writes in the trace")
     check(not [f for f in os.listdir(traces) if f.endswith(".journal")], f"{mode}: journals left after recovery")
     again = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
     with open(os.path.join(plan, "summary.json")) as f:
         check_eq(writes_of(json.load(f), "crash_1.dat"), writes_of(summary, "crash_1.dat"), "a second post")
     check_eq(again.returncode, 0, f"{mode}: second mpior-post: {again.stderr}")
-    subprocess.run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), plan], check=True, capture_output=True,
-                   timeout=300)
+    r = subprocess.run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), plan], capture_output=True, text=True,
+                       timeout=300)
+    check_eq(r.returncode, 0, f"{mode}: replay exit status: {r.stderr[-3000:]}")
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -200,6 +201,13 @@ def gap():
     shutil.rmtree(root, ignore_errors=True)
 
 
+def kill_many():
+    """More writes than a journal ring holds (65,536 records), on a rank
+    without a periodic flush: the ring half full still has the rank file
+    rewritten, so a SIGKILL loses none of the older writes."""
+    dies("kill", True, writes=150000)
+
+
 def scenario(mode, early):
     f = lambda: dies(mode, early)  # noqa: E731
     f.__name__ = mode
@@ -212,6 +220,7 @@ if __name__ == "__main__":
         cases[m + "_early"] = scenario(m, True)
         cases[m + "_late"] = scenario(m, False)
     cases["torn"] = torn
+    cases["kill_many"] = kill_many
     cases["lossless"] = lossless
     cases["inside"] = inside
     cases["gap"] = gap
