@@ -80,6 +80,7 @@ class Sandbox {
   int on_two_paths(const std::string& from, const std::string& to, Op op) const;
   int resolve_user(const std::string& rel, int flags, mode_t mode) const;
   int open_resolved(const std::string& rel, int flags, mode_t mode) const;
+  int open_in_parent(const std::string& rel, int flags, mode_t mode) const;
   int open_unnamed(const std::string& dir, int flags, mode_t mode) const;
   int root_fd_ = -1;
   bool kernel_ = false;

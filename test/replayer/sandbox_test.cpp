@@ -92,6 +92,10 @@ TEST_CASE("no path through a symlink leaves the root, with either resolver", "[s
     REQUIRE(S_ISDIR(st.st_mode));
     REQUIRE(box.stat("data/inner", &st, false) == 0);
     REQUIRE(S_ISLNK(st.st_mode));
+    // Opened in its parent "data", the link's `../data` climbs out of it; beneath the root it does not.
+    int dir = box.open("data/inner", O_RDONLY | O_DIRECTORY);
+    REQUIRE(dir >= 0);
+    ::close(dir);
     REQUIRE(box.unlink("data/file_link") == 0);  // removes the link, not its target
     REQUIRE(!fs::exists(fs::symlink_status(f.root + "/data/file_link")));
   }
@@ -119,6 +123,18 @@ TEST_CASE("no path through a symlink leaves the root, with either resolver", "[s
     REQUIRE(box.rmdir("a/b/c") == 0);
     REQUIRE(!fs::exists(f.root + "/a/b/c"));
     REQUIRE(box.make_dirs("data/file_link/x") < 0);  // a link out is never a directory to create in
+  }
+  SECTION("a file opens in its parent as it is now, not as an earlier open found it") {
+    REQUIRE(box.make_dirs("s/t") == 0);
+    int fd = box.open("s/t/a", O_WRONLY | O_CREAT, 0644);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    fs::remove_all(f.root + "/s/t");  // another process's doing: the directory the open found is gone
+    fs::create_directory(f.root + "/s/t");
+    fd = box.open("s/t/b", O_WRONLY | O_CREAT, 0644);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    REQUIRE(fs::exists(f.root + "/s/t/b"));
   }
 }
 
