@@ -9,6 +9,7 @@
 #include "replayer/mpi_mode.hpp"
 #include "replayer/replay_html.hpp"
 #include "replayer/replay_timeline.hpp"
+#include "replayer/sched_group.hpp"
 #include "trace/format.hpp"
 #include "trace/tool_error.hpp"
 
@@ -27,7 +28,12 @@ int run(const mpior::replay::CliOptions& cli) {
                 << plan.ranks.size() << " ranks left no trace and are not replayed; the others meet and receive "
                 << "without them\n";
     replay::ReplayOptions opt = replay::to_replay_options(cli, plan_file);
+    std::string sched = replay::weight_session(int(plan.ranks.size() - plan.missing.size()));
     replay::Report report = replay::replay_plan(plan, opt);
+    if (sched.starts_with("warning: "))
+      report.warnings.push_back(sched.substr(9));
+    else if (!sched.empty())
+      report.placement += "; " + sched;
     if (!cli.json.empty()) replay::write_json(cli.json, report);
     if (!cli.timeline.empty()) replay::write_replay_timeline(cli.timeline, plan, report, cli.max_events);
     if (!cli.html.empty()) replay::write_replay_html(cli.html, plan, report);
@@ -68,5 +74,6 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kUsageError;
   }
   if (cli.mpi) return mpior::replay::run_mpi_mode(cli, argc, argv);
+  mpior::replay::enter_own_session();  // as a launcher starts each rank
   return run(cli);
 }

@@ -9,7 +9,13 @@ exactly once by the rank threads.
 
 setup: the replay's preparation before the threads start (the main thread) makes each directory the plan
 needs at most once, and checks each plan file's containment with a bounded number of lookups, not a walk
-up the whole path per file (an mdtest plan's setup made 162,000 openat2 and 72,000 mkdirat calls)."""
+up the whole path per file (an mdtest plan's setup made 162,000 openat2 and 72,000 mkdirat calls).
+
+sched_group: with the kernel's autogroup scheduling on, MPICH's launcher starts each rank in a session of its
+own, so each rank gets a session's share of a busy machine; the threaded replay runs in a session of its own
+(leaving the test's), its group weighted as 2 sessions (nice -3) for the 2 rank threads, or, where raising
+the weight is refused (not root), it says so in the report's warnings. Skipped without autogroup."""
+import json
 import os
 import re
 import shutil
@@ -76,5 +82,36 @@ def setup():
         s.cleanup()
 
 
+def autogroup_on():
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
+
+
+def sched_group():
+    if not autogroup_on():
+        print("skip: no autogroup scheduling on this kernel")
+        raise SystemExit(77)
+    s = traced_md()
+    try:
+        report = os.path.join(s.root, "report.json")
+        run([REPLAY, "--quiet", "--fs", s.fs, "--json", report, s.plan])
+        with open(report) as f:
+            r = json.load(f)
+        with open("/proc/self/autogroup") as f:
+            ours = f.read().split()[0]
+        if os.geteuid() == 0:
+            check("weighted as 2 sessions" in r["placement"] and "nice -3" in r["placement"],
+                  f"placement {r['placement']!r}: want one scheduling group weighted as 2 sessions (nice -3)")
+            check(ours + " " not in r["placement"], f"the replay ran in the test's own scheduling group {ours}")
+        else:
+            check(any("CAP_SYS_NICE" in w for w in r["warnings"]),
+                  f"warnings {r['warnings']}: want the refused weight said")
+    finally:
+        s.cleanup()
+
+
 if __name__ == "__main__":
-    main({"opens": opens, "setup": setup})
+    main({"opens": opens, "setup": setup, "sched_group": sched_group})
