@@ -37,7 +37,9 @@ void ReplayThread::run() {
   const auto& aborted = sh_.progress.aborted();
   const int64_t started = t0 + sh_.start_of(summary.rank);  // as the launcher started the rank
   sleep_until(started, aborted);                            // the gate opens a little ahead of the common start
-  pacer_ = Pacer(started, sh_.opt.compute_scale);
+  // --io-only drops the gaps here, not only in the CLI: a gap slept is a
+  // late wake-up owed, where nothing can be.
+  pacer_ = Pacer(started, sh_.opt.io_only ? 0.0 : sh_.opt.compute_scale);
   last_end_ = started;
   bool going = true;
   while (going && !aborted.load(std::memory_order_relaxed) && cursor.next(ev)) {
