@@ -268,8 +268,11 @@ TEST_CASE("the replay's own time no gap absorbed is left out of the prediction, 
   const ThreadSummary &w = rep.per_thread.at(0), &r = rep.per_thread.at(1);
   REQUIRE(w.own_ns > 0);
   REQUIRE(w.unpaid_ns > 0);
-  // Its own time, and the little between the last write and the barrier (under TSan: up to 1 ms more).
-  REQUIRE(w.unpaid_ns <= w.own_ns + w.own_ns / 10 + 1'000'000);
+  // Its own time, and the little between the last write and the barrier (under TSan: up to 1 ms more);
+  // and, on a busy machine, how much later than the barrier's release it went on (a thread preempted
+  // there is late by the replay's doing, measured as late_ns): the accounting, whatever the load.
+  CAPTURE(w.own_ns, w.late_ns, r.late_ns, w.cpu_wait_ns, r.cpu_wait_ns);
+  REQUIRE(w.unpaid_ns <= w.own_ns + w.late_ns + w.own_ns / 10 + 1'000'000);
   REQUIRE(r.unpaid_ns > w.unpaid_ns / 2);  // handed on at the barrier
   REQUIRE(rep.replay_ns == std::max(w.replay_ns, r.replay_ns));
   REQUIRE(rep.wall_ns >= rep.replay_ns + std::min(w.unpaid_ns, r.unpaid_ns));
