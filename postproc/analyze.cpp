@@ -32,6 +32,7 @@ void scan_rank(const TraceSet& set, int32_t r, Analysis& a, MessageMatcher& matc
     } else {
       matcher.observe(ev, pos);
       collectives.observe(scope, ev, pos);
+      note_meeting(a.files, scope, ev, pos);
     }
     summary.observe(scope, ev, pos);
   }

@@ -63,6 +63,11 @@ void note_made(FileResolution& files, const RankScope& scope, int32_t file) {
     mark(files.found_then_made, files.files.size(), file);
 }
 
+std::vector<Meeting>& meetings_of(FileResolution& files, uint32_t stream) {
+  if (files.rank_meetings.size() <= stream) files.rank_meetings.resize(size_t(stream) + 1);
+  return files.rank_meetings[stream];
+}
+
 // Reads at a known offset say how large the file was at least; until the
 // rank truncates the file, they also bound what was there before the run.
 void note_reads(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
@@ -76,12 +81,15 @@ void note_reads(FileResolution& files, const RankScope& scope, const trace::Even
     RankRead& r = files.rank_reads[file];
     if (r.truncated) continue;
     r.extent = std::max(r.extent, t[i].offset + t[i].bytes);
-    r.last_end_ns = std::max(r.last_end_ns, scope.aligned_ns(ev) + ev.dur_ns);
+    int64_t end = scope.aligned_ns(ev) + ev.dur_ns;
+    if (end >= r.last_end_ns) r.stream = pos.stream, r.meetings_before = meetings_of(files, pos.stream).size();
+    r.last_end_ns = std::max(r.last_end_ns, end);
   }
 }
 
 // A rank's first truncation of a file ends the reads that bound its size before the run.
-void note_truncation(FileResolution& files, const RankScope& scope, int32_t file, const trace::Event& ev) {
+void note_truncation(FileResolution& files, const RankScope& scope, int32_t file, const trace::Event& ev,
+                     const EventPos& pos) {
   mark(files.truncated, files.files.size(), file);
   RankRead& r = files.rank_reads[file];
   if (r.truncated) return;
@@ -89,14 +97,24 @@ void note_truncation(FileResolution& files, const RankScope& scope, int32_t file
   if (files.pre_truncation.size() <= size_t(file)) files.pre_truncation.resize(files.files.size());
   PreTruncation& p = files.pre_truncation[size_t(file)];
   int64_t at = scope.aligned_ns(ev);
-  if (at < p.first_ns) p.first_ns = at, p.first_rank = scope.rank();
+  if (at >= p.first_ns) return;
+  p.first_ns = at, p.first_rank = scope.rank();
+  p.first_met.clear();
+  for (const Meeting& m : meetings_of(files, pos.stream)) p.first_met[m.comm] = std::max(p.first_met[m.comm], m.seq);
 }
 
-// Keeps the bounds no other beats (ended no later and reached as far).
+// x is known before a truncation whenever y is: it ended no later, reached
+// as far, and met the others at the same meeting or earlier (or y met none).
+bool beats(const ReadBound& x, const ReadBound& y) {
+  bool met = y.next.comm < 0 || (x.next.comm == y.next.comm && x.next.seq <= y.next.seq);
+  return x.last_end_ns <= y.last_end_ns && x.extent >= y.extent && met;
+}
+
+// Keeps the bounds no other beats.
 void keep_bound(std::vector<ReadBound>& bounds, ReadBound b) {
   for (const ReadBound& x : bounds)
-    if (x.last_end_ns <= b.last_end_ns && x.extent >= b.extent) return;
-  std::erase_if(bounds, [&](const ReadBound& x) { return x.last_end_ns >= b.last_end_ns && x.extent <= b.extent; });
+    if (beats(x, b)) return;
+  std::erase_if(bounds, [&](const ReadBound& x) { return beats(b, x); });
   bounds.push_back(b);
 }
 
@@ -107,13 +125,21 @@ constexpr int64_t kCrossRankSkewNs = 20'000'000;
 
 // The size a truncated file had before the run, as far as reads before its
 // truncation show: a rank's own reads before it truncated the file (the
-// rank's calls come in the order they ran), and any rank's that ended well
-// before the first truncation on aligned clocks. Reads after a truncation
+// rank's calls come in the order they ran), and any rank's that its thread
+// followed by a meeting the truncating thread had left before it, or that
+// ended well before the first truncation on aligned clocks (aligned clocks
+// leave out the time a rank waited for a CPU, so a loaded node's ranks can
+// be far apart on them: the meeting decides first). Reads after a truncation
 // read what the run wrote (a shared output left by an earlier run, truncated,
 // written and read back): they show nothing.
 int64_t size_before_truncation(const PreTruncation& p, bool clocks_aligned) {
+  auto met_before = [&](const ReadBound& b) {
+    auto it = b.next.comm < 0 ? p.first_met.end() : p.first_met.find(b.next.comm);
+    return it != p.first_met.end() && it->second >= b.next.seq;
+  };
   auto before_first = [&](const ReadBound& b) {
-    return clocks_aligned && p.first_ns != INT64_MAX && b.last_end_ns + kCrossRankSkewNs < p.first_ns;
+    if (p.first_ns == INT64_MAX) return false;
+    return met_before(b) || (clocks_aligned && b.last_end_ns + kCrossRankSkewNs < p.first_ns);
   };
   int64_t size = 0;
   for (const auto& [rank, b] : p.own)
@@ -154,7 +180,7 @@ void note_file_use(FileResolution& files, const RankScope& scope, const trace::E
     case OpClass::fopen:
       if (creates && opened) note_made(files, scope, file);
       if (opened && (file_args(ev).flags() & O_DIRECTORY)) f.directory = true;
-      if (opened && (file_args(ev).flags() & O_TRUNC)) note_truncation(files, scope, file, ev);
+      if (opened && (file_args(ev).flags() & O_TRUNC)) note_truncation(files, scope, file, ev, pos);
       if (opened && creates && (file_args(ev).flags() & O_EXCL)) mark(files.made_new, files.files.size(), file);
       break;
     case OpClass::mkdir:
@@ -179,11 +205,19 @@ void end_rank_files(FileResolution& files, const RankScope& scope) {
     if (r.extent <= 0) continue;
     if (files.pre_truncation.size() <= size_t(file)) files.pre_truncation.resize(files.files.size());
     PreTruncation& p = files.pre_truncation[size_t(file)];
-    ReadBound b{r.last_end_ns, r.extent};
+    ReadBound b{r.last_end_ns, r.extent, {}};
+    const std::vector<Meeting>& met = meetings_of(files, r.stream);
+    if (r.meetings_before < met.size()) b.next = met[r.meetings_before];
     if (r.truncated) p.own.emplace_back(scope.rank(), b);
     keep_bound(p.reads, b);
   }
   files.rank_reads.clear();
+  files.rank_meetings.clear();
+}
+
+void note_meeting(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos) {
+  if (!trace::is_mpi(ev.kind) || !trace::is_all_to_all(ev.op()) || ev.end_ns < ev.start_ns) return;
+  meetings_of(files, pos.stream).push_back({scope.comm(ev, pos), trace::mpi_args(ev).coll_seq()});
 }
 
 void finish_files(FileResolution& files) {

@@ -19,13 +19,23 @@ namespace mpior::postproc {
 
 // What reads before a file's truncation show of its size before the run (a
 // restart file read, then overwritten): bounds by rank, merged at finish_files.
+// A collective every member waits for (barrier, allreduce, ...: blocking,
+// trace::is_all_to_all) by global communicator and the tracer's number of it
+// there, the same on every member: what orders two ranks' calls whatever
+// their clocks (which leave out the time a rank waited for a CPU).
+struct Meeting {
+  int32_t comm = -1;
+  int64_t seq = -1;
+};
 struct ReadBound {
   int64_t last_end_ns;  // the last such read's end, aligned clock
   int64_t extent;       // the furthest byte read
+  Meeting next;         // the first meeting its thread made after that read (comm -1: none)
 };
 struct PreTruncation {
-  int64_t first_ns = INT64_MAX;  // the earliest truncation (aligned start) ...
-  int32_t first_rank = -1;       // ... and its rank
+  int64_t first_ns = INT64_MAX;                    // the earliest truncation (aligned start) ...
+  int32_t first_rank = -1;                         // ... and its rank
+  std::unordered_map<int32_t, int64_t> first_met;  // ... and the last meeting per comm its thread left before it
   std::vector<ReadBound> reads;  // ranks' reads before their own truncation, if any (non-dominated bounds)
   std::vector<std::pair<int32_t, ReadBound>> own;  // those of ranks that truncated it later themselves
 };
@@ -34,6 +44,8 @@ struct RankRead {
   int64_t extent = 0;
   int64_t last_end_ns = INT64_MIN;
   bool truncated = false;
+  uint32_t stream = 0;         // the thread of the last read ...
+  size_t meetings_before = 0;  // ... and how many meetings it had made by then
 };
 
 struct FileResolution {
@@ -48,6 +60,7 @@ struct FileResolution {
   std::vector<bool> found_then_made;                  // by global id: a rank found it, then made it itself
   std::vector<PreTruncation> pre_truncation;          // by global id (files some rank read)
   std::unordered_map<int32_t, RankRead> rank_reads;   // the rank being scanned, by global id
+  std::vector<std::vector<Meeting>> rank_meetings;    // the rank being scanned, per stream, in order
   bool clocks_aligned = true;                         // every rank ran under MPI (its clock aligned at MPI_Init)
 };
 
@@ -58,6 +71,8 @@ FileResolution number_files(const TraceSet& set);
 // count (level, from trace::LevelTracker): they are what the replayer reissues.
 void note_file_use(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos,
                    trace::Level level);
+// Any MPI event of the rank being scanned: the meetings its threads made.
+void note_meeting(FileResolution& files, const RankScope& scope, const trace::Event& ev, const EventPos& pos);
 // After a rank's events: its reads before truncations join the files' bounds.
 void end_rank_files(FileResolution& files, const RankScope& scope);
 // After every event: which files existed before the run (found, and made by

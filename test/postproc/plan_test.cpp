@@ -195,6 +195,38 @@ TEST_CASE("a file truncated keeps what reads before the truncation found there",
   CHECK((!file_of(0, out0).existed && file_of(0, out0).initial_size == 0));
 }
 
+TEST_CASE("a read before a barrier the truncating rank left came before the truncation", "[postproc][plan]") {
+  // restart.c on a loaded node: rank 1 reads its half, both meet at a
+  // barrier, rank 0 computes and overwrites the file. Its clock, which
+  // leaves out the time it waited for a CPU, puts the truncation 5 ms after
+  // rank 1's read: too close for the clocks, ordered by the barrier. The
+  // same read after rank 1's next barrier, which rank 0 had not left, shows
+  // nothing.
+  trace::BuilderOptions exact;
+  exact.lossless = true;
+  for (bool met : {true, false}) {
+    RankBuilder r0(0, 2, exact), r1(1, 2, exact);
+    int32_t f0 = r0.file("/out/restart"), f1 = r1.file("/out/restart");
+    r0.at(1'000'000);
+    r0.open(f0, 3, O_RDONLY, 3);
+    r0.pread(f0, 3, 0, 4096, 4096);
+    r0.call(trace::Kind::MPI_Barrier, {{trace::arg::comm, 0}, {trace::arg::coll_seq, 0}});
+    r0.at(6'000'000);
+    r0.open(f0, 5, O_TRUNC | O_WRONLY, 5);
+    r0.pwrite(f0, 5, 0, 8192, 8192);
+    r0.call(trace::Kind::MPI_Barrier, {{trace::arg::comm, 0}, {trace::arg::coll_seq, 1}});
+    r1.at(1'000'000);
+    if (!met) r1.call(trace::Kind::MPI_Barrier, {{trace::arg::comm, 0}, {trace::arg::coll_seq, 0}});
+    r1.open(f1, 3, O_RDONLY, 3);
+    r1.pread(f1, 3, 4096, 4096, 4096);
+    r1.call(trace::Kind::MPI_Barrier, {{trace::arg::comm, 0}, {trace::arg::coll_seq, met ? 0 : 1}});
+    if (met) r1.call(trace::Kind::MPI_Barrier, {{trace::arg::comm, 0}, {trace::arg::coll_seq, 1}});
+    PlanFiles files(r0, r1);
+    CAPTURE(met);
+    CHECK(files.of(0, f0).initial_size == (met ? 8192 : 4096));
+  }
+}
+
 TEST_CASE("the written plan decodes and equals the plan built", "[postproc][plan]") {
   TempDir tmp;
   auto ranks = n_to_n(3);
