@@ -350,7 +350,12 @@ def placement():
         check("as traced" in bound.report["placement"], bound.report["placement"])
         every_cpu(replay(bound, "none", "--bind", "none"), "threads, --bind none")
         every_cpu(replay(free, "auto"), "threads, unbound trace")
-        check_eq(free.report["placement"], "unbound, as the traced ranks ran", "placement of an unbound trace")
+        # Then, with autogroup scheduling, the replay's own group (replayer/sched_group.hpp).
+        placement = free.report["placement"].split("; ")
+        check_eq(placement[0], "unbound, as the traced ranks ran", "placement of an unbound trace")
+        group = placement[1:] or ["(no autogroup)"]
+        check(len(placement) <= 2 and group[0].startswith(("(no autogroup)", "one scheduling group weighted as 2 "
+                                                           "sessions", "warning: ")), f"scheduling group: {placement}")
         one_each(replay(free, "core", "--bind", "core"), "threads, unbound trace, --bind core")
         run(["mpirun.mpich", "-bind-to", "core", "-n", "2", REPLAY, "--mpi", "-q", "--fs",
              os.path.join(bound.root, "fs-mpi"), "--json", os.path.join(bound.root, "mpi.json"), bound.plan])
