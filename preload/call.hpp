@@ -117,8 +117,8 @@ class Call {
     if (!dropped_) record_event(ev_);
     ThreadState& t = t_state;
     if (ev_.depth == 0 && ev_.end != 0) {
-      if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !dropped_ && !prev_tracer_)
-        stolen::reading_after_call();
+      if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !prev_tracer_)
+        stolen::reading_after_call(!dropped_);
       t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
       t.last_end = ev_.end;
     } else if (ev_.end != 0) {
@@ -141,12 +141,13 @@ class Call {
 
  private:
   // Either rule's threshold passed: the wait for a CPU leaves the gap, then
-  // pruning's rule looks at what remains.
+  // pruning's rule weighs the gap less its own wait (not that of pruned
+  // calls before it, which their ends read).
   __attribute__((noinline)) void after_long_gap(ThreadState& t) noexcept {
     if (prev_tracer_) return;  // a signal handler's call inside the tracer: its gap is not the program's
-    if (ev_.start - t.last_end - ev_.tracer >= g_stolen_check_ticks)
-      stolen::leave_out_of_gap(ev_, ev_.start - t.last_end - ev_.tracer);
-    if (ev_.start - t.last_end - ev_.tracer >= g_long_gap_ticks) t.long_gap = 1;
+    int64_t gap = ev_.start - t.last_end - ev_.tracer, own = gap;
+    if (gap >= g_stolen_check_ticks) own = gap - stolen::leave_out_of_gap(ev_, gap);
+    if (own >= g_long_gap_ticks) t.long_gap = 1;
   }
 
   bool active_;

@@ -48,6 +48,12 @@ bool preempted_since_last_asked() {
   return preempted;
 }
 
+// Every long gap has had its run-queue wait taken out (stolen_time.hpp)
+// before the rule sees it: what remains is the program's, preempted or not.
+// Otherwise (oversubscribed ranks, no schedstat) a preempted gap is left
+// out whole; on a loaded machine that can be every gap.
+bool gaps_left_out_waits() { return g_stolen_check_ticks <= g_long_gap_ticks; }
+
 }  // namespace
 
 void start_gap_rule() noexcept {
@@ -73,7 +79,7 @@ void note_computation(const Call& c) noexcept {
   bool known = s.address.load(std::memory_order_relaxed) == ev.callsite;
   uint32_t runs = known ? s.long_gaps.load(std::memory_order_relaxed) : 0;
   if (runs < kSticky) {
-    if (long_gap && preempted_since_last_asked()) return;  // neither counts nor breaks the run
+    if (long_gap && !gaps_left_out_waits() && preempted_since_last_asked()) return;  // neither counts nor breaks
     if (!known && !long_gap) return;
     runs = long_gap ? runs + 1 : 0;
     s.address.store(ev.callsite, std::memory_order_relaxed);

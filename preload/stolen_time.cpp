@@ -23,6 +23,10 @@ std::atomic<int64_t> g_left_out_ticks{0};
 
 // The reading before, per thread; -1: none yet.
 thread_local int64_t t_last_delay = -1;
+// What calls left out of the trace (pruned, excluded) waited for a CPU: in
+// the computation the trace shows, so left out of the next gap's, but not
+// the gap's own wait that pruning's long-gap rule weighs.
+thread_local int64_t t_carried_ticks = 0;
 
 int64_t delay_since_last_reading() noexcept {
   int64_t now = trace::thread_run_delay_ns();
@@ -44,18 +48,27 @@ void start(int ranks_on_node) noexcept {
   t_last_delay = trace::thread_run_delay_ns();  // MPI_Init's thread: its first computation counts too
 }
 
-void leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
-  int64_t stolen = int64_t(double(delay_since_last_reading()) * g_ticks_per_ns);
-  int64_t now = clock::now(), left_out = std::clamp<int64_t>(stolen, 0, gap_ticks);
+int64_t leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
+  int64_t in_gap = std::clamp<int64_t>(int64_t(double(delay_since_last_reading()) * g_ticks_per_ns), 0, gap_ticks);
+  int64_t carried = std::clamp<int64_t>(t_carried_ticks, 0, gap_ticks - in_gap);
+  t_carried_ticks = 0;
+  int64_t now = clock::now(), left_out = in_gap + carried;
   if (left_out > 0) g_left_out_ticks.fetch_add(left_out, std::memory_order_relaxed);
   ev.tracer += left_out + (now - ev.start);
   ev.start = now;
+  return in_gap;
 }
 
-void reading_after_call() noexcept { t_last_delay = trace::thread_run_delay_ns(); }
+void reading_after_call(bool recorded) noexcept {
+  int64_t before = t_last_delay;
+  t_last_delay = trace::thread_run_delay_ns();
+  if (!recorded && before >= 0 && t_last_delay > before)
+    t_carried_ticks += int64_t(double(t_last_delay - before) * g_ticks_per_ns);
+}
 
 void reset_after_fork() noexcept {
   g_left_out_ticks.store(0, std::memory_order_relaxed);
+  t_carried_ticks = 0;
   t_last_delay = g_stolen_check_ticks == INT64_MAX ? -1 : trace::thread_run_delay_ns();
 }
 

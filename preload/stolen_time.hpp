@@ -22,11 +22,15 @@ void start(int ranks_on_node) noexcept;
 
 // A depth-0 call after `gap_ticks` of computation: the run-queue wait since
 // the last reading (at most the gap) joins the time that is not the
-// program's; the reading's own time too (the call's start is taken again).
-void leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept;
+// program's, with what calls left out of the trace since waited; the
+// reading's own time too (the call's start is taken again). Returns the
+// gap's own wait, without the left-out calls'.
+int64_t leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept;
 
-// After a long call that is kept: its run-queue wait stays in its duration.
-void reading_after_call() noexcept;
+// After a long call: a recorded call's run-queue wait stays in its
+// duration; one left out of the trace (pruned, excluded) is computation in
+// the trace, so its wait is left out of the next gap.
+void reading_after_call(bool recorded) noexcept;
 
 // What every thread's computations waited for a CPU, left out of them (ns).
 int64_t total_ns() noexcept;

@@ -29,6 +29,20 @@
 
 namespace mpior::replay {
 
+// ThreadSanitizer models one descriptor table per process: with tables
+// unshared, two threads' unrelated descriptor 8 read to it as one, raced on.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool kThreadSanitizer = true;
+#else
+inline constexpr bool kThreadSanitizer = false;
+#endif
+#else
+inline constexpr bool kThreadSanitizer = false;
+#endif
+
 // A thread's count of replayed events, for the progress bar: a cache line
 // each, so that threads counting every event do not pass one line between
 // their cores.
@@ -45,7 +59,7 @@ struct Shared {
         mpi(p, progress, o.backend ? std::max(threads, o.backend->node_threads()) : threads),
         costs(o.io_only ? CommCosts() : CommCosts(p)),  // MPI mode: for the calls pruning emptied
         init(p),
-        private_fds(!o.backend && !plan_uses_aio(p)),
+        private_fds(!o.backend && !plan_uses_aio(p) && !kThreadSanitizer),
         cpu_wait_read(threads <= uint32_t(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))) {}
   // When rank r's trace started after the earliest rank's (--io-only and MPI
   // mode: the ranks start together).
