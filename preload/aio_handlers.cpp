@@ -168,7 +168,7 @@ void aio_list(Call& c, int64_t ret, int mode, const struct aiocb* const* list, i
   a.handle() = -1;
   a.file() = -1;
   a.count() = nent;
-  ev.args[arg::flags] = mode;
+  a.list_mode() = mode;
   ev.ret = ret;
   c.failed_if(ret != 0);
   if (!list || nent <= 0) return;
@@ -238,7 +238,7 @@ void aio_cancel_fd(Call& c, int64_t ret, int fd, const struct aiocb* cb) noexcep
   auto a = aio_args_mut(ev);
   a.handle() = fd;
   a.file() = slot->file.load(std::memory_order_relaxed);
-  ev.args[arg::flags] = cb != nullptr;  // one request or every request on fd
+  a.cancel_one() = cb != nullptr;
   ev.ret = ret;
   c.failed_if(ret < 0);
   if (ret == AIO_ALLDONE && cb) learn(c, cb);

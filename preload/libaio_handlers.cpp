@@ -158,8 +158,9 @@ void kaio_getevents(Call& c, int64_t ret, io_context_t, const struct io_event* e
 void kaio_cancel(Call& c, int64_t ret, io_context_t, const struct iocb* cb, const struct io_event* evt) noexcept {
   if (!cb || !table().holds(cb)) return c.drop();
   no_file(c, ret, 1);
-  aio_args_mut(c.ev()).handle() = cb->aio_fildes;
-  c.ev().args[arg::flags] = 1;  // one request
+  auto a = aio_args_mut(c.ev());
+  a.handle() = cb->aio_fildes;
+  a.cancel_one() = 1;
   Request r;
   if (ret == 0 && evt && table().take(cb, r)) {
     auto res = static_cast<long>(evt->res);

@@ -72,6 +72,8 @@ inline constexpr int64_t kDisplacementCurrent = 256;
 // pread/pwrite; completion records (mpior_aio_done) also carry bytes done in ret.
 namespace arg {
 inline constexpr int lio_op = 4;        // kAioRead, kAioWrite, kAioNop, kAioSync
+inline constexpr int list_mode = 4;     // lio_listio: LIO_WAIT or LIO_NOWAIT
+inline constexpr int cancel_one = 4;    // aio_cancel, io_cancel: 1 one request, 0 every request on the fd
 inline constexpr int submit_depth = 5;  // mpior_aio_done: depth of the call that submitted it
 inline constexpr int submit_kind = 6;   // mpior_aio_done: the submitting call's Kind (0, open: traces before it)
 inline constexpr int aio_req = 7;       // request id (per rank, from 1)
