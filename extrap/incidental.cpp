@@ -1,8 +1,6 @@
 #include "extrap/incidental.hpp"
 
 #include <algorithm>
-#include <array>
-#include <string_view>
 
 #include "merge/merge_params.hpp"
 #include "trace/arg_views.hpp"
@@ -16,11 +14,7 @@ constexpr trace::SeqItem kZero{0, 0, 0};
 
 // Text in or out of a stream: how many bytes depends on the data printed or
 // read (a time, a checksum, a line of a configuration file).
-bool formatted(trace::Kind k) {
-  static constexpr std::array<std::string_view, 6> kText = {"printf", "puts", "scanf", "getline", "getdelim", "fgets"};
-  std::string_view name = trace::name(k);
-  return std::any_of(kText.begin(), kText.end(), [&](std::string_view t) { return name.find(t) != name.npos; });
-}
+bool formatted(trace::Kind k) { return trace::has_fact(k, trace::fact::text); }
 
 bool names_file(trace::Kind k) {
   trace::Family f = trace::info(k).family;

@@ -70,6 +70,7 @@ inline constexpr uint8_t nofollow = 8;    // does not follow a symbolic link (ls
 inline constexpr uint8_t datasync = 16;   // syncs data, not metadata (fdatasync)
 inline constexpr uint8_t prefix = 32;     // meets only the lower ranks (MPI_Scan, MPI_Exscan)
 inline constexpr uint8_t neighbor = 64;   // meets only topology neighbours (MPI_Neighbor_*)
+inline constexpr uint8_t text = 128;      // its byte count follows the text printed or read (fprintf, fgets)
 }  // namespace fact
 
 inline constexpr uint8_t kKindFacts[kNumKinds] = {
