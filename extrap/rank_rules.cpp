@@ -53,8 +53,11 @@ std::string atom_text(Atom a, int64_t x, int64_t k) {
 // Candidate predicates, most specific and most regular first: "all" (which
 // only the last class left can match: the classes partition the ranks), the
 // boundary ranks, then every k-th rank (smallest k first), then other fixed
-// ranks, ranges, and conjunctions. Ranges stop short of the smallest rank
-// count, where "r >= n-6" would still mean "every rank" and not at 8,192.
+// ranks, ranges, and conjunctions. Ranges from the end stop short of the
+// smallest rank count, where "r >= n-6" would still mean "every rank" and not
+// at 8,192. A first-ranks range may reach past it: "r < 6" holding at 6 ranks
+// (every rank) and at 7, 8, 9 (ranks 6 on left out) is a fixed set, as
+// HDF5's collective metadata writers are (its first ranks, one entry each).
 std::vector<RankPredicate> candidates(int64_t min_n, int64_t max_n) {
   std::vector<RankPredicate> out;
   out.push_back({});
@@ -69,9 +72,9 @@ std::vector<RankPredicate> candidates(int64_t min_n, int64_t max_n) {
     out.push_back({Atom::eq, a, 0});
     out.push_back({Atom::eq_last, a, 0});
   }
-  for (int64_t a = 1; a < min_n; ++a) {
+  for (int64_t a = 1; a < max_n; ++a) {
     out.push_back({Atom::lt, a, 0});
-    out.push_back({Atom::ge_last, a, 0});
+    if (a < min_n) out.push_back({Atom::ge_last, a, 0});
   }
   for (Atom edge : {Atom::eq, Atom::eq_last})
     for (const RankPredicate& m : mods) out.push_back({edge, 0, 0, Atom::mod, m.x, m.k});

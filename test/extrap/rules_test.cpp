@@ -39,6 +39,20 @@ TEST_CASE("rank 0, the last rank, group leaders and the others at a rank count n
   }
 }
 
+// HDF5's collective metadata writers: a fixed number of first ranks (one
+// entry each), every rank at the smallest count traced.
+int first_five_class(int64_t r, int64_t) { return r == 0 ? 0 : r < 6 ? 1 : 2; }
+
+TEST_CASE("a fixed set of first ranks that was every rank at the smallest count traced") {
+  std::vector<int64_t> ns = {6, 7, 8, 9};
+  auto sets = sets_of(ns, 3, first_five_class);
+  std::vector<RankRule> rules = rank_rules(ns, sets, {"zero", "writers", "others"});
+  for (int64_t n : {10, 16, 8192}) {
+    std::vector<int32_t> got = assign_ranks(rules, n);
+    for (int64_t r = 0; r < n; ++r) REQUIRE(got[size_t(r)] == first_five_class(r, n));
+  }
+}
+
 TEST_CASE("rank lists no rule separates are refused with the lists") {
   // Ranks {1, 2} at n=4 and {1, 4} at n=6: no rule of the family.
   std::vector<int64_t> ns = {4, 6};
