@@ -124,6 +124,10 @@ const char* FileUses::incidental(const StreamClass& cls, size_t leaf, int slot) 
   if (files.empty()) return nullptr;
   if (std::all_of(files.begin(), files.end(), [&](auto& f) { return !uses_[f.first][size_t(f.second)].made; }))
     return "a call on a file the job neither created nor wrote";
+  // A file the job writes while it reads: when the ranks' writes land, the
+  // read finds the bytes there or not (ROMIO's read-modify-write of a
+  // collective write). Fitted exactly where it can be; else a best fit.
+  if (slot < 0 && op == OpClass::read) return "bytes a read found in a file the job writes meanwhile";
   bool text = std::any_of(files.begin(), files.end(), [&](auto& f) { return uses_[f.first][size_t(f.second)].text; });
   if (text && slot == trace::arg::offset) return "a stream offset that formatted stdio moves";
   return nullptr;

@@ -183,6 +183,10 @@ const std::vector<ModelSpec>& exact_models() {
 }
 
 long double Fit::eval(int64_t r, int64_t n) const {
+  if (!per_rank.empty()) {
+    auto at = std::lower_bound(per_rank.begin(), per_rank.end(), std::make_pair(r, INT64_MIN));
+    return at != per_rank.end() && at->first == r ? static_cast<long double>(at->second) : NAN;
+  }
   long double v = 0;
   for (size_t i = 0; i < terms.size(); ++i) v += coef[i] * value_of(terms[i], r, n);
   return v;
@@ -197,6 +201,12 @@ std::optional<int64_t> Fit::eval_int(int64_t r, int64_t n) const {
 }
 
 std::string Fit::formula() const {
+  if (!per_rank.empty()) {
+    std::string table;
+    for (size_t i = 0; i < per_rank.size() && i < 8; ++i)
+      table += fmt::format("{}r={}: {}", i ? ", " : "", per_rank[i].first, per_rank[i].second);
+    return "{" + table + (per_rank.size() > 8 ? ", ...}" : "}");
+  }
   std::string out;
   for (size_t i = 0; i < terms.size(); ++i) {
     long double c = coef[i];
@@ -220,6 +230,7 @@ std::string Fit::formula() const {
 }
 
 bool Fit::rank_free() const {
+  if (!per_rank.empty()) return false;
   for (size_t i = 0; i < terms.size(); ++i) {
     Basis b = terms[i].basis;
     bool uses_r = b == Basis::r || b == Basis::r_over_n || b == Basis::r_times_n || parametrised(b);
@@ -227,6 +238,25 @@ bool Fit::rank_free() const {
   }
   return true;
 }
+
+namespace {
+std::optional<Fit> fit_per_rank(std::vector<Sample> pts) {
+  std::sort(pts.begin(), pts.end(),
+            [](const Sample& a, const Sample& b) { return a.r < b.r || (a.r == b.r && a.n < b.n); });
+  Fit f{"per rank", {}, {}};
+  for (size_t i = 0; i < pts.size();) {
+    size_t j = i;
+    while (j < pts.size() && pts[j].r == pts[i].r) {
+      if (pts[j].y != pts[i].y) return std::nullopt;
+      ++j;
+    }
+    if (j - i < 2) return std::nullopt;  // one rank count: nothing says it stays
+    f.per_rank.emplace_back(pts[i].r, pts[i].y);
+    i = j;
+  }
+  return f;
+}
+}  // namespace
 
 std::optional<Fit> fit_exact(std::span<const Sample> samples) {
   std::vector<Sample> pts;
@@ -247,6 +277,8 @@ std::optional<Fit> fit_exact(std::span<const Sample> samples) {
         return f;
       }
     }
+    if (checked)
+      if (auto f = fit_per_rank(pts)) return f;
   }
   return std::nullopt;
 }

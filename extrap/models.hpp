@@ -62,6 +62,9 @@ struct Fit {
   std::vector<Term> terms;
   std::vector<long double> coef;
   bool determined = false;  // as many points as coefficients: fits by construction, nothing checked it
+  // "per rank": a value of each rank's own that no rank count changes (an
+  // entry of a table the first ranks each write), for ranks seen only.
+  std::vector<std::pair<int64_t, int64_t>> per_rank = {};
 
   long double eval(int64_t r, int64_t n) const;
   // Exact integer value at (r, n), or nullopt when the model gives a
@@ -73,7 +76,9 @@ struct Fit {
   bool rank_free() const;
 };
 
-// The simplest exact model for the samples, or nullopt. A model needs more
+// The simplest exact model for the samples, or nullopt. After the formulas,
+// "per rank" when every rank seen at two rank counts or more kept its value
+// at each (its value at another rank is unknown: eval gives NaN). A model needs more
 // distinct (r, n) points than coefficients, so that a point checks it, and
 // samples from two rank counts or more, unless every sample has the same
 // value (then: the constant). When none is checked that way, the simplest

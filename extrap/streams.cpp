@@ -262,6 +262,9 @@ class StreamExtrapolator {
     out.insert(out.end(), fits.shape.begin(), fits.shape.end());
     for (const FieldFit& f : fits.fields) {
       std::optional<int64_t> v = f.approximate ? approximate(f.fit, r, n_, f.floor) : f.fit.eval_int(r, n_);
+      if (!v && !f.fit.per_rank.empty())
+        throw ToolError(fmt::format("{}: at {} ranks rank {} needs a value of its own, and only ranks {} were seen",
+                                    where(leaf, node, what), n_, r, f.fit.formula()));
       if (!v)
         throw ToolError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a value that is not an integer",
                                     where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r));

@@ -80,6 +80,26 @@ TEST_CASE("near fits are refused, not rounded") {
   CHECK_FALSE(fit_exact(std::vector<Sample>{{0, 4, 1}, {0, 4, 2}, {0, 5, 3}}));
 }
 
+TEST_CASE("a value of each rank's own, the same at every rank count, is kept per rank") {
+  // HDF5's metadata entries: ranks 1 to 5 each write one, at its own offset.
+  const int64_t offsets[] = {0, 96, 136, 680, 800, 1072};
+  std::vector<Sample> s;
+  for (int64_t n : {6, 7, 8, 9})
+    for (int64_t r = 1; r < 6; ++r) s.push_back({r, n, offsets[r]});
+  Fit f = must_fit(s);
+  CHECK(f.name == std::string("per rank"));
+  CHECK_FALSE(f.rank_free());
+  for (int64_t r = 1; r < 6; ++r) CHECK(f.eval_int(r, 8192) == offsets[r]);
+  CHECK_FALSE(f.eval_int(6, 8192));  // never seen: no value
+  // A rank seen at one rank count only says nothing of the next.
+  s.push_back({6, 9, 2000});
+  CHECK_FALSE(fit_exact(s));
+  // Nor does a rank whose value changed with n.
+  s.pop_back();
+  s.back().y += 8;
+  CHECK_FALSE(fit_exact(s));
+}
+
 TEST_CASE("values that are not integers at the target are reported") {
   Fit f = must_fit(samples({4, 5, 6, 7}, [](int64_t, int64_t n) { return 53760 / n; }));
   CHECK(f.eval_int(0, 8) == 6720);
