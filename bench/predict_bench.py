@@ -5,7 +5,8 @@ there, summary.json time.io_s), ext4 (below the build directory) -> tmpfs
 many small writes with a barrier after each, an IOR-like file per process
 with fsync and an mdtest-like create/stat/unlink of small files (io_shapes);
 with MPIOR_BENCH_IOR=DIR (IOR's install prefix: DIR/bin/ior, DIR/bin/mdtest,
-built apart, never in the repository) also IOR and mdtest themselves. Unbound,
+built apart, never in the repository) also IOR (file per process, and one shared
+file through collective MPI-IO) and mdtest themselves. Unbound,
 as users run. Medians of 3 predictions, each
 from the same 3 traced runs on the reference (their median: one traced run is
 one draw of the reference's run-to-run spread), against the median of 7 real runs
@@ -38,6 +39,11 @@ def programs():
     if ior:
         rows += [("ior", os.path.join(ior, "bin", "ior"), ["-a", "POSIX", "-F", "-e", "-b", "256m", "-t", "1m",
                                                             "-w", "-o", "ior.dat"], "IOR -F -e, 256 MiB a rank"),
+                 # One shared file through collective MPI-IO (ROMIO's two-phase writes, MPI_File_sync): the
+                 # collective's waits are kept as traced, its pwrites scaled by their job's ratio.
+                 ("ior_coll", os.path.join(ior, "bin", "ior"), ["-a", "MPIIO", "-c", "-e", "-b", "256m", "-t",
+                                                                 "1m", "-w", "-o", "iorc.dat"],
+                  "IOR -a MPIIO -c -e, one shared file, 256 MiB a rank"),
                  ("mdtest", os.path.join(ior, "bin", "mdtest"), ["-n", "3000", "-w", "4096", "-e", "4096", "-F",
                                                                   "-d", "md"], "mdtest -F -n 3000, 4 KiB files")]
     return rows
