@@ -240,10 +240,13 @@ std::string one_pass_text(const Job& job, const std::string& text) {
   size_t at = t.find("\nruntime=");
   if (at != std::string::npos) t.erase(at + 1, t.find('\n', at + 1) - at);
   replace_line(t, "loops", "1");
-  size_t io = t.find("\nio_size=");
-  if (io != std::string::npos && job.passes > 1) {
-    int64_t bytes = std::strtoll(t.c_str() + io + 9, nullptr, 10);
-    replace_line(t, "io_size", fmt::format("{}", std::max<int64_t>(1, bytes / job.passes)));
+  // One pass is the rank's traced calls, whatever repetitions the text asked for: a paced text's io_size
+  // counts its own repetitions, not job.passes, and a fraction of a pass can end before the traced cadence's
+  // fsync (IOR's one fsync after 256 writes), so the retry measured none again.
+  size_t io = t.find("\nio_size="), bs = t.find("\nbs=");
+  if (io != std::string::npos && bs != std::string::npos) {
+    int64_t block = std::strtoll(t.c_str() + bs + 4, nullptr, 10);
+    replace_line(t, "io_size", fmt::format("{}", std::max<int64_t>(1, job.per_rank_ops * block)));
   }
   return "# one pass, no time limit: the limited run made no fsync\n" + t;
 }

@@ -180,6 +180,11 @@ TEST_CASE("fio jobs: the ranks' synced writes to one shared file are paced to st
   std::string calibration = paced_text(j, 2e-3, 0.5, "reference", kCalibrationMargin);
   CHECK(calibration.find("rate_iops=125\n") != std::string::npos);
   CHECK(calibration.find("# paced for the reference:") != std::string::npos);
+  // The retry of a paced run that made no fsync: one pass of the traced 4 writes, not the paced text's 50
+  // repetitions over the job's passes (a fraction of a pass ends before its fsync).
+  std::string once = one_pass_text(j, t);
+  CHECK(once.find("io_size=" + std::to_string(4 * 524288) + "\n") != std::string::npos);
+  CHECK(once.find("runtime=") == std::string::npos);
   // A file per rank: each rank's own fsyncs, nothing to keep in step.
   PlanMaker pm(2);
   int32_t f[2] = {pm.file("/work/a.dat"), pm.file("/work/b.dat")};
