@@ -14,6 +14,7 @@
 #include "postproc/plan.hpp"
 #include "postproc/post.hpp"
 #include "test/postproc/fixture.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/format.hpp"
 #include "trace/text.hpp"
 #include "trace/tool_error.hpp"
@@ -139,8 +140,8 @@ TEST_CASE("N-to-N files at rank*size offsets merge with one affine variant", "[p
   REQUIRE(s.rank_list() == iota(0, kRanks));
   REQUIRE(ranked_params(s) == 1);  // the offset, and nothing else
   const trace::Leaf& w = leaf_of(s, Kind::pwrite);
-  REQUIRE(w.args[arg::file].ranked < 0);  // file_<rank> is local id 3 on every rank
-  const auto& v = variants(s, w.args[arg::offset]);
+  REQUIRE(io_args(w).file().ranked < 0);  // file_<rank> is local id 3 on every rank
+  const auto& v = variants(s, io_args(w).offset());
   REQUIRE(v.size() == 1);
   REQUIRE(v[0].scale == kBlock);
   REQUIRE(trace::seq_expand(s.view(v[0].ranks)) == iota(0, kRanks));
@@ -203,7 +204,7 @@ TEST_CASE("rank-dependent trip counts become iteration-count variants", "[postpr
     REQUIRE(trace::seq_expand(s.view(iters[0].seq)) == std::vector<int64_t>{3});
     // Offsets differ only in how far they run: every rank reads a prefix of
     // the longest, so they share one variant too.
-    const auto& offsets = variants(s, leaf_of(s, Kind::pwrite).args[arg::offset]);
+    const auto& offsets = variants(s, io_args(leaf_of(s, Kind::pwrite)).offset());
     REQUIRE(offsets.size() == 1);
     REQUIRE(trace::seq_expand(s.view(offsets[0].seq)) == iota(0, 64 * 10, 64));
   }
@@ -267,16 +268,16 @@ TEST_CASE("stencil peers are affine on the world, exact on a sub-communicator", 
   REQUIRE(even.rank_list() == iota(0, kRanks, 2));
   const trace::Leaf& world_send = even.leaves[0];
   REQUIRE(world_send.kind == Kind::MPI_Send);
-  const auto& dest = variants(even, world_send.args[arg::peer]);
+  const auto& dest = variants(even, mpi_args(world_send).peer());
   REQUIRE(dest.size() == 1);  // dest = rank + 1 for ranks 0, 2, 4, 6
   REQUIRE(dest[0].scale == 1);
   const trace::Leaf& sub_send = even.leaves[3];
   REQUIRE(sub_send.kind == Kind::MPI_Send);
-  REQUIRE(sub_send.args[arg::comm].ranked < 0);  // the split comm is local id 2 everywhere
+  REQUIRE(mpi_args(sub_send).comm().ranked < 0);  // the split comm is local id 2 everywhere
   // Comm ranks 1, 2, 3, 0 for world ranks 0, 2, 4, 6: no integer scale over the
   // world rank fits, so the search finds what it can and check_plan (in plan_of)
   // proves every rank still reads its own peers.
-  REQUIRE(variants(even, sub_send.args[arg::peer]).size() >= 2);
+  REQUIRE(variants(even, mpi_args(sub_send).peer()).size() >= 2);
 }
 
 TEST_CASE("lossless streams merge with exact per-rank times", "[postproc][merge]") {

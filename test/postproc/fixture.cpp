@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "trace/arg_setters.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/format.hpp"
 
 namespace mpior::test {
@@ -65,9 +67,9 @@ void RankBuilder::call(Kind kind, std::initializer_list<std::pair<int, int64_t>>
   // parent_seq).
   trace::OpClass op = trace::info(kind).op;
   if (trace::is_mpi(kind) && trace::is_collective(op)) {
-    uint64_t n = collectives_[ev.args[arg::comm]]++;
-    if (!numbered && op != trace::OpClass::comm_create) ev.args[arg::coll_seq] = int64_t(n);
-    if (op == trace::OpClass::comm_create) ev.args[arg::create_seq] = int64_t(n);  // read for MPI_COMM_NULL
+    uint64_t n = collectives_[mpi_args(ev).comm()]++;
+    if (!numbered && op != trace::OpClass::comm_create) mpi_args_mut(ev).coll_seq() = int64_t(n);
+    if (op == trace::OpClass::comm_create) mpi_args_mut(ev).create_seq() = int64_t(n);  // read for MPI_COMM_NULL
   }
   ev.ret = ret;
   ev.callsite = site_;
@@ -121,10 +123,10 @@ void RankBuilder::wait(std::initializer_list<Completion> done) {
     ev.kind = Kind::mpior_complete;
     ev.depth = 1;
     ev.start = ev.end = end;
-    ev.args[arg::req_kind] = c.req_kind;
-    ev.args[arg::request] = c.request;
-    ev.args[arg::src] = c.source;
-    ev.args[arg::stag] = c.tag;
+    mpi_args_mut(ev).req_kind() = c.req_kind;
+    mpi_args_mut(ev).request() = c.request;
+    mpi_args_mut(ev).src() = c.source;
+    mpi_args_mut(ev).stag() = c.tag;
     builders_[cur_].append(ev);
   }
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "trace/arg_setters.hpp"
 #include "trace/builder.hpp"
 
 namespace {
@@ -41,8 +42,8 @@ void append(StreamBuilder& b, Kind kind, uint64_t site, int64_t& t, int64_t offs
   ev.callsite = site;
   ev.start = t += 100 + offset % 7;
   ev.end = t += 30;
-  ev.args[arg::offset] = offset;
-  ev.args[arg::count] = 4096;
+  io_args_mut(ev).offset() = offset;
+  io_args_mut(ev).count() = 4096;
   ev.ret = 4096;
   b.append(ev);
 }

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "test/trace/loop_programs.hpp"
+#include "trace/arg_setters.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
 #include "trace/format.hpp"
 #include "trace/text.hpp"
@@ -42,10 +44,10 @@ std::vector<RawEvent> loop_nest(int outer, int mid, int inner) {
   int64_t t = 0;
   auto add = [&](Kind k, uint64_t site, int64_t off, int64_t count) {
     RawEvent ev = call(k, site, t += 100, 40);
-    ev.args[arg::handle] = 3;
-    ev.args[arg::file] = 3;
-    ev.args[arg::offset] = off;
-    ev.args[arg::count] = count;
+    io_args_mut(ev).handle() = 3;
+    io_args_mut(ev).file() = 3;
+    io_args_mut(ev).offset() = off;
+    io_args_mut(ev).count() = count;
     ev.ret = count;
     t = ev.end;
     out.push_back(ev);
@@ -146,8 +148,8 @@ TEST_CASE("memory does not grow with the number of iterations", "[builder]") {
     int64_t t = 0;
     for (int i = 0; i < iterations; ++i) {
       RawEvent w = call(Kind::pwrite, 1, t += 100, 30);
-      w.args[arg::offset] = int64_t(i) * 4096;
-      w.args[arg::count] = 4096;
+      io_args_mut(w).offset() = int64_t(i) * 4096;
+      io_args_mut(w).count() = 4096;
       w.ret = 4096;
       b.append(w);
       for (int k = 0; k < 3; ++k) b.append(call(Kind::MPI_Barrier, 2, t += 50, 5));
@@ -238,7 +240,7 @@ TEST_CASE("inner loops longer than the match buffer still fold", "[builder]") {
     events.push_back(call(Kind::open, 1, t += 10));
     for (int j = 0; j < 100; ++j) {
       events.push_back(call(Kind::write, 2, t += 10));
-      events.back().args[arg::offset] = j * 10;
+      io_args_mut(events.back()).offset() = j * 10;
     }
   }
   feed(b, events);
@@ -301,11 +303,11 @@ TEST_CASE("random offsets in a loop keep every value and the rest folds", "[buil
   int64_t t = 0;
   for (int i = 0; i < 60000; ++i) {
     RawEvent ev = call(i % 2 ? Kind::pwrite : Kind::pread, 20 + uint64_t(i % 2), t += 100, 40);
-    ev.args[arg::handle] = 3;
+    io_args_mut(ev).handle() = 3;
     const int phase = (i / 6000) % 4;  // random, strided, random, constant offsets
-    ev.args[arg::offset] = phase == 1 ? int64_t(i) * 64 : phase == 3 ? 4096 : int64_t(rng() % 16384) * 64;
-    ev.args[arg::count] = (i / 9000) % 2 ? int64_t(rng() % 3) * 64 + 64 : 64;  // count irregular now and then
-    ev.ret = ev.args[arg::count];
+    io_args_mut(ev).offset() = phase == 1 ? int64_t(i) * 64 : phase == 3 ? 4096 : int64_t(rng() % 16384) * 64;
+    io_args_mut(ev).count() = (i / 9000) % 2 ? int64_t(rng() % 3) * 64 + 64 : 64;  // count irregular now and then
+    ev.ret = io_args(ev).count();
     t = ev.end;
     events.push_back(ev);
   }
@@ -318,5 +320,5 @@ TEST_CASE("random offsets in a loop keep every value and the rest folds", "[buil
   REQUIRE(first_difference(s, events, true, events.size()) == -1);
   REQUIRE(count_loops(s) == 1);
   REQUIRE(s.leaves.size() == 2);
-  for (const Leaf& l : s.leaves) REQUIRE(s.values.view(l.args[arg::handle].seq).size() == 1);  // a constant
+  for (const Leaf& l : s.leaves) REQUIRE(s.values.view(io_args(l).handle().seq).size() == 1);  // a constant
 }

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "trace/arg_setters.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
 
@@ -30,10 +32,10 @@ RankTrace sample_trace() {
     ev.start = now;
     ev.end = now + 40;
     now += 100;
-    ev.args[arg::handle] = 3;
-    ev.args[arg::file] = 3;
-    ev.args[arg::offset] = 4096 * i;
-    ev.args[arg::count] = 4096;
+    io_args_mut(ev).handle() = 3;
+    io_args_mut(ev).file() = 3;
+    io_args_mut(ev).offset() = 4096 * i;
+    io_args_mut(ev).count() = 4096;
     ev.ret = 4096;
     b.append(ev);
   }
@@ -54,7 +56,7 @@ TEST_CASE("a rank trace survives encode and decode unchanged", "[format]") {
   int n = 0;
   while (c.next(ev)) {
     REQUIRE(ev.kind == Kind::pwrite);
-    REQUIRE(ev.args[arg::offset] == 4096 * n);
+    REQUIRE(io_args(ev).offset() == 4096 * n);
     REQUIRE(ev.start_ns == 100 + 100 * n);
     REQUIRE(ev.dur_ns == 40);
     ++n;

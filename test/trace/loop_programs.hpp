@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "trace/arg_setters.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
 #include "trace/event.hpp"
@@ -129,7 +130,7 @@ class ProgramRunner {
     if (shape_.noise > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < shape_.noise) {
       trace::RawEvent noise = ev;
       noise.callsite = 0xBAD0000 + rng_() % 3;  // a few sites, so noise can repeat too
-      noise.args[0] = int64_t(rng_() % 4);
+      io_args_mut(noise).handle() = int64_t(rng_() % 4);
       events_.push_back(noise);
     }
   }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <random>
 
+#include "trace/arg_setters.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
 #include "trace/format.hpp"
@@ -34,10 +36,10 @@ std::vector<RawEvent> program(int n) {
     bool regular = (i / 50) % 2 == 1;
     ev.kind = regular ? (i % 3 == 0 ? Kind::lseek : Kind::write) : (i % 2 ? Kind::pwrite : Kind::pread);
     ev.callsite = regular ? uint64_t(100 + i % 3) : uint64_t(1 + i % 2);
-    ev.args[arg::handle] = 3;
-    ev.args[arg::file] = 3;
-    ev.args[arg::offset] = regular ? int64_t(i) * 64 : int64_t(rng() % 16384) * 64;
-    ev.args[arg::count] = 64;
+    io_args_mut(ev).handle() = 3;
+    io_args_mut(ev).file() = 3;
+    io_args_mut(ev).offset() = regular ? int64_t(i) * 64 : int64_t(rng() % 16384) * 64;
+    io_args_mut(ev).count() = 64;
     ev.ret = 64;
     ev.start = now;
     ev.end = now + 5 + i % 7;
@@ -51,7 +53,7 @@ std::vector<Ev> events_of(const Stream& s) {
   std::vector<Ev> out;
   EventCursor c(s, 0);
   Event ev;
-  while (c.next(ev)) out.push_back({ev.kind, ev.args[arg::offset], ev.start_ns, ev.dur_ns});
+  while (c.next(ev)) out.push_back({ev.kind, io_args(ev).offset(), ev.start_ns, ev.dur_ns});
   return out;
 }
 
@@ -123,7 +125,7 @@ TEST_CASE("a rank trace is read with its spill file; a torn or damaged last segm
   REQUIRE(back.streams.size() == 1);
   std::vector<Ev> all = events_of(back.streams[0]);
   REQUIRE(all.size() == evs.size());
-  for (size_t i = 0; i < evs.size(); ++i) REQUIRE(all[i].offset == evs[i].args[arg::offset]);
+  for (size_t i = 0; i < evs.size(); ++i) REQUIRE(all[i].offset == io_args(evs[i]).offset());
 
   SECTION("a segment appended after the rank file was written is not read twice") {
     SpillSegment late{0, 4, rest};

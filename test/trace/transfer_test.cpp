@@ -4,6 +4,8 @@
 #include <set>
 #include <string_view>
 
+#include "trace/arg_setters.hpp"
+
 using namespace mpior::trace;
 
 namespace {
@@ -17,9 +19,9 @@ Event at(Kind k, uint8_t depth) {
 
 Event aio_done(int64_t req, int64_t submit_depth) {
   Event ev = at(Kind::mpior_aio_done, 2);
-  ev.args[arg::aio_req] = req;
-  ev.args[arg::submit_depth] = submit_depth;
-  ev.args[arg::lio_op] = kAioWrite;
+  aio_args_mut(ev).aio_req() = req;
+  aio_args_mut(ev).submit_depth() = submit_depth;
+  aio_args_mut(ev).lio_op() = kAioWrite;
   ev.ret = 4096;
   return ev;
 }
@@ -41,7 +43,7 @@ TEST_CASE("levels: an AIO completion belongs where its submit was") {
   LevelTracker t;
   t.observe(0, at(Kind::MPI_File_iwrite_at, 0));
   Event submit = at(Kind::aio_write, 1);
-  submit.args[arg::aio_req] = 7;
+  aio_args_mut(submit).aio_req() = 7;
   CHECK(t.observe(0, submit) == Level::mpiio);
   t.observe(0, at(Kind::MPI_Wait, 0));                   // ROMIO learns of the completion under the Wait
   CHECK(t.observe(1, aio_done(7, 1)) == Level::nested);  // another rank's request 7
