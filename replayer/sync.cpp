@@ -1,8 +1,11 @@
 #include "replayer/sync.hpp"
 
 #include <fmt/format.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -293,10 +296,8 @@ WaitResult CommBarrier::wait(Progress& progress, Who who) {
     // the new generation or this sees it counted and wakes it.
     generation_.store(gen + 1, std::memory_order_seq_cst);
     progress.tick();
-    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-      std::lock_guard lock(mu_);
-      cv_.notify_all();
-    }
+    wake_word_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_sleepers();
     return WaitResult::ok;
   }
   if (spin_ns_ > 0 && spin_until_released(gen)) {
@@ -311,31 +312,48 @@ void CommBarrier::leave_released() {
   released_late(t_released_ns, planned_release_ns_.load(std::memory_order_relaxed));
 }
 
+namespace {
+// Sleeps while word holds value, at most timeout_ns; false once the timeout passed.
+bool futex_wait(std::atomic<uint32_t>& word, uint32_t value, int64_t timeout_ns) {
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word");
+  timespec ts{time_t(timeout_ns / 1000000000), long(timeout_ns % 1000000000)};
+  long r = syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, value, &ts, nullptr, 0);
+  return !(r == -1 && errno == ETIMEDOUT);
+}
+}  // namespace
+
+void CommBarrier::wake_sleepers() {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_word_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// The sleeper counts itself, then reads the word, then the generation (all
+// seq_cst, Dekker with the releaser's generation, word, count): either it
+// sees the release, or the word moved (FUTEX_WAIT returns), or the releaser
+// sees it counted and wakes it.
 WaitResult CommBarrier::sleep_until_released(uint64_t gen, Progress& progress, Who who) {
-  std::unique_lock lock(mu_);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  uint32_t word = wake_word_.load(std::memory_order_seq_cst);
   auto leave = [&](WaitResult r) {
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
     if (r == WaitResult::ok) leave_released();
     return r;
   };
-  if (generation_.load(std::memory_order_seq_cst) != gen) return leave(WaitResult::ok);  // the releaser's pair
+  if (generation_.load(std::memory_order_seq_cst) != gen) return leave(WaitResult::ok);
   if (woken_.load()) return leave(WaitResult::aborted);
   t_slept = true;
   uint32_t arrived = arrived_.load(std::memory_order_relaxed);
   progress.enter_wait(
       who.str(), "a collective (" + std::to_string(arrived) + " of " + std::to_string(members_) + " members arrived)");
   uint64_t seen = progress.ticks();
-  auto timeout = std::chrono::nanoseconds(progress.stall_timeout_ns());
   for (;;) {
-    bool done = cv_.wait_for(lock, timeout, [&] { return released(gen) || woken_.load(); });
-    if (done) break;
-    if (!progress.stalled(seen)) {
-      seen = progress.ticks();
+    bool in_time = futex_wait(wake_word_, word, progress.stall_timeout_ns());
+    word = wake_word_.load(std::memory_order_seq_cst);
+    if (released(gen) || woken_.load()) break;
+    if (in_time || !progress.stalled(seen)) {
+      if (!in_time) seen = progress.ticks();
       continue;
     }
     arrived = arrived_.load(std::memory_order_relaxed);
-    lock.unlock();  // abort() wakes every barrier, this one included
     progress.abort(fmt::format("replay stalled: {} waited {:g} s in a collective where {} of {} members arrived, "
                                "while no thread could proceed",
                                who.str(), double(progress.stall_timeout_ns()) / 1e9, arrived, members_),
@@ -348,9 +366,9 @@ WaitResult CommBarrier::sleep_until_released(uint64_t gen, Progress& progress, W
 }
 
 void CommBarrier::wake_all() {
-  std::lock_guard lock(mu_);
   woken_.store(true);
-  cv_.notify_all();
+  wake_word_.fetch_add(1, std::memory_order_seq_cst);
+  wake_sleepers();
 }
 
 }  // namespace mpior::replay

@@ -215,8 +215,10 @@ void lateness_agreed(int64_t ns);
 int64_t poll_ns(uint32_t threads);
 
 // A barrier with a stall guard (pthread_barrier_wait cannot time out).
-// Members arrive on an atomic counter and poll the generation; the mutex and
-// condition variable are only for members that stopped polling and sleep. A
+// Members arrive on an atomic counter and poll the generation; members that
+// stopped polling sleep on a futex word that every release bumps, so one
+// FUTEX_WAKE lets them all run at once (a condition variable would hand its
+// mutex from one woken member to the next, a convoy at thousands). A
 // barrier whose every member took a mutex costs several times one on atomics
 // (the lock's cache line and futex hand-offs between the cores), as much as
 // an MPI library's own barrier: the replay would add that to each collective
@@ -230,7 +232,7 @@ class CommBarrier {
  private:
   // Polls until the generation moves on or spin_ns_ passed.
   bool spin_until_released(uint64_t gen);
-  // Past polling: sleeps on the condition variable (with the stall guard).
+  // Past polling: sleeps on wake_word_ (with the stall guard).
   WaitResult sleep_until_released(uint64_t gen, Progress& progress, Who who);
   bool released(uint64_t gen) const { return generation_.load(std::memory_order_acquire) != gen; }
   // A member that waited: when the last arrived, and its lateness from then on.
@@ -248,8 +250,9 @@ class CommBarrier {
   std::atomic<int64_t> planned_release_ns_{0};
   std::atomic<uint32_t> sleepers_{0};
   std::atomic<bool> woken_{false};
-  std::mutex mu_;  // sleepers_ waiting on cv_, and wake_all
-  std::condition_variable cv_;
+  // Bumped by each release and by wake_all: the futex word sleepers wait on.
+  std::atomic<uint32_t> wake_word_{0};
+  void wake_sleepers();
 };
 
 }  // namespace mpior::replay

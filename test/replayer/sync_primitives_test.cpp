@@ -63,6 +63,26 @@ TEST_CASE("a sleeping barrier (more members than cores) misses no wake-up", "[ba
   meet(3, 0, 5000);
 }
 
+// One FUTEX_WAKE releases every sleeper at once: a member woken for round r
+// may arrive for round r+1 while others of round r still leave.
+TEST_CASE("256 sleeping members meet round after round, with or without a short poll", "[barrier]") {
+  meet(256, 0, 200);
+  meet(256, 20'000, 100);
+}
+
+TEST_CASE("wake_all releases every member, asleep or yet to arrive", "[barrier]") {
+  constexpr uint32_t kMembers = 64;
+  Progress progress(kMembers, 20);
+  CommBarrier barrier(kMembers + 1, 0);  // one member never comes
+  std::atomic<int> aborted{0};
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < kMembers; ++i)
+    threads.emplace_back([&] { aborted += barrier.wait(progress, "member") == WaitResult::aborted; });
+  barrier.wake_all();
+  for (auto& t : threads) t.join();
+  REQUIRE(aborted == int(kMembers));
+}
+
 TEST_CASE("wake_all releases a member while it polls, not after its polling time", "[barrier]") {
   Progress progress(2, 20);
   CommBarrier barrier(2, 30'000'000'000);  // 30 s of polling
