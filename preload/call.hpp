@@ -146,11 +146,7 @@ class Call {
   __attribute__((noinline)) void after_long_gap(ThreadState& t) noexcept {
     if (prev_tracer_) return;  // a signal handler's call inside the tracer: its gap is not the program's
     int64_t gap = ev_.start - t.last_end - ev_.tracer, own = gap;
-    if (gap >= g_stolen_check_ticks) {
-      // Its reading's syscall() is a wrapped symbol: not a call of the program's.
-      TracerGuard guard;
-      own = gap - stolen::leave_out_of_gap(ev_, gap);
-    }
+    if (gap >= g_stolen_check_ticks) own = gap - stolen::leave_out_of_gap(ev_, gap);
     if (own >= g_long_gap_ticks) t.long_gap = 1;
   }
 

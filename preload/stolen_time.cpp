@@ -28,8 +28,16 @@ thread_local int64_t t_last_delay = -1;
 // the gap's own wait that pruning's long-gap rule weighs.
 thread_local int64_t t_carried_ticks = 0;
 
+// The thread's run-queue wait so far. Its syscall() is a symbol libmpior
+// wraps: read as the tracer, not as a call of the program's (a reading in a
+// call's constructor would record one nested in it).
+int64_t run_delay_ns() noexcept {
+  TracerGuard guard;
+  return trace::thread_run_delay_ns();
+}
+
 int64_t delay_since_last_reading() noexcept {
-  int64_t now = trace::thread_run_delay_ns();
+  int64_t now = run_delay_ns();
   int64_t since = t_last_delay >= 0 && now >= t_last_delay ? now - t_last_delay : 0;
   t_last_delay = now;
   return since;
@@ -40,12 +48,12 @@ int64_t delay_since_last_reading() noexcept {
 void start(int ranks_on_node) noexcept {
   int64_t us = opt_check_us.get();
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  if (us <= 0 || (cpus > 0 && ranks_on_node > cpus) || trace::thread_run_delay_ns() < 0) return;
+  if (us <= 0 || (cpus > 0 && ranks_on_node > cpus) || run_delay_ns() < 0) return;
   double ns_per_tick = double(clock::duration_ns(1000000000)) / 1e9;
   g_ticks_per_ns = ns_per_tick > 0 ? 1.0 / ns_per_tick : 1.0;
   g_stolen_check_ticks = int64_t(double(us) * 1000.0 * g_ticks_per_ns);
   g_gap_check_ticks = std::min(g_gap_check_ticks, g_stolen_check_ticks);
-  t_last_delay = trace::thread_run_delay_ns();  // MPI_Init's thread: its first computation counts too
+  t_last_delay = run_delay_ns();  // MPI_Init's thread: its first computation counts too
 }
 
 int64_t leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
@@ -61,7 +69,7 @@ int64_t leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
 
 void reading_after_call(bool recorded) noexcept {
   int64_t before = t_last_delay;
-  t_last_delay = trace::thread_run_delay_ns();
+  t_last_delay = run_delay_ns();
   if (!recorded && before >= 0 && t_last_delay > before)
     t_carried_ticks += int64_t(double(t_last_delay - before) * g_ticks_per_ns);
 }
@@ -69,7 +77,7 @@ void reading_after_call(bool recorded) noexcept {
 void reset_after_fork() noexcept {
   g_left_out_ticks.store(0, std::memory_order_relaxed);
   t_carried_ticks = 0;
-  t_last_delay = g_stolen_check_ticks == INT64_MAX ? -1 : trace::thread_run_delay_ns();
+  t_last_delay = g_stolen_check_ticks == INT64_MAX ? -1 : run_delay_ns();
 }
 
 int64_t total_ns() noexcept {

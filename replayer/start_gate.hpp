@@ -2,16 +2,13 @@
 // released at one instant.
 #pragma once
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <climits>
 #include <cstdint>
 #include <ctime>
 
 #include "replayer/backend.hpp"
+#include "replayer/futex.hpp"
 #include "replayer/pacing_clock.hpp"
 
 namespace mpior::replay {
@@ -30,21 +27,21 @@ class StartGate {
     // expected_ and ready_: the last arrival sees the count, or the main
     // thread sees every arrival.
     uint32_t now = ready_.fetch_add(1) + 1;
-    if (now == expected_.load()) futex(ready_, FUTEX_WAKE_PRIVATE, 1);
-    while (open_.load(std::memory_order_acquire) == 0) futex(open_, FUTEX_WAIT_PRIVATE, 0);
+    if (now == expected_.load()) futex_wake(ready_, 1);
+    while (open_.load(std::memory_order_acquire) == 0) futex_wait(open_, 0);
     return t0_;
   }
   // Main side: waits for `n` threads, then opens. The start lies a little
   // ahead so that thousands of threads are awake before their first deadline.
   int64_t open_when_ready(uint32_t n, Backend* backend) {
     expected_.store(n);
-    for (uint32_t seen = ready_.load(); seen < n; seen = ready_.load()) futex(ready_, FUTEX_WAIT_PRIVATE, seen);
+    for (uint32_t seen = ready_.load(); seen < n; seen = ready_.load()) futex_wait(ready_, seen);
     if (backend) backend->all_ready();  // every process's threads too
     ready_at_ = mono_now_ns();
     ready_cpu_ns_ = process_cpu_ns();
     t0_ = ready_at_ + 1'000'000 + int64_t(n) * 2'000;
     open_.store(1, std::memory_order_release);
-    futex(open_, FUTEX_WAKE_PRIVATE, INT_MAX);
+    futex_wake(open_);
     return t0_;
   }
   // When the last thread arrived (after open_when_ready).
@@ -59,12 +56,6 @@ class StartGate {
   }
 
  private:
-  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word");
-  // Waits while `word` holds `value` (or wakes `value` waiters); spurious
-  // returns are fine, the callers loop.
-  static void futex(std::atomic<uint32_t>& word, int op, uint32_t value) {
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op, value, nullptr, nullptr, 0);
-  }
   std::atomic<uint32_t> ready_{0};
   std::atomic<uint32_t> expected_{0};  // 0 until the main thread waits
   std::atomic<uint32_t> open_{0};

@@ -1,9 +1,7 @@
 #include "replayer/sync.hpp"
 
 #include <fmt/format.h>
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 #include <climits>
 #include <cmath>
 
+#include "replayer/futex.hpp"
 #include "replayer/pacing_clock.hpp"
 
 namespace mpior::replay {
@@ -297,7 +296,7 @@ WaitResult CommBarrier::wait(Progress& progress, Who who) {
     generation_.store(gen + 1, std::memory_order_seq_cst);
     progress.tick();
     wake_word_.fetch_add(1, std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_sleepers();
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake(wake_word_);
     return WaitResult::ok;
   }
   if (spin_ns_ > 0 && spin_until_released(gen)) {
@@ -310,20 +309,6 @@ WaitResult CommBarrier::wait(Progress& progress, Who who) {
 void CommBarrier::leave_released() {
   t_released_ns = released_ns_.load(std::memory_order_relaxed);
   released_late(t_released_ns, planned_release_ns_.load(std::memory_order_relaxed));
-}
-
-namespace {
-// Sleeps while word holds value, at most timeout_ns; false once the timeout passed.
-bool futex_wait(std::atomic<uint32_t>& word, uint32_t value, int64_t timeout_ns) {
-  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word");
-  timespec ts{time_t(timeout_ns / 1000000000), long(timeout_ns % 1000000000)};
-  long r = syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, value, &ts, nullptr, 0);
-  return !(r == -1 && errno == ETIMEDOUT);
-}
-}  // namespace
-
-void CommBarrier::wake_sleepers() {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_word_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
 // The sleeper counts itself, then reads the word, then the generation (all
@@ -368,7 +353,7 @@ WaitResult CommBarrier::sleep_until_released(uint64_t gen, Progress& progress, W
 void CommBarrier::wake_all() {
   woken_.store(true);
   wake_word_.fetch_add(1, std::memory_order_seq_cst);
-  wake_sleepers();
+  futex_wake(wake_word_);
 }
 
 }  // namespace mpior::replay

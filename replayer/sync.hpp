@@ -252,7 +252,6 @@ class CommBarrier {
   std::atomic<bool> woken_{false};
   // Bumped by each release and by wake_all: the futex word sleepers wait on.
   std::atomic<uint32_t> wake_word_{0};
-  void wake_sleepers();
 };
 
 }  // namespace mpior::replay
