@@ -118,7 +118,7 @@ class Call {
     ThreadState& t = t_state;
     if (ev_.depth == 0 && ev_.end != 0) {
       if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !prev_tracer_)
-        stolen::reading_after_call(!dropped_);
+        stolen::reading_after_call(!dropped_, ev_.end - ev_.start);
       t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
       t.last_end = ev_.end;
     } else if (ev_.end != 0) {

@@ -21,8 +21,9 @@ MPIOR_REGISTER_OPTION(opt_check_us);
 double g_ticks_per_ns = 1.0;
 std::atomic<int64_t> g_left_out_ticks{0};
 
-// The reading before, per thread; -1: none yet.
+// The reading before, per thread (-1: none yet), and when it was taken.
 thread_local int64_t t_last_delay = -1;
+thread_local int64_t t_last_reading_tick = 0;
 // What calls left out of the trace (pruned, excluded) waited for a CPU: in
 // the computation the trace shows, so left out of the next gap's, but not
 // the gap's own wait that pruning's long-gap rule weighs.
@@ -36,11 +37,20 @@ int64_t run_delay_ns() noexcept {
   return trace::thread_run_delay_ns();
 }
 
-int64_t delay_since_last_reading() noexcept {
-  int64_t now = run_delay_ns();
+// The run-queue wait since the last reading that fell within the last
+// `span` ticks of it (a gap, a call), in ticks. Readings are taken only
+// after long gaps and calls, so the interval since the last one also holds
+// short calls and the tracer's own time (a pruned collective's exchange on
+// a loaded node: tens of ms), whose waits are not the span's: only what
+// the rest of the interval cannot hold is the span's, never more than it.
+// Else the tracer's time, already left out, was left out of the next gap
+// again, and a 3 ms computation after it vanished from the trace.
+int64_t delay_within(int64_t span) noexcept {
+  int64_t now = run_delay_ns(), tick = clock::now();
   int64_t since = t_last_delay >= 0 && now >= t_last_delay ? now - t_last_delay : 0;
-  t_last_delay = now;
-  return since;
+  int64_t rest = std::max<int64_t>(0, tick - t_last_reading_tick - span);
+  t_last_delay = now, t_last_reading_tick = tick;
+  return std::clamp<int64_t>(int64_t(double(since) * g_ticks_per_ns) - rest, 0, span);
 }
 
 }  // namespace
@@ -54,10 +64,11 @@ void start(int ranks_on_node) noexcept {
   g_stolen_check_ticks = int64_t(double(us) * 1000.0 * g_ticks_per_ns);
   g_gap_check_ticks = std::min(g_gap_check_ticks, g_stolen_check_ticks);
   t_last_delay = run_delay_ns();  // MPI_Init's thread: its first computation counts too
+  t_last_reading_tick = clock::now();
 }
 
 int64_t leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
-  int64_t in_gap = std::clamp<int64_t>(int64_t(double(delay_since_last_reading()) * g_ticks_per_ns), 0, gap_ticks);
+  int64_t in_gap = delay_within(gap_ticks);
   int64_t carried = std::clamp<int64_t>(t_carried_ticks, 0, gap_ticks - in_gap);
   t_carried_ticks = 0;
   int64_t now = clock::now(), left_out = in_gap + carried;
@@ -67,17 +78,16 @@ int64_t leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept {
   return in_gap;
 }
 
-void reading_after_call(bool recorded) noexcept {
-  int64_t before = t_last_delay;
-  t_last_delay = run_delay_ns();
-  if (!recorded && before >= 0 && t_last_delay > before)
-    t_carried_ticks += int64_t(double(t_last_delay - before) * g_ticks_per_ns);
+void reading_after_call(bool recorded, int64_t call_ticks) noexcept {
+  int64_t in_call = delay_within(call_ticks);
+  if (!recorded) t_carried_ticks += in_call;
 }
 
 void reset_after_fork() noexcept {
   g_left_out_ticks.store(0, std::memory_order_relaxed);
   t_carried_ticks = 0;
   t_last_delay = g_stolen_check_ticks == INT64_MAX ? -1 : run_delay_ns();
+  t_last_reading_tick = clock::now();
 }
 
 int64_t total_ns() noexcept {

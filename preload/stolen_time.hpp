@@ -27,10 +27,10 @@ void start(int ranks_on_node) noexcept;
 // gap's own wait, without the left-out calls'.
 int64_t leave_out_of_gap(trace::RawEvent& ev, int64_t gap_ticks) noexcept;
 
-// After a long call: a recorded call's run-queue wait stays in its
-// duration; one left out of the trace (pruned, excluded) is computation in
-// the trace, so its wait is left out of the next gap.
-void reading_after_call(bool recorded) noexcept;
+// After a long call of `call_ticks`: a recorded call's run-queue wait
+// stays in its duration; one left out of the trace (pruned, excluded) is
+// computation in the trace, so its wait is left out of the next gap.
+void reading_after_call(bool recorded, int64_t call_ticks) noexcept;
 
 // What every thread's computations waited for a CPU, left out of them (ns).
 int64_t total_ns() noexcept;

@@ -32,7 +32,7 @@
  *          each computation are kept once their call site followed two in a
  *          row; the rest, and everything with MPIOR_PRUNE_GAP_US=0, pruned.
  *   member_wait (2 ranks) 24 Gathers of 256 KiB a rank (a rendezvous) to
- *          rank 0, which writes before each and on odd steps computes 3 ms
+ *          rank 0, which writes before each and on odd steps computes 30 ms
  *          first: rank 1, with no I/O, is pruned, and its waits for the
  *          root are left out of its computation; its calls' cost stays.
  *   streak (2 ranks) 64 rounds of a write on each rank and a Barrier, then
@@ -252,10 +252,12 @@ static void self(void) {
   MPI_Comm_free(&alone);
 }
 
-static void computation(void) {
-  struct timespec ts = {0, 3000000};
+static void sleep_ms(long ms) {
+  struct timespec ts = {0, ms * 1000000};
   nanosleep(&ts, NULL);
 }
+
+static void computation(void) { sleep_ms(3); }
 
 static void gaps(void) {
   int one = 1, sum = 0;
@@ -285,7 +287,7 @@ static void member_wait(void) {
   CHECK(mine && (rank != 0 || all));
   for (int step = 0; step < 24; ++step) {
     if (rank == 0) {
-      if (step % 2) computation();
+      if (step % 2) sleep_ms(30);  // far above the calls' own cost, whatever the load
       io("member_wait");
     }
     MPI_Gather(mine, kDoubles, MPI_DOUBLE, all, kDoubles, MPI_DOUBLE, 0, MPI_COMM_WORLD);
