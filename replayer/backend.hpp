@@ -64,6 +64,10 @@ class MpiOps {
   // it had none, a Test that found nothing): MPI mode made no MPI call for
   // it, and the engine charges the Wait's cost, as the threads' replay does.
   virtual bool completions_local() const { return false; }
+  // Of the receives' waits, the time before their message was posted (a
+  // late sender), where the rest is the transfer's own cost: MPI mode's
+  // receives from other processes (their stamps say); 0 elsewhere.
+  virtual int64_t sender_wait_ns() const { return 0; }
 };
 
 // Real MPI under the replay (mpi_mode.cpp); null in ReplayOptions for threads alone.

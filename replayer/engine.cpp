@@ -118,6 +118,7 @@ void ReplayThread::run() {
   end_ns = mono_now_ns();
   // The lateness no gap, cost or wait absorbed: the replay's, not the program's.
   summary.unpaid_ns = pacer_.debt();
+  summary.sender_wait_ns = mpi.sender_wait_ns();
   summary.replay_ns = end_ns - t0 - summary.unpaid_ns;
   if (sh_.cpu_wait_read) summary.cpu_wait_ns = std::max<int64_t>(0, thread_cpu_wait_ns() - cpu_wait0);
 }

@@ -84,12 +84,6 @@ MessageStamp stamp(const SharedClock& clock) {
   return MessageStamp{posted, posted - lateness};
 }
 
-// As Channels::wait: released when both were there, planned when the plan had both there.
-void received(const Arrival& entry, const MessageStamp& s) {
-  int64_t released = std::max(entry.planned + entry.lateness, s.posted);
-  lateness_agreed(std::max<int64_t>(0, released - std::max(entry.planned, s.planned)));
-}
-
 SharedClock share_process0_clock(int me, int procs) {
   constexpr int kRounds = 8;
   MPI_Comm comm;

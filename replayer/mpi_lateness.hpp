@@ -36,6 +36,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "replayer/sync.hpp"
+
 namespace mpior::replay {
 
 // Process 0's clock, from its reading at the start (MpiBackend).
@@ -128,8 +130,16 @@ inline constexpr int64_t kStampBytes = sizeof(MessageStamp);
 MessageStamp stamp(const SharedClock& clock);
 // A receive that arrived at `entry` (arrive() before it waited) took the
 // message stamped `s`: the thread leaves as late as the later of the two was
-// against the plan (lateness_after_sync).
-void received(const Arrival& entry, const MessageStamp& s);
+// against the plan (lateness_after_sync). Returns how long it waited for
+// the message to be posted (0: it was there first), which tells a late
+// sender from MPI's own cost of the receive.
+// As Channels::wait: released when both were there, planned when the plan
+// had both there. Inline: the replayer's library leaves MPI out.
+inline int64_t received(const Arrival& entry, const MessageStamp& s) {
+  int64_t arrived = entry.planned + entry.lateness, released = std::max(arrived, s.posted);
+  lateness_agreed(std::max<int64_t>(0, released - std::max(entry.planned, s.planned)));
+  return released - arrived;
+}
 
 // Collective over MPI_COMM_WORLD: process 0's clock (Cristian's estimate
 // from the fastest of a few ping-pongs; offset 0 on process 0).

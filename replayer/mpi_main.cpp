@@ -23,11 +23,29 @@ using nlohmann::json;
 json payload(const Report& r) {
   json threads = json::array();
   for (const ThreadSummary& t : r.per_thread)
-    threads.push_back(
-        {t.rank,        t.thread,  t.replay_ns,    t.traced_ns,         t.events,        t.io_ns,       t.compute_ns,
-         t.comm_ns,     t.wait_ns, t.traced_io_ns, t.traced_compute_ns, t.traced_mpi_ns, t.slept_waits, t.late_ns,
-         t.cpu_wait_ns, t.own_ns,  t.startup_ns,   t.traced_startup_ns, t.charged_ns,    t.unpaid_ns,   t.cpus,
-         t.first_cpu});
+    threads.push_back({t.rank,
+                       t.thread,
+                       t.replay_ns,
+                       t.traced_ns,
+                       t.events,
+                       t.io_ns,
+                       t.compute_ns,
+                       t.comm_ns,
+                       t.wait_ns,
+                       t.traced_io_ns,
+                       t.traced_compute_ns,
+                       t.traced_mpi_ns,
+                       t.slept_waits,
+                       t.late_ns,
+                       t.cpu_wait_ns,
+                       t.own_ns,
+                       t.startup_ns,
+                       t.traced_startup_ns,
+                       t.charged_ns,
+                       t.unpaid_ns,
+                       t.cpus,
+                       t.first_cpu,
+                       t.sender_wait_ns});
   json ops = json::object();
   for (const auto& [name, s] : r.ops) ops[name] = {s.count, s.bytes, s.total_ns, s.max_ns};
   return {{"threads", threads},       {"ops", ops},
@@ -46,7 +64,7 @@ void merge(Report& into, const json& j) {
     s.traced_io_ns = t[9], s.traced_compute_ns = t[10], s.traced_mpi_ns = t[11];
     s.slept_waits = t[12], s.late_ns = t[13], s.cpu_wait_ns = t[14], s.own_ns = t[15];
     s.startup_ns = t[16], s.traced_startup_ns = t[17], s.charged_ns = t[18], s.unpaid_ns = t[19];
-    s.cpus = t[20], s.first_cpu = t[21];
+    s.cpus = t[20], s.first_cpu = t[21], s.sender_wait_ns = t[22];
     into.per_thread.push_back(s);
   }
   for (const auto& [name, v] : j["ops"].items()) {

@@ -275,7 +275,7 @@ void MpiThreadOps::receive(const Comm& c, MPI_Comm on, int32_t src_comm_rank, in
   MessageStamp s;
   if (n < kStampBytes) throw ToolError(fmt::format("{}: a message of {} bytes, without its stamp", who_, n));
   std::memcpy(&s, buf, sizeof s);
-  received(entry, s);
+  sender_wait_ns_ += received(entry, s);
 }
 
 bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_src, int64_t given_tag) {

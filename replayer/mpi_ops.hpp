@@ -42,6 +42,7 @@ class MpiThreadOps final : public MpiOps {
   // No completion under the Wait/Test left the process (none at all: a Test
   // that found nothing, which MPI mode does not call either).
   bool completions_local() const override { return completions_.remote == 0; }
+  int64_t sender_wait_ns() const override { return sender_wait_ns_; }
 
  private:
   struct Comm {
@@ -124,6 +125,7 @@ class MpiThreadOps final : public MpiOps {
   void apply_view(File& f);
 
   MpiBackend& b_;
+  int64_t sender_wait_ns_ = 0;  // receives from other processes, before their message was posted
   // Messages between two ranks of this process: as the threads' replay
   // passes them (a message through MPICH within a process takes its global
   // lock and its in-process path: a gapless pipeline of 20,000 tokens

@@ -223,6 +223,7 @@ nlohmann::json to_json(const Report& r) {
                       {"charged_s", t.charged_ns / 1e9},
                       {"wait_s", t.wait_ns / 1e9},
                       {"cpu_wait_s", t.cpu_wait_ns / 1e9},
+                      {"sender_wait_s", t.sender_wait_ns / 1e9},
                       {"slept_waits", t.slept_waits},
                       {"late_s", t.late_ns / 1e9},
                       {"own_s", t.own_ns / 1e9},

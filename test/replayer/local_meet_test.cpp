@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include "replayer/sync.hpp"
+
 using namespace mpior::replay;
 
 namespace {
@@ -86,4 +88,17 @@ TEST_CASE("arrivals agreed: released at the last real arrival, planned at the la
   c.latest_with(d);
   CHECK(c.planned == 100);
   CHECK(c.lateness == 5);
+}
+
+TEST_CASE("a receive from a late sender waits for it and leaves as late as the sender was", "[local_meet]") {
+  // The receiver arrived at 100 (planned 100, on time); the message was posted
+  // at 150 by a sender 30 late (planned 120): it waited 50 and leaves 30 late.
+  set_lateness(0);
+  CHECK(received(Arrival{100, 0}, MessageStamp{150, 120}) == 50);
+  CHECK(lateness_held() == 30);
+  // The message was there first (posted 80): no wait for the sender, and the
+  // receiver keeps its own lateness, not the sender's.
+  set_lateness(0);
+  CHECK(received(Arrival{100, 7}, MessageStamp{80, 40}) == 0);
+  CHECK(lateness_held() == 7);
 }
