@@ -12,6 +12,7 @@ packages=(
   help2man   # man pages from --help (meson install)
   chromium   # the HTML report's test opens it headless
   openmpi-bin libopenmpi-dev   # the Open MPI tracer (libmpior-openmpi.so)
+  libhdf5-openmpi-dev          # parallel HDF5 under Open MPI (strace_test.py)
   lammps lammps-examples       # a real application traced under Open MPI
   fio                          # mpior-predict's benchmark jobs
 )
