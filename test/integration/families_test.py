@@ -7,7 +7,7 @@ import json
 import os
 import re
 
-from harness import POST, REPLAY, Scenario, check, check_eq, expect_ops, file_entry, main, run
+from harness import APPS, POST, REPLAY, Scenario, check, check_eq, expect_ops, file_entry, main, run
 
 MPI_FRAME = lambda n: {"MPI_Init": n, "MPI_Finalize": n}  # noqa: E731
 
@@ -435,6 +435,26 @@ def signal_unrecorded():
     s.cleanup()
 
 
+def deepbind():
+    """A library dlopen()ed with RTLD_DEEPBIND binds its calls to libc ahead
+    of the preloaded tracer: its writes are not traced, and the tracer says
+    so once, naming it. The same library loaded plainly is traced, and the
+    program's own write too."""
+    n = 10000
+    libs = [os.path.join(APPS, f"libdeepbind_{name}.so") for name in ("plain", "deep")]
+    s = Scenario("deepbind_io", libs + [n]).run_both()
+    check_eq(s.traced_out.stdout, f"plain={n} deep={n} main=4\n", "the program's output")
+    said = re.findall(r"(\S+) is loaded with RTLD_DEEPBIND: .* not traced", s.traced_out.stderr)
+    check_eq(said, [libs[1]], "libraries the tracer said are loaded with RTLD_DEEPBIND")
+    check("RTLD_DEEPBIND" not in s.plain_out.stderr, "the untraced run mentions RTLD_DEEPBIND")
+    summary = s.post()
+    expect_bytes(summary, s.abs("plain.dat"), n, 0)
+    expect_bytes(summary, s.abs("main.dat"), 4, 0)
+    check(s.abs("deep.dat") not in [f["path"] for f in summary["files"]], "deep.dat is in the trace")
+    check_eq(os.path.getsize(s.abs("deep.dat")), n, "deep.dat's size")
+    s.cleanup()
+
+
 def aio_orphan():
     ranks, block = 2, 4096
     s = Scenario("aio_orphan", [block], ranks=ranks).run_both()
@@ -461,4 +481,5 @@ if __name__ == "__main__":
     main({"aio": aio, "aio64": aio64, "libaio": libaio, "restart": restart, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
           "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles, "mmap_mpi": mmap_mpi, "mmap64_mpi": mmap64_mpi, "mmap_mpi_patcher": mmap_mpi_patcher,
           "signal_writes": signal_writes, "signal_writes_mpi": signal_writes_mpi,
-          "signal_files": signal_files, "signal_maps_mpi": signal_maps_mpi, "signal_unrecorded": signal_unrecorded})
+          "signal_files": signal_files, "signal_maps_mpi": signal_maps_mpi, "signal_unrecorded": signal_unrecorded,
+          "deepbind": deepbind})
