@@ -41,6 +41,20 @@ struct StreamBuilder::Impl {
   }
 
   void append(const RawEvent& ev) { folder->add(ev, gap_of(ev), ev.end - ev.start, signature(ev)); }
+
+  // append() of up to kBatch events: their gaps, durations and signatures
+  // first (the builder's own state only), then the folder takes them at once.
+  static constexpr size_t kBatch = 64;
+  void append_batch(const RawEvent* ev, size_t n, size_t* done) {
+    int64_t gap[kBatch], dur[kBatch];
+    uint64_t sig[kBatch];
+    for (size_t i = 0; i < n; ++i) {
+      gap[i] = gap_of(ev[i]);
+      dur[i] = ev[i].end - ev[i].start;
+      sig[i] = signature(ev[i]);
+    }
+    folder->add_batch(ev, gap, dur, sig, n, done);
+  }
 };
 
 StreamBuilder::StreamBuilder(BuilderOptions opt) : impl_(std::make_unique<Impl>(opt)) {}
@@ -55,12 +69,13 @@ void StreamBuilder::append(const RawEvent& ev) {
 }
 
 void StreamBuilder::append_all(std::span<const RawEvent> evs) {
-  size_t done = 0;
+  size_t done = 0, part = 0;
   try {
-    for (; done < evs.size(); ++done) impl_->append(evs[done]);
+    for (; done < evs.size(); done += part, part = 0)
+      impl_->append_batch(evs.data() + done, std::min(Impl::kBatch, evs.size() - done), &part);
   } catch (...) {  // out of memory: the events folded so far count
-    events_ += done;
-    folded_ += done;
+    events_ += done + part;
+    folded_ += done + part;
     throw;
   }
   events_ += done;

@@ -40,6 +40,11 @@ class Folder {
     }
     add_slow(Sample{ev, gap, dur, sig});
   }
+  // add() of each of n events in order (the builder's append_all); *done
+  // counts those folded. A run of them on the hot loop's leaf folds its rows
+  // one at a time and its times as one batch.
+  void add_batch(const RawEvent* ev, const int64_t* gap, const int64_t* dur, const uint64_t* sig, size_t n,
+                 size_t* done);
   // The units, then the events of an iteration still being matched.
   void snapshot(Stream& out) const;
   // The same, folding in place: the folder is not used afterwards.

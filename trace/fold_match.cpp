@@ -17,6 +17,37 @@ void Folder::add_slow(const Sample& s) {
   if (!work_.empty()) drain();
 }
 
+void Folder::add_batch(const RawEvent* ev, const int64_t* gap, const int64_t* dur, const uint64_t* sig, size_t n,
+                       size_t* done) {
+  for (size_t i = 0; i < n;) {
+    if (!hot_.leaf || sig[i] != hot_.sig) {
+      add_slow(Sample{ev[i], gap[i], dur[i], sig[i]});
+      *done = ++i;
+      continue;
+    }
+    const HotLoop hot = hot_;  // a run leaves it as it is: rows only fold into the leaf's own values
+    size_t end = i;
+    auto times = [&] {  // of the rows folded, also when a row's folder could not grow
+      hot.leaf->gap.add_many(gap + i, end - i);
+      hot.leaf->dur.add_many(dur + i, end - i);
+      if (hot.exact)
+        for (size_t k = i; k < end; ++k) {
+          hot.exact->gap.append(gap[k]);
+          hot.exact->dur.append(dur[k]);
+        }
+      hot.loop->open += end - i;
+      *done = i = end;
+    };
+    try {
+      for (; end < n && sig[end] == hot.sig; ++end) hot.leaf->add_row(row_of(ev[end]));
+    } catch (...) {
+      times();
+      throw;
+    }
+    times();
+  }
+}
+
 void Folder::drain() {
   while (!work_.empty()) {
     Work w = work_.back();

@@ -39,6 +39,10 @@ class TimeAccum {
     else
       hist_add_slow(v);
   }
+  // add() of each value in order, with the same sums bit for bit: the
+  // accumulators stay in registers across the run (the builder hands a
+  // loop's repeated position its times a batch at a time).
+  void add_many(const int64_t* v, size_t n);
   void merge(const TimeAccum& o);
   void clear();
   uint64_t count() const { return count_; }

@@ -1,7 +1,9 @@
 #include "trace/fold_values.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
+#include <vector>
 
 #include "trace/fold_time.hpp"
 
@@ -127,6 +129,30 @@ TEST_CASE("time accumulators agree with TimeStats, merged or not", "[fold]") {
     REQUIRE(got.mean() == Approx(ref_a.mean()).epsilon(1e-12));
     REQUIRE(got.variance() == Approx(ref_a.variance()).epsilon(1e-8).margin(1e-6));
     REQUIRE(got.histogram() == ref_a.histogram());
+  }
+}
+
+TEST_CASE("times added in batches accumulate as one at a time, bit for bit", "[fold]") {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 100; ++trial) {
+    TimeAccum one, many;
+    std::vector<int64_t> v(1 + rng() % 700);
+    const int64_t base = int64_t(rng() % 1000000), spread = int64_t(1 + rng() % (trial % 3 ? 100 : 100000));
+    for (int64_t& x : v) x = base + int64_t(rng() % uint64_t(spread)) - (trial % 7 == 0 ? 2 * base : 0);
+    for (int64_t x : v) one.add(x);
+    for (size_t i = 0; i < v.size();) {
+      const size_t n = std::min(v.size() - i, size_t(rng() % 70));
+      many.add_many(v.data() + i, n);
+      i += n;
+    }
+    const TimeStats a = one.stats(), b = many.stats();
+    REQUIRE(b.count() == a.count());
+    REQUIRE(b.sum() == a.sum());
+    REQUIRE(b.min() == a.min());
+    REQUIRE(b.max() == a.max());
+    REQUIRE(b.mean() == a.mean());
+    REQUIRE(b.variance() == a.variance());
+    REQUIRE(b.histogram() == a.histogram());
   }
 }
 
