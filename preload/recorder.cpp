@@ -131,12 +131,19 @@ void ThreadRecorder::record_nested(trace::RawEvent& ev) noexcept {
 // The one place a finished record (ticks, call-site signature, parent
 // before its nested calls) goes into the thread's chunk.
 __attribute__((always_inline)) inline void ThreadRecorder::push(const trace::RawEvent& ev) noexcept {
-  lock();
-  chunk_[used_++] = ev;
-  journal::append(index_, ev, recorded_.load(std::memory_order_relaxed));
-  recorded_.store(recorded_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  if (used_ == kChunk) flush_locked();
-  unlock();
+  pushing_.store(1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const uint64_t n = recorded_.load(std::memory_order_relaxed);
+  chunk_[n - chunk_first_] = ev;
+  journal::append(index_, ev, n);
+  recorded_.store(n + 1, std::memory_order_release);
+  if (n + 1 - chunk_first_ == kChunk) {
+    lock();
+    flush_locked();
+    unlock();
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  pushing_.store(0, std::memory_order_relaxed);
   if (__builtin_expect(spill_state_.load(std::memory_order_relaxed) != kIdle, 0)) after_record_spill();
 }
 
@@ -202,15 +209,19 @@ void ThreadRecorder::fold(trace::RawEvent* ev, size_t n) noexcept {
 }
 
 void ThreadRecorder::flush_locked() noexcept {
+  const size_t used = size_t(recorded_.load(std::memory_order_relaxed) - chunk_first_);
+  trace::RawEvent* const from = chunk_ + taken_;
+  const size_t n = used - taken_;
+  chunk_first_ += used;
+  taken_ = 0;
   const bool behind =
       !frozen_ && g_fold_behind.load(std::memory_order_relaxed) && backlog_.size() < kMaxParkedChunks * kChunk;
   if (frozen_ || behind) {  // another thread has the builder, or folds behind: keep the chunk for it
     try {
-      backlog_.insert(backlog_.end(), chunk_, chunk_ + used_);
+      backlog_.insert(backlog_.end(), from, from + n);
     } catch (...) {
       log_once_error("out of memory while keeping events during a trace flush; events were lost");
     }
-    used_ = 0;
     if (behind && backlog_.size() >= kWakeChunks * kChunk && !fold_wanted_.exchange(true, std::memory_order_acq_rel))
       spill::request();
     return;
@@ -219,8 +230,7 @@ void ThreadRecorder::flush_locked() noexcept {
     fold(backlog_.data(), backlog_.size());
     backlog_.clear();
   }
-  fold(chunk_, used_);
-  used_ = 0;
+  fold(from, n);
   if (builder_.events() >= next_check_ && spill::cap_bytes() != 0) check_memory();
 }
 
@@ -231,10 +241,12 @@ void ThreadRecorder::flush_locked() noexcept {
 void ThreadRecorder::freeze(std::vector<trace::RawEvent>& older, std::vector<trace::RawEvent>& newer) noexcept {
   lock();
   older.swap(backlog_);
-  newer.assign(chunk_, chunk_ + used_);  // reserved for a chunk: no allocation under the lock
-  used_ = 0;
+  const uint64_t recorded = recorded_.load(std::memory_order_acquire);  // the records up to it are whole
+  const size_t used = size_t(recorded - chunk_first_);
+  newer.assign(chunk_ + taken_, chunk_ + used);  // reserved for a chunk: no allocation under the lock
+  taken_ = used;
   frozen_ = true;
-  frozen_events_ = recorded_.load(std::memory_order_relaxed);
+  frozen_events_ = recorded;
   unlock();
 }
 

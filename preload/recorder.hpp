@@ -43,8 +43,10 @@ class ThreadRecorder {
   // spilled before), the ones recorded before the freeze.
   trace::Stream snapshot(int32_t rank, uint64_t* events = nullptr);
   uint32_t index() const { return index_; }
-  // Some thread is inside record (holds the lock; signal handlers ask).
-  bool locked() const noexcept { return lock_.test(std::memory_order_acquire); }
+  // Some thread is inside record (pushing, or holds the lock; signal handlers ask).
+  bool locked() const noexcept {
+    return pushing_.load(std::memory_order_relaxed) || lock_.test(std::memory_order_acquire);
+  }
   // Locked, or another thread has the builder frozen (the crash child asks).
   bool busy() const noexcept { return locked() || owner_.test(std::memory_order_acquire); }
   // Events recorded so far (a relaxed read: any thread, no lock; the
@@ -113,8 +115,16 @@ class ThreadRecorder {
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
   std::atomic_flag owner_ = ATOMIC_FLAG_INIT;  // a thread other than the recording one uses the builder
   std::atomic<bool> fold_wanted_{false};       // fold behind: parked chunks wait for the flush thread
-  size_t used_ = 0;
-  std::atomic<uint64_t> recorded_{0};  // events pushed (written under the lock, by this thread only)
+  // The chunk without the lock: only the recording thread writes it, at
+  // slot recorded_ - chunk_first_, then publishes the record by a release
+  // store of recorded_; another thread (freeze) takes the slots below that
+  // under the lock and marks them taken, and the recording thread takes the
+  // lock only to fold or park a full chunk. A locked instruction per call
+  // was the hot path's dearest.
+  std::atomic<uint64_t> recorded_{0};  // events pushed (written by the recording thread only)
+  uint64_t chunk_first_ = 0;           // recorded_ at chunk_[0] (written under the lock)
+  size_t taken_ = 0;                   // under the lock: chunk_'s first slots a freeze took
+  std::atomic<uint8_t> pushing_{0};    // the recording thread is inside push (signal handlers ask)
   struct PrunedTally {
     std::atomic<uint64_t> calls{0};
     std::atomic<int64_t> ticks{0};
