@@ -62,7 +62,7 @@ class Call {
   // starts again here and that work joins the time left out of the gap before
   // it. Else it lands in the call's duration, and where the call is pruned in
   // the computation the replay reproduces (a pruned MPI_Bcast on a
-  // one-member communicator: 45 ns traced, 3-7 ns untraced).
+  // one-member communicator would replay many times its own cost).
   // A nested call's start stays: its handler's work is the tracer's time
   // inside the depth-0 call, whose clock (now less nested_ticks) stood still
   // at that start meanwhile.
@@ -83,8 +83,8 @@ class Call {
   // its end moves back by that much, and the destructor counts it as the
   // tracer's after the call, left out of the next gap. A depth-0 call with
   // none also leaves out its clock readings' own time (g_call_inside_ticks:
-  // 120,000 fwrites a rank held 2 ms of it), which a nested call keeps so
-  // that it still ends within its parent.
+  // a loop of small calls adds up), which a nested call keeps so that it
+  // still ends within its parent.
   __attribute__((always_inline)) void stop() noexcept {
     ThreadState& t = t_state;
     int64_t end = clock::now() - t.nested_ticks;

@@ -40,11 +40,11 @@ int64_t run_delay_ns() noexcept {
 // The run-queue wait since the last reading that fell within the last
 // `span` ticks of it (a gap, a call), in ticks. Readings are taken only
 // after long gaps and calls, so the interval since the last one also holds
-// short calls and the tracer's own time (a pruned collective's exchange on
-// a loaded node: tens of ms), whose waits are not the span's: only what
-// the rest of the interval cannot hold is the span's, never more than it.
-// Else the tracer's time, already left out, was left out of the next gap
-// again, and a 3 ms computation after it vanished from the trace.
+// short calls and the tracer's own time (a pruned collective's exchange),
+// whose waits are not the span's: only what the rest of the interval cannot
+// hold is the span's, never more than it. Counting it all would leave the
+// tracer's time, already left out, out of the next gap a second time, and
+// with it the program's computation.
 int64_t delay_within(int64_t span) noexcept {
   int64_t now = run_delay_ns(), tick = clock::now();
   int64_t since = t_last_delay >= 0 && now >= t_last_delay ? now - t_last_delay : 0;

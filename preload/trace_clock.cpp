@@ -14,7 +14,7 @@ namespace {
 // lie in the span measured, so its error stays that of the two readings),
 // one from then on uses the rate measured then. A process younger than
 // kFirstCalibrationNs waits until it is that old (a short-lived child at
-// exit: 1 ms, where a fixed 10 ms wait cost each one 10).
+// exit waits the shorter span, not the full calibration).
 constexpr int64_t kCalibrationNs = 10'000'000;
 constexpr int64_t kFirstCalibrationNs = 1'000'000;
 

@@ -80,12 +80,12 @@ void ReplayThread::run() {
     pacer_.mark_end(last_end_);
     settle_agreement(&ev, mpi);
     int64_t deadline = pacer_.deadline_for(ev.gap_ns);
-    // No gap left: the replay's own time since the last call ended (0.5-1.5 us an event of nton_barrier)
-    // becomes debt that later gaps and charged costs pay back. --io-only has neither: no clock read.
+    // No gap left: the replay's own time since the last call ended becomes debt that later gaps and
+    // charged costs pay back. --io-only has neither: no clock read.
     QueuedWake wake(sh_.cpu_wait_read, last_end_, deadline);
     // A read or write with no gap to sleep starts where the last call ended
     // (pay_dispatch counts the time since as the replay's own): two clock
-    // readings an event instead of five (12-24 ns each).
+    // readings an event instead of five.
     int64_t woke = deadline > last_end_                            ? mpi.idle_until(deadline, aborted)
                    : sh_.opt.io_only || IoReplay::times_itself(ev) ? last_end_
                                                                    : mono_now_ns();
