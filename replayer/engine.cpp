@@ -1,6 +1,5 @@
 #include "replayer/engine.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <pthread.h>
 #include <sched.h>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "replayer/aio_replay.hpp"
+#include "replayer/kind_table.hpp"
 #include "replayer/pacing_clock.hpp"
 #include "replayer/replay_thread.hpp"
 #include "replayer/thread_stacks.hpp"
@@ -26,6 +26,7 @@ void ReplayThread::run() {
                       : std::make_unique<ThreadMpi>(sh_.mpi, sh_.plan, summary.rank, sh_.errors, who_);
   MpiOps& mpi = *ops;
   MpiioReplay mio(io, sh_.target, sh_.pointers);
+  Tools tools{io, mpi, mio};
   io.sizes() = SizeLog(sh_.plan.ranks[size_t(summary.rank)].start_ns, stream_.lossless);
   trace::EventCursor cursor(stream_, summary.rank, sh_.opt.cursor);
   trace::Event ev;
@@ -44,31 +45,7 @@ void ReplayThread::run() {
   bool going = true;
   while (going && !aborted.load(std::memory_order_relaxed) && cursor.next(ev)) {
     if (ev.depth != 0) {
-      // Nested calls belong to their parent's duration; only the completion
-      // records of a Wait/Test matter, for the receives they finish.
-      if (ev.op() == trace::OpClass::complete && ev.depth == 1 && cur_.waits) {
-        going = waiting([&] { return mpi.complete(ev, cursor.delivered()); });
-        if (budget > 0 && mpi_args(ev).req_kind() == trace::kReqRecv) record_completion(ev);
-      } else if (ev.op() == trace::OpClass::member && ev.depth == 1) {
-        going = waiting([&] { return mpi.member(ev, cursor.delivered()); });
-      } else if (ev.op() == trace::OpClass::topology) {
-        mpi.topology(ev);
-      } else if (trace::info(ev.kind).family == trace::Family::aio &&
-                 (ev.op() == trace::OpClass::adone || !fscope_.nested_io)) {
-        // AIO completions wherever they sit; submits listed by the
-        // application's lio_listio. Under an MPI-IO call (or its Wait) the
-        // submits are ROMIO's, replayed once below with the other POSIX calls.
-        bool under_list = ev.depth == 1 && trace::info(cur_.kind).op == trace::OpClass::alist;
-        IoOutcome r = io.nested(ev, under_list);
-        if (r.replayed) last_end_ = mono_now_ns();
-        if (under_list) cur_.bytes += r.bytes;  // lio_listio's, io_submit's requests
-      } else if (fscope_.nested_io && trace::is_io(ev.kind)) {
-        going = nested_io(ev, io, mpi);
-      } else if (ev.op() == trace::OpClass::mpiio_block && mpi.native_mpiio()) {
-        mpi.mpiio_block(ev);
-      } else if (ev.op() == trace::OpClass::mpiio_block && sh_.opt.mpiio_level) {
-        mio.block(ev);
-      }
+      going = nested(ev, cursor.delivered(), tools);
       continue;
     }
     mpi.settle();
@@ -95,9 +72,16 @@ void ReplayThread::run() {
     summary.traced_compute_ns += std::max<int64_t>(0, ev.gap_ns);
     traced_end_ = std::max(traced_end_, ev.end_ns);
     woke = keep_file_order(ev, woke);
-    going = step(ev, cursor.delivered(), io, mpi, mio, woke) && going;
+    going = step(ev, cursor.delivered(), tools, woke) && going;
     if (order_slot >= 0) sh_.order->replayed(order_slot, cursor.delivered());
   }
+  wind_up(tools, going, cpu_wait0);
+}
+
+// After the stream's last event: what is still pending, then the summary.
+void ReplayThread::wind_up(Tools& t, bool going, int64_t cpu_wait0) {
+  MpiOps& mpi = t.mpi;
+  IoReplay& io = t.io;
   // Compared against the traced time its events span: after the last call
   // the trace holds the tracer's own finalize (merging, writing) and the
   // exit, which the replay does not reproduce. The rank's waits for a CPU
@@ -119,80 +103,31 @@ void ReplayThread::run() {
   // The lateness no gap, cost or wait absorbed: the replay's, not the program's.
   summary.unpaid_ns = pacer_.debt();
   summary.sender_wait_ns = mpi.sender_wait_ns();
-  summary.replay_ns = end_ns - t0 - summary.unpaid_ns;
+  summary.replay_ns = end_ns - t0_ - summary.unpaid_ns;
   if (sh_.cpu_wait_read) summary.cpu_wait_ns = std::max<int64_t>(0, thread_cpu_wait_ns() - cpu_wait0);
 }
 
-void ReplayThread::begin_file_call(const trace::Event& ev, uint64_t event_no, bool native) {
-  // Field by field: `fscope_ = {}` would clear its Event on every replayed call.
-  fscope_.open_pending = fscope_.creating = false;
-  fscope_.file = -1;
-  trace::OpClass op = ev.op();
-  fscope_.nested_io = !sh_.opt.mpiio_level && !native &&
-                      (trace::is_mpiio(ev.kind) || op == trace::OpClass::wait || op == trace::OpClass::test);
-  // MPI mode's MPI-IO through MPI_File_* synchronises in MPI (mpi_file.cpp).
-  fscope_.sync_after = !native && trace::is_mpiio(ev.kind) && syncs_after(ev);
-  fscope_.open_pending = fscope_.nested_io && op == trace::OpClass::mpiio_open;
-  if (fscope_.open_pending) fscope_.file = io_args(ev).file();
-  if (fscope_.open_pending || fscope_.sync_after) {
-    fscope_.call = ev;
-    fscope_.event_no = event_no;
-  }
-}
-
-bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi) {
-  trace::OpClass op = ev.op();
-  bool same = io_args(ev).file() == fscope_.file, going = true;
-  if (fscope_.open_pending && same && op == trace::OpClass::open) {
-    if (file_args(ev).flags() & O_CREAT)
-      fscope_.creating = true;
-    else
-      going = release_open(mpi);
-  }
-  int64_t t = mono_now_ns();
-  if (!sh_.opt.io_log.empty()) log_io(ev);
-  io.set_racing_unlinks(cur_.kind == trace::Kind::MPI_File_close);
-  IoOutcome r = io.replay(ev);
-  if (r.replayed) ops.add(ev.kind, mono_now_ns() - t, r.bytes);
-  if (fscope_.open_pending && fscope_.creating && same && op == trace::OpClass::close)
-    going = release_open(mpi) && going;
-  last_end_ = mono_now_ns();
-  return going;
-}
-
-IoOutcome ReplayThread::replay_io(const trace::Event& ev, IoReplay& io) {
-  constexpr int64_t kBoundNs = 30'000'000'000;  // a thread that went another way than traced
-  if (order_slot < 0 || !FileOrder::orders(ev) || !sh_.order->others_change(order_slot, ev)) return io.replay(ev);
-  io.hold_name_failures(true);
-  IoOutcome r = io.replay(ev);
-  while (io.failure_held()) {
-    int64_t t = mono_now_ns();
-    bool changed = sh_.order->wait_for_change(order_slot, ev, sh_.progress.aborted(), kBoundNs);
-    acct_.waited += mono_now_ns() - t;
-    if (!changed) break;
-    io.hold_name_failures(true);
-    r = io.replay(ev);
-  }
-  io.record_held();
-  io.hold_name_failures(false);
-  return r;
-}
-
-// A collective on MPI_COMM_WORLD that no member leaves before every member
-// arrived: what each rank did before it, every rank's calls after it follow.
-bool ReplayThread::syncs_world(const trace::Event& ev) const {
-  trace::OpClass op = ev.op();
-  if (op != trace::OpClass::barrier && op != trace::OpClass::allcoll) return false;
-  // a scan waits only for lower ranks; a neighbour for neighbours
-  if (trace::has_fact(ev.kind, trace::fact::prefix | trace::fact::neighbor)) return false;
-  const std::vector<int32_t>& comms = sh_.plan.ranks[size_t(summary.rank)].comms;
-  int64_t local = mpi_args(ev).comm();
-  if (local < 0 || size_t(local) >= comms.size() || comms[size_t(local)] < 0) return false;
-  return sh_.plan.comms[size_t(comms[size_t(local)])].origin == trace::CommOrigin::world;
-}
-
-bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio,
-                        int64_t start) {
+// The depth-0 handler of each kind. Every kind of the lists in trace/api/
+// gets its family's; a new family, or a new tracer record, fails the build
+// until it registers one here.
+bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, Tools& t, int64_t start) {
+  using F = trace::Family;
+  using Op = trace::OpClass;
+  using Top = bool (ReplayThread::*)(const trace::Event&, uint64_t, Tools&, int64_t);
+  static constexpr auto kTop = kind_table<Top>({
+      {F::posix, std::nullopt, &ReplayThread::top_io},
+      {F::stdio, std::nullopt, &ReplayThread::top_io},
+      {F::aio, std::nullopt, &ReplayThread::top_io},
+      {F::mmap, std::nullopt, &ReplayThread::top_io},
+      {F::mpiio, std::nullopt, &ReplayThread::top_mpiio},
+      {F::mpi, std::nullopt, &ReplayThread::top_mpi},
+      {F::mpi, Op::init, &ReplayThread::top_init},
+      {F::internal, Op::complete, &ReplayThread::top_record},
+      {F::internal, Op::member, &ReplayThread::top_record},
+      {F::internal, Op::topology, &ReplayThread::top_record},
+      {F::internal, Op::mpiio_block, &ReplayThread::top_mpiio},  // a view's block counts as MPI-IO
+  });
+  static_assert(every_kind_handled(kTop), "a kind of trace/api/*.list has no depth-0 replay handler: register one");
   ++summary.events;
   done->n.store(summary.events, std::memory_order_relaxed);
   if (budget > 0) {
@@ -200,69 +135,35 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, IoReplay& io,
     pending_start_ = start;
     recording_ = true;
   }
-  cur_ = {true, ev.op() == trace::OpClass::wait || ev.op() == trace::OpClass::test, ev.kind, start, 0};
+  cur_ = {true, ev.op() == Op::wait || ev.op() == Op::test, ev.kind, start, 0};
   bool file_call = trace::is_io(ev.kind) || trace::is_mpiio(ev.kind);
   acct_ = {true, file_call, start, 0, 0, trace::is_mpiio(ev.kind)};
   (file_call                ? summary.traced_io_ns
    : trace::is_mpi(ev.kind) ? summary.traced_mpi_ns
                             : summary.traced_compute_ns) += ev.dur_ns;
-  begin_file_call(ev, event_no, mpi.native_mpiio());
-  bool going = true;
-  if (trace::is_mpiio(ev.kind) && mpi.native_mpiio()) {
-    if (!sh_.opt.io_log.empty()) log_io(ev);
-    cur_.bytes = mpi.mpiio(ev);  // collective forms are MPI's own collectives
-  } else if (trace::is_mpiio(ev.kind)) {
-    int64_t flags = mpiio_args(ev).flags();
-    bool coll = (flags & trace::fio::kColl) && !(flags & trace::fio::kEnd);
-    if (coll && !fscope_.open_pending) going = waiting([&] { return mpi.file_barrier(ev, event_no); });
-    bool moves = ev.op() == trace::OpClass::mpiio_read || ev.op() == trace::OpClass::mpiio_write;
-    if (sh_.opt.mpiio_level) {
-      if (!sh_.opt.io_log.empty()) log_io(ev);
-      cur_.bytes = mio.replay(ev);
-    } else if (moves && ev.ret == 0 && !(flags & trace::fio::kEnd)) {
-      cur_.bytes = io_args(ev).count();
-    }
-  } else if (trace::is_io(ev.kind)) {
-    if (!sh_.opt.io_log.empty()) log_io(ev);
-    IoOutcome r = replay_io(ev, io);
-    cur_.bytes = r.bytes;
-    if (r.call_ns > 0) {
-      pay_dispatch(start, r);
-      return true;
-    }
-    if (!r.replayed) {
-      // Failed when traced: its time passes as if it were compute (not
-      // with --io-only, which drops compute).
-      ++skipped;
-      cur_.active = false;
-      last_end_ = sh_.opt.io_only ? mono_now_ns() : sleep_until(start + ev.dur_ns, sh_.progress.aborted());
-      return true;
-    }
-  } else if (ev.op() == trace::OpClass::init) {
-    // Start-up: the ranks meet in MPI_Init (init_gate.hpp; MPI mode's
-    // processes met in their own); other inits' traced time passes as it did
-    // (--io-only: not at all).
-    cur_.active = false;
-    bool first = !sh_.opt.io_only && !met_init_ && InitGate::meets(ev.kind);
-    if (first && !sh_.opt.backend) {
-      going = waiting([&] { return sh_.init.meet(sh_.progress.aborted()); });
-      if (going) last_end_ = charge(last_end_, sh_.init.floor_ns());
-    } else {
-      last_end_ = sh_.opt.io_only ? mono_now_ns() : sleep_until(start + ev.dur_ns, sh_.progress.aborted());
-    }
-    if (first) met_init_ = true, summary.startup_ns = last_end_ - t0_;
-    if (first) summary.traced_startup_ns = ev.end_ns + sh_.start_of(summary.rank);
-    return going;
-  } else if (trace::is_mpi(ev.kind)) {
-    cur_.bytes = mpi_args(ev).bytes();
-    going = mpi_call(ev, event_no, mpi, start);
-    if (syncs_world(ev)) io.sizes().world_synced();
-    return going;
-  } else {
-    cur_.active = false;
-  }
-  last_end_ = mono_now_ns();
-  return going;
+  begin_file_call(ev, event_no, t.mpi.native_mpiio());
+  return (this->*kTop[size_t(ev.kind)])(ev, event_no, t, start);
+}
+
+// The handler of each kind nested under a call (replay_step.cpp).
+bool ReplayThread::nested(const trace::Event& ev, uint64_t delivered, Tools& t) {
+  using F = trace::Family;
+  using Op = trace::OpClass;
+  using Sub = bool (ReplayThread::*)(const trace::Event&, uint64_t, Tools&);
+  static constexpr auto kSub = kind_table<Sub>({
+      {F::posix, std::nullopt, &ReplayThread::sub_file},
+      {F::stdio, std::nullopt, &ReplayThread::sub_file},
+      {F::mmap, std::nullopt, &ReplayThread::sub_file},
+      {F::aio, std::nullopt, &ReplayThread::sub_aio},
+      {F::mpi, std::nullopt, &ReplayThread::sub_ignored},
+      {F::mpiio, std::nullopt, &ReplayThread::sub_ignored},
+      {F::internal, Op::complete, &ReplayThread::sub_complete},
+      {F::internal, Op::member, &ReplayThread::sub_member},
+      {F::internal, Op::topology, &ReplayThread::sub_topology},
+      {F::internal, Op::mpiio_block, &ReplayThread::sub_block},
+  });
+  static_assert(every_kind_handled(kSub), "a kind of trace/api/*.list has no nested replay handler: register one");
+  return (this->*kSub[size_t(ev.kind)])(ev, delivered, t);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "replayer/kind_table.hpp"
 #include "replayer/pacing_clock.hpp"
 #include "trace/arg_views.hpp"
 
@@ -159,7 +160,61 @@ FILE* IoReplay::stream_for(const Event& ev) {
   return fp;
 }
 
+// Each kind's call by its family and op class (kind_table.hpp): a kind added
+// to a list is replayed as the others of its op class are; a new op class
+// or family fails the build here until it is given a call (or `nothing_to_reissue`).
+constexpr std::array<IoReplay::Call, trace::kNumKinds> IoReplay::calls() {
+  using F = trace::Family;
+  using Op = OpClass;
+  return kind_table<Call>({
+      {F::posix, Op::open, &IoReplay::open_file},
+      {F::posix, Op::close, &IoReplay::close_fd},
+      {F::posix, Op::copy, &IoReplay::copy},
+      {F::posix, Op::opendir, &IoReplay::dir_call},
+      {F::posix, Op::readdir, &IoReplay::dir_call},
+      {F::posix, Op::closedir, &IoReplay::dir_call},
+      {F::posix, Op::read, &IoReplay::by_fd},
+      {F::posix, Op::write, &IoReplay::by_fd},
+      {F::posix, Op::seek, &IoReplay::by_fd},
+      {F::posix, Op::sync, &IoReplay::by_fd},
+      {F::posix, Op::advise, &IoReplay::by_fd},
+      {F::posix, Op::allocate, &IoReplay::by_fd},
+      {F::posix, Op::truncate, &IoReplay::by_fd},
+      {F::posix, Op::stat, &IoReplay::by_fd},
+      {F::posix, Op::dup, &IoReplay::by_fd},
+      {F::posix, Op::unlink, &IoReplay::path_op},
+      {F::posix, Op::rename, &IoReplay::path_op},
+      {F::posix, Op::mkdir, &IoReplay::path_op},
+      {F::posix, Op::rmdir, &IoReplay::path_op},
+      {F::posix, Op::access, &IoReplay::path_op},
+      {F::posix, Op::link, &IoReplay::path_op},
+      {F::posix, Op::process, &IoReplay::nothing_to_reissue},
+      {F::stdio, Op::fopen, &IoReplay::open_stream},
+      {F::stdio, Op::fclose, &IoReplay::close_stream},
+      {F::stdio, Op::read, &IoReplay::by_stream},
+      {F::stdio, Op::write, &IoReplay::by_stream},
+      {F::stdio, Op::seek, &IoReplay::by_stream},
+      {F::stdio, Op::tell, &IoReplay::by_stream},
+      {F::stdio, Op::sync, &IoReplay::by_stream},
+      {F::mmap, Op::map, &IoReplay::map_new},
+      {F::mmap, Op::unmap, &IoReplay::map_call},
+      {F::mmap, Op::msync, &IoReplay::map_call},
+      {F::mmap, Op::remap, &IoReplay::map_call},
+      {F::aio, Op::asubmit, &IoReplay::aio_submit},
+      {F::aio, Op::alist, &IoReplay::by_records},
+      {F::aio, Op::atest, &IoReplay::by_records},
+      {F::aio, Op::await, &IoReplay::by_records},
+      {F::aio, Op::acancel, &IoReplay::by_records},
+      {F::aio, Op::adone, &IoReplay::by_records},
+      {F::mpi, std::nullopt, &IoReplay::not_file_work},
+      {F::mpiio, std::nullopt, &IoReplay::not_file_work},
+      {F::internal, std::nullopt, &IoReplay::not_file_work},
+  });
+}
+
 IoOutcome IoReplay::replay(const Event& ev) {
+  static constexpr auto kCalls = calls();
+  static_assert(every_kind_handled(kCalls), "a kind of trace/api/*.list has no file system replay: register one");
   OpClass op = ev.op();
   bool opens = op == OpClass::open || op == OpClass::fopen;
   bool names_path = op == OpClass::unlink || op == OpClass::rename || op == OpClass::mkdir || op == OpClass::rmdir ||
@@ -173,16 +228,7 @@ IoOutcome IoReplay::replay(const Event& ev) {
   // system a lookup; anything on a handle that failed has nothing to reissue.
   if (!traced_ok(ev) && !opens && !names_path) return {false, 0};
   if (names_path) return path_op(ev);
-  switch (trace::info(ev.kind).family) {
-    case trace::Family::stdio:
-      return stdio(ev);
-    case trace::Family::mmap:
-      return map_call(ev);
-    case trace::Family::aio:  // lio_listio, aio_error, aio_suspend...: their nested records do the work
-      return op == OpClass::asubmit ? aio_submit(ev) : IoOutcome{};
-    default:
-      return posix(ev);
-  }
+  return (this->*kCalls[size_t(ev.kind)])(ev);
 }
 
 IoOutcome IoReplay::path_op(const Event& ev) {
@@ -267,28 +313,15 @@ IoOutcome IoReplay::open_file(const Event& ev) {
   return {};
 }
 
-IoOutcome IoReplay::posix(const Event& ev) {
-  switch (ev.op()) {
-    case OpClass::process:  // exec, _exit: nothing to reissue (a new image is a thread of its own)
-      return {};
-    case OpClass::open:
-      return open_file(ev);
-    case OpClass::close: {
-      auto it = fds_.find(io_args(ev).handle());
-      if (it == fds_.end()) return {};
-      if (it->second.owner == Owner::self && ::close(it->second.fd) != 0) fail(ev, errno);
-      fds_.erase(it);
-      return {};
-    }
-    case OpClass::copy:
-      return copy(ev);
-    case OpClass::opendir:
-    case OpClass::readdir:
-    case OpClass::closedir:
-      return dir_call(ev);
-    default:
-      break;
-  }
+IoOutcome IoReplay::close_fd(const Event& ev) {
+  auto it = fds_.find(io_args(ev).handle());
+  if (it == fds_.end()) return {};
+  if (it->second.owner == Owner::self && ::close(it->second.fd) != 0) fail(ev, errno);
+  fds_.erase(it);
+  return {};
+}
+
+IoOutcome IoReplay::by_fd(const Event& ev) {
   int fd = fd_for(ev);
   if (fd < 0) {
     fail(ev, -fd, "fd " + std::to_string(io_args(ev).handle()) + " is not open in the replay");
@@ -400,15 +433,7 @@ IoOutcome IoReplay::transfer(const Event& ev, int fd, FILE* fp) {
   return {true, done, end - began, end};
 }
 
-IoOutcome IoReplay::stdio(const Event& ev) {
-  switch (ev.op()) {
-    case OpClass::fopen:
-      return open_stream(ev);
-    case OpClass::fclose:
-      return close_stream(ev);
-    default:
-      break;
-  }
+IoOutcome IoReplay::by_stream(const Event& ev) {
   if (ev.op() == OpClass::sync && io_args(ev).handle() == -1) return flush_all(ev);  // fflush(NULL)
   FILE* fp = stream_for(ev);
   if (!fp) {

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -17,6 +18,7 @@
 #include "replayer/sync.hpp"
 #include "trace/arg_views.hpp"
 #include "trace/event.hpp"
+#include "trace/kind.hpp"
 #include "trace/model.hpp"
 
 namespace mpior::replay {
@@ -86,8 +88,12 @@ class IoReplay {
     int fd;
   };
 
-  IoOutcome posix(const trace::Event& ev);
-  IoOutcome stdio(const trace::Event& ev);
+  // Each kind's call (io_replay.cpp).
+  using Call = IoOutcome (IoReplay::*)(const trace::Event&);
+  static constexpr std::array<Call, trace::kNumKinds> calls();
+  IoOutcome close_fd(const trace::Event& ev);
+  IoOutcome by_fd(const trace::Event& ev);
+  IoOutcome by_stream(const trace::Event& ev);
   IoOutcome path_op(const trace::Event& ev);
   IoOutcome open_file(const trace::Event& ev);
   IoOutcome open_stream(const trace::Event& ev);
@@ -97,6 +103,13 @@ class IoReplay {
   IoOutcome stream_call(const trace::Event& ev, FILE* fp);
   IoOutcome flush_all(const trace::Event& ev);
   IoOutcome aio_submit(const trace::Event& ev);
+  // lio_listio, aio_error, aio_suspend...: their nested records do the work.
+  IoOutcome by_records(const trace::Event&) { return {}; }
+  // exec, _exit: nothing to reissue (a new image is a thread of its own).
+  IoOutcome nothing_to_reissue(const trace::Event&) { return {}; }
+  // MPI calls and the tracer's records: what the file system saw of them
+  // is nested under them.
+  IoOutcome not_file_work(const trace::Event&) { return {false, 0}; }
   IoOutcome copy(const trace::Event& ev);
   IoOutcome map_call(const trace::Event& ev);
   IoOutcome map_new(const trace::Event& ev);

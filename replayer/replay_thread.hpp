@@ -1,5 +1,6 @@
-// One replay thread (engine.cpp walks its events; replay_thread_mpi.cpp its
-// MPI calls: what they cost beyond waiting) and what every thread shares.
+// One replay thread (engine.cpp walks its events and hands each to its
+// family's handler, replay_step.cpp; replay_thread_mpi.cpp its MPI calls:
+// what they cost beyond waiting) and what every thread shares.
 #pragma once
 
 #include <fmt/format.h>
@@ -111,6 +112,12 @@ class alignas(64) ReplayThread {
   SizeLog sizes;        // the replayed calls that change files' sizes (final_sizes.hpp)
 
  private:
+  // What a thread replays with (run makes them).
+  struct Tools {
+    IoReplay& io;
+    MpiOps& mpi;
+    MpiioReplay& mio;
+  };
   // A depth-0 event being replayed: completion records under a Wait extend it.
   struct Current {
     bool active = false;
@@ -195,6 +202,7 @@ class alignas(64) ReplayThread {
   }
 
   void run();
+  void wind_up(Tools& t, bool going, int64_t cpu_wait0);
   // A receive a Wait/Test completed: where the message's arrow ends.
   void record_completion(const trace::Event& ev) {
     if (calls.calls.size() + 1 < budget)  // room left for the Wait/Test itself
@@ -225,7 +233,25 @@ class alignas(64) ReplayThread {
   // failure the name explains waits for that thread's next change of it and
   // tries again (file_order.hpp); the wait is waiting.
   IoOutcome replay_io(const trace::Event& ev, IoReplay& io);
-  bool step(const trace::Event& ev, uint64_t event_no, IoReplay& io, MpiOps& mpi, MpiioReplay& mio, int64_t start);
+
+  // A depth-0 call: its accounting, then its family's handler (replay_step.cpp)
+  // through the table in step (engine.cpp). False: the thread stops.
+  bool step(const trace::Event& ev, uint64_t event_no, Tools& t, int64_t start);
+  // A record nested under a call (`delivered`: the cursor's count, MpiOps's
+  // event number): its family's handler through the table in nested.
+  bool nested(const trace::Event& ev, uint64_t delivered, Tools& t);
+  bool top_io(const trace::Event& ev, uint64_t event_no, Tools& t, int64_t start);
+  bool top_mpiio(const trace::Event& ev, uint64_t event_no, Tools& t, int64_t start);
+  bool top_init(const trace::Event& ev, uint64_t event_no, Tools& t, int64_t start);
+  bool top_mpi(const trace::Event& ev, uint64_t event_no, Tools& t, int64_t start);
+  bool top_record(const trace::Event& ev, uint64_t event_no, Tools& t, int64_t start);
+  bool sub_complete(const trace::Event& ev, uint64_t delivered, Tools& t);
+  bool sub_member(const trace::Event& ev, uint64_t delivered, Tools& t);
+  bool sub_topology(const trace::Event& ev, uint64_t delivered, Tools& t);
+  bool sub_block(const trace::Event& ev, uint64_t delivered, Tools& t);
+  bool sub_aio(const trace::Event& ev, uint64_t delivered, Tools& t);
+  bool sub_file(const trace::Event& ev, uint64_t delivered, Tools& t);
+  bool sub_ignored(const trace::Event& ev, uint64_t delivered, Tools& t);
   void begin_file_call(const trace::Event& ev, uint64_t event_no, bool native);
   bool nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi);
   bool syncs_world(const trace::Event& ev) const;
