@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "replayer/kind_table.hpp"
 #include "trace/arg_views.hpp"
 #include "trace/inter_request.hpp"
 
@@ -87,49 +88,85 @@ std::optional<MpiReplay::Comm> MpiReplay::comm_of(const Event& ev, int64_t local
   return c;
 }
 
+// Each MPI kind's synchronisation by its op class (kind_table.hpp); a new op
+// class fails the build here until it is given one (or `bookkeeping`).
+constexpr std::array<MpiReplay::Call, trace::kNumKinds> MpiReplay::calls() {
+  using F = trace::Family;
+  using Op = OpClass;
+  return kind_table<Call>({
+      // Nothing to meet: requests made, freed, cancelled, collectives posted
+      // (they meet at their completion), probes, communicators made over
+      // groups; Wait/Test meet in their completion records.
+      {F::mpi, Op::init, &MpiReplay::bookkeeping},
+      {F::mpi, Op::wait, &MpiReplay::bookkeeping},
+      {F::mpi, Op::test, &MpiReplay::bookkeeping},
+      {F::mpi, Op::irecv, &MpiReplay::bookkeeping},
+      {F::mpi, Op::pinit, &MpiReplay::bookkeeping},
+      {F::mpi, Op::icoll, &MpiReplay::bookkeeping},
+      {F::mpi, Op::probe, &MpiReplay::bookkeeping},
+      {F::mpi, Op::cancel, &MpiReplay::bookkeeping},
+      {F::mpi, Op::request, &MpiReplay::bookkeeping},
+      {F::mpi, Op::comm_local, &MpiReplay::bookkeeping},
+      {F::mpi, Op::finalize, &MpiReplay::finalize},
+      {F::mpi, Op::send, &MpiReplay::on_comm<&MpiReplay::send>},
+      {F::mpi, Op::isend, &MpiReplay::on_comm<&MpiReplay::send>},
+      {F::mpi, Op::recv, &MpiReplay::on_comm<&MpiReplay::recv>},
+      {F::mpi, Op::sendrecv, &MpiReplay::on_comm<&MpiReplay::sendrecv>},
+      {F::mpi, Op::start, &MpiReplay::on_comm<&MpiReplay::start>},
+      {F::mpi, Op::barrier, &MpiReplay::on_comm<&MpiReplay::meet>},
+      {F::mpi, Op::allcoll, &MpiReplay::on_comm<&MpiReplay::meet>},
+      {F::mpi, Op::bcast, &MpiReplay::on_comm<&MpiReplay::rooted>},
+      {F::mpi, Op::scatter, &MpiReplay::on_comm<&MpiReplay::rooted>},
+      {F::mpi, Op::reduce, &MpiReplay::on_comm<&MpiReplay::rooted>},
+      {F::mpi, Op::gather, &MpiReplay::on_comm<&MpiReplay::rooted>},
+      // Communicator construction and free are local bookkeeping (the plan
+      // knows every communicator): the program's own calls that synchronise
+      // are what the replay waits for.
+      {F::mpi, Op::comm_create, &MpiReplay::on_comm<&MpiReplay::made>},
+      {F::mpi, Op::comm_free, &MpiReplay::on_comm<&MpiReplay::made>},
+      {F::posix, std::nullopt, &MpiReplay::bookkeeping},  // the engine hands only MPI calls here
+      {F::stdio, std::nullopt, &MpiReplay::bookkeeping},
+      {F::aio, std::nullopt, &MpiReplay::bookkeeping},
+      {F::mmap, std::nullopt, &MpiReplay::bookkeeping},
+      {F::mpiio, std::nullopt, &MpiReplay::bookkeeping},
+      {F::internal, std::nullopt, &MpiReplay::bookkeeping},
+  });
+}
+
 bool MpiReplay::replay(const Event& ev, uint64_t event_no) {
+  static constexpr auto kCalls = calls();
+  static_assert(every_kind_handled(kCalls), "an MPI kind of trace/api/*.list has no replay: register one");
+  return (this->*kCalls[size_t(ev.kind)])(ev, event_no);
+}
+
+bool MpiReplay::finalize(const Event& ev, uint64_t event_no) {  // every rank leaves MPI together
+  auto c = comm_of(ev, 0);
+  return !c || barrier(ev, *c, event_no);
+}
+
+bool MpiReplay::send(const Event& ev, const Comm& c, uint64_t) {
   const trace::MpiArgs a = mpi_args(ev);
-  OpClass op = ev.op();
-  if (op == OpClass::init || op == OpClass::wait || op == OpClass::test || op == OpClass::irecv) return true;
-  // Bookkeeping: requests made, freed, cancelled, collectives posted (they
-  // meet at their completion), probes, communicators made over groups.
-  if (op == OpClass::pinit || op == OpClass::icoll || op == OpClass::probe || op == OpClass::cancel ||
-      op == OpClass::request || op == OpClass::comm_local)
-    return true;
-  if (op == OpClass::finalize) {  // every rank leaves MPI together
-    auto c = comm_of(ev, 0);
-    return !c || barrier(ev, *c, event_no);
-  }
-  auto c = comm_of(ev);
-  if (!c) return true;
-  Channels& ch = world_.channels();
-  switch (op) {
-    case OpClass::send:
-    case OpClass::isend:
-      if (a.peer() != trace::kProcNull) ch.post({c->id, c->me, int32_t(a.peer()), a.tag()});
-      return true;
-    case OpClass::recv:
-      return receive(ev, *c, a.peer(), a.tag(), event_no);
-    case OpClass::sendrecv:
-      if (a.peer() != trace::kProcNull) ch.post({c->id, c->me, int32_t(a.peer()), a.tag()});
-      return receive(ev, *c, a.peer2(), a.tag2(), event_no);
-    case OpClass::start:  // a persistent send starts; receives and collectives wait at their completion
-      if (a.req_kind() == trace::kReqSend && a.peer() != trace::kProcNull)
-        ch.post({c->id, c->me, int32_t(a.peer()), a.tag()});
-      return true;
-    case OpClass::barrier:
-    case OpClass::allcoll:
-      if (ev.flags & trace::flag::neighbor) return neighborhood(ev, *c, event_no);
-      return barrier(ev, *c, event_no, a.coll_seq());
-    // Communicator construction and free are local bookkeeping (the plan
-    // knows every communicator): the program's own calls that synchronise
-    // are what the replay waits for.
-    case OpClass::comm_create:
-    case OpClass::comm_free:
-      return true;
-    default:
-      return !trace::is_rooted(op) || rooted(ev, *c, event_no);
-  }
+  if (a.peer() != trace::kProcNull) world_.channels().post({c.id, c.me, int32_t(a.peer()), a.tag()});
+  return true;
+}
+
+bool MpiReplay::recv(const Event& ev, const Comm& c, uint64_t event_no) {
+  return receive(ev, c, mpi_args(ev).peer(), mpi_args(ev).tag(), event_no);
+}
+
+bool MpiReplay::sendrecv(const Event& ev, const Comm& c, uint64_t event_no) {
+  send(ev, c, event_no);
+  return receive(ev, c, mpi_args(ev).peer2(), mpi_args(ev).tag2(), event_no);
+}
+
+// A persistent send starts; receives and collectives wait at their completion.
+bool MpiReplay::start(const Event& ev, const Comm& c, uint64_t event_no) {
+  return mpi_args(ev).req_kind() != trace::kReqSend || send(ev, c, event_no);
+}
+
+bool MpiReplay::meet(const Event& ev, const Comm& c, uint64_t event_no) {
+  if (ev.flags & trace::flag::neighbor) return neighborhood(ev, c, event_no);
+  return barrier(ev, c, event_no, mpi_args(ev).coll_seq());
 }
 
 // Cancelled requests moved nothing; a nonblocking or persistent collective

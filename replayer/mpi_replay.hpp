@@ -4,6 +4,7 @@
 // members.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -91,6 +92,23 @@ class MpiReplay {
   std::optional<Comm> comm_of(const trace::Event& ev);
   // The communicator of local id `local` (an MPI-IO file's, MPI_COMM_WORLD).
   std::optional<Comm> comm_of(const trace::Event& ev, int64_t local);
+  // Each kind's synchronisation (mpi_replay.cpp).
+  using Call = bool (MpiReplay::*)(const trace::Event&, uint64_t);
+  static constexpr std::array<Call, trace::kNumKinds> calls();
+  bool bookkeeping(const trace::Event&, uint64_t) { return true; }
+  bool finalize(const trace::Event& ev, uint64_t event_no);
+  // A call on its communicator; one the replay cannot use was logged and passes.
+  template <bool (MpiReplay::*F)(const trace::Event&, const Comm&, uint64_t)>
+  bool on_comm(const trace::Event& ev, uint64_t event_no) {
+    std::optional<Comm> c = comm_of(ev);
+    return !c || (this->*F)(ev, *c, event_no);
+  }
+  bool send(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  bool recv(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  bool sendrecv(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  bool start(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  bool meet(const trace::Event& ev, const Comm& c, uint64_t event_no);
+  bool made(const trace::Event&, const Comm&, uint64_t) { return true; }
   bool receive(const trace::Event& ev, const Comm& c, int64_t src, int64_t tag, uint64_t event_no);
   // seq >= 0: the collective's instance number on c (MpiWorld::instance).
   bool barrier(const trace::Event& ev, const Comm& c, uint64_t event_no, int64_t seq = -1);
