@@ -119,8 +119,12 @@ class Call {
     if (ev_.depth == 0 && ev_.end != 0) {
       if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !prev_tracer_)
         stolen::reading_after_call(!dropped_, ev_.end - ev_.start);
+      // A dropped call's tracer time passes on to the next record, which
+      // holds its span; the gap before the next call (pruning's rule) is
+      // from this end, so its end moves back by as much: the next call
+      // subtracts it again.
       t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
-      t.last_end = ev_.end;
+      t.last_end = ev_.end - (dropped_ ? ev_.tracer : 0);
     } else if (ev_.end != 0) {
       // Recording a nested call is the tracer's time inside its depth-0 call:
       // that call's clock stood still at this one's end meanwhile (no
