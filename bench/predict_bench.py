@@ -39,8 +39,8 @@ def programs():
     if ior:
         rows += [("ior", os.path.join(ior, "bin", "ior"), ["-a", "POSIX", "-F", "-e", "-b", "256m", "-t", "1m",
                                                             "-w", "-o", "ior.dat"], "IOR -F -e, 256 MiB a rank"),
-                 # One shared file through collective MPI-IO (ROMIO's two-phase writes, MPI_File_sync): the
-                 # collective's waits are kept as traced, its pwrites scaled by their job's ratio.
+                 # One shared file through collective MPI-IO (ROMIO's two-phase writes, MPI_File_sync): its
+                 # pwrites scaled by their job's ratio, the collective's waits by that of the calls they were in.
                  ("ior_coll", os.path.join(ior, "bin", "ior"), ["-a", "MPIIO", "-c", "-e", "-b", "256m", "-t",
                                                                  "1m", "-w", "-o", "iorc.dat"],
                   "IOR -a MPIIO -c -e, one shared file, 256 MiB a rank"),

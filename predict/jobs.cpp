@@ -123,13 +123,13 @@ const IoClass* write_of(const Classes& cs, const ClassKey& sync) {
 }
 
 // The job of a data class; a sync class gets the job of the writes it
-// follows: the same text measures both.
+// follows, at their concurrency: the same text measures both.
 Body data_job(const Classes& cs, const IoClass& c, const JobOptions& opt) {
   if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), per_op_ns(c), per_rank_ops(c), opt);
   const IoClass* w = write_of(cs, c.key);
   ClassKey k = c.key;
   k.op = Op::write;
-  Body b = w ? data_body(w->key, w->region, c.concurrency(), per_op_ns(*w), per_rank_ops(*w), opt)
+  Body b = w ? data_body(w->key, w->region, w->concurrency(), per_op_ns(*w), per_rank_ops(*w), opt)
              : data_body(k, k.size, c.concurrency(), 1e4, per_rank_ops(c) * k.sync_every, opt);
   b.section = "sync";
   return b;
@@ -138,7 +138,7 @@ Body data_job(const Classes& cs, const IoClass& c, const JobOptions& opt) {
 std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, size_t measured) {
   if (c.key.op == Op::other) return "no benchmark for it (fio, mpior-predict-meta)";
   if (c.key.op == Op::mpiio_own)
-    return "the ranks meeting and exchanging inside MPI-IO, not the file system: as traced";
+    return "the ranks meeting inside MPI-IO: scaled as the classes of the calls it was spent in";
   if (c.count == 0 || c.time_ns <= 0) return "no traced time";
   // fsync costs next to nothing on some file systems (tmpfs) and milliseconds
   // on others: a sync class matters however little time it took here, and so

@@ -91,6 +91,30 @@ int64_t bytes_of(const trace::Event& ev) {
 int64_t bucket(int64_t bytes) { return bytes <= 1 ? 1 : int64_t(std::bit_ceil(uint64_t(bytes))); }
 
 using UseKey = std::pair<int32_t, int32_t>;  // rank, global file
+using Span = std::pair<int64_t, int64_t>;    // a call's start and end on the ranks' aligned clocks
+
+// The ranks in a class at once from its calls' spans (one rank's never
+// overlap): the most at any instant, and the mean over the class's time of
+// how many were in it (the integral of n^2 over that of n), which is how
+// many ranks a call of the class typically ran beside, itself included.
+void overlap(IoClass& c, const std::vector<Span>& spans) {
+  std::vector<std::pair<int64_t, int>> edges;
+  for (auto [a, b] : spans)
+    if (b > a) edges.insert(edges.end(), {{a, 1}, {b, -1}});
+  std::sort(edges.begin(), edges.end());  // at one instant the ends first: calls back to back do not overlap
+  int n = 0;
+  int64_t last = 0;
+  double sum = 0, squares = 0;
+  for (auto [t, d] : edges) {
+    double dt = double(t - last);
+    sum += n * dt;
+    squares += double(n) * n * dt;
+    n += d;
+    last = t;
+    c.peak = std::max(c.peak, n);
+  }
+  c.at_once = sum > 0 ? squares / sum : 0.0;
+}
 
 class Walker {
  public:
@@ -135,6 +159,33 @@ class Walker {
   const trace::Plan& plan_;
 };
 
+// Synced writes and their syncs are one job's (jobs.cpp): the ranks at once
+// in their cycles, a write and its syncs, the job's concurrency for both.
+ClassKey cycle_key(ClassKey k) {
+  if (k.op == Op::write && k.sync_every > 0) k.op = Op::sync;
+  return k;
+}
+
+Span span_of(const trace::Plan& plan, int32_t rank, const trace::Event& ev) {
+  int64_t base = rank >= 0 && size_t(rank) < plan.ranks.size() ? plan.ranks[size_t(rank)].start_ns : 0;
+  return {base + ev.start_ns, base + ev.end_ns};
+}
+
+// The own time of an MPI-IO call of class `in`: counted in the shared or
+// per-process mpiio_own class, by the class of the call it was spent in.
+IoClass& add_own(std::map<ClassKey, IoClass>& found, const ClassKey& in, const trace::Event& ev, int32_t rank,
+                 int64_t own) {
+  ClassKey key{Op::mpiio_own, 0, false, in.shared, 0, false};
+  IoClass& m = found[key];
+  m.key = key;
+  ++m.count;
+  m.time_ns += own;
+  m.within[in] += own;
+  m.ranks.insert(rank);
+  m.kinds.insert(std::string(trace::name(ev.kind)));
+  return m;
+}
+
 void observe_use(FileUse& u, Op op, const trace::Event& ev) {
   if (op == Op::sync) {
     ++u.syncs;
@@ -173,6 +224,12 @@ ClassKey key_of(Op op, const trace::Event& ev, const FileUse* u, bool shared) {
 }
 
 }  // namespace
+
+int32_t IoClass::concurrency() const {
+  int32_t ever = std::max<int32_t>(1, int32_t(ranks.size()));
+  if (!(at_once > 0)) return ever;
+  return std::clamp<int32_t>(int32_t(std::llround(at_once)), 1, ever);
+}
 
 std::string_view op_name(Op op) {
   static constexpr std::string_view names[] = {"read",   "write", "create", "open",   "close", "sync",        "stat",
@@ -221,6 +278,7 @@ Classes derive_classes(const trace::Plan& plan) {
   });
   Classes out;
   std::map<ClassKey, IoClass> found;
+  std::map<ClassKey, std::vector<Span>> spans;
   walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested) {
     Op op = op_of(ev);
     auto u = file >= 0 ? uses.find({rank, file}) : uses.end();
@@ -233,14 +291,8 @@ Classes derive_classes(const trace::Plan& plan) {
     int64_t own = nested >= 0 ? std::max<int64_t>(0, ev.dur_ns - nested) : 0;
     c.time_ns += ev.dur_ns - own;
     out.io_ns += ev.dur_ns;
-    if (own > 0) {
-      IoClass& m = found[ClassKey{Op::mpiio_own, 0, false, shared, 0, false}];
-      m.key = ClassKey{Op::mpiio_own, 0, false, shared, 0, false};
-      ++m.count;
-      m.time_ns += own;
-      m.ranks.insert(rank);
-      m.kinds.insert(std::string(trace::name(ev.kind)));
-    }
+    spans[cycle_key(k)].push_back(span_of(plan, rank, ev));
+    if (own > 0) spans[add_own(found, k, ev, rank, own).key].push_back(span_of(plan, rank, ev));
     if (op == Op::read || op == Op::write) {
       c.bytes += bytes_of(ev);
       if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);
@@ -248,7 +300,10 @@ Classes derive_classes(const trace::Plan& plan) {
     c.ranks.insert(rank);
     c.kinds.insert(std::string(trace::name(ev.kind)));
   });
-  for (auto& [k, c] : found) out.classes.push_back(std::move(c));
+  for (auto& [k, c] : found) {
+    overlap(c, spans[cycle_key(k)]);
+    out.classes.push_back(std::move(c));
+  }
   by_time(out.classes);
   return out;
 }
@@ -261,12 +316,18 @@ Classes combine_runs(const std::vector<Classes>& runs, size_t* median_run) {
   for (size_t r = 0; r < runs.size(); ++r) {
     out.io_runs_ns.push_back(runs[r].io_ns);
     for (const IoClass& c : runs[r].classes) {
-      IoClass& m = merged.try_emplace(c.key, c).first->second;
+      auto [at, first] = merged.try_emplace(c.key, c);
+      IoClass& m = at->second;
       m.traced_runs_ns.resize(runs.size(), 0);
       m.traced_runs_ns[r] = c.time_ns;
       m.ranks.insert(c.ranks.begin(), c.ranks.end());
       m.kinds.insert(c.kinds.begin(), c.kinds.end());
       m.region = std::max(m.region, c.region);
+      if (!first) {  // the first run to have it was copied whole
+        for (auto& [k, t] : c.within) m.within[k] += t;
+        m.peak = std::max(m.peak, c.peak);
+        m.at_once = std::max(m.at_once, c.at_once);
+      }
       std::vector<int64_t>& n = counts[c.key];
       n.resize(runs.size(), 0);
       n[r] = int64_t(c.count);

@@ -6,6 +6,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -16,7 +17,9 @@
 namespace mpior::predict {
 
 // mpiio_own: an MPI-IO call's time beyond the file-system calls it made (the
-// ranks meeting inside a collective, ROMIO's exchanges): not the file system's.
+// ranks meeting inside a collective, ROMIO's exchanges): not the file system's
+// own, but mostly waiting for the other ranks' file-system calls in the same
+// collective, so it is predicted from the classes of the calls it was spent in.
 enum class Op : uint8_t {
   read,
   write,
@@ -52,12 +55,22 @@ struct IoClass {
   int64_t time_ns = 0;
   int64_t bytes = 0;
   int64_t region = 0;           // read/write: the largest extent one rank covered in one file
-  std::set<int32_t> ranks;      // ranks that did it; concurrency = ranks.size()
+  std::set<int32_t> ranks;      // ranks that ever did it
   std::set<std::string> kinds;  // the functions it stands for
   // With several traced runs (combine_runs): the class's time in each, in the
   // order given (0 where a run did not do it); count and time_ns are their medians.
   std::vector<int64_t> traced_runs_ns;
-  int32_t concurrency() const { return int32_t(ranks.size()); }
+  // mpiio_own: its time by the class of the MPI-IO calls it was spent in.
+  std::map<ClassKey, int64_t> within;
+  // Ranks in the class at once on the trace's aligned clocks: at the busiest
+  // instant, and on average as its calls saw it (the mean over the class's
+  // time of how many ranks were in it); 0 when not known.
+  int32_t peak = 0;
+  double at_once = 0;
+  // The fio job's numjobs: the ranks a call of it typically ran beside
+  // (at_once, rounded), not every rank that ever did it (a class the ranks
+  // did one after the other contends as one).
+  int32_t concurrency() const;
 };
 
 struct Classes {

@@ -131,6 +131,36 @@ void cycle_pair(Prediction& p, const Classes& cs, size_t w, size_t s) {
   }
 }
 
+size_t index_of(const Classes& cs, const ClassKey& k) {
+  for (size_t i = 0; i < cs.classes.size(); ++i)
+    if (cs.classes[i].key == k) return i;
+  return SIZE_MAX;
+}
+
+// MPI-IO's own time is mostly a collective's ranks waiting for each other's
+// file-system calls inside it (ROMIO's two-phase I/O, its barriers): each
+// part of it scales as the class of the calls it was spent in where that
+// class was measured, and stays as traced where not. The rest (the ranks'
+// exchanges, waits for a CPU) does not scale at all: the interval spans from
+// as traced (ratio 1) to that ratio, widened by the traced runs' spread and
+// the measured classes' own.
+void own_class(ClassResult& r, const IoClass& c, const Classes& cs, const Prediction& p, double factor) {
+  double weight = 0, scaled = 0, sd = 0;
+  for (const auto& [k, ns] : c.within) {
+    double part = double(ns);
+    size_t j = index_of(cs, k);
+    bool by = j != SIZE_MAX && p.classes[j].measured;
+    weight += part;
+    scaled += part * (by ? p.classes[j].ratio : 1.0);
+    sd += by ? part * p.classes[j].rel_sd : 0.0;
+  }
+  double t = double(c.time_ns) / 1e9;
+  r.ratio = weight > 0 ? scaled / weight : 1.0;
+  r.rel_sd = std::hypot(median_rel_sd(c), weight > 0 ? sd / weight : 0.0);
+  r.predicted_s = r.ratio * t;
+  bounds(r, std::min(r.ratio, 1.0), std::max(r.ratio, 1.0), t, factor);
+}
+
 }  // namespace
 
 double spread_factor(size_t samples) {
@@ -195,12 +225,12 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
   for (size_t i = 0; i < cs.classes.size(); ++i) {
     ClassResult& r = p.classes[i];
     double t = double(cs.classes[i].time_ns) / 1e9;
-    if (!r.measured) {
-      // MPI-IO's own time is no file system's: kept as traced, bounded as any unmeasured class, varying
-      // as the traced runs did (their median's spread), not as the fio runs of other classes.
-      bool own = cs.classes[i].key.op == Op::mpiio_own;
-      r.ratio = own ? 1.0 : fallback;
-      r.rel_sd = own ? median_rel_sd(cs.classes[i]) : max_sd;
+    if (cs.classes[i].key.op == Op::mpiio_own) {
+      own_class(r, cs.classes[i], cs, p, factor);
+      p.unmeasured_s += t;  // no benchmark measured it: its interval spans as traced to scaled
+    } else if (!r.measured) {
+      r.ratio = fallback;
+      r.rel_sd = max_sd;
       r.predicted_s = r.ratio * t;
       bounds(r, std::min(lo_ratio, 1.0), std::max(hi_ratio, 1.0), t, factor);
       p.unmeasured_s += t;
@@ -271,12 +301,15 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"files", c.key.shared ? "shared" : "per-process"},
                         {"sync_every", c.key.sync_every},
                         {"concurrency", c.concurrency()},
+                        {"ranks", c.ranks.size()},
+                        {"peak_at_once", c.peak},
+                        {"mean_at_once", c.at_once},
                         {"kinds", c.kinds},
                         {"count", c.count},
                         {"bytes", c.bytes},
                         {"traced_s", double(c.time_ns) / 1e9},
                         {"measured", r.measured},
-                        {"basis", c.key.op == Op::mpiio_own ? "as traced"
+                        {"basis", c.key.op == Op::mpiio_own ? "ratio of the classes of the calls it was spent in"
                                   : !r.measured             ? "fallback ratio"
                                   : r.per_op_basis          ? "target time per op"
                                   : r.cycle_basis           ? "ratio of the synced write's cycle"

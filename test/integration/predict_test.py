@@ -39,6 +39,17 @@ def scratch(s, where=None):
     return tempfile.mkdtemp(prefix="mpior-predict-", dir=where or s.root)
 
 
+def expect_concurrency(c, ranks):
+    """A class's fio concurrency: the ranks in it at once on the trace's clocks (its mean as the class's calls
+    saw it, rounded), at least one and at most the ranks that did it; how many at once depends on how the
+    ranks ran, not the program, so only its consistency is asserted."""
+    check_eq(c["ranks"], ranks, f"class {c['id']}: the ranks that did it")
+    check(1 <= c["peak_at_once"] <= ranks and 1 <= c["mean_at_once"] <= c["peak_at_once"] + 1e-9,
+          f"class {c['id']}: ranks at once, peak {c['peak_at_once']} mean {c['mean_at_once']}")
+    check_eq(c["concurrency"], min(ranks, max(1, math.floor(c["mean_at_once"] + 0.5))),
+             f"class {c['id']}: concurrency from the mean at once")
+
+
 def expect_classes(report, summary):
     classes = report["classes"]
     io_ops = {k: v for k, v in summary["ops"].items() if v and not k.startswith("MPI_")}
@@ -49,8 +60,9 @@ def expect_classes(report, summary):
     ckpt = [c for c in classes if c["op"] == "write" and c["size"] == CELLS * 8]
     check_eq(len(ckpt), 1, "checkpoint write classes")
     ckpt = ckpt[0]
-    check_eq((ckpt["count"], ckpt["concurrency"], ckpt["files"], ckpt["sync_every"], ckpt["pattern"]),
-             (RANKS * CKPTS, RANKS, "shared", 1, "random"), "the checkpoint writes' class")
+    check_eq((ckpt["count"], ckpt["files"], ckpt["sync_every"], ckpt["pattern"]),
+             (RANKS * CKPTS, "shared", 1, "random"), "the checkpoint writes' class")
+    expect_concurrency(ckpt, RANKS)
     check_eq(ckpt["bytes"], RANKS * CKPTS * CELLS * 8, "checkpoint bytes")
     logs = io_ops.get("fprintf", 0) + io_ops.get("printf", 0)
     check_eq(by_op.get("write"), RANKS * CKPTS + logs, "write calls")
@@ -117,7 +129,7 @@ def expect_complete(report, jobs_dir):
 def jobs_run_alone(s, jobs_dir):
     jobs = sorted(glob.glob(os.path.join(jobs_dir, "*.fio")))
     check(jobs, "job files kept")
-    paced = []
+    paced, together = [], False
     for job in jobs:
         d = scratch(s)
         env = dict(os.environ, MPIOR_FIO_DIR=d)
@@ -132,12 +144,14 @@ def jobs_run_alone(s, jobs_dir):
             syncs = sum(j["sync"]["total_ios"] for j in out["jobs"])
             print(f"{os.path.basename(job)} alone: {writes} writes, {syncs} fsyncs")
             check(writes > 0 and writes - ranks <= syncs <= writes, f"{job}: {syncs} fsyncs, {writes} writes")
-            # The ranks wrote their shared file together: each directory's runs used a job paced at its cycle.
+            together = together or ranks > 1
+            # The ranks wrote their shared file together: each directory's runs used a job paced at its cycle
+            # (when the trace has them at it together: on a busy machine they may have taken turns).
             if job.endswith((".reference.fio", ".target.fio")):
                 check(re.search(r"^rate_iops=\d+$", text, re.M) and "# paced for the " in text, f"{job} paced")
                 paced.append(job)
         shutil.rmtree(d)
-    check_eq(len(paced), 2, "paced job files (the checkpoint's, one per directory)")
+    check_eq(len(paced), 2 if together else 0, "paced job files (the checkpoint's, one per directory)")
 
 
 def checkpoint():
@@ -286,13 +300,17 @@ def fsync_fpp():
         report, _, jobs_dir = predict_shape(s, [])
         by_op = {c["op"]: c for c in report["classes"]}
         w, f = by_op["write"], by_op["sync"]
-        check_eq((w["count"], w["concurrency"], w["sync_every"], w["pattern"], w["files"]),
-                 (32, 2, 16, "sequential", "per-process"), "the writes' class")
+        check_eq((w["count"], w["sync_every"], w["pattern"], w["files"]),
+                 (32, 16, "sequential", "per-process"), "the writes' class")
+        expect_concurrency(w, 2)
+        jobs = w["concurrency"]
         check(w["measured"] and f["measured"] and w["job"] == f["job"], "writes and fsyncs measured by one job")
-        check_eq(w["volume"]["per_rank_calls"], 16, "the job's calls a rank: the traced ones")
+        check_eq(w["volume"]["per_rank_calls"], 32 // jobs, "the job's calls a rank: the traced ones")
         with open(os.path.join(jobs_dir, w["job"])) as jf:
             text = jf.read()
-        for line in ("numjobs=2", "bs=262144", f"size={17 * 262144}", "fsync=16", "rw=write", "unlink_each_loop=1"):
+        calls = 32 // jobs
+        for line in (f"numjobs={jobs}", "bs=262144", f"size={(calls + 1) * 262144}", "fsync=16", "rw=write",
+                     "unlink_each_loop=1"):
             check(re.search(rf"^{line}$", text, re.M), f"{w['job']} has {line}")
         check(f["target_s_per_op"] and all(t > 0 for t in f["target_s_per_op"]), "fsyncs measured on the target")
         # --max-volume caps a pass (and says so) but keeps an fsync at its end.
@@ -316,7 +334,8 @@ def metadata():
         for op, calls in (("create", 40), ("close", 40), ("stat", 40), ("unlink", 40), ("mkdir", 1), ("rmdir", 1)):
             c = by_op.get(op)
             check(c and c["measured"], f"{op} measured: {c and c.get('why_not_measured')}")
-            check_eq((c["concurrency"], c["volume"]["per_rank_calls"]), (2, calls), f"{op}: ranks, calls a rank")
+            expect_concurrency(c, 2)
+            check_eq(c["volume"]["per_rank_calls"], 2 * calls // c["concurrency"], f"{op}: calls a job")
             check(c["job"].endswith(".meta") and os.path.isfile(os.path.join(jobs_dir, c["job"])), f"{op} job kept")
             check(all(t > 0 for t in c["reference_s_per_op"] + c["target_s_per_op"]), f"{op} timed on both")
         check_eq(report["unmeasured_s"], 0.0, "nothing unmeasured")

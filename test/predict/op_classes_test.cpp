@@ -72,7 +72,7 @@ TEST_CASE("nested calls are not counted twice; metadata and fflush have classes 
   REQUIRE(find(cs, "MPI-IO's own per-process").time_ns == 1000);
 }
 
-TEST_CASE("collective writes: the waits inside them are kept as traced, their pwrites scaled", "[predict]") {
+TEST_CASE("collective writes: the waits inside them scale as the writes they were spent in", "[predict]") {
   // IOR's collective MPI-IO: each MPI_File_write_at_all waits 9 ms for the other rank, its pwrite takes 1 ms.
   PlanMaker pm(2);
   int32_t f = pm.file("/work/ior.dat");
@@ -88,22 +88,67 @@ TEST_CASE("collective writes: the waits inside them are kept as traced, their pw
   REQUIRE(cs.io_ns == 8 * 10000000);
   const IoClass& w = find(cs, "write 1MiB sequential shared");
   REQUIRE(w.time_ns == 8 * 1000000);
-  REQUIRE(find(cs, "MPI-IO's own shared").time_ns == 8 * 9000000);
+  const IoClass& waits = find(cs, "MPI-IO's own shared");
+  REQUIRE(waits.time_ns == 8 * 9000000);
+  REQUIRE(waits.within == std::map<ClassKey, int64_t>{{w.key, 8 * 9000000}});  // all spent in those writes
   JobPlan jp = plan_jobs(cs, {});
   size_t own = class_label(cs.classes[0].key) == "MPI-IO's own shared" ? 0 : 1;
-  REQUIRE(jp.unmeasured[own].find("not the file system") != std::string::npos);
+  REQUIRE(jp.unmeasured[own].find("classes of the calls") != std::string::npos);
   std::vector<std::optional<Runs>> runs(2);
   runs[1 - own] = Runs{{1.0, 1.0, 1.0}, {0.25, 0.25, 0.25}};  // the file system 4x faster
   Prediction p = predict_io(cs, runs);
-  // Before: the whole 80 ms at the writes' ratio, 20 ms; the waits are no file system's.
-  REQUIRE(p.predicted_io_s == Approx(0.072 + 0.002));
-  REQUIRE(p.low_s == Approx(0.018 + 0.002));  // the waits may scale as the writes did, or not at all
-  REQUIRE(p.high_s == Approx(0.072 + 0.002));
-  // Their bounds are the traced time's, whatever the fio runs' spread (one traced run here: none).
+  // The waits held the other rank's writes: they scale as the writes do, 72 ms -> 18 ms, + 2 ms of writes.
+  REQUIRE(p.classes[own].ratio == Approx(0.25));
+  REQUIRE(p.predicted_io_s == Approx(0.018 + 0.002));
+  REQUIRE(p.low_s == Approx(0.018 + 0.002));   // as far as the writes' ratio
+  REQUIRE(p.high_s == Approx(0.072 + 0.002));  // or not scaled at all (exchanges, waits for a CPU)
+  // Slower on the target: the same span the other way.
+  runs[1 - own] = Runs{{1.0, 1.0, 1.0}, {3.0, 3.0, 3.0}};
+  p = predict_io(cs, runs);
+  REQUIRE(p.classes[own].predicted_s == Approx(0.216));
+  REQUIRE(p.classes[own].low_s == Approx(0.072));
+  REQUIRE(p.classes[own].high_s == Approx(0.216));
+  // The writes' spread widens the waits' bounds, beyond the span.
   runs[1 - own] = Runs{{1.0, 1.0, 1.0}, {0.2, 0.25, 0.3}};
   p = predict_io(cs, runs);
-  REQUIRE(p.classes[own].low_s == Approx(0.018));
-  REQUIRE(p.classes[own].high_s == Approx(0.072));
+  REQUIRE(p.classes[own].rel_sd == Approx(p.classes[1 - own].rel_sd));
+  REQUIRE(p.classes[own].low_s < 0.018 * 0.99);
+  REQUIRE(p.classes[own].high_s > 0.072 * 1.01);
+  // Unmeasured (below --min-share, say): the waits stay as traced.
+  p = predict_io(cs, std::vector<std::optional<Runs>>(2));
+  REQUIRE(p.classes[own].ratio == 1.0);
+  REQUIRE(p.classes[own].predicted_s == Approx(0.072));
+}
+
+TEST_CASE("MPI-IO's own time by the classes of its calls, weighted by the time spent in each", "[predict]") {
+  // A collective open (3 ms of waits, its open 1 ms) and two collective writes (6 ms of waits each).
+  PlanMaker pm(2);
+  int32_t f = pm.file("/work/ior.dat");
+  for (int r = 0; r < 2; ++r) {
+    pm.call(r, Kind::MPI_File_open, {{arg::handle, 1}, {arg::file, f}}, 4000000);
+    pm.call(r, Kind::open, {{arg::handle, 7}, {arg::file, f}, {arg::flags, O_RDWR}}, 1000000, 1, 7);
+    for (int i = 0; i < 2; ++i) {
+      int64_t at = (r * 2 + i) * 65536;
+      pm.call(r, Kind::MPI_File_write_at_all,
+              {{arg::handle, 1}, {arg::file, f}, {arg::offset, at}, {arg::count, 65536}}, 7000000);
+      pm.call(r, Kind::pwrite64, {{arg::handle, 7}, {arg::file, f}, {arg::offset, at}, {arg::count, 65536}}, 1000000, 1,
+              65536);
+    }
+  }
+  Classes cs = derive_classes(pm.done());
+  const IoClass& waits = find(cs, "MPI-IO's own shared");
+  REQUIRE(waits.time_ns == 2 * (3000000 + 2 * 6000000));
+  REQUIRE(waits.within.size() == 2);
+  std::vector<std::optional<Runs>> runs(cs.classes.size());
+  for (size_t i = 0; i < cs.classes.size(); ++i)
+    if (cs.classes[i].key.op == Op::write) runs[i] = Runs{{1.0, 1.0, 1.0}, {0.5, 0.5, 0.5}};
+  Prediction p = predict_io(cs, runs);
+  size_t own = 0;
+  while (cs.classes[own].key.op != Op::mpiio_own) ++own;
+  // The writes' 24 ms of waits at their ratio 0.5, the open's 6 ms unmeasured: as traced.
+  REQUIRE(p.classes[own].ratio == Approx((24 * 0.5 + 6 * 1.0) / 30));
+  REQUIRE(p.classes[own].low_s == Approx(0.030 * 0.6));
+  REQUIRE(p.classes[own].high_s == Approx(0.030));
 }
 
 TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classes are not measured", "[predict]") {
@@ -390,4 +435,54 @@ TEST_CASE("a class no benchmark measures is named and widens the interval by its
   REQUIRE(p.spread.empty());
   runs[1 - other] = Runs{{1.0, 1.0, 1.0}, {0.3, 0.5, 0.7}};  // 40% run to run: flagged
   REQUIRE(predict_io(cs, runs).spread == std::vector<size_t>{1 - other});
+}
+
+namespace {
+// Four ranks each make 10 writes of 64 KiB (1 ms each) to a file of their own, after `delay(rank)` of barrier.
+template <typename Delay>
+Classes staggered(Delay delay) {
+  PlanMaker pm(4);
+  std::vector<int32_t> files;
+  for (int r = 0; r < 4; ++r) files.push_back(pm.file("/work/out." + std::to_string(r)));
+  for (int r = 0; r < 4; ++r) {
+    pm.call(r, Kind::MPI_Barrier, {{arg::comm, 0}}, delay(r));
+    for (int i = 0; i < 10; ++i)
+      pm.call(r, Kind::pwrite64,
+              {{arg::handle, 5}, {arg::file, files[size_t(r)]}, {arg::offset, i * 65536}, {arg::count, 65536}}, 1000000,
+              0, 65536);
+  }
+  return derive_classes(pm.done());
+}
+}  // namespace
+
+TEST_CASE("concurrency: the ranks in a class at once on the trace's clocks, not every rank that did it", "[predict]") {
+  // All four at once: four fio jobs of 10 writes.
+  Classes together = staggered([](int) { return 1000; });
+  const IoClass& all = find(together, "write 64KiB sequential per-process");
+  REQUIRE(all.ranks.size() == 4);
+  REQUIRE(all.peak == 4);
+  REQUIRE(all.at_once == Approx(4));
+  REQUIRE(all.concurrency() == 4);
+  REQUIRE(plan_jobs(together, {}).jobs[0].text.find("numjobs=4\n") != std::string::npos);
+  // One after the other (each waits 20 ms more than the last): one job of all 40 writes.
+  Classes serial = staggered([](int r) { return 1000 + r * 20000000; });
+  const IoClass& one = find(serial, "write 64KiB sequential per-process");
+  REQUIRE(one.ranks.size() == 4);
+  REQUIRE(one.peak == 1);
+  REQUIRE(one.at_once == Approx(1));
+  REQUIRE(one.concurrency() == 1);
+  JobPlan jp = plan_jobs(serial, {});
+  REQUIRE(jp.jobs[0].text.find("numjobs=1\n") != std::string::npos);
+  REQUIRE(jp.jobs[0].per_rank_ops == 40);
+  // Two pairs, one after the other: two at once, 20 writes each.
+  Classes pairs = staggered([](int r) { return 1000 + (r / 2) * 20000000; });
+  REQUIRE(find(pairs, "write 64KiB sequential per-process").concurrency() == 2);
+  REQUIRE(plan_jobs(pairs, {}).jobs[0].per_rank_ops == 20);
+  // Overlapping in part (rank r starts 6 ms after r - 1): the mean a write saw, between one and the peak.
+  Classes half = staggered([](int r) { return 1000 + r * 6000000; });
+  const IoClass& h = find(half, "write 64KiB sequential per-process");
+  REQUIRE(h.peak == 2);
+  // 16 ms of one rank alone, 12 ms of two at once: (16 + 4 x 12) / (16 + 2 x 12).
+  REQUIRE(h.at_once == Approx(64.0 / 40.0).epsilon(0.01));
+  REQUIRE(h.concurrency() == 2);
 }

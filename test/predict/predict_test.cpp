@@ -209,6 +209,17 @@ TEST_CASE("several traced runs: their classes' median times and counts, each run
   REQUIRE(w.bytes == 8 * 524288);
   REQUIRE(w.concurrency() == 2);
   REQUIRE(cs.classes[0].key.op == Op::sync);  // still largest first
+  SECTION("the ranks at once: the most any run had; MPI-IO's own time by its calls' classes, summed") {
+    Classes apart = fast, waits = fast;
+    for (IoClass& c : apart.classes) c.at_once = 1, c.peak = 1;
+    ClassKey own{Op::mpiio_own, 0, false, true, 0, false}, wk = w.key;
+    waits.classes.push_back({own, 1, 100, 0, 0, {0}, {}, {}, {{wk, 100}}});
+    Classes both = combine_runs({apart, waits, waits});
+    REQUIRE(find(both, "write 512KiB random shared fsync/1").at_once ==
+            find(fast, "write 512KiB random shared fsync/1").at_once);
+    REQUIRE(find(both, "write 512KiB random shared fsync/1").peak == 2);
+    REQUIRE(find(both, "MPI-IO's own shared").within == std::map<ClassKey, int64_t>{{wk, 200}});
+  }
   SECTION("a class one run did not do counts 0 there") {
     PlanMaker extra = checkpoint(2, 4, 524288, 900000);
     int32_t f = extra.file("/work/extra.dat");
