@@ -138,7 +138,7 @@ Body data_job(const Classes& cs, const IoClass& c, const JobOptions& opt) {
 std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, size_t measured) {
   if (c.key.op == Op::other) return "no benchmark for it (fio, mpior-predict-meta)";
   if (c.key.op == Op::mpiio_own)
-    return "the ranks meeting inside MPI-IO: scaled as the classes of the calls it was spent in";
+    return "the ranks meeting inside MPI-IO: its waits for other ranks' file-system calls scaled";
   if (c.count == 0 || c.time_ns <= 0) return "no traced time";
   // fsync costs next to nothing on some file systems (tmpfs) and milliseconds
   // on others: a sync class matters however little time it took here, and so

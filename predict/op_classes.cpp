@@ -166,21 +166,72 @@ ClassKey cycle_key(ClassKey k) {
   return k;
 }
 
+// The instances of the collective MPI-IO calls: the k-th such call of each
+// rank on a communicator is one (MPI: its members call its collectives in one
+// order), and the file-system time each rank spent in it.
+class Collectives {
+ public:
+  explicit Collectives(const trace::Plan& plan) : plan_(plan) {}
+  // Before each walk: the calls are numbered again in walk order.
+  void restart() { seq_.clear(); }
+  // The next instance of this rank's call (walk order), or -1 when the call is not collective.
+  int64_t next(int32_t rank, const trace::Event& ev) {
+    if (!trace::is_mpiio(ev.kind) || rank < 0 || size_t(rank) >= plan_.ranks.size()) return -1;
+    trace::MpiioArgs a = mpiio_args(ev);
+    if (!(a.flags() & trace::fio::kColl)) return -1;
+    const std::vector<int32_t>& comms = plan_.ranks[size_t(rank)].comms;
+    int64_t local = a.fcomm(), comm = local >= 0 && size_t(local) < comms.size() ? comms[size_t(local)] : -1;
+    if (comm < 0) return -1;
+    int64_t n = seq_[{rank, comm}]++;
+    return index_.try_emplace({comm, n}, int64_t(index_.size())).first->second;
+  }
+  void record(int64_t at, int32_t rank, int64_t fs_ns) {
+    if (at < 0) return;
+    if (size_t(at) >= top_.size()) top_.resize(size_t(at) + 1);
+    Top& t = top_[size_t(at)];
+    if (fs_ns > t.first) {
+      t.second = t.first;
+      t.first = fs_ns, t.first_rank = rank;
+    } else {
+      t.second = std::max(t.second, fs_ns);
+    }
+  }
+  // How long the rank waited for the slowest other rank's file-system calls in the instance: their time
+  // beyond its own.
+  int64_t waited(int64_t at, int32_t rank, int64_t fs_ns) const {
+    if (at < 0 || size_t(at) >= top_.size()) return 0;
+    const Top& t = top_[size_t(at)];
+    return std::max<int64_t>(0, (t.first_rank == rank ? t.second : t.first) - fs_ns);
+  }
+
+ private:
+  struct Top {
+    int64_t first = 0, second = 0;
+    int32_t first_rank = -1;
+  };
+  const trace::Plan& plan_;
+  std::map<std::pair<int32_t, int64_t>, int64_t> seq_;    // (rank, comm) -> its collective calls so far
+  std::map<std::pair<int64_t, int64_t>, int64_t> index_;  // (comm, call number) -> instance
+  std::vector<Top> top_;                                  // per instance: the two largest file-system times
+};
+
 Span span_of(const trace::Plan& plan, int32_t rank, const trace::Event& ev) {
   int64_t base = rank >= 0 && size_t(rank) < plan.ranks.size() ? plan.ranks[size_t(rank)].start_ns : 0;
   return {base + ev.start_ns, base + ev.end_ns};
 }
 
-// The own time of an MPI-IO call of class `in`: counted in the shared or
-// per-process mpiio_own class, by the class of the call it was spent in.
+// The own time of an MPI-IO call of class `in`, `waited` of it for the
+// other ranks' file-system calls: counted in the shared or per-process
+// mpiio_own class, by the class of the call it was spent in.
 IoClass& add_own(std::map<ClassKey, IoClass>& found, const ClassKey& in, const trace::Event& ev, int32_t rank,
-                 int64_t own) {
+                 int64_t own, int64_t waited) {
   ClassKey key{Op::mpiio_own, 0, false, in.shared, 0, false};
   IoClass& m = found[key];
   m.key = key;
   ++m.count;
   m.time_ns += own;
   m.within[in] += own;
+  if (waited > 0) m.waiting[in] += std::min(own, waited);
   m.ranks.insert(rank);
   m.kinds.insert(std::string(trace::name(ev.kind)));
   return m;
@@ -269,9 +320,11 @@ void by_time(std::vector<IoClass>& classes) {
 
 Classes derive_classes(const trace::Plan& plan) {
   Walker walk(plan);
+  Collectives coll(plan);
   std::map<UseKey, FileUse> uses;
   std::map<int32_t, std::set<int32_t>> users;  // file -> ranks
-  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t) {
+  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested) {
+    coll.record(coll.next(rank, ev), rank, std::max<int64_t>(0, nested));
     if (file < 0) return;
     users[file].insert(rank);
     observe_use(uses[{rank, file}], op_of(ev), ev);
@@ -279,7 +332,9 @@ Classes derive_classes(const trace::Plan& plan) {
   Classes out;
   std::map<ClassKey, IoClass> found;
   std::map<ClassKey, std::vector<Span>> spans;
+  coll.restart();
   walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested) {
+    int64_t waited = coll.waited(coll.next(rank, ev), rank, std::max<int64_t>(0, nested));
     Op op = op_of(ev);
     auto u = file >= 0 ? uses.find({rank, file}) : uses.end();
     const FileUse* use = u == uses.end() ? nullptr : &u->second;
@@ -292,7 +347,7 @@ Classes derive_classes(const trace::Plan& plan) {
     c.time_ns += ev.dur_ns - own;
     out.io_ns += ev.dur_ns;
     spans[cycle_key(k)].push_back(span_of(plan, rank, ev));
-    if (own > 0) spans[add_own(found, k, ev, rank, own).key].push_back(span_of(plan, rank, ev));
+    if (own > 0) spans[add_own(found, k, ev, rank, own, waited).key].push_back(span_of(plan, rank, ev));
     if (op == Op::read || op == Op::write) {
       c.bytes += bytes_of(ev);
       if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);
@@ -325,6 +380,7 @@ Classes combine_runs(const std::vector<Classes>& runs, size_t* median_run) {
       m.region = std::max(m.region, c.region);
       if (!first) {  // the first run to have it was copied whole
         for (auto& [k, t] : c.within) m.within[k] += t;
+        for (auto& [k, t] : c.waiting) m.waiting[k] += t;
         m.peak = std::max(m.peak, c.peak);
         m.at_once = std::max(m.at_once, c.at_once);
       }

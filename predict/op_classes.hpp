@@ -17,9 +17,9 @@
 namespace mpior::predict {
 
 // mpiio_own: an MPI-IO call's time beyond the file-system calls it made (the
-// ranks meeting inside a collective, ROMIO's exchanges): not the file system's
-// own, but mostly waiting for the other ranks' file-system calls in the same
-// collective, so it is predicted from the classes of the calls it was spent in.
+// ranks meeting inside a collective, ROMIO's exchanges, waits for a CPU): in
+// part waiting for the other ranks' file-system calls in the same collective,
+// which scales as their class does (predict.cpp).
 enum class Op : uint8_t {
   read,
   write,
@@ -60,8 +60,10 @@ struct IoClass {
   // With several traced runs (combine_runs): the class's time in each, in the
   // order given (0 where a run did not do it); count and time_ns are their medians.
   std::vector<int64_t> traced_runs_ns;
-  // mpiio_own: its time by the class of the MPI-IO calls it was spent in.
-  std::map<ClassKey, int64_t> within;
+  // mpiio_own: its time by the class of the MPI-IO calls it was spent in, and
+  // of that the time a rank waited in a collective call for the slowest other
+  // rank's file-system calls in it (their time beyond its own).
+  std::map<ClassKey, int64_t> within, waiting;
   // Ranks in the class at once on the trace's aligned clocks: at the busiest
   // instant, and on average as its calls saw it (the mean over the class's
   // time of how many ranks were in it); 0 when not known.

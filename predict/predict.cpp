@@ -137,28 +137,34 @@ size_t index_of(const Classes& cs, const ClassKey& k) {
   return SIZE_MAX;
 }
 
-// MPI-IO's own time is mostly a collective's ranks waiting for each other's
-// file-system calls inside it (ROMIO's two-phase I/O, its barriers): each
-// part of it scales as the class of the calls it was spent in where that
-// class was measured, and stays as traced where not. The rest (the ranks'
-// exchanges, waits for a CPU) does not scale at all: the interval spans from
-// as traced (ratio 1) to that ratio, widened by the traced runs' spread and
-// the measured classes' own.
+// The ratio of a measured class, 1 (as traced) for one not measured.
+double ratio_of(const Classes& cs, const Prediction& p, const ClassKey& k, double* rel_sd = nullptr) {
+  size_t j = index_of(cs, k);
+  bool measured = j != SIZE_MAX && p.classes[j].measured;
+  if (rel_sd) *rel_sd = measured ? p.classes[j].rel_sd : 0.0;
+  return measured ? p.classes[j].ratio : 1.0;
+}
+
+// MPI-IO's own time: the part a rank waited in a collective for the slowest
+// other rank's file-system calls beyond its own (IoClass::waiting) scales as
+// the class of those calls; the rest (the ranks' exchanges, arriving apart,
+// waits for a CPU) stays as traced. The interval spans that, as traced
+// (ratio 1) and all of it scaled as the classes of the calls it was spent in
+// (the file system may also slow what the trace cannot tell apart), widened
+// by the traced runs' spread and the measured classes'.
 void own_class(ClassResult& r, const IoClass& c, const Classes& cs, const Prediction& p, double factor) {
-  double weight = 0, scaled = 0, sd = 0;
+  double t = double(c.time_ns) / 1e9, own = double(c.time_ns), scaled = own, all = 0, sd = 0;
+  for (const auto& [k, ns] : c.waiting) scaled += double(ns) * (ratio_of(cs, p, k) - 1);
   for (const auto& [k, ns] : c.within) {
-    double part = double(ns);
-    size_t j = index_of(cs, k);
-    bool by = j != SIZE_MAX && p.classes[j].measured;
-    weight += part;
-    scaled += part * (by ? p.classes[j].ratio : 1.0);
-    sd += by ? part * p.classes[j].rel_sd : 0.0;
+    double part_sd = 0;
+    all += double(ns) * ratio_of(cs, p, k, &part_sd);
+    sd += double(ns) * part_sd;
   }
-  double t = double(c.time_ns) / 1e9;
-  r.ratio = weight > 0 ? scaled / weight : 1.0;
-  r.rel_sd = std::hypot(median_rel_sd(c), weight > 0 ? sd / weight : 0.0);
+  r.ratio = own > 0 ? scaled / own : 1.0;
+  double whole = own > 0 ? all / own : 1.0;
+  r.rel_sd = std::hypot(median_rel_sd(c), own > 0 ? sd / own : 0.0);
   r.predicted_s = r.ratio * t;
-  bounds(r, std::min(r.ratio, 1.0), std::max(r.ratio, 1.0), t, factor);
+  bounds(r, std::min({r.ratio, whole, 1.0}), std::max({r.ratio, whole, 1.0}), t, factor);
 }
 
 }  // namespace
@@ -309,7 +315,7 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"bytes", c.bytes},
                         {"traced_s", double(c.time_ns) / 1e9},
                         {"measured", r.measured},
-                        {"basis", c.key.op == Op::mpiio_own ? "ratio of the classes of the calls it was spent in"
+                        {"basis", c.key.op == Op::mpiio_own ? "waits for other ranks' file-system calls scaled"
                                   : !r.measured             ? "fallback ratio"
                                   : r.per_op_basis          ? "target time per op"
                                   : r.cycle_basis           ? "ratio of the synced write's cycle"

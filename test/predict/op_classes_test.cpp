@@ -72,83 +72,98 @@ TEST_CASE("nested calls are not counted twice; metadata and fflush have classes 
   REQUIRE(find(cs, "MPI-IO's own per-process").time_ns == 1000);
 }
 
-TEST_CASE("collective writes: the waits inside them scale as the writes they were spent in", "[predict]") {
-  // IOR's collective MPI-IO: each MPI_File_write_at_all waits 9 ms for the other rank, its pwrite takes 1 ms.
+TEST_CASE("collective writes: a rank's waits for the other's pwrites scale as they do, the rest as traced",
+          "[predict]") {
+  // IOR's collective MPI-IO, 4 calls of 10 ms a rank: rank 0's pwrite takes 9 ms, rank 1's 1 ms, so rank 1
+  // waits 8 ms of its 9 ms beyond its pwrite for rank 0's (1 ms exchanging); rank 0 waits for nobody.
   PlanMaker pm(2);
+  for (trace::PlanRank& r : pm.plan.ranks) r.comms = {0};  // the file's communicator, fcomm 0
   int32_t f = pm.file("/work/ior.dat");
   for (int r = 0; r < 2; ++r)
     for (int i = 0; i < 4; ++i) {
       int64_t at = (r * 4 + i) * 1048576;
       pm.call(r, Kind::MPI_File_write_at_all,
-              {{arg::handle, 1}, {arg::file, f}, {arg::offset, at}, {arg::count, 1048576}}, 10000000);
-      pm.call(r, Kind::pwrite64, {{arg::handle, 7}, {arg::file, f}, {arg::offset, at}, {arg::count, 1048576}}, 1000000,
-              1, 1048576);
+              {{arg::handle, 1}, {arg::file, f}, {arg::offset, at}, {arg::count, 1048576}, {arg::flags, 5}}, 10000000);
+      pm.call(r, Kind::pwrite64, {{arg::handle, 7}, {arg::file, f}, {arg::offset, at}, {arg::count, 1048576}},
+              r ? 1000000 : 9000000, 1, 1048576);
     }
   Classes cs = derive_classes(pm.done());
   REQUIRE(cs.io_ns == 8 * 10000000);
   const IoClass& w = find(cs, "write 1MiB sequential shared");
-  REQUIRE(w.time_ns == 8 * 1000000);
+  REQUIRE(w.time_ns == 4 * 10000000);
   const IoClass& waits = find(cs, "MPI-IO's own shared");
-  REQUIRE(waits.time_ns == 8 * 9000000);
-  REQUIRE(waits.within == std::map<ClassKey, int64_t>{{w.key, 8 * 9000000}});  // all spent in those writes
+  REQUIRE(waits.time_ns == 4 * (1000000 + 9000000));
+  REQUIRE(waits.within == std::map<ClassKey, int64_t>{{w.key, 40000000}});  // all spent in those writes
+  REQUIRE(waits.waiting == std::map<ClassKey, int64_t>{{w.key, 4 * 8000000}});
   JobPlan jp = plan_jobs(cs, {});
   size_t own = class_label(cs.classes[0].key) == "MPI-IO's own shared" ? 0 : 1;
-  REQUIRE(jp.unmeasured[own].find("classes of the calls") != std::string::npos);
+  REQUIRE(jp.unmeasured[own].find("file-system calls scaled") != std::string::npos);
   std::vector<std::optional<Runs>> runs(2);
   runs[1 - own] = Runs{{1.0, 1.0, 1.0}, {0.25, 0.25, 0.25}};  // the file system 4x faster
   Prediction p = predict_io(cs, runs);
-  // The waits held the other rank's writes: they scale as the writes do, 72 ms -> 18 ms, + 2 ms of writes.
-  REQUIRE(p.classes[own].ratio == Approx(0.25));
-  REQUIRE(p.predicted_io_s == Approx(0.018 + 0.002));
-  REQUIRE(p.low_s == Approx(0.018 + 0.002));   // as far as the writes' ratio
-  REQUIRE(p.high_s == Approx(0.072 + 0.002));  // or not scaled at all (exchanges, waits for a CPU)
-  // Slower on the target: the same span the other way.
+  // 32 ms of waits for rank 0's pwrites -> 8 ms, 8 ms as traced: 16 of 40 ms; + 10 ms of writes.
+  REQUIRE(p.classes[own].ratio == Approx(0.4));
+  REQUIRE(p.predicted_io_s == Approx(0.016 + 0.010));
+  REQUIRE(p.low_s == Approx(0.010 + 0.010));   // all of it scaled as the writes it was spent in
+  REQUIRE(p.high_s == Approx(0.040 + 0.010));  // or none
+  // Slower on the target: the same the other way.
   runs[1 - own] = Runs{{1.0, 1.0, 1.0}, {3.0, 3.0, 3.0}};
   p = predict_io(cs, runs);
-  REQUIRE(p.classes[own].predicted_s == Approx(0.216));
-  REQUIRE(p.classes[own].low_s == Approx(0.072));
-  REQUIRE(p.classes[own].high_s == Approx(0.216));
+  REQUIRE(p.classes[own].predicted_s == Approx(0.096 + 0.008));
+  REQUIRE(p.classes[own].low_s == Approx(0.040));
+  REQUIRE(p.classes[own].high_s == Approx(0.120));
   // The writes' spread widens the waits' bounds, beyond the span.
   runs[1 - own] = Runs{{1.0, 1.0, 1.0}, {0.2, 0.25, 0.3}};
   p = predict_io(cs, runs);
   REQUIRE(p.classes[own].rel_sd == Approx(p.classes[1 - own].rel_sd));
-  REQUIRE(p.classes[own].low_s < 0.018 * 0.99);
-  REQUIRE(p.classes[own].high_s > 0.072 * 1.01);
-  // Unmeasured (below --min-share, say): the waits stay as traced.
+  REQUIRE(p.classes[own].low_s < 0.010 * 0.99);
+  REQUIRE(p.classes[own].high_s > 0.040 * 1.01);
+  // Unmeasured (below --min-share, say): as traced.
   p = predict_io(cs, std::vector<std::optional<Runs>>(2));
   REQUIRE(p.classes[own].ratio == 1.0);
-  REQUIRE(p.classes[own].predicted_s == Approx(0.072));
+  REQUIRE(p.classes[own].predicted_s == Approx(0.040));
 }
 
-TEST_CASE("MPI-IO's own time by the classes of its calls, weighted by the time spent in each", "[predict]") {
-  // A collective open (3 ms of waits, its open 1 ms) and two collective writes (6 ms of waits each).
+TEST_CASE("MPI-IO's own time: collective calls matched across ranks by their order on the communicator", "[predict]") {
+  // A collective open (rank 0's open 3 ms, rank 1's 1 ms), two collective writes (rank 1's pwrites 5 ms
+  // longer than rank 0's), then an independent write (no kColl) that waits for nobody; every call 8 ms.
   PlanMaker pm(2);
+  for (trace::PlanRank& r : pm.plan.ranks) r.comms = {0};
   int32_t f = pm.file("/work/ior.dat");
   for (int r = 0; r < 2; ++r) {
-    pm.call(r, Kind::MPI_File_open, {{arg::handle, 1}, {arg::file, f}}, 4000000);
-    pm.call(r, Kind::open, {{arg::handle, 7}, {arg::file, f}, {arg::flags, O_RDWR}}, 1000000, 1, 7);
+    pm.call(r, Kind::MPI_File_open, {{arg::handle, 1}, {arg::file, f}, {arg::flags, 1}}, 8000000);
+    pm.call(r, Kind::open, {{arg::handle, 7}, {arg::file, f}, {arg::flags, O_RDWR}}, r ? 1000000 : 3000000, 1, 7);
     for (int i = 0; i < 2; ++i) {
       int64_t at = (r * 2 + i) * 65536;
       pm.call(r, Kind::MPI_File_write_at_all,
-              {{arg::handle, 1}, {arg::file, f}, {arg::offset, at}, {arg::count, 65536}}, 7000000);
-      pm.call(r, Kind::pwrite64, {{arg::handle, 7}, {arg::file, f}, {arg::offset, at}, {arg::count, 65536}}, 1000000, 1,
-              65536);
+              {{arg::handle, 1}, {arg::file, f}, {arg::offset, at}, {arg::count, 65536}, {arg::flags, 5}}, 8000000);
+      pm.call(r, Kind::pwrite64, {{arg::handle, 7}, {arg::file, f}, {arg::offset, at}, {arg::count, 65536}},
+              r ? 6000000 : 1000000, 1, 65536);
     }
+    pm.call(r, Kind::MPI_File_write_at, {{arg::handle, 1}, {arg::file, f}, {arg::offset, 0}, {arg::count, 512}},
+            8000000);
+    pm.call(r, Kind::pwrite64, {{arg::handle, 7}, {arg::file, f}, {arg::offset, 0}, {arg::count, 512}},
+            r ? 1000000 : 7000000, 1, 512);
   }
   Classes cs = derive_classes(pm.done());
   const IoClass& waits = find(cs, "MPI-IO's own shared");
-  REQUIRE(waits.time_ns == 2 * (3000000 + 2 * 6000000));
-  REQUIRE(waits.within.size() == 2);
+  const IoClass& w = find(cs, "write 64KiB sequential shared");
+  ClassKey open_key = find(cs, "open shared").key;
+  // Of 38 ms of own time (rank 0: 5 + 7 + 7 + 1, rank 1: 7 + 2 + 2 + 7), rank 1 waited 2 ms for rank 0's
+  // open, rank 0 5 ms for each of rank 1's pwrites; the independent write waited for nobody.
+  REQUIRE(waits.time_ns == 38000000);
+  REQUIRE(waits.waiting == std::map<ClassKey, int64_t>{{open_key, 2000000}, {w.key, 2 * 5000000}});
   std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t i = 0; i < cs.classes.size(); ++i)
-    if (cs.classes[i].key.op == Op::write) runs[i] = Runs{{1.0, 1.0, 1.0}, {0.5, 0.5, 0.5}};
+    if (cs.classes[i].key == w.key) runs[i] = Runs{{1.0, 1.0, 1.0}, {0.5, 0.5, 0.5}};
   Prediction p = predict_io(cs, runs);
   size_t own = 0;
   while (cs.classes[own].key.op != Op::mpiio_own) ++own;
-  // The writes' 24 ms of waits at their ratio 0.5, the open's 6 ms unmeasured: as traced.
-  REQUIRE(p.classes[own].ratio == Approx((24 * 0.5 + 6 * 1.0) / 30));
-  REQUIRE(p.classes[own].low_s == Approx(0.030 * 0.6));
-  REQUIRE(p.classes[own].high_s == Approx(0.030));
+  // The 10 ms waited for the writes at their ratio 0.5; the open's wait (open not measured) as traced.
+  REQUIRE(p.classes[own].ratio == Approx((38 - 5) / 38.0));
+  // All scaled as its calls' classes: the collective writes' 18 ms at 0.5 (the rest's 20 ms as traced).
+  REQUIRE(p.classes[own].low_s == Approx((20 + 9) / 1000.0));
+  REQUIRE(p.classes[own].high_s == Approx(0.038));
 }
 
 TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classes are not measured", "[predict]") {

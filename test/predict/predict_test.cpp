@@ -213,12 +213,13 @@ TEST_CASE("several traced runs: their classes' median times and counts, each run
     Classes apart = fast, waits = fast;
     for (IoClass& c : apart.classes) c.at_once = 1, c.peak = 1;
     ClassKey own{Op::mpiio_own, 0, false, true, 0, false}, wk = w.key;
-    waits.classes.push_back({own, 1, 100, 0, 0, {0}, {}, {}, {{wk, 100}}});
+    waits.classes.push_back({own, 1, 100, 0, 0, {0}, {}, {}, {{wk, 100}}, {{wk, 40}}});
     Classes both = combine_runs({apart, waits, waits});
     REQUIRE(find(both, "write 512KiB random shared fsync/1").at_once ==
             find(fast, "write 512KiB random shared fsync/1").at_once);
     REQUIRE(find(both, "write 512KiB random shared fsync/1").peak == 2);
     REQUIRE(find(both, "MPI-IO's own shared").within == std::map<ClassKey, int64_t>{{wk, 200}});
+    REQUIRE(find(both, "MPI-IO's own shared").waiting == std::map<ClassKey, int64_t>{{wk, 80}});
   }
   SECTION("a class one run did not do counts 0 there") {
     PlanMaker extra = checkpoint(2, 4, 524288, 900000);
