@@ -62,7 +62,8 @@ struct IoClass {
   std::vector<int64_t> traced_runs_ns;
   // mpiio_own: its time by the class of the MPI-IO calls it was spent in, and
   // of that the time a rank waited in a collective call for the slowest other
-  // rank's file-system calls in it (their time beyond its own).
+  // rank's file-system calls in it (their time beyond its own). Several
+  // traced runs (combine_runs): their sums, whose proportions count.
   std::map<ClassKey, int64_t> within, waiting;
   // Ranks in the class at once on the trace's aligned clocks: at the busiest
   // instant, and on average as its calls saw it (the mean over the class's

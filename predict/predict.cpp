@@ -151,18 +151,22 @@ double ratio_of(const Classes& cs, const Prediction& p, const ClassKey& k, doubl
 // waits for a CPU) stays as traced. The interval spans that, as traced
 // (ratio 1) and all of it scaled as the classes of the calls it was spent in
 // (the file system may also slow what the trace cannot tell apart), widened
-// by the traced runs' spread and the measured classes'.
+// by the traced runs' spread and the measured classes' over the part scaled.
 void own_class(ClassResult& r, const IoClass& c, const Classes& cs, const Prediction& p, double factor) {
-  double t = double(c.time_ns) / 1e9, own = double(c.time_ns), scaled = own, all = 0, sd = 0;
-  for (const auto& [k, ns] : c.waiting) scaled += double(ns) * (ratio_of(cs, p, k) - 1);
+  // Shares of `within`'s total: with several traced runs it sums theirs (combine_runs), time_ns is a median.
+  double t = double(c.time_ns) / 1e9, total = 0, scaled = 0, all = 0, sd = 0;
   for (const auto& [k, ns] : c.within) {
-    double part_sd = 0;
-    all += double(ns) * ratio_of(cs, p, k, &part_sd);
-    sd += double(ns) * part_sd;
+    total += double(ns);
+    all += double(ns) * ratio_of(cs, p, k);
   }
-  r.ratio = own > 0 ? scaled / own : 1.0;
-  double whole = own > 0 ? all / own : 1.0;
-  r.rel_sd = std::hypot(median_rel_sd(c), own > 0 ? sd / own : 0.0);
+  for (const auto& [k, ns] : c.waiting) {
+    double part_sd = 0;
+    scaled += double(ns) * (ratio_of(cs, p, k, &part_sd) - 1);
+    sd += double(ns) * part_sd;  // only the part it scales varies with the class's runs
+  }
+  r.ratio = total > 0 ? 1 + scaled / total : 1.0;
+  double whole = total > 0 ? all / total : 1.0;
+  r.rel_sd = std::hypot(median_rel_sd(c), total > 0 ? sd / total : 0.0);
   r.predicted_s = r.ratio * t;
   bounds(r, std::min({r.ratio, whole, 1.0}), std::max({r.ratio, whole, 1.0}), t, factor);
 }
