@@ -298,6 +298,16 @@ std::vector<double> seconds(const std::vector<int64_t>& ns) {
 }
 }  // namespace
 
+namespace {
+// Of MPI-IO's own time, the part waiting for other ranks' file-system calls (the part scaled).
+double waited_seconds(const IoClass& c) {
+  double total = 0, waited = 0;
+  for (const auto& [k, ns] : c.within) total += double(ns);
+  for (const auto& [k, ns] : c.waiting) waited += double(ns);
+  return total > 0 ? waited / total * double(c.time_ns) / 1e9 : 0.0;
+}
+}  // namespace
+
 nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p) {
   nlohmann::json classes = nlohmann::json::array();
   for (size_t i = 0; i < cs.classes.size(); ++i) {
@@ -331,6 +341,7 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"predicted_s", r.predicted_s},
                         {"interval", {r.low_s, r.high_s}}};
     if (!c.traced_runs_ns.empty()) j["traced_runs_s"] = seconds(c.traced_runs_ns);
+    if (c.key.op == Op::mpiio_own) j["waited_s"] = waited_seconds(c);
     if (r.measured) {
       const Job& job = jp.jobs[size_t(jp.job_of[i])];
       j["job"] = job.file();
