@@ -39,11 +39,23 @@ long double value_of(const Term& t, int64_t r, int64_t n) {
       return t.k > 0 ? std::floor(R / t.k) : 0;
     case Basis::mod_k:
       return t.k > 0 ? ((r % t.k) + t.k) % t.k : 0;
+    case Basis::share:
+      return static_cast<long double>(share_of(t.k, r, n));
   }
   return 0;
 }
 
-bool parametrised(Basis b) { return b == Basis::mod_shift || b == Basis::div_k || b == Basis::mod_k; }
+bool parametrised(Basis b) {
+  return b == Basis::mod_shift || b == Basis::div_k || b == Basis::mod_k || b == Basis::share;
+}
+
+// The range of k searched for a parametrised term.
+std::pair<int64_t, int64_t> param_range(Basis b, int64_t max_n) {
+  if (b == Basis::mod_shift) return {-max_n, max_n};
+  // A total dealt over the ranks: up to kMaxGroup things per rank at the largest count.
+  if (b == Basis::share) return {1, kMaxGroup * max_n};
+  return {2, kMaxGroup};
+}
 
 // Least squares through the normal equations, Gaussian elimination with
 // partial pivoting; false when the columns are not independent.
@@ -116,12 +128,20 @@ std::optional<Fit> fit_model(const ModelSpec& m, const std::vector<Sample>& pts,
   for (Basis b : m.terms) terms.push_back({b, 0});
   if (param == m.terms.end()) return try_terms(m.name, terms, pts);
   size_t at = size_t(param - m.terms.begin());
-  int64_t lo = *param == Basis::mod_shift ? -max_n : 2, hi = *param == Basis::mod_shift ? max_n : kMaxGroup;
+  auto [lo, hi] = param_range(*param, max_n);
+  std::optional<Fit> found;
   for (int64_t k = lo; k <= hi; ++k) {
     terms[at].k = k;
-    if (auto f = try_terms(m.name, terms, pts)) return f;
+    auto f = try_terms(m.name, terms, pts);
+    if (!f) continue;
+    if (*param != Basis::share) return f;
+    // A total the samples do not pin down (rank 0 alone, 11, 10, 10, 10 at
+    // 3 to 6 ranks, is 8 + share(8,r,n) and 9 + share(4,r,n), which part at
+    // 8 ranks) is no model: the ranks that tell the totals apart are needed.
+    if (found) return std::nullopt;
+    found = std::move(f);
   }
-  return std::nullopt;
+  return found;
 }
 
 std::string coef_text(long double c) {
@@ -153,11 +173,18 @@ std::string term_text(const Term& t) {
       return fmt::format("(r/{})", t.k);
     case Basis::mod_k:
       return fmt::format("(r mod {})", t.k);
+    case Basis::share:
+      return fmt::format("share({},r,n)", t.k);
   }
   return "?";
 }
 
 }  // namespace
+
+int64_t share_of(int64_t k, int64_t r, int64_t n) {
+  if (n <= 0 || k < 0 || r < 0 || r >= n) return 0;
+  return k / n + (r < k % n ? 1 : 0);
+}
 
 const std::vector<ModelSpec>& exact_models() {
   using B = Basis;
@@ -170,6 +197,11 @@ const std::vector<ModelSpec>& exact_models() {
       {"rank-linear", {B::one, B::r}},
       {"strong scaling", {B::r_over_n}},
       {"strong scaling + constant", {B::one, B::r_over_n}},
+      // Before model 5: a loop of data blocks and a rank's share of
+      // metadata entries, seen at ranks 0 and 1, is also a model 5 with a
+      // fractional coefficient.
+      {"share of a fixed total", {B::share}},
+      {"share of a fixed total + constant", {B::one, B::share}},
       {"rank-modulo (model 5)", {B::mod_shift}},
       {"rank-modulo + constant", {B::one, B::mod_shift}},
       {"group of k", {B::one, B::div_k}},

@@ -6,8 +6,8 @@
 // linear in its coefficients over a few basis functions of (r, n) (constant,
 // linear in n, inverse a/n, inverse plus constant, quadratic, rank-linear,
 // strong-scaling r/n, the paper's model 5 ((r + a) mod n)·b, groups r / k and
-// r mod k), solved by least squares and kept only when it reproduces every
-// sample exactly. Timing takes the best fit over n by residual (ScalaExtrap).
+// r mod k, the share of a fixed total k dealt over n ranks), solved by least squares and kept only when it reproduces
+// every sample exactly. Timing takes the best fit over n by residual (ScalaExtrap).
 //
 // The registry is the one list `exact_models()`: a new model is one entry
 // there (and one test).
@@ -33,7 +33,13 @@ enum class Basis : uint8_t {
   mod_shift,  // (r + k) mod n, non-negative (model 5)
   div_k,      // floor(r / k)
   mod_k,      // r mod k
+  share,      // rank r's share of k things dealt over n ranks: floor(k/n) + (r < k mod n)
 };
+
+// Rank r's share of k things dealt over n ranks, round robin or in
+// contiguous blocks (the first k mod n ranks take one more): HDF5 deals a
+// fixed number of metadata cache entries so at file close.
+int64_t share_of(int64_t k, int64_t r, int64_t n);
 
 struct Term {
   Basis basis = Basis::one;

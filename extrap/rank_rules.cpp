@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "extrap/models.hpp"
 #include "trace/tool_error.hpp"
 
 namespace mpior::extrap {
@@ -13,6 +14,8 @@ namespace {
 using Atom = RankPredicate::Atom;
 
 constexpr int64_t kMaxModulus = 64;
+// Largest share tried by share_ge: a rank writing one entry, a loop of two or three.
+constexpr int64_t kMaxShare = 3;
 
 bool atom_test(Atom a, int64_t x, int64_t k, int64_t r, int64_t n) {
   switch (a) {
@@ -28,6 +31,8 @@ bool atom_test(Atom a, int64_t x, int64_t k, int64_t r, int64_t n) {
       return r < x;
     case Atom::ge_last:
       return r >= n - x;
+    case Atom::share_ge:
+      return share_of(x, r, n) >= k;
   }
   return false;
 }
@@ -46,6 +51,8 @@ std::string atom_text(Atom a, int64_t x, int64_t k) {
       return fmt::format("r < {}", x);
     case Atom::ge_last:
       return fmt::format("r >= n-{}", x);
+    case Atom::share_ge:
+      return fmt::format("share({},r,n) >= {}", x, k);
   }
   return "?";
 }
@@ -58,6 +65,8 @@ std::string atom_text(Atom a, int64_t x, int64_t k) {
 // at 8,192. A first-ranks range may reach past it: "r < 6" holding at 6 ranks
 // (every rank) and at 7, 8, 9 (ranks 6 on left out) is a fixed set, as
 // HDF5's collective metadata writers are (its first ranks, one entry each).
+// Ranks writing two entries or more of such a fixed total are the first
+// E mod n while E / n is 1, every rank while it is larger: share_ge.
 std::vector<RankPredicate> candidates(int64_t min_n, int64_t max_n) {
   std::vector<RankPredicate> out;
   out.push_back({});
@@ -76,6 +85,10 @@ std::vector<RankPredicate> candidates(int64_t min_n, int64_t max_n) {
     out.push_back({Atom::lt, a, 0});
     if (a < min_n) out.push_back({Atom::ge_last, a, 0});
   }
+  // A share of one or more is "r < total", a range above; two or three
+  // entries make a rank's loop, a structure of its own.
+  for (int64_t share = 2; share <= kMaxShare; ++share)
+    for (int64_t total = share; total <= kMaxModulus * max_n; ++total) out.push_back({Atom::share_ge, total, share});
   for (Atom edge : {Atom::eq, Atom::eq_last})
     for (const RankPredicate& m : mods) out.push_back({edge, 0, 0, Atom::mod, m.x, m.k});
   return out;

@@ -1,7 +1,8 @@
 // Which ranks run which stream at a rank count never traced (scalaioextrap
 // §III-B1, rank lists): each class of streams gets a predicate over (r, n) —
-// rank 0, the last rank, every k-th rank, a fixed rank, a conjunction of
-// these, or "all the others" — tried as a decision list, most specific first,
+// rank 0, the last rank, every k-th rank, a fixed rank, the ranks whose share
+// of a fixed total dealt over n holds k or more (HDF5's metadata writers at
+// file close), a conjunction of these, or "all the others" — tried as a decision list, most specific first,
 // so that "every 4th rank but rank 0" is rank 0's rule followed by r mod 4 = 0.
 #pragma once
 
@@ -12,10 +13,12 @@
 namespace mpior::extrap {
 
 struct RankPredicate {
-  enum class Atom : uint8_t { all, eq, eq_last, mod, lt, ge_last };
+  enum class Atom : uint8_t { all, eq, eq_last, mod, lt, ge_last, share_ge };
   Atom a = Atom::all;
-  int64_t x = 0, k = 0;  // eq: r == x; eq_last: r == n-1-x; mod: r mod k == x; lt: r < x; ge_last: r >= n-x
-  Atom b = Atom::all;    // second conjunct (all: none)
+  // eq: r == x; eq_last: r == n-1-x; mod: r mod k == x; lt: r < x; ge_last: r >= n-x;
+  // share_ge: rank r's share of x things dealt over n ranks is at least k (models.hpp share_of)
+  int64_t x = 0, k = 0;
+  Atom b = Atom::all;  // second conjunct (all: none)
   int64_t bx = 0, bk = 0;
 
   bool test(int64_t r, int64_t n) const;

@@ -42,6 +42,8 @@ TEST_CASE("every model of the registry is found from its own samples") {
       {"rank-modulo (model 5)", [](int64_t r, int64_t n) { return (r + 1) % n; }, 63, 64, 0},
       {"group of k", [](int64_t r, int64_t) { return r / 4; }, 13, 64, 3},
       {"member of k", [](int64_t r, int64_t) { return r % 3; }, 13, 64, 1},
+      {"share of a fixed total", [](int64_t r, int64_t n) { return 5 * share_of(8, r, n); }, 7, 16, 5},
+      {"share of a fixed total + constant", [](int64_t r, int64_t n) { return 8 + share_of(8, r, n); }, 8, 16, 8},
       {"rank-linear + n", [](int64_t r, int64_t n) { return r + 100 * n; }, 5, 64, 6405},
       {"quadratic", [](int64_t, int64_t n) { return n * n + 1; }, 0, 64, 4097},
   };
@@ -98,6 +100,39 @@ TEST_CASE("a value of each rank's own, the same at every rank count, is kept per
   s.pop_back();
   s.back().y += 8;
   CHECK_FALSE(fit_exact(s));
+}
+
+// HDF5 deals the E metadata entries it flushes at file close over the ranks:
+// each writes floor(E/n), the first E mod n one more (IOR's independent
+// shared-file pattern: rank 0's write loop holds its data blocks and its
+// share, 11, 10, 10, 10 times at 3 to 6 ranks).
+TEST_CASE("a rank's share of a fixed total dealt over the ranks") {
+  CHECK(share_of(8, 0, 3) == 3);
+  CHECK(share_of(8, 2, 3) == 2);
+  CHECK(share_of(8, 7, 8) == 1);
+  CHECK(share_of(8, 8, 16) == 0);
+  CHECK(share_of(8, 3, 2) == 0);  // not a rank of the run
+  // Ranks 0 and 1 tell the total apart; rank 0 alone does not (8 + share(8)
+  // and 9 + share(4) both give it 11, 10, 10, 10 and part at 8 ranks).
+  std::vector<Sample> rank0 = {{0, 3, 11}, {0, 4, 10}, {0, 5, 10}, {0, 6, 10}};
+  std::optional<Fit> alone = fit_exact(rank0);
+  CHECK((!alone || std::string(alone->name).find("share") == std::string::npos));
+  std::vector<Sample> two = rank0;
+  for (int64_t n : {3, 4, 5, 6}) two.push_back({1, n, 8 + share_of(8, 1, n)});
+  Fit f = must_fit(two);
+  CHECK(std::string(f.name) == "share of a fixed total + constant");
+  CHECK(f.formula() == "8+share(8,r,n)");
+  CHECK(f.eval_int(0, 8) == 9);
+  CHECK(f.eval_int(0, 16) == 9);
+  CHECK_FALSE(f.rank_free());
+  // Every rank of 3 to 6: the total is found, and the ranks past it at 16 get none.
+  Fit all = must_fit(samples({3, 4, 5, 6}, [](int64_t r, int64_t n) { return share_of(8, r, n); }));
+  for (int64_t r = 0; r < 16; ++r) CHECK(all.eval_int(r, 16) == (r < 8 ? 1 : 0));
+  // One rank off the deal is no share.
+  std::vector<Sample> off = samples({3, 4, 5, 6}, [](int64_t r, int64_t n) { return share_of(8, r, n); });
+  off[4].y += 1;
+  std::optional<Fit> near = fit_exact(off);
+  CHECK((!near || std::string(near->name).find("share") == std::string::npos));
 }
 
 TEST_CASE("values that are not integers at the target are reported") {

@@ -3,6 +3,7 @@
 
 #include "extrap/comm_models.hpp"
 #include "extrap/file_names.hpp"
+#include "extrap/models.hpp"
 #include "extrap/rank_rules.hpp"
 #include "trace/tool_error.hpp"
 
@@ -50,6 +51,25 @@ TEST_CASE("a fixed set of first ranks that was every rank at the smallest count 
   for (int64_t n : {10, 16, 8192}) {
     std::vector<int32_t> got = assign_ranks(rules, n);
     for (int64_t r = 0; r < n; ++r) REQUIRE(got[size_t(r)] == first_five_class(r, n));
+  }
+}
+
+// test/apps/hdf5_steps at file close: 8 metadata entries dealt over the
+// ranks; rank 0 does more besides, the ranks with two entries or more loop
+// over them, the others write one (past 8 ranks, those beyond the 8th write
+// none: a stream no input showed, which the rules still give the last class).
+int hdf5_close_class(int64_t r, int64_t n) { return r == 0 ? 0 : share_of(8, r, n) >= 2 ? 1 : 2; }
+
+TEST_CASE("the ranks with a loop of a fixed total's entries dealt over the ranks") {
+  std::vector<int64_t> ns = {3, 4, 5, 6};
+  auto sets = sets_of(ns, 3, hdf5_close_class);
+  CHECK(sets[1][0] == std::vector<int64_t>{1, 2});
+  CHECK(sets[1][3] == std::vector<int64_t>{1});
+  std::vector<RankRule> rules = rank_rules(ns, sets, {"zero", "loop", "once"});
+  CHECK(rules[1].pred.text() == "share(8,r,n) >= 2");
+  for (int64_t n : {7, 8, 16}) {
+    std::vector<int32_t> got = assign_ranks(rules, n);
+    for (int64_t r = 0; r < n; ++r) REQUIRE(got[size_t(r)] == hdf5_close_class(r, n));
   }
 }
 
