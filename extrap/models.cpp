@@ -186,6 +186,25 @@ int64_t share_of(int64_t k, int64_t r, int64_t n) {
   return k / n + (r < k % n ? 1 : 0);
 }
 
+std::vector<int64_t> share_totals(std::span<const Sample> samples) {
+  std::vector<Sample> pts;
+  std::vector<int64_t> out;
+  if (samples.empty() || !distinct_points(samples, &pts)) return out;
+  int64_t max_n = 0;
+  for (const Sample& s : pts) max_n = std::max(max_n, s.n);
+  auto [lo, hi] = param_range(Basis::share, max_n);
+  for (int64_t k = lo; k <= hi; ++k) {
+    int64_t c = pts.front().y - share_of(k, pts.front().r, pts.front().n);
+    bool varies = false, fits = true;
+    for (const Sample& s : pts) {
+      fits = fits && s.y == c + share_of(k, s.r, s.n);
+      varies = varies || s.y != pts.front().y;
+    }
+    if (fits && varies) out.push_back(k);
+  }
+  return out;
+}
+
 const std::vector<ModelSpec>& exact_models() {
   using B = Basis;
   // The first four are also the timing models (fit_timing).

@@ -62,6 +62,10 @@ struct Sample {
   int64_t y = 0;
 };
 
+// The totals k for which the samples are c + share(k, r, n) for one c, when
+// they vary with n (none: they do not, or follow no such deal), smallest first.
+std::vector<int64_t> share_totals(std::span<const Sample> samples);
+
 // A model with its coefficients.
 struct Fit {
   const char* name = "";

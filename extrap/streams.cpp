@@ -64,6 +64,23 @@ constexpr const char* kStructureHint =
     "count (or larger ones); a quantity of MPI synchronisation the tracer pruned may need runs traced with "
     "MPIOR_PRUNE=0.";
 
+// When the number of values follows a rank's share of a fixed total dealt
+// over the ranks, the values are entries of one table the ranks split (HDF5's
+// metadata cache entries at file close): the refusal says so.
+std::string dealt_hint(const std::vector<SeqSample>& samples) {
+  std::vector<Sample> lengths;
+  for (const SeqSample& s : samples) lengths.push_back({s.r, s.n, int64_t(trace::seq_expand(s.items).size())});
+  std::vector<int64_t> totals = share_totals(lengths);
+  if (totals.empty()) return "";
+  if (totals.size() > 4) totals.resize(4);
+  return fmt::format(
+      "\n  Their number follows a rank's share of a fixed total dealt over the ranks (floor(E/n), one more on "
+      "the first E mod n ranks; E = {}{} fit these ranks), as HDF5 deals its metadata entries at file close: "
+      "which entries each rank writes needs the values of every rank at once, which extrapolation does not "
+      "model yet.",
+      fmt::join(totals, ", "), totals.size() == 4 ? ", ..." : "");
+}
+
 // One fitted field of a sequence's items.
 struct FieldFit {
   size_t item;
@@ -228,8 +245,8 @@ class StreamExtrapolator {
         if (why && !ctx_.strict) return mean_fit(samples);
         throw ToolError(
             fmt::format("{}: the values do not have one loop shape at every rank and rank count, "
-                        "so no model can extrapolate them:{}{}",
-                        where(leaf, node, what), samples_text(samples), hint(why)));
+                        "so no model can extrapolate them:{}{}{}",
+                        where(leaf, node, what), samples_text(samples), dealt_hint(samples), hint(why)));
       }
     SeqFit out{{}, std::vector<SeqItem>(shape.begin(), shape.end())};
     std::vector<Sample> pts(samples.size());

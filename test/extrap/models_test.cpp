@@ -117,6 +117,9 @@ TEST_CASE("a rank's share of a fixed total dealt over the ranks") {
   std::vector<Sample> rank0 = {{0, 3, 11}, {0, 4, 10}, {0, 5, 10}, {0, 6, 10}};
   std::optional<Fit> alone = fit_exact(rank0);
   CHECK((!alone || std::string(alone->name).find("share") == std::string::npos));
+  CHECK(share_totals(rank0) == std::vector<int64_t>{4, 7, 8});
+  CHECK(share_totals(std::vector<Sample>{{0, 3, 2}, {0, 4, 2}}).empty());  // not varying with n
+  CHECK(share_totals(std::vector<Sample>{{0, 3, 1}, {0, 4, 2}}).empty());  // a share never grows with n
   std::vector<Sample> two = rank0;
   for (int64_t n : {3, 4, 5, 6}) two.push_back({1, n, 8 + share_of(8, 1, n)});
   Fit f = must_fit(two);
