@@ -178,10 +178,27 @@ def max_blocksize():
         runs.cleanup()
 
 
+def hdf5_close():
+    """test/apps/hdf5_steps: at file close HDF5 deals its metadata entries over the ranks (8 of them: ranks
+    0 to 2 write two at 5 ranks, 3 and 4 one), so the ranks looping over two or more are a stream of their
+    own, {1,2}, {1,2,3}, {1,2}, {1} at 3 to 6 ranks. The rank rules place them (share(8,r,n) >= 2); which
+    entries each rank writes is refused, the refusal naming the deal."""
+    runs = Runs()
+    try:
+        dirs = [runs.trace(n, args=(4,), app=os.path.join(APPS, "hdf5_steps"))[0] for n in (3, 4, 5, 6)]
+        out = runs.path("refused")
+        err = refused([POST, "--extrapolate", "8", "-o", out] + dirs, "MPI_File_write_at", "off:",
+                      "share of a fixed total dealt over the ranks", "E = ", out_dir=out)
+        check("cannot tell which ranks" not in err, f"rank rules of HDF5's metadata writers: {err}")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
     main({
         "to8": extrapolate_to_8,
         "to8_unpruned": lambda: extrapolate_to_8({"MPIOR_PRUNE": "0"}),
         "refusals": refusals,
         "max_blocksize": max_blocksize,
+        "hdf5_close": hdf5_close,
     })
