@@ -118,6 +118,11 @@ std::optional<Fit> try_terms(const char* name, const std::vector<Term>& terms, c
   if (!solve(rows, y, &f.coef)) return std::nullopt;
   for (const Sample& s : pts)
     if (!exact(f.eval(s.r, s.n), s.y)) return std::nullopt;
+  // A parametrised term counts ranks, groups or entries: its coefficient is
+  // a whole size. A fraction fits by coincidence (rank 0 alone, 11, 10, 10,
+  // 10 at 3 to 6 ranks, is 11 - ((r+3) mod n)/3, 10 at any larger count).
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (parametrised(terms[i].basis) && !exact(f.coef[i], int64_t(std::llround(f.coef[i])))) return std::nullopt;
   return f;
 }
 
@@ -216,9 +221,8 @@ const std::vector<ModelSpec>& exact_models() {
       {"rank-linear", {B::one, B::r}},
       {"strong scaling", {B::r_over_n}},
       {"strong scaling + constant", {B::one, B::r_over_n}},
-      // Before model 5: a loop of data blocks and a rank's share of
-      // metadata entries, seen at ranks 0 and 1, is also a model 5 with a
-      // fractional coefficient.
+      // Before model 5: a count that falls as n grows is more likely a
+      // rank's share of a deal than a rank shift.
       {"share of a fixed total", {B::share}},
       {"share of a fixed total + constant", {B::one, B::share}},
       {"rank-modulo (model 5)", {B::mod_shift}},

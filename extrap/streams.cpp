@@ -64,21 +64,25 @@ constexpr const char* kStructureHint =
     "count (or larger ones); a quantity of MPI synchronisation the tracer pruned may need runs traced with "
     "MPIOR_PRUNE=0.";
 
-// When the number of values follows a rank's share of a fixed total dealt
-// over the ranks, the values are entries of one table the ranks split (HDF5's
-// metadata cache entries at file close): the refusal says so.
-std::string dealt_hint(const std::vector<SeqSample>& samples) {
-  std::vector<Sample> lengths;
-  for (const SeqSample& s : samples) lengths.push_back({s.r, s.n, int64_t(trace::seq_expand(s.items).size())});
-  std::vector<int64_t> totals = share_totals(lengths);
+// When values (or their number, `what`) follow a rank's share of a fixed
+// total dealt over the ranks, they come from one table the ranks split
+// (HDF5's metadata cache entries at file close): the refusal says so.
+std::string dealt_hint(const std::vector<Sample>& pts, const char* what) {
+  std::vector<int64_t> totals = share_totals(pts);
   if (totals.empty()) return "";
   if (totals.size() > 4) totals.resize(4);
   return fmt::format(
-      "\n  Their number follows a rank's share of a fixed total dealt over the ranks (floor(E/n), one more on "
+      "\n  {} a constant plus a rank's share of a fixed total E dealt over the ranks (floor(E/n), one more on "
       "the first E mod n ranks; E = {}{} fit these ranks), as HDF5 deals its metadata entries at file close: "
-      "which entries each rank writes needs the values of every rank at once, which extrapolation does not "
-      "model yet.",
-      fmt::join(totals, ", "), totals.size() == 4 ? ", ..." : "");
+      "the total and which entries each rank writes need the values of every rank at once, which "
+      "extrapolation does not model yet.",
+      what, fmt::join(totals, ", "), totals.size() == 4 ? ", ..." : "");
+}
+
+std::string dealt_lengths_hint(const std::vector<SeqSample>& samples) {
+  std::vector<Sample> lengths;
+  for (const SeqSample& s : samples) lengths.push_back({s.r, s.n, int64_t(trace::seq_expand(s.items).size())});
+  return dealt_hint(lengths, "Their number is");
 }
 
 // One fitted field of a sequence's items.
@@ -246,7 +250,7 @@ class StreamExtrapolator {
         throw ToolError(
             fmt::format("{}: the values do not have one loop shape at every rank and rank count, "
                         "so no model can extrapolate them:{}{}{}",
-                        where(leaf, node, what), samples_text(samples), dealt_hint(samples), hint(why)));
+                        where(leaf, node, what), samples_text(samples), dealt_lengths_hint(samples), hint(why)));
       }
     SeqFit out{{}, std::vector<SeqItem>(shape.begin(), shape.end())};
     std::vector<Sample> pts(samples.size());
@@ -259,8 +263,9 @@ class StreamExtrapolator {
           int64_t lo = field == FieldFit::count ? 1 : floor_of(pts);
           out.fields.push_back({item, field, fit_best(pts), true, lo});
         } else {
-          throw ToolError(fmt::format("{}: no model fits the values exactly (item {} of the value sequence):{}{}",
-                                      where(leaf, node, what), item, samples_text(samples), hint(why)));
+          throw ToolError(fmt::format("{}: no model fits the values exactly (item {} of the value sequence):{}{}{}",
+                                      where(leaf, node, what), item, samples_text(samples), dealt_hint(pts, "They are"),
+                                      hint(why)));
         }
       };
       if (!shape[item].is_loop()) {
