@@ -306,63 +306,68 @@ double waited_seconds(const IoClass& c) {
   for (const auto& [k, ns] : c.waiting) waited += double(ns);
   return total > 0 ? waited / total * double(c.time_ns) / 1e9 : 0.0;
 }
+
+// What the fio job of a measured class did, or why the class has none.
+void add_job_json(nlohmann::json& j, size_t i, const JobPlan& jp, const ClassResult& r) {
+  if (!r.measured) {
+    j["why_not_measured"] = jp.unmeasured[i];
+    return;
+  }
+  const Job& job = jp.jobs[size_t(jp.job_of[i])];
+  j["job"] = job.file();
+  j["fio_section"] = jp.section[i];
+  j["volume"] = {{"per_rank_calls", job.per_rank_ops},
+                 {"traced_per_rank_calls", job.traced_per_rank_ops},
+                 {"passes", job.passes},
+                 {"capped", job.per_rank_ops < job.traced_per_rank_ops}};
+  j["reference_s_per_op"] = r.runs.reference;
+  j["target_s_per_op"] = r.runs.target;
+  j["reference_mean_s_per_op"] = r.runs.reference_mean;
+  j["target_mean_s_per_op"] = r.runs.target_mean;
+  if (r.cycle_basis) {
+    j["reference_s_per_cycle"] = r.cycle_runs.reference;
+    j["target_s_per_cycle"] = r.cycle_runs.target;
+  }
+}
+
+nlohmann::json class_json(size_t i, const IoClass& c, const JobPlan& jp, const ClassResult& r) {
+  nlohmann::json j = {{"id", i + 1},
+                      {"label", class_label(c.key)},
+                      {"op", op_name(c.key.op)},
+                      {"size", c.key.size},
+                      {"pattern", c.key.size ? (c.key.random ? "random" : "sequential") : "-"},
+                      {"files", c.key.shared ? "shared" : "per-process"},
+                      {"sync_every", c.key.sync_every},
+                      {"concurrency", c.concurrency()},
+                      {"ranks", c.ranks.size()},
+                      {"peak_at_once", c.peak},
+                      {"mean_at_once", c.at_once},
+                      {"kinds", c.kinds},
+                      {"count", c.count},
+                      {"bytes", c.bytes},
+                      {"traced_s", double(c.time_ns) / 1e9},
+                      {"measured", r.measured},
+                      {"basis", c.key.op == Op::mpiio_own ? "waits for other ranks' file-system calls scaled"
+                                : !r.measured             ? "fallback ratio"
+                                : r.per_op_basis          ? "target time per op"
+                                : r.cycle_basis           ? "ratio of the synced write's cycle"
+                                                          : "ratio"},
+                      {"ratio", r.ratio},
+                      {"rel_sd", r.rel_sd},
+                      {"reference_rel_sd", r.reference_rel_sd},
+                      {"target_rel_sd", r.target_rel_sd},
+                      {"predicted_s", r.predicted_s},
+                      {"interval", {r.low_s, r.high_s}}};
+  if (!c.traced_runs_ns.empty()) j["traced_runs_s"] = seconds(c.traced_runs_ns);
+  if (c.key.op == Op::mpiio_own) j["waited_s"] = waited_seconds(c);
+  add_job_json(j, i, jp, r);
+  return j;
+}
 }  // namespace
 
 nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPlan& jp, const Prediction& p) {
   nlohmann::json classes = nlohmann::json::array();
-  for (size_t i = 0; i < cs.classes.size(); ++i) {
-    const IoClass& c = cs.classes[i];
-    const ClassResult& r = p.classes[i];
-    nlohmann::json j = {{"id", i + 1},
-                        {"label", class_label(c.key)},
-                        {"op", op_name(c.key.op)},
-                        {"size", c.key.size},
-                        {"pattern", c.key.size ? (c.key.random ? "random" : "sequential") : "-"},
-                        {"files", c.key.shared ? "shared" : "per-process"},
-                        {"sync_every", c.key.sync_every},
-                        {"concurrency", c.concurrency()},
-                        {"ranks", c.ranks.size()},
-                        {"peak_at_once", c.peak},
-                        {"mean_at_once", c.at_once},
-                        {"kinds", c.kinds},
-                        {"count", c.count},
-                        {"bytes", c.bytes},
-                        {"traced_s", double(c.time_ns) / 1e9},
-                        {"measured", r.measured},
-                        {"basis", c.key.op == Op::mpiio_own ? "waits for other ranks' file-system calls scaled"
-                                  : !r.measured             ? "fallback ratio"
-                                  : r.per_op_basis          ? "target time per op"
-                                  : r.cycle_basis           ? "ratio of the synced write's cycle"
-                                                            : "ratio"},
-                        {"ratio", r.ratio},
-                        {"rel_sd", r.rel_sd},
-                        {"reference_rel_sd", r.reference_rel_sd},
-                        {"target_rel_sd", r.target_rel_sd},
-                        {"predicted_s", r.predicted_s},
-                        {"interval", {r.low_s, r.high_s}}};
-    if (!c.traced_runs_ns.empty()) j["traced_runs_s"] = seconds(c.traced_runs_ns);
-    if (c.key.op == Op::mpiio_own) j["waited_s"] = waited_seconds(c);
-    if (r.measured) {
-      const Job& job = jp.jobs[size_t(jp.job_of[i])];
-      j["job"] = job.file();
-      j["fio_section"] = jp.section[i];
-      j["volume"] = {{"per_rank_calls", job.per_rank_ops},
-                     {"traced_per_rank_calls", job.traced_per_rank_ops},
-                     {"passes", job.passes},
-                     {"capped", job.per_rank_ops < job.traced_per_rank_ops}};
-      j["reference_s_per_op"] = r.runs.reference;
-      j["target_s_per_op"] = r.runs.target;
-      j["reference_mean_s_per_op"] = r.runs.reference_mean;
-      j["target_mean_s_per_op"] = r.runs.target_mean;
-      if (r.cycle_basis) {
-        j["reference_s_per_cycle"] = r.cycle_runs.reference;
-        j["target_s_per_cycle"] = r.cycle_runs.target;
-      }
-    } else {
-      j["why_not_measured"] = jp.unmeasured[i];
-    }
-    classes.push_back(std::move(j));
-  }
+  for (size_t i = 0; i < cs.classes.size(); ++i) classes.push_back(class_json(i, cs.classes[i], jp, p.classes[i]));
   nlohmann::json dominant = nlohmann::json::array(), spread = nlohmann::json::array();
   for (size_t i : p.dominant) dominant.push_back(i + 1);
   for (size_t i : p.spread) spread.push_back(i + 1);
