@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "replayer/kind_table.hpp"
 #include "replayer/pacing_clock.hpp"
 #include "trace/arg_views.hpp"
 
@@ -163,7 +162,7 @@ FILE* IoReplay::stream_for(const Event& ev) {
 // Each kind's call by its family and op class (kind_table.hpp): a kind added
 // to a list is replayed as the others of its op class are; a new op class
 // or family fails the build here until it is given a call (or `nothing_to_reissue`).
-constexpr std::array<IoReplay::Call, trace::kNumKinds> IoReplay::calls() {
+constexpr KindTable<IoReplay::Call> IoReplay::calls() {
   using F = trace::Family;
   using Op = OpClass;
   return kind_table<Call>({

@@ -13,6 +13,7 @@
 
 #include "replayer/aio_replay.hpp"
 #include "replayer/final_sizes.hpp"
+#include "replayer/kind_table.hpp"
 #include "replayer/replay_report.hpp"
 #include "replayer/setup.hpp"
 #include "replayer/sync.hpp"
@@ -90,7 +91,7 @@ class IoReplay {
 
   // Each kind's call (io_replay.cpp).
   using Call = IoOutcome (IoReplay::*)(const trace::Event&);
-  static constexpr std::array<Call, trace::kNumKinds> calls();
+  static constexpr KindTable<Call> calls();
   IoOutcome close_fd(const trace::Event& ev);
   IoOutcome by_fd(const trace::Event& ev);
   IoOutcome by_stream(const trace::Event& ev);

@@ -23,23 +23,34 @@ struct Registration {
   H handler;
 };
 
+// The handlers by kind, and which kinds a registration covered: whether an
+// entry is set is kept apart from the handler, since comparing a member
+// function pointer with null is no constant expression under GCC's
+// sanitizers.
+template <class H>
+struct KindTable {
+  std::array<H, trace::kNumKinds> handlers{};
+  std::array<bool, trace::kNumKinds> set{};
+  constexpr const H& operator[](size_t k) const { return handlers[k]; }
+};
+
 template <class H, size_t N>
-constexpr std::array<H, trace::kNumKinds> kind_table(const Registration<H> (&regs)[N]) {
-  std::array<H, trace::kNumKinds> table{};
+constexpr KindTable<H> kind_table(const Registration<H> (&regs)[N]) {
+  KindTable<H> table;
   for (size_t k = 0; k < trace::kNumKinds; ++k) {
     const trace::KindInfo& kind = trace::kKindInfos[k];
     for (const Registration<H>& r : regs)
-      if (r.family == kind.family && !r.op) table[k] = r.handler;
+      if (r.family == kind.family && !r.op) table.handlers[k] = r.handler, table.set[k] = true;
     for (const Registration<H>& r : regs)
-      if (r.family == kind.family && r.op == kind.op) table[k] = r.handler;
+      if (r.family == kind.family && r.op == kind.op) table.handlers[k] = r.handler, table.set[k] = true;
   }
   return table;
 }
 
 template <class H>
-constexpr bool every_kind_handled(const std::array<H, trace::kNumKinds>& table) {
-  for (const H& h : table)
-    if (!h) return false;
+constexpr bool every_kind_handled(const KindTable<H>& table) {
+  for (bool set : table.set)
+    if (!set) return false;
   return true;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 
-#include "replayer/kind_table.hpp"
 #include "trace/arg_views.hpp"
 #include "trace/inter_request.hpp"
 
@@ -90,7 +89,7 @@ std::optional<MpiReplay::Comm> MpiReplay::comm_of(const Event& ev, int64_t local
 
 // Each MPI kind's synchronisation by its op class (kind_table.hpp); a new op
 // class fails the build here until it is given one (or `bookkeeping`).
-constexpr std::array<MpiReplay::Call, trace::kNumKinds> MpiReplay::calls() {
+constexpr KindTable<MpiReplay::Call> MpiReplay::calls() {
   using F = trace::Family;
   using Op = OpClass;
   return kind_table<Call>({

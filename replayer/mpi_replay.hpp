@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "replayer/backend.hpp"
+#include "replayer/kind_table.hpp"
 #include "replayer/replay_report.hpp"
 #include "replayer/sync.hpp"
 #include "replayer/topology.hpp"
@@ -94,7 +95,7 @@ class MpiReplay {
   std::optional<Comm> comm_of(const trace::Event& ev, int64_t local);
   // Each kind's synchronisation (mpi_replay.cpp).
   using Call = bool (MpiReplay::*)(const trace::Event&, uint64_t);
-  static constexpr std::array<Call, trace::kNumKinds> calls();
+  static constexpr KindTable<Call> calls();
   bool bookkeeping(const trace::Event&, uint64_t) { return true; }
   bool finalize(const trace::Event& ev, uint64_t event_no);
   // A call on its communicator; one the replay cannot use was logged and passes.
