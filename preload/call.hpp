@@ -123,8 +123,9 @@ class Call {
       // holds its span; the gap before the next call (pruning's rule) is
       // from this end, so its end moves back by as much: the next call
       // subtracts it again.
-      t.tracer_ticks += clock::now() - ev_.end + (dropped_ ? ev_.tracer : 0);
-      t.last_end = ev_.end - (dropped_ ? ev_.tracer : 0);
+      const int64_t handed_on = dropped_ ? ev_.tracer : 0;
+      t.tracer_ticks += clock::now() - ev_.end + handed_on;
+      t.last_end = ev_.end - handed_on;
     } else if (ev_.end != 0) {
       // Recording a nested call is the tracer's time inside its depth-0 call:
       // that call's clock stood still at this one's end meanwhile (no
