@@ -56,6 +56,9 @@ class MpiOps {
   // thread's lateness changes by. Otherwise the next Barrier completes it.
   static constexpr int64_t kSettleGapNs = 100'000;  // a shorter sleep wakes that late (QueuedWake::kMinGapNs)
   virtual void settle_agreement(int64_t, const std::atomic<bool>&, int64_t&) {}
+  // Depth-0 events whose plan gap was kSettleGapNs or more, so far (the
+  // engine counts them; MPI mode decides the Barriers' forms with them).
+  uint64_t long_gaps = 0;
   // MPI mode: a depth-0 call that stays within this process (messages
   // between two of its ranks, a collective of its ranks alone), which it
   // replays as the threads do: the engine charges its calibrated cost.

@@ -56,6 +56,7 @@ void ReplayThread::run() {
     close_account(last_end_);
     pacer_.mark_end(last_end_);
     settle_agreement(&ev, mpi);
+    mpi.long_gaps += ev.gap_ns >= MpiOps::kSettleGapNs;
     int64_t deadline = pacer_.deadline_for(ev.gap_ns);
     // No gap left: the replay's own time since the last call ended becomes debt that later gaps and
     // charged costs pay back. --io-only has neither: no clock read.

@@ -1,5 +1,7 @@
 // MPI mode's barriers: the agreement that passes the members' lateness on
 // (mpi_lateness.hpp), alone or after the program's own MPI_Barrier.
+#include <utility>
+
 #include "replayer/mpi_ops.hpp"
 #include "replayer/mpi_watchdog.hpp"
 
@@ -26,7 +28,7 @@ void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
 // them, so it costs what the program's did (the agreement alone costs an
 // Allreduce's: nton_barrier's replay ran 10-12% short); then the agreement,
 // its own cost added to the lateness. Where the communicator's last two
-// Barriers were kSettleGapNs or more apart on the plan's timeline (agreed,
+// Barriers held a gap of kSettleGapNs or more in a member's plan (agreed,
 // the same on every process, so all take one form: a blocking collective
 // matches no nonblocking one), a process that holds one member starts the
 // agreement and goes on (DeferredAgreement), keeping its own lateness until
@@ -38,9 +40,11 @@ void MpiThreadOps::barrier_then_agree(const Comm& c) {
   MpiComm& mc = b_.comm(c.id);
   settle_before_agreeing();
   Arrival a = arrive(b_.clock());
+  uint64_t& seen = long_gaps_at_barrier_[c.id];
+  a.long_gap = std::exchange(seen, long_gaps) != long_gaps;
   if (mc.meet->solo() && mc.barriers.apart) {
     check(MPI_Barrier(mc.msg), "MPI_Barrier");
-    check(agreement_.start(a, mc.agreed_since, mc.msg, lateness_held(), mc.barriers, kSettleGapNs), "MPI_Iallreduce");
+    check(agreement_.start(a, mc.agreed_since, mc.msg, lateness_held(), mc.barriers), "MPI_Iallreduce");
     return;
   }
   mc.meet->agree(
@@ -48,8 +52,7 @@ void MpiThreadOps::barrier_then_agree(const Comm& c) {
       [&](Arrival& all) {
         check(MPI_Barrier(mc.msg), "MPI_Barrier");
         int64_t called = mono_now_ns();
-        check(agree(all, mc.agreed_since, mc.msg, mc.barriers.apart), "MPI_Allreduce");
-        mc.barriers.agreed(mc.agreed_since, kSettleGapNs);
+        check(agree(all, mc.agreed_since, mc.msg, &mc.barriers, mc.barriers.apart), "MPI_Allreduce");
         all.lateness += mono_now_ns() - called;
       },
       &drive_);

@@ -15,15 +15,18 @@ int32_t to_units(int64_t ns) {
   return int32_t(std::clamp<int64_t>(units, INT32_MIN, INT32_MAX));
 }
 
-// The latest planned and the latest real arrival, since `since`. Two
-// 32-bit values: an MPI_Allreduce of three costs noticeably more than one
-// of two in a Barrier-bound step.
-void encode(const Arrival& a, int64_t since, int32_t (&units)[2]) {
+// The latest planned and the latest real arrival, since `since`, and a
+// Barrier's long_gap: what every member's agreement carries.
+int encode(const Arrival& a, int64_t since, const BarrierSpacing* spacing, int32_t (&units)[3]) {
   int32_t planned = to_units(a.planned - since);
   units[0] = planned, units[1] = std::max(planned, to_units(a.planned + a.lateness - since));
+  if (!spacing) return 2;
+  units[2] = a.long_gap;
+  return 3;
 }
-Arrival decode(const int32_t (&units)[2], int64_t& since) {
+Arrival decode(const int32_t (&units)[3], int64_t& since, BarrierSpacing* spacing) {
   since += int64_t(units[0]) << kUnitShift;
+  if (spacing) spacing->apart = units[2] != 0;
   return Arrival{since, int64_t(units[1] - units[0]) << kUnitShift};
 }
 }  // namespace
@@ -33,27 +36,25 @@ Arrival arrive(const SharedClock& clock) {
   return Arrival{now + clock.offset_ns - clock.epoch_ns - lateness, lateness};
 }
 
-int agree(Arrival& a, int64_t& since, MPI_Comm comm, bool as_deferred) {
-  int32_t units[2];
-  encode(a, since, units);
-  int rc = MPI_SUCCESS;
+int agree(Arrival& a, int64_t& since, MPI_Comm comm, BarrierSpacing* spacing, bool as_deferred) {
+  int32_t units[3];
+  int n = encode(a, since, spacing, units), rc = MPI_SUCCESS;
   if (as_deferred) {
     MPI_Request req = MPI_REQUEST_NULL;
-    rc = MPI_Iallreduce(MPI_IN_PLACE, units, 2, MPI_INT32_T, MPI_MAX, comm, &req);
+    rc = MPI_Iallreduce(MPI_IN_PLACE, units, n, MPI_INT32_T, MPI_MAX, comm, &req);
     if (rc == MPI_SUCCESS) rc = waitall_yielding(1, &req);
   } else {
-    rc = MPI_Allreduce(MPI_IN_PLACE, units, 2, MPI_INT32_T, MPI_MAX, comm);
+    rc = MPI_Allreduce(MPI_IN_PLACE, units, n, MPI_INT32_T, MPI_MAX, comm);
   }
-  a = decode(units, since);
+  a = decode(units, since, spacing);
   return rc;
 }
 
-int DeferredAgreement::start(const Arrival& a, int64_t& since, MPI_Comm comm, int64_t held, BarrierSpacing& spacing,
-                             int64_t apart_ns) {
+int DeferredAgreement::start(const Arrival& a, int64_t& since, MPI_Comm comm, int64_t held, BarrierSpacing& spacing) {
   int64_t t = mono_now_ns();
-  encode(a, since, units_);
-  since_ = &since, held_ = held, active_ = true, spacing_ = &spacing, apart_ns_ = apart_ns;
-  int rc = MPI_Iallreduce(MPI_IN_PLACE, units_, 2, MPI_INT32_T, MPI_MAX, comm, &req_);
+  int n = encode(a, since, &spacing, units_);
+  since_ = &since, held_ = held, active_ = true, spacing_ = &spacing;
+  int rc = MPI_Iallreduce(MPI_IN_PLACE, units_, n, MPI_INT32_T, MPI_MAX, comm, &req_);
   cost_ = mono_now_ns() - t;
   return rc;
 }
@@ -67,8 +68,7 @@ int DeferredAgreement::test(bool& done) {
 int DeferredAgreement::finish(int64_t& lateness) {
   int rc = req_ == MPI_REQUEST_NULL ? MPI_SUCCESS : waitall_yielding(1, &req_);
   req_ = MPI_REQUEST_NULL, active_ = false;
-  Arrival agreed = decode(units_, *since_);
-  spacing_->agreed(*since_, apart_ns_);
+  Arrival agreed = decode(units_, *since_, spacing_);
   lateness = agreed.lateness + cost_ - held_;
   return rc;
 }

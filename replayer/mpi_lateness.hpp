@@ -13,7 +13,8 @@
 // MPI_Allreduce under MPI_MAX of two 32-bit values: the latest planned
 // arrival and the latest real one, each taken since the communicator's last
 // agreed planned arrival, in 16 ns units (+-34 s: a longer gap paid the
-// lateness back anyway). The lateness that gives lies between the plan's
+// lateness back anyway); a program's Barrier adds a third (BarrierSpacing).
+// The lateness that gives lies between the plan's
 // last member's own and that of the member that came last, whatever the
 // clocks' offset error (an MPI_MAXLOC of the planned arrival and its
 // lateness would pass the plan's last member's on: too little where the
@@ -50,6 +51,9 @@ struct SharedClock {
 // it arrive (process 0's clock less the epoch) and its lateness.
 struct Arrival {
   int64_t planned = 0, lateness = 0;
+  // A Barrier's: the member's plan had a gap long enough to complete a
+  // deferred agreement in since its last Barrier on the communicator.
+  bool long_gap = false;
   // Released at the latest real arrival, planned at the latest planned one:
   // the lateness between them (at least the plan's last member's, at most
   // that of the member that came last).
@@ -57,17 +61,19 @@ struct Arrival {
     int64_t real = std::max(planned + lateness, o.planned + o.lateness);
     planned = std::max(planned, o.planned);
     lateness = real - planned;
+    long_gap = long_gap || o.long_gap;
   }
 };
 
-// A communicator's Barriers as agreed (the same on every process): the last
-// one's planned arrival, and whether it came `apart_ns` or more after the
-// one before, which defers the next one's agreement
-// (MpiThreadOps::barrier_then_agree).
+// A communicator's Barriers as agreed (the same on every process): whether
+// a member's plan had a gap of MpiOps::kSettleGapNs or more between the
+// last two, which defers the next one's agreement
+// (MpiThreadOps::barrier_then_agree) into such a gap. Decided on the plan,
+// not on the replay's timeline: that holds the measured I/O, so each
+// preemption in a replayed write would defer the next Barrier, and the
+// agreements' forms would change with the machine's load.
 struct BarrierSpacing {
-  int64_t last = 0;
   bool apart = false;
-  void agreed(int64_t planned, int64_t apart_ns) { apart = planned - std::exchange(last, planned) >= apart_ns; }
 };
 
 // A Barrier's agreement started right after the program's MPI_Barrier (an
@@ -81,11 +87,11 @@ struct BarrierSpacing {
 class DeferredAgreement {
  public:
   bool pending() const { return active_; }
-  // Starts the agreement of arrival `a` over comm, whose last agreed planned
-  // arrival `since` moves when it completes; `held`: the lateness the thread
-  // keeps until then; `spacing` takes the agreed arrival then. MPI's return
-  // code.
-  int start(const Arrival& a, int64_t& since, MPI_Comm comm, int64_t held, BarrierSpacing& spacing, int64_t apart_ns);
+  // Starts the agreement of Barrier arrival `a` over comm, whose last
+  // agreed planned arrival `since` moves when it completes; `held`: the
+  // lateness the thread keeps until then; `spacing` takes the agreed
+  // long_gap then. MPI's return code.
+  int start(const Arrival& a, int64_t& since, MPI_Comm comm, int64_t held, BarrierSpacing& spacing);
   // Whether it completed (MPI_Test); MPI's return code.
   int test(bool& done);
   // Completes it (tests in a loop, mpi_yield.hpp): `lateness`, what the
@@ -96,10 +102,9 @@ class DeferredAgreement {
 
  private:
   MPI_Request req_ = MPI_REQUEST_NULL;
-  int32_t units_[2] = {0, 0};
+  int32_t units_[3] = {0, 0, 0};
   int64_t* since_ = nullptr;
   BarrierSpacing* spacing_ = nullptr;
-  int64_t apart_ns_ = 0;
   int64_t held_ = 0, cost_ = 0;
   bool active_ = false;  // started, not finished (a completed MPI_Test nulls req_)
 };
@@ -108,10 +113,11 @@ class DeferredAgreement {
 Arrival arrive(const SharedClock& clock);
 // The agreement over comm's processes, in place. `since`: the communicator's
 // last agreed planned arrival (the same on every process), moved to this
-// one's. `as_deferred`: a nonblocking one completed at once, which matches
-// the other processes' DeferredAgreement (a blocking collective does not
-// match a nonblocking one). MPI's return code.
-int agree(Arrival& a, int64_t& since, MPI_Comm comm, bool as_deferred = false);
+// one's. A Barrier's (`spacing` given) also agrees on long_gap into
+// `spacing`; `as_deferred`: a nonblocking one completed at once,
+// which matches the other processes' DeferredAgreement (a blocking
+// collective does not match a nonblocking one). MPI's return code.
+int agree(Arrival& a, int64_t& since, MPI_Comm comm, BarrierSpacing* spacing = nullptr, bool as_deferred = false);
 // After the agreement: the thread leaves as late as it says
 // (lateness_after_sync), or with `now` (the replay's own barrier before a
 // collective: its cost is the replay's too) as late as it is against the

@@ -125,6 +125,8 @@ class MpiThreadOps final : public MpiOps {
   void apply_view(File& f);
 
   MpiBackend& b_;
+  // MpiOps::long_gaps at this thread's last Barrier on each communicator (BarrierSpacing).
+  std::unordered_map<int32_t, uint64_t> long_gaps_at_barrier_;
   int64_t sender_wait_ns_ = 0;  // receives from other processes, before their message was posted
   // Messages between two ranks of this process: as the threads' replay
   // passes them (a message through MPICH within a process takes its global
