@@ -183,48 +183,48 @@ void check_usage(const Options& o) {
   if (o.dirs.size() > 1) throw CLI::ValidationError("DIR", "one trace directory (several only with --extrapolate)");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"Turns an mpior trace directory into a replay plan (PLAN/plan.mpior, summary.txt, summary.json)."};
-  app.name("mpior-post");
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return "mpior-post: " + std::string(e.what()) + " (see mpior-post --help)\n";
-  });
-  Options o;
-  auto* dir_opt = app.add_option("DIR", o.dirs,
-                                 "trace directory written by libmpior.so (with --extrapolate: "
-                                 "three or more trace or plan directories)");
-  auto* plan_opt = app.add_option("-o,--output", o.plan, "plan directory to write (default DIR/plan)");
-  auto* verify_flag = app.add_flag("--verify", o.verify,
-                                   "check, before writing it, that the merged plan gives back every rank's events "
-                                   "exactly (walks every event once more)");
-  auto* timeline_opt = app.add_option("--timeline", o.timeline,
-                                      "also write the run as Chrome trace-event JSON to FILE (open it in "
-                                      "ui.perfetto.dev): ranks, threads, calls, messages and collectives");
-  auto* html_opt = app.add_option("--html", o.html,
-                                  "also write a self-contained HTML report to FILE: job, I/O volume per rank over "
-                                  "time, calls, access sizes, files, MPI logged and pruned, loops");
-  auto* partial_flag =
-      app.add_flag("--partial", o.partial,
-                   "when some ranks left no trace, still write the plan: the missing ranks keep their place with "
-                   "nothing to do, and mpior-replay replays the others without their parts of collectives and "
-                   "messages");
+// The options of the default mode (post one trace directory) and its
+// reports; returns the flags and options the other modes exclude.
+struct PostOptions {
+  CLI::Option *dirs, *plan, *verify, *timeline, *html, *partial;
+};
+PostOptions add_post_options(CLI::App& app, Options& o) {
+  PostOptions p;
+  p.dirs = app.add_option("DIR", o.dirs,
+                          "trace directory written by libmpior.so (with --extrapolate: "
+                          "three or more trace or plan directories)");
+  p.plan = app.add_option("-o,--output", o.plan, "plan directory to write (default DIR/plan)");
+  p.verify = app.add_flag("--verify", o.verify,
+                          "check, before writing it, that the merged plan gives back every rank's events "
+                          "exactly (walks every event once more)");
+  p.timeline = app.add_option("--timeline", o.timeline,
+                              "also write the run as Chrome trace-event JSON to FILE (open it in "
+                              "ui.perfetto.dev): ranks, threads, calls, messages and collectives");
+  p.html = app.add_option("--html", o.html,
+                          "also write a self-contained HTML report to FILE: job, I/O volume per rank over "
+                          "time, calls, access sizes, files, MPI logged and pruned, loops");
+  p.partial = app.add_flag("--partial", o.partial,
+                           "when some ranks left no trace, still write the plan: the missing ranks keep their place "
+                           "with nothing to do, and mpior-replay replays the others without their parts of "
+                           "collectives and messages");
   app.add_option("--timeline-max-events", o.max_events,
                  "at most N slices in the timeline, shared by the streams (the metadata says when it cut)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "no progress bar");
+  return p;
+}
 
+CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOptions& p) {
   auto* extrap_opt =
       app.add_option("--extrapolate", o.extrapolate,
                      "write a plan for N ranks from runs of the same program at three or more smaller rank counts "
                      "(DIRs); -o names the plan directory, written only when every quantity fits a model")
           ->check(CLI::Range(int64_t(1), int64_t(INT32_MAX)))
-          ->excludes(verify_flag)
-          ->excludes(partial_flag)
-          ->excludes(timeline_opt)
-          ->excludes(html_opt);
+          ->excludes(p.verify)
+          ->excludes(p.partial)
+          ->excludes(p.timeline)
+          ->excludes(p.html);
   app.add_option("--cb-buffer-size", o.cb_buffer_size,
                  "with --extrapolate: POSIX requests of collective MPI-IO calls larger than this are split into "
                  "requests of this size (ROMIO's cb_buffer_size; the paper's max-blocksize)")
@@ -236,28 +236,45 @@ int main(int argc, char** argv) {
                "(bytes of formatted stdio, results of calls that move no data, reads of files the job neither "
                "created nor wrote) instead of taking the best fit with a warning")
       ->needs(extrap_opt);
+  return extrap_opt;
+}
+
+void add_inspect_options(CLI::App& app, Options& o, const PostOptions& p, CLI::Option* extrap_opt) {
   auto* compare_opt = app.add_option("--compare", o.compare,
                                      "compare two plans (directories or plan.mpior files): exit 0 when identical "
                                      "except timing, 1 naming the first difference, 2 on error")
                           ->expected(2)
-                          ->excludes(dir_opt)
-                          ->excludes(plan_opt)
-                          ->excludes(verify_flag)
+                          ->excludes(p.dirs)
+                          ->excludes(p.plan)
+                          ->excludes(p.verify)
                           ->excludes(extrap_opt)
-                          ->excludes(timeline_opt)
-                          ->excludes(html_opt);
+                          ->excludes(p.timeline)
+                          ->excludes(p.html);
   app.add_flag("--events-only", o.events_only,
                "with --compare: compare the events alone, not how they fold into loops (a trace spilled under "
                "MPIOR_MEMORY splits loops where it spilled)")
       ->needs(compare_opt);
   app.add_option("--dump", o.dump, "print an mpior file (rank trace, job or plan; or a plan directory) as text")
-      ->excludes(dir_opt)
-      ->excludes(plan_opt)
-      ->excludes(verify_flag)
+      ->excludes(p.dirs)
+      ->excludes(p.plan)
+      ->excludes(p.verify)
       ->excludes(extrap_opt)
       ->excludes(compare_opt)
-      ->excludes(timeline_opt)
-      ->excludes(html_opt);
+      ->excludes(p.timeline)
+      ->excludes(p.html);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Turns an mpior trace directory into a replay plan (PLAN/plan.mpior, summary.txt, summary.json)."};
+  app.name("mpior-post");
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "mpior-post: " + std::string(e.what()) + " (see mpior-post --help)\n";
+  });
+  Options o;
+  PostOptions post = add_post_options(app, o);
+  add_inspect_options(app, o, post, add_extrapolate_options(app, o, post));
   try {
     app.parse(argc, argv);
     check_usage(o);

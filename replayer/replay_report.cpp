@@ -187,6 +187,47 @@ std::string size_failure(const Report& r) {
       n, r.sizes.checked, describe(r.sizes.mismatches[0]));
 }
 
+namespace {
+nlohmann::json thread_json(const ThreadSummary& t) {
+  return {
+      {"rank", t.rank},
+      {"thread", t.thread},
+      {"replay_s", t.replay_ns / 1e9},
+      {"traced_s", t.traced_ns / 1e9},
+      {"error_pct", pct(t.replay_ns, t.traced_ns)},
+      {"startup_s", t.startup_ns / 1e9},
+      {"traced_startup_s", t.traced_startup_ns / 1e9},
+      {"events", t.events},
+      {"cpus", t.cpus},
+      {"first_cpu", t.first_cpu},
+      {"predicted",
+       {{"io_s", t.io_ns / 1e9},
+        {"compute_s", t.compute_ns / 1e9},
+        {"comm_s", t.comm_ns / 1e9},
+        {"charged_s", t.charged_ns / 1e9},
+        {"wait_s", t.wait_ns / 1e9},
+        {"cpu_wait_s", t.cpu_wait_ns / 1e9},
+        {"sender_wait_s", t.sender_wait_ns / 1e9},
+        {"slept_waits", t.slept_waits},
+        {"late_s", t.late_ns / 1e9},
+        {"own_s", t.own_ns / 1e9},
+        {"unpaid_s", t.unpaid_ns / 1e9}}},
+      {"traced",
+       {{"io_s", t.traced_io_ns / 1e9}, {"compute_s", t.traced_compute_ns / 1e9}, {"mpi_s", t.traced_mpi_ns / 1e9}}}};
+}
+
+nlohmann::json final_sizes_json(const SizeCheck& sizes) {
+  nlohmann::json wrong = nlohmann::json::array();
+  for (const SizeMismatch& m : sizes.mismatches)
+    wrong.push_back(
+        {{"path", m.path},
+         {"size", m.got},
+         {"expected_min", m.want.lower},
+         {"expected_max", m.want.upper == kAnySize ? nlohmann::json(nullptr) : nlohmann::json(m.want.upper)}});
+  return {{"checked", sizes.checked}, {"mismatches", std::move(wrong)}};
+}
+}  // namespace
+
 nlohmann::json to_json(const Report& r) {
   nlohmann::json j;
   j["plan"] = r.plan;
@@ -205,33 +246,7 @@ nlohmann::json to_json(const Report& r) {
   j["traced_after_startup_s"] = r.traced_after_startup_ns() / 1e9;
   j["placement"] = r.placement;
   nlohmann::json rows = nlohmann::json::array();
-  for (const ThreadSummary& t : r.per_thread)
-    rows.push_back({{"rank", t.rank},
-                    {"thread", t.thread},
-                    {"replay_s", t.replay_ns / 1e9},
-                    {"traced_s", t.traced_ns / 1e9},
-                    {"error_pct", pct(t.replay_ns, t.traced_ns)},
-                    {"startup_s", t.startup_ns / 1e9},
-                    {"traced_startup_s", t.traced_startup_ns / 1e9},
-                    {"events", t.events},
-                    {"cpus", t.cpus},
-                    {"first_cpu", t.first_cpu},
-                    {"predicted",
-                     {{"io_s", t.io_ns / 1e9},
-                      {"compute_s", t.compute_ns / 1e9},
-                      {"comm_s", t.comm_ns / 1e9},
-                      {"charged_s", t.charged_ns / 1e9},
-                      {"wait_s", t.wait_ns / 1e9},
-                      {"cpu_wait_s", t.cpu_wait_ns / 1e9},
-                      {"sender_wait_s", t.sender_wait_ns / 1e9},
-                      {"slept_waits", t.slept_waits},
-                      {"late_s", t.late_ns / 1e9},
-                      {"own_s", t.own_ns / 1e9},
-                      {"unpaid_s", t.unpaid_ns / 1e9}}},
-                    {"traced",
-                     {{"io_s", t.traced_io_ns / 1e9},
-                      {"compute_s", t.traced_compute_ns / 1e9},
-                      {"mpi_s", t.traced_mpi_ns / 1e9}}}});
+  for (const ThreadSummary& t : r.per_thread) rows.push_back(thread_json(t));
   j["per_rank"] = std::move(rows);
   nlohmann::json ops = nlohmann::json::object();
   for (const auto& [name, s] : r.ops)
@@ -244,14 +259,7 @@ nlohmann::json to_json(const Report& r) {
   j["errors"] = {{"count", r.errors}, {"first", r.first_errors}};
   j["skipped"] = r.skipped;
   j["warnings"] = r.warnings;
-  nlohmann::json wrong = nlohmann::json::array();
-  for (const SizeMismatch& m : r.sizes.mismatches)
-    wrong.push_back(
-        {{"path", m.path},
-         {"size", m.got},
-         {"expected_min", m.want.lower},
-         {"expected_max", m.want.upper == kAnySize ? nlohmann::json(nullptr) : nlohmann::json(m.want.upper)}});
-  j["final_sizes"] = {{"checked", r.sizes.checked}, {"mismatches", std::move(wrong)}};
+  j["final_sizes"] = final_sizes_json(r.sizes);
   j["comm_costs"] = r.comm_costs.is_null() ? nlohmann::json::array() : r.comm_costs;
   return j;
 }
