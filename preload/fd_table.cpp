@@ -16,7 +16,19 @@
 namespace mpior::preload {
 namespace {
 
-std::vector<std::string>* g_excluded = nullptr;
+// An MPIOR_EXCLUDE entry, parsed once: is_excluded runs on every path call.
+struct Prefix {
+  std::string text;  // without its '!' and '*'
+  bool keep = false, star = false;
+};
+struct Excluded {
+  std::vector<Prefix> prefixes;
+  // The characters after the leading '/' that start some prefix: a path
+  // starting with another one is held by none (but "/").
+  bool second[256] = {};
+  bool root = false;  // "/" is listed
+};
+Excluded* g_excluded = nullptr;
 
 std::string fd_path(int fd) {
   char link[64], buf[PATH_MAX];
@@ -32,16 +44,15 @@ std::string fd_path(int fd) {
 
 int32_t FileTable::intern(std::string_view path, int64_t flags) {
   std::lock_guard<std::mutex> lk(mutex_);
-  std::string key(path);
-  auto it = index_.find(key);
+  auto it = index_.find(path);
   if (it != index_.end()) {
     if (entries_[size_t(it->second)].flags < 0) entries_[size_t(it->second)].flags = flags;
     return it->second;
   }
   int32_t id = int32_t(entries_.size());
-  entries_.push_back({key, flags});
+  entries_.push_back({std::string(path), flags});
   journal::note_file(id, entries_.back());
-  index_.emplace(std::move(key), id);
+  index_.emplace(entries_.back().path, id);
   return id;
 }
 
@@ -52,7 +63,7 @@ std::string FileTable::path(int32_t index) {
 
 std::vector<trace::FileEntry> FileTable::entries() {
   std::lock_guard<std::mutex> lk(mutex_);
-  return entries_;
+  return {entries_.begin(), entries_.end()};
 }
 
 // ---- fds --------------------------------------------------------------------
@@ -176,7 +187,26 @@ void StreamTable::remove(FILE* f) {
 
 // ---- paths ------------------------------------------------------------------
 
+namespace {
+// Already in the form lexically_normal gives: absolute, no empty, "." or
+// ".." component, no trailing '/'. Most paths a program names are.
+bool is_normal(std::string_view path) {
+  if (path.empty() || path[0] != '/') return false;
+  if (path.size() == 1) return true;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] != '/') continue;
+    std::string_view rest = path.substr(i + 1);
+    if (rest.empty() || rest[0] == '/') return false;
+    if (rest[0] == '.' &&
+        (rest.size() == 1 || rest[1] == '/' || (rest[1] == '.' && (rest.size() == 2 || rest[2] == '/'))))
+      return false;
+  }
+  return true;
+}
+}  // namespace
+
 std::string lexically_normal(std::string_view path) {
+  if (is_normal(path)) return std::string(path);
   std::vector<std::string_view> parts;
   size_t i = 0;
   while (i < path.size()) {
@@ -191,6 +221,7 @@ std::string lexically_normal(std::string_view path) {
     i = j + 1;
   }
   std::string out;
+  out.reserve(path.size());
   for (auto p : parts) {
     out += '/';
     out += p;
@@ -212,32 +243,41 @@ std::string absolute_path(int dirfd, const char* path) {
 }
 
 void set_excluded(std::vector<std::string> prefixes) {
-  for (auto& p : prefixes) {
-    bool keep = p.starts_with('!'), star = p.ends_with('*');
-    std::string bare = p.substr(keep ? 1 : 0, p.size() - (keep ? 1 : 0) - (star ? 1 : 0));
-    p = (keep ? "!" : "") + lexically_normal(bare) + (star ? "*" : "");
+  auto* ex = new Excluded();
+  for (const std::string& p : prefixes) {
+    Prefix e;
+    e.keep = p.starts_with('!'), e.star = p.ends_with('*') && p.size() > size_t(e.keep);
+    std::string bare = p.substr(e.keep ? 1 : 0, p.size() - (e.keep ? 1 : 0) - (e.star ? 1 : 0));
+    e.text = lexically_normal(bare);
+    // Listed twice (the default list, then MPIOR_EXCLUDE holding it too): the
+    // later decides between equal prefixes, so the earlier goes.
+    std::erase_if(ex->prefixes, [&](const Prefix& o) { return o.text == e.text && o.star == e.star; });
+    if (e.text == "/")
+      ex->root = true;
+    else
+      ex->second[uint8_t(e.text[1])] = true;
+    ex->prefixes.push_back(std::move(e));
   }
   // Set once at load; a later call (tests) replaces the list. Never freed
   // otherwise: calls made from exit handlers still read it.
-  delete std::exchange(g_excluded, new std::vector<std::string>(std::move(prefixes)));
+  delete std::exchange(g_excluded, ex);
 }
 
 // The longest prefix that holds p decides: "!/dev/shm" keeps what "/dev"
 // would exclude; "!/proc" after the default "/proc" keeps /proc. A prefix ending in '*' holds any path that starts with
 // the text before it ("/dev/shm/mpich_shar_tmp*"); others hold whole components.
 bool is_excluded(std::string_view p) {
-  if (!g_excluded) return false;
+  const Excluded* ex = g_excluded;
+  if (!ex || (!ex->root && (p.size() < 2 || !ex->second[uint8_t(p[1])]))) return false;
   size_t best = 0;
   bool excluded = false;
-  for (const std::string& entry : *g_excluded) {
-    bool keep = entry.starts_with('!'), star = entry.ends_with('*');
-    std::string_view pre = std::string_view(entry).substr(keep ? 1 : 0);
-    if (star) pre.remove_suffix(1);
+  for (const Prefix& e : ex->prefixes) {
+    std::string_view pre = e.text;
     bool holds = pre == "/" || (p.size() >= pre.size() && p.compare(0, pre.size(), pre) == 0 &&
-                                (star || p.size() == pre.size() || p[pre.size()] == '/'));
+                                (e.star || p.size() == pre.size() || p[pre.size()] == '/'));
     if (holds && pre.size() + 1 >= best) {  // of two equal prefixes the later (the user's) decides
       best = pre.size() + 1;
-      excluded = !keep;
+      excluded = !e.keep;
     }
   }
   return excluded;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -31,8 +32,10 @@ class FileTable {
 
  private:
   std::mutex mutex_;
-  std::vector<trace::FileEntry> entries_;
-  std::unordered_map<std::string, int32_t> index_;
+  std::deque<trace::FileEntry> entries_;
+  // Keys view entries_' paths: a lookup allocates nothing, and each path
+  // is kept once. A deque keeps them where they are as it grows.
+  std::unordered_map<std::string_view, int32_t> index_;
 };
 
 // Lock-free on the hot path: one slot per fd number below kMaxFd.

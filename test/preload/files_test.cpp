@@ -10,6 +10,14 @@ TEST_CASE("paths are made absolute and lexically normal", "[preload][paths]") {
   REQUIRE(lexically_normal("/a/b/../c/./d//e") == "/a/c/d/e");
   REQUIRE(lexically_normal("/../..") == "/");
   REQUIRE(lexically_normal("/a/b/") == "/a/b");
+  // Names that only look like "." or ".." are kept as they are.
+  for (const char* normal : {"/", "/a", "/a/.b", "/a/..b/c", "/.../x", "/a/b.", "/a/b.."})
+    REQUIRE(lexically_normal(normal) == normal);
+  REQUIRE(lexically_normal("/a/b/.") == "/a/b");
+  REQUIRE(lexically_normal("/a/b/..") == "/a");
+  REQUIRE(lexically_normal("//a") == "/a");
+  REQUIRE(lexically_normal("/.") == "/");
+  REQUIRE(lexically_normal("a/b") == "/a/b");
   REQUIRE(absolute_path(AT_FDCWD, "/x/./y") == "/x/y");
   char cwd[4096];
   REQUIRE(getcwd(cwd, sizeof cwd));
@@ -42,6 +50,14 @@ TEST_CASE("excluded prefixes match whole path components", "[preload][paths]") {
   set_excluded({"/proc", "/sys", "!/proc", "/sys"});
   REQUIRE_FALSE(is_excluded("/proc/self/stat"));
   REQUIRE(is_excluded("/sys/devices"));
+  set_excluded({"/", "!/home"});  // everything but /home
+  REQUIRE(is_excluded("/x"));
+  REQUIRE(is_excluded("/"));
+  REQUIRE_FALSE(is_excluded("/home/u"));
+  set_excluded({"/proc", "!/proc/x*"});
+  REQUIRE_FALSE(is_excluded("/proc/xy"));
+  REQUIRE(is_excluded("/proc/y"));
+  REQUIRE_FALSE(is_excluded("/p"));
 }
 
 TEST_CASE("fopen modes map to open flags", "[preload][stdio]") {
