@@ -157,7 +157,8 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
   std::vector<trace::ExtrapNote> notes;
   std::vector<std::string> warned;
   FileUses uses(inputs);
-  StreamContext ctx{inputs, uses, opt.strict, notes, warned};
+  DealtTables dealt(inputs);
+  StreamContext ctx{inputs, uses, opt.strict, notes, warned, dealt};
   std::vector<std::pair<size_t, std::string>> rules;  // class -> its rank rule
   std::vector<ThreadAssignment> threads = assign(inputs, classes, target, notes, rules);
   // The target's streams: one per class some target rank runs, by first rank.

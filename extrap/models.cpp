@@ -126,6 +126,21 @@ std::optional<Fit> try_terms(const char* name, const std::vector<Term>& terms, c
   return f;
 }
 
+// Whether (r+k) mod n is r+k somewhere or wraps differently at two samples:
+// where every sample wraps alike the term is r+k-w*n, which the linear
+// models of r and n say plainly, and extrapolate without a wrap the samples
+// never showed (16952+2048*((r-6) mod n) over ranks 2 to 5 at 5 and 6 ranks
+// is 4664+2048*(r+n), and differs at 8 ranks).
+bool wraps(int64_t k, const std::vector<Sample>& pts) {
+  auto wrap = [k](const Sample& s) {
+    int64_t v = s.r + k;
+    return v >= 0 ? v / s.n : -((-v + s.n - 1) / s.n);
+  };
+  return std::any_of(pts.begin(), pts.end(),
+                     [&](const Sample& s) { return s.n > 0 && wrap(s) != wrap(pts.front()); }) ||
+         wrap(pts.front()) == 0;
+}
+
 // The model's coefficients for the points, searching its parameter if any.
 std::optional<Fit> fit_model(const ModelSpec& m, const std::vector<Sample>& pts, int64_t max_n) {
   auto param = std::find_if(m.terms.begin(), m.terms.end(), parametrised);
@@ -139,6 +154,7 @@ std::optional<Fit> fit_model(const ModelSpec& m, const std::vector<Sample>& pts,
     terms[at].k = k;
     auto f = try_terms(m.name, terms, pts);
     if (!f) continue;
+    if (*param == Basis::mod_shift && !wraps(k, pts)) continue;
     if (*param != Basis::share) return f;
     // A total the samples do not pin down (rank 0 alone, 11, 10, 10, 10 at
     // 3 to 6 ranks, is 8 + share(8,r,n) and 9 + share(4,r,n), which part at

@@ -64,6 +64,9 @@ constexpr const char* kStructureHint =
     "count (or larger ones); a quantity of MPI synchronisation the tracer pruned may need runs traced with "
     "MPIOR_PRUNE=0.";
 
+// Marks the refusals of values that look dealt (dealt_hint).
+constexpr const char* kDealtMark = "a fixed total E dealt over the ranks";
+
 // When values (or their number, `what`) follow a rank's share of a fixed
 // total dealt over the ranks, they come from one table the ranks split
 // (HDF5's metadata cache entries at file close): the refusal says so.
@@ -74,8 +77,7 @@ std::string dealt_hint(const std::vector<Sample>& pts, const char* what) {
   return fmt::format(
       "\n  {} a constant plus a rank's share of a fixed total E dealt over the ranks (floor(E/n), one more on "
       "the first E mod n ranks; E = {}{} fit these ranks), as HDF5 deals its metadata entries at file close: "
-      "the total and which entries each rank writes need the values of every rank at once, which "
-      "extrapolation does not model yet.",
+      "the total and which entries each rank writes come from the values of every rank at once.",
       what, fmt::join(totals, ", "), totals.size() == 4 ? ", ..." : "");
 }
 
@@ -140,17 +142,27 @@ class StreamExtrapolator {
     out_.lossless = false;
     std::vector<int32_t> r32(ranks_.begin(), ranks_.end());
     out_.ranks = merge::add_rank_list(out_.values, r32);
-    for (size_t i = 0; i < shape.nodes.size(); ++i) {
-      const trace::Node& node = shape.nodes[i];
-      trace::Param iters;
-      if (node.loop)
-        iters = param([i](const trace::Stream& s) { return s.nodes[i].iters; }, "iterations", -1, int32_t(i));
-      out_.nodes.push_back({node.loop, node.index, iters});
-    }
+    tabled_.assign(shape.leaves.size(), nullptr);
+    // Leaves first: a loop around a position dealt from a table runs each
+    // rank's share of it.
     for (size_t i = 0; i < shape.leaves.size(); ++i) {
       out_.leaves.push_back(leaf(i));
       warn(i);
     }
+    std::vector<int32_t> loops = enclosing_loops(shape);
+    for (size_t i = 0; i < shape.nodes.size(); ++i) {
+      const trace::Node& node = shape.nodes[i];
+      trace::Param iters;
+      const DealtTable* table = nullptr;
+      for (size_t l = 0; l < loops.size(); ++l)
+        if (loops[l] == int32_t(i) && tabled_[l]) table = tabled_[l];
+      if (node.loop)
+        iters = table ? table_iterations(*table, i)
+                      : param([i](const trace::Stream& s) { return s.nodes[i].iters; }, "iterations", -1, int32_t(i));
+      out_.nodes.push_back({node.loop, node.index, iters});
+    }
+    for (size_t l = 0; l < loops.size(); ++l)
+      if (tabled_[l] && loops[l] < 0) check_single(*tabled_[l], l);
     return std::move(out_);
   }
 
@@ -167,7 +179,28 @@ class StreamExtrapolator {
     return kStructureHint;
   }
 
+  // Position by position; when a quantity fits no model and the position's
+  // values are one table dealt over the ranks (dealt.hpp), from that table.
   trace::Leaf leaf(size_t i) {
+    size_t notes = notes_.size(), approximated = approximated_.size();
+    try {
+      return leaf_fields(i, nullptr);
+    } catch (const ToolError& e) {
+      std::string why;
+      const DealtTable* table = ctx_.dealt.find(*cls_.shape, i, &why);
+      if (!table) {
+        if (std::string_view(e.what()).find(kDealtMark) == std::string_view::npos) throw;
+        throw ToolError(fmt::format("{}\n  They are not one table dealt over the ranks: {}.", e.what(), why));
+      }
+      notes_.erase(notes_.begin() + ptrdiff_t(notes), notes_.end());
+      approximated_.resize(approximated);
+      tabled_[i] = table;
+      notes_.push_back({index_, int32_t(i), -1, "values", table->text(), "dealt table"});
+      return leaf_fields(i, table);
+    }
+  }
+
+  trace::Leaf leaf_fields(size_t i, const DealtTable* table) {
     const trace::Leaf& shape = cls_.shape->leaves[i];
     trace::Leaf l;
     l.kind = shape.kind;
@@ -176,16 +209,97 @@ class StreamExtrapolator {
     l.callsite = shape.callsite;
     for (int a = 0; a < trace::kNumArgs; ++a) {
       auto get = [i, a](const trace::Stream& s) { return s.leaves[i].args[size_t(a)]; };
-      l.args[size_t(a)] = trace::is_handle_slot(shape.kind, a)
+      l.args[size_t(a)] = table && table->dealt(a) ? table_param(*table, i, a)
+                          : trace::is_handle_slot(shape.kind, a)
                               ? donor(get)
                               : param(get, trace::arg_name(shape.kind, a), int32_t(i), -1, incidental(i, a));
     }
     auto ret = [i](const trace::Stream& s) { return s.leaves[i].ret; };
-    l.ret = trace::returns_handle(shape.kind) ? donor(ret) : param(ret, "ret", int32_t(i), -1, incidental(i, -1));
-    l.err = param([i](const trace::Stream& s) { return s.leaves[i].err; }, "errno", int32_t(i), -1);
+    l.ret = table && table->dealt(kRetField)    ? table_param(*table, i, kRetField)
+            : trace::returns_handle(shape.kind) ? donor(ret)
+                                                : param(ret, "ret", int32_t(i), -1, incidental(i, -1));
+    l.err = table && table->dealt(kErrField)
+                ? table_param(*table, i, kErrField)
+                : param([i](const trace::Stream& s) { return s.leaves[i].err; }, "errno", int32_t(i), -1);
     l.gap = timing(i, true);
     l.dur = timing(i, false);
     return l;
+  }
+
+  // Each rank's values of field f: its own first occurrences (fitted as
+  // usual), then its entries in its write order.
+  trace::Param table_param(const DealtTable& table, size_t leaf, int f) {
+    std::vector<std::vector<SeqItem>> seqs = prefix_values(table, leaf, f);
+    for (size_t k = 0; k < ranks_.size(); ++k) {
+      std::vector<int64_t> v = table.values(f, ranks_[k], n_);
+      if (v.empty() && !table.prefix())
+        throw ToolError(fmt::format(
+            "{}: at {} ranks rank {} gets none of the {} entries the ranks deal among them, which no traced "
+            "rank showed; trace at more than {} ranks too",
+            where(int32_t(leaf), -1, "values"), n_, ranks_[k], table.entries(), table.entries()));
+      for (int64_t x : v) seqs[k].push_back(SeqItem{x, 0, 0});
+    }
+    std::vector<merge::RankValues> per_rank;
+    for (size_t k = 0; k < ranks_.size(); ++k) per_rank.push_back({int32_t(ranks_[k]), seqs[k]});
+    return params_.merge(per_rank);
+  }
+
+  // Per target rank: the first table.prefix() values of field f, each
+  // fitted over (r, n) like any value.
+  std::vector<std::vector<SeqItem>> prefix_values(const DealtTable& table, size_t leaf, int f) {
+    std::vector<std::vector<SeqItem>> out(ranks_.size());
+    if (!table.prefix()) return out;
+    auto get = [leaf, f](const trace::Stream& s) {
+      const trace::Leaf& l = s.leaves[leaf];
+      return f == kRetField ? l.ret : f == kErrField ? l.err : l.args[size_t(f)];
+    };
+    std::vector<SeqSample> samples = samples_of(get);
+    std::vector<std::vector<SeqItem>> flat;
+    for (const SeqSample& s : samples) {
+      std::vector<int64_t> v = trace::seq_expand(s.items);
+      flat.emplace_back();
+      for (int64_t i = 0; i < table.prefix(); ++i)
+        flat.back().push_back(SeqItem{(v.empty() ? 0 : v[std::min(size_t(i), v.size() - 1)]) + s.offset, 0, 0});
+    }
+    for (size_t k = 0; k < samples.size(); ++k) samples[k] = {samples[k].r, samples[k].n, flat[k], 0};
+    const char* what = f == kRetField   ? "ret"
+                       : f == kErrField ? "errno"
+                                        : trace::arg_name(cls_.shape->leaves[leaf].kind, f);
+    SeqFit fits = fit_fields(samples, int32_t(leaf), -1, what, nullptr);
+    for (size_t k = 0; k < ranks_.size(); ++k) evaluate(fits, ranks_[k], int32_t(leaf), -1, what, out[k]);
+    return out;
+  }
+
+  // A loop around a dealt position runs each rank's share, as it did at
+  // every input.
+  trace::Param table_iterations(const DealtTable& table, size_t node) {
+    std::vector<SeqSample> samples = samples_of([node](const trace::Stream& s) { return s.nodes[node].iters; });
+    for (const SeqSample& s : samples) {
+      std::vector<int64_t> v = trace::seq_expand(s.items);
+      if (v.size() != 1 || v.front() + s.offset != table.prefix() + share_of(table.entries(), s.r, s.n))
+        throw ToolError(fmt::format("{}: the trip counts are not {} plus each rank's share of the {} dealt entries:{}",
+                                    where(-1, int32_t(node), "iterations"), table.prefix(), table.entries(),
+                                    samples_text(samples)));
+    }
+    values_.clear();
+    for (int64_t r : ranks_) values_.push_back(SeqItem{table.prefix() + share_of(table.entries(), r, n_), 0, 0});
+    std::vector<merge::RankValues> per_rank;
+    for (size_t k = 0; k < ranks_.size(); ++k)
+      per_rank.push_back({int32_t(ranks_[k]), std::span<const SeqItem>(values_.data() + k, 1)});
+    notes_.push_back({index_, -1, int32_t(node), "iterations",
+                      fmt::format("{} + share({},r,n) (entries of a dealt table)", table.prefix(), table.entries()),
+                      "dealt table"});
+    return params_.merge(per_rank);
+  }
+
+  // A dealt position outside any loop: every rank of the class takes one entry.
+  void check_single(const DealtTable& table, size_t leaf) const {
+    for (int64_t r : ranks_)
+      if (table.prefix() + share_of(table.entries(), r, n_) != 1)
+        throw ToolError(
+            fmt::format("{}: at {} ranks rank {} takes {} of the {} dealt entries, and its stream "
+                        "writes one; no traced rank count showed that",
+                        where(int32_t(leaf), -1, "values"), n_, r, share_of(table.entries(), r, n_), table.entries()));
   }
 
   // One warning per approximated position: the call, its file, each
@@ -372,6 +486,7 @@ class StreamExtrapolator {
   std::vector<SeqItem> values_;
   std::vector<std::string> approximated_;  // of the current position, for its warning
   const char* why_ = nullptr;
+  std::vector<const DealtTable*> tabled_;  // per position: the table its values came from
 };
 
 std::vector<std::pair<uint8_t, uint64_t>> scaled_histogram(const trace::TimeStats& base, double factor, uint64_t count,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "extrap/dealt.hpp"
 #include "extrap/incidental.hpp"
 #include "extrap/stream_classes.hpp"
 #include "trace/model.hpp"
@@ -23,6 +24,7 @@ struct StreamContext {
   bool strict;                            // no approximation: incidentals need an exact fit too
   std::vector<trace::ExtrapNote>& notes;  // every quantity that is not one constant
   std::vector<std::string>& warnings;     // one per approximated position
+  DealtTables& dealt;                     // positions whose values a library dealt over the ranks
 };
 
 // The class's stream for `ranks` (ascending) of a run of n ranks. Notes get
