@@ -6,6 +6,7 @@
 #include <map>
 
 #include "extrap/blocksize.hpp"
+#include "extrap/loop_lift.hpp"
 #include "extrap/models.hpp"
 #include "extrap/rank_rules.hpp"
 #include "extrap/streams.hpp"
@@ -152,6 +153,7 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
   std::sort(inputs.begin(), inputs.end(), [](const Input& a, const Input& b) { return a.n < b.n; });
   check_inputs(inputs, target);
   if (opt.cb_buffer_size < 1) throw ToolError("the collective buffer size must be at least one byte");
+  lift_lone_loops(inputs);
   Classes classes = find_classes(inputs);
   trace::Plan out;
   std::vector<trace::ExtrapNote> notes;

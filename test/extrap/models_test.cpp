@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <functional>
+#include <string>
+#include <utility>
 
 using namespace mpior::extrap;
 
@@ -67,6 +69,18 @@ TEST_CASE("model 5 wraps the last rank around to the first") {
   // Scaled: a block offset of the next rank.
   Fit scaled = must_fit(samples({4, 5, 6}, [](int64_t r, int64_t n) { return ((r + 2) % n) * 4096; }));
   CHECK(scaled.eval_int(8191, 8192) == 4096);
+}
+
+// hdf5_steps' chunk offsets at 5 and 6 ranks (the ranks writing one metadata
+// entry: 3, 4 and 2 to 5): 4664+2048*(r+n), which 16952+2048*((r-6) mod n)
+// also fits, every sample wrapping once; at 8 ranks rank 6 tells them apart.
+TEST_CASE("model 5 is not taken where every sample wraps alike") {
+  std::vector<Sample> pts;
+  for (auto [r, n] : {std::pair{3, 5}, {4, 5}, {2, 6}, {3, 6}, {4, 6}, {5, 6}})
+    pts.push_back({r, n, 4664 + 2048 * (r + n)});
+  Fit f = must_fit(pts);
+  CHECK(std::string(f.name) == "rank-linear + n");
+  CHECK(f.eval_int(6, 8) == 4664 + 2048 * 14);
 }
 
 TEST_CASE("near fits are refused, not rounded") {
