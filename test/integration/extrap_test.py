@@ -233,6 +233,30 @@ def hdf5_loop_of_one():
         runs.cleanup()
 
 
+def hdf5_ior_pattern():
+    """test/apps/hdf5_blocks, IOR's -a HDF5 pattern on one shared file: each rank's 4 independent data writes
+    and its share of HDF5's 6 metadata entries come from one call site, one loop of 4 + share(6,r,n)
+    writes. Traced at 3 to 6 ranks, extrapolated to 8 (ranks 6 and 7 write no entry): identical to a real run
+    except timing."""
+    runs = Runs()
+    app = os.path.join(APPS, "hdf5_blocks")
+    try:
+        dirs = [runs.trace(n, args=(4,), app=app)[0] for n in (3, 4, 5, 6)]
+        plan = runs.path("p8")
+        err = run([POST, "--extrapolate", "8", "-o", plan] + dirs).stderr
+        check("warning" not in err, f"nothing approximated: {err}")
+        dump = run([POST, "--dump", os.path.join(plan, "plan.mpior")]).stdout
+        check("4 + share(6,r,n) (entries of a dealt table)" in dump, "--dump names the loop of data and entries")
+        real, real_files = runs.trace(8, args=(4,), app=app)
+        cmp = run([POST, "--compare", plan, os.path.join(real, "plan")], expect_rc=None)
+        check_eq(cmp.returncode, 0, f"--compare extrapolated against real at 8: {cmp.stdout}{cmp.stderr}")
+        _, fs, _ = io_log(runs, plan, "ext", threads=8)
+        sizes = {k: v[0] for k, v in tree(fs).items() if k.endswith("blocks.h5")}
+        check_eq(list(sizes.values()), [real_files["blocks.h5"]], "replayed blocks.h5 against the real run")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
     main({
         "to8": extrapolate_to_8,
@@ -241,4 +265,5 @@ if __name__ == "__main__":
         "max_blocksize": max_blocksize,
         "hdf5_close": hdf5_close,
         "hdf5_loop_of_one": hdf5_loop_of_one,
+        "hdf5_ior_pattern": hdf5_ior_pattern,
     })
