@@ -49,10 +49,9 @@ double rooted_fraction(const CostKey& k, uint64_t root_calls, uint64_t calls) {
 }
 
 // The communicator ev's rank names in its comm slot (null: none known).
-const trace::PlanComm* comm_of(const trace::Plan& plan, const trace::Event& ev) {
+const trace::PlanComm* comm_of(const trace::Plan& plan, const trace::Event& ev, int64_t local) {
   if (ev.rank < 0 || size_t(ev.rank) >= plan.ranks.size()) return nullptr;
   const auto& comms = plan.ranks[size_t(ev.rank)].comms;
-  int64_t local = mpi_args(ev).comm();
   if (local < 0 || size_t(local) >= comms.size()) return nullptr;
   int32_t g = comms[size_t(local)];
   return g >= 0 && size_t(g) < plan.comms.size() ? &plan.comms[size_t(g)] : nullptr;
@@ -61,7 +60,7 @@ const trace::PlanComm* comm_of(const trace::Plan& plan, const trace::Event& ev) 
 // Whether ev's rank is its rooted collective's root.
 bool at_root(const trace::Plan& plan, const trace::Event& ev) {
   int64_t root = mpi_args(ev).root();
-  const trace::PlanComm* c = root >= 0 ? comm_of(plan, ev) : nullptr;
+  const trace::PlanComm* c = root >= 0 ? comm_of(plan, ev, mpi_args(ev).comm()) : nullptr;
   return c && size_t(root) < c->members.size() && c->members[size_t(root)] == ev.rank;
 }
 
@@ -103,13 +102,35 @@ bool CommCosts::charged(OpClass op) {
   }
 }
 
+bool CommCosts::mpiio_collective(const trace::Event& ev) {
+  OpClass op = ev.op();
+  if (!trace::is_mpiio(ev.kind) || (op != OpClass::mpiio_read && op != OpClass::mpiio_write)) return false;
+  int64_t flags = mpiio_args(ev).flags();
+  return (flags & trace::fio::kColl) && !(flags & trace::fio::kEnd);
+}
+
+CostKey CommCosts::mpiio_key(const trace::Plan& plan, const trace::Event& ev) {
+  CostKey k;
+  k.op = ev.op();
+  int64_t bytes = mpiio_args(ev).count();
+  k.size_class = uint8_t(bytes > 0 ? std::bit_width(uint64_t(bytes)) : 0);
+  if (const trace::PlanComm* c = comm_of(plan, ev, mpiio_args(ev).fcomm())) k.comm_size = uint32_t(c->members.size());
+  return k;
+}
+
+int64_t CommCosts::mpiio_cost(const trace::Plan& plan, const trace::Event& ev) const {
+  if (!mpiio_collective(ev)) return 0;
+  auto it = table_.find(mpiio_key(plan, ev));
+  return it == table_.end() ? 0 : int64_t(it->second.cost_ns);
+}
+
 CostKey CommCosts::key_of(const trace::Plan& plan, const trace::Event& ev) {
   CostKey k;
   k.op = ev.op();
   bool has_comm = ev.op() != OpClass::wait && ev.op() != OpClass::test;
   int64_t bytes = has_comm ? mpi_args(ev).bytes() : 0;
   k.size_class = uint8_t(bytes > 0 ? std::bit_width(uint64_t(bytes)) : 0);
-  const trace::PlanComm* c = has_comm ? comm_of(plan, ev) : nullptr;
+  const trace::PlanComm* c = has_comm ? comm_of(plan, ev, mpi_args(ev).comm()) : nullptr;
   if (c) k.comm_size = uint32_t(c->members.size());
   return k;
 }
@@ -126,32 +147,70 @@ CommCosts::CommCosts(const trace::Plan& plan) {
   std::map<CostKey, trace::TimeStats> merged;  // collectives: every member's durations
   std::map<CreationKey, trace::TimeStats> creations;
   std::map<CostKey, uint64_t> root_calls;  // all to one: the roots' among them
+  std::map<CostKey, OwnTime> own;          // collective MPI-IO
   for (const trace::Stream& s : plan.streams) {
     std::vector<int64_t> ranks = s.rank_list();
-    if (ranks.empty()) continue;
-    size_t todo = 0;
-    std::vector<bool> seen(s.leaves.size(), false);
-    for (const trace::Leaf& l : s.leaves) todo += l.depth == 0 && calibrates(trace::info(l.kind).op);
-    trace::EventCursor cursor(s, int32_t(ranks.front()));
-    trace::Event ev;
-    while (todo > 0 && cursor.next(ev)) {
-      if (ev.depth != 0 || !calibrates(ev.op()) || seen[ev.leaf]) continue;
-      seen[ev.leaf] = true;
-      --todo;
-      const trace::TimeStats& d = s.leaves[ev.leaf].dur;
-      if (d.count() == 0) continue;
-      CostKey key = key_of(plan, ev);
-      if (key.op == OpClass::comm_create)
-        creations[{ev.kind, key.comm_size}].merge(d);
-      else
-        add_position(key, d, merged);
-      if (trace::is_all_to_one(key.op) && at_root(plan, ev)) root_calls[key] += d.count();
-    }
+    if (!ranks.empty()) calibrate(plan, s, int32_t(ranks.front()), merged, creations, root_calls, own);
   }
   for (auto& [key, stats] : merged)
     table_[key].cost_ns = lower_mean(stats, rooted_fraction(key, root_calls[key], stats.count()));
   for (auto& [key, stats] : creations)
     creation_floor_[key] = int64_t(lower_mean(stats, key.second >= 2 ? 1.0 / double(key.second) : 1.0));
+  // The last arrivers' durations less what their file-system calls took.
+  for (auto& [key, o] : own) {
+    CostEntry& e = table_[key];
+    double last = lower_mean(o.dur, key.comm_size >= 2 ? 1.0 / double(key.comm_size) : 1.0);
+    e.cost_ns = std::max(0.0, last - o.nested_ns / double(e.calls));
+  }
+}
+
+// One stream's positions, walked on its first rank until each was seen (a
+// collective MPI-IO position's nested calls included).
+void CommCosts::calibrate(const trace::Plan& plan, const trace::Stream& s, int32_t rank,
+                          std::map<CostKey, trace::TimeStats>& merged,
+                          std::map<CreationKey, trace::TimeStats>& creations, std::map<CostKey, uint64_t>& root_calls,
+                          std::map<CostKey, OwnTime>& own) {
+  size_t todo = 0;
+  std::vector<bool> seen(s.leaves.size(), false);
+  for (const trace::Leaf& l : s.leaves) {
+    trace::OpClass op = trace::info(l.kind).op;
+    todo += l.depth == 0 && (calibrates(op) || op == OpClass::mpiio_read || op == OpClass::mpiio_write);
+  }
+  trace::EventCursor cursor(s, rank);
+  trace::Event ev;
+  OwnTime* parent = nullptr;  // the collective MPI-IO position whose nested calls come
+  uint64_t parent_calls = 0;
+  while (cursor.next(ev)) {
+    if (ev.depth != 0) {
+      if (parent && ev.depth == 1 && trace::is_io(ev.kind))
+        parent->nested_ns += double(ev.dur_ns * int64_t(parent_calls));
+      continue;
+    }
+    parent = nullptr;
+    if (todo == 0) break;
+    bool mpiio = mpiio_collective(ev);
+    if (seen[ev.leaf] || !(mpiio || calibrates(ev.op()))) continue;
+    seen[ev.leaf] = true;
+    --todo;
+    const trace::TimeStats& d = s.leaves[ev.leaf].dur;
+    if (d.count() == 0) continue;
+    if (mpiio) {
+      CostKey key = mpiio_key(plan, ev);
+      parent = &own[key];
+      parent->dur.merge(d);
+      parent_calls = d.count();
+      CostEntry& e = table_[key];
+      e.calls += d.count();
+      ++e.positions;
+      continue;
+    }
+    CostKey key = key_of(plan, ev);
+    if (key.op == OpClass::comm_create)
+      creations[{ev.kind, key.comm_size}].merge(d);
+    else
+      add_position(key, d, merged);
+    if (trace::is_all_to_one(key.op) && at_root(plan, ev)) root_calls[key] += d.count();
+  }
 }
 
 void CommCosts::add_position(const CostKey& key, const trace::TimeStats& d,

@@ -26,6 +26,13 @@
 // s a 100,000 round trips, traced 0.094; the rest is the known limit below).
 // Known limit: where one side always waited when traced (members of a gather
 // for a root doing I/O), that waiting is counted in the cost too.
+// Collective MPI-IO reads and writes: the threads' replay meets at the call
+// and replays the file-system calls ROMIO made under it, but ROMIO's own
+// exchange (the Allgathers of offsets, two-phase's data exchange) holds
+// rounds in which every rank, the last arriver too, needs its partners on a
+// core. That own time (the call's duration less its nested file-system
+// calls') is charged like a collective's cost: the last arrivers' share, by
+// operation, size class and the file's communicator size.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +80,11 @@ class CommCosts {
   // The root's record of a Reduce or Gather some of whose members' calls were
   // pruned (the mpior_member records after it name the ones kept).
   static bool pruned_root(const trace::Event& ev);
+  // A collective MPI-IO read or write (not a split collective's end).
+  static bool mpiio_collective(const trace::Event& ev);
+  // What ROMIO's own part of such a call costs beyond the replay's meeting
+  // and its nested file-system calls, in ns (0 for other calls).
+  int64_t mpiio_cost(const trace::Plan& plan, const trace::Event& ev) const;
 
   // The least an uncharged call takes after its start: its position's
   // shortest traced duration, and for a communicator's creation (collective
@@ -89,7 +101,17 @@ class CommCosts {
  private:
   // A creation call's class: its kind and its parent's size.
   using CreationKey = std::pair<trace::Kind, uint32_t>;
+  // A collective MPI-IO position's durations and the mean time of its nested
+  // file-system calls (each call's sum, weighted by the position's calls).
+  struct OwnTime {
+    trace::TimeStats dur;
+    double nested_ns = 0;
+  };
+  static CostKey mpiio_key(const trace::Plan& plan, const trace::Event& ev);
   void add_position(const CostKey& key, const trace::TimeStats& d, std::map<CostKey, trace::TimeStats>& merged);
+  void calibrate(const trace::Plan& plan, const trace::Stream& s, int32_t rank,
+                 std::map<CostKey, trace::TimeStats>& merged, std::map<CreationKey, trace::TimeStats>& creations,
+                 std::map<CostKey, uint64_t>& root_calls, std::map<CostKey, OwnTime>& own);
   std::map<CostKey, CostEntry> table_;
   std::map<CreationKey, int64_t> creation_floor_;
 };

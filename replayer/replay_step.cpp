@@ -112,7 +112,13 @@ bool ReplayThread::top_mpiio(const trace::Event& ev, uint64_t event_no, Tools& t
   }
   int64_t flags = mpiio_args(ev).flags();
   bool coll = (flags & trace::fio::kColl) && !(flags & trace::fio::kEnd);
-  if (coll && !fscope_.open_pending) going = waiting([&] { return t.mpi.file_barrier(ev, event_no); });
+  if (coll && !fscope_.open_pending) {
+    clear_last_release();
+    going = waiting([&] { return t.mpi.file_barrier(ev, event_no); });
+    // ROMIO's own exchange beyond the meeting (comm_cost.hpp).
+    int64_t cost = going && !sh_.opt.io_only ? sh_.costs.mpiio_cost(sh_.plan, ev) : 0;
+    if (cost > 0) charge_after_sync(cost);
+  }
   bool moves = ev.op() == trace::OpClass::mpiio_read || ev.op() == trace::OpClass::mpiio_write;
   if (sh_.opt.mpiio_level) {
     if (!sh_.opt.io_log.empty()) log_io(ev);

@@ -140,7 +140,8 @@ class alignas(64) ReplayThread {
     acct_.open = false;
     int64_t rest = std::max<int64_t>(0, end - acct_.start - acct_.waited - acct_.charged);
     (acct_.waits_are_io ? summary.io_ns : summary.wait_ns) += acct_.waited;
-    summary.comm_ns += acct_.charged;
+    // An MPI-IO call's charged cost is ROMIO's own time, I/O as traced.
+    (acct_.waits_are_io ? summary.io_ns : summary.comm_ns) += acct_.charged;
     summary.charged_ns += acct_.charged;
     (acct_.io ? summary.io_ns : summary.comm_ns) += rest;
   }

@@ -207,6 +207,42 @@ TEST_CASE("a communicator's creation takes its last arriver's duration, not the 
   REQUIRE(rep.per_thread.at(0).replay_ns >= 2'200'000);
 }
 
+TEST_CASE("a collective MPI-IO write is charged ROMIO's own time: its last arriver's, less its file calls", "[cost]") {
+  // 20 collective 1 MiB writes: rank 1 came last (10 ms, 3 ms of it its
+  // pwrite), rank 0 also waited 20 ms for it; then an independent write.
+  PlanMaker pm(2, 0);
+  int64_t f = pm.file("/home/user/coll.dat", true);
+  for (int32_t r = 0; r < 2; ++r) {
+    StreamMaker sm(false);
+    sm.call(Kind::MPI_Init, mpi_args(0));
+    for (int i = 0; i < 20; ++i) {
+      int64_t at = (r * 20 + i) << 20;
+      sm.call(Kind::MPI_File_write_at_all, io_args(1, f, at, 1 << 20, trace::fio::kColl, 0), 0, 1'000,
+              r == 0 ? 30'000'000 : 10'000'000);
+      sm.nested(Kind::pwrite, io_args(3, f, at, 1 << 20), 1 << 20, r == 0 ? 26'000'000 : 6'000'000, 3'000'000);
+    }
+    sm.call(Kind::MPI_File_write_at, io_args(1, f, 0, 1 << 20, 0, 0), 0, 1'000, 5'000'000);
+    sm.nested(Kind::pwrite, io_args(3, f, 0, 1 << 20), 1 << 20, 1'000'000, 3'000'000);
+    sm.call(Kind::MPI_Finalize, mpi_args(0));
+    pm.add(sm.stream(r));
+  }
+  CommCosts costs(pm.plan);
+  const CostEntry& w = costs.table().at({trace::OpClass::mpiio_write, 21, 2});  // 1 MiB needs 21 bits
+  REQUIRE(w.calls == 40);
+  REQUIRE(w.positions == 2);
+  REQUIRE(w.cost_ns == Approx(7'000'000).epsilon(0.1));  // a histogram bin's middle, less 3 ms
+  trace::Event ev;
+  ev.kind = Kind::MPI_File_write_at_all;
+  ev.rank = 0;
+  ev.args = io_args(1, f, 0, 1 << 20, trace::fio::kColl, 0);
+  REQUIRE(costs.mpiio_cost(pm.plan, ev) == int64_t(w.cost_ns));
+  ev.args = io_args(1, f, 0, 1 << 20, trace::fio::kColl | trace::fio::kEnd, 0);  // a split collective's end
+  REQUIRE(costs.mpiio_cost(pm.plan, ev) == 0);
+  ev.kind = Kind::MPI_File_write_at;  // independent: no meeting, nothing charged
+  ev.args = io_args(1, f, 0, 1 << 20, 0, 0);
+  REQUIRE(costs.mpiio_cost(pm.plan, ev) == 0);
+}
+
 TEST_CASE("lower_mean takes the shortest fraction of the durations", "[cost]") {
   trace::TimeStats d;
   for (int i = 0; i < 30; ++i) d.add(1'000);

@@ -59,14 +59,16 @@ class StreamMaker {
   }
   // A call nested in the previous depth-0 call (a completion record, a POSIX
   // call under MPI-IO).
-  StreamMaker& nested(trace::Kind k, std::array<int64_t, trace::kNumArgs> args, int64_t ret = 0) {
+  // `gap` after the call's start, lasting `dur`.
+  StreamMaker& nested(trace::Kind k, std::array<int64_t, trace::kNumArgs> args, int64_t ret = 0, int64_t gap = 0,
+                      int64_t dur = 0) {
     trace::RawEvent ev;
     ev.kind = k;
     ev.depth = 1;
     ev.args = args;
     ev.ret = ret;
-    ev.start = last_start_;
-    ev.end = last_start_;
+    ev.start = last_start_ + gap;
+    ev.end = ev.start + dur;
     b_.append(ev);
     return *this;
   }
