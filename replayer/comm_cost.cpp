@@ -156,11 +156,12 @@ CommCosts::CommCosts(const trace::Plan& plan) {
     table_[key].cost_ns = lower_mean(stats, rooted_fraction(key, root_calls[key], stats.count()));
   for (auto& [key, stats] : creations)
     creation_floor_[key] = int64_t(lower_mean(stats, key.second >= 2 ? 1.0 / double(key.second) : 1.0));
-  // The last arrivers' durations less what their file-system calls took.
+  // The last arrivers' durations less the longest a member's file-system
+  // calls took: every member leaves after the slowest aggregator's writes
+  // (a two-phase sender waits for its aggregator's round to end).
   for (auto& [key, o] : own) {
-    CostEntry& e = table_[key];
     double last = lower_mean(o.dur, key.comm_size >= 2 ? 1.0 / double(key.comm_size) : 1.0);
-    e.cost_ns = std::max(0.0, last - o.nested_ns / double(e.calls));
+    table_[key].cost_ns = std::max(0.0, last - o.nested_ns);
   }
 }
 
@@ -179,14 +180,17 @@ void CommCosts::calibrate(const trace::Plan& plan, const trace::Stream& s, int32
   trace::EventCursor cursor(s, rank);
   trace::Event ev;
   OwnTime* parent = nullptr;  // the collective MPI-IO position whose nested calls come
-  uint64_t parent_calls = 0;
+  double nested = 0;
+  auto close_parent = [&] {
+    if (parent) parent->nested_ns = std::max(parent->nested_ns, nested);
+    parent = nullptr, nested = 0;
+  };
   while (cursor.next(ev)) {
     if (ev.depth != 0) {
-      if (parent && ev.depth == 1 && trace::is_io(ev.kind))
-        parent->nested_ns += double(ev.dur_ns * int64_t(parent_calls));
+      if (parent && ev.depth == 1 && trace::is_io(ev.kind)) nested += double(ev.dur_ns);
       continue;
     }
-    parent = nullptr;
+    close_parent();
     if (todo == 0) break;
     bool mpiio = mpiio_collective(ev);
     if (seen[ev.leaf] || !(mpiio || calibrates(ev.op()))) continue;
@@ -198,7 +202,6 @@ void CommCosts::calibrate(const trace::Plan& plan, const trace::Stream& s, int32
       CostKey key = mpiio_key(plan, ev);
       parent = &own[key];
       parent->dur.merge(d);
-      parent_calls = d.count();
       CostEntry& e = table_[key];
       e.calls += d.count();
       ++e.positions;
@@ -211,6 +214,7 @@ void CommCosts::calibrate(const trace::Plan& plan, const trace::Stream& s, int32
       add_position(key, d, merged);
     if (trace::is_all_to_one(key.op) && at_root(plan, ev)) root_calls[key] += d.count();
   }
+  close_parent();
 }
 
 void CommCosts::add_position(const CostKey& key, const trace::TimeStats& d,

@@ -30,9 +30,10 @@
 // and replays the file-system calls ROMIO made under it, but ROMIO's own
 // exchange (the Allgathers of offsets, two-phase's data exchange) holds
 // rounds in which every rank, the last arriver too, needs its partners on a
-// core. That own time (the call's duration less its nested file-system
-// calls') is charged like a collective's cost: the last arrivers' share, by
-// operation, size class and the file's communicator size.
+// core. That own time is charged like a collective's cost: the last
+// arrivers' share of the durations, less the longest any member's nested
+// file-system calls took, by operation, size class and the file's
+// communicator size.
 #pragma once
 
 #include <cstdint>
@@ -101,8 +102,8 @@ class CommCosts {
  private:
   // A creation call's class: its kind and its parent's size.
   using CreationKey = std::pair<trace::Kind, uint32_t>;
-  // A collective MPI-IO position's durations and the mean time of its nested
-  // file-system calls (each call's sum, weighted by the position's calls).
+  // A collective MPI-IO class's durations over its positions, and the
+  // longest time a position's nested file-system calls took a call.
   struct OwnTime {
     trace::TimeStats dur;
     double nested_ns = 0;

@@ -207,11 +207,13 @@ TEST_CASE("a communicator's creation takes its last arriver's duration, not the 
   REQUIRE(rep.per_thread.at(0).replay_ns >= 2'200'000);
 }
 
-TEST_CASE("a collective MPI-IO write is charged ROMIO's own time: its last arriver's, less its file calls", "[cost]") {
-  // 20 collective 1 MiB writes: rank 1 came last (10 ms, 3 ms of it its
-  // pwrite), rank 0 also waited 20 ms for it; then an independent write.
+// Two ranks, 20 collective 1 MiB writes of coll.dat lasting 30 ms on rank 0
+// and 10 ms on rank 1 (the last arriver); `nested(sm, rank, call)` adds each
+// call's file-system calls; then, with `independent`, a write_at.
+template <class Nested>
+PlanMaker coll_write_plan(int64_t& f, Nested nested, bool independent) {
   PlanMaker pm(2, 0);
-  int64_t f = pm.file("/home/user/coll.dat", true);
+  f = pm.file("/home/user/coll.dat", true);
   for (int32_t r = 0; r < 2; ++r) {
     StreamMaker sm(false);
     sm.call(Kind::MPI_Init, mpi_args(0));
@@ -219,13 +221,28 @@ TEST_CASE("a collective MPI-IO write is charged ROMIO's own time: its last arriv
       int64_t at = (r * 20 + i) << 20;
       sm.call(Kind::MPI_File_write_at_all, io_args(1, f, at, 1 << 20, trace::fio::kColl, 0), 0, 1'000,
               r == 0 ? 30'000'000 : 10'000'000);
-      sm.nested(Kind::pwrite, io_args(3, f, at, 1 << 20), 1 << 20, r == 0 ? 26'000'000 : 6'000'000, 3'000'000);
+      nested(sm, r, i);
     }
-    sm.call(Kind::MPI_File_write_at, io_args(1, f, 0, 1 << 20, 0, 0), 0, 1'000, 5'000'000);
-    sm.nested(Kind::pwrite, io_args(3, f, 0, 1 << 20), 1 << 20, 1'000'000, 3'000'000);
+    if (independent) {
+      sm.call(Kind::MPI_File_write_at, io_args(1, f, 0, 1 << 20, 0, 0), 0, 1'000, 5'000'000);
+      sm.nested(Kind::pwrite, io_args(3, f, 0, 1 << 20), 1 << 20, 1'000'000, 3'000'000);
+    }
     sm.call(Kind::MPI_Finalize, mpi_args(0));
     pm.add(sm.stream(r));
   }
+  return pm;
+}
+
+TEST_CASE("a collective MPI-IO write is charged ROMIO's own time: its last arriver's, less its file calls", "[cost]") {
+  // Each rank's pwrite took 3 ms of its call; rank 0 also waited 20 ms for rank 1.
+  int64_t f = 0;
+  PlanMaker pm = coll_write_plan(
+      f,
+      [&](StreamMaker& sm, int32_t r, int i) {
+        sm.nested(Kind::pwrite, io_args(3, f, (r * 20 + i) << 20, 1 << 20), 1 << 20, r == 0 ? 26'000'000 : 6'000'000,
+                  3'000'000);
+      },
+      true);
   CommCosts costs(pm.plan);
   const CostEntry& w = costs.table().at({trace::OpClass::mpiio_write, 21, 2});  // 1 MiB needs 21 bits
   REQUIRE(w.calls == 40);
@@ -241,6 +258,21 @@ TEST_CASE("a collective MPI-IO write is charged ROMIO's own time: its last arriv
   ev.kind = Kind::MPI_File_write_at;  // independent: no meeting, nothing charged
   ev.args = io_args(1, f, 0, 1 << 20, 0, 0);
   REQUIRE(costs.mpiio_cost(pm.plan, ev) == 0);
+}
+
+TEST_CASE("a two-phase write's own time leaves out the aggregator's writes the others waited for", "[cost]") {
+  // Rank 0 aggregates (two 4 ms pwrites a call); rank 1 only sends its data
+  // and came last: its 10 ms held the aggregator's 8 ms.
+  int64_t f = 0;
+  PlanMaker pm = coll_write_plan(
+      f,
+      [&](StreamMaker& sm, int32_t r, int i) {
+        for (int k = 0; r == 0 && k < 2; ++k)
+          sm.nested(Kind::pwrite, io_args(3, f, (2 * i + k) << 20, 1 << 20), 1 << 20, 10'000'000 * (k + 1), 4'000'000);
+      },
+      false);
+  CommCosts costs(pm.plan);
+  REQUIRE(costs.table().at({trace::OpClass::mpiio_write, 21, 2}).cost_ns == Approx(2'000'000).epsilon(0.3));
 }
 
 TEST_CASE("lower_mean takes the shortest fraction of the durations", "[cost]") {
