@@ -6,7 +6,10 @@ PREFIX/bin/mdtest, built apart: the project never vendors IOR) IOR file per proc
 file through collective MPI-IO, and mdtest. Each row: REF traced runs on the reference, each beside a real
 (traced) run on the target; then PREDICTIONS rounds of a real run and one mpior-predict --check of the REF plans
 (its ratio prediction, and one full replay on the target). Errors are the medians' against the real runs'
-median; the interval is the median prediction's."""
+median; the interval is the median prediction's. A second table replays each workload on the file system it
+was traced on (ext4), unbound: each round's plan by threads and by MPI mode (mpirun -n 2 mpior-replay --mpi),
+their I/O time against the traced run's own (the paired error the 5% goal is for)."""
+import json
 import os
 import shutil
 import statistics
@@ -77,6 +80,35 @@ def one_row(b, label, app, args, ref_fs, tgt_fs):
             ",".join(map(str, mid["spread_over_20"])) or "-", f"{min(loads):.1f}-{max(loads):.1f}"]
 
 
+def replay_io(b, cmd, plan, root):
+    """The I/O time a replay predicts (summed over the ranks), replayed below root."""
+    fs, report = os.path.join(root, "fs"), os.path.join(root, "replay.json")
+    shutil.rmtree(fs, ignore_errors=True)
+    b.run(cmd + ["-q", "--fs", fs, "--json", report, plan])
+    shutil.rmtree(fs, ignore_errors=True)
+    with open(report) as f:
+        return sum(t["predicted"]["io_s"] for t in json.load(f)["per_rank"])
+
+
+def same_fs_row(b, label, app, args):
+    """Rounds of a traced run on ext4 and its plan's replays there, by threads and by MPI mode (taking turns
+    going first): each replay's error against its own trace; medians and ranges over the rounds."""
+    root = predict_bench.root_on(b, "ext4")
+    modes = {"threads": [b.replay], "mpi": ["mpirun.mpich", "-n", "2", b.replay, "--mpi"]}
+    traced, errs, loads = [], {m: [] for m in modes}, [os.getloadavg()[0]]
+    for i in range(predictions(b)):
+        plan, t = predict_bench.traced_io(b, app, args, root, f"round{i}", warm=False)
+        traced.append(t)
+        for mode in sorted(modes, reverse=i % 2 == 1):
+            errs[mode].append(pct(replay_io(b, modes[mode], plan, root), t))
+    loads.append(os.getloadavg()[0])
+    shutil.rmtree(root, ignore_errors=True)
+    cells = [label, str(len(traced)), f"{statistics.median(traced):.3f}", f"{min(traced):.3f}-{max(traced):.3f}"]
+    for m in modes:
+        cells += [f"{statistics.median(errs[m]):+.1f}%", f"{min(errs[m]):+.1f} to {max(errs[m]):+.1f}%"]
+    return cells + [f"{min(loads):.1f}-{max(loads):.1f}"]
+
+
 def run(b, table):
     progs, skipped = workloads()
     if skipped:
@@ -92,3 +124,12 @@ def run(b, table):
           f"ratio within 10% with its interval holding the real time; " + "; ".join(f"{p[0]}: {p[3]}" for p in progs),
           ["workload", "direction", "traced on ref", "real on target", "real range", "replay", "replay error",
            "ratio-predicted", "ratio error", "interval", "holds real", "rsd>20% (classes)", "load (1 min)"], rows)
+    same = []
+    for label, app, args, _ in selected(progs):
+        same.append(same_fs_row(b, label, app, args))
+        print("  same fs: " + " | ".join(same[-1]), flush=True)
+    table(f"workloads replayed on the file system traced on (ext4), unbound, no memory warm-up: each round's "
+          f"plan replayed by threads and by MPI mode, the predicted I/O time (summed over 2 ranks) against the "
+          f"traced run's own; medians of {predictions(b)} rounds and the range; goal: within 5%",
+          ["workload", "rounds", "traced I/O s", "traced range", "threads error", "threads range", "--mpi error",
+           "--mpi range", "load (1 min)"], same)
