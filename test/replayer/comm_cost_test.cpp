@@ -174,15 +174,15 @@ TEST_CASE("a receive is charged the shortest half of its durations: the partner 
 
 TEST_CASE("a communicator's creation takes its last arriver's duration, not the first's wait", "[cost]") {
   // Both ranks compute 2 ms and make a communicator; rank 0's MPI_Comm_dup
-  // waited 40 ms for rank 1 when traced (rank 1 was late by its I/O), rank 1's
+  // waited 1 s for rank 1 when traced (rank 1 was late by its I/O), rank 1's
   // took 0.2 ms. Replayed with its position's own duration, rank 0 passed
-  // the 40 ms again after the replay had brought both ranks there together.
+  // the 1 s again after the replay had brought both ranks there together.
   PlanMaker pm(2, 0);
   int64_t dup = pm.comm({0, 1});
   for (int32_t r = 0; r < 2; ++r) {
     StreamMaker sm(false);
     sm.call(Kind::MPI_Init, mpi_args(0));
-    sm.call(Kind::MPI_Comm_dup, mpi_args(0, 0, 0, 0, 0, dup, 1), 0, 2'000'000, r == 0 ? 40'000'000 : 200'000);
+    sm.call(Kind::MPI_Comm_dup, mpi_args(0, 0, 0, 0, 0, dup, 1), 0, 2'000'000, r == 0 ? 1'000'000'000 : 200'000);
     sm.call(Kind::MPI_Barrier, mpi_args(dup), 0, 1'000, 5'000);
     sm.call(Kind::MPI_Finalize, mpi_args(0));
     pm.add(sm.stream(r));
@@ -193,17 +193,19 @@ TEST_CASE("a communicator's creation takes its last arriver's duration, not the 
   ev.rank = 0;
   ev.args = mpi_args(0, 0, 0, 0, 0, dup, 1);
   trace::TimeStats first;
-  first.add(40'000'000);
+  first.add(1'000'000'000);
   REQUIRE(costs.floor_ns(pm.plan, ev, first) == Approx(200'000).epsilon(0.1));  // a histogram bin's middle
   trace::TimeStats quick;
   quick.add(50'000);  // a position quicker than the class keeps its own
   REQUIRE(costs.floor_ns(pm.plan, ev, quick) == 50'000);
   ev.kind = Kind::MPI_Finalize;  // other uncharged calls: the position's shortest
-  REQUIRE(costs.floor_ns(pm.plan, ev, first) == 40'000'000);
+  REQUIRE(costs.floor_ns(pm.plan, ev, first) == 1'000'000'000);
   TempDir tmp;
   Report rep = replay_plan(pm.plan, options(tmp / "fs"));
   REQUIRE(rep.errors == 0);
-  REQUIRE(rep.per_thread.at(0).replay_ns < 30'000'000);  // 40 ms with the position's own duration
+  // 1 s with the position's own duration; 2.2 ms expected, so only a
+  // scheduler holding the thread off for half a second could pass 0.5 s.
+  REQUIRE(rep.per_thread.at(0).replay_ns < 500'000'000);
   REQUIRE(rep.per_thread.at(0).replay_ns >= 2'200'000);
 }
 
