@@ -60,10 +60,36 @@ void add_options(CLI::App& app, CliOptions& cli) {
                  "each), none, core (one CPU each)")
       ->check(CLI::IsMember({"auto", "none", "core"}))
       ->capture_default_str();
+  app.add_option("--hint", cli.hints,
+                 "with --mpi: MPI-IO hint KEY=VALUE given to every MPI_File_open (repeat for several; ROMIO's "
+                 "cb_nodes, cb_buffer_size, romio_cb_write...); the report says which ones MPI put in force")
+      ->type_name("KEY=VALUE");
   app.add_option("--stall-timeout", cli.stall_timeout_s,
                  "seconds with every thread blocked before the replay stops as deadlocked")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+}
+
+Hints parse_hints(const CliOptions& cli) {
+  Hints out;
+  for (const std::string& h : cli.hints) {
+    size_t eq = h.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == h.size() || h.find_first_of(" \t") != std::string::npos)
+      throw ToolError("--hint '" + h + "': expected KEY=VALUE (an MPI-IO hint such as cb_nodes=4)");
+    out.emplace_back(h.substr(0, eq), h.substr(eq + 1));
+  }
+  if (out.empty()) return out;
+  // The threads and --io-level posix replay the POSIX calls ROMIO made when
+  // traced: no MPI_File_open takes the hints, so they would change nothing.
+  if (!cli.mpi)
+    throw ToolError(
+        "--hint needs --mpi: only MPI mode opens files through MPI_File_open (the threaded replay "
+        "replays the POSIX calls the traced MPI-IO made)");
+  if (cli.io_level == "posix")
+    throw ToolError(
+        "--hint with --io-level posix: the POSIX calls the traced MPI-IO made are replayed, no "
+        "MPI_File_open takes the hints (use --io-level mpiio, --mpi's default)");
+  return out;
 }
 
 std::string plan_file_of(const std::string& plan) {

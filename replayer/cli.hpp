@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "replayer/engine.hpp"
 #include "trace/model.hpp"
@@ -31,7 +33,15 @@ struct CliOptions {
   uint64_t max_events = 1'000'000;  // --timeline-max-events
   bool quiet = false;               // no progress bar
   std::string bind = "auto";        // --bind (bind.hpp)
+  std::vector<std::string> hints;   // --hint KEY=VALUE (--mpi: mpi_hints.hpp)
 };
+
+// MPI-IO hints in the order given: (key, value).
+using Hints = std::vector<std::pair<std::string, std::string>>;
+
+// --hint KEY=VALUE as given; throws ToolError for a malformed one, and for
+// hints where no MPI_File_open is made (without --mpi, or --io-level posix).
+Hints parse_hints(const CliOptions& cli);
 
 void add_options(CLI::App& app, CliOptions& cli);
 

@@ -20,6 +20,7 @@ constexpr int kUsageError = 2;
 int run(const mpior::replay::CliOptions& cli) {
   using namespace mpior;
   try {
+    replay::parse_hints(cli);  // refuses hints the threads cannot apply
     std::string plan_file = replay::plan_file_of(cli.plan);
     trace::Plan plan = trace::read_plan(plan_file);
     replay::check_thread_count(cli.threads, plan);

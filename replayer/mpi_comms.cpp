@@ -26,11 +26,12 @@ bool made_at_start(CommOrigin o) { return o == CommOrigin::world || o == CommOri
 // One communicator per plan communicator among the processes holding its
 // members (in the plan's member order when each process holds one rank, so
 // MPI's ranks are the plan's); communicators inside one process need no MPI.
-MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool native_mpiio)
+MpiBackend::MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool native_mpiio, const Hints& hints)
     : plan_(plan),
       blocks_{int32_t(plan.ranks.size()), procs},
       me_(me),
       native_(native_mpiio),
+      hints_(hints),
       comms_(plan.comms.size()) {
   void* ub = nullptr;
   int found = 0;

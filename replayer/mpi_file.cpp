@@ -75,8 +75,9 @@ void MpiThreadOps::open_file(const Event& ev) {
   int rc;
   {
     std::lock_guard<std::mutex> lk(g_open_mutex);
-    rc = MPI_File_open(on, path.c_str(), amode, MPI_INFO_NULL, &f.fh);
+    rc = MPI_File_open(on, path.c_str(), amode, b_.hints().info(), &f.fh);
   }
+  if (rc == MPI_SUCCESS) b_.hints().opened(f.fh);
   if (rc != MPI_SUCCESS) {
     char text[MPI_MAX_ERROR_STRING];
     int n = 0;

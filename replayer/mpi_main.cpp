@@ -124,6 +124,7 @@ void gather_reports(Report& rep, int me, int procs) {
 struct Prepared {
   trace::Plan plan;
   std::string plan_file;
+  Hints hints;
   std::string error;
 };
 
@@ -132,6 +133,7 @@ void prepare(const CliOptions& cli, int procs, int provided, Prepared& p) {
   try {
     if (!cli.timeline.empty() || !cli.html.empty())
       throw ToolError("--timeline and --html are not available with --mpi (use the threaded replay)");
+    p.hints = parse_hints(cli);
     p.plan_file = plan_file_of(cli.plan);
     p.plan = trace::read_plan(p.plan_file);
     check_thread_count(cli.threads, p.plan);
@@ -163,12 +165,14 @@ int replay_here(const CliOptions& cli, Prepared& p, int me, int procs, bool thre
   bool native = cli.io_level != "posix";
   opt.mpiio_level = false;
   opt.stack_bytes = 8 << 20;  // MPI's own calls (collectives, MPI-IO) need a full stack
-  MpiBackend backend(p.plan, me, procs, native);
+  MpiBackend backend(p.plan, me, procs, native, p.hints);
   opt.backend = &backend;
   MpiWatchdog watchdog(backend.board(), cli.stall_timeout_s, me, thread_multiple);
   Report rep = replay_plan(p.plan, opt);
   watchdog.finish();
-  rep.fs += fmt::format(" (MPI mode: {} processes{})", procs, native ? ", MPI-IO through MPI_File_*" : "");
+  std::string hints = backend.hints().describe(&rep.warnings);
+  rep.fs += fmt::format(" (MPI mode: {} processes{}{})", procs, native ? ", MPI-IO through MPI_File_*" : "",
+                        hints.empty() ? "" : ", hints " + hints);
   gather_reports(rep, me, procs);
   if (me != 0) return 0;
   if (!cli.json.empty()) write_json(cli.json, rep);

@@ -22,6 +22,7 @@
 #include "replayer/backend.hpp"
 #include "replayer/cli.hpp"
 #include "replayer/local_meet.hpp"
+#include "replayer/mpi_hints.hpp"
 #include "replayer/mpi_lateness.hpp"
 #include "replayer/mpi_watchdog.hpp"
 #include "replayer/mpiio_replay.hpp"
@@ -70,7 +71,7 @@ struct MpiComm {
 class MpiBackend final : public Backend {
  public:
   // Makes the communicators (collective over MPI_COMM_WORLD).
-  MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool native_mpiio);
+  MpiBackend(const trace::Plan& plan, int32_t me, int32_t procs, bool native_mpiio, const Hints& hints = {});
   ~MpiBackend() override;
 
   bool replays(int32_t rank) const override { return blocks_.owner(rank) == me_; }
@@ -110,6 +111,7 @@ class MpiBackend final : public Backend {
   int tag_ub() const { return tag_ub_; }
   bool one_per_rank() const { return blocks_.ranks == blocks_.procs; }
   bool native_mpiio() const { return native_; }
+  FileHints& hints() { return hints_; }  // --hint: every MPI_File_open's info
   // A zero-filled buffer of at least n bytes that stays valid (MPI-IO writes only read it).
   const char* zeros(int64_t n);
   // Shared file pointers where ranks open files alone (blocks): exact with
@@ -126,6 +128,7 @@ class MpiBackend final : public Backend {
   int32_t me_;
   uint32_t node_threads_ = 1;
   bool native_;
+  FileHints hints_;
   int tag_ub_ = 32767;
   SharedClock clock_;
   std::vector<MpiComm> comms_;

@@ -383,6 +383,45 @@ def placement():
         free.cleanup()
 
 
+def pwrite_ranks(traces):
+    """Ranks with POSIX pwrites in a traced replay (ROMIO's aggregators), from the plan's dump."""
+    run([POST, traces])
+    out, ranks, stream = run([POST, "--dump", os.path.join(traces, "plan")]).stdout, set(), None
+    for line in out.splitlines():
+        if line.startswith("stream "):
+            stream = line.split(" ranks ", 1)[1].split(" (")[0]
+        elif line.lstrip().startswith("pwrite ") and stream is not None:
+            ranks.add(stream)
+    return ranks
+
+
+def hints():
+    """--hint reaches ROMIO: collective writes of 4 ranks traced in the replay itself are written by one rank with
+    cb_nodes=1 and by two with cb_nodes=2 (cb_config_list=*:* lets ROMIO take several aggregators on one node), the
+    values in force are reported; a hint MPI adjusts is a warning, and --hint without --mpi is refused."""
+    s = Scenario("mpiio_scaling", [2, 64, 0], ranks=4).run_both()
+    try:
+        s.post()
+        for n, writers in ((1, {"0"}), (2, {"0", "1"})):
+            traces = os.path.join(s.root, f"traces-{n}")
+            r, _ = replay_mpi(s, 4, f"cb{n}", "--hint", f"cb_nodes={n}", "--hint", "cb_config_list=*:*",
+                              env={"LD_PRELOAD": LIB, "MPIOR_TRACE_DIR": traces})
+            check(f"hints cb_nodes={n} (in force: {n}), cb_config_list=*:* (in force: *:*)" in r["fs"], r["fs"])
+            check_eq(r["warnings"], [], f"cb_nodes={n} warnings")
+            check_eq(pwrite_ranks(traces), writers, f"ranks writing with cb_nodes={n}")
+        # MPICH's default cb_config_list (*:1) allows one aggregator per node.
+        r, _ = replay_mpi(s, 4, "cb4", "--hint", "cb_nodes=4")
+        check("MPI-IO hint cb_nodes=4: MPI uses 1" in r["warnings"], f"adjusted hint warned: {r['warnings']}")
+        for bad, needle in ((["--hint", "cb_nodes=1"], "--hint needs --mpi"),
+                            (["--mpi", "--hint", "cb_nodes"], "expected KEY=VALUE")):
+            launch = ["mpirun.mpich", "-n", "1"] if "--mpi" in bad else []
+            p = run(launch + [REPLAY, "--fs", os.path.join(s.root, "fs-bad"), s.plan] + bad, expect_rc=None)
+            check(p.returncode != 0 and p.stderr.count("mpior-replay:") == 1 and needle in p.stderr,
+                  f"{bad}: {p.returncode} {p.stderr}")
+    finally:
+        s.cleanup()
+
+
 def refusals():
     """More processes than ranks: one message, non-zero exit."""
     s = Scenario("nton_barrier", [2, 256], ranks=2).run_both()
@@ -399,4 +438,4 @@ def refusals():
 
 if __name__ == "__main__":
     main({f.__name__: f for f in (halo, comms, pruned, mpiio, lateness, deferred, messages, handoff, polled,
-                                  placement, refusals)})
+                                  placement, hints, refusals)})
