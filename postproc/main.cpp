@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "extrap/extrapolate.hpp"
+#include "postproc/aggregators.hpp"
 #include "postproc/compare.hpp"
 #include "postproc/dump.hpp"
 #include "postproc/plan.hpp"
@@ -35,6 +36,7 @@ struct Options {
   bool events_only = false;
   int64_t extrapolate = 0;
   int64_t cb_buffer_size = mpior::extrap::Options{}.cb_buffer_size;
+  int cb_nodes = 0;
   bool strict = false;
   bool verify = false;
   bool partial = false;
@@ -60,12 +62,18 @@ int extrapolate(const Options& o) {
   // Left to the exit to free: tearing down 8,192 ranks' tables would take a
   // good part of the command.
   std::vector<std::string> warnings;
-  const trace::Plan* extrapolated = nullptr;
+  trace::Plan* extrapolated = nullptr;
   try {
     extrapolated =
         new trace::Plan(extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size, o.strict}, &warnings));
   } catch (const ToolError& e) {
     throw ToolError(std::string("cannot extrapolate: ") + e.what());
+  }
+  if (o.cb_nodes > 0) {
+    postproc::Redealt d = postproc::redeal_collective_writes(*extrapolated, o.cb_nodes, o.cb_buffer_size);
+    if (d.calls == 0)
+      std::cerr << "mpior-post: warning: --cb-nodes: no collective MPI-IO write made POSIX writes; the plan is "
+                   "unchanged\n";
   }
   const trace::Plan& plan = *extrapolated;
   for (const std::string& w : warnings) std::cerr << "mpior-post: warning: " << w << "\n";
@@ -231,6 +239,12 @@ CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOption
       ->check(CLI::Range(int64_t(1), INT64_MAX))
       ->needs(extrap_opt)
       ->capture_default_str();
+  app.add_option("--cb-nodes", o.cb_nodes,
+                 "with --extrapolate: the POSIX writes of each collective MPI-IO write dealt to this many "
+                 "aggregators (ROMIO's cb_nodes): contiguous file domains, the lowest ranks writing, in requests "
+                 "within --cb-buffer-size windows")
+      ->check(CLI::Range(1, INT32_MAX))
+      ->needs(extrap_opt);
   app.add_flag("--strict", o.strict,
                "with --extrapolate: refuse, as for structure, when no model fits an incidental quantity exactly "
                "(bytes of formatted stdio, results of calls that move no data, reads of files the job neither "
