@@ -130,9 +130,17 @@ std::string Runner::mpirun_line(const Point& p) const {
   std::string dir;
   for (const Target& t : cfg_.targets)
     if (t.name == p.target) dir = t.dir;
-  return fmt::format("mpirun -n {} mpior-replay --mpi --fs {}/mpior-study-{} --json {}.replay.json {}", p.ranks, dir,
-                     p.id(), p.id(),
-                     (fs::absolute(cfg_.out) / "plans" / plan_name({p.setting, "", 0}, p.ranks)).string());
+  std::string hints;
+  for (const std::string& a : setting_of(p).hint_args()) hints += a + " ";
+  return fmt::format("mpirun -n {} mpior-replay --mpi {}--fs {}/mpior-study-{} --json {}.replay.json {}", p.ranks,
+                     hints, dir, p.id(), p.id(),
+                     (fs::absolute(cfg_.out) / "plans" / plan_name(setting_of(p), p.ranks)).string());
+}
+
+const Setting& Runner::setting_of(const Point& p) const {
+  for (const Setting& s : cfg_.settings)
+    if (s.name == p.setting) return s;
+  return cfg_.settings.front();  // base: configure() puts it first
 }
 
 bool Runner::over_budget() const { return cfg_.budget_s > 0 && now_s() - start_s_ > cfg_.budget_s; }
@@ -141,15 +149,17 @@ std::string Runner::plan_for(const Point& p) {
   if (p.traced)
     for (const Input& in : inputs_)
       if (in.ranks == p.ranks) return in.plan;
-  const Setting* s = &cfg_.settings.front();
-  for (const Setting& x : cfg_.settings)
-    if (x.name == p.setting) s = &x;
+  const Setting* s = &setting_of(p);
   std::string plan = (fs::path(cfg_.out) / "plans" / plan_name(*s, p.ranks)).string();
   if (fs::exists(fs::path(plan) / "plan.mpior")) return plan;  // written atomically: complete
   std::vector<std::string> argv = {find_tool("mpior-post"), "--extrapolate", std::to_string(p.ranks), "-o", plan};
   if (s->cb_buffer_size > 0) {
     argv.push_back("--cb-buffer-size");
     argv.push_back(std::to_string(s->cb_buffer_size));
+  }
+  if (s->cb_nodes > 0) {
+    argv.push_back("--cb-nodes");
+    argv.push_back(std::to_string(s->cb_nodes));
   }
   for (const Input& in : inputs_) argv.push_back(in.plan);
   run_tool(argv, fmt::format("extrapolation to {} ranks", p.ranks));

@@ -61,6 +61,7 @@ class Runner {
   nlohmann::json replay(const Point& p, const std::string& plan, const std::string& dir);
   nlohmann::json predict(const Point& p, const std::string& plan, const std::string& dir);
   std::string mpirun_line(const Point& p) const;
+  const Setting& setting_of(const Point& p) const;
   std::string point_file(const Point& p) const;
   bool over_budget() const;
   // Runs a child within the budget; throws on failure or when stopped.

@@ -79,17 +79,20 @@ Setting parse_setting(const std::string& text, int index) {
       s.cb_buffer_size = parse_size(value);
       if (s.cb_buffer_size < 1)
         throw ToolError(fmt::format("--set '{}': cb_buffer_size needs a size in bytes (K, M, G allowed)", text));
-    } else if (key == "cb_nodes" || key.starts_with("romio_")) {
-      // cb_nodes picks which ranks write for the others (two-phase I/O): the
-      // extrapolator has no aggregator model, the threaded replay emulates
-      // MPI-IO without ROMIO, and the MPI replay opens files with
-      // MPI_INFO_NULL, so no point could show the hint's effect.
+    } else if (key == "cb_nodes") {
+      int64_t n = parse_size(value);
+      if (n < 1 || n > (int64_t(1) << 24) || value.find_first_not_of("0123456789") != std::string::npos)
+        throw ToolError(fmt::format("--set '{}': cb_nodes needs a whole number of aggregators >= 1", text));
+      s.cb_nodes = int(n);
+    } else if (key.starts_with("romio_")) {
+      // Extrapolation models none of them, so only an MPI replay could; the
+      // study keeps to the hints it can say what they change.
       throw ToolError(
-          fmt::format("--set '{}': {} cannot be studied: extrapolation models no aggregators and the replay passes no "
-                      "hints to MPI_File_open; supported: cb_buffer_size=SIZE (the max-blocksize rule)",
+          fmt::format("--set '{}': {} cannot be studied; supported: cb_buffer_size=SIZE (the "
+                      "max-blocksize rule), cb_nodes=N (ROMIO's aggregators, in an MPI replay)",
                       text, key));
     } else {
-      throw ToolError(fmt::format("--set '{}': unknown hint '{}' (known: cb_buffer_size)", text, key));
+      throw ToolError(fmt::format("--set '{}': unknown hint '{}' (known: cb_buffer_size, cb_nodes)", text, key));
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -111,6 +114,18 @@ ResultFile parse_result(const std::string& text) {
       return r;
   }
   throw ToolError(fmt::format("--result '{}': expected RANKS:TARGET[:SETTING]=REPLAY.json", text));
+}
+
+std::vector<std::string> Setting::hint_args() const {
+  // An MPI replay issues MPI_File_* calls, not the plan's POSIX requests
+  // the max-blocksize rule split: the buffer goes to ROMIO as a hint too.
+  std::vector<std::string> out;
+  if (cb_buffer_size > 0) out = {"--hint", fmt::format("cb_buffer_size={}", cb_buffer_size)};
+  // ROMIO's default cb_config_list (*:1) takes one aggregator per node:
+  // with several ranks a node, cb_nodes=N would give fewer than N.
+  if (cb_nodes > 0)
+    out.insert(out.end(), {"--hint", fmt::format("cb_nodes={}", cb_nodes), "--hint", "cb_config_list=*:*"});
+  return out;
 }
 
 std::string ResultFile::id() const { return Point{setting, target, ranks, false, false}.id(); }

@@ -23,6 +23,13 @@ struct Setting {
   std::string name = "base";        // file names: "base", "set1", ...
   std::string label = "as traced";  // what the user wrote
   int64_t cb_buffer_size = 0;       // 0: as traced (extrapolation's default buffer)
+  // ROMIO's aggregator count, 0: as traced. Plans deal the collective
+  // writes to that many ranks (mpior-post --cb-nodes); MPI replays pass it
+  // to ROMIO (mpior-replay --hint).
+  int cb_nodes = 0;
+  // The MPI-IO hints of an MPI replay of this setting: mpior-replay's
+  // --hint arguments.
+  std::vector<std::string> hint_args() const;
 };
 
 // "4,8,16" -> {4, 8, 16}: sorted, unique, each >= 1.
@@ -30,7 +37,8 @@ std::vector<int> parse_ranks(const std::string& text);
 // "A=/mnt/a" -> {A, /mnt/a}; a name of letters, digits, '-' or '_'.
 Target parse_target(const std::string& text);
 // "cb_buffer_size=1048576" (K/M/G suffixes allowed) -> what-if setting
-// number `index` (named "set<index>"). Hints the replay cannot apply are refused.
+// number `index` (named "set<index>"); "cb_nodes=4" and both, comma
+// separated, too. Hints the replay cannot apply are refused.
 Setting parse_setting(const std::string& text, int index);
 // "8192:A=replay.json" -> (8192, A, base, replay.json): an MPI replay's
 // result; "8192:A:set1=r.json" for a what-if series.
@@ -62,7 +70,7 @@ struct Work {
 Work make_work(const std::vector<int>& ranks, const std::vector<int>& traced, const std::vector<Target>& targets,
                const std::vector<Setting>& settings, int max_threads);
 
-// Plan directory name under plans/ for an extrapolated count ("n8", "n8-cb1M").
+// Plan directory name under plans/ for an extrapolated count ("n8", "n8-set1").
 std::string plan_name(const Setting& s, int ranks);
 
 }  // namespace mpior::study

@@ -383,16 +383,21 @@ def placement():
         free.cleanup()
 
 
-def pwrite_ranks(traces):
-    """Ranks with POSIX pwrites in a traced replay (ROMIO's aggregators), from the plan's dump."""
-    run([POST, traces])
-    out, ranks, stream = run([POST, "--dump", os.path.join(traces, "plan")]).stdout, set(), None
+def pwrite_ranks_of(plan):
+    """The rank lists of a plan's streams that make POSIX pwrites (ROMIO's aggregators), from its dump."""
+    out, ranks, stream = run([POST, "--dump", plan]).stdout, set(), None
     for line in out.splitlines():
         if line.startswith("stream "):
             stream = line.split(" ranks ", 1)[1].split(" (")[0]
-        elif line.lstrip().startswith("pwrite ") and stream is not None:
+        elif line.lstrip().split(" ")[0] in ("pwrite", "pwrite64") and stream is not None:
             ranks.add(stream)
     return ranks
+
+
+def pwrite_ranks(traces):
+    """The same for a traced replay's trace directory."""
+    run([POST, traces])
+    return pwrite_ranks_of(os.path.join(traces, "plan"))
 
 
 def hints():

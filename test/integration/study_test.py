@@ -17,6 +17,7 @@ import tempfile
 from extrap_test import Runs
 from harness import APPS, BUILD, check, check_eq, main, run
 from html_test import chromium, open_page
+from replay_mpi_test import pwrite_ranks_of
 
 STUDY = os.path.join(BUILD, "tools", "mpior-study")
 REPLAY = os.path.join(BUILD, "replayer", "mpior-replay")
@@ -148,9 +149,56 @@ def bad_scenario():
         open(blocker, "w").close()
         refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", os.path.join(blocker, "s")] + dirs, "-o")
         refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", blocker] + dirs, "not a directory")
-        refused([STUDY, "--ranks", "8", "--set", "cb_nodes=2"] + base + dirs, "cb_nodes cannot be studied")
+        refused([STUDY, "--ranks", "8", "--set", "romio_cb_write=enable"] + base + dirs,
+                "romio_cb_write cannot be studied")
+        refused([STUDY, "--ranks", "8", "--set", "cb_nodes=0"] + base + dirs, "cb_nodes needs a whole number")
         refused([STUDY, "--ranks", "8"] + base + [runs.path("disk")] + dirs[1:], "plan")
         refused([STUDY, "--ranks", "8"] + base + dirs[:2], "three or more")
+    finally:
+        runs.cleanup()
+
+
+def cb_nodes_scenario():
+    """A cb_nodes what-if end to end: test/apps/mpiio_scaling (collective writes, one aggregator when traced) at 2, 3
+    and 4 ranks, studied at 5 and 6 with --set cb_nodes=2 and --max-threads 5. At 5 the what-if's plan has ranks 0
+    and 1 writing each call's data (mpior-post --cb-nodes) and its threaded replay finishes; at 6 its mpirun line
+    passes the hints, puts cb_nodes=2 in force when run with real MPI processes, and is folded in with --result."""
+    runs = Runs()
+    try:
+        dirs = [runs.trace(n, app=os.path.join(APPS, "mpiio_scaling"))[0] for n in (2, 3, 4)]
+        disk = runs.path("disk")
+        os.makedirs(disk)
+        out = runs.path("study")
+        cmd = [STUDY, "--ranks", "5,6", "--target", f"disk={disk}", "--set", "cb_nodes=2", "--max-threads", "5",
+               "-o", out] + FAST + dirs
+        dry = run(cmd + ["--dry-run"]).stdout
+        check("plans/n5-set1" in dry and "--hint cb_nodes=2 --hint cb_config_list=*:* " in dry, f"dry run: {dry}")
+        run(cmd)
+
+        def points():
+            with open(os.path.join(out, "study.json")) as f:
+                study = json.load(f)
+            check_eq(study["settings"][1]["cb_nodes"], 2, "the setting in study.json")
+            return {p["id"]: p for p in study["points"]}
+        ids = points()
+        for pid in ("base-n5-disk", "set1-n5-disk"):
+            check_finished(ids[pid], ids[pid]["drawn"])
+        check_eq(pwrite_ranks_of(ids["base-n5-disk"]["plan"]), {"0"}, "writers of the base plan")
+        check_eq(pwrite_ranks_of(ids["set1-n5-disk"]["plan"]), {"0", "1"}, "writers of the cb_nodes=2 plan")
+        what = ids["set1-n6-disk"]
+        check_eq(what["status"], "needs_mpi", "the what-if above --max-threads")
+        line = shlex.split(what["mpirun"])
+        line[0] = "mpirun.mpich"
+        line[line.index("mpior-replay")] = REPLAY
+        run(line, cwd=runs.path())
+        report = runs.path("set1-n6-disk.replay.json")
+        with open(report) as f:
+            fs = json.load(f)["fs"]
+        check("cb_nodes=2 (in force: 2), cb_config_list=*:* (in force: *:*)" in fs, f"hints in force: {fs}")
+        run(cmd + ["--result", f"6:disk:set1={report}"])
+        what = points()["set1-n6-disk"]
+        check_eq(what["status"], "ok", f"the folded MPI replay ({what['errors']})")
+        check(what["replay"]["io_s"] > 0 and what["predict"]["io_s"] > 0, f"replay and prediction: {what}")
     finally:
         runs.cleanup()
 
@@ -203,4 +251,4 @@ def budget_scenario():
 
 
 if __name__ == "__main__":
-    main({"study": study_scenario, "bad": bad_scenario, "budget": budget_scenario})
+    main({"study": study_scenario, "bad": bad_scenario, "budget": budget_scenario, "cb_nodes": cb_nodes_scenario})

@@ -20,10 +20,17 @@ TEST_CASE("targets, settings and results parse; bad ones are refused") {
   CHECK(s.name == "set1");
   CHECK(s.cb_buffer_size == 4096);
   CHECK(parse_setting("cb_buffer_size=16M", 2).cb_buffer_size == 16 << 20);
-  CHECK_THROWS_WITH(
-      parse_setting("cb_nodes=4", 1),
-      Catch::Contains(
-          "models no aggregators and the replay passes no hints to MPI_File_open; supported: cb_buffer_size"));
+  Setting both = parse_setting("cb_buffer_size=1M,cb_nodes=4", 3);
+  CHECK(both.cb_buffer_size == 1 << 20);
+  CHECK(both.cb_nodes == 4);
+  CHECK(both.hint_args() == std::vector<std::string>{"--hint", "cb_buffer_size=1048576", "--hint", "cb_nodes=4",
+                                                     "--hint", "cb_config_list=*:*"});
+  CHECK(s.hint_args() == std::vector<std::string>{"--hint", "cb_buffer_size=4096"});
+  CHECK(Setting{}.hint_args().empty());
+  for (const char* bad : {"cb_nodes=0", "cb_nodes=", "cb_nodes=2K", "cb_nodes=-1", "cb_nodes=1.5"})
+    CHECK_THROWS_WITH(parse_setting(bad, 1), Catch::Contains("cb_nodes needs a whole number of aggregators"));
+  CHECK_THROWS_WITH(parse_setting("romio_cb_write=enable", 1),
+                    Catch::Contains("romio_cb_write cannot be studied; supported: cb_buffer_size=SIZE"));
   CHECK_THROWS_AS(parse_setting("cb_buffer_size=0", 1), mpior::ToolError);
   CHECK_THROWS_AS(parse_setting("cb_buffer_size=1X", 1), mpior::ToolError);
   CHECK_THROWS_AS(parse_setting("bogus=1", 1), mpior::ToolError);
@@ -53,4 +60,12 @@ TEST_CASE("the work: traced counts marked and all trust-checked, what-ifs only e
   CHECK(w.points.front().id() == "base-n2-A");
   CHECK(plan_name(what_if, 16) == "n16-set1");
   CHECK(plan_name(Setting{}, 16) == "n16");
+}
+
+TEST_CASE("a cb_nodes what-if: threads up to --max-threads, MPI lines above, a plan of its own") {
+  Setting nodes = parse_setting("cb_nodes=2", 1);
+  Work w = make_work({4, 8, 16}, {2, 3, 4}, {{"A", "/a"}}, {Setting{}, nodes}, 8);
+  REQUIRE(w.points.size() == 5);  // base at 4, 8 and 16; the what-if at 8 and 16
+  for (const Point& p : w.points) CHECK(p.mpi == (p.ranks > 8));
+  CHECK(plan_name(nodes, 8) == "n8-set1");
 }
