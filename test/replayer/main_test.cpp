@@ -4,8 +4,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
