@@ -201,6 +201,22 @@ double rel_sd(const std::vector<double>& v) {
   return m > 0 ? std::sqrt(ss / double(v.size() - 1)) / m : 0.0;
 }
 
+namespace {
+// The classes that make 80% of the predicted I/O time, largest first.
+void pick_dominant(Prediction& p) {
+  std::vector<size_t> order(p.classes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return p.classes[a].predicted_s > p.classes[b].predicted_s; });
+  double covered = 0;
+  for (size_t i : order) {
+    if (covered >= 0.8 * p.predicted_io_s || p.classes[i].predicted_s <= 0) break;
+    p.dominant.push_back(i);
+    covered += p.classes[i].predicted_s;
+  }
+}
+}  // namespace
+
 Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>& runs) {
   Prediction p;
   p.classes.resize(cs.classes.size());
@@ -255,16 +271,7 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
   p.traced_io_s = double(cs.io_ns) / 1e9;
   p.fio_low_s = p.low_s;
   p.fio_high_s = p.high_s;
-  std::vector<size_t> order(cs.classes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return p.classes[a].predicted_s > p.classes[b].predicted_s; });
-  double covered = 0;
-  for (size_t i : order) {
-    if (covered >= 0.8 * p.predicted_io_s || p.classes[i].predicted_s <= 0) break;
-    p.dominant.push_back(i);
-    covered += p.classes[i].predicted_s;
-  }
+  pick_dominant(p);
   return p;
 }
 

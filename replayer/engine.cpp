@@ -254,6 +254,41 @@ SizeCheck check_sizes(const trace::Plan& plan, const ReplayOptions& opt, const T
   return check_final_sizes(plan, target, logs);
 }
 
+// The replay threads, started on their CPUs and stacks; stops at the first
+// that cannot start (`error`, errno), the ones before it running.
+struct Started {
+  std::vector<std::unique_ptr<ReplayThread>> threads;
+  std::vector<pthread_t> ids;
+  int error = 0;
+};
+Started start_threads(Shared& sh, const std::vector<ThreadSpec>& specs, const ThreadPlacement& placement,
+                      const ThreadStacks& stacks, EventCount* done) {
+  const ReplayOptions& opt = sh.opt;
+  Started st;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, std::max<size_t>(opt.stack_bytes, size_t(PTHREAD_STACK_MIN)));
+  for (const ThreadSpec& s : specs) {
+    size_t i = st.threads.size();
+    if (placement.bound()) pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), &placement.sets[i]);
+    stacks.use(attr, i);
+    st.threads.push_back(std::make_unique<ReplayThread>(sh, *s.stream, s.rank));
+    ReplayThread& t = *st.threads.back();
+    t.done = &done[i];
+    t.order_slot = sh.order->slot(i);
+    if (opt.record_calls > 0) t.budget = std::max<uint64_t>(1, opt.record_calls / specs.size());
+    pthread_t id;
+    st.error = pthread_create(&id, &attr, &ReplayThread::entry, &t);
+    if (st.error != 0) {
+      st.threads.pop_back();
+      break;
+    }
+    st.ids.push_back(id);
+  }
+  pthread_attr_destroy(&attr);
+  return st;
+}
+
 }  // namespace
 
 Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
@@ -277,35 +312,14 @@ Report replay_plan(const trace::Plan& plan, const ReplayOptions& opt) {
   for (const trace::PlanRank& r : plan.ranks) traced_ns = std::max(traced_ns, r.traced_ns);
   report::ProgressBar bar(opt.progress,
                           [&](double) { return replay_view(done.get(), specs.size(), traced_ns, started); });
-  std::vector<std::unique_ptr<ReplayThread>> threads;
-  std::vector<pthread_t> ids;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, std::max<size_t>(opt.stack_bytes, size_t(PTHREAD_STACK_MIN)));
-  const ThreadStacks stacks(specs.size(), opt.stack_bytes);  // outlives the threads: joined below
   std::vector<int32_t> thread_ranks;
   for (const ThreadSpec& s : specs) thread_ranks.push_back(s.rank);
   const ThreadPlacement placement = place_threads(plan, thread_ranks, opt.bind, opt.backend != nullptr);
-  int create_error = 0;
-  for (const ThreadSpec& s : specs) {
-    if (placement.bound()) pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), &placement.sets[threads.size()]);
-    stacks.use(attr, threads.size());
-    threads.push_back(std::make_unique<ReplayThread>(sh, *s.stream, s.rank));
-    threads.back()->done = &done[threads.size() - 1];
-    threads.back()->order_slot = order.slot(threads.size() - 1);
-    if (opt.record_calls > 0) threads.back()->budget = std::max<uint64_t>(1, opt.record_calls / specs.size());
-    pthread_t id;
-    create_error = pthread_create(&id, &attr, &ReplayThread::entry, threads.back().get());
-    if (create_error != 0) {
-      threads.pop_back();
-      break;
-    }
-    ids.push_back(id);
-  }
-  pthread_attr_destroy(&attr);
-  if (create_error != 0)  // let the ones that exist go, and stop them at once
-    sh.progress.abort("cannot start replay thread " + std::to_string(ids.size() + 1) + " of " +
-                      std::to_string(specs.size()) + ": " + std::strerror(create_error));
+  const ThreadStacks stacks(specs.size(), opt.stack_bytes);  // outlives the threads: joined below
+  Started st = start_threads(sh, specs, placement, stacks, done.get());
+  std::vector<std::unique_ptr<ReplayThread>>& threads = st.threads;
+  const std::vector<pthread_t>& ids = st.ids;
+  int create_error = st.error;
   int64_t t0 = sh.gate.open_when_ready(uint32_t(ids.size()), create_error == 0 ? opt.backend : nullptr);
   started.store(t0, std::memory_order_release);
   for (pthread_t id : ids) pthread_join(id, nullptr);
