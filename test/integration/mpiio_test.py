@@ -196,9 +196,13 @@ def own_time_charged(s, steps):
     check(0 <= cost < 15000, f"ROMIO's own time charged {cost} us a call: rank 0's waits counted as cost")
     call = s.report["ops"]["MPI_File_write_at_all"]
     check(call["mean_us"] >= cost, f"replayed MPI_File_write_at_all {call['mean_us']} us, below its cost {cost} us")
+    # A charge pays back the pacer's debt first (late wake-ups from rank 1's 20 ms computations, on a busy
+    # machine), so a rank's calls may hold less than the cost each; counted as communication instead, rank 1's
+    # I/O time would be its 4 KiB writes alone, well under a millisecond.
     for t in s.report["per_rank"]:
-        check(t["predicted"]["io_s"] >= steps * cost / 1e6,
-              f"rank {t['rank']}: ROMIO's charged own time left out of its I/O time {t['predicted']}")
+        check(t["predicted"]["io_s"] >= 0.5 * steps * cost / 1e6,
+              f"rank {t['rank']}: ROMIO's charged own time ({cost} us a call) left out of its I/O time "
+              f"{t['predicted']}")
 
 
 def late_rank():
