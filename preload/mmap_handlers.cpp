@@ -6,7 +6,10 @@
 // /proc/self/smaps, read before the call), at munmap or exit
 // its range (an upper bound: which pages were touched only the kernel knows,
 // and its flusher may have cleaned some) or, once an msync counted it, only
-// what the dirty-page count shows written since.
+// what the dirty-page count shows written since. A range ends once: a
+// munmap of part of a mapping leaves the rest mapped (split around a hole),
+// one spanning several mappings ends each, and an mmap with MAP_FIXED or an
+// mremap over traced mappings ends what it covered (a munmap record of its own).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -38,8 +41,8 @@ struct Mapping {
   size_t len;
   int fd;
   int32_t file;
-  int64_t offset;  // file offset of addr
-  int64_t id;
+  int64_t offset;    // file offset of addr
+  int64_t id;        // the pieces a partial unmapping leaves keep their mapping's id
   bool writes_back;  // MAP_SHARED with PROT_WRITE
   bool synced;       // an msync counted part of it: later counts ask the kernel
 };
@@ -47,16 +50,61 @@ struct Mapping {
 std::mutex g_mutex;
 std::vector<Mapping>* g_maps = nullptr;  // never freed: exit handlers use it
 std::atomic<int> g_count{0};             // fast path: no traced mapping at all
-int64_t g_next_id = 1;
+// Ids grow: a call that unmaps or moves captures the next id before the
+// system call (lock-free: a signal handler may interrupt the tracer) and acts
+// on older mappings only. One mapped meanwhile at an address the call just
+// freed (a signal handler's or another thread's mmap) is not the one it ended.
+std::atomic<int64_t> g_next_id{1};
+constexpr int64_t kAnyId = INT64_MAX;
 
-// The mapping holding addr (under g_mutex).
-Mapping* find(uintptr_t addr) {
+// The id limit a prepare hook stored in the call's map_id slot (none: every
+// mapping, as the signal stash's deferred calls may come without one).
+int64_t captured_limit(Call& c) noexcept {
+  int64_t id = map_args_mut(c.ev()).map_id();
+  return id > 0 ? id : kAnyId;
+}
+
+uintptr_t page_end(uintptr_t at) noexcept {
+  static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  return (at + page - 1) / page * page;
+}
+
+// The mapping holding addr older than limit (under g_mutex).
+Mapping* find(uintptr_t addr, int64_t limit = kAnyId) {
   if (!g_maps) return nullptr;
   for (Mapping& m : *g_maps)
-    if (addr >= m.addr && addr < m.addr + m.len) return &m;
+    if (m.id < limit && addr >= m.addr && addr < m.addr + m.len) return &m;
   return nullptr;
 }
 
+// The first mapping older than limit with bytes in [lo, hi) (under g_mutex).
+Mapping* first_in(uintptr_t lo, uintptr_t hi, int64_t limit) {
+  Mapping* first = nullptr;
+  for (Mapping& m : *g_maps)
+    if (m.id < limit && m.addr < hi && m.addr + m.len > lo && (!first || m.addr < first->addr)) first = &m;
+  return first;
+}
+
+// Takes m out of the table, leaving in it the parts of m outside [lo, hi)
+// (the kernel unmaps whole pages: hi is rounded up). m is a copy.
+void cut(const Mapping* at, uintptr_t lo, uintptr_t hi) {
+  const Mapping m = *at;
+  g_maps->erase(g_maps->begin() + (at - g_maps->data()));
+  if (lo > m.addr) {
+    Mapping head = m;
+    head.len = lo - m.addr;
+    g_maps->push_back(head);
+  }
+  hi = page_end(hi);
+  if (hi < m.addr + m.len) {
+    Mapping tail = m;
+    tail.addr = hi;
+    tail.len = m.addr + m.len - hi;
+    tail.offset = m.offset + int64_t(hi - m.addr);
+    g_maps->push_back(tail);
+  }
+  g_count.store(int(g_maps->size()), std::memory_order_relaxed);
+}
 // Dirty bytes of the memory area holding addr, from /proc/self/smaps; -1 when
 // it cannot be read. Pages an MS_SYNC wrote back are clean until written
 // again. Area headers are the lines starting with a lowercase hex digit
@@ -121,12 +169,55 @@ inline void fill(Call& c, const Mapping& m, uintptr_t addr, size_t len) {
   a.map_id() = m.id;
 }
 
+// A record of the part [lo, hi) of m that a call naming another range ended
+// (an mmap with MAP_FIXED or an mremap over it, a munmap spanning several
+// mappings): a munmap of that part, the kernel's own, at the call's start and
+// depth, before the call's own record; counted written as munmap counts (an
+// upper bound).
+void record_covered(const Call& c, const Mapping& m, uintptr_t lo, uintptr_t hi) noexcept {
+  RawEvent ev;
+  ev.kind = Kind::munmap;
+  ev.depth = c.ev().depth;
+  ev.start = ev.end = c.ev().start;
+  ev.callsite = c.ev().callsite;
+  auto a = map_args_mut(ev);
+  a.handle() = m.fd;
+  a.file() = m.file;
+  a.offset() = m.offset + int64_t(lo - m.addr);
+  a.count() = unsynced_span(m, int64_t(hi - lo), -1);
+  a.map_len() = int64_t(hi - lo);
+  a.map_id() = m.id;
+  record_event(ev);
+}
+
+// Ends [lo, hi) of every mapping older than limit: one record each (under g_mutex).
+void close_range(const Call& c, uintptr_t lo, uintptr_t hi, int64_t limit) noexcept {
+  if (!g_maps) return;
+  hi = page_end(hi);
+  try {
+    while (Mapping* m = first_in(lo, hi, limit)) {
+      record_covered(c, *m, std::max(lo, m->addr), std::min(page_end(hi), m->addr + m->len));
+      cut(m, lo, hi);
+    }
+  } catch (...) {
+  }
+}
+
 }  // namespace
 
 bool map_any() noexcept { return g_count.load(std::memory_order_relaxed) != 0; }
 
+// The range a MAP_FIXED mapping took ends every traced mapping there
+// (whatever the new one maps: the program's file, another, anonymous memory);
+// a mapping without it only lands where nothing is left mapped (an unmapping
+// in flight closes its own).
 void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t offset) noexcept {
   t_map_wrapper_depth = 0;
+  if ((flags & MAP_FIXED) && ret != MAP_FAILED && map_any()) {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    uintptr_t at = reinterpret_cast<uintptr_t>(ret);
+    close_range(c, at, at + len, kAnyId);
+  }
   if (fd < 0 || (flags & MAP_ANONYMOUS)) return c.drop();
   FdTable::Slot* slot = fds().traced(fd);
   if (!slot) return c.drop();
@@ -148,7 +239,7 @@ void map_fd(Call& c, void* ret, size_t len, int prot, int flags, int fd, int64_t
   try {
     std::lock_guard<std::mutex> lk(g_mutex);
     if (!g_maps) g_maps = new std::vector<Mapping>();
-    int64_t id = g_next_id++;
+    int64_t id = g_next_id.fetch_add(1, std::memory_order_relaxed);
     g_maps->push_back({reinterpret_cast<uintptr_t>(ret), len, fd, int32_t(a.file()), offset, id, writes_back, false});
     a.map_id() = id;
     g_count.store(int(g_maps->size()), std::memory_order_relaxed);
@@ -243,50 +334,78 @@ void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept 
   if (ret == 0 && m->writes_back) m->synced = true;
 }
 
+void map_capture(Call& c) noexcept { map_args_mut(c.ev()).map_id() = g_next_id.load(std::memory_order_relaxed); }
+
 void map_before_unmap(Call& c, void* addr, size_t len) noexcept {
+  map_capture(c);
   t_unmap_dirty = dirty_before_call(c, reinterpret_cast<uintptr_t>(addr), len, false);
 }
 
+// The call's record is of the first mapping the range held (older than the
+// call: see g_next_id); any other there gets a record of its own.
 void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept {
   t_map_wrapper_depth = 0;
+  const int64_t limit = captured_limit(c);
+  const int64_t dirty = std::exchange(t_unmap_dirty, -1);
   if (g_count.load(std::memory_order_relaxed) == 0) return c.drop();
   std::lock_guard<std::mutex> lk(g_mutex);
-  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  Mapping* m = find(a);
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(addr), hi = page_end(lo + len);
+  Mapping* m = find(lo, limit);
+  if (!m) m = g_maps ? first_in(lo, hi, limit) : nullptr;
   if (!m) return c.drop();
-  fill(c, *m, a, len);
+  const uintptr_t from = std::max(lo, m->addr);
+  fill(c, *m, from, std::min(hi, m->addr + m->len) - from);
   int64_t& count = map_args_mut(c.ev()).count();
-  count = unsynced_span(*m, count, std::exchange(t_unmap_dirty, -1));
+  count = unsynced_span(*m, count, m->addr <= lo ? dirty : -1);
   c.ev().ret = ret;
   c.failed_if(ret != 0);
   if (ret != 0) {
     count = 0;
     return;
   }
-  if (a == m->addr && len >= m->len) {  // the whole mapping: forget it
-    *m = g_maps->back();
-    g_maps->pop_back();
-  } else if (a == m->addr) {  // the head
-    m->offset += int64_t(len), m->addr += len, m->len -= len;
-  } else {  // the tail (a hole in the middle keeps the rest as one)
-    m->len = std::min(m->len, a - m->addr);
+  try {
+    cut(m, lo, hi);
+  } catch (...) {
   }
-  g_count.store(int(g_maps->size()), std::memory_order_relaxed);
+  close_range(c, lo, hi, limit);
 }
 
-void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept {
+void map_before_remap(Call& c, void*, size_t, size_t, int, void*) noexcept { map_capture(c); }
+
+// The part [old, old + old_len) of a mapping moves to ret, resized: a
+// shrink unmaps its tail, counted written as munmap would (the record's
+// offset is then the tail's); the new range ends what was mapped there
+// (MREMAP_FIXED).
+void map_remap(Call& c, void* ret, void* old, size_t old_len, size_t new_len) noexcept {
   t_map_wrapper_depth = 0;
+  const int64_t limit = captured_limit(c);
   if (g_count.load(std::memory_order_relaxed) == 0) return c.drop();
   std::lock_guard<std::mutex> lk(g_mutex);
-  Mapping* m = find(reinterpret_cast<uintptr_t>(old));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(old);
+  Mapping* m = find(lo, limit);
   if (!m) return c.drop();
-  fill(c, *m, m->addr, new_len);
-  map_args_mut(c.ev()).count() = 0;
+  const size_t part = std::min(old_len, m->len - (lo - m->addr));
+  fill(c, *m, lo, new_len);
+  auto a = map_args_mut(c.ev());
+  a.count() = new_len < part ? unsynced_span(*m, int64_t(part - new_len), -1) : 0;
   c.ev().ret = ret == MAP_FAILED ? -1 : 0;
   c.failed_if(ret == MAP_FAILED);
-  if (ret == MAP_FAILED) return;
-  m->addr = reinterpret_cast<uintptr_t>(ret);
-  m->len = new_len;
+  if (ret == MAP_FAILED) {
+    a.count() = 0;
+    return;
+  }
+  Mapping moved = *m;
+  moved.addr = reinterpret_cast<uintptr_t>(ret);
+  moved.len = new_len;
+  moved.offset = a.offset();
+  if (a.count() > 0) a.offset() += int64_t(new_len);  // the range counted: the tail
+  try {
+    if (old_len) cut(m, lo, lo + part);
+    close_range(c, moved.addr, moved.addr + new_len, limit);
+    g_maps->push_back(moved);
+  } catch (...) {
+  }
+  g_count.store(int(g_maps->size()), std::memory_order_relaxed);
 }
 
 void map_record_live() noexcept {

@@ -166,7 +166,8 @@ void run_handler(Call& c, Entry& e) noexcept {
     case Deferred::unmap:  // the dirty pages were not looked at before: the bound (map_unmap)
       return map_unmap(c, e.ret, reinterpret_cast<void*>(e.a[0]), size_t(e.a[1]));
     case Deferred::remap:
-      return map_remap(c, reinterpret_cast<void*>(e.ret), reinterpret_cast<void*>(e.a[0]), size_t(e.a[1]));
+      return map_remap(c, reinterpret_cast<void*>(e.ret), reinterpret_cast<void*>(e.a[0]), size_t(e.a[2]),
+                       size_t(e.a[1]));
     case Deferred::none:
       return;
   }

@@ -98,11 +98,12 @@ trace::Kind kind_of(int type) {
   return type == kUcmMmap ? trace::Kind::mmap : type == kUcmMunmap ? trace::Kind::munmap : trace::Kind::mremap;
 }
 
-// Only mappings of traced files, and unmappings while one exists, are
-// worth a record: malloc's anonymous mappings pass after one check.
+// Only mappings of traced files, and unmappings (MAP_FIXED over a range
+// unmaps it) while one exists, are worth a record: malloc's anonymous
+// mappings pass after one check.
 bool concerns_traced_file(int type, const UcmEvent& e) noexcept {
-  if (type == kUcmMmap) return e.mmap.fd >= 0 && !(e.mmap.flags & MAP_ANONYMOUS) && fds().traced(e.mmap.fd);
-  return map_any();
+  if (type != kUcmMmap || (e.mmap.flags & MAP_FIXED)) return map_any();
+  return e.mmap.fd >= 0 && !(e.mmap.flags & MAP_ANONYMOUS) && fds().traced(e.mmap.fd);
 }
 
 // Whether to record the call ucm is about to make. A signal handler's call
@@ -113,7 +114,7 @@ bool concerns_traced_file(int type, const UcmEvent& e) noexcept {
 // later.
 bool wanted(int type, const UcmEvent& e, bool in_handler) noexcept {
   if (!in_handler) return concerns_traced_file(type, e);
-  return type != kUcmMmap || (e.mmap.fd >= 0 && !(e.mmap.flags & MAP_ANONYMOUS));
+  return type != kUcmMmap || (e.mmap.flags & MAP_FIXED) || (e.mmap.fd >= 0 && !(e.mmap.flags & MAP_ANONYMOUS));
 }
 
 void before_call(int type, UcmEvent* e, void*) {
@@ -135,7 +136,10 @@ void before_call(int type, UcmEvent* e, void*) {
   o.depth = t.depth;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   o.event = e;
-  if (type == kUcmMunmap && !in_handler) map_before_unmap(*c, e->munmap.address, e->munmap.size);
+  if (type == kUcmMunmap && !in_handler)
+    map_before_unmap(*c, e->munmap.address, e->munmap.size);
+  else if (type != kUcmMmap)
+    map_capture(*c);
 }
 
 // The deferred handler's arguments (signal_stash.cpp's run_handler).
@@ -153,7 +157,11 @@ void defer(Call& c, int type, const UcmEvent& e) noexcept {
                {e.munmap.result, {n(e.munmap.address), int64_t(e.munmap.size)}, nullptr, nullptr, nullptr});
   else
     defer_call(c, Deferred::remap,
-               {n(e.mremap.result), {n(e.mremap.address), int64_t(e.mremap.new_size)}, nullptr, nullptr, nullptr});
+               {n(e.mremap.result),
+                {n(e.mremap.address), int64_t(e.mremap.new_size), int64_t(e.mremap.old_size)},
+                nullptr,
+                nullptr,
+                nullptr});
 }
 
 // The program's return address: the first frame outside libucm and the
@@ -186,7 +194,7 @@ void after_call(int type, UcmEvent* e, void*) {
   else if (type == kUcmMunmap)
     map_unmap(c, e->munmap.result, e->munmap.address, e->munmap.size);
   else
-    map_remap(c, e->mremap.result, e->mremap.address, e->mremap.new_size);
+    map_remap(c, e->mremap.result, e->mremap.address, e->mremap.old_size, e->mremap.new_size);
   if (!c.dropped() && !t_state.signal_stash) c.ev().callsite = program_call_site();
   c.~Call();
   std::atomic_signal_fence(std::memory_order_seq_cst);

@@ -150,7 +150,11 @@ void map_before_unmap(Call& c, void* addr, size_t len) noexcept;
 void map_unmap(Call& c, int64_t ret, void* addr, size_t len) noexcept;
 void map_before_sync(Call& c, void* addr, size_t len, int flags) noexcept;
 void map_sync(Call& c, int64_t ret, void* addr, size_t len, int flags) noexcept;
-void map_remap(Call& c, void* ret, void* old, size_t new_len) noexcept;
+void map_before_remap(Call& c, void* old, size_t old_len, size_t new_len, int flags, void* new_addr) noexcept;
+void map_remap(Call& c, void* ret, void* old, size_t old_len, size_t new_len) noexcept;
+// Stores in c's record which mappings exist before its unmapping or moving
+// call (lock-free: ucm's event of a signal handler's call takes it too).
+void map_capture(Call& c) noexcept;
 // Before mmap, munmap and mremap (ucm_bridge.cpp): false when ucm's event for
 // this very call records it (ucm called the wrapper as the original
 // function), so the wrapper calls through unrecorded.

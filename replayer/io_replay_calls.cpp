@@ -187,7 +187,7 @@ IoOutcome IoReplay::map_new(const Event& ev) {
 }
 
 // msync and munmap write back (dirty, then sync or unmap) the bytes the trace
-// counted; mremap moves the mapping.
+// counted; mremap moves the mapping (a shrink writing back its tail's).
 IoOutcome IoReplay::map_call(const Event& ev) {
   const trace::MapArgs a = map_args(ev);
   if (ev.op() == OpClass::map) return map_new(ev);
@@ -197,7 +197,7 @@ IoOutcome IoReplay::map_call(const Event& ev) {
   int64_t skip = std::clamp<int64_t>(a.offset() - m.offset, 0, int64_t(m.len));
   int64_t len = std::min<int64_t>(a.map_len(), int64_t(m.len) - skip);
   int64_t bytes = std::max<int64_t>(a.count(), 0);
-  if (bytes > 0 && ev.op() != OpClass::remap) touch(m.addr, skip, bytes, m.offset, m.fd, true);
+  if (bytes > 0) touch(m.addr, skip, bytes, m.offset, m.fd, true);  // mremap: the tail a shrink unmaps
   long page = ::sysconf(_SC_PAGESIZE);
   int64_t start = skip / page * page;
   int r = 0;

@@ -27,6 +27,7 @@ int transfers(const Event& ev, Transfer out[2]) {
     case OpClass::map:  // a readable mapping reads its range within the file
     case OpClass::msync:
     case OpClass::unmap:  // a shared writable mapping writes its range back
+    case OpClass::remap:  // as the tail a shrink unmaps
       if (ev.ret < 0 || ev.args[arg::count] <= 0) return 0;
       out[0] = {arg::file, ev.args[arg::offset], ev.args[arg::count], op != OpClass::map, true, false};
       return 1;
