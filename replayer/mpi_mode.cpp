@@ -18,35 +18,6 @@ namespace mpior::replay {
 using trace::Event;
 using trace::OpClass;
 
-namespace {
-
-// Collectives whose members all pass the same byte count (MPI's type
-// matching): they need no agreement on it.
-bool same_bytes_on_all(trace::Kind k) {
-  using K = trace::Kind;
-  switch (k) {
-    case K::MPI_Allreduce:
-    case K::MPI_Allreduce_c:
-    case K::MPI_Bcast:
-    case K::MPI_Bcast_c:
-    case K::MPI_Allgather:
-    case K::MPI_Allgather_c:
-    case K::MPI_Alltoall:
-    case K::MPI_Alltoall_c:
-    case K::MPI_Reduce_scatter_block:
-    case K::MPI_Reduce_scatter_block_c:
-    case K::MPI_Scan:
-    case K::MPI_Scan_c:
-    case K::MPI_Exscan:
-    case K::MPI_Exscan_c:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
 int32_t RankBlocks::first(int32_t proc) const {
   int32_t per = ranks / procs, extra = ranks % procs;
   return proc * per + std::min(proc, extra);
@@ -292,76 +263,6 @@ bool MpiThreadOps::receive_event(const Event& ev, const Comm& c, int64_t given_s
   return true;
 }
 
-bool MpiThreadOps::replay(const Event& ev, uint64_t event_no) {
-  const trace::MpiArgs a = mpi_args(ev);
-  BlockedIn blocked(b_.board(), slot_, ev.kind, event_no);
-  OpClass op = ev.op();
-  if (op == OpClass::wait || op == OpClass::test) completions_ = {};
-  if (op == OpClass::init || op == OpClass::wait || op == OpClass::test) return true;
-  if (op == OpClass::irecv) return receive_posted(ev);
-  if (op == OpClass::comm_local) return made(ev);
-  if (op == OpClass::cancel && a.req_kind() == trace::kReqSend) cancel_send(a.request());
-  // Bookkeeping, as in the threads' replay (a freed request has no communicator).
-  if (op == OpClass::pinit || op == OpClass::icoll || op == OpClass::probe || op == OpClass::cancel ||
-      op == OpClass::request)
-    return true;
-  Comm c;
-  if (op == OpClass::finalize) {  // every rank leaves MPI together
-    if (comm_of(ev, 0, &c)) agreed_barrier(c, false);
-    return true;
-  }
-  if (!comm_of(ev, a.comm(), &c)) return true;
-  MPI_Comm on = b_.comm(c.id).msg;
-  switch (op) {
-    case OpClass::send:
-      if (a.peer() != trace::kProcNull) send(c, on, int32_t(a.peer()), a.tag(), a.bytes());
-      return true;
-    case OpClass::isend:
-      if (a.peer() != trace::kProcNull) send(c, on, int32_t(a.peer()), a.tag(), a.bytes(), a.request());
-      return true;
-    case OpClass::start:  // a persistent (or partitioned) send starts: its message goes now
-      if (a.req_kind() == trace::kReqSend && a.peer() != trace::kProcNull)
-        send(c, on, int32_t(a.peer()), a.tag(), a.bytes());
-      return true;
-    case OpClass::recv:
-      return receive_event(ev, c, a.peer(), a.tag());
-    case OpClass::sendrecv:
-      if (a.peer() != trace::kProcNull) send(c, on, int32_t(a.peer()), a.tag(), a.bytes());
-      return receive_event(ev, c, a.peer2(), a.tag2());
-    case OpClass::allcoll:
-      if (ev.flags & trace::flag::neighbor)
-        neighborhood(ev, c);
-      else
-        collective(op, a.bytes(), -1, c, same_bytes_on_all(ev.kind));
-      return true;
-    case OpClass::barrier:
-      collective(op, 0, -1, c);
-      return true;
-    // Communicators are made and freed among their members only: as the
-    // program's, these synchronise no more than MPI's own construction does.
-    case OpClass::comm_create:
-      return made(ev);
-    case OpClass::comm_free:
-      b_.unmake(c.id);
-      return true;
-    default: {
-      if (!trace::is_rooted(op)) return true;
-      int64_t bytes = a.bytes(), root = a.root();
-      if (a.remote_size() > 0)
-        inter_rooted(c, root, a.remote_begin(), a.remote_size(), trace::is_one_to_all(op), bytes);
-      else if (trace::is_one_to_all(op))
-        collective(op, bytes, root, c, same_bytes_on_all(ev.kind));
-      else
-        rooted_up(c, root, bytes, a.contributors() > 0);
-      return true;
-    }
-  }
-}
-
-// Collectives on the communicator's processes, made once per process by the
-// last of its members to arrive. Members that may pass different byte
-// counts (v-collectives, a completed nonblocking one) agree on the largest
-// first; the others agree on their arrivals, passing lateness on.
 void MpiThreadOps::collective(OpClass op, int64_t bytes_in, int64_t root_in, const Comm& c, bool same_bytes) {
   MpiComm& mc = b_.comm(c.id);
   // Of this process's ranks alone: they meet as the threads' do, no data to move.

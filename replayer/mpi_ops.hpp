@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "replayer/backend.hpp"
+#include "replayer/kind_table.hpp"
 #include "replayer/mpi_mode.hpp"
 #include "replayer/pending_sends.hpp"
 #include "replayer/sync.hpp"
 #include "replayer/topology.hpp"
+#include "trace/arg_views.hpp"
 
 namespace mpior::replay {
 
@@ -66,6 +68,29 @@ class MpiThreadOps final : public MpiOps {
   };
 
   bool comm_of(const trace::Event& ev, int64_t local, Comm* out);
+  // Each kind's replay (mpi_mode.cpp), by its op class.
+  using Call = bool (MpiThreadOps::*)(const trace::Event&);
+  static constexpr KindTable<Call> calls();
+  bool bookkeeping(const trace::Event&) { return true; }
+  bool completions_begin(const trace::Event& ev);  // Wait/Test: their completion records follow
+  bool cancel(const trace::Event& ev);
+  bool finalize(const trace::Event& ev);
+  // A call on its communicator; one the replay cannot use was logged and passes.
+  template <bool (MpiThreadOps::*F)(const trace::Event&, const Comm&)>
+  bool on_comm(const trace::Event& ev) {
+    Comm c;
+    return !comm_of(ev, trace::mpi_args(ev).comm(), &c) || (this->*F)(ev, c);
+  }
+  bool send_call(const trace::Event& ev, const Comm& c);
+  bool isend_call(const trace::Event& ev, const Comm& c);
+  bool start_call(const trace::Event& ev, const Comm& c);
+  bool recv_call(const trace::Event& ev, const Comm& c);
+  bool sendrecv_call(const trace::Event& ev, const Comm& c);
+  bool allcoll_call(const trace::Event& ev, const Comm& c);
+  bool barrier_call(const trace::Event& ev, const Comm& c);
+  bool rooted_call(const trace::Event& ev, const Comm& c);
+  bool created_call(const trace::Event& ev, const Comm&) { return made(ev); }
+  bool freed_call(const trace::Event& ev, const Comm& c);
   int32_t global_of(int64_t local) const;  // -1: none
   bool made(const trace::Event& ev);
   bool receive_posted(const trace::Event& ev);
