@@ -26,7 +26,7 @@ def check_files(s, ranks):
             entry = file_entry(summary, s.abs(f"{stem}-{r}.dat"))
             check_eq(entry["bytes_written"], WRITES * BLOCK, f"bytes written to {stem}-{r}.dat")
     s.replay_and_check()
-    check_eq(s.report["errors"]["count"], 0, "failed calls in the replay")
+    check_eq(s.report["errors"]["count"], 0, f"failed calls in the replay (first: {s.report['errors']['first']})")
 
 
 def run(scenario, ranks):

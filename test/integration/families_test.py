@@ -210,7 +210,7 @@ def tempfiles():
     check_eq(sorted((os.path.basename(f["path"])[:3], f["bytes_written"], f["created"]) for f in made),
              [("pla", 64, True), ("sfx", 32, True)], "the temporary files, as made")
     s.replay_and_check()
-    check_eq(s.report["errors"]["count"], 0, "failed calls in the replay")
+    check_eq(s.report["errors"]["count"], 0, f"failed calls in the replay (first: {s.report['errors']['first']})")
     s.cleanup()
 
 
@@ -472,7 +472,7 @@ def aio_orphan():
     check(re.search(r"\bclose .*\n\s+RSD x3 \{\n\s+mpior_aio_done depth=1 ", text) is not None,
           "the dump does not show 3 completions nested under close")
     s.replay_and_check()
-    check_eq(s.report["errors"]["count"], 0, "failed calls in the replay")
+    check_eq(s.report["errors"]["count"], 0, f"failed calls in the replay (first: {s.report['errors']['first']})")
     check_eq(s.report["ops"]["aio_write"]["bytes"], ranks * 6 * block, "replayed aio_write bytes")
     s.cleanup()
 
@@ -518,7 +518,7 @@ def mmap_fixed(app="mmap_fixed", ranks=None):
             e = expect_bytes(summary, s.abs(name(stem, r)), written * page, read * page)
             check_eq(e["mapped_written"], written * page, f"{name(stem, r)}: bytes written through mappings")
     s.replay_and_check()
-    check_eq(s.report["errors"]["count"], 0, "failed calls in the replay")
+    check_eq(s.report["errors"]["count"], 0, f"failed calls in the replay (first: {s.report['errors']['first']})")
     check_eq(s.report["ops"]["mremap"]["bytes"], n * 8 * page, "replayed mremap bytes (the shrinks' tails)")
     s.cleanup()
 

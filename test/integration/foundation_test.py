@@ -228,7 +228,7 @@ def mpiio():
     f = file_entry(summary, s.abs("collective.dat"))
     check_eq((f["bytes_written"], f["mpiio"]["bytes_written"]), (size, size), "collective.dat bytes (POSIX, MPI-IO)")
     s.replay_and_check()
-    check_eq(s.report["errors"]["count"], 0, "failed calls in the replay")
+    check_eq(s.report["errors"]["count"], 0, f"failed calls in the replay (first: {s.report['errors']['first']})")
     s.cleanup()
 
 

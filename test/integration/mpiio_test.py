@@ -181,7 +181,7 @@ def excluded():
             wait = re.search(r"^\s*(mpior_complete|MPI_Wait) .*ret=.*", text, re.M)
             check(wait is None, f"rank {r}: the excluded file's request completion was recorded: {wait and wait[0]}")
         s.replay_and_check()
-        check_eq(s.report["errors"]["count"], 0, "failed calls in the replay")
+        check_eq(s.report["errors"]["count"], 0, f"failed calls in the replay (first: {s.report['errors']['first']})")
     finally:
         s.cleanup()
 
