@@ -119,6 +119,8 @@ class Call {
     if (ev_.depth == 0 && ev_.end != 0) {
       if (__builtin_expect(ev_.end - ev_.start >= g_stolen_check_ticks, 0) && !prev_tracer_)
         stolen::reading_after_call(!dropped_, ev_.end - ev_.start);
+      // A flush from this thread (crash.hpp) is the tracer's time after the call.
+      if (__builtin_expect(ev_.end >= crash::g_due.load(std::memory_order_relaxed), 0) && !prev_tracer_) crash::due();
       // A dropped call's tracer time passes on to the next record, which
       // holds its span; the gap before the next call (pruning's rule) is
       // from this end, so its end moves back by as much: the next call
@@ -133,8 +135,6 @@ class Call {
       t.nested_ticks = clock::now() - ev_.end;
     }
     if (t.depth) --t.depth;
-    if (__builtin_expect(crash::g_flusher_wanted.load(std::memory_order_relaxed), 0) && t.depth == 0 && !prev_tracer_)
-      crash::start_wanted_flusher();
     if (__builtin_expect(t.stashed, 0) && !t.signal_stash) drain_signal_records(t.depth);
     t.in_tracer = prev_tracer_;
     errno = errno_;

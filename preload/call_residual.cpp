@@ -58,6 +58,9 @@ CallResidual measure_call_residual() noexcept {
   static char text[16] = "mpior";
   FILE* f = fmemopen(text, sizeof text, "r");  // not intercepted: an untraced stream
   ThreadState saved = t;
+  // At load, before the tracer's own statics are made: the calls below must
+  // not start the crash journal (crash.hpp), though they pay its check.
+  const int64_t due = crash::g_due.exchange(crash::kDueNever);
   g_call_inside_ticks = 0;  // measured here: the calls below keep their readings' time
   t.in_tracer = 0;          // the session starts under the tracer's guard; the loops call nothing recorded
   int64_t least = INT64_MAX, inside = INT64_MAX;
@@ -69,6 +72,7 @@ CallResidual measure_call_residual() noexcept {
   int64_t wrapped[kWrappedRounds] = {};
   for (int64_t& w : wrapped) w = f ? wrapped_round(t, f) : 0;
   t = saved;
+  crash::g_due.store(due);
   if (f) fclose(f);
   std::sort(wrapped, wrapped + kWrappedRounds);
   int64_t through = f ? wrapped[kWrappedRounds / 2] - std::max<int64_t>(0, inside) : 0;

@@ -13,14 +13,23 @@
 //
 // SIGKILL and node loss: a background thread rewrites the trace every
 // MPIOR_FLUSH_INTERVAL milliseconds when there are new events. A rank starts
-// it at MPI_Init; a standalone program, a forked child and an exec'd one at
-// their first recorded call (not at load: a process that records nothing,
-// or forks only to exec, gets no thread), and a forked child anew: the
-// parent's thread is not copied into it.
+// it at MPI_Init; a forked child and an exec'd one at their first recorded
+// call (not at load: a process that records nothing, or forks only to exec,
+// gets no thread), and a forked child anew: the parent's thread is not
+// copied into it.
+//
+// A standalone program starts its crash journal at its first recorded call
+// instead (journal.hpp: a SIGKILL loses nothing from there), and its own
+// thread rewrites the trace, at the first call after each interval: a thread
+// of the tracer's would switch on glibc's multi-thread locking (stdio locks,
+// syscall cancellation) in a program that never needed it, a cost on every
+// call. Once the program starts a thread of its own, that cost is paid
+// anyway, and the flush thread takes over.
 #include "preload/crash.hpp"
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/single_threaded.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +45,7 @@
 #include "preload/session.hpp"
 #include "preload/spill_writer.hpp"
 #include "preload/thread_state.hpp"
+#include "preload/trace_clock.hpp"
 
 namespace mpior::preload::crash {
 namespace {
@@ -60,6 +70,18 @@ std::atomic<bool> g_stop{false};
 pthread_t g_flusher;
 bool g_flusher_running = false;
 constexpr long kNever = std::numeric_limits<long>::max();
+
+// What due() does (g_due says when).
+enum class Mode : uint8_t {
+  idle,           // nothing: the flush thread runs, or none is wanted
+  start_thread,   // the first recorded call starts the flush thread
+  start_journal,  // the first recorded call starts the crash journal, then as `here`
+  here,           // the calling thread flushes once the interval has passed
+};
+Mode g_mode = Mode::idle;  // under g_in_due (or before any call)
+std::atomic_flag g_in_due = ATOMIC_FLAG_INIT;
+pid_t g_pid = 0;              // a vfork child (another pid) shares this memory: it flushes nothing
+uint64_t g_written_here = 0;  // events in the last write from the calling thread
 
 void sleep_ms(long ms) {
   timespec ts{ms / 1000, (ms % 1000) * 1000000};
@@ -190,37 +212,99 @@ void start_flusher(bool for_journal = false) {
 
 void start() {
   if (opt_signals.get()) install();
+  g_pid = getpid();
   start_flusher(journal::enabled());
 }
 
-void start_lazily() {
-  if (opt_signals.get()) install();
-  g_flusher_wanted.store(opt_flush.get() > 0, std::memory_order_relaxed);
+namespace {
+
+int64_t ticks_from_now(long ms) noexcept {
+  const clock::Scale scale = clock::scale();
+  const double ns = double(ms) * 1e6;
+  return clock::now() + int64_t(scale.tsc ? ns / scale.ns_per_tick : ns);
 }
 
-void start_wanted_flusher() noexcept {
-  if (!g_flusher_wanted.exchange(false)) return;
+void set_mode(Mode m) noexcept {
+  g_mode = m;
+  g_due.store(m == Mode::idle ? kDueNever : kDueNow, std::memory_order_relaxed);
+}
+
+// A flush on the calling thread (Mode::here), then the next one's time.
+void flush_here() noexcept {
+  journal::take_flush_wanted();
+  const uint64_t now = session::events_recorded();
+  if (now != g_written_here) {
+    spill::before_flush();
+    if (session::write_periodic()) g_written_here = now;
+  }
+  const long interval = long(opt_flush.get());
+  g_due.store(interval > 0 ? ticks_from_now(interval) : kDueNever, std::memory_order_relaxed);
+}
+
+void run_due() noexcept {
+  if (g_mode == Mode::start_journal) {
+    g_mode = Mode::here;
+    if (!session::start_journal()) return set_mode(Mode::start_thread), run_due();  // the flush thread as before
+    g_written_here = session::events_recorded();
+  }
+  if (g_mode == Mode::start_thread) {
+    set_mode(Mode::idle);
+    return start_flusher();
+  }
+  if (g_mode != Mode::here) return set_mode(Mode::idle);
+  if (!__libc_single_threaded) {  // the program has threads: libc locks whatever the tracer does
+    set_mode(Mode::idle);
+    return start_flusher(true);  // the journal needs its flushes even without an interval
+  }
+  flush_here();
+}
+
+}  // namespace
+
+void start_lazily(bool journaled) {
+  if (opt_signals.get()) install();
+  g_pid = getpid();
+  set_mode(journaled ? Mode::start_journal : opt_flush.get() > 0 ? Mode::start_thread : Mode::idle);
+}
+
+void due() noexcept {
+  if (g_in_due.test_and_set(std::memory_order_acquire)) return;  // another thread is at it
   TracerGuard guard;
-  int saved = errno;
-  start_flusher();
+  const int saved = errno;
+  if (getpid() == g_pid) run_due();
   errno = saved;
+  g_in_due.clear(std::memory_order_release);
+}
+
+void want_flush() noexcept {
+  if (!spill::request()) g_due.store(kDueNow, std::memory_order_relaxed);
 }
 
 void after_fork_child(bool traced) {
   journal::reset_after_fork();
   g_flusher_running = false;  // the parent's thread is not in the child
   g_dumped.store(false);
-  g_flusher_wanted.store(traced && opt_flush.get() > 0, std::memory_order_relaxed);
+  g_in_due.clear();
+  g_pid = getpid();
+  g_written_here = 0;
+  set_mode(traced && opt_flush.get() > 0 ? Mode::start_thread : Mode::idle);
 }
 
 void stop_for_exec() {
+  // If the exec fails, flushes resume at the next call: the calling
+  // thread's (its journal goes on), or a new flush thread.
+  const Mode was = g_mode;
   stop();
   g_dumped.store(false);
-  g_flusher_wanted.store(opt_flush.get() > 0, std::memory_order_relaxed);  // if the exec fails
+  if (was == Mode::here || was == Mode::start_journal)
+    set_mode(was);
+  else if (opt_flush.get() > 0)
+    set_mode(Mode::start_thread);
 }
 
 void stop() {
   g_dumped.store(true);  // the final write follows: a later crash leaves it in place
+  set_mode(Mode::idle);
   if (!g_flusher_running) return;
   g_stop.store(true);
   pthread_join(g_flusher, nullptr);

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "preload/config.hpp"
+#include "preload/crash.hpp"
 #include "preload/log.hpp"
 #include "preload/spill_writer.hpp"
 #include "preload/thread_state.hpp"
@@ -97,7 +98,7 @@ Ring* open_ring(uint32_t thread) noexcept {
 }
 
 void want_flush() noexcept {
-  if (!g_flush_wanted.exchange(true, std::memory_order_relaxed)) spill::request();
+  if (!g_flush_wanted.exchange(true, std::memory_order_relaxed)) crash::want_flush();
 }
 
 bool take_flush_wanted() noexcept { return g_flush_wanted.exchange(false, std::memory_order_relaxed); }

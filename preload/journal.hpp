@@ -1,10 +1,12 @@
 // Crash journal (trace/journal_format.hpp): every raw record a thread
 // pushes is also copied into a ring in a file under the trace directory,
-// mapped shared, so that a rank killed by SIGKILL before its next periodic
-// flush leaves its records since the last rank-file write behind for
-// mpior-post to fold. The ring holds the records since the last flush:
-// when half of it is unflushed, the flush thread is woken to write the rank
-// file early (flush_wanted), so memory stays bounded by events, not time.
+// mapped shared, so that a process (an MPI rank, a standalone program)
+// killed by SIGKILL before its next periodic flush leaves its records since
+// the last rank-file write behind for mpior-post to fold. The ring holds the
+// records since the last flush: when half of it is unflushed, the rank file
+// is written early (flush_wanted: by the flush thread, or by the recording
+// thread at its next call, crash.hpp), so memory stays bounded by events,
+// not time.
 #pragma once
 
 #include <emmintrin.h>
@@ -69,8 +71,9 @@ __attribute__((always_inline)) inline void append(uint32_t thread, const trace::
 
 // MPIOR_JOURNAL: records per thread ring (0: no journal).
 bool enabled() noexcept;
-// After MPI_Init: journals go to dir, named for rank (threads map theirs at
-// their next record).
+// After MPI_Init (a standalone program: at its first recorded call):
+// journals go to dir, named for rank (threads map theirs at their next
+// record).
 void start(const std::string& dir, int32_t rank) noexcept;
 // Table entries made after start, appended to the meta journal.
 void note_file(int32_t id, const trace::FileEntry& f) noexcept;
@@ -80,9 +83,9 @@ void note_comm(const trace::CommEntry& c) noexcept;
 // ring for recovery); returns events. flushed(): that trace is written.
 uint64_t cover(uint32_t thread, uint64_t events) noexcept;
 void flushed() noexcept;
-// The flush thread: a ring is half full of unflushed records (clears it).
+// The flusher: a ring is half full of unflushed records (clears it).
 bool take_flush_wanted() noexcept;
-// The rank finished normally: its journal files go.
+// The process finished normally: its journal files go.
 void finish() noexcept;
 // In a forked child: the parent's rings are not this process's.
 void reset_after_fork() noexcept;

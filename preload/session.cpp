@@ -319,7 +319,7 @@ void on_load() {
   }
   s.traced = true;
   s.writable = true;
-  if (!s.under_mpi || s.child) crash::start_lazily();
+  if (!s.under_mpi || s.child) crash::start_lazily(!s.child && journal::enabled());
   atexit(on_exit_handler);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_recording.store(true);
@@ -386,7 +386,7 @@ void on_exit() {
     // this process's trace would lose that job's.
     log_info("{} holds a job started after this process; its trace is left in place", s.dir);
   } else if (!s.mpi) {
-    write_standalone();
+    if (write_standalone()) journal::finish();  // else mpior-post recovers what the journal holds
   } else if (!s.finalized || events_recorded() != s.events_written) {
     // I/O after MPI_Finalize, or an exit without it (the job stays
     // "running": mpior-post reports it as not finished).

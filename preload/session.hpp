@@ -34,8 +34,13 @@ void lock_writes() noexcept;
 bool spill_target(std::string* path, int32_t* rank);
 uint64_t events_recorded();
 // A standalone program's trace and job record (at exit, and before an exec
-// replaces the program: then again at exit if the exec failed).
-void write_standalone();
+// replaces the program: then again at exit if the exec failed); false when
+// either could not be written.
+bool write_standalone();
+// A standalone program's crash journal, at its first recorded call: its
+// directory, the journal, then the trace so far (the rank file and the job
+// record, running: recovery needs both); false when it cannot have one.
+bool start_journal();
 // The rank's trace encoded as write_rank would write it (empty when it
 // cannot be made: the error is logged); one writer at a time. For the
 // finalize aggregation (aggregate.cpp), which writes it elsewhere.

@@ -108,15 +108,30 @@ bool write_rank(bool finished) {
 }
 
 namespace {
-// A standalone program's trace so far, its job marked running; its
-// directory is made at the first such write.
-bool write_standalone_running_now() {
+// A standalone program's directory, made at its first write.
+bool standalone_dir_ready() {
   Session& s = S();
   if (!s.dir_ready && !prepare_dir(s.dir, s.job_id).empty()) return false;
   s.dir_ready = true;
-  return write_rank_now(false) && write_job(trace::JobState::running, {0});
+  return true;
+}
+
+// A standalone program's trace so far, its job marked running.
+bool write_standalone_running_now() {
+  return standalone_dir_ready() && write_rank_now(false) && write_job(trace::JobState::running, {0});
 }
 }  // namespace
+
+bool start_journal() {
+  Session& s = S();
+  if (!journal::enabled() || s.mpi || s.child || s.under_mpi || !s.writable || newer_job_in_dir()) return false;
+  lock_writes();
+  // The journal first: the records after the rank file's snapshot go to it.
+  if (standalone_dir_ready()) journal::start(s.dir, s.rank);
+  const bool ok = journal::g_started.load() && write_rank_now(false) && write_job(trace::JobState::running, {0});
+  release_writes();
+  return ok;
+}
 
 bool write_periodic() {
   Session& s = S();
@@ -222,14 +237,15 @@ uint64_t events_recorded() {
   return n;
 }
 
-// A standalone program's trace and job record (at exit, and before an exec
-// replaces the program: then again at exit if the exec failed).
-void write_standalone() {
+bool write_standalone() {
   Session& s = S();
   std::string err = s.dir_ready ? std::string() : prepare_dir(s.dir, s.job_id);
-  if (!err.empty()) return log_error("cannot write traces to {}: {}", s.dir, err);
+  if (!err.empty()) {
+    log_error("cannot write traces to {}: {}", s.dir, err);
+    return false;
+  }
   s.dir_ready = true;
-  if (write_rank(true)) write_job(trace::JobState::complete, {0});
+  return write_rank(true) && write_job(trace::JobState::complete, {0});
 }
 }  // namespace session
 

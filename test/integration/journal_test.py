@@ -208,6 +208,43 @@ def kill_many():
     dies("kill", True, writes=150000)
 
 
+def standalone(writes, **env):
+    """A program without MPI (killed_standalone self) makes its writes, then
+    waits 0.3 s, less than the flush interval, and dies by SIGKILL: its
+    first periodic flush never came, and it has no flush thread (still
+    single-threaded: the tracer flushes from the program's own thread). Its
+    crash journal holds the writes: mpior-post recovers >= 99% of them and
+    removes the journal files."""
+    root = tempfile.mkdtemp(prefix="mpior-journal-")
+    traces = os.path.join(root, "traces")
+    p = subprocess.run([app_path("killed_standalone"), "self", str(writes), "300"], cwd=root,
+                       env=dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, **env), capture_output=True,
+                       text=True, timeout=120)
+    check_eq(p.returncode, -9, f"the program's exit status: {p.stderr[-2000:]}")
+    check_eq(p.stdout.strip(), "single-threaded 1", "no thread of the tracer's in the program")
+    check(any(f.endswith(".journal") for f in os.listdir(traces)), f"journal files: {os.listdir(traces)}")
+    post = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
+    check_eq(post.returncode, 0, f"mpior-post exit status: {post.stderr}")
+    check("events recovered from its crash journal" in post.stderr, f"recovered: {post.stderr}")
+    with open(os.path.join(traces, "plan", "summary.json")) as f:
+        summary = json.load(f)
+    check_eq(summary["complete"], False, "summary complete")
+    n = writes_of(summary, "standalone.dat")
+    check(int(0.99 * writes) <= n <= writes, f"{n} of {writes} writes in the trace")
+    check(not [f for f in os.listdir(traces) if f.endswith(".journal")], "journals left after recovery")
+    r = subprocess.run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), os.path.join(traces, "plan")],
+                       capture_output=True, text=True, timeout=300)
+    check_eq(r.returncode, 0, f"replay exit status: {r.stderr[-3000:]}")
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def standalone_many():
+    """More writes than a ring holds (65,536 records) and no periodic flush:
+    the program's own thread rewrites the trace each time the ring is half
+    full, so the SIGKILL loses none of the older writes."""
+    standalone(150000, MPIOR_FLUSH_INTERVAL="0")
+
+
 def scenario(mode, early):
     f = lambda: dies(mode, early)  # noqa: E731
     f.__name__ = mode
@@ -224,4 +261,6 @@ if __name__ == "__main__":
     cases["lossless"] = lossless
     cases["inside"] = inside
     cases["gap"] = gap
+    cases["standalone"] = lambda: standalone(WRITES)
+    cases["standalone_many"] = standalone_many
     main(cases)
