@@ -176,7 +176,7 @@ inline void fill(Call& c, const Mapping& m, uintptr_t addr, size_t len) {
 // upper bound).
 void record_covered(const Call& c, const Mapping& m, uintptr_t lo, uintptr_t hi) noexcept {
   RawEvent ev;
-  ev.kind = Kind::munmap;
+  ev.kind = Kind::mpior_map_covered;
   ev.depth = c.ev().depth;
   ev.start = ev.end = c.ev().start;
   ev.callsite = c.ev().callsite;
