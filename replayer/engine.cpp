@@ -76,6 +76,7 @@ void ReplayThread::run() {
     going = step(ev, cursor.delivered(), tools, woke) && going;
     if (order_slot >= 0) sh_.order->replayed(order_slot, cursor.delivered());
   }
+  if (order_slot >= 0) sh_.order->finished(order_slot);  // a thread that stopped early holds no one back
   wind_up(tools, going, cpu_wait0);
 }
 

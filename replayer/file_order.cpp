@@ -188,7 +188,7 @@ bool FileOrder::wait_before(int slot, const trace::Event& ev, const std::atomic<
 
 // Per other thread changing the name: the event number of its next change
 // not yet replayed; returns whether any other thread changes it at all.
-bool FileOrder::next_changes(int slot, const Changes& changes, std::vector<std::pair<int, uint64_t>>& out) const {
+bool FileOrder::next_changes(int slot, const Changes& changes, Pending& out) const {
   bool any = false;
   for (const ThreadChanges& tc : changes) {
     if (tc.slot == slot) continue;
@@ -204,21 +204,24 @@ bool FileOrder::others_change(int slot, const trace::Event& ev) const {
   if (slot < 0 || by_name_.empty()) return false;
   std::vector<const Changes*> names;
   names_of(slot_rank_[size_t(slot)], ev, names);
-  std::vector<std::pair<int, uint64_t>> unused;
+  Pending unused;
   for (const Changes* c : names)
     if (next_changes(slot, *c, unused)) return true;
   return false;
 }
 
-bool FileOrder::wait_for_change(int slot, const trace::Event& ev, const std::atomic<bool>& aborted,
-                                int64_t bound_ns) const {
+FileOrder::Pending FileOrder::pending_changes(int slot, const trace::Event& ev) const {
   std::vector<const Changes*> names;
   names_of(slot_rank_[size_t(slot)], ev, names);
-  std::vector<std::pair<int, uint64_t>> next;
+  Pending next;
   for (const Changes* c : names) next_changes(slot, *c, next);
-  if (next.empty()) return false;
+  return next;
+}
+
+bool FileOrder::wait_for_change(const Pending& pending, const std::atomic<bool>& aborted, int64_t bound_ns) const {
+  if (pending.empty()) return false;
   auto one_done = [&] {
-    for (auto [other, event_no] : next)
+    for (auto [other, event_no] : pending)
       if (progress_[size_t(other)].value.load(std::memory_order_acquire) >= event_no) return true;
     return false;
   };

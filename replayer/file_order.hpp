@@ -50,9 +50,16 @@ class FileOrder {
   bool wait_before(int slot, const trace::Event& ev, const std::atomic<bool>& aborted, int64_t bound_ns) const;
   // Whether another thread of slot's rank changes a name ev uses.
   bool others_change(int slot, const trace::Event& ev) const;
-  // Waits until another thread of slot's rank has replayed its next change
-  // of a name ev uses (bounded as above); false when none has one left.
-  bool wait_for_change(int slot, const trace::Event& ev, const std::atomic<bool>& aborted, int64_t bound_ns) const;
+  // Per other thread of slot's rank changing a name ev uses: the event
+  // number of its next change not yet replayed. Taken before the call is
+  // tried, so that a change replayed between the try and the wait is the
+  // one waited for, not the change after it (a rename then a removal: the
+  // retry would wait for the removal and fail for good).
+  using Pending = std::vector<std::pair<int, uint64_t>>;
+  Pending pending_changes(int slot, const trace::Event& ev) const;
+  // Waits until one of the pending changes is replayed (bounded as above);
+  // false when there is none.
+  bool wait_for_change(const Pending& pending, const std::atomic<bool>& aborted, int64_t bound_ns) const;
   // Slot's thread has replayed its events up to event_no (the cursor's count).
   void replayed(int slot, uint64_t event_no) {
     progress_[size_t(slot)].value.store(event_no, std::memory_order_release);
@@ -84,7 +91,7 @@ class FileOrder {
   void note(int32_t rank, int slot, int64_t file, const trace::Event& ev, uint64_t event_no);
   void names_of(int32_t rank, const trace::Event& ev, std::vector<const Changes*>& out) const;
   bool satisfied(int slot, const Changes& changes, int64_t start_ns) const;
-  bool next_changes(int slot, const Changes& changes, std::vector<std::pair<int, uint64_t>>& out) const;
+  bool next_changes(int slot, const Changes& changes, Pending& out) const;
 
   const trace::Plan& plan_;
   std::vector<int> slots_;

@@ -50,13 +50,15 @@ IoOutcome ReplayThread::replay_io(const trace::Event& ev, IoReplay& io) {
   constexpr int64_t kBoundNs = 30'000'000'000;  // a thread that went another way than traced
   if (order_slot < 0 || !FileOrder::orders(ev) || !sh_.order->others_change(order_slot, ev)) return io.replay(ev);
   io.hold_name_failures(true);
+  FileOrder::Pending pending = sh_.order->pending_changes(order_slot, ev);
   IoOutcome r = io.replay(ev);
   while (io.failure_held()) {
     int64_t t = mono_now_ns();
-    bool changed = sh_.order->wait_for_change(order_slot, ev, sh_.progress.aborted(), kBoundNs);
+    bool changed = sh_.order->wait_for_change(pending, sh_.progress.aborted(), kBoundNs);
     acct_.waited += mono_now_ns() - t;
     if (!changed) break;
     io.hold_name_failures(true);
+    pending = sh_.order->pending_changes(order_slot, ev);
     r = io.replay(ev);
   }
   io.record_held();

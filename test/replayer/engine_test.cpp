@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <functional>
@@ -9,6 +10,7 @@
 #include "replayer/cli.hpp"
 #include "replayer/file_order.hpp"
 #include "test/replayer/plan_maker.hpp"
+#include "trace/cursor.hpp"
 #include "trace/tool_error.hpp"
 
 using namespace mpior::replay;
@@ -148,6 +150,36 @@ TEST_CASE("a name another thread of the rank made is used after it, as traced", 
     REQUIRE(order.slot(2) == -1);
     REQUIRE(order.changes() == 4);  // two creates, the rename's two names; not the reads, nor rank 1's unlink
   }
+}
+
+// `mv f g; cat g; rm g` across two processes of a rank: cat's open fails
+// when tried before mv's rename, and mv's thread may replay the rename
+// before cat starts waiting. The changes to wait for are those pending when
+// the open was tried: the rename, already done, not the removal after it.
+TEST_CASE("a change replayed between a failed try and the wait is the one waited for", "[engine][file_order]") {
+  PlanMaker pm(1);
+  int64_t made = pm.file("/out/f", true), renamed = pm.file("/out/g", true);
+  StreamMaker cat(false), mv(false);
+  mv.call(Kind::rename, io_args(-1, made, -1, -1, 0, 0, renamed), 0, 0, 1000);
+  mv.call(Kind::unlink, io_args(-1, renamed), 0, 0, 1000);
+  cat.call(Kind::open, io_args(3, renamed, -1, -1, O_RDONLY), 3, mv.now(), 1000);
+  pm.add(cat.stream(0, 0));
+  pm.add(mv.stream(0, 1));
+  FileOrder order(pm.plan, {{&pm.plan.streams[0], 0}, {&pm.plan.streams[1], 0}}, {});
+  mpior::trace::EventCursor cursor(pm.plan.streams[0], 0);
+  mpior::trace::Event open;
+  REQUIRE(cursor.next(open));
+  std::atomic<bool> aborted{false};
+  FileOrder::Pending pending = order.pending_changes(0, open);  // before the try
+  REQUIRE(pending.size() == 1);
+  order.replayed(1, pending[0].second);  // mv's rename, while cat's open failed
+  REQUIRE(order.wait_for_change(pending, aborted, 1'000'000'000));
+  FileOrder::Pending after = order.pending_changes(0, open);  // the removal is next
+  REQUIRE(after.size() == 1);
+  REQUIRE(after[0].second > pending[0].second);
+  order.finished(1);
+  REQUIRE(order.pending_changes(0, open).empty());
+  REQUIRE_FALSE(order.wait_for_change({}, aborted, 1'000'000'000));
 }
 
 // `mkdir -p src && printf ... > src/f1.c`: the shell's open needs the
