@@ -3,6 +3,8 @@
 #include "postproc/post_progress.hpp"
 #include "postproc/rank_events.hpp"
 #include "postproc/scope.hpp"
+#include "postproc/trace_set.hpp"
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -70,8 +72,17 @@ Analysis analyze(const TraceSet& set, PairSink sink) {
     scan_rank(set, r, a, matcher, collectives, summary);
   }
   finish_files(a.files);
-  a.collectives = collectives.finish();
-  a.messages = matcher.finish();
+  const bool ended = complete(set);
+  auto matched = [&](auto finish) {
+    try {
+      finish();
+    } catch (const ToolError& e) {
+      if (ended) throw;
+      if (a.unmatched.empty()) a.unmatched = e.what();
+    }
+  };
+  matched([&] { a.collectives = collectives.finish(); });
+  matched([&] { a.messages = matcher.finish(); });
   a.summary = summary.take();
   warn_unreceived(set, a);
   return a;

@@ -22,10 +22,15 @@ struct Analysis {
   CollectiveStats collectives;
   Summary summary;
   std::vector<std::string> warnings;  // the trace set's, then unreceived sends
+  // Why the ranks' MPI calls do not match, in a job that did not end (an
+  // MPI_Abort, a killed rank: the others stopped wherever they were); the
+  // summary and reports hold, a replay plan cannot.
+  std::string unmatched;
 };
 
 // Throws ToolError for anything that would make the plan wrong or the replay
-// hang. With a sink, every message pair is handed to it.
+// hang (in a job that did not end, a mismatch of collectives or messages is
+// left in Analysis::unmatched instead). With a sink, every message pair is handed to it.
 Analysis analyze(const TraceSet& set, PairSink sink = {});
 
 }  // namespace mpior::postproc

@@ -102,6 +102,14 @@ void post_process(const std::string& trace_dir, const std::string& plan_dir, std
   std::string missing_text = std::to_string(missing.size()) + " of " + std::to_string(set.size()) +
                              " ranks have no trace (rank" + (missing.size() > 1 ? "s " : " ") + rank_list(missing) +
                              ")";
+  if (!a.unmatched.empty()) {
+    text += "ranks stopped at different points: " + a.unmatched + "\n";
+    extra["unmatched"] = a.unmatched;
+    write_summary_only(plan_dir, text, summary_json_text(header, a, extra));
+    warn_all(a.warnings, warn);
+    throw ToolError(trace_dir + ": the job did not end and its ranks stopped at different points (" + a.unmatched +
+                    "); wrote the summary to " + plan_dir + " but no replay plan");
+  }
   if (!missing.empty() && !o.partial) {
     write_summary_only(plan_dir, text, summary_json_text(header, a, extra));
     warn_all(a.warnings, warn);

@@ -54,6 +54,22 @@ TEST_CASE("collective instances are numbered per communicator", "[postproc][coll
   REQUIRE(a.collectives.instances == 6);
 }
 
+// An MPI_Abort or a killed rank stops the others wherever they were: what
+// they did is still summarised, and the mismatch says why no plan is made.
+TEST_CASE("in a job that did not end, members that disagree are the analysis's finding", "[postproc][collectives]") {
+  auto ranks = agreeing(3);
+  ranks[1].collective(Kind::MPI_Barrier, 0);
+  std::vector<trace::RankTrace> traces;
+  for (RankBuilder& b : ranks) traces.push_back(b.finish());
+  auto set = make_set(std::move(traces));
+  set.job.state = trace::JobState::running;
+  postproc::Analysis a = postproc::analyze(set);
+  REQUIRE_THAT(a.unmatched, Contains("communicator 0: rank 0 made 4 collective calls, rank 1 made 5"));
+  REQUIRE(a.summary.ranks.size() == 3);
+  set.job.state = trace::JobState::complete;
+  REQUIRE_THROWS_WITH(postproc::analyze(set), Contains("rank 1 made 5"));
+}
+
 TEST_CASE("a large-count variant is the same collective", "[postproc][collectives]") {
   auto ranks = job(2);
   ranks[0].collective(Kind::MPI_Bcast, 0, 1);

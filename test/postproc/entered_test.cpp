@@ -56,7 +56,8 @@ TEST_CASE("only an unfinished rank's collectives are completed", "[postproc][col
     auto set = crashed(1, false);
     postproc::complete_entered_collectives(set);
     CHECK(set.entered.empty());
-    REQUIRE_THROWS_WITH(postproc::analyze(set), Contains("rank 0 made 2 collective calls, rank 1 made 1"));
+    // A job that did not end (rank 0 unfinished): summarised, no plan.
+    REQUIRE_THAT(postproc::analyze(set).unmatched, Contains("rank 0 made 2 collective calls, rank 1 made 1"));
   }
   SECTION("a job where every rank finished is left alone") {
     auto set = crashed(1, false, false);
