@@ -238,7 +238,7 @@ Classes read_classes(const Cli& cli, std::string& chosen) {
 int predict_plan(Cli& cli) {
   std::string chosen;
   Classes cs = read_classes(cli, chosen);
-  std::string plan_file = plan_file_of(chosen);
+  std::string plan_file = fs::absolute(plan_file_of(chosen)).string();  // --check replays from a scratch directory
   JobPlan jp = plan_jobs(cs, cli.jobs);
   int64_t need = jp.space + jp.space / 5 + (int64_t(1) << 20);
   check_directory("--reference", cli.reference, need);

@@ -184,13 +184,15 @@ def several_plans():
     try:
         report_file = os.path.join(a.root, "several", "predict.json")
         os.makedirs(os.path.dirname(report_file))
+        # Plans named relative to the working directory, as a user types them (--check replays elsewhere).
+        plans = [os.path.relpath(p, a.root) for p in (a.plan, b.plan)]
         out = run([PREDICT, "--reference", ref, "--target", tgt, "--json", report_file, "--check", "--check-repeat",
-                   "1"] + FAST + [a.plan, b.plan])
+                   "1"] + FAST + plans, cwd=a.root)
         check("2 traced runs" in out.stdout and "the median of 2 traced runs" in out.stdout, "text names the runs")
         with open(report_file) as f:
             report = json.load(f)
-        check_eq(report["plans"], [a.plan, b.plan], "the plans given")
-        check(report["plan"] in (a.plan, b.plan), "--check replayed one of them")
+        check_eq(report["plans"], plans, "the plans given")
+        check(report["plan"] in plans, "--check replayed one of them")
         io = [sa["time"]["io_s"], sb["time"]["io_s"]]
         check(all(abs(x - y) < 1e-6 for x, y in zip(report["traced_runs_io_s"], io)), f"each run's time.io_s {io}")
         check(abs(report["traced_io_s"] - sum(io) / 2) < 1e-6, "traced_io_s: their median")
