@@ -66,19 +66,41 @@ bool at_root(const trace::Plan& plan, const trace::Event& ev) {
 
 }  // namespace
 
-// The mean of the shortest `fraction` of the durations, from the histogram
-// (each bin at its middle, clipped to the observed range).
-double lower_mean(const trace::TimeStats& d, double fraction) {
-  if (d.count() <= 1 || d.histogram().empty() || fraction >= 1) return d.mean();
-  double want = std::max(1.0, fraction * double(d.count())), took = 0, sum = 0;
+namespace {
+
+// The shortest `fraction` of d's durations as (value, occurrences) pieces:
+// each histogram bin at its middle, clipped to the observed range.
+std::vector<std::pair<double, double>> lower_share(const trace::TimeStats& d, double fraction) {
+  std::vector<std::pair<double, double>> out;
+  double want = std::max(1.0, std::min(1.0, fraction) * double(d.count())), took = 0;
   for (auto [bin, n] : d.histogram()) {
     int64_t lo = std::max(trace::TimeStats::bin_low(bin), d.min());
     int64_t hi = std::min(trace::TimeStats::bin_high(bin), d.max());
     double mid = hi <= lo ? double(lo) : (double(lo) + double(hi)) / 2, take = std::min(double(n), want - took);
-    sum += mid * take;
+    out.emplace_back(mid, take);
     took += take;
     if (took >= want) break;
   }
+  return out;
+}
+
+// The weighted median of pieces sorted by value.
+double median_of(const std::vector<std::pair<double, double>>& pieces) {
+  double total = 0, took = 0;
+  for (const auto& p : pieces) total += p.second;
+  for (const auto& p : pieces)
+    if ((took += p.second) >= total / 2) return p.first;
+  return pieces.empty() ? 0 : pieces.back().first;
+}
+
+}  // namespace
+
+double lower_robust(const trace::TimeStats& d, double fraction) {
+  if (d.count() <= 1 || d.histogram().empty()) return d.mean();
+  std::vector<std::pair<double, double>> share = lower_share(d, fraction);
+  double fence = kOutlierFactor * median_of(share), took = 0, sum = 0;
+  for (auto [mid, n] : share)
+    if (mid <= fence) sum += mid * n, took += n;
   return took > 0 ? sum / took : d.mean();
 }
 
@@ -144,7 +166,7 @@ bool calibrates(OpClass op) { return CommCosts::charged(op) || op == OpClass::co
 }  // namespace
 
 CommCosts::CommCosts(const trace::Plan& plan) {
-  std::map<CostKey, trace::TimeStats> merged;  // collectives: every member's durations
+  std::map<CostKey, trace::TimeStats> merged;  // every position's durations (a collective's: every member's)
   std::map<CreationKey, trace::TimeStats> creations;
   std::map<CostKey, uint64_t> root_calls;  // all to one: the roots' among them
   std::map<CostKey, OwnTime> own;          // collective MPI-IO
@@ -153,14 +175,14 @@ CommCosts::CommCosts(const trace::Plan& plan) {
     if (!ranks.empty()) calibrate(plan, s, int32_t(ranks.front()), merged, creations, root_calls, own);
   }
   for (auto& [key, stats] : merged)
-    table_[key].cost_ns = lower_mean(stats, rooted_fraction(key, root_calls[key], stats.count()));
+    table_[key].cost_ns = lower_robust(stats, rooted_fraction(key, root_calls[key], stats.count()));
   for (auto& [key, stats] : creations)
-    creation_floor_[key] = int64_t(lower_mean(stats, key.second >= 2 ? 1.0 / double(key.second) : 1.0));
+    creation_floor_[key] = int64_t(lower_robust(stats, key.second >= 2 ? 1.0 / double(key.second) : 1.0));
   // The last arrivers' durations less the longest a member's file-system
   // calls took: every member leaves after the slowest aggregator's writes
   // (a two-phase sender waits for its aggregator's round to end).
   for (auto& [key, o] : own) {
-    double last = lower_mean(o.dur, key.comm_size >= 2 ? 1.0 / double(key.comm_size) : 1.0);
+    double last = lower_robust(o.dur, key.comm_size >= 2 ? 1.0 / double(key.comm_size) : 1.0);
     table_[key].cost_ns = std::max(0.0, last - o.nested_ns);
   }
 }
@@ -220,8 +242,7 @@ void CommCosts::calibrate(const trace::Plan& plan, const trace::Stream& s, int32
 void CommCosts::add_position(const CostKey& key, const trace::TimeStats& d,
                              std::map<CostKey, trace::TimeStats>& merged) {
   CostEntry& e = table_[key];
-  if (cost_fraction(key) < 1) merged[key].merge(d);
-  e.cost_ns = (e.cost_ns * double(e.calls) + d.mean() * double(d.count())) / double(e.calls + d.count());
+  merged[key].merge(d);
   e.calls += d.count();
   ++e.positions;
 }

@@ -4,18 +4,23 @@
 // scheduler handing the partner a core) is charged on top: before the post
 // for a send, after the synchronisation for everything else.
 //
-// A position's traced mean duration is its waiting plus its cost. The replay
+// A position's traced duration is its waiting plus its cost. The replay
 // walks the plan on its mean timeline, where ranks of an SPMD step arrive
-// together: what the traced call spent beyond that (latency, copies, a
-// partner that was not on a core) is cost. So a call is charged the
-// count-weighted mean duration of the positions of its class — operation,
-// size class (log2 of the bytes), communicator size — and waits on top for
-// partners that the replay itself finds late (slower I/O on the target).
+// together: what the traced call spent beyond that (latency, copies) is
+// cost. So a call is charged the durations of the positions of its class —
+// operation, size class (log2 of the bytes), communicator size — and waits
+// on top for partners that the replay itself finds late (slower I/O on the
+// target).
 // Collectives: the members leave together, so the last arriver's duration is
 // all cost and the others' hold waiting that the replay reproduces itself;
-// their class is charged the mean of its shortest 1/comm_size durations
-// (every member's, from the positions' histograms), not the mean of all
-// (that counted the waiting twice: nton_barrier replayed 2.4x too slow);
+// their class is charged its shortest 1/comm_size durations (every
+// member's, from the positions' histograms), not all of them (that counted
+// the waiting twice: nton_barrier replayed 2.4x too slow);
+// Every class's durations are taken robustly (lower_robust): a call whose
+// partner the scheduler held off a core when traced lasted that long (a
+// loaded machine: 10-20 ms against a Barrier's 30 us), and the replay, on
+// the same kind of machine, meets that again in its own waiting; their
+// plain mean charged it twice.
 // a Gather's or Reduce's whose members' calls were pruned, the roots' share
 // of its calls (the root's whole duration: the replay never makes it wait
 // for a pruned member).
@@ -57,13 +62,19 @@ struct CostKey {
 };
 
 struct CostEntry {
-  double cost_ns = 0;  // count-weighted mean duration of its positions
+  double cost_ns = 0;  // its positions' durations, robustly (lower_robust)
   uint64_t calls = 0;  // traced calls behind it
   uint32_t positions = 0;
 };
 
-// The mean of the shortest `fraction` of d's durations (from its histogram).
-double lower_mean(const trace::TimeStats& d, double fraction);
+// Durations above this many times the median of those taken are a partner
+// (or the call itself) held off a core, not what the call costs.
+inline constexpr double kOutlierFactor = 4;
+
+// The mean of the shortest `fraction` of d's durations (from its histogram)
+// without those over kOutlierFactor times their median; d's mean when it
+// has a single duration.
+double lower_robust(const trace::TimeStats& d, double fraction);
 
 class CommCosts {
  public:
@@ -90,10 +101,13 @@ class CommCosts {
   // The least an uncharged call takes after its start: its position's
   // shortest traced duration, and for a communicator's creation (collective
   // over its parent: MPICH agrees on a context id) no more than the shortest
-  // 1/comm_size of that call's durations over every member, its last
-  // arriver's. A creation traced once held the wait for the slowest member
-  // on every rank but the last: taken whole, a rank the replay brought there
-  // with the others would pass that wait again on top.
+  // 1/comm_size of its class's durations — every member's, every position of
+  // that kind and parent size — taken robustly: its last arrivers'. A
+  // creation traced once held the wait for the slowest member on every rank
+  // but the last: taken whole, a rank the replay brought there with the
+  // others would pass that wait again on top. A class with a single
+  // duration (one rank's only creation of that kind) has it as its floor:
+  // nothing tells its waiting from its cost.
   int64_t floor_ns(const trace::Plan& plan, const trace::Event& ev, const trace::TimeStats& position) const;
 
   const std::map<CostKey, CostEntry>& table() const { return table_; }
