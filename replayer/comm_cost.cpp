@@ -209,7 +209,9 @@ void CommCosts::calibrate(const trace::Plan& plan, const trace::Stream& s, int32
   };
   while (cursor.next(ev)) {
     if (ev.depth != 0) {
-      if (parent && ev.depth == 1 && trace::is_io(ev.kind)) nested += double(ev.dur_ns);
+      // Each nested call as its position takes it over every call, not as
+      // this first call took it (a first write's stall made the class free).
+      if (parent && ev.depth == 1 && trace::is_io(ev.kind)) nested += lower_robust(s.leaves[ev.leaf].dur, 1.0);
       continue;
     }
     close_parent();

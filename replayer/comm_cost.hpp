@@ -37,8 +37,8 @@
 // rounds in which every rank, the last arriver too, needs its partners on a
 // core. That own time is charged like a collective's cost: the last
 // arrivers' share of the durations, less the longest any member's nested
-// file-system calls took, by operation, size class and the file's
-// communicator size.
+// file-system calls take (each nested position's durations over all its
+// calls), by operation, size class and the file's communicator size.
 #pragma once
 
 #include <cstdint>
@@ -117,7 +117,8 @@ class CommCosts {
   // A creation call's class: its kind and its parent's size.
   using CreationKey = std::pair<trace::Kind, uint32_t>;
   // A collective MPI-IO class's durations over its positions, and the
-  // longest time a position's nested file-system calls took a call.
+  // longest time a position's nested file-system calls take a call (each
+  // nested position's durations taken robustly).
   struct OwnTime {
     trace::TimeStats dur;
     double nested_ns = 0;
