@@ -186,14 +186,19 @@ def excluded():
         s.cleanup()
 
 
-def own_time_charged(s, steps):
+def own_time_charged(s, summary, steps):
     """ROMIO's own time in a collective write (its Allgathers; what the threads' meeting does not reproduce) is
     charged as its last arrivers' share: rank 1, which came last, not rank 0's 20 ms waits for it; each replayed
     call lasts at least that, and it counts as I/O."""
     own = [c for c in s.report["comm_costs"] if c["op"] == "mpiio_write"]
     check_eq([(c["comm_size"], c["calls"]) for c in own], [(2, 2 * steps)], "collective MPI-IO write cost classes")
     cost = own[0]["cost_us"]
-    check(0 <= cost < 15000, f"ROMIO's own time charged {cost} us a call: rank 0's waits counted as cost")
+    # The traced mean over both ranks holds half of rank 0's waits (10 ms a call) beside the calls' own time,
+    # whatever that own time was on a loaded machine; a cost that counted the waits is at least that mean.
+    traced = summary["op_totals"]["MPI_File_write_at_all"]
+    mean_us = traced["time_s"] / traced["calls"] * 1e6
+    check(0 <= cost < mean_us - 5000,
+          f"ROMIO's own time charged {cost} us a call, traced mean {mean_us:.0f} us: rank 0's waits counted as cost")
     call = s.report["ops"]["MPI_File_write_at_all"]
     check(call["mean_us"] >= cost, f"replayed MPI_File_write_at_all {call['mean_us']} us, below its cost {cost} us")
     # A charge pays back the pacer's debt first (late wake-ups from rank 1's 20 ms computations, on a busy
@@ -225,7 +230,7 @@ def late_rank():
             t = next(t["predicted"] for t in s.report["per_rank"] if t["rank"] == 0)
             check(t["io_s"] >= floor, f"--io-level {level}: rank 0's replayed I/O time {t['io_s']} s left out "
                   f"the waits inside its collective writes (wait_s {t['wait_s']} s)")
-            own_time_charged(s, steps)
+            own_time_charged(s, summary, steps)
             os.remove(os.path.join(s.root, "report.json"))
     finally:
         s.cleanup()

@@ -118,9 +118,13 @@ def pruned():
         gathers = steps * cost
         comm = [{t["rank"]: t["predicted"]["comm_s"] for t in r["per_rank"]}[0] for r in (threads, mpi)]
         check(gathers > 0 and comm[0] >= gathers, f"the threads charge the root's Gathers: {comm}, {gathers:.6f} s")
-        check(comm[0] - comm[1] < gathers / 2,
-              f"root's communication, MPI mode {comm[1]:.6f} s against threads {comm[0]:.6f} s "
-              f"(the Gathers' calibrated cost: {gathers:.6f} s)")
+        # The root's Gathers (rank 1's arrive first) cost about a microsecond each: a few ms in all, below
+        # the run-to-run spread of either mode's communication time, so the modes are compared by the
+        # calibration each charges the root's pruned calls with, not by their times.
+        own = [[c for c in r["comm_costs"] if c["op"] == "gather"] for r in (threads, mpi)]
+        check(own[0] and own[1] == own[0], f"the Gathers' calibrated cost, MPI mode {own[1]} against threads {own[0]}")
+        check(comm[1] >= gathers, f"root's communication in MPI mode {comm[1]:.6f} s, below its Gathers' cost "
+              f"{gathers:.6f} s")
     finally:
         s.cleanup()
 
