@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -20,10 +21,12 @@ namespace {
 
 using trace::Event;
 using trace::OpClass;
-using Extent = std::pair<int64_t, int64_t>;  // [begin, end)
 
-bool is_collective_write(const Event& ev) {
-  if (ev.depth != 0 || !trace::is_mpiio(ev.kind) || ev.op() != OpClass::mpiio_write) return false;
+// A collective read or write that moves data (a split collective's _end
+// only completes its _begin).
+bool is_collective_transfer(const Event& ev) {
+  if (ev.depth != 0 || !trace::is_mpiio(ev.kind)) return false;
+  if (ev.op() != OpClass::mpiio_write && ev.op() != OpClass::mpiio_read) return false;
   int64_t flags = mpiio_args(ev).flags();
   return (flags & trace::fio::kColl) && !(flags & trace::fio::kEnd);
 }
@@ -33,22 +36,24 @@ bool is_nested_transfer(const Event& ev) {
          (ev.op() == OpClass::read || ev.op() == OpClass::write);
 }
 
-// One collective write: the k-th on a global file by one thread of each rank.
+// One collective call: the k-th collective transfer on a global file by one
+// thread of each rank.
 using CallKey = std::tuple<int32_t, uint32_t, int64_t>;  // global file, thread, ordinal
 struct Call {
-  std::vector<Extent> written;                    // nested writes' extents, every rank's
-  int64_t write_ns = 0, bytes = 0;                // the time they took, the bytes they wrote
-  std::vector<int32_t> ranks;                     // who made it
-  std::map<int32_t, std::vector<Extent>> pieces;  // rank -> (offset, bytes) it writes now
+  bool read = false;
+  std::vector<ByteRange> moved;                      // nested transfers' extents (of the call's direction)
+  int64_t ns = 0, bytes = 0;                         // the time they took, the bytes they moved
+  std::vector<int32_t> ranks;                        // who made it
+  std::map<int32_t, std::vector<ByteRange>> pieces;  // rank -> [offset, end) it moves now
 };
 using FdKey = std::tuple<int32_t, uint32_t, int32_t>;  // rank, thread, global file
 
-// A rank's walk through its collective writes, shared by both passes.
+// A rank's walk through its collective transfers, shared by both passes.
 struct Walk {
   const trace::Plan& plan;
   int32_t rank;
   uint32_t thread;
-  std::map<int32_t, int64_t> seen;  // global file -> collective writes so far
+  std::map<int32_t, int64_t> seen;  // global file -> collective transfers so far
   int32_t global(int64_t local) const {
     const auto& files = plan.ranks[size_t(rank)].files;
     return local >= 0 && size_t(local) < files.size() ? files[size_t(local)] : -1;
@@ -59,8 +64,28 @@ struct Walk {
   }
 };
 
-void collect(const trace::Plan& plan, std::map<CallKey, Call>& calls, std::map<FdKey, int64_t>& fds,
-             uint64_t& callsite) {
+struct Collected {
+  std::map<CallKey, Call> calls;
+  std::map<FdKey, int64_t> fds;
+  uint64_t callsite = 0;  // of a traced nested transfer, for the ones made
+};
+
+void collect_nested(const Event& ev, int32_t rank, Walk& w, Call* in, bool in_open, Collected& out) {
+  bool opened = in_open && ev.op() == OpClass::open && ev.ret >= 0;
+  if (opened) out.fds[{rank, w.thread, w.global(io_args(ev).file())}] = ev.ret;
+  if (!in || !is_nested_transfer(ev)) return;
+  auto a = io_args(ev);
+  out.fds.try_emplace({rank, w.thread, w.global(a.file())}, a.handle());
+  bool same_way = (ev.op() == OpClass::read) == in->read;
+  if (!same_way || a.offset() < 0 || ev.ret <= 0) return;
+  in->moved.emplace_back(a.offset(), a.offset() + ev.ret);
+  in->ns += ev.dur_ns;
+  in->bytes += ev.ret;
+  if (out.callsite == 0) out.callsite = ev.callsite;
+}
+
+Collected collect(const trace::Plan& plan) {
+  Collected out;
   for (const trace::Stream& s : plan.streams)
     for (int64_t r : s.rank_list()) {
       Walk w{plan, int32_t(r), s.thread, {}};
@@ -69,31 +94,23 @@ void collect(const trace::Plan& plan, std::map<CallKey, Call>& calls, std::map<F
       Call* in = nullptr;
       bool in_open = false;
       while (c.next(ev)) {
-        if (ev.depth == 0) {
-          in = is_collective_write(ev) ? &calls[w.key(ev)] : nullptr;
-          if (in) in->ranks.push_back(int32_t(r));
-          in_open = trace::is_mpiio(ev.kind) && ev.op() == OpClass::mpiio_open;
+        if (ev.depth > 0) {
+          collect_nested(ev, int32_t(r), w, in, in_open, out);
           continue;
         }
-        bool opened = in_open && ev.op() == OpClass::open && ev.ret >= 0;
-        if (opened) fds[{int32_t(r), s.thread, w.global(io_args(ev).file())}] = ev.ret;
-        if (!in || !is_nested_transfer(ev)) continue;
-        auto a = io_args(ev);
-        fds.try_emplace({int32_t(r), s.thread, w.global(a.file())}, a.handle());
-        if (ev.op() != OpClass::write || a.offset() < 0 || ev.ret <= 0) continue;
-        in->written.emplace_back(a.offset(), a.offset() + ev.ret);
-        in->write_ns += ev.dur_ns;
-        in->bytes += ev.ret;
-        if (callsite == 0) callsite = ev.callsite;
+        in = is_collective_transfer(ev) ? &out.calls[w.key(ev)] : nullptr;
+        if (in) in->ranks.push_back(int32_t(r)), in->read = ev.op() == OpClass::mpiio_read;
+        in_open = trace::is_mpiio(ev.kind) && ev.op() == OpClass::mpiio_open;
       }
     }
+  return out;
 }
 
 // The extents merged, ascending.
-std::vector<Extent> union_of(std::vector<Extent> v) {
+std::vector<ByteRange> union_of(std::vector<ByteRange> v) {
   std::sort(v.begin(), v.end());
-  std::vector<Extent> out;
-  for (const Extent& e : v)
+  std::vector<ByteRange> out;
+  for (const ByteRange& e : v)
     if (!out.empty() && e.first <= out.back().second)
       out.back().second = std::max(out.back().second, e.second);
     else
@@ -101,27 +118,77 @@ std::vector<Extent> union_of(std::vector<Extent> v) {
   return out;
 }
 
-void deal(Call& call, int aggregators, int64_t cb) {
-  std::vector<Extent> runs = union_of(std::move(call.written));
-  if (runs.empty()) return;
-  std::sort(call.ranks.begin(), call.ranks.end());
-  int64_t lo = runs.front().first, hi = runs.back().second;
-  int64_t k = std::min<int64_t>(aggregators, int64_t(call.ranks.size()));
-  int64_t size = (hi - lo + k - 1) / k;
-  for (int64_t j = 0; j < k; ++j) {
-    int64_t dlo = lo + j * size, dhi = std::min(hi, dlo + size);
-    for (int64_t w = dlo; w < dhi; w += cb)  // one two-phase cycle: a buffer's window
-      for (const Extent& e : runs) {
-        int64_t from = std::max(e.first, w), to = std::min({e.second, w + cb, dhi});
-        if (from < to) call.pieces[call.ranks[size_t(j)]].emplace_back(from, to - from);
-      }
+// One aggregator's requests over its domain: per cb window from the first
+// byte moved in the domain, the bytes moved (writes) or the window's span
+// from its first to its last byte moved (reads).
+void deal_domain(const std::vector<ByteRange>& runs, ByteRange dom, int64_t cb, bool read,
+                 std::vector<ByteRange>& out) {
+  auto first = std::lower_bound(runs.begin(), runs.end(), dom,
+                                [](const ByteRange& e, const ByteRange& d) { return e.second <= d.first; });
+  if (first == runs.end() || first->first >= dom.second) return;
+  for (int64_t w = std::max(first->first, dom.first); w < dom.second; w += cb) {
+    if (first == runs.end() || first->first >= dom.second) break;
+    if (first->first >= w + cb) w += (first->first - w) / cb * cb;  // windows nothing falls in
+    int64_t wend = std::min(w + cb, dom.second), lo = wend, hi = w;
+    for (auto e = first; e != runs.end() && e->first < wend; ++e) {
+      int64_t from = std::max(e->first, w), to = std::min(e->second, wend);
+      if (from >= to) continue;
+      if (!read) out.emplace_back(from, to);
+      lo = std::min(lo, from), hi = std::max(hi, to);
+    }
+    if (read && lo < hi) out.emplace_back(lo, hi);
+    while (first != runs.end() && first->second <= wend) ++first;
   }
 }
 
-// The rank's stream again, its collective writes' nested transfers replaced
-// by the pieces dealt to it, spread over the call's span.
-trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t rank, std::map<CallKey, Call>& calls,
-                      const std::map<FdKey, int64_t>& fds, uint64_t callsite, uint64_t& writes) {
+void deal(const trace::Plan& plan, Call& call, const CollectiveHints& h) {
+  std::vector<ByteRange> runs = union_of(std::move(call.moved));
+  if (runs.empty()) return;
+  std::sort(call.ranks.begin(), call.ranks.end());
+  std::vector<std::string> hosts;
+  hosts.reserve(call.ranks.size());
+  for (int32_t r : call.ranks) hosts.push_back(plan.ranks[size_t(r)].host);
+  std::vector<int32_t> aggs = aggregator_ranks(call.ranks, hosts, h);
+  std::vector<ByteRange> doms = file_domains(runs.front().first, runs.back().second, int(aggs.size()), h.striping_unit);
+  for (size_t j = 0; j < aggs.size(); ++j) {
+    std::vector<ByteRange> mine;
+    deal_domain(runs, doms[j], h.cb_buffer_size, call.read, mine);
+    if (!mine.empty()) call.pieces[aggs[j]] = std::move(mine);
+  }
+}
+
+// The requests dealt to a rank for one call, spread over its end: they take
+// the traced transfers' time per byte (the data exchange is the rest of the
+// call's time).
+void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::vector<ByteRange>& mine, int64_t fd,
+                   uint64_t callsite, uint64_t& made) {
+  std::vector<int64_t> dur;
+  int64_t total = 0;
+  for (const ByteRange& p : mine) {
+    double share = call.bytes > 0 ? double(p.second - p.first) / double(call.bytes) : 0;
+    total += dur.emplace_back(int64_t(double(call.ns) * share));
+  }
+  int64_t at = std::max(ev.start_ns, ev.end_ns - total);
+  for (size_t i = 0; i < dur.size(); ++i) {
+    trace::RawEvent piece;
+    piece.kind = call.read ? trace::Kind::pread : trace::Kind::pwrite;  // what ROMIO calls
+    piece.depth = 1;
+    piece.callsite = callsite;
+    piece.start = at;
+    piece.end = at = std::min(ev.end_ns, at + dur[i]);
+    auto a = io_args(piece);
+    a.handle() = fd;
+    a.file() = mpiio_args(ev).file();
+    a.offset() = mine[i].first;
+    a.count() = piece.ret = mine[i].second - mine[i].first;
+    b.insert(piece);
+    ++made;
+  }
+}
+
+// The rank's stream again, its collective calls' nested transfers replaced
+// by the requests dealt to it.
+trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t rank, Collected& got, uint64_t& made) {
   Walk w{plan, rank, s.thread, {}};
   Restream b(s.lossless);
   b.begin(s, rank);
@@ -132,75 +199,51 @@ trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t r
     if (in && ev.depth > 0 && is_nested_transfer(ev)) continue;
     b.copy(ev.raw());
     if (ev.depth > 0) continue;
-    in = is_collective_write(ev);
+    in = is_collective_transfer(ev);
     if (!in) continue;
     CallKey key = w.key(ev);
-    auto mine = calls[key].pieces.find(rank);
-    if (mine == calls[key].pieces.end()) continue;
-    auto fd = fds.find({rank, s.thread, std::get<0>(key)});
-    if (fd == fds.end())
-      throw ToolError(fmt::format("rank {} cannot write for the others: it never opened {} at the POSIX level", rank,
-                                  plan.files[size_t(std::get<0>(key))].path));
-    // The writes take the traced writes' time per byte, at the end of the
-    // call (the data exchange before them is the rest of the call's time).
-    const Call& call = calls[key];
-    std::vector<int64_t> dur;
-    int64_t total = 0;
-    for (const Extent& p : mine->second)
-      total +=
-          dur.emplace_back(call.bytes > 0 ? int64_t(double(call.write_ns) * double(p.second) / double(call.bytes)) : 0);
-    int64_t at = std::max(ev.start_ns, ev.end_ns - total);
-    for (size_t i = 0; i < dur.size(); ++i) {
-      trace::RawEvent piece;
-      piece.kind = trace::Kind::pwrite;  // what ROMIO calls
-      piece.depth = 1;
-      piece.callsite = callsite;
-      piece.start = at;
-      piece.end = at = std::min(ev.end_ns, at + dur[i]);
-      auto a = io_args(piece);
-      a.handle() = fd->second;
-      a.file() = mpiio_args(ev).file();
-      a.offset() = mine->second[i].first;
-      a.count() = piece.ret = mine->second[i].second;
-      b.insert(piece);
-      ++writes;
-    }
+    const Call& call = got.calls[key];
+    auto mine = call.pieces.find(rank);
+    if (mine == call.pieces.end()) continue;
+    auto fd = got.fds.find({rank, s.thread, std::get<0>(key)});
+    if (fd == got.fds.end())
+      throw ToolError(fmt::format("rank {} cannot move data for the others: it never opened {} at the POSIX level",
+                                  rank, plan.files[size_t(std::get<0>(key))].path));
+    insert_pieces(b, ev, call, mine->second, fd->second, got.callsite, made);
   }
   return b.finish(rank, s.thread);
 }
 
 }  // namespace
 
-Redealt redeal_collective_writes(trace::Plan& plan, int aggregators, int64_t cb_buffer_size) {
-  if (aggregators < 1) throw ToolError("the number of aggregators must be at least 1");
-  if (cb_buffer_size < 1) throw ToolError("the collective buffer size must be at least one byte");
-  std::map<CallKey, Call> calls;
-  std::map<FdKey, int64_t> fds;
-  uint64_t callsite = 0;
-  collect(plan, calls, fds, callsite);
+Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
+  check_hints(hints);
+  Collected got = collect(plan);
   Redealt out;
-  for (auto& [key, call] : calls) {
-    if (call.written.empty()) continue;
-    deal(call, aggregators, cb_buffer_size);
+  for (auto& [key, call] : got.calls) {
+    if (call.moved.empty()) continue;
+    deal(plan, call, hints);
     ++out.calls;
-    out.writers = std::max(out.writers, int32_t(call.pieces.size()));
+    out.aggregators = std::max(out.aggregators, int32_t(call.pieces.size()));
   }
   if (out.calls == 0) return out;
   std::vector<std::pair<std::pair<int32_t, uint32_t>, trace::Stream>> per_rank;
   for (const trace::Stream& s : plan.streams)
     for (int64_t r : s.rank_list())
-      per_rank.push_back({{int32_t(r), s.thread}, rebuild(plan, s, int32_t(r), calls, fds, callsite, out.writes)});
+      per_rank.push_back({{int32_t(r), s.thread}, rebuild(plan, s, int32_t(r), got, out.transfers)});
   std::stable_sort(per_rank.begin(), per_rank.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<trace::Stream> streams;
   for (auto& [who, s] : per_rank) streams.push_back(std::move(s));
   plan.streams = merge::merge_streams(std::move(streams));
   // The streams are numbered anew: the notes before this one name the
   // streams and positions as extrapolated.
-  plan.extrap.notes.push_back({-1, -1, -1, "aggregators",
-                               fmt::format("the POSIX writes of {} collective writes dealt to {} aggregators in "
-                                           "requests of at most {} bytes, {} writes (notes above: streams before)",
-                                           out.calls, aggregators, cb_buffer_size, out.writes),
-                               "cb_nodes"});
+  plan.extrap.notes.push_back(
+      {-1, -1, -1, "aggregators",
+       fmt::format("the POSIX transfers of {} collective calls dealt to {} aggregators (cb_config_list {}, "
+                   "striping_unit {}) in requests of at most {} bytes, {} transfers (notes above: streams before)",
+                   out.calls, hints.cb_nodes, hints.cb_config_list, hints.striping_unit, hints.cb_buffer_size,
+                   out.transfers),
+       "cb_nodes"});
   return out;
 }
 

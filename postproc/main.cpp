@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -37,6 +38,8 @@ struct Options {
   int64_t extrapolate = 0;
   int64_t cb_buffer_size = mpior::extrap::Options{}.cb_buffer_size;
   int cb_nodes = 0;
+  std::string cb_config_list;  // empty: *:1 when the ranks span nodes, else *:*
+  int64_t striping_unit = 0;
   bool strict = false;
   bool verify = false;
   bool partial = false;
@@ -49,6 +52,22 @@ std::string plan_file_of(const std::string& p) {
   std::error_code ec;
   if (std::filesystem::is_directory(p, ec)) return (std::filesystem::path(p) / mpior::trace::kPlanFileName).string();
   return p;
+}
+
+// ROMIO's default cb_config_list (*:1) when the plan's ranks name more
+// than one node; a plan on one host stands for a run whose placement is
+// not known, and there the first ranks aggregate (*:*).
+void redeal(mpior::trace::Plan& plan, const Options& o) {
+  using namespace mpior;
+  postproc::CollectiveHints h{o.cb_nodes, o.cb_buffer_size, o.cb_config_list, o.striping_unit};
+  if (h.cb_config_list.empty()) {
+    bool one_host = std::all_of(plan.ranks.begin(), plan.ranks.end(),
+                                [&](const trace::PlanRank& r) { return r.host == plan.ranks.front().host; });
+    h.cb_config_list = one_host ? "*:*" : "*:1";
+  }
+  if (postproc::redeal_collective_io(plan, h).calls == 0)
+    std::cerr << "mpior-post: warning: --cb-nodes: no collective MPI-IO read or write made POSIX transfers; the "
+                 "plan is unchanged\n";
 }
 
 int extrapolate(const Options& o) {
@@ -69,12 +88,7 @@ int extrapolate(const Options& o) {
   } catch (const ToolError& e) {
     throw ToolError(std::string("cannot extrapolate: ") + e.what());
   }
-  if (o.cb_nodes > 0) {
-    postproc::Redealt d = postproc::redeal_collective_writes(*extrapolated, o.cb_nodes, o.cb_buffer_size);
-    if (d.calls == 0)
-      std::cerr << "mpior-post: warning: --cb-nodes: no collective MPI-IO write made POSIX writes; the plan is "
-                   "unchanged\n";
-  }
+  if (o.cb_nodes > 0) redeal(*extrapolated, o);
   const trace::Plan& plan = *extrapolated;
   for (const std::string& w : warnings) std::cerr << "mpior-post: warning: " << w << "\n";
   const postproc::PlanSummary& summary = *new postproc::PlanSummary(postproc::summarize_plan(plan, o.plan));
@@ -240,11 +254,19 @@ CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOption
       ->needs(extrap_opt)
       ->capture_default_str();
   app.add_option("--cb-nodes", o.cb_nodes,
-                 "with --extrapolate: the POSIX writes of each collective MPI-IO write dealt to this many "
-                 "aggregators (ROMIO's cb_nodes): contiguous file domains, the lowest ranks writing, in requests "
+                 "with --extrapolate: the POSIX reads and writes of each collective MPI-IO read and write dealt to "
+                 "this many aggregators as ROMIO places them (cb_nodes): contiguous file domains, in requests "
                  "within --cb-buffer-size windows")
       ->check(CLI::Range(1, INT32_MAX))
       ->needs(extrap_opt);
+  app.add_option("--cb-config-list", o.cb_config_list,
+                 "with --cb-nodes: ROMIO's cb_config_list, '*:*' (the first ranks) or '*:N' (N ranks a node, "
+                 "nodes from the traced host names); default '*:1' when the ranks span nodes, else '*:*'")
+      ->needs("--cb-nodes");
+  app.add_option("--striping-unit", o.striping_unit,
+                 "with --cb-nodes: ROMIO's striping_unit hint: file domains end at the nearest multiple of it")
+      ->check(CLI::Range(int64_t(1), INT64_MAX))
+      ->needs("--cb-nodes");
   app.add_flag("--strict", o.strict,
                "with --extrapolate: refuse, as for structure, when no model fits an incidental quantity exactly "
                "(bytes of formatted stdio, results of calls that move no data, reads of files the job neither "

@@ -158,8 +158,8 @@ std::string Runner::plan_for(const Point& p) {
     argv.push_back(std::to_string(s->cb_buffer_size));
   }
   if (s->cb_nodes > 0) {
-    argv.push_back("--cb-nodes");
-    argv.push_back(std::to_string(s->cb_nodes));
+    // As the mpirun line's hints: cb_config_list *:* (spec.cpp).
+    argv.insert(argv.end(), {"--cb-nodes", std::to_string(s->cb_nodes), "--cb-config-list", "*:*"});
   }
   for (const Input& in : inputs_) argv.push_back(in.plan);
   run_tool(argv, fmt::format("extrapolation to {} ranks", p.ranks));

@@ -4,11 +4,13 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "postproc/analyze.hpp"
 #include "postproc/plan.hpp"
+#include "postproc/romio_layout.hpp"
 #include "test/postproc/fixture.hpp"
 #include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
@@ -23,17 +25,20 @@ namespace fio = trace::fio;
 namespace {
 
 // Four ranks open one file collectively (ROMIO's nested open on each, fd
-// 10 + rank) and make two collective writes of 16 KiB in all; as with one
-// aggregator, rank 0 alone wrote each call's data, in two 8 KiB pwrites.
-trace::Plan one_aggregator() {
+// 10 + rank) and make two collective writes (or reads) of 16 KiB in all; as
+// with one aggregator, rank 0 alone moved each call's data, in two 8 KiB
+// pwrites (preads). Rank r runs on hosts[r].
+trace::Plan one_aggregator(bool read = false, std::vector<std::string> hosts = {"n0", "n0", "n0", "n0"}) {
   std::vector<trace::RankTrace> ranks;
   for (int32_t r = 0; r < 4; ++r) {
     RankBuilder b(r, 4);
-    int32_t f = b.file("/out/shared", O_CREAT | O_WRONLY);
+    b.trace().process.host = hosts[size_t(r)];
+    int64_t mode = read ? O_RDONLY : O_CREAT | O_WRONLY;
+    int32_t f = b.file("/out/shared", mode);
     b.call(Kind::MPI_File_open, {{arg::handle, 1}, {arg::file, f}, {arg::flags, fio::kColl}, {arg::fcomm, 0}});
-    b.call(Kind::open, {{arg::handle, 10 + r}, {arg::file, f}, {arg::flags, O_CREAT | O_WRONLY}}, 10 + r, 1000, 1);
+    b.call(Kind::open, {{arg::handle, 10 + r}, {arg::file, f}, {arg::flags, mode}}, 10 + r, 1000, 1);
     for (int64_t step = 0; step < 2; ++step) {
-      b.call(Kind::MPI_File_write_at_all,
+      b.call(read ? Kind::MPI_File_read_at_all : Kind::MPI_File_write_at_all,
              {{arg::handle, 1},
               {arg::file, f},
               {arg::offset, 16384 * step + 4096 * r},
@@ -43,7 +48,7 @@ trace::Plan one_aggregator() {
              0, 100000);
       if (r == 0)
         for (int64_t half = 0; half < 2; ++half)
-          b.call(Kind::pwrite64,
+          b.call(read ? Kind::pread64 : Kind::pwrite64,
                  {{arg::handle, 10}, {arg::file, f}, {arg::offset, 16384 * step + 8192 * half}, {arg::count, 8192}},
                  8192, 2000, 1);
     }
@@ -54,16 +59,17 @@ trace::Plan one_aggregator() {
   return postproc::build_plan(set, postproc::analyze(set));
 }
 
-// Per rank: the (fd, offset, bytes) of its nested POSIX writes.
-using Writes = std::map<int32_t, std::vector<std::tuple<int64_t, int64_t, int64_t>>>;
-Writes writes_of(const trace::Plan& plan) {
-  Writes out;
+// Per rank: the (fd, offset, bytes) of its nested POSIX transfers of one
+// direction.
+using Moved = std::vector<std::tuple<int64_t, int64_t, int64_t>>;
+std::map<int32_t, Moved> moved_by(const trace::Plan& plan, trace::OpClass op = trace::OpClass::write) {
+  std::map<int32_t, Moved> out;
   for (const trace::Stream& s : plan.streams)
     for (int64_t r : s.rank_list()) {
       trace::EventCursor c(s, int32_t(r));
       trace::Event ev;
       while (c.next(ev))
-        if (ev.depth == 1 && ev.op() == trace::OpClass::write) {
+        if (ev.depth == 1 && ev.op() == op) {
           auto a = io_args(ev);
           out[int32_t(r)].emplace_back(a.handle(), a.offset(), a.count());
         }
@@ -71,35 +77,109 @@ Writes writes_of(const trace::Plan& plan) {
   return out;
 }
 
+postproc::CollectiveHints hints(int nodes, int64_t cb, std::string list = "*:*", int64_t stripe = 0) {
+  return {nodes, cb, std::move(list), stripe};
+}
+
 }  // namespace
 
-TEST_CASE("cb_nodes: each collective write's domain split among the lowest ranks, in buffer-sized pieces",
+TEST_CASE("cb_nodes: each collective write's domain split among the first ranks, in buffer-sized pieces",
           "[postproc][aggregators]") {
   trace::Plan plan = one_aggregator();
-  REQUIRE(writes_of(plan).size() == 1);  // as traced: rank 0 alone
-  postproc::Redealt d = postproc::redeal_collective_writes(plan, 2, 4096);
+  REQUIRE(moved_by(plan).size() == 1);  // as traced: rank 0 alone
+  postproc::Redealt d = postproc::redeal_collective_io(plan, hints(2, 4096));
   CHECK(d.calls == 2);
-  CHECK(d.writers == 2);
-  CHECK(d.writes == 8);
-  using W = std::vector<std::tuple<int64_t, int64_t, int64_t>>;
-  Writes got = writes_of(plan);
+  CHECK(d.aggregators == 2);
+  CHECK(d.transfers == 8);
+  auto got = moved_by(plan);
   REQUIRE(got.size() == 2);
   // Rank 0 writes the first half of each call's 16 KiB, rank 1 (its own fd) the second.
-  CHECK(got[0] == W{{10, 0, 4096}, {10, 4096, 4096}, {10, 16384, 4096}, {10, 20480, 4096}});
-  CHECK(got[1] == W{{11, 8192, 4096}, {11, 12288, 4096}, {11, 24576, 4096}, {11, 28672, 4096}});
+  CHECK(got[0] == Moved{{10, 0, 4096}, {10, 4096, 4096}, {10, 16384, 4096}, {10, 20480, 4096}});
+  CHECK(got[1] == Moved{{11, 8192, 4096}, {11, 12288, 4096}, {11, 24576, 4096}, {11, 28672, 4096}});
   CHECK(plan.extrap.notes.back().name == "cb_nodes");
 }
 
 TEST_CASE("cb_nodes above the ranks of a call: every rank writes its share once", "[postproc][aggregators]") {
   trace::Plan plan = one_aggregator();
-  postproc::Redealt d = postproc::redeal_collective_writes(plan, 8, 1 << 20);
-  CHECK(d.writers == 4);
-  Writes got = writes_of(plan);
+  postproc::Redealt d = postproc::redeal_collective_io(plan, hints(8, 1 << 20));
+  CHECK(d.aggregators == 4);
+  auto got = moved_by(plan);
   REQUIRE(got.size() == 4);
   for (int32_t r = 0; r < 4; ++r) {
     CAPTURE(r);
-    CHECK(got[r] == std::vector<std::tuple<int64_t, int64_t, int64_t>>{{10 + r, 4096 * r, 4096},
-                                                                       {10 + r, 16384 + 4096 * r, 4096}});
+    CHECK(got[r] == Moved{{10 + r, 4096 * r, 4096}, {10 + r, 16384 + 4096 * r, 4096}});
   }
-  CHECK_THROWS_AS(postproc::redeal_collective_writes(plan, 0, 4096), mpior::ToolError);
+  CHECK_THROWS_AS(postproc::redeal_collective_io(plan, hints(0, 4096)), mpior::ToolError);
+}
+
+TEST_CASE("cb_nodes: collective reads become the aggregators' preads", "[postproc][aggregators]") {
+  trace::Plan plan = one_aggregator(true);
+  REQUIRE(moved_by(plan, trace::OpClass::read).size() == 1);
+  postproc::Redealt d = postproc::redeal_collective_io(plan, hints(2, 4096));
+  CHECK(d.calls == 2);
+  CHECK(d.transfers == 8);
+  CHECK(moved_by(plan, trace::OpClass::write).empty());
+  auto got = moved_by(plan, trace::OpClass::read);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0] == Moved{{10, 0, 4096}, {10, 4096, 4096}, {10, 16384, 4096}, {10, 20480, 4096}});
+  CHECK(got[1] == Moved{{11, 8192, 4096}, {11, 12288, 4096}, {11, 24576, 4096}, {11, 28672, 4096}});
+  for (const trace::Stream& s : plan.streams) {
+    trace::EventCursor c(s, int32_t(s.rank_list().front()));
+    trace::Event ev;
+    while (c.next(ev))
+      if (ev.depth == 1 && ev.op() == trace::OpClass::read) CHECK(ev.kind == Kind::pread);
+  }
+}
+
+TEST_CASE("cb_config_list *:1: one aggregator a node, the lowest rank of each", "[postproc][aggregators]") {
+  // Block placement: ranks 0 and 1 on n0, 2 and 3 on n1; cb_nodes=4 gives two.
+  trace::Plan plan = one_aggregator(false, {"n0", "n0", "n1", "n1"});
+  postproc::Redealt d = postproc::redeal_collective_io(plan, hints(4, 1 << 20, "*:1"));
+  CHECK(d.aggregators == 2);
+  auto got = moved_by(plan);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0] == Moved{{10, 0, 8192}, {10, 16384, 8192}});
+  CHECK(got[2] == Moved{{12, 8192, 8192}, {12, 24576, 8192}});
+}
+
+TEST_CASE("striping_unit: file domains end on the nearest stripe boundary", "[postproc][aggregators]") {
+  trace::Plan plan = one_aggregator();
+  // 16 KiB in 3 domains of 5462 bytes; boundaries 5462 and 10924 move to 4096 and 12288.
+  postproc::redeal_collective_io(plan, hints(3, 1 << 20, "*:*", 4096));
+  auto got = moved_by(plan);
+  REQUIRE(got.size() == 3);
+  CHECK(got[0] == Moved{{10, 0, 4096}, {10, 16384, 4096}});
+  CHECK(got[1] == Moved{{11, 4096, 8192}, {11, 20480, 8192}});
+  CHECK(got[2] == Moved{{12, 12288, 4096}, {12, 28672, 4096}});
+}
+
+TEST_CASE("ROMIO's aggregator list from cb_config_list and the ranks' nodes", "[postproc][aggregators]") {
+  using V = std::vector<int32_t>;
+  V ranks{0, 1, 2, 3, 4, 5, 6, 7};
+  std::vector<std::string> cyclic{"a", "b", "a", "b", "a", "b", "a", "b"};
+  std::vector<std::string> block{"a", "a", "a", "a", "b", "b", "b", "b"};
+  CHECK(postproc::aggregator_ranks(ranks, cyclic, hints(8, 1, "*:1")) == V{0, 1});
+  CHECK(postproc::aggregator_ranks(ranks, block, hints(8, 1, "*:1")) == V{0, 4});
+  CHECK(postproc::aggregator_ranks(ranks, block, hints(1, 1, "*:1")) == V{0});
+  CHECK(postproc::aggregator_ranks(ranks, block, hints(8, 1, "*")) == V{0, 4});
+  // Per node in the order nodes are met: not ascending ranks.
+  CHECK(postproc::aggregator_ranks(ranks, cyclic, hints(3, 1, "*:2")) == V{0, 2, 1});
+  CHECK(postproc::aggregator_ranks(ranks, cyclic, hints(8, 1, "*:3")) == V{0, 2, 4, 1, 3, 5});
+  // *:* takes the first ranks whatever their node, at most all of them.
+  CHECK(postproc::aggregator_ranks(ranks, cyclic, hints(3, 1, "*:*")) == V{0, 1, 2});
+  CHECK(postproc::aggregator_ranks(ranks, cyclic, hints(20, 1, "*:*")) == ranks);
+  for (const char* bad : {"n0:2", "*:0", "*:x", "*:1,n1:1"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(postproc::check_hints(hints(2, 1, bad)), mpior::ToolError);
+  }
+}
+
+TEST_CASE("ROMIO's file domains, with and without stripe alignment", "[postproc][aggregators]") {
+  using D = std::vector<postproc::ByteRange>;
+  CHECK(postproc::file_domains(0, 10000, 3, 0) == D{{0, 3334}, {3334, 6668}, {6668, 10000}});
+  CHECK(postproc::file_domains(0, 10000, 3, 4096) == D{{0, 4096}, {4096, 8192}, {8192, 10000}});
+  // Boundaries at 1, 2, 3 round to 0, 4 (a tie goes up), 4: one domain holds it all.
+  CHECK(postproc::file_domains(0, 4, 4, 4) == D{{0, 0}, {0, 4}, {4, 4}, {4, 4}});
+  // More aggregators than bytes: the last ones get nothing.
+  CHECK(postproc::file_domains(100, 102, 4, 0) == D{{100, 101}, {101, 102}, {102, 102}, {102, 102}});
 }
