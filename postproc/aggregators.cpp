@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -68,12 +69,16 @@ struct Collected {
   std::map<CallKey, Call> calls;
   std::map<FdKey, int64_t> fds;
   uint64_t callsite = 0;  // of a traced nested transfer, for the ones made
+  // Ranks (and threads) whose streams change: a nested transfer goes, or a
+  // request is dealt to them.
+  std::set<std::pair<int32_t, uint32_t>> changed;
 };
 
 void collect_nested(const Event& ev, int32_t rank, Walk& w, Call* in, bool in_open, Collected& out) {
   bool opened = in_open && ev.op() == OpClass::open && ev.ret >= 0;
   if (opened) out.fds[{rank, w.thread, w.global(io_args(ev).file())}] = ev.ret;
   if (!in || !is_nested_transfer(ev)) return;
+  out.changed.insert({rank, w.thread});
   auto a = io_args(ev);
   out.fds.try_emplace({rank, w.thread, w.global(a.file())}, a.handle());
   bool same_way = (ev.op() == OpClass::read) == in->read;
@@ -141,14 +146,21 @@ void deal_domain(const std::vector<ByteRange>& runs, ByteRange dom, int64_t cb, 
   }
 }
 
-void deal(const trace::Plan& plan, Call& call, const CollectiveHints& h) {
+// The aggregators of calls made by the same ranks, found once.
+using AggregatorCache = std::map<std::vector<int32_t>, std::vector<int32_t>>;
+
+void deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, AggregatorCache& cache) {
   std::vector<ByteRange> runs = union_of(std::move(call.moved));
   if (runs.empty()) return;
   std::sort(call.ranks.begin(), call.ranks.end());
-  std::vector<std::string> hosts;
-  hosts.reserve(call.ranks.size());
-  for (int32_t r : call.ranks) hosts.push_back(plan.ranks[size_t(r)].host);
-  std::vector<int32_t> aggs = aggregator_ranks(call.ranks, hosts, h);
+  auto [at, fresh] = cache.try_emplace(call.ranks);
+  if (fresh) {
+    std::vector<std::string> hosts;
+    hosts.reserve(call.ranks.size());
+    for (int32_t r : call.ranks) hosts.push_back(plan.ranks[size_t(r)].host);
+    at->second = aggregator_ranks(call.ranks, hosts, h);
+  }
+  const std::vector<int32_t>& aggs = at->second;
   std::vector<ByteRange> doms = file_domains(runs.front().first, runs.back().second, int(aggs.size()), h.striping_unit);
   for (size_t j = 0; j < aggs.size(); ++j) {
     std::vector<ByteRange> mine;
@@ -214,27 +226,58 @@ trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t r
   return b.finish(rank, s.thread);
 }
 
+// The stream for some of its ranks: each reads back what it read (a rank's
+// values are found by rank; the others' variants stay, unused).
+trace::Stream keep_ranks(const trace::Stream& s, const std::vector<int64_t>& ranks) {
+  trace::Stream out = s;
+  trace::SeqBuilder b;
+  for (int64_t r : ranks) b.append(r);
+  out.ranks = out.values.add(b.items());
+  return out;
+}
+
+// Every stream's ranks that change, rebuilt one by one and merged again;
+// the others keep their stream, for the ranks left in it (with thousands
+// of ranks and a few aggregators, most of them).
+std::vector<trace::Stream> restreamed(const trace::Plan& plan, Collected& got, uint64_t& made) {
+  std::vector<trace::Stream> kept;
+  std::vector<std::pair<std::pair<int32_t, uint32_t>, trace::Stream>> per_rank;
+  for (const trace::Stream& s : plan.streams) {
+    std::vector<int64_t> same;
+    for (int64_t r : s.rank_list())
+      if (got.changed.contains({int32_t(r), s.thread}))
+        per_rank.push_back({{int32_t(r), s.thread}, rebuild(plan, s, int32_t(r), got, made)});
+      else
+        same.push_back(r);
+    if (!same.empty()) kept.push_back(same.size() == size_t(seq_length(s.view(s.ranks))) ? s : keep_ranks(s, same));
+  }
+  std::stable_sort(per_rank.begin(), per_rank.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<trace::Stream> streams;
+  for (auto& [who, s] : per_rank) streams.push_back(std::move(s));
+  streams = merge::merge_streams(std::move(streams));
+  for (trace::Stream& s : kept) streams.push_back(std::move(s));
+  auto first = [](const trace::Stream& s) { return std::pair(seq_min(s.view(s.ranks)), s.thread); };
+  std::stable_sort(streams.begin(), streams.end(),
+                   [&](const trace::Stream& a, const trace::Stream& b) { return first(a) < first(b); });
+  return streams;
+}
+
 }  // namespace
 
 Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
   check_hints(hints);
   Collected got = collect(plan);
   Redealt out;
+  AggregatorCache cache;
   for (auto& [key, call] : got.calls) {
     if (call.moved.empty()) continue;
-    deal(plan, call, hints);
+    deal(plan, call, hints, cache);
     ++out.calls;
     out.aggregators = std::max(out.aggregators, int32_t(call.pieces.size()));
+    for (const auto& [rank, pieces] : call.pieces) got.changed.insert({rank, std::get<1>(key)});
   }
   if (out.calls == 0) return out;
-  std::vector<std::pair<std::pair<int32_t, uint32_t>, trace::Stream>> per_rank;
-  for (const trace::Stream& s : plan.streams)
-    for (int64_t r : s.rank_list())
-      per_rank.push_back({{int32_t(r), s.thread}, rebuild(plan, s, int32_t(r), got, out.transfers)});
-  std::stable_sort(per_rank.begin(), per_rank.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<trace::Stream> streams;
-  for (auto& [who, s] : per_rank) streams.push_back(std::move(s));
-  plan.streams = merge::merge_streams(std::move(streams));
+  plan.streams = restreamed(plan, got, out.transfers);
   // The streams are numbered anew: the notes before this one name the
   // streams and positions as extrapolated.
   plan.extrap.notes.push_back(
