@@ -3,7 +3,10 @@
  * of one shared file (a vector file view) with MPI_File_write_at_all, so
  * ROMIO's two-phase I/O has an aggregator write the whole step in pwrites of
  * at most its collective buffer, a size that grows with n.
- * usage: mpiio_scaling [steps=2] [pieces=64] [cb_buffer_size hint, 0: none] */
+ * With read=1 the ranks then read the file back through the same view with
+ * MPI_File_read_at_all (ROMIO's two-phase read: aggregators pread it) and
+ * check every byte.
+ * usage: mpiio_scaling [steps=2] [pieces=64] [cb_buffer_size hint, 0: none] [read=0] */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +21,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   long steps = arg_or(argc, argv, 1, 2), pieces = arg_or(argc, argv, 2, 64), cb = arg_or(argc, argv, 3, 0);
+  long read_back = arg_or(argc, argv, 4, 0);
   size_t bytes = (size_t)(pieces * PIECE);
   char* buf = malloc(bytes);
   CHECK(buf != NULL);
@@ -40,6 +44,20 @@ int main(int argc, char** argv) {
     CHECK(MPI_File_write_at_all(fh, (MPI_Offset)(s * (long)bytes), buf, (int)bytes, MPI_CHAR, MPI_STATUS_IGNORE) ==
           MPI_SUCCESS);
   CHECK(MPI_File_close(&fh) == MPI_SUCCESS);
+  if (read_back) {
+    char* got = malloc(bytes);
+    CHECK(got != NULL);
+    CHECK(MPI_File_open(MPI_COMM_WORLD, "collective.dat", MPI_MODE_RDONLY, info, &fh) == MPI_SUCCESS);
+    CHECK(MPI_File_set_view(fh, (MPI_Offset)rank * PIECE, MPI_CHAR, tile, "native", info) == MPI_SUCCESS);
+    for (long s = 0; s < steps; ++s) {
+      memset(got, 0, bytes);
+      CHECK(MPI_File_read_at_all(fh, (MPI_Offset)(s * (long)bytes), got, (int)bytes, MPI_CHAR, MPI_STATUS_IGNORE) ==
+            MPI_SUCCESS);
+      CHECK(memcmp(got, buf, bytes) == 0);
+    }
+    CHECK(MPI_File_close(&fh) == MPI_SUCCESS);
+    free(got);
+  }
   MPI_Type_free(&tile);
   MPI_Type_free(&vec);
   if (info != MPI_INFO_NULL) MPI_Info_free(&info);

@@ -1,0 +1,61 @@
+"""mpior-post --cb-nodes against real runs. test/apps/mpiio_scaling writes a shared file and reads it back with
+collective MPI-IO through an interleaved view (so ROMIO aggregates); traced at 2, 3 and 4 ranks it has one aggregator
+(MPICH's cb_config_list *:1, one node). Extrapolated to 5 ranks with --cb-nodes 2, the plan's POSIX reads and writes,
+rank by rank, offset by offset, are the ones ROMIO made in a real 5-rank run given the same hints (ROMIO_HINTS)."""
+import os
+
+from extrap_test import Runs
+from harness import APPS, BUILD, POST, check, check_eq, main, run
+
+APP = os.path.join(APPS, "mpiio_scaling")
+TRANSFERS = os.path.join(BUILD, "test", "postproc", "plan_transfers")
+CB = 65536
+ARGS = (2, 64, CB, 1)  # 2 steps of 64 KiB a rank, cb_buffer_size 64 KiB, read back
+
+
+def transfers(plan):
+    """(rank, 'R' or 'W', offset, bytes) of the plan's nested POSIX transfers on collective.dat, sorted."""
+    out = run([TRANSFERS, plan, "collective.dat"]).stdout
+    return sorted((int(r), op, int(off), int(n)) for r, op, off, n in (line.split() for line in out.splitlines()))
+
+
+def against_real(hints, post_args):
+    """The 5-rank plan dealt with post_args, checked against a real run given hints; returns its transfers."""
+    runs = Runs()
+    try:
+        dirs = [runs.trace(n, args=ARGS, app=APP)[0] for n in (2, 3, 4)]
+        check_eq({t[0] for t in transfers(os.path.join(dirs[-1], "plan"))}, {0}, "the aggregator when traced")
+        plan = runs.path("p5")
+        run([POST, "--extrapolate", "5", "--cb-buffer-size", str(CB), "-o", plan] + post_args + dirs)
+        hints_file = runs.path("romio-hints")
+        with open(hints_file, "w") as f:
+            f.write("".join(f"{k} {v}\n" for k, v in hints))
+        real, _ = runs.trace(5, args=ARGS, app=APP, env={"ROMIO_HINTS": hints_file}, name="real5")
+        got, want = transfers(plan), transfers(os.path.join(real, "plan"))
+        check_eq(got, want, f"transfers of the plan dealt with {post_args} against ROMIO's with {hints}")
+        check({op for _, op, _, _ in got} == {"R", "W"} and all(n <= CB for *_, n in got), f"reads and writes: {got}")
+        return got
+    finally:
+        runs.cleanup()
+
+
+def first_byte(got, rank):
+    return min(off for r, op, off, _ in got if r == rank and op == "R")
+
+
+def reads():
+    """cb_nodes=2, cb_config_list=*:*: ranks 0 and 1 read and write, each half of a step's 320 KiB."""
+    got = against_real([("cb_nodes", 2), ("cb_config_list", "*:*")], ["--cb-nodes", "2", "--cb-config-list", "*:*"])
+    check_eq({t[0] for t in got}, {0, 1}, "the aggregators")
+    check_eq(first_byte(got, 1), 163840, "rank 1's domain starts half way")
+
+
+def stripes():
+    """With striping_unit=49152 the boundary at 160 KiB moves to the nearest stripe boundary, 144 KiB."""
+    got = against_real([("cb_nodes", 2), ("cb_config_list", "*:*"), ("striping_unit", 49152)],
+                       ["--cb-nodes", "2", "--cb-config-list", "*:*", "--striping-unit", "49152"])
+    check_eq(first_byte(got, 1), 147456, "rank 1's domain starts on a stripe boundary")
+
+
+if __name__ == "__main__":
+    main({"reads": reads, "stripes": stripes})

@@ -1,0 +1,57 @@
+// Test helper: prints "RANK R|W OFFSET BYTES", one line per POSIX read or
+// write made inside another call (ROMIO's, under MPI-IO) in a plan, on
+// files whose path contains PATTERN, so a test can compare the transfers of
+// two plans rank by rank whatever loops and rank lists fold them.
+// usage: plan_transfers PLAN_DIR_OR_FILE [PATTERN]
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "trace/arg_views.hpp"
+#include "trace/cursor.hpp"
+#include "trace/format.hpp"
+#include "trace/tool_error.hpp"
+
+using namespace mpior;
+
+namespace {
+
+bool nested_transfer(const trace::Event& ev) {
+  return ev.depth > 0 && trace::info(ev.kind).family == trace::Family::posix &&
+         (ev.op() == trace::OpClass::read || ev.op() == trace::OpClass::write);
+}
+
+void print(const trace::Plan& plan, const std::string& want) {
+  for (const trace::Stream& s : plan.streams)
+    for (int64_t r : s.rank_list()) {
+      const auto& files = plan.ranks[size_t(r)].files;
+      trace::EventCursor c(s, int32_t(r));
+      trace::Event ev;
+      while (c.next(ev)) {
+        if (!nested_transfer(ev)) continue;
+        auto a = io_args(ev);
+        if (a.file() < 0 || size_t(a.file()) >= files.size()) continue;
+        if (plan.files[size_t(files[size_t(a.file())])].path.find(want) == std::string::npos) continue;
+        std::printf("%lld %c %lld %lld\n", (long long)r, ev.op() == trace::OpClass::read ? 'R' : 'W',
+                    (long long)a.offset(), (long long)ev.ret);
+      }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || argc > 3) {
+    std::fprintf(stderr, "usage: plan_transfers PLAN [PATTERN]\n");
+    return 2;
+  }
+  std::string path = argv[1];
+  if (std::filesystem::is_directory(path)) path = (std::filesystem::path(path) / trace::kPlanFileName).string();
+  try {
+    print(trace::read_plan(path), argc > 2 ? argv[2] : "");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "plan_transfers: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
