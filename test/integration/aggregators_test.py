@@ -1,11 +1,14 @@
 """mpior-post --cb-nodes against real runs. test/apps/mpiio_scaling writes a shared file and reads it back with
 collective MPI-IO through an interleaved view (so ROMIO aggregates); traced at 2, 3 and 4 ranks it has one aggregator
 (MPICH's cb_config_list *:1, one node). Extrapolated to 5 ranks with --cb-nodes 2, the plan's POSIX reads and writes,
-rank by rank, offset by offset, are the ones ROMIO made in a real 5-rank run given the same hints (ROMIO_HINTS)."""
+rank by rank, offset by offset, are the ones ROMIO made in a real 5-rank run given the same hints (ROMIO_HINTS).
+Node placement is checked with ranks given host names of their own (a UTS namespace each: unshare -u)."""
 import os
+import subprocess
+import sys
 
 from extrap_test import Runs
-from harness import APPS, BUILD, POST, check, check_eq, main, run
+from harness import APPS, BUILD, LIB, POST, SKIP, check, check_eq, main, run
 
 APP = os.path.join(APPS, "mpiio_scaling")
 TRANSFERS = os.path.join(BUILD, "test", "postproc", "plan_transfers")
@@ -57,5 +60,44 @@ def stripes():
     check_eq(first_byte(got, 1), 147456, "rank 1's domain starts on a stripe boundary")
 
 
+def on_nodes(runs, name, nodes, hints):
+    """mpiio_scaling traced with nodes[i] ranks on a host named node<i> (ROMIO_HINTS from hints); returns the trace
+    directory, posted."""
+    traces, hints_file = runs.path(name), runs.path(name + "-hints")
+    with open(hints_file, "w") as f:
+        f.write("".join(f"{k} {v}\n" for k, v in hints))
+    line = f'hostname "$0" && LD_PRELOAD={LIB} MPIOR_TRACE_DIR={traces} exec {APP} ' + " ".join(map(str, ARGS))
+    cmd = ["mpirun.mpich"]
+    for i, n in enumerate(nodes):
+        cmd += ([":"] if i else []) + ["-n", str(n), "unshare", "-u", "sh", "-c", line, f"node{i}"]
+    env = dict(os.environ, ROMIO_HINTS=hints_file)
+    env.pop("LD_PRELOAD", None)
+    runs.clean(runs.work)
+    run(cmd, cwd=runs.work, env=env)
+    run([POST, traces])
+    return traces
+
+
+def nodes():
+    """cb_config_list *:1 (MPICH's default) over two hosts: traced with cb_nodes=1 at 2, 3 and 4 ranks placed in
+    blocks on node0 and node1, extrapolated to 4 with --cb-nodes 4, ranks 0 and 2 (the first of each node) read and
+    write, as ROMIO's own aggregators do in a real 4-rank run with cb_nodes=4."""
+    if subprocess.run(["unshare", "-u", "true"], capture_output=True).returncode != 0:
+        print("SKIP: unshare -u is not allowed here (it needs CAP_SYS_ADMIN)")
+        sys.exit(SKIP)
+    runs = Runs()
+    try:
+        dirs = [on_nodes(runs, f"t{n}", (n - n // 2, n // 2), [("cb_nodes", 1)]) for n in (2, 3, 4)]
+        check_eq({t[0] for t in transfers(os.path.join(dirs[-1], "plan"))}, {0}, "the aggregator when traced")
+        plan = runs.path("p4")
+        run([POST, "--extrapolate", "4", "--cb-buffer-size", str(CB), "--cb-nodes", "4", "-o", plan] + dirs)
+        real = on_nodes(runs, "real4", (2, 2), [("cb_nodes", 4)])
+        got = transfers(plan)
+        check_eq(got, transfers(os.path.join(real, "plan")), "transfers of the plan against ROMIO's on two nodes")
+        check_eq({t[0] for t in got}, {0, 2}, "one aggregator a node")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
-    main({"reads": reads, "stripes": stripes})
+    main({"reads": reads, "stripes": stripes, "nodes": nodes})
