@@ -161,6 +161,7 @@ std::string Runner::plan_for(const Point& p) {
     // As the mpirun line's hints: cb_config_list *:* (spec.cpp).
     argv.insert(argv.end(), {"--cb-nodes", std::to_string(s->cb_nodes), "--cb-config-list", "*:*"});
   }
+  if (s->striping_unit > 0) argv.insert(argv.end(), {"--striping-unit", std::to_string(s->striping_unit)});
   for (const Input& in : inputs_) argv.push_back(in.plan);
   run_tool(argv, fmt::format("extrapolation to {} ranks", p.ranks));
   return plan;

@@ -84,6 +84,10 @@ Setting parse_setting(const std::string& text, int index) {
       if (n < 1 || n > (int64_t(1) << 24) || value.find_first_not_of("0123456789") != std::string::npos)
         throw ToolError(fmt::format("--set '{}': cb_nodes needs a whole number of aggregators >= 1", text));
       s.cb_nodes = int(n);
+    } else if (key == "striping_unit") {
+      s.striping_unit = parse_size(value);
+      if (s.striping_unit < 1)
+        throw ToolError(fmt::format("--set '{}': striping_unit needs a size in bytes (K, M, G allowed)", text));
     } else if (key.starts_with("romio_")) {
       // Extrapolation models none of them, so only an MPI replay could; the
       // study keeps to the hints it can say what they change.
@@ -92,11 +96,17 @@ Setting parse_setting(const std::string& text, int index) {
                       "max-blocksize rule), cb_nodes=N (ROMIO's aggregators, in an MPI replay)",
                       text, key));
     } else {
-      throw ToolError(fmt::format("--set '{}': unknown hint '{}' (known: cb_buffer_size, cb_nodes)", text, key));
+      throw ToolError(
+          fmt::format("--set '{}': unknown hint '{}' (known: cb_buffer_size, cb_nodes, "
+                      "striping_unit)",
+                      text, key));
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
+  // The domains it aligns are the ones dealt to cb_nodes aggregators.
+  if (s.striping_unit > 0 && s.cb_nodes == 0)
+    throw ToolError(fmt::format("--set '{}': striping_unit needs cb_nodes in the same setting", text));
   return s;
 }
 
@@ -125,6 +135,7 @@ std::vector<std::string> Setting::hint_args() const {
   // with several ranks a node, cb_nodes=N would give fewer than N.
   if (cb_nodes > 0)
     out.insert(out.end(), {"--hint", fmt::format("cb_nodes={}", cb_nodes), "--hint", "cb_config_list=*:*"});
+  if (striping_unit > 0) out.insert(out.end(), {"--hint", fmt::format("striping_unit={}", striping_unit)});
   return out;
 }
 

@@ -27,6 +27,9 @@ struct Setting {
   // writes to that many ranks (mpior-post --cb-nodes); MPI replays pass it
   // to ROMIO (mpior-replay --hint).
   int cb_nodes = 0;
+  // With cb_nodes: ROMIO's striping_unit hint, the dealt file domains end
+  // on its multiples (mpior-post --striping-unit); 0: not given.
+  int64_t striping_unit = 0;
   // The MPI-IO hints of an MPI replay of this setting: mpior-replay's
   // --hint arguments.
   std::vector<std::string> hint_args() const;
@@ -37,8 +40,8 @@ std::vector<int> parse_ranks(const std::string& text);
 // "A=/mnt/a" -> {A, /mnt/a}; a name of letters, digits, '-' or '_'.
 Target parse_target(const std::string& text);
 // "cb_buffer_size=1048576" (K/M/G suffixes allowed) -> what-if setting
-// number `index` (named "set<index>"); "cb_nodes=4" and both, comma
-// separated, too. Hints the replay cannot apply are refused.
+// number `index` (named "set<index>"); "cb_nodes=4", "striping_unit=1M"
+// (with cb_nodes) and several, comma separated, too. Hints the replay cannot apply are refused.
 Setting parse_setting(const std::string& text, int index);
 // "8192:A=replay.json" -> (8192, A, base, replay.json): an MPI replay's
 // result; "8192:A:set1=r.json" for a what-if series.

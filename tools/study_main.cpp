@@ -69,8 +69,11 @@ nlohmann::json study_json(const study::Config& c, const std::vector<study::Input
   for (const study::Input& i : in) inputs.push_back({{"dir", i.dir}, {"plan", i.plan}, {"ranks", i.ranks}});
   for (const study::Target& t : c.targets) targets.push_back({{"name", t.name}, {"dir", t.dir}});
   for (const study::Setting& s : c.settings)
-    sets.push_back(
-        {{"name", s.name}, {"label", s.label}, {"cb_buffer_size", s.cb_buffer_size}, {"cb_nodes", s.cb_nodes}});
+    sets.push_back({{"name", s.name},
+                    {"label", s.label},
+                    {"cb_buffer_size", s.cb_buffer_size},
+                    {"cb_nodes", s.cb_nodes},
+                    {"striping_unit", s.striping_unit}});
   judged["inputs"] = inputs;
   judged["targets"] = targets;
   judged["settings"] = sets;
@@ -121,8 +124,8 @@ void add_options(CLI::App& app, Cli& cli) {
   app.add_option("--result", cli.results, "RANKS:TARGET[:SETTING]=FILE: an MPI replay's --json report to fold in");
   app.add_option("--set", cli.sets,
                  "what-if series of ROMIO hints: cb_buffer_size=SIZE (through the max-blocksize rule), cb_nodes=N "
-                 "(collective writes dealt to N aggregators), or both, comma separated; mpirun lines pass them as "
-                 "MPI-IO hints");
+                 "(collective reads and writes dealt to N aggregators), striping_unit=SIZE (with cb_nodes: file "
+                 "domains aligned to it), several comma separated; mpirun lines pass them as MPI-IO hints");
   app.add_option("--predict-repeat", cli.cfg.predict_repeat, "mpior-predict --repeat")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));

@@ -34,6 +34,12 @@ TEST_CASE("targets, settings and results parse; bad ones are refused") {
   CHECK_THROWS_AS(parse_setting("cb_buffer_size=0", 1), mpior::ToolError);
   CHECK_THROWS_AS(parse_setting("cb_buffer_size=1X", 1), mpior::ToolError);
   CHECK_THROWS_AS(parse_setting("bogus=1", 1), mpior::ToolError);
+  Setting striped = parse_setting("cb_nodes=2,striping_unit=1M", 4);
+  CHECK(striped.striping_unit == 1 << 20);
+  CHECK(striped.hint_args() == std::vector<std::string>{"--hint", "cb_nodes=2", "--hint", "cb_config_list=*:*",
+                                                        "--hint", "striping_unit=1048576"});
+  CHECK_THROWS_WITH(parse_setting("striping_unit=1M", 1), Catch::Contains("striping_unit needs cb_nodes"));
+  CHECK_THROWS_WITH(parse_setting("cb_nodes=2,striping_unit=0", 1), Catch::Contains("striping_unit needs a size"));
   ResultFile r = parse_result("8192:A=out/r.json");
   CHECK(r.ranks == 8192);
   CHECK(r.target == "A");
