@@ -9,6 +9,13 @@
 // Writes write only the bytes written when traced; reads read each window
 // from its first to its last byte read when traced, in one request, as
 // ROMIO reads a window whole.
+//
+// Every collective call that made nested transfers is dealt, as ROMIO does
+// with romio_cb_read/romio_cb_write=enable. Under their default,
+// automatic, ROMIO moves the data of a call whose ranks' accesses do not
+// interleave with independent I/O instead; the plan does not say what each
+// rank asked for (only what ROMIO then did), so that choice is not made
+// again here.
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,9 @@
 // nearest multiple of the stripe (file lock boundaries), so a domain can
 // end up empty. An aggregator moves its domain in cb_buffer_size windows
 // from the first byte accessed in it (ADIOI_Exch_and_write,
-// ADIOI_Read_and_exch).
+// ADIOI_Read_and_exch). Not modelled: romio_min_fdomain_size (domains are
+// never widened), named hosts in cb_config_list, ROMIO's other
+// aggregation methods (romio_cb_pfr, romio_write_aggmethod).
 #pragma once
 
 #include <cstdint>
