@@ -72,6 +72,9 @@ void redeal(mpior::trace::Plan& plan, const Options& o) {
 
 int extrapolate(const Options& o) {
   using namespace mpior;
+  if (o.cb_nodes > 0)  // before the work: a hint refused is refused at once
+    postproc::check_hints(
+        {o.cb_nodes, o.cb_buffer_size, o.cb_config_list.empty() ? "*:*" : o.cb_config_list, o.striping_unit});
   std::vector<extrap::Input> inputs;
   for (const std::string& d : o.dirs) {
     trace::Plan p = postproc::plan_of_dir(d);

@@ -30,6 +30,11 @@ def against_real(hints, post_args):
         check_eq({t[0] for t in transfers(os.path.join(dirs[-1], "plan"))}, {0}, "the aggregator when traced")
         plan = runs.path("p5")
         run([POST, "--extrapolate", "5", "--cb-buffer-size", str(CB), "-o", plan] + post_args + dirs)
+        for bad, needle in ((["--cb-nodes", "2", "--cb-config-list", "node0:1"], "named hosts"),
+                            (["--cb-config-list", "*:*"], "requires --cb-nodes")):
+            p = run([POST, "--extrapolate", "5", "-o", runs.path("bad")] + bad + dirs, expect_rc=None)
+            check(p.returncode != 0 and p.stderr.count("mpior-post:") == 1 and needle in p.stderr
+                  and not os.path.exists(runs.path("bad")), f"{bad} refused: {p.returncode} {p.stderr}")
         hints_file = runs.path("romio-hints")
         with open(hints_file, "w") as f:
             f.write("".join(f"{k} {v}\n" for k, v in hints))
