@@ -226,13 +226,29 @@ trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t r
   return b.finish(rank, s.thread);
 }
 
-// The stream for some of its ranks: each reads back what it read (a rank's
-// values are found by rank; the others' variants stay, unused).
-trace::Stream keep_ranks(const trace::Stream& s, const std::vector<int64_t>& ranks) {
-  trace::Stream out = s;
+trace::SeqRef add_ranks(trace::Stream& s, const std::vector<int64_t>& ranks) {
   trace::SeqBuilder b;
   for (int64_t r : ranks) b.append(r);
-  out.ranks = out.values.add(b.items());
+  return s.values.add(b.items());
+}
+
+// The stream for some of its ranks (ascending), each reading back what it
+// read: the rank variants keep only those ranks, and go when none is left.
+trace::Stream keep_ranks(const trace::Stream& s, const std::vector<int64_t>& ranks) {
+  trace::Stream out = s;
+  out.ranks = add_ranks(out, ranks);
+  for (std::vector<trace::RankVariant>& variants : out.ranked) {
+    std::vector<trace::RankVariant> left;
+    for (trace::RankVariant v : variants) {
+      std::vector<int64_t> mine;
+      for (int64_t r : seq_expand(s.view(v.ranks)))
+        if (std::binary_search(ranks.begin(), ranks.end(), r)) mine.push_back(r);
+      if (mine.empty()) continue;
+      v.ranks = add_ranks(out, mine);
+      left.push_back(v);
+    }
+    variants = std::move(left);
+  }
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <string>
@@ -97,6 +98,22 @@ TEST_CASE("cb_nodes: each collective write's domain split among the first ranks,
   CHECK(got[0] == Moved{{10, 0, 4096}, {10, 4096, 4096}, {10, 16384, 4096}, {10, 20480, 4096}});
   CHECK(got[1] == Moved{{11, 8192, 4096}, {11, 12288, 4096}, {11, 24576, 4096}, {11, 28672, 4096}});
   CHECK(plan.extrap.notes.back().name == "cb_nodes");
+  // Ranks 2 and 3 keep their stream: its rank variants name only them, and
+  // each rank still reads back its own MPI-level offsets.
+  std::map<int32_t, std::vector<int64_t>> offsets;
+  for (const trace::Stream& s : plan.streams) {
+    std::vector<int64_t> ranks = s.rank_list();
+    for (const auto& variants : s.ranked)
+      for (const trace::RankVariant& v : variants)
+        for (int64_t r : trace::seq_expand(s.view(v.ranks))) CHECK(std::count(ranks.begin(), ranks.end(), r) == 1);
+    for (int64_t r : ranks) {
+      trace::EventCursor c(s, int32_t(r));
+      trace::Event ev;
+      while (c.next(ev))
+        if (ev.kind == Kind::MPI_File_write_at_all) offsets[int32_t(r)].push_back(mpiio_args(ev).offset());
+    }
+  }
+  for (int32_t r = 0; r < 4; ++r) CHECK(offsets[r] == std::vector<int64_t>{4096 * r, 16384 + 4096 * r});
 }
 
 TEST_CASE("cb_nodes above the ranks of a call: every rank writes its share once", "[postproc][aggregators]") {
