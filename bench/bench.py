@@ -3,7 +3,7 @@
 scripts/bench.sh builds a release tree and runs this; run it directly as
   bench.py BUILD_DIR [--quick] [--only SECTION ...]
 Sections: calls, overhead, families, latency, sizes, builder, merge, apps, replay, mpiio, lammps, fidelity, predict,
-workloads, memory, merge_job, merge_tree, flush, extrap_ior.
+workloads, memory, merge_job, merge_tree, flush, extrap_ior, extrap_hdf5.
 Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
@@ -439,10 +439,16 @@ def extrap_ior(b):
     extrap_bench.ior_like(b, table)
 
 
+def extrap_hdf5(b):
+    """HDF5's shared file (hdf5_blocks; IOR -a HDF5 -c with MPIOR_BENCH_IOR) extrapolated to 8,192 and 65,536 ranks."""
+    import extrap_bench
+    extrap_bench.hdf5(b, table)
+
+
 SECTIONS = {"calls": calls, "overhead": overhead, "families": families, "latency": latency, "sizes": sizes, "builder": builder,
             "merge": merge, "merge_tree": merge_tree, "apps": apps, "replay": replay, "mpiio": mpiio, "extrap": extrap,
             "crash": crash, "fuzz": fuzz, "lammps": lammps, "fidelity": fidelity, "merge_job": merge_job,
-            "extrap_ior": extrap_ior}
+            "extrap_ior": extrap_ior, "extrap_hdf5": extrap_hdf5}
 
 
 def predict(b):

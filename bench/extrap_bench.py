@@ -136,3 +136,40 @@ def extrapolation(b, table):
           ["target ranks", "mpior-post CPU s", "range", "wall s", "peak MiB", "plan bytes", "7-rank plan bytes"], rows)
     replay_8192(b, d, f"replay of the 8,192-rank plan, 8,192 threads on /dev/shm (--io-only; medians of {reps})",
                 table, reps)
+
+
+# IOR's HDF5 collective run (--only extrap_hdf5, when MPIOR_BENCH_IOR names an
+# IOR built with HDF5): small blocks, so the four traced runs take a minute.
+IOR_HDF5_ARGS = ("-a", "HDF5", "-c", "-b", "64k", "-t", "16k", "-s", "2", "-w", "-r", "-k")
+
+
+def traced_plans(b, d, cmd_of, counts=(4, 8, 12, 16)):
+    """cmd_of(n) traced at each rank count into d/t<n> (each run in a fresh working directory), posted; the plans."""
+    plans = []
+    for n in counts:
+        traces = os.path.join(d, f"t{n}")
+        work = b.fresh(os.path.join(os.path.basename(d), "work"))
+        b.run(["mpirun.mpich", "-n", n] + cmd_of(work), cwd=work, env=b.traced(MPIOR_TRACE_DIR=traces))
+        b.run([b.post, "-q", traces])
+        plans.append(os.path.join(traces, "plan"))
+    return plans
+
+
+def hdf5(b, table):
+    """HDF5 on one shared file, its metadata a table dealt over the ranks (extrap/dealt.cpp): test/apps/hdf5_blocks
+    (IOR's -a HDF5 pattern) and, when MPIOR_BENCH_IOR names an IOR built with HDF5, IOR -a HDF5 -c itself, traced at
+    4, 8, 12 and 16 ranks and extrapolated to 8,192 and 65,536 ranks."""
+    reps = 3 if b.quick else 5
+    load = os.getloadavg()[0]
+    programs = [("hdf5_blocks 4", lambda work: [b.exe("test/apps/hdf5_blocks"), 4])]
+    ior = os.environ.get("MPIOR_BENCH_IOR")
+    if ior and os.path.exists(ior):
+        programs.append(("IOR " + " ".join(IOR_HDF5_ARGS),
+                         lambda work: [ior, *IOR_HDF5_ARGS, "-o", os.path.join(work, "ior.h5")]))
+    rows = []
+    for i, (name, cmd_of) in enumerate(programs):
+        d = b.fresh(f"hdf5-{i}")
+        plans = traced_plans(b, d, cmd_of)
+        rows += [[name] + r for r in timed_extrapolations(b, plans, d, reps)]
+    table(f"HDF5 extrapolated from 4, 8, 12, 16 ranks (medians of {reps}, load {load:.1f} at the start; goal < 0.2 s "
+          "at 8,192)", ["program", "target ranks", "mpior-post CPU s", "range", "wall s", "peak MiB", "plan bytes"], rows)

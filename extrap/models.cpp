@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace mpior::extrap {
@@ -57,17 +59,26 @@ std::pair<int64_t, int64_t> param_range(Basis b, int64_t max_n) {
   return {2, kMaxGroup};
 }
 
+// Terms in a model at most ("strong scaling, full" has four): the normal
+// equations live on the stack, as the model search solves them thousands
+// of times per quantity (every k of a parametrised term).
+constexpr size_t kMaxTerms = 4;
+using Coefs = std::array<long double, kMaxTerms>;
+
 // Least squares through the normal equations, Gaussian elimination with
-// partial pivoting; false when the columns are not independent.
-bool solve(const std::vector<std::vector<long double>>& rows, const std::vector<long double>& y,
-           std::vector<long double>* coef) {
-  size_t p = rows.front().size();
-  std::vector<std::vector<long double>> m(p, std::vector<long double>(p + 1, 0));
-  for (size_t i = 0; i < rows.size(); ++i)
+// partial pivoting; false when the columns are not independent. row(i, x)
+// fills x[0..p) with row i and returns its value.
+template <class Row>
+bool solve(size_t p, size_t count, Row row, Coefs& coef) {
+  long double m[kMaxTerms][kMaxTerms + 1] = {};
+  long double x[kMaxTerms];
+  for (size_t i = 0; i < count; ++i) {
+    long double y = row(i, x);
     for (size_t a = 0; a < p; ++a) {
-      for (size_t b = 0; b < p; ++b) m[a][b] += rows[i][a] * rows[i][b];
-      m[a][p] += rows[i][a] * y[i];
+      for (size_t b = 0; b < p; ++b) m[a][b] += x[a] * x[b];
+      m[a][p] += x[a] * y;
     }
+  }
   long double scale = 0;
   for (size_t a = 0; a < p; ++a) scale = std::max(scale, std::fabs(m[a][a]));
   for (size_t c = 0; c < p; ++c) {
@@ -75,16 +86,40 @@ bool solve(const std::vector<std::vector<long double>>& rows, const std::vector<
     for (size_t a = c + 1; a < p; ++a)
       if (std::fabs(m[a][c]) > std::fabs(m[piv][c])) piv = a;
     if (std::fabs(m[piv][c]) <= scale * 1e-14L || m[piv][c] == 0) return false;
-    std::swap(m[c], m[piv]);
+    if (piv != c)
+      for (size_t b = 0; b <= p; ++b) std::swap(m[c][b], m[piv][b]);
     for (size_t a = 0; a < p; ++a) {
       if (a == c) continue;
       long double f = m[a][c] / m[c][c];
       for (size_t b = c; b <= p; ++b) m[a][b] -= f * m[c][b];
     }
   }
-  coef->resize(p);
-  for (size_t c = 0; c < p; ++c) (*coef)[c] = m[c][p] / m[c][c];
+  for (size_t c = 0; c < p; ++c) coef[c] = m[c][p] / m[c][c];
   return true;
+}
+
+// The model of `terms` fitted to points (r, n, y) given by pt(i).
+template <class Point>
+bool fit_terms(const std::vector<Term>& terms, size_t count, Point pt, Coefs& coef) {
+  if (terms.size() > kMaxTerms) return false;
+  return solve(
+      terms.size(), count,
+      [&](size_t i, long double* x) {
+        auto [r, n, y] = pt(i);
+        for (size_t t = 0; t < terms.size(); ++t) x[t] = value_of(terms[t], r, n);
+        return y;
+      },
+      coef);
+}
+
+long double eval_terms(const std::vector<Term>& terms, const Coefs& coef, int64_t r, int64_t n) {
+  long double v = 0;
+  for (size_t i = 0; i < terms.size(); ++i) v += coef[i] * value_of(terms[i], r, n);
+  return v;
+}
+
+Fit make_fit(const char* name, const std::vector<Term>& terms, const Coefs& coef) {
+  return Fit{name, terms, std::vector<long double>(coef.begin(), coef.begin() + ptrdiff_t(terms.size()))};
 }
 
 bool exact(long double got, int64_t want) {
@@ -104,26 +139,51 @@ bool distinct_points(std::span<const Sample> samples, std::vector<Sample>* out) 
   return true;
 }
 
-std::optional<Fit> try_terms(const char* name, const std::vector<Term>& terms, const std::vector<Sample>& pts) {
-  std::vector<std::vector<long double>> rows;
-  std::vector<long double> y;
-  rows.reserve(pts.size());
-  for (const Sample& s : pts) {
-    std::vector<long double> row;
-    for (const Term& t : terms) row.push_back(value_of(t, s.r, s.n));
-    rows.push_back(std::move(row));
-    y.push_back(static_cast<long double>(s.y));
+// Whether a model of a parametrised term, alone or plus a constant, can
+// fit every point: a quick test in integers, for the parameter search tries
+// hundreds of k per quantity and most fail at the first points. The term
+// takes integer values and its coefficient must be whole (try_terms), so
+// two points of different term values give the coefficient, or prove none.
+bool may_fit(const std::vector<Term>& terms, const std::vector<Sample>& pts) {
+  bool constant = terms.size() == 2 && terms[0].basis == Basis::one;
+  if (terms.size() != (constant ? 2u : 1u) || !parametrised(terms.back().basis) || pts.empty()) return true;
+  auto x = [&](const Sample& s) { return int64_t(value_of(terms.back(), s.r, s.n)); };
+  const Sample& a = pts.front();
+  int64_t xa = x(a);
+  __int128 c = 0, base = 0;
+  size_t j = 1;
+  if (!constant) {
+    if (xa == 0) return a.y == 0;  // c * 0 gives no other value; y = 0 leaves c open
+    if (a.y % xa != 0) return false;
+    c = a.y / xa;
+  } else {
+    int64_t xj = xa;
+    for (; j < pts.size() && (xj = x(pts[j])) == xa; ++j)
+      if (pts[j].y != a.y) return false;
+    if (j == pts.size()) return true;  // one term value: the full solve decides
+    __int128 dy = __int128(pts[j].y) - a.y, dx = __int128(xj) - xa;
+    if (dy % dx != 0) return false;
+    c = dy / dx;
+    base = __int128(a.y) - c * xa;
   }
-  Fit f{name, terms, {}};
-  if (!solve(rows, y, &f.coef)) return std::nullopt;
+  for (size_t i = 1; i < pts.size(); ++i)
+    if (base + c * x(pts[i]) != pts[i].y) return false;
+  return true;
+}
+
+std::optional<Fit> try_terms(const char* name, const std::vector<Term>& terms, const std::vector<Sample>& pts) {
+  if (!may_fit(terms, pts)) return std::nullopt;
+  Coefs coef;
+  auto pt = [&](size_t i) { return std::tuple(pts[i].r, pts[i].n, static_cast<long double>(pts[i].y)); };
+  if (!fit_terms(terms, pts.size(), pt, coef)) return std::nullopt;
   for (const Sample& s : pts)
-    if (!exact(f.eval(s.r, s.n), s.y)) return std::nullopt;
+    if (!exact(eval_terms(terms, coef, s.r, s.n), s.y)) return std::nullopt;
   // A parametrised term counts ranks, groups or entries: its coefficient is
   // a whole size. A fraction fits by coincidence (rank 0 alone, 11, 10, 10,
   // 10 at 3 to 6 ranks, is 11 - ((r+3) mod n)/3, 10 at any larger count).
   for (size_t i = 0; i < terms.size(); ++i)
-    if (parametrised(terms[i].basis) && !exact(f.coef[i], int64_t(std::llround(f.coef[i])))) return std::nullopt;
-  return f;
+    if (parametrised(terms[i].basis) && !exact(coef[i], int64_t(std::llround(coef[i])))) return std::nullopt;
+  return make_fit(name, terms, coef);
 }
 
 // Whether (r+k) mod n is r+k somewhere or wraps differently at two samples:
@@ -374,16 +434,10 @@ Fit fit_best(std::span<const Sample> samples) {
     if (std::any_of(m.terms.begin(), m.terms.end(), parametrised) || pts.size() <= m.terms.size()) continue;
     std::vector<Term> terms;
     for (Basis b : m.terms) terms.push_back({b, 0});
-    std::vector<std::vector<long double>> rows;
-    std::vector<long double> y;
-    for (const auto& [rn, v] : pts) {
-      std::vector<long double> row;
-      for (const Term& t : terms) row.push_back(value_of(t, rn.first, rn.second));
-      rows.push_back(std::move(row));
-      y.push_back(v);
-    }
-    Fit f{m.name, terms, {}};
-    if (!solve(rows, y, &f.coef)) continue;
+    Coefs coef;
+    auto pt = [&](size_t i) { return std::tuple(pts[i].first.first, pts[i].first.second, pts[i].second); };
+    if (!fit_terms(terms, pts.size(), pt, coef)) continue;
+    Fit f = make_fit(m.name, terms, coef);
     long double ssr = 0;
     for (const auto& [rn, v] : pts) ssr += (f.eval(rn.first, rn.second) - v) * (f.eval(rn.first, rn.second) - v);
     long double err = std::sqrt(ssr / static_cast<long double>(pts.size() - m.terms.size()));
@@ -429,18 +483,14 @@ TimingFit fit_timing(std::span<const std::pair<int64_t, double>> points) {
   double best_err = HUGE_VAL;
   for (const ModelSpec& m : models) {
     if (points.size() <= m.terms.size()) continue;
-    std::vector<std::vector<long double>> rows;
-    std::vector<long double> y;
     std::vector<Term> terms;
     for (Basis b : m.terms) terms.push_back({b, 0});
-    for (const auto& [n, v] : points) {
-      std::vector<long double> row;
-      for (const Term& t : terms) row.push_back(value_of(t, 0, n));
-      rows.push_back(std::move(row));
-      y.push_back(v);
-    }
-    Fit f{m.name, terms, {}};
-    if (!solve(rows, y, &f.coef)) continue;
+    Coefs coef;
+    auto pt = [&](size_t i) {
+      return std::tuple(int64_t(0), points[i].first, static_cast<long double>(points[i].second));
+    };
+    if (!fit_terms(terms, points.size(), pt, coef)) continue;
+    Fit f = make_fit(m.name, terms, coef);
     if (!stays_positive(f, points)) continue;
     long double ssr = 0;
     for (const auto& [n, v] : points) ssr += (f.eval(0, n) - v) * (f.eval(0, n) - v);

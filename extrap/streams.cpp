@@ -444,9 +444,9 @@ class StreamExtrapolator {
     auto [items, offset] = rank_view(s, get(s), s.rank_list().back());
     values_.assign(items.begin(), items.end());
     trace::seq_shift(values_, offset);
-    std::vector<merge::RankValues> per_rank;
-    for (int64_t r : ranks_) per_rank.push_back({int32_t(r), values_});
-    return params_.merge(per_rank);
+    // Every rank the same values: one rank says it (ParamMerger keeps no variant).
+    merge::RankValues one{int32_t(ranks_.front()), values_};
+    return params_.merge(std::span(&one, 1));
   }
 
   trace::Param param(const Getter& get, const char* what, int32_t leaf, int32_t node, const char* why = nullptr) {
@@ -465,10 +465,14 @@ class StreamExtrapolator {
     if (rank_free) evaluate(fits, ranks_.front(), leaf, node, what, values_);
     for (int64_t r : ranks_)
       if (!rank_free) evaluate(fits, r, leaf, node, what, values_);
+    if (rank_free) {  // as in donor(): one rank says it for all
+      merge::RankValues one{int32_t(ranks_.front()), std::span<const SeqItem>(values_.data(), len)};
+      return params_.merge(std::span(&one, 1));
+    }
     std::vector<merge::RankValues> per_rank;
     per_rank.reserve(ranks_.size());
     for (size_t i = 0; i < ranks_.size(); ++i) {
-      size_t at = rank_free ? 0 : i * len;
+      size_t at = i * len;
       per_rank.push_back({int32_t(ranks_[i]), std::span<const SeqItem>(values_.data() + at, len)});
     }
     return params_.merge(per_rank);

@@ -27,6 +27,7 @@ struct KindModel {
   std::vector<trace::CommOrigin> comm_origins;  // as in the largest input that has the communicator
   std::string cwd;
   TimingFit traced;
+  std::vector<int32_t> fixed_ids;  // per file: its id when no rank changes it (-1: not yet, or per rank)
 };
 
 class TableBuilder {
@@ -49,7 +50,7 @@ class TableBuilder {
  private:
   const trace::PlanRank& plan_rank(RankRef ref) const { return inputs_[ref.first].plan.ranks[size_t(ref.second)]; }
 
-  const KindModel& model(int32_t kind) {
+  KindModel& model(int32_t kind) {
     if (!models_[size_t(kind)]) models_[size_t(kind)] = build(kind);
     return *models_[size_t(kind)];
   }
@@ -136,6 +137,7 @@ class TableBuilder {
       notes_.push_back(
           {-1, -1, -1, fmt::format("file name ({})", kind_name(kind)), name->describe(), "file name pattern"});
     m.names.push_back(std::move(*name));
+    m.fixed_ids.push_back(-1);
     m.attrs.push_back(attrs);
     m.sizes.push_back(std::move(*size));
     m.approximate.push_back(approx_size);
@@ -172,7 +174,7 @@ class TableBuilder {
     if (kind < 0 || members_[size_t(kind)].empty())
       throw ToolError(fmt::format("rank {} of {} would run {}, a combination no input shows", r, n_,
                                   kind < 0 ? std::string("no stream") : kind_name(kind)));
-    const KindModel& m = model(kind);
+    KindModel& m = model(kind);
     trace::PlanRank pr;
     const Input& largest = inputs_.back();
     pr.host = largest.plan.ranks[one_host_ ? 0 : size_t(r % largest.n)].host;
@@ -197,7 +199,17 @@ class TableBuilder {
     out_.ranks.push_back(std::move(pr));
   }
 
-  int32_t file_id(const KindModel& m, size_t j, int64_t r, int32_t kind) {
+  // A file of the same name and size on every rank of a kind (a library, the
+  // shared file) is looked up once, not once per rank.
+  int32_t file_id(KindModel& m, size_t j, int64_t r, int32_t kind) {
+    bool fixed = m.names[j].constant() && m.sizes[j].rank_free();
+    if (fixed && m.fixed_ids[j] >= 0) return m.fixed_ids[j];
+    int32_t id = new_file_id(m, j, r, kind);
+    if (fixed) m.fixed_ids[j] = id;
+    return id;
+  }
+
+  int32_t new_file_id(const KindModel& m, size_t j, int64_t r, int32_t kind) {
     std::optional<std::string> path = m.names[j].render(r, n_);
     std::optional<int64_t> size = m.approximate[j] ? approximate(m.sizes[j], r, n_, 0) : m.sizes[j].eval_int(r, n_);
     if (!path || !size || *size < 0)

@@ -204,3 +204,29 @@ TEST_CASE("best fit: the simplest model unless a richer one halves the error; ro
   CHECK(approximate(fit_best(falling), 0, 100, 0) == 0);
   CHECK(approximate(fit_best(falling), 0, 100, -1) == -1);
 }
+
+TEST_CASE("the parameter search's quick test in integers turns away no model that fits") {
+  // Large constants, negative coefficients, term values equal at the first
+  // points (the constant decided by later ones): each still found, with its k.
+  struct Case {
+    const char* model;
+    std::function<int64_t(int64_t, int64_t)> f;
+    const char* formula;
+  };
+  const int64_t big = int64_t(1) << 20;  // 1e-9 of it is under one: still exact
+  std::vector<Case> cases = {
+      {"share of a fixed total", [](int64_t r, int64_t n) { return -3 * share_of(13, r, n); }, "-3*share(13,r,n)"},
+      {"share of a fixed total + constant", [&](int64_t r, int64_t n) { return big - 7 * share_of(9, r, n); },
+       "1048576-7*share(9,r,n)"},
+      {"rank-modulo + constant", [](int64_t r, int64_t n) { return 5 - 2 * ((r + 2) % n); }, "5-2*((r+2) mod n)"},
+      {"group of k", [&](int64_t r, int64_t) { return big + 4096 * (r / 2); }, "1048576+4096*(r/2)"},
+      {"member of k", [](int64_t r, int64_t) { return 1 - 3 * (r % 4); }, "1-3*(r mod 4)"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.model);
+    Fit f = must_fit(samples({5, 6, 7, 9}, c.f));
+    CHECK(std::string(f.name) == c.model);
+    CHECK(f.formula() == c.formula);
+    for (int64_t r : {0, 7, 31}) CHECK(f.eval_int(r, 32) == c.f(r, 32));
+  }
+}
