@@ -117,10 +117,18 @@ size_t lift_lone_loops(std::vector<Input>& inputs) {
   std::vector<Group> groups = groups_of(inputs);
   size_t lifted = 0;
   for (size_t g = 0; g < groups.size(); ++g) {
-    if (groups[g].inputs.size() != 1) continue;
     trace::Stream lone = *groups[g].shape;
     for (size_t h = 0; h < groups.size(); ++h) {
       if (h == g || !same_leaves(lone, *groups[h].shape)) continue;
+      // Seen at one input, or never at an input where the other is (rank
+      // 0's loop of HDF5 entries at 2 and 4 ranks, a plain call at 8 and
+      // 12): one structure the trace folded differently. Two structures one
+      // input shows side by side are two classes (ranks 1 and 2 loop over
+      // two entries at 4 ranks, rank 3 writes one), which the rank rules
+      // tell apart.
+      bool apart = std::none_of(groups[g].inputs.begin(), groups[g].inputs.end(),
+                                [&](size_t i) { return groups[h].inputs.count(i) > 0; });
+      if (groups[g].inputs.size() != 1 && !apart) continue;
       // Into the shape with more loops: the lone one's, or the others'.
       bool into_lone = lone.nodes.size() > groups[h].shape->nodes.size();
       trace::Stream target = into_lone ? lone : *groups[h].shape;

@@ -26,6 +26,47 @@ size_t common_prefix(const trace::Stream& a, const trace::Stream& b) {
   return i;
 }
 
+// Why a stream only input i shows may be no difference of the program's:
+// it keeps an MPI call from a call site no other input's streams have, of
+// a kind every other input pruned calls of. Online pruning then decided
+// differently at this rank count: the gap rule (MPIOR_PRUNE_GAP_US) keeps
+// a site that followed long computations, which ranks sharing CPUs do not
+// show (HDF5's Allreduce between collective writes at 2 ranks on 2 cores,
+// pruned at 3 and more). Empty when that is not the case.
+std::string pruning_difference(const std::vector<Input>& inputs, size_t i, const trace::Stream& lone) {
+  for (const trace::Leaf& l : lone.leaves) {
+    if (!trace::is_mpi(l.kind)) continue;
+    bool pruned_elsewhere = true, kept_elsewhere = false;
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      if (j == i) continue;
+      pruned_elsewhere = pruned_elsewhere && inputs[j].plan.pruned[size_t(l.kind)].calls > 0;
+      for (const trace::Stream& s : inputs[j].plan.streams)
+        kept_elsewhere = kept_elsewhere || std::any_of(s.leaves.begin(), s.leaves.end(), [&](const trace::Leaf& o) {
+                           return s.thread == lone.thread && o.kind == l.kind && o.callsite == l.callsite;
+                         });
+    }
+    if (pruned_elsewhere && !kept_elsewhere)
+      return fmt::format(
+          "; it keeps {} at call site {:#x}, which every other input pruned (online pruning decided "
+          "differently at {} ranks: a synchronisation kept after long computations, MPIOR_PRUNE_GAP_US, which "
+          "ranks sharing CPUs do not show). Trace every input with MPIOR_PRUNE_GAP_US=0 (or MPIOR_PRUNE=0), or "
+          "use a run at another rank count instead of the {}-rank one",
+          trace::name(l.kind), l.callsite, inputs[i].n, inputs[i].n);
+  }
+  return "";
+}
+
+// A stream only the largest input shows (ranks that write none of a table
+// dealt over fewer ranks, HDF5's metadata entries at 8 ranks and more): one
+// more input at a count where it shows would let it be extrapolated.
+std::string largest_only(const std::vector<Input>& inputs, size_t i, const std::vector<int64_t>& ranks) {
+  if (i + 1 != inputs.size() || ranks.empty() || ranks.front() < inputs[i - 1].n) return "";
+  return fmt::format(
+      "; ranks {} and up run it, which no smaller input has; trace one more rank count above {} too, so that "
+      "two inputs show it",
+      ranks.front(), ranks.front());
+}
+
 // Each thread-0 class must show at two rank counts or more: a class seen at
 // one input only, beside classes seen everywhere, is a run that did
 // something the others did not.
@@ -55,6 +96,11 @@ void check_recurring(const std::vector<Input>& inputs, const Classes& c) {
           other ? fmt::format(": against {} (ranks {}), {}", inputs[other_input].name,
                               fmt::join(other->rank_list(), ","), first_difference(*k.at[i].front(), *other))
                 : "";
+      std::string why = pruning_difference(inputs, i, *k.at[i].front());
+      if (why.empty()) why = largest_only(inputs, i, k.ranks[i]);
+      if (!why.empty())
+        throw ToolError(fmt::format("{}: thread {} of ranks {} has a structure no other input has{}{}", inputs[i].name,
+                                    t.thread, fmt::join(k.ranks[i], ","), diff, why));
       throw ToolError(
           fmt::format("{}: thread {} of ranks {} has a structure no other input has{}; the inputs are "
                       "not the same program with the same arguments, or it behaves differently at "

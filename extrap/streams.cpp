@@ -235,7 +235,8 @@ class StreamExtrapolator {
       if (v.empty() && !table.prefix())
         throw ToolError(fmt::format(
             "{}: at {} ranks rank {} gets none of the {} entries the ranks deal among them, which no traced "
-            "rank showed; trace at more than {} ranks too",
+            "rank showed; trace at two rank counts or more above {} too, so that the ranks without one form a "
+            "stream of their own",
             where(int32_t(leaf), -1, "values"), n_, ranks_[k], table.entries(), table.entries()));
       for (int64_t x : v) seqs[k].push_back(SeqItem{x, 0, 0});
     }

@@ -215,8 +215,8 @@ def hdf5_close():
         dirs = [runs.trace(n, args=(4,), app=os.path.join(APPS, "hdf5_steps"))[0] for n in (3, 4, 5, 6)]
         hdf5_against_real(runs, dirs, 8, 8)
         out = runs.path("refused")
-        refused([POST, "--extrapolate", "16", "-o", out] + dirs, "gets none of the 8 entries", "trace at more than 8",
-                out_dir=out)
+        refused([POST, "--extrapolate", "16", "-o", out] + dirs, "gets none of the 8 entries",
+                "trace at two rank counts or more above 8", out_dir=out)
     finally:
         runs.cleanup()
 
@@ -257,6 +257,44 @@ def hdf5_ior_pattern():
         runs.cleanup()
 
 
+def hdf5_from_two_ranks():
+    """test/apps/hdf5_coll, IOR's -a HDF5 -c pattern, traced at 2, 3, 7 and 8 ranks: its 6 metadata entries
+    dealt so that rank 0 loops over 3 and 2 of them at 2 and 3 ranks and writes one as a plain call at 7 and 8
+    (one structure, the loop put back), ranks 1 and 2 loop at 3 ranks where ranks 1 to 5 write one at 7 and 8.
+    Extrapolated to 6 ranks, the events are those of a real run there, call for call on coll.h5. With the gap
+    rule off (MPIOR_PRUNE_GAP_US=0), pruning does not depend on whether the ranks share CPUs; a 2-rank input
+    pruned otherwise than the others, and a stream only the largest input shows, are refused saying what
+    input would resolve it."""
+    runs = Runs()
+    app = os.path.join(APPS, "hdf5_coll")
+    steady = {"MPIOR_PRUNE_GAP_US": "0"}
+    try:
+        dirs = {n: runs.trace(n, args=(2, 2), env=steady, app=app)[0] for n in (2, 3, 4, 7, 8)}
+        plan = runs.path("p6")
+        err = run([POST, "--extrapolate", "6", "-o", plan] + [dirs[n] for n in (2, 3, 7, 8)]).stderr
+        check("warning" not in err, f"nothing approximated: {err}")
+        real, real_files = runs.trace(6, args=(2, 2), env=steady, app=app)
+        cmp = run([POST, "--compare", plan, os.path.join(real, "plan"), "--events-only"], expect_rc=None)
+        check_eq(cmp.returncode, 0, f"--compare --events-only extrapolated against real at 6: {cmp.stdout}{cmp.stderr}")
+        data = lambda log: {rank: [l for l in lines.splitlines() if "coll.h5" in l]
+                            for rank, lines in (part.split("\n", 1) for part in log.split("== rank ")[1:])}
+        log_ext, fs_ext, _ = io_log(runs, plan, "ext6", threads=6)
+        log_act, _, _ = io_log(runs, os.path.join(real, "plan"), "act6")
+        check_eq(len(data(log_ext)), 6, "ranks in the replay log")
+        check_eq(data(log_ext), data(log_act), "calls on coll.h5 per rank, extrapolated against real at 6")
+        sizes = [v[0] for k, v in tree(fs_ext).items() if k.endswith("coll.h5")]
+        check_eq(sizes, [real_files["coll.h5"]], "replayed coll.h5 against the real run")
+        out = runs.path("refused")
+        unpruned, _ = runs.trace(2, args=(2, 2), env={"MPIOR_PRUNE": "0"}, app=app, name="t2-unpruned")
+        refused([POST, "--extrapolate", "6", "-o", out, unpruned] + [dirs[n] for n in (3, 7, 8)],
+                "which every other input pruned", "MPIOR_PRUNE_GAP_US=0", "instead of the 2-rank one", out_dir=out)
+        refused([POST, "--extrapolate", "8", "-o", out] + [dirs[n] for n in (2, 3, 4, 7)],
+                "ranks 6 and up run it, which no smaller input has", "trace one more rank count above 6",
+                out_dir=out)
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
     main({
         "to8": extrapolate_to_8,
@@ -266,4 +304,5 @@ if __name__ == "__main__":
         "hdf5_close": hdf5_close,
         "hdf5_loop_of_one": hdf5_loop_of_one,
         "hdf5_ior_pattern": hdf5_ior_pattern,
+        "hdf5_from_two_ranks": hdf5_from_two_ranks,
     })

@@ -1,0 +1,60 @@
+/* IOR's -a HDF5 -c pattern on one shared file (built with h5pcc.mpich):
+ * SEGMENTS segments, in each every rank writes its block of a contiguous
+ * dataset in TRANSFERS collective writes; the file is closed, HDF5 dealing
+ * its metadata entries over the ranks, then opened again and read back
+ * collectively the same way. Usage: hdf5_coll SEGMENTS TRANSFERS. Writes
+ * coll.h5. */
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdlib.h>
+
+enum { XFER = 512 }; /* doubles per transfer */
+
+static void transfers(hid_t dset, hid_t xfer, int rank, int size, int segments, int count, int write) {
+  hsize_t n[1] = {XFER};
+  hid_t space = H5Dget_space(dset), mem = H5Screate_simple(1, n, NULL);
+  double buf[XFER];
+  for (int s = 0; s < segments; ++s)
+    for (int t = 0; t < count; ++t) {
+      hsize_t start[1] = {(((hsize_t)s * size + rank) * count + t) * XFER};
+      for (int i = 0; i < XFER; ++i) buf[i] = rank * 1e6 + t * 1e3 + i;
+      H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, n, NULL);
+      if (write)
+        H5Dwrite(dset, H5T_NATIVE_DOUBLE, mem, space, xfer, buf);
+      else
+        H5Dread(dset, H5T_NATIVE_DOUBLE, mem, space, xfer, buf);
+    }
+  H5Sclose(mem);
+  H5Sclose(space);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size, segments = argc > 1 ? atoi(argv[1]) : 2, count = argc > 2 ? atoi(argv[2]) : 2;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+  hid_t coll = H5Pcreate(H5P_DATASET_XFER);
+  H5Pset_dxpl_mpio(coll, H5FD_MPIO_COLLECTIVE);
+  hid_t file = H5Fcreate("coll.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hsize_t dims[1] = {(hsize_t)segments * size * count * XFER};
+  hid_t space = H5Screate_simple(1, dims, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_obj_track_times(dcpl, 0); /* no modification times: runs give equal files */
+  hid_t dset = H5Dcreate2(file, "coll", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  transfers(dset, coll, rank, size, segments, count, 1);
+  H5Dclose(dset);
+  H5Fclose(file);
+  file = H5Fopen("coll.h5", H5F_ACC_RDONLY, fapl);
+  dset = H5Dopen2(file, "coll", H5P_DEFAULT);
+  transfers(dset, coll, rank, size, segments, count, 0);
+  H5Dclose(dset);
+  H5Fclose(file);
+  H5Sclose(space);
+  H5Pclose(dcpl);
+  H5Pclose(coll);
+  H5Pclose(fapl);
+  MPI_Finalize();
+  return 0;
+}
