@@ -95,6 +95,19 @@ IOR_PATTERNS = (("fpp", "posix"), ("shared", "posix"), ("interleaved", "mpiio"))
 IOR_ARGS = (8192, 4096, 2, 2)
 
 
+def traced_plans(b, d, cmd_of, counts=(4, 8, 12, 16)):
+    """cmd_of(work) traced at each rank count into d/t<n>, posted; the plans. Every run starts in a fresh working
+    directory d/work, without the files (ROMIO opens an existing file another way)."""
+    plans = []
+    for n in counts:
+        traces = os.path.join(d, f"t{n}")
+        work = b.fresh(os.path.join(os.path.basename(d), "work"))
+        b.run(["mpirun.mpich", "-n", n] + cmd_of(work), cwd=work, env=b.traced(MPIOR_TRACE_DIR=traces))
+        b.run([b.post, "-q", traces])
+        plans.append(os.path.join(traces, "plan"))
+    return plans
+
+
 def ior_like(b, table):
     """test/apps/ior_like (stdout, a log, MPICH's own reads) in its three patterns, traced at 4, 8, 12 and 16 ranks
     (oversubscribed), extrapolated to 8,192 and 65,536 ranks; the file-per-process plan replayed with 8,192 threads."""
@@ -102,15 +115,7 @@ def ior_like(b, table):
     rows = []
     for pattern, api in IOR_PATTERNS:
         d = b.fresh(f"ior-{pattern}")
-        plans = []
-        for n in (4, 8, 12, 16):
-            traces = os.path.join(d, f"t{n}")
-            # Every run starts without the files (ROMIO opens an existing file another way).
-            work = b.fresh(f"ior-{pattern}/work")
-            b.run(["mpirun.mpich", "-n", n, b.exe("test/apps/ior_like"), pattern, api, *IOR_ARGS], cwd=work,
-                  env=b.traced(MPIOR_TRACE_DIR=traces))
-            b.run([b.post, traces])
-            plans.append(os.path.join(traces, "plan"))
+        plans = traced_plans(b, d, lambda work: [b.exe("test/apps/ior_like"), pattern, api, *IOR_ARGS])
         rows += [[f"{pattern} {api}"] + r for r in timed_extrapolations(b, plans, d, reps)]
         if pattern == "fpp":
             fpp = d
@@ -141,18 +146,6 @@ def extrapolation(b, table):
 # IOR's HDF5 collective run (--only extrap_hdf5, when MPIOR_BENCH_IOR names an
 # IOR built with HDF5): small blocks, so the four traced runs take a minute.
 IOR_HDF5_ARGS = ("-a", "HDF5", "-c", "-b", "64k", "-t", "16k", "-s", "2", "-w", "-r", "-k")
-
-
-def traced_plans(b, d, cmd_of, counts=(4, 8, 12, 16)):
-    """cmd_of(n) traced at each rank count into d/t<n> (each run in a fresh working directory), posted; the plans."""
-    plans = []
-    for n in counts:
-        traces = os.path.join(d, f"t{n}")
-        work = b.fresh(os.path.join(os.path.basename(d), "work"))
-        b.run(["mpirun.mpich", "-n", n] + cmd_of(work), cwd=work, env=b.traced(MPIOR_TRACE_DIR=traces))
-        b.run([b.post, "-q", traces])
-        plans.append(os.path.join(traces, "plan"))
-    return plans
 
 
 def hdf5(b, table):
