@@ -8,6 +8,7 @@
 #include "extrap/blocksize.hpp"
 #include "extrap/loop_lift.hpp"
 #include "extrap/models.hpp"
+#include "extrap/prune_align.hpp"
 #include "extrap/rank_rules.hpp"
 #include "extrap/streams.hpp"
 #include "extrap/tables.hpp"
@@ -153,11 +154,12 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
   std::sort(inputs.begin(), inputs.end(), [](const Input& a, const Input& b) { return a.n < b.n; });
   check_inputs(inputs, target);
   if (opt.cb_buffer_size < 1) throw ToolError("the collective buffer size must be at least one byte");
+  std::vector<std::string> warned;
+  for (std::string& w : align_pruning(inputs)) warned.push_back(std::move(w));
   lift_lone_loops(inputs);
   Classes classes = find_classes(inputs);
   trace::Plan out;
   std::vector<trace::ExtrapNote> notes;
-  std::vector<std::string> warned;
   FileUses uses(inputs);
   DealtTables dealt(inputs);
   StreamContext ctx{inputs, uses, opt.strict, notes, warned, dealt};

@@ -31,8 +31,8 @@ size_t common_prefix(const trace::Stream& a, const trace::Stream& b) {
 // a kind every other input pruned calls of. Online pruning then decided
 // differently at this rank count: the gap rule (MPIOR_PRUNE_GAP_US) keeps
 // a site that followed long computations, which ranks sharing CPUs do not
-// show (HDF5's Allreduce between collective writes at 2 ranks on 2 cores,
-// pruned at 3 and more). Empty when that is not the case.
+// show. Collectives are pruned alike before (prune_align.hpp); this names
+// the others (a point-to-point call site). Empty when that is not the case.
 std::string pruning_difference(const std::vector<Input>& inputs, size_t i, const trace::Stream& lone) {
   for (const trace::Leaf& l : lone.leaves) {
     if (!trace::is_mpi(l.kind)) continue;

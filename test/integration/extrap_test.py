@@ -261,10 +261,10 @@ def hdf5_from_two_ranks():
     """test/apps/hdf5_coll, IOR's -a HDF5 -c pattern, traced at 2, 3, 7 and 8 ranks: its 6 metadata entries
     dealt so that rank 0 loops over 3 and 2 of them at 2 and 3 ranks and writes one as a plain call at 7 and 8
     (one structure, the loop put back), ranks 1 and 2 loop at 3 ranks where ranks 1 to 5 write one at 7 and 8.
-    Extrapolated to 6 ranks, the events are those of a real run there, call for call on coll.h5. With the gap
-    rule off (MPIOR_PRUNE_GAP_US=0), pruning does not depend on whether the ranks share CPUs; a 2-rank input
-    pruned otherwise than the others, and a stream only the largest input shows, are refused saying what
-    input would resolve it."""
+    Extrapolated to 6 ranks, the events are those of a real run there, call for call on coll.h5. A 2-rank input
+    pruned otherwise (the gap rule keeps sites at 2 ranks on 2 CPUs; here MPIOR_PRUNE=0) has the sites the
+    others pruned pruned too, and gives the same events. A stream only the largest input shows is refused
+    saying what input would resolve it."""
     runs = Runs()
     app = os.path.join(APPS, "hdf5_coll")
     steady = {"MPIOR_PRUNE_GAP_US": "0"}
@@ -284,10 +284,15 @@ def hdf5_from_two_ranks():
         check_eq(data(log_ext), data(log_act), "calls on coll.h5 per rank, extrapolated against real at 6")
         sizes = [v[0] for k, v in tree(fs_ext).items() if k.endswith("coll.h5")]
         check_eq(sizes, [real_files["coll.h5"]], "replayed coll.h5 against the real run")
-        out = runs.path("refused")
+        # A 2-rank input pruned otherwise (here not at all): the call sites the other inputs pruned are pruned
+        # there too, and the plan is the same.
         unpruned, _ = runs.trace(2, args=(2, 2), env={"MPIOR_PRUNE": "0"}, app=app, name="t2-unpruned")
-        refused([POST, "--extrapolate", "6", "-o", out, unpruned] + [dirs[n] for n in (3, 7, 8)],
-                "which every other input pruned", "MPIOR_PRUNE_GAP_US=0", "instead of the 2-rank one", out_dir=out)
+        aligned = runs.path("p6-aligned")
+        err = run([POST, "--extrapolate", "6", "-o", aligned, unpruned] + [dirs[n] for n in (3, 7, 8)]).stderr
+        check("kept at 2 ranks, every call pruned at the other inputs" in err, f"pruned sites named: {err}")
+        cmp = run([POST, "--compare", aligned, os.path.join(real, "plan"), "--events-only"], expect_rc=None)
+        check_eq(cmp.returncode, 0, f"--compare --events-only aligned against real at 6: {cmp.stdout}{cmp.stderr}")
+        out = runs.path("refused")
         refused([POST, "--extrapolate", "8", "-o", out] + [dirs[n] for n in (2, 3, 4, 7)],
                 "ranks 6 and up run it, which no smaller input has", "trace one more rank count above 6",
                 out_dir=out)
