@@ -62,11 +62,19 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-void recover_rank(const std::string& dir, int32_t rank, const std::vector<std::string>& files,
-                  std::vector<std::string>* warnings) {
+// A journaled trace file of dir: a rank's or a child process's of a rank.
+struct Journaled {
+  std::string name;
+  int32_t rank = -1;
+  bool child = false;
+};
+
+// The trace file `j` names with the journals' records folded in; they go.
+void recover_trace(const std::string& dir, const Journaled& j, const std::vector<std::string>& files,
+                   std::vector<std::string>* warnings) {
   std::vector<trace::JournalThread> threads;
   trace::JournalMeta meta;
-  const std::string meta_path = dir + "/" + trace::journal_meta_name(rank);
+  const std::string meta_path = dir + "/" + trace::journal_meta_name(j.name);
   size_t events = 0;
   for (const std::string& f : files) {
     if (f == meta_path) {
@@ -76,21 +84,21 @@ void recover_rank(const std::string& dir, int32_t rank, const std::vector<std::s
     threads.push_back(trace::read_thread_journal(f, warnings));
     events += threads.back().events.size();
   }
-  const std::string rank_path = dir + "/" + trace::rank_file_name(rank);
-  if (events > 0 && !exists(rank_path)) {
-    warnings->push_back(rank_path + ": missing; the journal of rank " + std::to_string(rank) +
-                        " cannot be recovered without it");
+  const std::string path = dir + "/" + j.name;
+  const std::string who = (j.child ? "a child process of rank " : "rank ") + std::to_string(j.rank);
+  if (events > 0 && !exists(path)) {
+    warnings->push_back(path + ": missing; the journal of " + who + " cannot be recovered without it");
     return;
   }
   if (events > 0) {
-    trace::RankTrace t = trace::read_rank_trace_with_spill(dir, rank, warnings);
+    trace::RankTrace t =
+        j.child ? trace::read_rank_trace(path) : trace::read_rank_trace_with_spill(dir, j.rank, warnings);
     t.spill_segments = 0;  // the spill file's segments are in the streams now
     add_entries(t, meta);
     std::sort(threads.begin(), threads.end(), [](auto& a, auto& b) { return a.thread < b.thread; });
-    for (const trace::JournalThread& j : threads) add_events(t, j);
-    trace::write_file_atomic(rank_path, trace::encode(t));
-    warnings->push_back("rank " + std::to_string(rank) + ": " + std::to_string(events) +
-                        " events recovered from its crash journal into " + rank_path);
+    for (const trace::JournalThread& jt : threads) add_events(t, jt);
+    trace::write_file_atomic(path, trace::encode(t));
+    warnings->push_back(who + ": " + std::to_string(events) + " events recovered from its crash journal into " + path);
   }
   for (const std::string& f : files) ::unlink(f.c_str());
 }
@@ -98,13 +106,19 @@ void recover_rank(const std::string& dir, int32_t rank, const std::vector<std::s
 }  // namespace
 
 void recover_journals(const std::string& dir, int32_t size, std::vector<std::string>* warnings) {
-  for (int32_t r = 0; r < size; ++r) {
-    std::vector<std::string> files = trace::journal_files(dir, r);
-    if (files.empty()) continue;
+  for (const std::string& name : trace::journaled_traces(dir)) {
+    Journaled j{name, trace::rank_from_file_name(name), false};
+    int64_t pid = 0;
+    if (j.rank < 0) j.child = trace::child_from_file_name(name, &j.rank, &pid);
+    if (j.rank < 0 || j.rank >= size) {
+      warnings->push_back(dir + "/" + name + ": journals of no rank of this job (" + std::to_string(size) +
+                          " ranks); left in place");
+      continue;
+    }
     try {
-      recover_rank(dir, r, files, warnings);
+      recover_trace(dir, j, trace::journal_files(dir, name), warnings);
     } catch (const std::exception& e) {
-      warnings->push_back(std::string(e.what()) + " (rank " + std::to_string(r) + "'s crash journal left in place)");
+      warnings->push_back(std::string(e.what()) + " (the crash journal of " + name + " left in place)");
     }
   }
 }

@@ -28,7 +28,7 @@ constinit config::Option<int64_t> opt_journal{
     "(128 bytes a record; half full, the rank's trace is rewritten early); 0: no journal"};
 MPIOR_REGISTER_OPTION(opt_journal);
 
-std::string g_dir;
+std::string g_dir, g_name;  // the trace directory, the trace file's name there
 int32_t g_rank = 0;
 int g_meta_fd = -1;
 std::mutex g_meta_mutex;
@@ -73,7 +73,7 @@ Ring* open_ring(uint32_t thread) noexcept {
   TracerGuard guard;
   const uint64_t cap = capacity();
   const size_t bytes = trace::kJournalHeaderBytes + cap * sizeof(trace::JournalRecord);
-  std::string path = g_dir + "/" + trace::journal_file_name(g_rank, thread);
+  std::string path = g_dir + "/" + trace::journal_file_name(g_name, thread);
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   void* map = MAP_FAILED;
   if (fd >= 0 && ftruncate(fd, off_t(bytes)) == 0)
@@ -103,12 +103,13 @@ void want_flush() noexcept {
 
 bool take_flush_wanted() noexcept { return g_flush_wanted.exchange(false, std::memory_order_relaxed); }
 
-void start(const std::string& dir, int32_t rank) noexcept {
+void start(const std::string& dir, const std::string& trace_name, int32_t rank) noexcept {
   if (!enabled() || g_started.load()) return;
   TracerGuard guard;
   g_dir = dir;
+  g_name = trace_name;
   g_rank = rank;
-  std::string meta = dir + "/" + trace::journal_meta_name(rank);
+  std::string meta = dir + "/" + trace::journal_meta_name(trace_name);
   g_meta_fd = open(meta.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (g_meta_fd < 0) return log_error("crash journal: cannot open {}: {}", meta, std::strerror(errno));
   g_started.store(true, std::memory_order_release);
@@ -150,18 +151,20 @@ void finish() noexcept {
   if (!g_started.exchange(false)) return;
   TracerGuard guard;
   for (uint32_t i = 0; i < kMaxThreads; ++i)
-    if (g_rings[i].load(std::memory_order_acquire)) unlink((g_dir + "/" + trace::journal_file_name(g_rank, i)).c_str());
+    if (g_rings[i].load(std::memory_order_acquire)) unlink((g_dir + "/" + trace::journal_file_name(g_name, i)).c_str());
   std::lock_guard<std::mutex> lk(g_meta_mutex);
-  unlink((g_dir + "/" + trace::journal_meta_name(g_rank)).c_str());
+  unlink((g_dir + "/" + trace::journal_meta_name(g_name)).c_str());
   if (g_meta_fd >= 0) close(g_meta_fd);
   g_meta_fd = -1;
 }
 
 void reset_after_fork() noexcept {
   g_started.store(false);
+  g_flush_wanted.store(false, std::memory_order_relaxed);
   for (uint32_t i = 0; i < kMaxThreads; ++i) {
     g_rings[i].store(nullptr, std::memory_order_relaxed);
     g_failed[i].store(0, std::memory_order_relaxed);
+    g_covered[i].store(0, std::memory_order_relaxed);
   }
   new (&g_meta_mutex) std::mutex();
   if (g_meta_fd >= 0) close(g_meta_fd);

@@ -1,15 +1,13 @@
 // Crash journal (trace/journal_format.hpp): every raw record a thread
 // pushes is also copied into a ring in a file under the trace directory,
-// mapped shared, so that a process (an MPI rank, a standalone program)
-// killed by SIGKILL before its next periodic flush leaves its records since
+// mapped shared, so that a process (an MPI rank, a standalone program, a
+// process one of them started) killed by SIGKILL before its next periodic flush leaves its records since
 // the last rank-file write behind for mpior-post to fold. The ring holds the
 // records since the last flush: when half of it is unflushed, the rank file
 // is written early (flush_wanted: by the flush thread, or by the recording
 // thread at its next call, crash.hpp), so memory stays bounded by events,
 // not time.
 #pragma once
-
-#include <emmintrin.h>
 
 #include <atomic>
 #include <cstdint>
@@ -36,25 +34,17 @@ extern std::atomic<bool> g_started;
 Ring* open_ring(uint32_t thread) noexcept;
 void want_flush() noexcept;
 
-// One pass over the record's 16-byte halves copies it into the ring and
-// sums (even words) and xors (odd words) it: trace::journal_check's value,
-// without the copy to a local array and the scalar loop it costs in C++.
+// The record stored as trace::JournalRecord says: its opening word, the
+// event, its commit word last. The compiler must keep that order; the
+// hardware does for recovery, which reads the file after the process died:
+// a thread killed between two stores leaves every store before them in
+// memory and none after.
 __attribute__((always_inline)) inline void store_record(trace::JournalRecord& out, const trace::RawEvent& ev,
                                                         uint64_t seq) noexcept {
-  static_assert(sizeof(trace::RawEvent) % 16 == 0);
-  const auto* src = reinterpret_cast<const __m128i*>(&ev);
-  auto* dst = reinterpret_cast<__m128i*>(&out.ev);
-  __m128i sum = _mm_setzero_si128(), mix = _mm_setzero_si128();
-  for (size_t i = 0; i < sizeof(trace::RawEvent) / 16; ++i) {
-    const __m128i v = _mm_loadu_si128(src + i);
-    _mm_storeu_si128(dst + i, v);
-    sum = _mm_add_epi64(sum, v);
-    mix = _mm_xor_si128(mix, v);
-  }
-  const uint64_t s = seq + uint64_t(_mm_cvtsi128_si64(sum));
-  const uint64_t m = 0x6a09e667f3bcc909ull ^ uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(mix, mix)));
-  out.seq = seq;
-  out.check = (s * 0x9e3779b97f4a7c15ull) ^ (m + (m >> 29)) ^ seq;  // as journal_check (a unit test compares)
+  __atomic_store_n(&out.opened, seq + 1, __ATOMIC_RELAXED);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  __builtin_memcpy(&out.ev, &ev, sizeof ev);
+  __atomic_store_n(&out.commit, seq + 1, __ATOMIC_RELEASE);
 }
 
 // The recorder's hot path: record number seq of recorder `thread`.
@@ -71,10 +61,10 @@ __attribute__((always_inline)) inline void append(uint32_t thread, const trace::
 
 // MPIOR_JOURNAL: records per thread ring (0: no journal).
 bool enabled() noexcept;
-// After MPI_Init (a standalone program: at its first recorded call):
-// journals go to dir, named for rank (threads map theirs at their next
-// record).
-void start(const std::string& dir, int32_t rank) noexcept;
+// After MPI_Init (a standalone program, a child process: at its first
+// recorded call): journals go to dir, named for the process's trace file
+// trace_name (threads map theirs at their next record).
+void start(const std::string& dir, const std::string& trace_name, int32_t rank) noexcept;
 // Table entries made after start, appended to the meta journal.
 void note_file(int32_t id, const trace::FileEntry& f) noexcept;
 void note_comm(const trace::CommEntry& c) noexcept;

@@ -110,7 +110,7 @@ void start_job(Session& s, bool prune) {
   stolen::start(ranks_on_node(s.private_comm, s.rank));
   crash::start();
   if (journal::enabled()) {  // from here a SIGKILL loses nothing: the rank file, then the journal
-    journal::start(s.dir, s.rank);
+    journal::start(s.dir, trace::rank_file_name(s.rank), s.rank);
     session::write_rank(false);
   }
   if (children_option())

@@ -120,15 +120,23 @@ bool standalone_dir_ready() {
 bool write_standalone_running_now() {
   return standalone_dir_ready() && write_rank_now(false) && write_job(trace::JobState::running, {0});
 }
+
+// The file this process's trace goes to in its directory.
+std::string trace_file_name() {
+  Session& s = S();
+  return s.child ? trace::child_file_name(s.rank, s.info.pid, s.serial) : trace::rank_file_name(s.rank);
+}
 }  // namespace
 
 bool start_journal() {
   Session& s = S();
-  if (!journal::enabled() || s.mpi || s.child || s.under_mpi || !s.writable || newer_job_in_dir()) return false;
+  if (!journal::enabled() || s.mpi || (s.under_mpi && !s.child) || !s.writable) return false;
+  if (!s.child && newer_job_in_dir()) return false;
   lock_writes();
-  // The journal first: the records after the rank file's snapshot go to it.
-  if (standalone_dir_ready()) journal::start(s.dir, s.rank);
-  const bool ok = journal::g_started.load() && write_rank_now(false) && write_job(trace::JobState::running, {0});
+  // The journal first: the records after the trace file's snapshot go to it.
+  if (s.child ? make_dirs(s.dir) : standalone_dir_ready()) journal::start(s.dir, trace_file_name(), s.rank);
+  const bool ok =
+      journal::g_started.load() && write_rank_now(false) && (s.child || write_job(trace::JobState::running, {0}));
   release_writes();
   return ok;
 }
@@ -207,10 +215,7 @@ bool write_rank_now(bool finished) {
     std::vector<uint8_t> bytes = encode_now(finished);
     if (s.child && !make_dirs(s.dir)) throw std::runtime_error(s.dir + ": " + std::strerror(errno));
     try {
-      trace::write_file_atomic(
-          s.dir + "/" +
-              (s.child ? trace::child_file_name(s.rank, s.info.pid, s.serial) : trace::rank_file_name(s.rank)),
-          bytes);
+      trace::write_file_atomic(s.dir + "/" + trace_file_name(), bytes);
     } catch (...) {
       s.events_written = before;
       throw;

@@ -12,30 +12,62 @@
 
 namespace mpior::trace {
 
-std::string journal_file_name(int32_t rank, uint32_t thread) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "rank-%06d.t%04u.journal", rank, thread);
-  return buf;
+namespace {
+
+constexpr std::string_view kTraceSuffix = ".mpior", kJournalSuffix = ".journal", kMetaTail = "meta.journal";
+
+std::string_view stem_of(std::string_view trace_name) {
+  if (trace_name.ends_with(kTraceSuffix)) trace_name.remove_suffix(kTraceSuffix.size());
+  return trace_name;
 }
 
-std::string journal_meta_name(int32_t rank) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "rank-%06d.meta.journal", rank);
-  return buf;
+// The part of a journal's name after its trace's stem and a dot: "meta.journal" or "tNNNN.journal".
+bool journal_tail(std::string_view tail) {
+  if (tail == kMetaTail) return true;
+  if (!tail.starts_with('t') || !tail.ends_with(kJournalSuffix)) return false;
+  std::string_view digits = tail.substr(1, tail.size() - 1 - kJournalSuffix.size());
+  return !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::vector<std::string> journal_files(const std::string& dir, int32_t rank) {
-  char prefix[32];
-  std::snprintf(prefix, sizeof prefix, "rank-%06d.", rank);
+}  // namespace
+
+std::string journal_file_name(const std::string& trace_name, uint32_t thread) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, ".t%04u.journal", thread);
+  return std::string(stem_of(trace_name)) + buf;
+}
+
+std::string journal_meta_name(const std::string& trace_name) {
+  return std::string(stem_of(trace_name)) + "." + std::string(kMetaTail);
+}
+
+std::vector<std::string> journal_files(const std::string& dir, const std::string& trace_name) {
+  const std::string prefix = std::string(stem_of(trace_name)) + ".";
   std::vector<std::string> out;
   DIR* d = opendir(dir.c_str());
   if (!d) return out;
   while (dirent* e = readdir(d)) {
     std::string_view n = e->d_name;
-    if (n.starts_with(prefix) && n.ends_with(".journal")) out.push_back(dir + "/" + std::string(n));
+    if (n.starts_with(prefix) && journal_tail(n.substr(prefix.size()))) out.push_back(dir + "/" + std::string(n));
   }
   closedir(d);
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> journaled_traces(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    std::string_view n = e->d_name;
+    const size_t dot = n.ends_with(kJournalSuffix) ? n.rfind('.', n.size() - kJournalSuffix.size() - 1) : n.npos;
+    if (dot != n.npos && dot > 0 && journal_tail(n.substr(dot + 1)))
+      out.push_back(std::string(n.substr(0, dot)) + std::string(kTraceSuffix));
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -69,7 +101,7 @@ std::vector<RawEvent> before_mark(const std::vector<JournalRecord>& recs, const 
   std::vector<RawEvent> out;
   for (uint64_t k = 1; k <= std::min<uint64_t>(h.flushed, 256); ++k) {
     const JournalRecord& r = recs[(h.flushed - k) % h.capacity];
-    if (r.seq != h.flushed - k || r.check != journal_check(r.ev, r.seq)) return {};
+    if (!journal_whole(r, h.flushed - k)) return {};
     out.insert(out.begin(), in_ns(r.ev, h));
     if (r.ev.depth == 0) return out;
   }
@@ -88,23 +120,25 @@ JournalThread read_thread_journal(const std::string& path, std::vector<std::stri
   std::vector<const JournalRecord*> live;
   uint64_t torn = 0;
   for (const JournalRecord& r : recs) {
-    if (r.check == 0 && r.seq == 0) continue;  // never written
-    if (r.check != journal_check(r.ev, r.seq) || r.seq % h.capacity != uint64_t(&r - recs.data())) {
+    if (r.commit == 0 && r.opened == 0) continue;  // never written
+    const uint64_t seq = r.opened - 1;
+    if (r.opened == 0 || !journal_whole(r, seq) || seq % h.capacity != uint64_t(&r - recs.data())) {
       ++torn;
       continue;
     }
-    if (r.seq >= h.flushed) live.push_back(&r);
+    if (seq >= h.flushed) live.push_back(&r);
   }
   out.before = before_mark(recs, h);
-  std::sort(live.begin(), live.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
+  std::sort(live.begin(), live.end(), [](auto* a, auto* b) { return a->commit < b->commit; });
   if (torn)
     warnings->push_back(path + ": " + std::to_string(torn) + " torn record(s) dropped (the process died writing it)");
   uint64_t expect = h.flushed;
   for (const JournalRecord* r : live) {
-    if (r->seq != expect)
-      warnings->push_back(path + ": events " + std::to_string(expect) + " to " + std::to_string(r->seq - 1) +
+    const uint64_t seq = r->commit - 1;
+    if (seq != expect)
+      warnings->push_back(path + ": events " + std::to_string(expect) + " to " + std::to_string(seq - 1) +
                           " of thread " + std::to_string(h.thread) + " are lost (overwritten or torn)");
-    expect = r->seq + 1;
+    expect = seq + 1;
     out.events.push_back(in_ns(r->ev, h));
   }
   return out;

@@ -5,11 +5,11 @@
 // shared file mapping. Beside them, one file per rank appends the file and
 // communicator table entries made after the rank file was first written.
 //
-// Thread journal (rank-NNNNNN.tTTTT.journal): a JournalHeader, then a ring
+// Thread journal (rank-NNNNNN.tTTTT.journal, journal_file_name): a JournalHeader, then a ring
 // of `capacity` JournalRecords; the record of the thread's event number
 // `seq` (counted from the thread's first event) sits in slot seq %
-// capacity. A record is whole when its check matches: one killed mid-copy
-// is dropped with a warning.
+// capacity. A record is whole when its two sequence words match: one
+// killed mid-store is dropped with a warning.
 //
 // Meta journal (rank-NNNNNN.meta.journal): a sequence of frames, each
 // u32 length, u32 crc32c of the payload, then the payload: u8 type, then
@@ -27,7 +27,7 @@
 namespace mpior::trace {
 
 inline constexpr uint64_t kJournalMagic = 0x314c4e4a524f504dull;  // "MPORJNL1"
-inline constexpr uint32_t kJournalVersion = 1;
+inline constexpr uint32_t kJournalVersion = 2;
 inline constexpr size_t kJournalHeaderBytes = 4096;
 
 struct JournalHeader {
@@ -47,31 +47,36 @@ struct JournalHeader {
   double ns_per_tick = 1.0;
 };
 
+// A record is stored as a seqlock's write: `opened` first, then the event,
+// then `commit` (a release store). A process killed mid-store stops between
+// two of its stores with every earlier one in memory, so a record whose two
+// words differ was torn; equal, the event between them is whole. The words
+// sit at the record's two ends, `commit` first, so that a copy that reads
+// the page in address order while it is written (the kernel writing a live
+// page back) also sees them differ.
 struct JournalRecord {
+  uint64_t commit = 0;  // seq + 1 once the record is whole (0: never written)
   RawEvent ev;
-  uint64_t seq = 0;
-  uint64_t check = 0;  // journal_check(ev, seq)
+  uint64_t opened = 0;  // seq + 1 of the record being stored
 };
+static_assert(sizeof(JournalRecord) == 128, "records stay within a page");
 
-// Cheap enough for the hot path (two independent chains the compiler
-// vectorises): a sum and an xor of the record's words, mixed with its
-// sequence number, so that a record half old, half new fails.
-inline uint64_t journal_check(const RawEvent& ev, uint64_t seq) noexcept {
-  static_assert(sizeof(RawEvent) % 16 == 0);
-  uint64_t w[sizeof(RawEvent) / 8];
-  __builtin_memcpy(w, &ev, sizeof w);
-  uint64_t sum = seq, mix = 0x6a09e667f3bcc909ull;
-  for (size_t i = 0; i < sizeof w / 8; i += 2) {
-    sum += w[i];
-    mix ^= w[i + 1];
-  }
-  return (sum * 0x9e3779b97f4a7c15ull) ^ (mix + (mix >> 29)) ^ seq;
+// The record holds event number seq, whole.
+inline bool journal_whole(const JournalRecord& r, uint64_t seq) noexcept {
+  return r.commit == seq + 1 && r.opened == seq + 1;
 }
 
-std::string journal_file_name(int32_t rank, uint32_t thread);  // rank-000042.t0003.journal
-std::string journal_meta_name(int32_t rank);                   // rank-000042.meta.journal
-// Journal files of rank in dir (thread journals and the meta journal).
-std::vector<std::string> journal_files(const std::string& dir, int32_t rank);
+// Journals are named for the trace file they extend (a rank's, a child
+// process's): rank-000042.mpior's rank-000042.t0003.journal and
+// rank-000042.meta.journal, rank-000042.child-PID-SERIAL.mpior's
+// rank-000042.child-PID-SERIAL.t0000.journal.
+std::string journal_file_name(const std::string& trace_name, uint32_t thread);
+std::string journal_meta_name(const std::string& trace_name);
+// Journal files of the trace file trace_name in dir (thread journals and
+// the meta journal), paths.
+std::vector<std::string> journal_files(const std::string& dir, const std::string& trace_name);
+// The names of the trace files in dir that left journals, sorted.
+std::vector<std::string> journaled_traces(const std::string& dir);
 
 // A thread journal's records the rank file does not hold, times in ns as
 // the recorder folds them, in order; what could not be read is told in

@@ -76,17 +76,22 @@ def dies(mode, early, writes=WRITES):
 
 
 def tear_last_write(path):
-    """Changes a byte of a thread journal's last write record (the one before
-    its newest, the barrier after the writes), as a death in the middle of
-    its copy would (trace/journal_format.hpp layout)."""
+    """Makes a thread journal's last write record (the one before its newest,
+    the barrier after the writes) what a death in the middle of its store
+    leaves: its opening word new, a byte of its start time changed, its
+    commit word still the one of the record it overwrote (trace/journal_format.hpp
+    layout: commit word, event, opening word)."""
     with open(path, "r+b") as f:
         data = f.read()
         capacity = struct.unpack_from("<Q", data, 32)[0]
         size = struct.unpack_from("<I", data, 12)[0]
-        seqs = sorted((struct.unpack_from("<Q", data, 4096 + i * size + size - 16)[0], i) for i in range(capacity))
-        at = 4096 + seqs[-2][1] * size + 16  # the record's start time
+        seqs = sorted((struct.unpack_from("<Q", data, 4096 + i * size + size - 8)[0], i) for i in range(capacity))
+        opened, slot = seqs[-2]
+        at = 4096 + slot * size
         f.seek(at)
-        f.write(bytes([data[at] ^ 0x5A]))
+        f.write(struct.pack("<Q", max(0, opened - capacity)))
+        f.seek(at + 8 + 8)  # the record's start time
+        f.write(bytes([data[at + 16] ^ 0x5A]))
 
 
 def torn():

@@ -9,7 +9,6 @@
 
 #include "preload/callsite.hpp"
 #include "preload/config.hpp"
-#include "preload/journal.hpp"
 #include "preload/trace_clock.hpp"
 #include "trace/cursor.hpp"
 #include "trace/spill_reader.hpp"
@@ -172,24 +171,6 @@ TEST_CASE("under the crash journal's frequent flushes a folded part that grew at
   REQUIRE(!eager.spill_before_flush(64 << 10, true));  // no growth since that flush
   trace::FoldedPart part = eager.take_folded();
   REQUIRE(part.events() > 54000);
-}
-
-TEST_CASE("a record stored into the crash journal carries journal_check's value", "[preload][journal]") {
-  uint64_t x = 0x9e3779b97f4a7c15ull;
-  for (int i = 0; i < 1000; ++i) {
-    trace::RawEvent ev = event(trace::Kind::pwrite, uint8_t(i % 3), int64_t(x), int64_t(x >> 3));
-    for (auto& a : ev.args) {
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-      a = int64_t(x);
-    }
-    ev.ret = int64_t(x * 3);
-    ev.callsite = x >> 5;
-    trace::JournalRecord rec;
-    journal::store_record(rec, ev, x >> 11);
-    REQUIRE(rec.seq == x >> 11);
-    REQUIRE(rec.check == trace::journal_check(ev, x >> 11));
-    REQUIRE(std::memcmp(&rec.ev, &ev, sizeof ev) == 0);
-  }
 }
 
 TEST_CASE("folding behind: another thread folds the chunks the recording thread parks", "[preload][recorder]") {

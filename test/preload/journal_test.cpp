@@ -1,0 +1,142 @@
+#include "preload/journal.hpp"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "trace/format.hpp"
+
+using namespace mpior;
+using namespace mpior::preload;
+
+namespace {
+
+// An event whose every word differs from the other events'.
+trace::RawEvent event_number(uint64_t n) {
+  trace::RawEvent ev;
+  ev.kind = trace::Kind::pwrite;
+  ev.depth = 0;
+  ev.start = int64_t(1000 + 100 * n);
+  ev.end = ev.start + 50;
+  ev.callsite = 0x40 + n;
+  ev.ret = 64;
+  for (size_t i = 0; i < ev.args.size(); ++i) ev.args[i] = int64_t(n * 16 + i);
+  return ev;
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/mpior-journal-test-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+// A thread journal of `capacity` records whose rank file holds the first `flushed` events.
+struct JournalImage {
+  std::vector<uint8_t> bytes;
+  explicit JournalImage(uint64_t capacity, uint64_t flushed)
+      : bytes(trace::kJournalHeaderBytes + capacity * sizeof(trace::JournalRecord)) {
+    trace::JournalHeader h;
+    h.record_size = sizeof(trace::JournalRecord);
+    h.kinds = trace::kinds_fingerprint();
+    h.capacity = capacity;
+    h.flushed = flushed;
+    std::memcpy(bytes.data(), &h, sizeof h);
+  }
+  uint64_t capacity() const { return (bytes.size() - trace::kJournalHeaderBytes) / sizeof(trace::JournalRecord); }
+  trace::JournalRecord& slot(uint64_t seq) {
+    auto* recs = reinterpret_cast<trace::JournalRecord*>(bytes.data() + trace::kJournalHeaderBytes);
+    return recs[seq % capacity()];
+  }
+  void store(uint64_t seq) { journal::store_record(slot(seq), event_number(seq), seq); }
+  // What a death after the opening word and the first `stored` bytes of the event leaves.
+  void tear(uint64_t seq, size_t stored) {
+    trace::JournalRecord& r = slot(seq);
+    r.opened = seq + 1;
+    const trace::RawEvent ev = event_number(seq);
+    std::memcpy(&r.ev, &ev, stored);
+  }
+  std::string write(const std::string& dir) const {
+    std::string path = dir + "/" + trace::journal_file_name(trace::rank_file_name(3), 0);
+    trace::write_file_atomic(path, bytes);
+    return path;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a record stored into the crash journal is whole, between two words of its number", "[preload][journal]") {
+  for (uint64_t seq : {uint64_t(0), uint64_t(1), uint64_t(12345), uint64_t(1) << 40}) {
+    trace::JournalRecord rec;
+    const trace::RawEvent ev = event_number(seq);
+    journal::store_record(rec, ev, seq);
+    REQUIRE(rec.opened == seq + 1);
+    REQUIRE(rec.commit == seq + 1);
+    REQUIRE(trace::journal_whole(rec, seq));
+    REQUIRE(!trace::journal_whole(rec, seq + 1));
+    REQUIRE(std::memcmp(&rec.ev, &ev, sizeof ev) == 0);
+  }
+}
+
+TEST_CASE("recovery drops a record torn mid-store, in a fresh slot or over an older record", "[preload][journal]") {
+  TempDir dir;
+  const size_t stored = GENERATE(size_t(0), size_t(8), size_t(48), sizeof(trace::RawEvent));
+  SECTION("the first lap: the slot was never written") {
+    JournalImage j(16, 2);
+    for (uint64_t s = 0; s < 9; ++s) j.store(s);
+    j.tear(9, stored);
+    std::vector<std::string> warnings;
+    trace::JournalThread t = trace::read_thread_journal(j.write(dir.path), &warnings);
+    REQUIRE(t.events.size() == 7);  // 2 to 8
+    REQUIRE(t.events.front().start == event_number(2).start);
+    REQUIRE(t.events.back().start == event_number(8).start);
+    REQUIRE(warnings.size() == 1);
+    REQUIRE(warnings[0].find("1 torn record(s) dropped") != std::string::npos);
+  }
+  SECTION("a later lap: the slot holds the record one capacity older") {
+    JournalImage j(16, 10);
+    for (uint64_t s = 0; s < 25; ++s) j.store(s);
+    j.tear(25, stored);  // over event 9's slot: 9's words, 25's opening word
+    j.store(26);
+    std::vector<std::string> warnings;
+    trace::JournalThread t = trace::read_thread_journal(j.write(dir.path), &warnings);
+    std::vector<int64_t> starts;
+    for (const trace::RawEvent& ev : t.events) starts.push_back(ev.start);
+    std::vector<int64_t> want;
+    for (uint64_t s = 11; s < 25; ++s) want.push_back(event_number(s).start);
+    want.push_back(event_number(26).start);
+    REQUIRE(starts == want);    // 10's slot holds 26; 25 torn
+    REQUIRE(t.before.empty());  // 9, before the mark, was overwritten
+    REQUIRE(warnings.size() == 3);
+    REQUIRE(warnings[0].find("1 torn record(s) dropped") != std::string::npos);
+    REQUIRE(warnings[1].find("events 10 to 10 of thread 0 are lost") != std::string::npos);
+    REQUIRE(warnings[2].find("events 25 to 25 of thread 0 are lost") != std::string::npos);
+  }
+}
+
+TEST_CASE("a child process's journals are told from its rank's", "[preload][journal]") {
+  TempDir dir;
+  const std::string rank = trace::rank_file_name(1), child = trace::child_file_name(1, 77, 0xabc);
+  for (const std::string& name : {trace::journal_file_name(rank, 0), trace::journal_file_name(rank, 12),
+                                  trace::journal_meta_name(rank), trace::journal_file_name(child, 0),
+                                  trace::journal_meta_name(child), trace::spill_file_name(1), std::string("x.journal")})
+    close(open((dir.path + "/" + name).c_str(), O_CREAT | O_WRONLY, 0644));
+  REQUIRE(trace::journal_file_name(child, 3) == "rank-000001.child-77-abc.t0003.journal");
+  REQUIRE(trace::journaled_traces(dir.path) == std::vector<std::string>{child, rank});  // sorted
+  const std::string d = dir.path + "/";
+  REQUIRE(trace::journal_files(dir.path, rank) == std::vector<std::string>{d + "rank-000001.meta.journal",
+                                                                           d + "rank-000001.t0000.journal",
+                                                                           d + "rank-000001.t0012.journal"});
+  REQUIRE(trace::journal_files(dir.path, child) ==
+          std::vector<std::string>{d + "rank-000001.child-77-abc.meta.journal",
+                                   d + "rank-000001.child-77-abc.t0000.journal"});
+}
