@@ -13,18 +13,19 @@
 //
 // SIGKILL and node loss: a background thread rewrites the trace every
 // MPIOR_FLUSH_INTERVAL milliseconds when there are new events. A rank starts
-// it at MPI_Init; a forked child and an exec'd one at their first recorded
-// call (not at load: a process that records nothing, or forks only to exec,
-// gets no thread), and a forked child anew: the parent's thread is not
-// copied into it.
+// it at MPI_Init, beside its crash journal (journal.hpp: a SIGKILL loses
+// nothing from there).
 //
-// A standalone program starts its crash journal at its first recorded call
-// instead (journal.hpp: a SIGKILL loses nothing from there), and its own
-// thread rewrites the trace, at the first call after each interval: a thread
-// of the tracer's would switch on glibc's multi-thread locking (stdio locks,
-// syscall cancellation) in a program that never needed it, a cost on every
-// call. Once the program starts a thread of its own, that cost is paid
-// anyway, and the flush thread takes over.
+// A standalone program, and a process a traced one started (a forked child,
+// an exec'd program), starts its crash journal at its first recorded call
+// instead (not at load: a process that records nothing, or forks only to
+// exec, gets no journal and no thread; a forked child anew: the parent's
+// journal and thread are not its own). Its own thread rewrites the trace,
+// at the first call after each interval: a thread of the tracer's would
+// switch on glibc's multi-thread locking (stdio locks, syscall
+// cancellation) in a program that never needed it, a cost on every call.
+// Once the program starts a thread of its own, that cost is paid anyway,
+// and the flush thread takes over.
 #include "preload/crash.hpp"
 
 #include <pthread.h>
@@ -287,7 +288,10 @@ void after_fork_child(bool traced) {
   g_in_due.clear();
   g_pid = getpid();
   g_written_here = 0;
-  set_mode(traced && opt_flush.get() > 0 ? Mode::start_thread : Mode::idle);
+  set_mode(!traced               ? Mode::idle
+           : journal::enabled()  ? Mode::start_journal
+           : opt_flush.get() > 0 ? Mode::start_thread
+                                 : Mode::idle);
 }
 
 void stop_for_exec() {

@@ -14,12 +14,12 @@ namespace mpior::preload::crash {
 // may write its trace).
 void start();
 // The signal handlers now, the rest at the first recorded call (standalone
-// programs, children): the flush thread, or with `journaled` (a standalone
-// program with a crash journal) the journal, and flushes from the calling
-// thread for as long as the program has no thread of its own.
+// programs, children): the flush thread, or with `journaled` (a crash
+// journal wanted) the journal, and flushes from the calling thread for as
+// long as the program has no thread of its own.
 void start_lazily(bool journaled);
-// A forked child: the parent's flush thread is not there; a traced child
-// starts its own at its first recorded call.
+// A forked child: the parent's flush thread and journal are not there; a
+// traced child starts its own at its first recorded call.
 void after_fork_child(bool traced);
 // Before an exec: the flush thread stops (its write would be cut short); if
 // the exec fails it starts again at the next recorded call.

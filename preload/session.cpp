@@ -319,7 +319,7 @@ void on_load() {
   }
   s.traced = true;
   s.writable = true;
-  if (!s.under_mpi || s.child) crash::start_lazily(!s.child && journal::enabled());
+  if (!s.under_mpi || s.child) crash::start_lazily(journal::enabled());
   atexit(on_exit_handler);
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_recording.store(true);
@@ -375,7 +375,7 @@ void on_exit() {
     aio_record_orphans();  // AIO requests nobody asked about finished
   }
   if (s.child) {
-    write_rank(true);
+    if (write_rank(true)) journal::finish();  // else mpior-post recovers what the journal holds
   } else if (s.under_mpi && !s.mpi) {
     // Under an MPI launcher but never a rank: a wrapper script or a program
     // a rank started. Only ranks write.

@@ -37,9 +37,10 @@ uint64_t events_recorded();
 // replaces the program: then again at exit if the exec failed); false when
 // either could not be written.
 bool write_standalone();
-// A standalone program's crash journal, at its first recorded call: its
-// directory, the journal, then the trace so far (the rank file and the job
-// record, running: recovery needs both); false when it cannot have one.
+// A standalone program's or a child process's crash journal, at its first
+// recorded call: its directory, the journal, then the trace so far (the
+// trace file, and a standalone program's job record, running: recovery
+// needs both); false when it cannot have one.
 bool start_journal();
 // The rank's trace encoded as write_rank would write it (empty when it
 // cannot be made: the error is logged); one writer at a time. For the

@@ -250,6 +250,37 @@ def standalone_many():
     standalone(150000, MPIOR_FLUSH_INTERVAL="0")
 
 
+def forked_child():
+    """Rank 0's forked child makes 20,000 writes, then the whole job dies by
+    SIGKILL: rank 0 kills the child and itself, the launcher rank 1. No
+    process has a periodic flush: the child's writes are only in its own
+    crash journal (rank-000000.child-PID-SERIAL.*.journal), recovered into
+    its trace and folded into rank 0's with >= 99% of them."""
+    root = tempfile.mkdtemp(prefix="mpior-journal-")
+    traces = os.path.join(root, "traces")
+    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, MPIOR_FLUSH_INTERVAL="0")
+    fwd = ["-x", "LD_PRELOAD", "-x", "MPIOR_TRACE_DIR", "-x", "MPIOR_FLUSH_INTERVAL"] if OPENMPI else []
+    p = subprocess.run(mpirun(2) + fwd + [app_path("forked_writer"), str(WRITES)], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode != 0, f"the job should die, exited {p.returncode}: {p.stderr[-2000:]}")
+    child = [f for f in os.listdir(traces) if re.fullmatch(r"rank-000000\.child-\d+-[0-9a-f]+\.t0000\.journal", f)]
+    check_eq(len(child), 1, f"the child's thread journal: {sorted(os.listdir(traces))}")
+    post = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
+    check_eq(post.returncode, 0, f"mpior-post exit status: {post.stderr}")
+    check("a child process of rank 0: " in post.stderr and "events recovered" in post.stderr,
+          f"the child recovered: {post.stderr}")
+    with open(os.path.join(traces, "plan", "summary.json")) as f:
+        summary = json.load(f)
+    for name in ("child.dat", "rank_0.dat", "rank_1.dat"):
+        n = writes_of(summary, name)
+        check(int(0.99 * WRITES) <= n <= WRITES, f"{n} of {WRITES} writes to {name} in the trace")
+    check(not [f for f in os.listdir(traces) if f.endswith(".journal")], "journals left after recovery")
+    r = subprocess.run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), os.path.join(traces, "plan")],
+                       capture_output=True, text=True, timeout=300)
+    check_eq(r.returncode, 0, f"replay exit status: {r.stderr[-3000:]}")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def scenario(mode, early):
     f = lambda: dies(mode, early)  # noqa: E731
     f.__name__ = mode
@@ -268,4 +299,5 @@ if __name__ == "__main__":
     cases["gap"] = gap
     cases["standalone"] = lambda: standalone(WRITES)
     cases["standalone_many"] = standalone_many
+    cases["forked_child"] = forked_child
     main(cases)
