@@ -213,6 +213,16 @@ def kill_many():
     dies("kill", True, writes=150000)
 
 
+def recovered_and_replayed(root, traces):
+    """After a post that recovered the journals: none is left, and the plan
+    replays; the test's files go."""
+    check(not [f for f in os.listdir(traces) if f.endswith(".journal")], "journals left after recovery")
+    r = subprocess.run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), os.path.join(traces, "plan")],
+                       capture_output=True, text=True, timeout=300)
+    check_eq(r.returncode, 0, f"replay exit status: {r.stderr[-3000:]}")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def standalone(writes, **env):
     """A program without MPI (killed_standalone self) makes its writes, then
     waits 0.3 s, less than the flush interval, and dies by SIGKILL: its
@@ -236,11 +246,7 @@ def standalone(writes, **env):
     check_eq(summary["complete"], False, "summary complete")
     n = writes_of(summary, "standalone.dat")
     check(int(0.99 * writes) <= n <= writes, f"{n} of {writes} writes in the trace")
-    check(not [f for f in os.listdir(traces) if f.endswith(".journal")], "journals left after recovery")
-    r = subprocess.run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), os.path.join(traces, "plan")],
-                       capture_output=True, text=True, timeout=300)
-    check_eq(r.returncode, 0, f"replay exit status: {r.stderr[-3000:]}")
-    shutil.rmtree(root, ignore_errors=True)
+    recovered_and_replayed(root, traces)
 
 
 def standalone_many():
@@ -274,11 +280,7 @@ def forked_child():
     for name in ("child.dat", "rank_0.dat", "rank_1.dat"):
         n = writes_of(summary, name)
         check(int(0.99 * WRITES) <= n <= WRITES, f"{n} of {WRITES} writes to {name} in the trace")
-    check(not [f for f in os.listdir(traces) if f.endswith(".journal")], "journals left after recovery")
-    r = subprocess.run([REPLAY, "--io-only", "--fs", os.path.join(root, "fs"), os.path.join(traces, "plan")],
-                       capture_output=True, text=True, timeout=300)
-    check_eq(r.returncode, 0, f"replay exit status: {r.stderr[-3000:]}")
-    shutil.rmtree(root, ignore_errors=True)
+    recovered_and_replayed(root, traces)
 
 
 def scenario(mode, early):
