@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cstring>
 #include <mutex>
 
@@ -25,7 +26,8 @@ namespace {
 constinit config::Option<int64_t> opt_journal{
     "MPIOR_JOURNAL", 65536,
     "records each thread keeps in its crash journal, a file under the trace directory that survives SIGKILL "
-    "(128 bytes a record; half full, the rank's trace is rewritten early); 0: no journal"};
+    "(128 bytes a record; half full, the rank's trace is rewritten early; the threads' rings share an eighth of "
+    "MPIOR_MEMORY); 0: no journal"};
 MPIOR_REGISTER_OPTION(opt_journal);
 
 std::string g_dir, g_name;  // the trace directory, the trace file's name there
@@ -36,14 +38,23 @@ std::atomic<uint8_t> g_failed[kMaxThreads];
 std::atomic<bool> g_flush_wanted{false};
 std::atomic<uint64_t> g_covered[kMaxThreads];  // cover(): under the tracer's write flag
 
-// The ring's pages are the process's memory once touched, so it takes its
-// part of MPIOR_MEMORY: an eighth (the default ring at the default cap).
-uint64_t capacity() noexcept {
-  uint64_t want = uint64_t(std::max<int64_t>(opt_journal.get(), 1024)), cap = 1024;
-  if (uint64_t memory = spill::cap_bytes(); memory > 0)
-    want = std::min<uint64_t>(want, memory / 8 / sizeof(trace::JournalRecord));
-  while (cap < want) cap <<= 1;
-  return cap;
+// Records the process's rings may still take (start(); none left: a
+// thread goes without).
+std::atomic<uint64_t> g_budget{0};
+
+// The records MPIOR_JOURNAL asks of every ring, a power of two.
+uint64_t wanted() noexcept {
+  const uint64_t want = uint64_t(std::max<int64_t>(opt_journal.get(), int64_t(kMinRing)));
+  return std::bit_ceil(want);
+}
+
+// A new ring's share of g_budget, taken from it; 0: none left.
+uint64_t reserve() noexcept {
+  uint64_t left = g_budget.load(std::memory_order_relaxed), take = 0;
+  do {
+    take = ring_records(wanted(), left);
+  } while (take > 0 && !g_budget.compare_exchange_weak(left, left - take, std::memory_order_relaxed));
+  return take;
 }
 
 // Raw records carry ticks: the conversion the recorder applies when it folds them.
@@ -68,10 +79,19 @@ void write_frame(const std::vector<uint8_t>& payload) noexcept {
 
 bool enabled() noexcept { return opt_journal.get() > 0; }
 
+uint64_t ring_records(uint64_t want, uint64_t left) noexcept {
+  const uint64_t limit = std::min(want, left / 2 >= kMinRing ? left / 2 : left);
+  return limit < kMinRing ? 0 : std::bit_floor(limit);
+}
+
 Ring* open_ring(uint32_t thread) noexcept {
   if (!g_started.load(std::memory_order_acquire) || g_failed[thread].exchange(1)) return nullptr;
   TracerGuard guard;
-  const uint64_t cap = capacity();
+  const uint64_t cap = reserve();
+  if (cap == 0) {
+    log_once_error("crash journal: MPIOR_MEMORY holds no more rings; threads from here keep none");
+    return nullptr;  // g_failed stays set
+  }
   const size_t bytes = trace::kJournalHeaderBytes + cap * sizeof(trace::JournalRecord);
   std::string path = g_dir + "/" + trace::journal_file_name(g_name, thread);
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -109,6 +129,10 @@ void start(const std::string& dir, const std::string& trace_name, int32_t rank) 
   g_dir = dir;
   g_name = trace_name;
   g_rank = rank;
+  // The rings' pages are the process's memory once touched, so they take
+  // their part of MPIOR_MEMORY, an eighth, shared by the threads.
+  const uint64_t memory = spill::cap_bytes();
+  g_budget.store(memory > 0 ? memory / 8 / sizeof(trace::JournalRecord) : UINT64_MAX, std::memory_order_relaxed);
   std::string meta = dir + "/" + trace::journal_meta_name(trace_name);
   g_meta_fd = open(meta.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (g_meta_fd < 0) return log_error("crash journal: cannot open {}: {}", meta, std::strerror(errno));

@@ -61,6 +61,13 @@ __attribute__((always_inline)) inline void append(uint32_t thread, const trace::
 
 // MPIOR_JOURNAL: records per thread ring (0: no journal).
 bool enabled() noexcept;
+// A new thread's ring, in records: `want` (a power of two), at most half of
+// the `left` the process's rings may still take (threads still to come
+// share the other half; the last ones take what remains), a power of two
+// of at least kMinRing; 0 when `left` holds none. The rings of any number
+// of threads stay within the process's share of MPIOR_MEMORY.
+inline constexpr uint64_t kMinRing = 1024;
+uint64_t ring_records(uint64_t want, uint64_t left) noexcept;
 // After MPI_Init (a standalone program, a child process: at its first
 // recorded call): journals go to dir, named for the process's trace file
 // trace_name (threads map theirs at their next record).

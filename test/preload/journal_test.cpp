@@ -140,3 +140,23 @@ TEST_CASE("a child process's journals are told from its rank's", "[preload][jour
           std::vector<std::string>{d + "rank-000001.child-77-abc.meta.journal",
                                    d + "rank-000001.child-77-abc.t0000.journal"});
 }
+
+TEST_CASE("the rings of any number of threads stay within the process's share of MPIOR_MEMORY", "[preload][journal]") {
+  const uint64_t budget = GENERATE(uint64_t(1024), uint64_t(5000), uint64_t(65536), uint64_t(1) << 20);
+  uint64_t left = budget, taken = 0, rings = 0;
+  for (int thread = 0; thread < 200; ++thread) {
+    const uint64_t r = journal::ring_records(65536, left);
+    if (r == 0) continue;
+    REQUIRE(r >= journal::kMinRing);
+    REQUIRE((r & (r - 1)) == 0);
+    REQUIRE(r <= 65536);
+    REQUIRE(r <= left);
+    left -= r, taken += r, ++rings;
+  }
+  REQUIRE(taken <= budget);
+  REQUIRE(rings >= (budget >= 4 * journal::kMinRing ? 3u : 1u));  // more threads than the first have one
+  REQUIRE(left < 2 * journal::kMinRing);                          // the budget is used up
+  // No cap: every thread its MPIOR_JOURNAL records.
+  REQUIRE(journal::ring_records(65536, UINT64_MAX) == 65536);
+  REQUIRE(journal::ring_records(65536, UINT64_MAX - 65536) == 65536);
+}
