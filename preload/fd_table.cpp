@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -16,17 +18,43 @@
 namespace mpior::preload {
 namespace {
 
-// An MPIOR_EXCLUDE entry, parsed once: is_excluded runs on every path call.
-struct Prefix {
-  std::string text;  // without its '!' and '*'
-  bool keep = false, star = false;
-};
+// MPIOR_EXCLUDE, parsed once into a trie of its prefixes' characters after
+// the leading '/': is_excluded runs on every path call and reads a path's
+// characters once, whatever the number of prefixes (the default list holds
+// several under /dev, which a path kept under /dev/shm passes every time).
 struct Excluded {
-  std::vector<Prefix> prefixes;
-  // The characters after the leading '/' that start some prefix: a path
-  // starting with another one is held by none (but "/").
-  bool second[256] = {};
-  bool root = false;  // "/" is listed
+  struct Node {
+    uint32_t child = 0;    // first child, 0 for none (node 0, "/", is no one's child)
+    uint32_t sibling = 0;  // the parent's next child
+    char c = 0;
+    // The prefix that ends here, held as whole components (whole) or as
+    // PREFIX* (star): 0 for none, else 1 + its rank in the list (of two
+    // equal prefixes the later decides).
+    uint32_t whole = 0, star = 0;
+  };
+  std::vector<Node> nodes = std::vector<Node>(1);
+  uint32_t top[256] = {};     // the root's children by character: most paths stop there
+  std::vector<uint8_t> keep;  // by rank - 1: a '!' prefix
+  uint32_t child(uint32_t at, char c) const {
+    if (at == 0) return top[uint8_t(c)];
+    uint32_t k = nodes[at].child;
+    while (k != 0 && nodes[k].c != c) k = nodes[k].sibling;
+    return k;
+  }
+  uint32_t add_child(uint32_t at, char c) {
+    if (uint32_t k = child(at, c)) return k;
+    const uint32_t k = uint32_t(nodes.size());
+    Node n;
+    n.c = c;
+    if (at == 0) {
+      top[uint8_t(c)] = k;
+    } else {
+      n.sibling = nodes[at].child;
+      nodes[at].child = k;
+    }
+    nodes.push_back(n);
+    return k;
+  }
 };
 Excluded* g_excluded = nullptr;
 
@@ -192,14 +220,15 @@ namespace {
 // ".." component, no trailing '/'. Most paths a program names are.
 bool is_normal(std::string_view path) {
   if (path.empty() || path[0] != '/') return false;
-  if (path.size() == 1) return true;
-  for (size_t i = 0; i < path.size(); ++i) {
-    if (path[i] != '/') continue;
-    std::string_view rest = path.substr(i + 1);
-    if (rest.empty() || rest[0] == '/') return false;
-    if (rest[0] == '.' &&
-        (rest.size() == 1 || rest[1] == '/' || (rest[1] == '.' && (rest.size() == 2 || rest[2] == '/'))))
-      return false;
+  const char* const end = path.data() + path.size();
+  // From one '/' to the next (memchr: a path has few of them, and this runs
+  // on every path call): the component after each must be a name.
+  for (const char* slash = path.data(); slash;) {
+    const char* c = slash + 1;
+    if (c == end) return path.size() == 1;
+    if (*c == '/') return false;
+    if (*c == '.' && (c + 1 == end || c[1] == '/' || (c[1] == '.' && (c + 2 == end || c[2] == '/')))) return false;
+    slash = static_cast<const char*>(memchr(c, '/', size_t(end - c)));
   }
   return true;
 }
@@ -245,18 +274,13 @@ std::string absolute_path(int dirfd, const char* path) {
 void set_excluded(std::vector<std::string> prefixes) {
   auto* ex = new Excluded();
   for (const std::string& p : prefixes) {
-    Prefix e;
-    e.keep = p.starts_with('!'), e.star = p.ends_with('*') && p.size() > size_t(e.keep);
-    std::string bare = p.substr(e.keep ? 1 : 0, p.size() - (e.keep ? 1 : 0) - (e.star ? 1 : 0));
-    e.text = lexically_normal(bare);
-    // Listed twice (the default list, then MPIOR_EXCLUDE holding it too): the
-    // later decides between equal prefixes, so the earlier goes.
-    std::erase_if(ex->prefixes, [&](const Prefix& o) { return o.text == e.text && o.star == e.star; });
-    if (e.text == "/")
-      ex->root = true;
-    else
-      ex->second[uint8_t(e.text[1])] = true;
-    ex->prefixes.push_back(std::move(e));
+    const bool keep = p.starts_with('!'), star = p.ends_with('*') && p.size() > size_t(keep);
+    const std::string text = lexically_normal(p.substr(keep ? 1 : 0, p.size() - (keep ? 1 : 0) - (star ? 1 : 0)));
+    uint32_t at = 0;
+    for (size_t i = 1; i < text.size(); ++i) at = ex->add_child(at, text[i]);
+    ex->keep.push_back(keep);
+    // Listed twice (the default list, then MPIOR_EXCLUDE holding it too): the later decides.
+    (star ? ex->nodes[at].star : ex->nodes[at].whole) = uint32_t(ex->keep.size());
   }
   // Set once at load; a later call (tests) replaces the list. Never freed
   // otherwise: calls made from exit handlers still read it.
@@ -265,22 +289,23 @@ void set_excluded(std::vector<std::string> prefixes) {
 
 // The longest prefix that holds p decides: "!/dev/shm" keeps what "/dev"
 // would exclude; "!/proc" after the default "/proc" keeps /proc. A prefix ending in '*' holds any path that starts with
-// the text before it ("/dev/shm/mpich_shar_tmp*"); others hold whole components.
+// the text before it ("/dev/shm/mpich_shar_tmp*"); others hold whole components; "/" holds every path.
 bool is_excluded(std::string_view p) {
   const Excluded* ex = g_excluded;
-  if (!ex || (!ex->root && (p.size() < 2 || !ex->second[uint8_t(p[1])]))) return false;
-  size_t best = 0;
-  bool excluded = false;
-  for (const Prefix& e : ex->prefixes) {
-    std::string_view pre = e.text;
-    bool holds = pre == "/" || (p.size() >= pre.size() && p.compare(0, pre.size(), pre) == 0 &&
-                                (e.star || p.size() == pre.size() || p[pre.size()] == '/'));
-    if (holds && pre.size() + 1 >= best) {  // of two equal prefixes the later (the user's) decides
-      best = pre.size() + 1;
-      excluded = !e.keep;
+  if (!ex) return false;
+  uint32_t rank = std::max(ex->nodes[0].whole, ex->nodes[0].star);
+  if (!p.empty() && p[0] == '/') {
+    uint32_t at = 0;
+    for (size_t i = 1; i < p.size(); ++i) {
+      at = ex->child(at, p[i]);
+      if (at == 0) break;
+      const Excluded::Node& n = ex->nodes[at];
+      uint32_t here = n.star;
+      if (n.whole != 0 && (i + 1 == p.size() || p[i + 1] == '/')) here = std::max(here, n.whole);
+      if (here != 0) rank = here;
     }
   }
-  return excluded;
+  return rank != 0 && !ex->keep[rank - 1];
 }
 
 int64_t flags_of_mode(const char* mode) {

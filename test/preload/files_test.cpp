@@ -1,6 +1,8 @@
 #include <fcntl.h>
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "preload/fd_table.hpp"
 
@@ -58,6 +60,80 @@ TEST_CASE("excluded prefixes match whole path components", "[preload][paths]") {
   REQUIRE_FALSE(is_excluded("/proc/xy"));
   REQUIRE(is_excluded("/proc/y"));
   REQUIRE_FALSE(is_excluded("/p"));
+}
+
+// The rule as the option states it, prefix by prefix (is_excluded walks a
+// trie of the prefixes instead): the longest prefix that holds the path
+// decides, the later of two equal ones.
+static bool excluded_by_rule(const std::vector<std::string>& list, const std::string& p) {
+  size_t best = 0;
+  bool excluded = false;
+  for (const std::string& entry : list) {
+    const bool keep = entry.starts_with('!'), star = entry.ends_with('*') && entry.size() > size_t(keep);
+    const std::string pre =
+        lexically_normal(entry.substr(keep ? 1 : 0, entry.size() - (keep ? 1 : 0) - (star ? 1 : 0)));
+    const bool holds = pre == "/" || (p.starts_with(pre) && (star || p.size() == pre.size() || p[pre.size()] == '/'));
+    if (holds && pre.size() >= best) {
+      best = pre.size();
+      excluded = !keep;
+    }
+  }
+  return excluded;
+}
+
+TEST_CASE("excluded paths agree with the longest-prefix rule", "[preload][paths]") {
+  const std::vector<std::vector<std::string>> lists = {
+      {"/proc", "/sys", "/dev", "!/dev/shm", "/dev/shm/mpich_*", "/dev/shm/ucx_*", "/dev/shm/vader_segment*",
+       "/dev/shm/sm_segment*", "/tmp/ompi.*", "/proc", "!/dev/shm/mpich_keep", "/work/traces"},
+      {"/a", "/a*", "!/a/b", "/a/b*", "!/ab", "/a/b/c", "/a*"},
+      {"/", "!/home", "/home/u/x*", "/home/u/x"},
+      {"/x*", "!/x"},
+  };
+  const char* paths[] = {"/",
+                         "/a",
+                         "/ab",
+                         "/abc",
+                         "/a/b",
+                         "/a/bc",
+                         "/a/b/c",
+                         "/a/b/cd",
+                         "/a/b/c/d",
+                         "/b",
+                         "/dev",
+                         "/dev/null",
+                         "/dev/shm",
+                         "/dev/shmem",
+                         "/dev/shm/f",
+                         "/dev/shm/mpi",
+                         "/dev/shm/mpich_1",
+                         "/dev/shm/mpich_keep",
+                         "/dev/shm/mpich_keep/x",
+                         "/dev/shm/mpich_keepx",
+                         "/dev/shm/ucx_",
+                         "/proc/1/stat",
+                         "/processes",
+                         "/sys",
+                         "/tmp/ompi.x/y",
+                         "/tmp/ompi",
+                         "/work/traces",
+                         "/work/traces/r",
+                         "/work/tracesx",
+                         "/home",
+                         "/home/u/x",
+                         "/home/u/xy",
+                         "/home/u/x/z",
+                         "/homer",
+                         "/x",
+                         "/xy",
+                         "/x/y",
+                         "rel/a"};
+  for (const auto& list : lists) {
+    set_excluded(list);
+    for (const char* p : paths) {
+      INFO(list.front() << " ... " << list.back() << ": " << p);
+      REQUIRE(is_excluded(p) == excluded_by_rule(list, p));
+    }
+  }
 }
 
 TEST_CASE("fopen modes map to open flags", "[preload][stdio]") {
