@@ -333,12 +333,14 @@ FileTable& files() {
   static auto* t = new FileTable();
   return *t;
 }
-FdTable& fds() {
+FdTable& make_fds() {
   static auto* t = new FdTable();
+  g_fds.store(t, std::memory_order_release);
   return *t;
 }
-StreamTable& streams() {
+StreamTable& make_streams() {
   static auto* t = new StreamTable();
+  g_streams.store(t, std::memory_order_release);
   return *t;
 }
 

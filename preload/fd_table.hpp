@@ -110,8 +110,20 @@ bool is_excluded(std::string_view abs_path);
 int64_t flags_of_mode(const char* mode);
 
 FileTable& files();
-FdTable& fds();
-StreamTable& streams();
+// The fd and stream tables, made at their first use; every file call asks
+// for one, so the made table is one load away, without a call or a guard.
+FdTable& make_fds();
+StreamTable& make_streams();
+inline std::atomic<FdTable*> g_fds{nullptr};
+inline std::atomic<StreamTable*> g_streams{nullptr};
+inline FdTable& fds() {
+  FdTable* t = g_fds.load(std::memory_order_acquire);
+  return __builtin_expect(t != nullptr, 1) ? *t : make_fds();
+}
+inline StreamTable& streams() {
+  StreamTable* t = g_streams.load(std::memory_order_acquire);
+  return __builtin_expect(t != nullptr, 1) ? *t : make_streams();
+}
 
 // Records the shared writable mappings of traced files still mapped
 // (mmap_handlers.cpp; called at exit).
