@@ -39,7 +39,7 @@ void Folder::add_batch(const RawEvent* ev, const int64_t* gap, const int64_t* du
       *done = i = end;
     };
     try {
-      for (; end < n && sig[end] == hot.sig; ++end) hot.leaf->add_row(row_of(ev[end]));
+      for (; end < n && sig[end] == hot.sig; ++end) hot.leaf->add_row(ev[end]);
     } catch (...) {
       times();
       throw;

@@ -79,15 +79,20 @@ struct FastRow {
   // Two columns at a time (SSE2, the x86-64 baseline): every folded
   // occurrence of a repeating call passes here, and the compiler leaves the
   // plain loops scalar at -O2.
-  bool take(const ValueRow& v) {
+  // Reads the record's columns where they lie (row_of's order: the
+  // arguments, then ret and err), not a row copied out of it first.
+  bool take(const RawEvent& ev) {
     if (room == 0) return false;
-    Pair diff{};
+    static_assert(kRet == kNumArgs && kErr == kNumArgs + 1 && kNumArgs % 2 == 0);
+    const Pair last = {ev.ret, int64_t(ev.err)};
+    Pair diff = last ^ load(&expect[kRet]);
     if (direct == 0) {  // every column compared (regular calls): no mask
 #pragma GCC unroll 8
-      for (size_t i = 0; i < kRowSize; i += 2) diff |= load(&v[i]) ^ load(&expect[i]);
+      for (size_t i = 0; i < kNumArgs; i += 2) diff |= load(&ev.args[i]) ^ load(&expect[i]);
     } else {
+      diff &= load(&care[kRet]);
 #pragma GCC unroll 8
-      for (size_t i = 0; i < kRowSize; i += 2) diff |= (load(&v[i]) ^ load(&expect[i])) & load(&care[i]);
+      for (size_t i = 0; i < kNumArgs; i += 2) diff |= (load(&ev.args[i]) ^ load(&expect[i])) & load(&care[i]);
     }
     if ((diff[0] | diff[1]) != 0) return false;
 #pragma GCC unroll 8
@@ -155,12 +160,12 @@ struct LeafUnit {
   RowBox row;                                // made when the leaf first repeats
   TimeAccum gap, dur;
 
-  void add_row(const ValueRow& v) {
-    if (row && row->take(v)) {
-      if (row->direct) append_direct(v);
+  void add_row(const RawEvent& ev) {
+    if (row && row->take(ev)) {
+      if (row->direct) append_direct(row_of(ev));
       return;
     }
-    add_row_slow(v);
+    add_row_slow(row_of(ev));
   }
   void append_direct(const ValueRow& v);
   void add_row_slow(const ValueRow& v);
@@ -239,7 +244,7 @@ class UnitTree {
   // One more occurrence of a leaf.
   void add(UnitRef leaf_ref, const Sample& s) { add_values(leaf(leaf_ref), exact(leaf_ref), s.ev, s.gap, s.dur); }
   static void add_values(LeafUnit& u, ExactTimes* exact, const RawEvent& ev, int64_t gap, int64_t dur) {
-    u.add_row(row_of(ev));
+    u.add_row(ev);
     u.gap.add(gap);
     u.dur.add(dur);
     if (exact) {
