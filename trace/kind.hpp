@@ -63,21 +63,23 @@ inline const KindInfo& info(Kind k) { return kKindInfos[size_t(k)]; }
 // fact options of its line in trace/api/*.list (see posix.list), never
 // derived from its name.
 namespace fact {
-inline constexpr uint8_t positional = 1;  // explicit offset: the fd's position stays (pread, pwrite)
-inline constexpr uint8_t by_fd = 2;       // names its file by an fd (fstat)
-inline constexpr uint8_t by_path = 4;     // names its file by a path (truncate)
-inline constexpr uint8_t nofollow = 8;    // does not follow a symbolic link (lstat)
-inline constexpr uint8_t datasync = 16;   // syncs data, not metadata (fdatasync)
-inline constexpr uint8_t prefix = 32;     // meets only the lower ranks (MPI_Scan, MPI_Exscan)
-inline constexpr uint8_t neighbor = 64;   // meets only topology neighbours (MPI_Neighbor_*)
-inline constexpr uint8_t text = 128;      // its byte count follows the text printed or read (fprintf, fgets)
+inline constexpr uint16_t positional = 1;  // explicit offset: the fd's position stays (pread, pwrite)
+inline constexpr uint16_t by_fd = 2;       // names its file by an fd (fstat, fdopen, fdopendir)
+inline constexpr uint16_t by_path = 4;     // names its file by a path (truncate)
+inline constexpr uint16_t nofollow = 8;    // does not follow a symbolic link (lstat)
+inline constexpr uint16_t datasync = 16;   // syncs data, not metadata (fdatasync)
+inline constexpr uint16_t prefix = 32;     // meets only the lower ranks (MPI_Scan, MPI_Exscan)
+inline constexpr uint16_t neighbor = 64;   // meets only topology neighbours (MPI_Neighbor_*)
+inline constexpr uint16_t text = 128;      // its byte count follows the text printed or read (fprintf, fgets)
+inline constexpr uint16_t whole_fs = 256;  // syncs the whole file system its fd is on (syncfs)
+inline constexpr uint16_t ranged = 512;    // works on the byte range in its offset and count (sync_file_range)
 }  // namespace fact
 
-inline constexpr uint8_t kKindFacts[kNumKinds] = {
+inline constexpr uint16_t kKindFacts[kNumKinds] = {
 #include "trace/kind_facts.inc"
 };
 
-inline bool has_fact(Kind k, uint8_t f) { return (kKindFacts[size_t(k)] & f) != 0; }
+inline constexpr bool has_fact(Kind k, uint16_t f) { return (kKindFacts[size_t(k)] & f) != 0; }
 std::optional<Kind> kind_from_name(std::string_view name);
 inline std::string_view name(Kind k) { return kKindInfos[size_t(k)].name; }
 std::string_view name(OpClass op);

@@ -87,6 +87,13 @@ TEST_CASE("facts: stated by the lists, not by names") {
   CHECK_FALSE(has_fact(Kind::stat, fact::nofollow));
   CHECK(has_fact(Kind::fdatasync, fact::datasync));
   CHECK_FALSE(has_fact(Kind::fsync, fact::datasync));
+  CHECK(has_fact(Kind::syncfs, fact::whole_fs));
+  CHECK(has_fact(Kind::sync_file_range, fact::ranged));
+  CHECK_FALSE(has_fact(Kind::fsync, fact::whole_fs | fact::ranged));
+  CHECK(has_fact(Kind::fdopen, fact::by_fd));
+  CHECK(has_fact(Kind::fdopendir, fact::by_fd));
+  CHECK_FALSE(has_fact(Kind::fopen, fact::by_fd));
+  CHECK_FALSE(has_fact(Kind::opendir, fact::by_fd));
   CHECK(has_fact(Kind::MPI_Exscan, fact::prefix));
   CHECK(has_fact(Kind::MPI_Neighbor_alltoall, fact::neighbor));
   CHECK_FALSE(has_fact(Kind::MPI_Allreduce, fact::prefix | fact::neighbor));
