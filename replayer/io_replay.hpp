@@ -88,21 +88,51 @@ class IoReplay {
     FILE* fp;
     int fd;
   };
+  struct Mapping {
+    char* addr;
+    size_t len;
+    int64_t offset;  // file offset of addr
+    int fd;          // a copy of the mapped fd: the file's size bounds what is touched
+  };
+  using Maps = std::unordered_map<int64_t, Mapping>;
 
-  // Each kind's call (io_replay.cpp).
+  // Each kind's call (io_replay.cpp registers them by op class and facts).
   using Call = IoOutcome (IoReplay::*)(const trace::Event&);
   static constexpr KindTable<Call> calls();
-  IoOutcome close_fd(const trace::Event& ev);
-  IoOutcome by_fd(const trace::Event& ev);
-  IoOutcome by_stream(const trace::Event& ev);
-  IoOutcome path_op(const trace::Event& ev);
+  // How a call finds what it works on, F doing the work: a member, or one of
+  // io_replay_ops.hpp's system calls. A call on something the trace opened
+  // (descriptor, stream, directory, mapping, request) that failed when
+  // traced has nothing to reissue; an open or a lookup by path that failed
+  // still cost the file system a lookup, and is reissued.
+  template <auto F>
+  IoOutcome on_fd(const trace::Event& ev);
+  template <auto F>
+  IoOutcome on_stream(const trace::Event& ev);
+  template <auto F>
+  IoOutcome on_path(const trace::Event& ev);
+  template <Call F>
+  IoOutcome unless_failed(const trace::Event& ev);
+  template <auto F, class H>
+  IoOutcome run(const trace::Event& ev, H target);
+
+  // Descriptors and paths (io_replay_files.cpp).
   IoOutcome open_file(const trace::Event& ev);
-  IoOutcome open_stream(const trace::Event& ev);
-  IoOutcome close_stream(const trace::Event& ev);
+  IoOutcome close_fd(const trace::Event& ev);
+  IoOutcome transfer_fd(const trace::Event& ev, int fd) { return transfer(ev, fd, nullptr); }
   IoOutcome transfer(const trace::Event& ev, int fd, FILE* fp);
-  IoOutcome fd_call(const trace::Event& ev, int fd);
-  IoOutcome stream_call(const trace::Event& ev, FILE* fp);
+  IoOutcome dup_fd(const trace::Event& ev, int fd);
+  int unlink_path(const trace::Event& ev, const std::string& path);
+  int rename_path(const trace::Event& ev, const std::string& path);
+  int link_path(const trace::Event& ev, const std::string& path);
+  // Streams (io_replay_streams.cpp).
+  IoOutcome open_stream(const trace::Event& ev);
+  IoOutcome fdopen_stream(const trace::Event& ev);
+  IoOutcome stream_on(const trace::Event& ev, int fd, Fd* taken);
+  IoOutcome close_stream(const trace::Event& ev);
+  IoOutcome transfer_stream(const trace::Event& ev, FILE* fp) { return transfer(ev, -1, fp); }
+  IoOutcome flush(const trace::Event& ev);
   IoOutcome flush_all(const trace::Event& ev);
+  // AIO, copies, directories, mappings (io_replay_calls.cpp).
   IoOutcome aio_submit(const trace::Event& ev);
   // lio_listio, aio_error, aio_suspend...: their nested records do the work.
   IoOutcome by_records(const trace::Event&) { return {}; }
@@ -112,10 +142,17 @@ class IoReplay {
   // is nested under them.
   IoOutcome not_file_work(const trace::Event&) { return {false, 0}; }
   IoOutcome copy(const trace::Event& ev);
-  IoOutcome map_call(const trace::Event& ev);
   IoOutcome map_new(const trace::Event& ev);
-  IoOutcome dir_call(const trace::Event& ev);
-  int open_dir(const trace::Event& ev, const std::string* path);
+  IoOutcome map_sync(const trace::Event& ev);
+  IoOutcome map_move(const trace::Event& ev);
+  IoOutcome map_end(const trace::Event& ev);
+  template <class F>
+  IoOutcome written_back(const trace::Event& ev, F&& then);
+  int open_dir(const trace::Event& ev, const std::string& path);
+  IoOutcome fdopen_dir(const trace::Event& ev);
+  IoOutcome read_dir(const trace::Event& ev);
+  IoOutcome close_dir(const trace::Event& ev);
+  DIR* dir_for(const trace::Event& ev);
 
   int fd_for(const trace::Event& ev) { return fd_for(io_args(ev).handle(), io_args(ev).file()); }
   int fd_for(int64_t handle, int64_t file);
@@ -135,13 +172,7 @@ class IoReplay {
   bool racing_unlinks_ = false;
   AioReplay aio_;
   std::unordered_map<int64_t, DIR*> dirs_;  // directory streams by traced fd
-  struct Mapping {
-    char* addr;
-    size_t len;
-    int64_t offset;  // file offset of addr
-    int fd;          // a copy of the mapped fd: the file's size bounds what is touched
-  };
-  std::unordered_map<int64_t, Mapping> maps_;  // by traced mapping id
+  Maps maps_;                               // by traced mapping id
   SizeLog sizes_;
 };
 

@@ -1,5 +1,5 @@
-// IoReplay's calls beyond plain reads and writes: POSIX AIO requests,
-// in-kernel copies and directory streams.
+// IoReplay's calls beyond descriptors and streams: POSIX AIO requests,
+// in-kernel copies, directory streams and mappings.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -95,8 +95,8 @@ IoOutcome IoReplay::copy(const Event& ev) {
   return {true, done};
 }
 
-int IoReplay::open_dir(const Event& ev, const std::string* path) {
-  int fd = target_.sandbox->open(*path, O_RDONLY | O_DIRECTORY);
+int IoReplay::open_dir(const Event& ev, const std::string& path) {
+  int fd = target_.sandbox->open(path, O_RDONLY | O_DIRECTORY);
   if (fd < 0) return fd;
   DIR* d = ::fdopendir(fd);
   if (!d) {
@@ -113,29 +113,39 @@ int IoReplay::open_dir(const Event& ev, const std::string* path) {
   return 0;
 }
 
-IoOutcome IoReplay::dir_call(const Event& ev) {
-  const trace::FileArgs a = file_args(ev);
-  int64_t handle = a.handle();
-  if (ev.op() == OpClass::opendir) {  // fdopendir: the stream takes a copy of the fd's directory
-    const std::string* path = mapped(a.file());
-    int r = path ? open_dir(ev, path) : -ENOENT;
-    if (r < 0) fail(ev, -r, "fdopendir");
-    return {};
-  }
+// fdopendir: the stream takes a copy of the fd's directory.
+IoOutcome IoReplay::fdopen_dir(const Event& ev) {
+  const std::string* path = mapped(io_args(ev).file());
+  int r = path ? open_dir(ev, *path) : -ENOENT;
+  if (r < 0) fail(ev, -r, "fdopendir");
+  return {};
+}
+
+// The directory stream of the event's handle, opened on its file if the
+// replay has none (nullptr, recorded as failed: none either way).
+DIR* IoReplay::dir_for(const Event& ev) {
+  int64_t handle = io_args(ev).handle();
   auto it = dirs_.find(handle);
   if (it == dirs_.end()) {
-    const std::string* path = mapped(a.file());
-    if (!path || open_dir(ev, path) < 0 || (it = dirs_.find(handle)) == dirs_.end()) {
+    const std::string* path = mapped(io_args(ev).file());
+    if (!path || open_dir(ev, *path) < 0 || (it = dirs_.find(handle)) == dirs_.end()) {
       fail(ev, EBADF, "directory stream not open in the replay");
-      return {};
+      return nullptr;
     }
   }
-  if (ev.op() == OpClass::readdir) {
-    ::readdir(it->second);
-    return {};
+  return it->second;
+}
+
+IoOutcome IoReplay::read_dir(const Event& ev) {
+  if (DIR* d = dir_for(ev)) ::readdir(d);
+  return {};
+}
+
+IoOutcome IoReplay::close_dir(const Event& ev) {
+  if (DIR* d = dir_for(ev)) {
+    ::closedir(d);
+    dirs_.erase(io_args(ev).handle());
   }
-  ::closedir(it->second);
-  dirs_.erase(it);
   return {};
 }
 
@@ -186,40 +196,54 @@ IoOutcome IoReplay::map_new(const Event& ev) {
   return {true, std::max<int64_t>(bytes, 0)};
 }
 
-// msync and munmap write back (dirty, then sync or unmap) the bytes the trace
-// counted; mremap moves the mapping (a shrink writing back its tail's).
-IoOutcome IoReplay::map_call(const Event& ev) {
+// msync, munmap and mremap first write back (dirty) the bytes the trace
+// counted (mremap: the tail a shrink unmaps); then(it, start, len) is the
+// call itself on the `len` bytes from `start` (a page boundary) it named,
+// 0 or -1 with errno.
+template <class F>
+IoOutcome IoReplay::written_back(const Event& ev, F&& then) {
   const trace::MapArgs a = map_args(ev);
-  if (ev.op() == OpClass::map) return map_new(ev);
   auto it = maps_.find(a.map_id());
   if (it == maps_.end()) return {true, 0};
   Mapping& m = it->second;
   int64_t skip = std::clamp<int64_t>(a.offset() - m.offset, 0, int64_t(m.len));
   int64_t len = std::min<int64_t>(a.map_len(), int64_t(m.len) - skip);
   int64_t bytes = std::max<int64_t>(a.count(), 0);
-  if (bytes > 0) touch(m.addr, skip, bytes, m.offset, m.fd, true);  // mremap: the tail a shrink unmaps
+  if (bytes > 0) touch(m.addr, skip, bytes, m.offset, m.fd, true);
   long page = ::sysconf(_SC_PAGESIZE);
   int64_t start = skip / page * page;
-  int r = 0;
-  if (ev.op() == OpClass::msync) {
-    r = ::msync(m.addr + start, size_t(len + skip - start), int(a.map_prot()) & (MS_ASYNC | MS_SYNC));
-  } else if (ev.op() == OpClass::remap) {
-    void* p = ::mremap(m.addr, m.len, size_t(a.map_len()), MREMAP_MAYMOVE);
-    if (p == MAP_FAILED) {
-      r = -1;
-    } else {
-      m.addr = static_cast<char*>(p);
-      m.len = size_t(a.map_len());
-    }
-  } else if (start == 0 && skip + len >= int64_t(m.len)) {  // unmapped whole (or alive at exit)
-    r = ::munmap(m.addr, m.len);
+  if (then(it, start, size_t(len + skip - start)) != 0) fail(ev, errno, std::string(trace::name(ev.kind)));
+  return {true, bytes};
+}
+
+IoOutcome IoReplay::map_sync(const Event& ev) {
+  int flags = int(map_args(ev).map_prot()) & (MS_ASYNC | MS_SYNC);
+  return written_back(
+      ev, [&](Maps::iterator it, int64_t start, size_t len) { return ::msync(it->second.addr + start, len, flags); });
+}
+
+// mremap moves the mapping.
+IoOutcome IoReplay::map_move(const Event& ev) {
+  size_t to = size_t(map_args(ev).map_len());
+  return written_back(ev, [&](Maps::iterator it, int64_t, size_t) {
+    Mapping& m = it->second;
+    void* p = ::mremap(m.addr, m.len, to, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) return -1;
+    m.addr = static_cast<char*>(p);
+    m.len = to;
+    return 0;
+  });
+}
+
+IoOutcome IoReplay::map_end(const Event& ev) {
+  return written_back(ev, [&](Maps::iterator it, int64_t start, size_t len) {
+    Mapping& m = it->second;
+    if (start != 0 || len < m.len) return ::munmap(m.addr + start, len);
+    int r = ::munmap(m.addr, m.len);  // unmapped whole (or alive at exit)
     ::close(m.fd);
     maps_.erase(it);
-  } else {
-    r = ::munmap(m.addr + start, size_t(len + skip - start));
-  }
-  if (r != 0) fail(ev, errno, std::string(trace::name(ev.kind)));
-  return {true, bytes};
+    return r;
+  });
 }
 
 }  // namespace mpior::replay

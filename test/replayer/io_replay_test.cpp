@@ -215,3 +215,39 @@ TEST_CASE("a full target file system stops the replay with a clear message", "[i
   REQUIRE_THROWS_WITH(replay_plan(pm.plan, options(root)),
                       Catch::Contains("target file system") && Catch::Contains("No space left"));
 }
+
+// Calls one op class spells several ways, told apart by their kinds' facts:
+// each reissues its own system call (sync_file_range's bad flags fail as
+// only it can), fdopen and fdopendir take what their descriptor names.
+TEST_CASE("the variants of an op class replay by their kinds' facts", "[io]") {
+  TempDir tmp;
+  PlanMaker pm(1);
+  int64_t data = pm.file("/out/data.bin", true);
+  int64_t dir = pm.file("/out", false, 0, true);
+  StreamMaker sm;
+  sm.call(Kind::open, io_args(3, data, -1, -1, kCreate, 0644), 3);
+  sm.call(Kind::pwrite, io_args(3, data, 0, 4096), 4096);
+  sm.call(Kind::fdatasync, io_args(3, data), 0);
+  sm.call(Kind::syncfs, io_args(3, data), 0);
+  sm.call(Kind::sync_file_range, io_args(3, data, 0, 4096, 0x7f), 0);  // EINVAL, only to sync_file_range
+  sm.call(Kind::fstat, io_args(3, data), 0);
+  sm.call(Kind::truncate, io_args(-1, data, 2048), 0);  // by path
+  sm.call(Kind::fdopen, io_args(7, data, -1, -1, O_WRONLY | O_APPEND, 0, 0, 3), 1);
+  sm.call(Kind::fwrite, io_args(7, data, -1, 10), 10);
+  sm.call(Kind::fclose, io_args(7, data), 0);
+  sm.call(Kind::opendir, io_args(5, dir, -1, -1, O_RDONLY | O_DIRECTORY, 0, 0, -1), 5);
+  sm.call(Kind::readdir, io_args(5, dir), 1);
+  sm.call(Kind::closedir, io_args(5, dir), 0);
+  sm.call(Kind::fdopendir, io_args(6, dir, -1, -1, O_RDONLY | O_DIRECTORY, 0, 0, 4), 6);
+  sm.call(Kind::readdir, io_args(6, dir), 1);
+  sm.call(Kind::closedir, io_args(6, dir), 0);
+  pm.add(sm.stream(0));
+  Report rep = replay_plan(pm.plan, options(tmp / "fs"));
+  CAPTURE(rep.first_errors);
+  REQUIRE(rep.errors == 1);
+  REQUIRE_THAT(rep.first_errors.at(0), Catch::Contains("sync_file_range") && Catch::Contains("Invalid argument"));
+  REQUIRE(file_size(tmp / "fs/out/data.bin") == 2048 + 10);
+  REQUIRE(rep.skipped == 0);
+  for (const char* k : {"fdatasync", "syncfs", "sync_file_range", "fstat", "truncate", "fdopen", "fdopendir"})
+    REQUIRE(rep.ops.at(k).count == 1);
+}

@@ -65,3 +65,26 @@ TEST_CASE("a kind no registration covers leaves the table incomplete", "[kind_ta
   STATIC_REQUIRE(!every_kind_handled(kind_table<H>(no_member)));
   CHECK(kind_table<H>(no_member)[size_t(Kind::mpior_member)] == 0);
 }
+
+TEST_CASE("an op class's kinds with facts get the handler registered for those facts", "[kind_table]") {
+  namespace fact = mpior::trace::fact;
+  constexpr Registration<H> syncs[] = {
+      {Family::posix, std::nullopt, 1},
+      {Family::posix, OpClass::sync, 2},
+      {Family::posix, OpClass::sync, 3, fact::datasync},
+      {Family::posix, OpClass::sync, 4, fact::ranged},
+  };
+  constexpr auto table = kind_table<H>(syncs);
+  STATIC_REQUIRE(no_kind_claimed_twice(table));
+  CHECK(table[size_t(Kind::read)] == 1);
+  CHECK(table[size_t(Kind::fsync)] == 2);
+  CHECK(table[size_t(Kind::syncfs)] == 2);
+  CHECK(table[size_t(Kind::fdatasync)] == 3);
+  CHECK(table[size_t(Kind::sync_file_range)] == 4);
+  // Two registrations for one kind's facts: which one was meant, nothing says.
+  constexpr Registration<H> twice[] = {
+      {Family::posix, OpClass::sync, 3, fact::datasync},
+      {Family::posix, OpClass::sync, 5, fact::datasync},
+  };
+  STATIC_REQUIRE(!no_kind_claimed_twice(kind_table<H>(twice)));
+}
