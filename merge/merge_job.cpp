@@ -232,7 +232,7 @@ class Unmerger {
 // Every position's mean made its sum over its count (the exact mean, where
 // the running mean may differ in its last bits), so merged.mpior need not
 // store it, and m2 in single precision, as merged.mpior stores it
-// (body::put_streams, compact).
+// (CompactStats, trace/format_fields.hpp).
 void exact_means(std::vector<trace::Stream>& streams) {
   auto exact = [](trace::TimeStats& t) {
     if (t.count() == 0) return;

@@ -26,21 +26,13 @@ Plan get_plan(Decoder& d);
 SpillSegment get_spill_segment(Decoder& d);
 MergedJob get_merged_job(Decoder& d);
 
-// Pieces the documents share (format_body.cpp).
-// compact: the merged job's form of the timing statistics (the mean as
-// sum / count unless it differs, histograms as bin ranges).
-void put_streams(Encoder& e, const std::vector<Stream>& streams, bool compact = false);
-std::vector<Stream> get_streams(Decoder& d, bool compact = false);
-void put_stats_compact(Encoder& e, const TimeStats& t);
-TimeStats get_stats_compact(Decoder& d);
-// The checks of a stream read whole: tree nodes and rank-variant indices
-// within the stream.
+// Pieces the documents share (format_body.cpp; the records themselves run
+// through their descriptions, format_fields.hpp). The checks of a stream
+// read whole: tree nodes and rank-variant indices within the stream.
 void check_stream(Decoder& d, const Stream& s);
 // A stream of a job file stands for at most the ranks the file holds: a
 // damaged rank sequence would otherwise expand until memory runs out.
 void check_stream_ranks(Decoder& d, const std::vector<Stream>& streams, size_t ranks);
-void put_tallies(Encoder& e, const KindTallies& t);
-KindTallies get_tallies(Decoder& d);
 void put_placement(Encoder& e, const CpuPlacement& p);
 CpuPlacement get_placement(Decoder& d);
 void put_file(Encoder& e, const FileEntry& f);

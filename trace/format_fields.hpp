@@ -39,21 +39,73 @@ void fields(Io& io, StatsParts& s, std::vector<std::pair<uint8_t, uint64_t>>& hi
   });
 }
 
-// compact: the merged job's form (put_stats_compact, format_body.cpp).
+// The merged job's form of a TimeStats, as stored: the mean is the sum over
+// the count unless told, the spread max - min, m2 only when not 0 and in
+// single precision (the spread it gives is printed to three digits, scaled
+// by extrapolation: the histogram's bins are far coarser), the histogram,
+// when shorter so, as the counts of the bins from min's to max's but the
+// last (the count minus the others'), else (bin step, count) pairs; the sum
+// last, as its difference from what the histogram's bin middles (within min
+// and max) add up to: a byte or two instead of four or five.
+struct CompactStats {
+  enum Bits : uint8_t { kMeanTold = 1, kRange = 2, kM2Zero = 4 };
+  uint64_t count = 0;
+  int64_t min = 0;
+  uint64_t spread = 0;  // max - min, wrapping: a damaged file must not overflow
+  uint8_t bits = 0;
+  double mean = 0;                                  // kMeanTold
+  uint32_t m2 = 0;                                  // a float's bits, unless kM2Zero
+  std::vector<uint64_t> run;                        // kRange: bins min's .. max's, but the last
+  std::vector<std::pair<uint8_t, uint64_t>> steps;  // else: (bin - previous bin, count)
+  int64_t sum_off = 0;                              // the sum less the histogram's estimate
+  int64_t max() const { return int64_t(uint64_t(min) + spread); }
+  bool has_run() const { return count > 1 && (bits & kRange); }
+};
+
+// The conversions between the two (format_body.cpp); the reader's one
+// checks what the fields say together (bins within the count, in order).
+CompactStats compact_of(const TimeStats& t);
+TimeStats stats_of(const CompactStats& c, Decoder& d);
+
+template <class Io>
+void fields(Io& io, CompactStats& c) {
+  io.uv(c.count);
+  if (c.count == 0) return;
+  io.sv(c.min);
+  io.uv(c.spread);
+  io.u8(c.bits);
+  io.check([&](Decoder& d) {
+    if (c.bits > (c.kMeanTold | c.kRange | c.kM2Zero)) d.fail("timing statistics flags " + std::to_string(c.bits));
+    if (c.max() < c.min) d.fail("timing statistics whose maximum is below their minimum");
+  });
+  if (c.bits & c.kMeanTold) io.f64(c.mean);
+  if (!(c.bits & c.kM2Zero)) io.fixed32(c.m2);
+  if (c.has_run())
+    io.each(c.run, size_t(TimeStats::bin_of(c.max()) - TimeStats::bin_of(c.min)), [&](uint64_t& n) { io.uv(n); });
+  else if (c.count > 1)
+    io.list(c.steps, 2, [&](std::pair<uint8_t, uint64_t>& bin) {
+      io.u8(bin.first);
+      io.uv(bin.second);
+    });
+  io.sv(c.sum_off);
+}
+
+// compact: the merged job's form.
 template <class Io>
 void stats(Io& io, TimeStats& t, bool compact) {
+  if (compact) {
+    CompactStats c;
+    if constexpr (!Io::kReading) c = compact_of(t);
+    fields(io, c);
+    if constexpr (Io::kReading) t = stats_of(c, io.decoder());
+    return;
+  }
   if constexpr (Io::kReading) {
-    if (compact) {
-      t = get_stats_compact(io.decoder());
-      return;
-    }
     StatsParts s;
     std::vector<std::pair<uint8_t, uint64_t>> hist;
     fields(io, s, hist);
     if (!TimeStats::restore(&t, s.count, s.sum, s.min, s.max, s.mean, s.m2, std::move(hist)))
       io.decoder().fail("inconsistent timing statistics");
-  } else if (compact) {
-    put_stats_compact(io.encoder(), t);
   } else {
     StatsParts s{t.count(), t.sum(), t.min(), t.max(), t.mean(), t.m2()};
     fields(io, s, const_cast<std::vector<std::pair<uint8_t, uint64_t>>&>(t.histogram()));  // Put only reads
@@ -127,7 +179,7 @@ void fields(Io& io, Stream& s, bool compact) {
 }
 
 template <class Io>
-void streams(Io& io, std::vector<Stream>& v, bool compact) {
+void fields(Io& io, std::vector<Stream>& v, bool compact) {
   io.list(v, 8, [&](Stream& s) { fields(io, s, compact); });
 }
 
@@ -141,7 +193,7 @@ struct NamedTally {
 
 // The kinds with calls.
 template <class Io>
-void tallies(Io& io, KindTallies& t) {
+void fields(Io& io, KindTallies& t) {
   std::vector<NamedTally> used;
   if constexpr (!Io::kReading)
     for (size_t i = 0; i < t.size(); ++i)
@@ -224,11 +276,11 @@ void head(Io& io, RankTrace& t) {
 
 template <class Io>
 void tail(Io& io, RankTrace& t) {
-  streams(io, t.streams, false);
-  tallies(io, t.pruned);
-  tallies(io, t.excluded);
+  fields(io, t.streams, false);
+  fields(io, t.pruned);
+  fields(io, t.excluded);
   io.uv(t.spill_segments);
-  if (io.since(7)) tallies(io, t.unrecorded);
+  if (io.since(7)) fields(io, t.unrecorded);
 }
 
 template <class Io>
@@ -283,17 +335,19 @@ void fields(Io& io, SpillSegment& s) {
   fields(io, s.stream, false);
 }
 
-// A record run through its description one way or the other.
-template <class T>
-void put_fields(Encoder& e, const T& r, uint32_t version = kFormatVersion) {
-  Put io(e, version);
-  fields(io, const_cast<T&>(r));  // Put only reads
+// A record run through its description one way or the other, at format
+// version V (the rank trace's unless told); `a` are the description's further
+// arguments (streams: compact or not).
+template <uint32_t V = kFormatVersion, class T, class... A>
+void put_fields(Encoder& e, const T& r, const A&... a) {
+  Put io(e, V);
+  fields(io, const_cast<T&>(r), a...);  // Put only reads
 }
-template <class T>
-T get_fields(Decoder& d, uint32_t version = kFormatVersion) {
-  Get io(d, version);
+template <class T, uint32_t V = kFormatVersion, class... A>
+T get_fields(Decoder& d, const A&... a) {
+  Get io(d, V);
   T r{};
-  fields(io, r);
+  fields(io, r, a...);
   return r;
 }
 

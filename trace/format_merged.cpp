@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "trace/format_body.hpp"
+#include "trace/format_fields.hpp"
 
 namespace mpior::trace::body {
 namespace {
@@ -119,7 +119,7 @@ void put_tallies_after(Encoder& e, const KindTallies& t, const KindTallies& prev
   bool same = true;
   for (size_t k = 0; k < t.size(); ++k) same = same && (t[k].calls != 0) == (prev[k].calls != 0);
   e.u8(same ? 1 : 0);
-  if (!same) return put_tallies(e, t);
+  if (!same) return put_fields(e, t);
   for (size_t k = 0; k < t.size(); ++k) {
     if (!t[k].calls) continue;
     e.sv(sub(int64_t(t[k].calls), int64_t(prev[k].calls)));
@@ -130,7 +130,7 @@ void put_tallies_after(Encoder& e, const KindTallies& t, const KindTallies& prev
 KindTallies get_tallies_after(Decoder& d, const KindTallies& prev) {
   uint8_t same = d.u8();
   if (same > 1) d.fail("a tally flag " + std::to_string(same));
-  if (!same) return get_tallies(d);
+  if (!same) return get_fields<KindTallies>(d);
   KindTallies t{};
   for (size_t k = 0; k < t.size(); ++k) {
     if (!prev[k].calls) continue;
@@ -278,7 +278,7 @@ void put(Encoder& e, const MergedJob& m) {
   e.sv(m.size);
   put_merged_files(e, m.files);
   put_comms(e, m.comms);
-  put_streams(e, m.streams, true);
+  put_fields(e, m.streams, true);  // compact
   e.uv(m.ranks.size());
   put_processes(e, m.ranks);
   static const MergedRank kNone;
@@ -298,7 +298,7 @@ MergedJob get_merged_job(Decoder& d) {
   m.size = int32_t(size);
   m.files = get_merged_files(d);
   m.comms = get_comms(d);
-  m.streams = get_streams(d, true);
+  m.streams = get_fields<std::vector<Stream>>(d, true);
   m.ranks.resize(d.count(8));
   if (m.ranks.empty()) d.fail("no ranks");
   ProcessInfo first;

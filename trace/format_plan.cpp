@@ -77,9 +77,9 @@ void fields(Io& io, Plan& p) {
   io.list(p.ranks, 3, [&](PlanRank& r) { fields(io, r); });
   io.list(p.files, 3, [&](PlanFile& f) { fields(io, f); });
   io.list(p.comms, 1, [&](PlanComm& c) { fields(io, c); });
-  streams(io, p.streams, false);
+  fields(io, p.streams, false);
   io.check([&](Decoder& d) { check_stream_ranks(d, p.streams, p.ranks.size()); });
-  tallies(io, p.pruned);
+  fields(io, p.pruned);
   fields(io, p.extrap);
   if (io.since(8)) ranks(io, p.missing);
   io.check([&](Decoder& d) {
@@ -89,7 +89,7 @@ void fields(Io& io, Plan& p) {
   });
 }
 
-void put(Encoder& e, const Plan& p) { put_fields(e, p, kPlanFormatVersion); }
-Plan get_plan(Decoder& d) { return get_fields<Plan>(d, kPlanFormatVersion); }
+void put(Encoder& e, const Plan& p) { put_fields<kPlanFormatVersion>(e, p); }
+Plan get_plan(Decoder& d) { return get_fields<Plan, kPlanFormatVersion>(d); }
 
 }  // namespace mpior::trace::body

@@ -37,6 +37,7 @@ class Put {
     e_.u8(uint8_t(v));
   }
   void f64(double v) { e_.f64(v); }
+  void fixed32(uint32_t v) { e_.fixed32(v); }
   void fixed64(uint64_t v) { e_.fixed64(v); }
   void str(std::string_view s) { e_.str(s); }
   // A signed field read back only within [lo, hi].
@@ -66,6 +67,12 @@ class Put {
   template <class T, class F>
   void list(std::vector<T>& v, size_t, F&& each) {
     e_.uv(v.size());
+    for (T& x : v) each(x);
+  }
+  // n elements, their number stored nowhere: the record's earlier fields
+  // tell it (the writer's vector holds n).
+  template <class T, class F>
+  void each(std::vector<T>& v, size_t, F&& each) {
     for (T& x : v) each(x);
   }
   // Fields at the end of a record written only when there are some: read
@@ -102,6 +109,7 @@ class Get {
     v = T(d_.u8());
   }
   void f64(double& v) { v = d_.f64(); }
+  void fixed32(uint32_t& v) { v = d_.fixed32(); }
   void fixed64(uint64_t& v) { v = d_.fixed64(); }
   void str(std::string& s) { s = d_.str(); }
   template <class T>
@@ -130,6 +138,11 @@ class Get {
   template <class T, class F>
   void list(std::vector<T>& v, size_t min_bytes, F&& each) {
     v.resize(d_.count(min_bytes));
+    for (T& x : v) each(x);
+  }
+  template <class T, class F>
+  void each(std::vector<T>& v, size_t n, F&& each) {
+    v.resize(n);
     for (T& x : v) each(x);
   }
   template <class T, class F>
