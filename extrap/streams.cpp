@@ -8,6 +8,7 @@
 
 #include "extrap/incidental.hpp"
 #include "extrap/models.hpp"
+#include "extrap/permuted.hpp"
 #include "merge/merge_params.hpp"
 #include "trace/text.hpp"
 #include "trace/tool_error.hpp"
@@ -100,8 +101,9 @@ struct FieldFit {
 struct SeqFit {
   std::vector<FieldFit> fields;
   std::vector<SeqItem> shape;
+  bool permuted = false;  // fits the sorted values: the order is approximated (permuted.hpp)
   bool approximate() const {
-    return std::any_of(fields.begin(), fields.end(), [](const FieldFit& f) { return f.approximate; });
+    return permuted || std::any_of(fields.begin(), fields.end(), [](const FieldFit& f) { return f.approximate; });
   }
 };
 
@@ -189,6 +191,7 @@ class StreamExtrapolator {
       std::string why;
       const DealtTable* table = ctx_.dealt.find(*cls_.shape, i, &why);
       if (!table) {
+        if (std::optional<trace::Leaf> l = permuted_leaf(i, notes, approximated)) return std::move(*l);
         if (std::string_view(e.what()).find(kDealtMark) == std::string_view::npos) throw;
         throw ToolError(fmt::format("{}\n  They are not one table dealt over the ranks: {}.", e.what(), why));
       }
@@ -197,6 +200,43 @@ class StreamExtrapolator {
       tabled_[i] = table;
       notes_.push_back({index_, int32_t(i), -1, "values", table->text(), "dealt table"});
       return leaf_fields(i, table);
+    }
+  }
+
+  // Position i again, where a structure quantity no model fits may be a
+  // permutation of values that fit (permuted.hpp); nullopt when not.
+  std::optional<trace::Leaf> permuted_leaf(size_t i, size_t notes, size_t approximated) {
+    if (ctx_.strict) return std::nullopt;
+    notes_.erase(notes_.begin() + ptrdiff_t(notes), notes_.end());
+    approximated_.resize(approximated);
+    permute_ = true;
+    try {
+      trace::Leaf l = leaf_fields(i, nullptr);
+      permute_ = false;
+      return l;
+    } catch (const ToolError&) {
+      permute_ = false;
+      notes_.erase(notes_.begin() + ptrdiff_t(notes), notes_.end());
+      approximated_.resize(approximated);
+      return std::nullopt;
+    }
+  }
+
+  // The exact fit, or else (permute_ set) the exact fit of each sample's
+  // values sorted, marked permuted.
+  SeqFit fit_or_sorted(const std::vector<SeqSample>& samples, int32_t leaf, int32_t node, const char* what,
+                       const char* why) {
+    if (!permute_) return fit_fields(samples, leaf, node, what, why);
+    try {
+      return fit_fields(samples, leaf, node, what, why);
+    } catch (const ToolError&) {
+      std::vector<std::vector<SeqItem>> sorted;
+      for (const SeqSample& s : samples) sorted.push_back(sorted_seq(s.items, s.offset));
+      std::vector<SeqSample> by_value;
+      for (size_t k = 0; k < samples.size(); ++k) by_value.push_back({samples[k].r, samples[k].n, sorted[k], 0});
+      SeqFit fits = fit_fields(by_value, leaf, node, what, nullptr);
+      fits.permuted = true;
+      return fits;
     }
   }
 
@@ -415,10 +455,18 @@ class StreamExtrapolator {
         it.v = *v;
       }
     }
+    if (fits.permuted) shuffle_tail(out, base, r, n_);
   }
 
   void note(const SeqFit& fits, int32_t leaf, int32_t node, const char* what) {
-    std::string text, names;
+    std::string names, text = fits_text(fits, &names);
+    // An approximated quantity is named so in --dump and summary.json.
+    if (fits.approximate()) names = trace::kApproximateModel;
+    if (!text.empty()) notes_.push_back({index_, leaf, node, what, text, names});
+  }
+
+  static std::string fits_text(const SeqFit& fits, std::string* names) {
+    std::string text;
     for (const FieldFit& f : fits.fields) {
       if (std::string_view(f.fit.name) == "constant" && !f.approximate) continue;
       const char* field = f.field == FieldFit::scalar ? "value" : f.field == FieldFit::shift ? "stride" : "count";
@@ -427,11 +475,10 @@ class StreamExtrapolator {
                           f.approximate      ? fmt::format(" (best fit: {})", f.fit.name)
                           : f.fit.determined ? " (determined by as many runs as it has coefficients)"
                                              : "");
-      if (names.find(f.fit.name) == std::string::npos) names += (names.empty() ? "" : " + ") + std::string(f.fit.name);
+      if (names->find(f.fit.name) == std::string::npos)
+        *names += (names->empty() ? "" : " + ") + std::string(f.fit.name);
     }
-    // An approximated quantity is named so in --dump and summary.json.
-    if (fits.approximate()) names = trace::kApproximateModel;
-    if (!text.empty()) notes_.push_back({index_, leaf, node, what, text, names});
+    return text;
   }
 
   // Handles are names the program got from the system (fd numbers depend on
@@ -453,30 +500,46 @@ class StreamExtrapolator {
   trace::Param param(const Getter& get, const char* what, int32_t leaf, int32_t node, const char* why = nullptr) {
     std::vector<SeqSample> samples = samples_of(get);
     if (samples.empty()) return {};
-    SeqFit fits = fit_fields(samples, leaf, node, what, why);
+    SeqFit fits = fit_or_sorted(samples, leaf, node, what, why);
     note(fits, leaf, node, what);
-    if (fits.approximate()) {
-      why_ = why;
-      approximated_.push_back(fmt::format("{}: values seen {}", what, samples_line(samples)));
-    }
-    size_t len = fits.shape.size();
-    bool rank_free =
-        std::all_of(fits.fields.begin(), fits.fields.end(), [](const FieldFit& f) { return f.fit.rank_free(); });
+    if (fits.approximate()) approximated(fits, samples, what, why);
+    // A permuted quantity's order depends on the rank, and its values are
+    // scalars whose number the fit gives: each rank's own range of values_.
+    bool rank_free = !fits.permuted && std::all_of(fits.fields.begin(), fits.fields.end(),
+                                                   [](const FieldFit& f) { return f.fit.rank_free(); });
     values_.clear();
-    if (rank_free) evaluate(fits, ranks_.front(), leaf, node, what, values_);
-    for (int64_t r : ranks_)
-      if (!rank_free) evaluate(fits, r, leaf, node, what, values_);
+    std::vector<size_t> starts;
+    for (int64_t r : ranks_) {
+      starts.push_back(values_.size());
+      evaluate(fits, r, leaf, node, what, values_);
+      if (rank_free) break;
+    }
+    starts.push_back(values_.size());
     if (rank_free) {  // as in donor(): one rank says it for all
-      merge::RankValues one{int32_t(ranks_.front()), std::span<const SeqItem>(values_.data(), len)};
+      merge::RankValues one{int32_t(ranks_.front()), std::span<const SeqItem>(values_)};
       return params_.merge(std::span(&one, 1));
     }
     std::vector<merge::RankValues> per_rank;
     per_rank.reserve(ranks_.size());
     for (size_t i = 0; i < ranks_.size(); ++i) {
-      size_t at = i * len;
-      per_rank.push_back({int32_t(ranks_[i]), std::span<const SeqItem>(values_.data() + at, len)});
+      per_rank.push_back(
+          {int32_t(ranks_[i]), std::span<const SeqItem>(values_.data() + starts[i], starts[i + 1] - starts[i])});
     }
     return params_.merge(per_rank);
+  }
+
+  void approximated(const SeqFit& fits, const std::vector<SeqSample>& samples, const char* what, const char* why) {
+    if (!fits.permuted) {
+      why_ = why;
+      approximated_.push_back(fmt::format("{}: values seen {}", what, samples_line(samples)));
+      return;
+    }
+    if (approximated_.empty() || !why_) why_ = "structure whose order no model fits";
+    std::string names, model = fits_text(fits, &names);
+    approximated_.push_back(
+        fmt::format("{}: order approximated: a permutation of values that fit exactly once sorted{}, emitted in a "
+                    "pseudo-random order seeded by rank, rank count and values; values seen {}",
+                    what, model.empty() ? "" : " (" + model + ")", samples_line(samples)));
   }
 
   const StreamClass& cls_;
@@ -491,6 +554,7 @@ class StreamExtrapolator {
   std::vector<SeqItem> values_;
   std::vector<std::string> approximated_;  // of the current position, for its warning
   const char* why_ = nullptr;
+  bool permute_ = false;                   // retrying a position: structure may be a permutation of what fits
   std::vector<const DealtTable*> tabled_;  // per position: the table its values came from
 };
 

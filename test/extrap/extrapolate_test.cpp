@@ -9,6 +9,7 @@
 #include "postproc/analyze.hpp"
 #include "postproc/behalf.hpp"
 #include "postproc/plan.hpp"
+#include "test/extrap/input_of.hpp"
 #include "test/postproc/fixture.hpp"
 #include "trace/cursor.hpp"
 #include "trace/tool_error.hpp"
@@ -31,13 +32,8 @@ extrap::Input table1_run(int32_t n, const std::string& cmdline = "./io-sample") 
     for (int64_t i = 0; i < 3; ++i) b.pwrite(shared, 10, r * (960 / n) + 960 * i, 960 / n, 960 / n);
     b.pwrite(own, 11, 0, 4096, 4096);
     ranks.push_back(b.finish());
-    ranks.back().process.cmdline = cmdline;
   }
-  postproc::TraceSet set = test::make_set(std::move(ranks));
-  set.job.cmdline = cmdline;
-  postproc::Analysis a = postproc::analyze(set);
-  postproc::move_sends_to_senders(set, a.comms);
-  return {"t" + std::to_string(n), postproc::build_plan(std::move(set), a), n};
+  return test::input_of(std::move(ranks), cmdline, "t" + std::to_string(n));
 }
 
 std::vector<int64_t> offsets_of(const trace::Plan& p, int32_t rank, std::string* own_file) {
@@ -125,13 +121,8 @@ extrap::Input solver_run(int32_t n, bool irregular_data = false) {
       printed += len;
     }
     ranks.push_back(b.finish());
-    ranks.back().process.cmdline = "./solver";
   }
-  postproc::TraceSet set = test::make_set(std::move(ranks));
-  set.job.cmdline = "./solver";
-  postproc::Analysis a = postproc::analyze(set);
-  postproc::move_sends_to_senders(set, a.comms);
-  return {"s" + std::to_string(n), postproc::build_plan(std::move(set), a), n};
+  return test::input_of(std::move(ranks), "./solver", "s" + std::to_string(n));
 }
 
 std::vector<extrap::Input> solver_runs(bool irregular_data = false) {

@@ -13,6 +13,7 @@
 #include "postproc/behalf.hpp"
 #include "postproc/plan.hpp"
 #include "postproc/plan_summary.hpp"
+#include "test/extrap/input_of.hpp"
 #include "test/postproc/fixture.hpp"
 
 using namespace mpior;
@@ -33,13 +34,8 @@ extrap::Input run(int32_t n, bool rank_bytes) {
     int64_t bytes = rank_bytes ? 100 + 10 * r : 512;
     b.pwrite(own, 11, 0, bytes, bytes);
     ranks.push_back(b.finish());
-    ranks.back().process.cmdline = "./io";
   }
-  postproc::TraceSet set = test::make_set(std::move(ranks));
-  set.job.cmdline = "./io";
-  postproc::Analysis a = postproc::analyze(set);
-  postproc::move_sends_to_senders(set, a.comms);
-  return {"t" + std::to_string(n), postproc::build_plan(std::move(set), a), n};
+  return test::input_of(std::move(ranks), "./io", "t" + std::to_string(n));
 }
 
 void require_equal(const postproc::Summary& a, const postproc::Summary& b) {

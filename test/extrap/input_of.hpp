@@ -1,0 +1,28 @@
+// One synthetic run as an extrapolation input: the ranks' traces, each with
+// the program's command line, analysed and built into a plan.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "extrap/extrapolate.hpp"
+#include "postproc/analyze.hpp"
+#include "postproc/behalf.hpp"
+#include "postproc/plan.hpp"
+#include "test/postproc/fixture.hpp"
+
+namespace mpior::test {
+
+inline extrap::Input input_of(std::vector<trace::RankTrace> ranks, const std::string& cmdline,
+                              const std::string& name) {
+  int64_t n = int64_t(ranks.size());
+  for (trace::RankTrace& r : ranks) r.process.cmdline = cmdline;
+  postproc::TraceSet set = make_set(std::move(ranks));
+  set.job.cmdline = cmdline;
+  postproc::Analysis a = postproc::analyze(set);
+  postproc::move_sends_to_senders(set, a.comms);
+  return {name, postproc::build_plan(std::move(set), a), n};
+}
+
+}  // namespace mpior::test
