@@ -223,21 +223,39 @@ class StreamExtrapolator {
   }
 
   // The exact fit, or else (permute_ set) the exact fit of each sample's
-  // values sorted, marked permuted.
+  // values sorted, marked permuted. A structure fit that no sample checked
+  // (determined: one rank's values at as many rank counts as the model has
+  // coefficients fit anything) gives way to a checked fit of the sorted values.
   SeqFit fit_or_sorted(const std::vector<SeqSample>& samples, int32_t leaf, int32_t node, const char* what,
                        const char* why) {
-    if (!permute_) return fit_fields(samples, leaf, node, what, why);
+    SeqFit fits;
     try {
-      return fit_fields(samples, leaf, node, what, why);
+      fits = fit_fields(samples, leaf, node, what, why);
     } catch (const ToolError&) {
-      std::vector<std::vector<SeqItem>> sorted;
-      for (const SeqSample& s : samples) sorted.push_back(sorted_seq(s.items, s.offset));
-      std::vector<SeqSample> by_value;
-      for (size_t k = 0; k < samples.size(); ++k) by_value.push_back({samples[k].r, samples[k].n, sorted[k], 0});
-      SeqFit fits = fit_fields(by_value, leaf, node, what, nullptr);
-      fits.permuted = true;
-      return fits;
+      if (!permute_) throw;
+      return sorted_fit(samples, leaf, node, what);
     }
+    if (ctx_.strict || why || leaf < 0 || !determined(fits)) return fits;
+    try {
+      SeqFit sorted = sorted_fit(samples, leaf, node, what);
+      if (!determined(sorted)) return sorted;
+    } catch (const ToolError&) {
+    }
+    return fits;
+  }
+
+  static bool determined(const SeqFit& fits) {
+    return std::any_of(fits.fields.begin(), fits.fields.end(), [](const FieldFit& f) { return f.fit.determined; });
+  }
+
+  SeqFit sorted_fit(const std::vector<SeqSample>& samples, int32_t leaf, int32_t node, const char* what) {
+    std::vector<std::vector<SeqItem>> sorted;
+    for (const SeqSample& s : samples) sorted.push_back(sorted_seq(s.items, s.offset));
+    std::vector<SeqSample> by_value;
+    for (size_t k = 0; k < samples.size(); ++k) by_value.push_back({samples[k].r, samples[k].n, sorted[k], 0});
+    SeqFit fits = fit_fields(by_value, leaf, node, what, nullptr);
+    fits.permuted = true;
+    return fits;
   }
 
   trace::Leaf leaf_fields(size_t i, const DealtTable* table) {

@@ -300,6 +300,38 @@ def hdf5_from_two_ranks():
         runs.cleanup()
 
 
+def shuffled_blocks():
+    """test/apps/shuffled_blocks, IOR's random offsets (-z): each rank writes and reads back its blocks of one
+    shared file in an order shuffled from a seed of its rank and the rank count, which no model fits. Traced at
+    3, 4 and 5 ranks and extrapolated to 8, the offsets are the sorted values' model in a pseudo-random order,
+    with a warning: each rank writes and reads the same (offset, bytes) as a real run at 8, in another order,
+    and the replay fails no call; --strict refuses."""
+    runs = Runs()
+    app = os.path.join(APPS, "shuffled_blocks")
+    try:
+        dirs = [runs.trace(n, app=app)[0] for n in (3, 4, 5)]
+        plan = runs.path("p8")
+        err = run([POST, "--extrapolate", "8", "-o", plan] + dirs).stderr
+        check("order approximated: a permutation of" in err, f"the order is said to be approximated: {err}")
+        real, real_files = runs.trace(8, app=app)
+        calls = lambda log: {rank: sorted(tuple(l.split()[2:]) + (l.split()[0],) for l in lines.splitlines()
+                                          if "shuffled.dat" in l and l.split()[0] in ("write", "read"))
+                             for rank, lines in (part.split("\n", 1) for part in log.split("== rank ")[1:])}
+        log_ext, fs_ext, _ = io_log(runs, plan, "ext", threads=8)
+        log_act, _, _ = io_log(runs, os.path.join(real, "plan"), "act")
+        ext, act = calls(log_ext), calls(log_act)
+        check_eq(len(ext), 8, "ranks in the replay log")
+        check_eq(ext, act, "(offset, bytes) written and read per rank, extrapolated against real at 8")
+        check(all(len(c) == 32 for c in ext.values()), "16 writes and 16 reads per rank")
+        check(log_ext != log_act, "the extrapolated order is not the traced one")
+        sizes = {k: v[0] for k, v in tree(fs_ext).items() if k.endswith("shuffled.dat")}
+        check_eq(list(sizes.values()), [real_files["shuffled.dat"]], "replayed shuffled.dat against the real run")
+        out = runs.path("refused")
+        refused([POST, "--extrapolate", "8", "--strict", "-o", out] + dirs, "do not have one loop shape", out_dir=out)
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
     main({
         "to8": extrapolate_to_8,
@@ -310,4 +342,5 @@ if __name__ == "__main__":
         "hdf5_loop_of_one": hdf5_loop_of_one,
         "hdf5_ior_pattern": hdf5_ior_pattern,
         "hdf5_from_two_ranks": hdf5_from_two_ranks,
+        "shuffled_blocks": shuffled_blocks,
     })
