@@ -47,4 +47,20 @@ void shuffle_tail(std::vector<trace::SeqItem>& out, size_t base, int64_t r, int6
   for (int64_t x : v) out.push_back(trace::SeqItem{x, 0, 0});
 }
 
+std::string not_permutation(std::string_view sorted_refusal) {
+  // "<where>, <what>: <reason>:\n    n=... rank ...: values\n  <hint>": keep
+  // the reason and the sample lines, not the place (said already) nor the hint.
+  std::string_view s = sorted_refusal;
+  size_t reason = s.find(": the values ");
+  if (reason == std::string_view::npos) reason = s.find(": no model fits");
+  if (reason == std::string_view::npos) return "";
+  s.remove_prefix(reason + 2);
+  for (size_t at = s.find("\n  "); at != std::string_view::npos; at = s.find("\n  ", at + 1))
+    if (at + 3 < s.size() && s[at + 3] != ' ') {  // a hint's paragraph, not a sample line
+      s = s.substr(0, at);
+      break;
+    }
+  return "\n  Nor are they a permutation of values that fit (their order taken as random): sorted, " + std::string(s);
+}
+
 }  // namespace mpior::extrap

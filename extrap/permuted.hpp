@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/value_seq.hpp"
@@ -24,5 +26,9 @@ std::vector<trace::SeqItem> sorted_seq(std::span<const trace::SeqItem> items, in
 // Replaces the sequence out[base...] (the sorted values of rank r at n ranks)
 // by the same values, one scalar each, in the order seeded by (r, n, values).
 void shuffle_tail(std::vector<trace::SeqItem>& out, size_t base, int64_t r, int64_t n);
+
+// The line a refusal adds when the values sorted fit no model either, from
+// the refusal of the sorted values (`sorted_refusal`): its reason and samples.
+std::string not_permutation(std::string_view sorted_refusal);
 
 }  // namespace mpior::extrap

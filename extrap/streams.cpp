@@ -191,9 +191,11 @@ class StreamExtrapolator {
       std::string why;
       const DealtTable* table = ctx_.dealt.find(*cls_.shape, i, &why);
       if (!table) {
-        if (std::optional<trace::Leaf> l = permuted_leaf(i, notes, approximated)) return std::move(*l);
-        if (std::string_view(e.what()).find(kDealtMark) == std::string_view::npos) throw;
-        throw ToolError(fmt::format("{}\n  They are not one table dealt over the ranks: {}.", e.what(), why));
+        std::string unsorted;
+        if (std::optional<trace::Leaf> l = permuted_leaf(i, notes, approximated, &unsorted)) return std::move(*l);
+        if (std::string_view(e.what()).find(kDealtMark) == std::string_view::npos) throw ToolError(e.what() + unsorted);
+        throw ToolError(
+            fmt::format("{}\n  They are not one table dealt over the ranks: {}.{}", e.what(), why, unsorted));
       }
       notes_.erase(notes_.begin() + ptrdiff_t(notes), notes_.end());
       approximated_.resize(approximated);
@@ -204,8 +206,9 @@ class StreamExtrapolator {
   }
 
   // Position i again, where a structure quantity no model fits may be a
-  // permutation of values that fit (permuted.hpp); nullopt when not.
-  std::optional<trace::Leaf> permuted_leaf(size_t i, size_t notes, size_t approximated) {
+  // permutation of values that fit (permuted.hpp); nullopt when not, with
+  // why in `why_not` (the sorted values, what failed).
+  std::optional<trace::Leaf> permuted_leaf(size_t i, size_t notes, size_t approximated, std::string* why_not) {
     if (ctx_.strict) return std::nullopt;
     notes_.erase(notes_.begin() + ptrdiff_t(notes), notes_.end());
     approximated_.resize(approximated);
@@ -214,7 +217,8 @@ class StreamExtrapolator {
       trace::Leaf l = leaf_fields(i, nullptr);
       permute_ = false;
       return l;
-    } catch (const ToolError&) {
+    } catch (const ToolError& e) {
+      *why_not = not_permutation(e.what());
       permute_ = false;
       notes_.erase(notes_.begin() + ptrdiff_t(notes), notes_.end());
       approximated_.resize(approximated);

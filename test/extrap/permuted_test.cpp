@@ -36,14 +36,17 @@ std::vector<int64_t> shuffled_blocks(int32_t r, int32_t n, int pass) {
   return v;
 }
 
-// Writes its blocks in one shuffled order, then reads them in another.
-extrap::Input shuffled_run(int32_t n) {
+// Writes its blocks in one shuffled order (with `holes`, all but one that
+// depends on r and n: no permutation of one modelled set), then reads them in
+// another.
+extrap::Input shuffled_run(int32_t n, bool holes = false) {
   std::vector<trace::RankTrace> ranks;
   for (int32_t r = 0; r < n; ++r) {
     test::RankBuilder b(r, n);
     int32_t f = b.file("/data/shared.dat", O_RDWR | O_CREAT);
     b.open(f, 10, O_RDWR | O_CREAT, 10);
-    for (int64_t off : shuffled_blocks(r, n, 0)) b.pwrite(f, 10, off, kBlock, kBlock);
+    for (int64_t off : shuffled_blocks(r, n, 0))
+      if (!holes || off != (r * kBlocks + (r + n) % kBlocks) * kBlock) b.pwrite(f, 10, off, kBlock, kBlock);
     for (int64_t off : shuffled_blocks(r, n, 1)) b.pread(f, 10, off, kBlock, kBlock);
     ranks.push_back(b.finish());
   }
@@ -117,4 +120,10 @@ TEST_CASE("--strict refuses shuffled offsets as before") {
   strict.strict = true;
   REQUIRE_THROWS_WITH(extrap::extrapolate(shuffled_runs(), 8, strict),
                       Contains("off: the values do not have one loop shape"));
+}
+
+TEST_CASE("values that are no permutation of a modelled set are refused, saying so") {
+  REQUIRE_THROWS_WITH(extrap::extrapolate({shuffled_run(3, true), shuffled_run(4, true), shuffled_run(5, true)}, 8),
+                      Contains("off: the values do not have one loop shape") &&
+                          Contains("Nor are they a permutation of values that fit") && Contains("sorted, "));
 }
