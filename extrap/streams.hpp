@@ -38,11 +38,4 @@ struct StreamContext {
 trace::Stream extrapolate_stream(const StreamClass& cls, const StreamContext& ctx, const std::vector<int64_t>& ranks,
                                  int64_t n, int32_t stream_index);
 
-// Timing statistics of a position at n from the inputs' (per input: the
-// merged statistics and the number of ranks they cover), scaled to `ranks`
-// ranks. `formula` and `name` get the mean's model.
-trace::TimeStats extrapolate_timing(const std::vector<std::pair<int64_t, trace::TimeStats>>& per_input,
-                                    const std::vector<size_t>& ranks_per_input, int64_t n, size_t ranks,
-                                    std::string* formula, std::string* name);
-
 }  // namespace mpior::extrap
