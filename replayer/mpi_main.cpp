@@ -45,7 +45,9 @@ json payload(const Report& r) {
                        t.unpaid_ns,
                        t.cpus,
                        t.first_cpu,
-                       t.sender_wait_ns});
+                       t.sender_wait_ns,
+                       t.costs_ns,
+                       t.costed_calls});
   json ops = json::object();
   for (const auto& [name, s] : r.ops) ops[name] = {s.count, s.bytes, s.total_ns, s.max_ns};
   return {{"threads", threads},       {"ops", ops},
@@ -65,6 +67,7 @@ void merge(Report& into, const json& j) {
     s.slept_waits = t[12], s.late_ns = t[13], s.cpu_wait_ns = t[14], s.own_ns = t[15];
     s.startup_ns = t[16], s.traced_startup_ns = t[17], s.charged_ns = t[18], s.unpaid_ns = t[19];
     s.cpus = t[20], s.first_cpu = t[21], s.sender_wait_ns = t[22];
+    s.costs_ns = t[23], s.costed_calls = t[24];
     into.per_thread.push_back(s);
   }
   for (const auto& [name, v] : j["ops"].items()) {

@@ -205,6 +205,8 @@ nlohmann::json thread_json(const ThreadSummary& t) {
         {"compute_s", t.compute_ns / 1e9},
         {"comm_s", t.comm_ns / 1e9},
         {"charged_s", t.charged_ns / 1e9},
+        {"costs_s", t.costs_ns / 1e9},
+        {"costed_calls", t.costed_calls},
         {"wait_s", t.wait_ns / 1e9},
         {"cpu_wait_s", t.cpu_wait_ns / 1e9},
         {"sender_wait_s", t.sender_wait_ns / 1e9},

@@ -74,7 +74,11 @@ struct ThreadSummary {
   // (the calibrated cost of MPI calls, start-up) and waiting for partners
   // (outside MPI-IO calls: their waits are I/O, as in the traced io_s).
   int64_t compute_ns = 0, io_ns = 0, comm_ns = 0, wait_ns = 0;
-  int64_t charged_ns = 0;      // of comm_ns: the calibrated costs the replay slept (CommCosts), not MPI's own time
+  int64_t charged_ns = 0;  // of comm_ns: the calibrated costs the replay slept (CommCosts), not MPI's own time
+  // Every calibrated cost the replay applied: slept (charged_ns) or paid
+  // against its lateness. The plan decides it; charged_ns varies with load.
+  int64_t costs_ns = 0;
+  uint64_t costed_calls = 0;   // the calls those costs were applied to
   int64_t cpu_wait_ns = 0;     // the thread's own waits for a CPU (run queue), within the above
   int64_t sender_wait_ns = 0;  // of wait_ns: receives waiting for a late sender (MpiOps::sender_wait_ns)
   // Waits (collectives, receives) that slept past the poll, and how late they woke beyond

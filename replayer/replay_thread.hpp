@@ -151,6 +151,8 @@ class alignas(64) ReplayThread {
     int64_t woke = sleep_until(deadline, sh_.progress.aborted());
     pacer_.woke_at(deadline, woke);
     acct_.charged += woke - from;
+    summary.costs_ns += cost;
+    summary.costed_calls += cost > 0;
     return woke;
   }
   void settle_agreement(const trace::Event* next, MpiOps& mpi);  // replay_thread_mpi.cpp
