@@ -29,7 +29,8 @@ bool is_collective_transfer(const Event& ev) {
   if (ev.depth != 0 || !trace::is_mpiio(ev.kind)) return false;
   if (ev.op() != OpClass::mpiio_write && ev.op() != OpClass::mpiio_read) return false;
   int64_t flags = mpiio_args(ev).flags();
-  return (flags & trace::fio::kColl) && !(flags & trace::fio::kEnd);
+  // _ordered calls move their data independently, in rank order.
+  return (flags & trace::fio::kColl) && !(flags & (trace::fio::kEnd | trace::fio::kOrdered));
 }
 
 bool is_nested_transfer(const Event& ev) {
@@ -40,8 +41,58 @@ bool is_nested_transfer(const Event& ev) {
 // One collective call: the k-th collective transfer on a global file by one
 // thread of each rank.
 using CallKey = std::tuple<int32_t, uint32_t, int64_t>;  // global file, thread, ordinal
+
+// What a rank asked for: its request's first and last byte and the pieces
+// of the file it covers (through the view).
+struct Asked {
+  Request extent;
+  std::vector<ByteRange> pieces;
+};
+
+// A file's view on one rank: tile k of the filetype covers [disp + k *
+// extent, + extent), its data in `blocks` (offset within the tile, length).
+struct View {
+  int64_t disp = 0, extent = 0;
+  bool flat = true;  // blocks recorded (else taken as contiguous)
+  std::vector<ByteRange> blocks;
+  bool contiguous() const {
+    return !flat || extent <= 0 || blocks.empty() ||
+           (blocks.size() == 1 && blocks[0].first == 0 && blocks[0].second == extent);
+  }
+  // The bytes [at, ...) of `bytes` data bytes cover, adjacent pieces joined
+  // (the replayer's walk of a view, replayer/mpiio_replay.cpp).
+  Asked asked(int64_t at, int64_t bytes) const {
+    Asked out{{at, at - 1}, {}};
+    if (bytes <= 0) return out;
+    auto add = [&](int64_t from, int64_t n) {
+      if (!out.pieces.empty() && out.pieces.back().second == from)
+        out.pieces.back().second += n;
+      else
+        out.pieces.emplace_back(from, from + n);
+    };
+    if (contiguous() || at < disp) {
+      add(at, bytes);
+    } else {
+      int64_t tile = (at - disp) / extent, within = (at - disp) % extent;
+      size_t b = 0;
+      while (b < blocks.size() && blocks[b].first + blocks[b].second <= within) ++b;
+      for (int64_t done = 0; done < bytes; ++b) {
+        if (b == blocks.size()) b = 0, ++tile, within = 0;
+        auto [off, len] = blocks[b];
+        int64_t from = std::max(within, off), n = std::min(bytes - done, off + len - from);
+        add(disp + tile * extent + from, n);
+        done += n, within = from + n;
+      }
+    }
+    out.extent = {out.pieces.front().first, out.pieces.back().second - 1};
+    return out;
+  }
+};
+
 struct Call {
   bool read = false;
+  bool asked_known = true;                           // every rank's offset recorded
+  std::map<int32_t, Asked> asked;                    // rank -> its request
   std::vector<ByteRange> moved;                      // nested transfers' extents (of the call's direction)
   int64_t ns = 0, bytes = 0;                         // the time they took, the bytes they moved
   std::vector<int32_t> ranks;                        // who made it
@@ -55,6 +106,24 @@ struct Walk {
   int32_t rank;
   uint32_t thread;
   std::map<int32_t, int64_t> seen;  // global file -> collective transfers so far
+  std::map<int64_t, View> views;    // MPI-IO handle -> its view
+  int64_t viewing = -1;             // the handle of the last set_view (its blocks follow)
+  // Follows opens, views and their blocks.
+  void track(const Event& ev) {
+    auto a = mpiio_args(ev);
+    if (ev.op() == OpClass::mpiio_open) views.erase(a.handle());
+    if (ev.op() == OpClass::mpiio_view) {
+      views[a.handle()] = View{a.offset(), a.fextent(), !(a.flags() & trace::fio::kUnflattened), {}};
+      viewing = a.handle();
+    }
+    if (ev.op() == OpClass::mpiio_block && a.handle() == viewing)
+      views[viewing].blocks.emplace_back(a.offset(), a.count());
+  }
+  Asked asked(const Event& ev) {
+    auto a = mpiio_args(ev);
+    auto v = views.find(a.handle());
+    return v == views.end() ? View{}.asked(a.offset(), a.count()) : v->second.asked(a.offset(), a.count());
+  }
   int32_t global(int64_t local) const {
     const auto& files = plan.ranks[size_t(rank)].files;
     return local >= 0 && size_t(local) < files.size() ? files[size_t(local)] : -1;
@@ -93,18 +162,23 @@ Collected collect(const trace::Plan& plan) {
   Collected out;
   for (const trace::Stream& s : plan.streams)
     for (int64_t r : s.rank_list()) {
-      Walk w{plan, int32_t(r), s.thread, {}};
+      Walk w{plan, int32_t(r), s.thread, {}, {}, -1};
       trace::EventCursor c(s, int32_t(r), Restream::cursor_options());
       Event ev;
       Call* in = nullptr;
       bool in_open = false;
       while (c.next(ev)) {
+        if (trace::is_mpiio(ev.kind)) w.track(ev);
         if (ev.depth > 0) {
           collect_nested(ev, int32_t(r), w, in, in_open, out);
           continue;
         }
         in = is_collective_transfer(ev) ? &out.calls[w.key(ev)] : nullptr;
-        if (in) in->ranks.push_back(int32_t(r)), in->read = ev.op() == OpClass::mpiio_read;
+        if (in) {
+          in->ranks.push_back(int32_t(r)), in->read = ev.op() == OpClass::mpiio_read;
+          if (mpiio_args(ev).offset() < 0) in->asked_known = false;  // a shared pointer's, not seen
+          in->asked[int32_t(r)] = w.asked(ev);
+        }
         in_open = trace::is_mpiio(ev.kind) && ev.op() == OpClass::mpiio_open;
       }
     }
@@ -149,9 +223,38 @@ void deal_domain(const std::vector<ByteRange>& runs, ByteRange dom, int64_t cb, 
 // The aggregators of calls made by the same ranks, found once.
 using AggregatorCache = std::map<std::vector<int32_t>, std::vector<int32_t>>;
 
-void deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, AggregatorCache& cache) {
+// Whether ROMIO moves the call's data two-phase with these hints (its
+// interleave check under automatic). A call whose offsets were not all
+// recorded is taken as two-phase: it was, when traced, where it made
+// nested transfers on other ranks' behalf.
+bool two_phase(const Call& call, const CollectiveHints& h) {
+  CbMode mode = call.read ? h.cb_read : h.cb_write;
+  if (!call.asked_known || mode == CbMode::enable) return true;
+  if (mode == CbMode::disable) return false;
+  std::vector<Request> extents;
+  for (const auto& [rank, a] : call.asked) extents.push_back(a.extent);
+  return interleaved(extents);
+}
+
+// The call's range for the file domains: the ranks' requests, first to last
+// byte (ROMIO's min_st_offset, max_end_offset), else the bytes moved.
+ByteRange call_range(const Call& call, const std::vector<ByteRange>& runs) {
+  if (!call.asked_known) return {runs.front().first, runs.back().second};
+  ByteRange out{INT64_MAX, INT64_MIN};
+  for (const auto& [rank, a] : call.asked)
+    out = {std::min(out.first, a.extent.first), std::max(out.second, a.extent.last + 1)};
+  return out;
+}
+
+// False when each rank moves its own request instead.
+bool deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, AggregatorCache& cache) {
   std::vector<ByteRange> runs = union_of(std::move(call.moved));
-  if (runs.empty()) return;
+  if (runs.empty()) return true;
+  if (!two_phase(call, h)) {
+    for (auto& [rank, a] : call.asked)
+      if (!a.pieces.empty()) call.pieces[rank] = std::move(a.pieces);
+    return false;
+  }
   std::sort(call.ranks.begin(), call.ranks.end());
   auto [at, fresh] = cache.try_emplace(call.ranks);
   if (fresh) {
@@ -161,12 +264,14 @@ void deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, Aggrega
     at->second = aggregator_ranks(call.ranks, hosts, h);
   }
   const std::vector<int32_t>& aggs = at->second;
-  std::vector<ByteRange> doms = file_domains(runs.front().first, runs.back().second, int(aggs.size()), h.striping_unit);
-  for (size_t j = 0; j < aggs.size(); ++j) {
+  auto [lo, hi] = call_range(call, runs);
+  std::vector<ByteRange> doms = file_domains(lo, hi, int(aggs.size()), h.striping_unit, h.min_fdomain_size);
+  for (size_t j = 0; j < doms.size(); ++j) {
     std::vector<ByteRange> mine;
     deal_domain(runs, doms[j], h.cb_buffer_size, call.read, mine);
     if (!mine.empty()) call.pieces[aggs[j]] = std::move(mine);
   }
+  return true;
 }
 
 // The requests dealt to a rank for one call, spread over its end: they take
@@ -201,7 +306,7 @@ void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::ve
 // The rank's stream again, its collective calls' nested transfers replaced
 // by the requests dealt to it.
 trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t rank, Collected& got, uint64_t& made) {
-  Walk w{plan, rank, s.thread, {}};
+  Walk w{plan, rank, s.thread, {}, {}, -1};
   Restream b(s.lossless);
   b.begin(s, rank);
   trace::EventCursor c(s, rank, Restream::cursor_options());
@@ -287,7 +392,7 @@ Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
   AggregatorCache cache;
   for (auto& [key, call] : got.calls) {
     if (call.moved.empty()) continue;
-    deal(plan, call, hints, cache);
+    if (!deal(plan, call, hints, cache)) ++out.independent;
     ++out.calls;
     out.aggregators = std::max(out.aggregators, int32_t(call.pieces.size()));
     for (const auto& [rank, pieces] : call.pieces) got.changed.insert({rank, std::get<1>(key)});
@@ -299,8 +404,11 @@ Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
   plan.extrap.notes.push_back(
       {-1, -1, -1, "aggregators",
        fmt::format("the POSIX transfers of {} collective calls dealt to {} aggregators (cb_config_list {}, "
-                   "striping_unit {}) in requests of at most {} bytes, {} transfers (notes above: streams before)",
-                   out.calls, hints.cb_nodes, hints.cb_config_list, hints.striping_unit, hints.cb_buffer_size,
+                   "striping_unit {}, romio_min_fdomain_size {}, romio_cb_read {}, romio_cb_write {}) in requests "
+                   "of at most {} bytes, {} of them moved by each rank alone, {} transfers (notes above: streams "
+                   "before)",
+                   out.calls, hints.cb_nodes, hints.cb_config_list, hints.striping_unit, hints.min_fdomain_size,
+                   cb_mode_name(hints.cb_read), cb_mode_name(hints.cb_write), hints.cb_buffer_size, out.independent,
                    out.transfers),
        "cb_nodes"});
   return out;

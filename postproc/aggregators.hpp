@@ -10,12 +10,15 @@
 // from its first to its last byte read when traced, in one request, as
 // ROMIO reads a window whole.
 //
-// Every collective call that made nested transfers is dealt, as ROMIO does
-// with romio_cb_read/romio_cb_write=enable. Under their default,
-// automatic, ROMIO moves the data of a call whose ranks' accesses do not
-// interleave with independent I/O instead; the plan does not say what each
-// rank asked for (only what ROMIO then did), so that choice is not made
-// again here.
+// Each rank's request comes from its MPI-IO call (the byte offset the tracer
+// recorded and the call's bytes, through the rank's view): ROMIO's choice
+// between two-phase and independent I/O (romio_cb_read/romio_cb_write) and
+// its file domains' range follow from them. A call moved independently
+// becomes one transfer per contiguous piece of each rank's request, on the
+// rank itself (ROMIO's data sieving of a non-contiguous view is not
+// modelled). _ordered calls are left as traced: ROMIO moves them
+// independently. A call whose offsets were not recorded (a shared pointer
+// not seen) is dealt two-phase, over the bytes moved when traced.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +29,10 @@
 namespace mpior::postproc {
 
 struct Redealt {
-  uint64_t calls = 0;       // collective reads and writes whose nested transfers were dealt again
-  uint64_t transfers = 0;   // POSIX reads and writes they now make, over all ranks
-  int32_t aggregators = 0;  // most ranks moving data for one call
+  uint64_t calls = 0;        // collective reads and writes whose nested transfers were dealt again
+  uint64_t independent = 0;  // of them, moved by each rank alone (not two-phase with these hints)
+  uint64_t transfers = 0;    // POSIX reads and writes they now make, over all ranks
+  int32_t aggregators = 0;   // most ranks moving data for one call
 };
 
 // Rewrites the plan's streams (rank by rank, then merged again). The nested

@@ -40,6 +40,8 @@ struct Options {
   int cb_nodes = 0;
   std::string cb_config_list;  // empty: *:1 when the ranks span nodes, else *:*
   int64_t striping_unit = 0;
+  int64_t min_fdomain_size = 0;
+  std::string cb_read = "automatic", cb_write = "automatic";
   bool strict = false;
   bool verify = false;
   bool partial = false;
@@ -57,9 +59,20 @@ std::string plan_file_of(const std::string& p) {
 // ROMIO's default cb_config_list (*:1) when the plan's ranks name more
 // than one node; a plan on one host stands for a run whose placement is
 // not known, and there the first ranks aggregate (*:*).
+mpior::postproc::CollectiveHints hints_of(const Options& o) {
+  using mpior::postproc::parse_cb_mode;
+  return {o.cb_nodes,
+          o.cb_buffer_size,
+          o.cb_config_list,
+          o.striping_unit,
+          o.min_fdomain_size,
+          parse_cb_mode(o.cb_read, "romio_cb_read"),
+          parse_cb_mode(o.cb_write, "romio_cb_write")};
+}
+
 void redeal(mpior::trace::Plan& plan, const Options& o) {
   using namespace mpior;
-  postproc::CollectiveHints h{o.cb_nodes, o.cb_buffer_size, o.cb_config_list, o.striping_unit};
+  postproc::CollectiveHints h = hints_of(o);
   if (h.cb_config_list.empty()) {
     bool one_host = std::all_of(plan.ranks.begin(), plan.ranks.end(),
                                 [&](const trace::PlanRank& r) { return r.host == plan.ranks.front().host; });
@@ -72,9 +85,11 @@ void redeal(mpior::trace::Plan& plan, const Options& o) {
 
 int extrapolate(const Options& o) {
   using namespace mpior;
-  if (o.cb_nodes > 0)  // before the work: a hint refused is refused at once
-    postproc::check_hints(
-        {o.cb_nodes, o.cb_buffer_size, o.cb_config_list.empty() ? "*:*" : o.cb_config_list, o.striping_unit});
+  if (o.cb_nodes > 0) {  // before the work: a hint refused is refused at once
+    postproc::CollectiveHints h = hints_of(o);
+    if (h.cb_config_list.empty()) h.cb_config_list = "*:*";
+    postproc::check_hints(h);
+  }
   std::vector<extrap::Input> inputs;
   for (const std::string& d : o.dirs) {
     trace::Plan p = postproc::plan_of_dir(d);
@@ -263,8 +278,20 @@ CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOption
       ->check(CLI::Range(1, INT32_MAX))
       ->needs(extrap_opt);
   app.add_option("--cb-config-list", o.cb_config_list,
-                 "with --cb-nodes: ROMIO's cb_config_list, '*:*' (the first ranks) or '*:N' (N ranks a node, "
-                 "nodes from the traced host names); default '*:1' when the ranks span nodes, else '*:*'")
+                 "with --cb-nodes: ROMIO's cb_config_list, as ROMIO parses it: '*:*' (the first ranks), or a comma "
+                 "list of HOST[:N] and *[:N] entries (N ranks of that host, of each host not named before; hosts "
+                 "from the traced host names); default '*:1' when the ranks span nodes, else '*:*'")
+      ->needs("--cb-nodes");
+  for (auto [name, value] : {std::pair{"--romio-cb-read", &o.cb_read}, std::pair{"--romio-cb-write", &o.cb_write}})
+    app.add_option(name, *value,
+                   "with --cb-nodes: ROMIO's hint of that name: 'automatic' (two-phase only where the ranks' "
+                   "requests interleave, else each rank moves its own), 'enable' (always two-phase) or 'disable'")
+        ->check(CLI::IsMember({"automatic", "enable", "disable"}))
+        ->needs("--cb-nodes")
+        ->capture_default_str();
+  app.add_option("--romio-min-fdomain-size", o.min_fdomain_size,
+                 "with --cb-nodes: ROMIO's romio_min_fdomain_size hint: no file domain is smaller")
+      ->check(CLI::Range(int64_t(0), INT64_MAX))
       ->needs("--cb-nodes");
   app.add_option("--striping-unit", o.striping_unit,
                  "with --cb-nodes: ROMIO's striping_unit hint: file domains end at the nearest multiple of it")

@@ -2,7 +2,9 @@
 collective MPI-IO through an interleaved view (so ROMIO aggregates); traced at 2, 3 and 4 ranks it has one aggregator
 (MPICH's cb_config_list *:1, one node). Extrapolated to 5 ranks with --cb-nodes 2, the plan's POSIX reads and writes,
 rank by rank, offset by offset, are the ones ROMIO made in a real 5-rank run given the same hints (ROMIO_HINTS).
-Node placement is checked with ranks given host names of their own (a UTS namespace each: unshare -u)."""
+Node placement is checked with ranks given host names of their own (a UTS namespace each: unshare -u). With one
+piece a rank per step the ranks' requests follow one another: ROMIO's romio_cb_write/read=automatic then moves each
+rank's own request, enable deals them two-phase."""
 import os
 import subprocess
 import sys
@@ -22,15 +24,23 @@ def transfers(plan):
     return sorted((int(r), op, int(off), int(n)) for r, op, off, n in (line.split() for line in out.splitlines()))
 
 
-def against_real(hints, post_args):
-    """The 5-rank plan dealt with post_args, checked against a real run given hints; returns its transfers."""
+def against_real(hints, post_args, args=ARGS, traced_hints=(), traced_movers=frozenset({0})):
+    """The 5-rank plan (traced at 2-4 ranks given traced_hints) dealt with post_args, checked against a real run
+    given hints; returns its transfers."""
     runs = Runs()
     try:
-        dirs = [runs.trace(n, args=ARGS, app=APP)[0] for n in (2, 3, 4)]
-        check_eq({t[0] for t in transfers(os.path.join(dirs[-1], "plan"))}, {0}, "the aggregator when traced")
+        env = {}
+        if traced_hints:
+            env["ROMIO_HINTS"] = runs.path("traced-hints")
+            with open(env["ROMIO_HINTS"], "w") as f:
+                f.write("".join(f"{k} {v}\n" for k, v in traced_hints))
+        dirs = [runs.trace(n, args=args, app=APP, env=env)[0] for n in (2, 3, 4)]
+        check_eq({t[0] for t in transfers(os.path.join(dirs[-1], "plan"))}, set(traced_movers),
+                 "the ranks moving data when traced")
         plan = runs.path("p5")
         run([POST, "--extrapolate", "5", "--cb-buffer-size", str(CB), "-o", plan] + post_args + dirs)
-        for bad, needle in ((["--cb-nodes", "2", "--cb-config-list", "node0:1"], "named hosts"),
+        for bad, needle in ((["--cb-nodes", "2", "--cb-config-list", "*:x"], "cannot parse"),
+                            (["--cb-nodes", "2", "--romio-cb-write", "sometimes"], "romio-cb-write"),
                             (["--cb-config-list", "*:*"], "requires --cb-nodes")):
             p = run([POST, "--extrapolate", "5", "-o", runs.path("bad")] + bad + dirs, expect_rc=None)
             check(p.returncode != 0 and p.stderr.count("mpior-post:") == 1 and needle in p.stderr
@@ -38,7 +48,7 @@ def against_real(hints, post_args):
         hints_file = runs.path("romio-hints")
         with open(hints_file, "w") as f:
             f.write("".join(f"{k} {v}\n" for k, v in hints))
-        real, _ = runs.trace(5, args=ARGS, app=APP, env={"ROMIO_HINTS": hints_file}, name="real5")
+        real, _ = runs.trace(5, args=args, app=APP, env={"ROMIO_HINTS": hints_file}, name="real5")
         got, want = transfers(plan), transfers(os.path.join(real, "plan"))
         check_eq(got, want, f"transfers of the plan dealt with {post_args} against ROMIO's with {hints}")
         check({op for _, op, _, _ in got} == {"R", "W"} and all(n <= CB for *_, n in got), f"reads and writes: {got}")
@@ -63,6 +73,40 @@ def stripes():
     got = against_real([("cb_nodes", 2), ("cb_config_list", "*:*"), ("striping_unit", 49152)],
                        ["--cb-nodes", "2", "--cb-config-list", "*:*", "--striping-unit", "49152"])
     check_eq(first_byte(got, 1), 147456, "rank 1's domain starts on a stripe boundary")
+
+
+def min_fdomain():
+    """romio_min_fdomain_size=196608 with cb_nodes=3: a step's 320 KiB in domains of 192 KiB, not 107 KiB, so rank 1
+    starts at 192 KiB and rank 2 moves nothing."""
+    got = against_real([("cb_nodes", 3), ("cb_config_list", "*:*"), ("romio_min_fdomain_size", 196608)],
+                       ["--cb-nodes", "3", "--cb-config-list", "*:*", "--romio-min-fdomain-size", "196608"])
+    check_eq({t[0] for t in got}, {0, 1}, "the aggregators moving data")
+    check_eq(first_byte(got, 1), 196608, "rank 1's domain starts at the minimum size")
+
+
+ONE_PIECE = (2, 1, CB, 1)  # 1 KiB a rank per step: rank r asks for [1024 r, 1024 r + 1023]
+
+
+def automatic():
+    """romio_cb_write/read automatic (ROMIO's default) on requests that do not interleave: traced with enable and one
+    aggregator (rank 0 moves everything), the plan dealt to 2 aggregators under automatic has every rank move its own
+    KiB, as ROMIO itself does in a real 5-rank run."""
+    traced = [("cb_nodes", 1), ("romio_cb_write", "enable"), ("romio_cb_read", "enable")]
+    got = against_real([("cb_nodes", 2), ("cb_config_list", "*:*")], ["--cb-nodes", "2", "--cb-config-list", "*:*"],
+                       args=ONE_PIECE, traced_hints=traced)
+    check_eq({(r, op, off, n) for r, op, off, n in got if off < 5120},
+             {(r, op, 1024 * r, 1024) for r in range(5) for op in "RW"}, "each rank's own first step")
+
+
+def enable():
+    """The same trace made under automatic (each rank moved its own KiB), dealt with --romio-cb-write/read enable:
+    two-phase on ranks 0 and 1, as in a real run given romio_cb_write/read enable."""
+    modes = [("romio_cb_write", "enable"), ("romio_cb_read", "enable")]
+    got = against_real([("cb_nodes", 2), ("cb_config_list", "*:*")] + modes,
+                       ["--cb-nodes", "2", "--cb-config-list", "*:*", "--romio-cb-write", "enable",
+                        "--romio-cb-read", "enable"], args=ONE_PIECE, traced_hints=[("cb_nodes", 1)],
+                       traced_movers={0, 1, 2, 3})
+    check_eq({t[0] for t in got}, {0, 1}, "the aggregators")
 
 
 def on_nodes(runs, name, nodes, hints):
@@ -100,9 +144,18 @@ def nodes():
         got = transfers(plan)
         check_eq(got, transfers(os.path.join(real, "plan")), "transfers of the plan against ROMIO's on two nodes")
         check_eq({t[0] for t in got}, {0, 2}, "one aggregator a node")
+        named = ["--cb-config-list", "node1:1,node0:2"]
+        run([POST, "--extrapolate", "4", "--cb-buffer-size", str(CB), "--cb-nodes", "3", "-o", plan + "n"] + named
+            + dirs)
+        real = on_nodes(runs, "named4", (2, 2), [("cb_nodes", 3), ("cb_config_list", "node1:1,node0:2")])
+        got = transfers(plan + "n")
+        check_eq(got, transfers(os.path.join(real, "plan")), "transfers of the plan against ROMIO's, named hosts")
+        check_eq(min(off for r, op, off, _ in got if r == 2 and op == "W"), 0, "node1's rank serves the first domain")
+        check_eq({t[0] for t in got}, {0, 1, 2}, "two aggregators on node0, one on node1")
     finally:
         runs.cleanup()
 
 
 if __name__ == "__main__":
-    main({"reads": reads, "stripes": stripes, "nodes": nodes})
+    main({"reads": reads, "stripes": stripes, "nodes": nodes, "min_fdomain": min_fdomain, "automatic": automatic,
+          "enable": enable})

@@ -78,8 +78,11 @@ std::map<int32_t, Moved> moved_by(const trace::Plan& plan, trace::OpClass op = t
   return out;
 }
 
-postproc::CollectiveHints hints(int nodes, int64_t cb, std::string list = "*:*", int64_t stripe = 0) {
-  return {nodes, cb, std::move(list), stripe};
+// romio_cb_read/write enable: the fixture's ranks ask for 4 KiB each, one
+// after the other, which ROMIO's automatic would move independently.
+postproc::CollectiveHints hints(int nodes, int64_t cb, std::string list = "*:*", int64_t stripe = 0,
+                                postproc::CbMode mode = postproc::CbMode::enable) {
+  return {nodes, cb, std::move(list), stripe, 0, mode, mode};
 }
 
 }  // namespace
@@ -185,10 +188,37 @@ TEST_CASE("ROMIO's aggregator list from cb_config_list and the ranks' nodes", "[
   // *:* takes the first ranks whatever their node, at most all of them.
   CHECK(postproc::aggregator_ranks(ranks, cyclic, hints(3, 1, "*:*")) == V{0, 1, 2});
   CHECK(postproc::aggregator_ranks(ranks, cyclic, hints(20, 1, "*:*")) == ranks);
-  for (const char* bad : {"n0:2", "*:0", "*:x", "*:1,n1:1"}) {
+  // Named hosts: their first N ranks, then a wildcard over the hosts left.
+  CHECK(postproc::aggregator_ranks(ranks, block, hints(8, 1, "b:2,a:1")) == V{4, 5, 0});
+  CHECK(postproc::aggregator_ranks(ranks, block, hints(8, 1, "b,*:2")) == V{4, 0, 1});
+  CHECK(postproc::aggregator_ranks(ranks, block, hints(8, 1, "b:*")) == V{4, 5, 6, 7});
+  CHECK(postproc::aggregator_ranks(ranks, cyclic, hints(3, 1, "a:8")) == V{0, 2, 4});
+  // A host met twice gives nothing the second time; an unknown host nothing.
+  CHECK(postproc::aggregator_ranks(ranks, block, hints(8, 1, "a:1,a:2,zz:3,b:1")) == V{0, 4});
+  CHECK_THROWS_AS(postproc::aggregator_ranks(ranks, block, hints(8, 1, "zz:2")), mpior::ToolError);
+  CHECK_THROWS_AS(postproc::aggregator_ranks(ranks, block, hints(8, 1, "*:0")), mpior::ToolError);
+  for (const char* bad : {"*:x", "**:1", "a:1:2", "a,,b", ""}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(postproc::check_hints(hints(2, 1, bad)), mpior::ToolError);
   }
+  CHECK_NOTHROW(postproc::check_hints(hints(2, 1, "n0:2,*:1")));
+}
+
+TEST_CASE("romio_cb_write automatic: requests that do not interleave move on their own ranks",
+          "[postproc][aggregators]") {
+  trace::Plan plan = one_aggregator();
+  postproc::Redealt d = postproc::redeal_collective_io(plan, hints(2, 4096, "*:*", 0, postproc::CbMode::automatic));
+  CHECK(d.calls == 2);
+  CHECK(d.independent == 2);
+  auto got = moved_by(plan);
+  REQUIRE(got.size() == 4);
+  for (int32_t r = 0; r < 4; ++r) CHECK(got[r] == Moved{{10 + r, 4096 * r, 4096}, {10 + r, 16384 + 4096 * r, 4096}});
+  // ROMIO's check: a rank's first byte before the previous rank's last.
+  using R = std::vector<postproc::Request>;
+  CHECK_FALSE(postproc::interleaved(R{{0, 99}, {100, 199}}));
+  CHECK(postproc::interleaved(R{{0, 99}, {50, 149}}));
+  CHECK_FALSE(postproc::interleaved(R{{0, 99}, {99, 199}}));  // one byte shared is not enough
+  CHECK_FALSE(postproc::interleaved(R{{0, 99}, {10, 9}}));    // an empty request never interleaves
 }
 
 TEST_CASE("ROMIO's file domains, with and without stripe alignment", "[postproc][aggregators]") {
@@ -199,4 +229,6 @@ TEST_CASE("ROMIO's file domains, with and without stripe alignment", "[postproc]
   CHECK(postproc::file_domains(0, 4, 4, 4) == D{{0, 0}, {0, 4}, {4, 4}, {4, 4}});
   // More aggregators than bytes: the last ones get nothing.
   CHECK(postproc::file_domains(100, 102, 4, 0) == D{{100, 101}, {101, 102}, {102, 102}, {102, 102}});
+  // romio_min_fdomain_size widens the domains; the last ones run empty.
+  CHECK(postproc::file_domains(0, 10000, 3, 0, 6000) == D{{0, 6000}, {6000, 10000}, {10000, 10000}});
 }
