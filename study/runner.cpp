@@ -143,6 +143,19 @@ const Setting& Runner::setting_of(const Point& p) const {
   return cfg_.settings.front();  // base: configure() puts it first
 }
 
+std::vector<std::string> post_hint_args(const Setting& s) {
+  std::vector<std::string> argv;
+  if (s.cb_buffer_size > 0) argv.insert(argv.end(), {"--cb-buffer-size", std::to_string(s.cb_buffer_size)});
+  // As the mpirun line's hints: cb_config_list *:* unless given (spec.cpp).
+  if (s.cb_nodes > 0)
+    argv.insert(argv.end(), {"--cb-nodes", std::to_string(s.cb_nodes), "--cb-config-list", s.config_list()});
+  if (s.striping_unit > 0) argv.insert(argv.end(), {"--striping-unit", std::to_string(s.striping_unit)});
+  if (s.min_fdomain_size > 0) argv.insert(argv.end(), {"--romio-min-fdomain-size", std::to_string(s.min_fdomain_size)});
+  if (!s.cb_read.empty()) argv.insert(argv.end(), {"--romio-cb-read", s.cb_read});
+  if (!s.cb_write.empty()) argv.insert(argv.end(), {"--romio-cb-write", s.cb_write});
+  return argv;
+}
+
 bool Runner::over_budget() const { return cfg_.budget_s > 0 && now_s() - start_s_ > cfg_.budget_s; }
 
 std::string Runner::plan_for(const Point& p) {
@@ -153,15 +166,7 @@ std::string Runner::plan_for(const Point& p) {
   std::string plan = (fs::path(cfg_.out) / "plans" / plan_name(*s, p.ranks)).string();
   if (fs::exists(fs::path(plan) / "plan.mpior")) return plan;  // written atomically: complete
   std::vector<std::string> argv = {find_tool("mpior-post"), "--extrapolate", std::to_string(p.ranks), "-o", plan};
-  if (s->cb_buffer_size > 0) {
-    argv.push_back("--cb-buffer-size");
-    argv.push_back(std::to_string(s->cb_buffer_size));
-  }
-  if (s->cb_nodes > 0) {
-    // As the mpirun line's hints: cb_config_list *:* (spec.cpp).
-    argv.insert(argv.end(), {"--cb-nodes", std::to_string(s->cb_nodes), "--cb-config-list", "*:*"});
-  }
-  if (s->striping_unit > 0) argv.insert(argv.end(), {"--striping-unit", std::to_string(s->striping_unit)});
+  for (const std::string& a : post_hint_args(*s)) argv.push_back(a);
   for (const Input& in : inputs_) argv.push_back(in.plan);
   run_tool(argv, fmt::format("extrapolation to {} ranks", p.ranks));
   return plan;
@@ -272,7 +277,9 @@ std::string Runner::dry_run() const {
       bool traced = false;
       for (const Input& in : inputs_) traced = traced || in.ranks == n;
       if (traced) continue;
-      out += fmt::format("plan     mpior-post --extrapolate {} -> plans/{}\n", n, plan_name(s, n));
+      std::string hints;
+      for (const std::string& a : post_hint_args(s)) hints += " " + a;
+      out += fmt::format("plan     mpior-post --extrapolate {}{} -> plans/{}\n", n, hints, plan_name(s, n));
       ++plans;
     }
   // A replay takes about the traced run's time; a prediction runs its fio jobs

@@ -46,6 +46,9 @@ std::vector<Input> read_inputs(const std::vector<std::string>& dirs);
 // the build tree's folder of that tool, else from PATH.
 std::string find_tool(const std::string& name);
 
+// mpior-post's options for a setting's plans (after --extrapolate N).
+std::vector<std::string> post_hint_args(const Setting& s);
+
 class Runner {
  public:
   Runner(Config cfg, std::vector<Input> inputs);

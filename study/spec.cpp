@@ -67,46 +67,75 @@ Target parse_target(const std::string& text) {
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-Setting parse_setting(const std::string& text, int index) {
-  Setting s{fmt::format("set{}", index), text, 0};
+namespace {
+
+// "k=v,k=v" as (key, value) pairs; an item without '=' continues the value
+// before it (cb_config_list=a:1,b:2).
+std::vector<std::pair<std::string, std::string>> setting_items(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t comma = text.find(',', pos);
     std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     size_t eq = item.find('=');
-    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (key == "cb_buffer_size") {
-      s.cb_buffer_size = parse_size(value);
-      if (s.cb_buffer_size < 1)
-        throw ToolError(fmt::format("--set '{}': cb_buffer_size needs a size in bytes (K, M, G allowed)", text));
-    } else if (key == "cb_nodes") {
-      int64_t n = parse_size(value);
-      if (n < 1 || n > (int64_t(1) << 24) || value.find_first_not_of("0123456789") != std::string::npos)
-        throw ToolError(fmt::format("--set '{}': cb_nodes needs a whole number of aggregators >= 1", text));
-      s.cb_nodes = int(n);
-    } else if (key == "striping_unit") {
-      s.striping_unit = parse_size(value);
-      if (s.striping_unit < 1)
-        throw ToolError(fmt::format("--set '{}': striping_unit needs a size in bytes (K, M, G allowed)", text));
-    } else if (key.starts_with("romio_")) {
-      // Extrapolation models none of them, so only an MPI replay could; the
-      // study keeps to the hints it can say what they change.
-      throw ToolError(
-          fmt::format("--set '{}': {} cannot be studied; supported: cb_buffer_size=SIZE (the "
-                      "max-blocksize rule), cb_nodes=N (ROMIO's aggregators, in an MPI replay)",
-                      text, key));
-    } else {
-      throw ToolError(
-          fmt::format("--set '{}': unknown hint '{}' (known: cb_buffer_size, cb_nodes, "
-                      "striping_unit)",
-                      text, key));
-    }
+    if (eq == std::string::npos && !out.empty() && out.back().first == "cb_config_list")
+      out.back().second += "," + item;
+    else
+      out.emplace_back(item.substr(0, eq), eq == std::string::npos ? "" : item.substr(eq + 1));
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  // The domains it aligns are the ones dealt to cb_nodes aggregators.
-  if (s.striping_unit > 0 && s.cb_nodes == 0)
-    throw ToolError(fmt::format("--set '{}': striping_unit needs cb_nodes in the same setting", text));
+  return out;
+}
+
+void apply_hint(Setting& s, const std::string& key, const std::string& value, const std::string& text) {
+  auto size_of = [&](int64_t min) {
+    int64_t v = parse_size(value);
+    if (v < min)
+      throw ToolError(
+          fmt::format("--set '{}': {} needs a size in bytes{} (K, M, G allowed)", text, key, min == 0 ? " >= 0" : ""));
+    return v;
+  };
+  if (key == "cb_buffer_size") {
+    s.cb_buffer_size = size_of(1);
+  } else if (key == "cb_nodes") {
+    int64_t n = parse_size(value);
+    if (n < 1 || n > (int64_t(1) << 24) || value.find_first_not_of("0123456789") != std::string::npos)
+      throw ToolError(fmt::format("--set '{}': cb_nodes needs a whole number of aggregators >= 1", text));
+    s.cb_nodes = int(n);
+  } else if (key == "striping_unit") {
+    s.striping_unit = size_of(1);
+  } else if (key == "romio_min_fdomain_size") {
+    s.min_fdomain_size = size_of(0);
+  } else if (key == "cb_config_list") {
+    if (value.empty()) throw ToolError(fmt::format("--set '{}': cb_config_list needs a list", text));
+    s.cb_config_list = value;
+  } else if (key == "romio_cb_read" || key == "romio_cb_write") {
+    if (value != "automatic" && value != "enable" && value != "disable")
+      throw ToolError(fmt::format("--set '{}': {} takes automatic, enable or disable", text, key));
+    (key == "romio_cb_read" ? s.cb_read : s.cb_write) = value;
+  } else {
+    throw ToolError(
+        fmt::format("--set '{}': {} hint '{}' (known: cb_buffer_size, cb_nodes, striping_unit, cb_config_list, "
+                    "romio_cb_read, romio_cb_write, romio_min_fdomain_size)",
+                    text, key.starts_with("romio_") ? "unsupported" : "unknown", key));
+  }
+}
+
+}  // namespace
+
+Setting parse_setting(const std::string& text, int index) {
+  Setting s;
+  s.name = fmt::format("set{}", index), s.label = text;
+  for (const auto& [key, value] : setting_items(text)) apply_hint(s, key, value, text);
+  // They act through the collective calls dealt to cb_nodes aggregators.
+  bool needs_nodes = s.striping_unit > 0 || s.min_fdomain_size > 0 || !s.cb_config_list.empty() || !s.cb_read.empty() ||
+                     !s.cb_write.empty();
+  if (needs_nodes && s.cb_nodes == 0)
+    throw ToolError(
+        fmt::format("--set '{}': striping_unit, cb_config_list and romio_* need cb_nodes in the same "
+                    "setting",
+                    text));
   return s;
 }
 
@@ -134,8 +163,13 @@ std::vector<std::string> Setting::hint_args() const {
   // ROMIO's default cb_config_list (*:1) takes one aggregator per node:
   // with several ranks a node, cb_nodes=N would give fewer than N.
   if (cb_nodes > 0)
-    out.insert(out.end(), {"--hint", fmt::format("cb_nodes={}", cb_nodes), "--hint", "cb_config_list=*:*"});
+    out.insert(out.end(), {"--hint", fmt::format("cb_nodes={}", cb_nodes), "--hint",
+                           fmt::format("cb_config_list={}", config_list())});
   if (striping_unit > 0) out.insert(out.end(), {"--hint", fmt::format("striping_unit={}", striping_unit)});
+  if (min_fdomain_size > 0)
+    out.insert(out.end(), {"--hint", fmt::format("romio_min_fdomain_size={}", min_fdomain_size)});
+  if (!cb_read.empty()) out.insert(out.end(), {"--hint", "romio_cb_read=" + cb_read});
+  if (!cb_write.empty()) out.insert(out.end(), {"--hint", "romio_cb_write=" + cb_write});
   return out;
 }
 

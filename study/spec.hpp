@@ -30,6 +30,13 @@ struct Setting {
   // With cb_nodes: ROMIO's striping_unit hint, the dealt file domains end
   // on its multiples (mpior-post --striping-unit); 0: not given.
   int64_t striping_unit = 0;
+  // With cb_nodes, ROMIO's hints of these names (mpior-post
+  // --romio-min-fdomain-size, --cb-config-list, --romio-cb-read,
+  // --romio-cb-write); 0 or empty: not given (ROMIO's defaults, and
+  // cb_config_list *:*, so that N aggregators are N whatever the nodes).
+  int64_t min_fdomain_size = 0;
+  std::string cb_config_list, cb_read, cb_write;
+  std::string config_list() const { return cb_config_list.empty() ? "*:*" : cb_config_list; }
   // The MPI-IO hints of an MPI replay of this setting: mpior-replay's
   // --hint arguments.
   std::vector<std::string> hint_args() const;
@@ -40,8 +47,10 @@ std::vector<int> parse_ranks(const std::string& text);
 // "A=/mnt/a" -> {A, /mnt/a}; a name of letters, digits, '-' or '_'.
 Target parse_target(const std::string& text);
 // "cb_buffer_size=1048576" (K/M/G suffixes allowed) -> what-if setting
-// number `index` (named "set<index>"); "cb_nodes=4", "striping_unit=1M"
-// (with cb_nodes) and several, comma separated, too. Hints the replay cannot apply are refused.
+// number `index` (named "set<index>"); "cb_nodes=4", and with cb_nodes
+// "striping_unit=1M", "romio_min_fdomain_size=SIZE", "cb_config_list=L"
+// (its own commas allowed), "romio_cb_read=MODE", "romio_cb_write=MODE";
+// several, comma separated. Hints the replay cannot apply are refused.
 Setting parse_setting(const std::string& text, int index);
 // "8192:A=replay.json" -> (8192, A, base, replay.json): an MPI replay's
 // result; "8192:A:set1=r.json" for a what-if series.

@@ -73,7 +73,11 @@ nlohmann::json study_json(const study::Config& c, const std::vector<study::Input
                     {"label", s.label},
                     {"cb_buffer_size", s.cb_buffer_size},
                     {"cb_nodes", s.cb_nodes},
-                    {"striping_unit", s.striping_unit}});
+                    {"striping_unit", s.striping_unit},
+                    {"romio_min_fdomain_size", s.min_fdomain_size},
+                    {"cb_config_list", s.cb_nodes > 0 ? s.config_list() : ""},
+                    {"romio_cb_read", s.cb_read.empty() ? "automatic" : s.cb_read},
+                    {"romio_cb_write", s.cb_write.empty() ? "automatic" : s.cb_write}});
   judged["inputs"] = inputs;
   judged["targets"] = targets;
   judged["settings"] = sets;
@@ -124,8 +128,10 @@ void add_options(CLI::App& app, Cli& cli) {
   app.add_option("--result", cli.results, "RANKS:TARGET[:SETTING]=FILE: an MPI replay's --json report to fold in");
   app.add_option("--set", cli.sets,
                  "what-if series of ROMIO hints: cb_buffer_size=SIZE (through the max-blocksize rule), cb_nodes=N "
-                 "(collective reads and writes dealt to N aggregators), striping_unit=SIZE (with cb_nodes: file "
-                 "domains aligned to it), several comma separated; mpirun lines pass them as MPI-IO hints");
+                 "(collective reads and writes dealt to N aggregators), and with cb_nodes: striping_unit=SIZE (file "
+                 "domains aligned to it), romio_min_fdomain_size=SIZE, cb_config_list=LIST (default *:*), "
+                 "romio_cb_read=MODE, romio_cb_write=MODE (automatic, enable, disable); several comma separated; "
+                 "mpirun lines pass them as MPI-IO hints");
   app.add_option("--predict-repeat", cli.cfg.predict_repeat, "mpior-predict --repeat")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));

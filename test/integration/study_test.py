@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 
+from aggregators_test import transfers
 from extrap_test import Runs
 from harness import APPS, BUILD, check, check_eq, main, run
 from html_test import chromium, open_page
@@ -150,7 +151,7 @@ def bad_scenario():
         refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", os.path.join(blocker, "s")] + dirs, "-o")
         refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", blocker] + dirs, "not a directory")
         refused([STUDY, "--ranks", "8", "--set", "romio_cb_write=enable"] + base + dirs,
-                "romio_cb_write cannot be studied")
+                "romio_* need cb_nodes")
         refused([STUDY, "--ranks", "8", "--set", "cb_nodes=0"] + base + dirs, "cb_nodes needs a whole number")
         refused([STUDY, "--ranks", "8"] + base + [runs.path("disk")] + dirs[1:], "plan")
         refused([STUDY, "--ranks", "8"] + base + dirs[:2], "three or more")
@@ -162,29 +163,40 @@ def cb_nodes_scenario():
     """A cb_nodes what-if end to end: test/apps/mpiio_scaling (collective writes, one aggregator when traced) at 2, 3
     and 4 ranks, studied at 5 and 6 with --set cb_nodes=2 and --max-threads 5. At 5 the what-if's plan has ranks 0
     and 1 writing each call's data (mpior-post --cb-nodes) and its threaded replay finishes; at 6 its mpirun line
-    passes the hints, puts cb_nodes=2 in force when run with real MPI processes, and is folded in with --result."""
+    passes the hints, puts cb_nodes=2 in force when run with real MPI processes, and is folded in with --result. A
+    second series, cb_nodes=2,romio_cb_write=disable, has every rank write its own pieces, and is drawn on the page
+    under its label."""
     runs = Runs()
     try:
         dirs = [runs.trace(n, app=os.path.join(APPS, "mpiio_scaling"))[0] for n in (2, 3, 4)]
         disk = runs.path("disk")
         os.makedirs(disk)
         out = runs.path("study")
-        cmd = [STUDY, "--ranks", "5,6", "--target", f"disk={disk}", "--set", "cb_nodes=2", "--max-threads", "5",
-               "-o", out] + FAST + dirs
+        disable = "cb_nodes=2,romio_cb_write=disable"
+        cmd = [STUDY, "--ranks", "5,6", "--target", f"disk={disk}", "--set", "cb_nodes=2", "--set", disable,
+               "--max-threads", "5", "-o", out] + FAST + dirs
         dry = run(cmd + ["--dry-run"]).stdout
         check("plans/n5-set1" in dry and "--hint cb_nodes=2 --hint cb_config_list=*:* " in dry, f"dry run: {dry}")
+        check("--romio-cb-write disable -> plans/n5-set2" in dry and "--hint romio_cb_write=disable" in dry,
+              f"dry run of the second series: {dry}")
         run(cmd)
 
         def points():
             with open(os.path.join(out, "study.json")) as f:
                 study = json.load(f)
             check_eq(study["settings"][1]["cb_nodes"], 2, "the setting in study.json")
+            check_eq(study["settings"][2]["romio_cb_write"], "disable", "the second setting in study.json")
             return {p["id"]: p for p in study["points"]}
         ids = points()
         for pid in ("base-n5-disk", "set1-n5-disk"):
             check_finished(ids[pid], ids[pid]["drawn"])
         check_eq(pwrite_ranks_of(ids["base-n5-disk"]["plan"]), {"0"}, "writers of the base plan")
         check_eq(pwrite_ranks_of(ids["set1-n5-disk"]["plan"]), {"0", "1"}, "writers of the cb_nodes=2 plan")
+        check_eq({t[0] for t in transfers(ids["set2-n5-disk"]["plan"])}, set(range(5)),
+                 "writers of the romio_cb_write=disable plan")
+        check_finished(ids["set2-n5-disk"], ids["set2-n5-disk"]["drawn"])
+        with open(os.path.join(out, "index.html")) as f:
+            check(disable in f.read(), "the second series' label on the page")
         what = ids["set1-n6-disk"]
         check_eq(what["status"], "needs_mpi", "the what-if above --max-threads")
         line = shlex.split(what["mpirun"])

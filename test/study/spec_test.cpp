@@ -30,7 +30,17 @@ TEST_CASE("targets, settings and results parse; bad ones are refused") {
   for (const char* bad : {"cb_nodes=0", "cb_nodes=", "cb_nodes=2K", "cb_nodes=-1", "cb_nodes=1.5"})
     CHECK_THROWS_WITH(parse_setting(bad, 1), Catch::Contains("cb_nodes needs a whole number of aggregators"));
   CHECK_THROWS_WITH(parse_setting("romio_cb_write=enable", 1),
-                    Catch::Contains("romio_cb_write cannot be studied; supported: cb_buffer_size=SIZE"));
+                    Catch::Contains("romio_* need cb_nodes in the same setting"));
+  CHECK_THROWS_WITH(parse_setting("cb_nodes=2,romio_cb_write=sometimes", 1),
+                    Catch::Contains("romio_cb_write takes automatic, enable or disable"));
+  CHECK_THROWS_WITH(parse_setting("cb_nodes=2,romio_ds_write=enable", 1), Catch::Contains("unsupported hint"));
+  Setting romio =
+      parse_setting("cb_nodes=3,cb_config_list=n1:1,n0:2,romio_cb_write=disable,romio_min_fdomain_size=1M", 5);
+  CHECK(romio.cb_config_list == "n1:1,n0:2");
+  CHECK(romio.min_fdomain_size == 1 << 20);
+  CHECK(romio.hint_args() == std::vector<std::string>{"--hint", "cb_nodes=3", "--hint", "cb_config_list=n1:1,n0:2",
+                                                      "--hint", "romio_min_fdomain_size=1048576", "--hint",
+                                                      "romio_cb_write=disable"});
   CHECK_THROWS_AS(parse_setting("cb_buffer_size=0", 1), mpior::ToolError);
   CHECK_THROWS_AS(parse_setting("cb_buffer_size=1X", 1), mpior::ToolError);
   CHECK_THROWS_AS(parse_setting("bogus=1", 1), mpior::ToolError);
@@ -38,7 +48,8 @@ TEST_CASE("targets, settings and results parse; bad ones are refused") {
   CHECK(striped.striping_unit == 1 << 20);
   CHECK(striped.hint_args() == std::vector<std::string>{"--hint", "cb_nodes=2", "--hint", "cb_config_list=*:*",
                                                         "--hint", "striping_unit=1048576"});
-  CHECK_THROWS_WITH(parse_setting("striping_unit=1M", 1), Catch::Contains("striping_unit needs cb_nodes"));
+  CHECK_THROWS_WITH(parse_setting("striping_unit=1M", 1),
+                    Catch::Contains("striping_unit, cb_config_list and romio_* need cb_nodes"));
   CHECK_THROWS_WITH(parse_setting("cb_nodes=2,striping_unit=0", 1), Catch::Contains("striping_unit needs a size"));
   ResultFile r = parse_result("8192:A=out/r.json");
   CHECK(r.ranks == 8192);
