@@ -109,6 +109,39 @@ def enable():
     check_eq({t[0] for t in got}, {0, 1}, "the aggregators")
 
 
+IOR = os.path.join(os.environ.get("MPIOR_TEST_IOR", "/work/ext/ior/install"), "bin", "ior")
+IOR_ARGS = ("-a", "MPIIO", "-c", "-b", "64k", "-t", "16k", "-s", "2", "-k", "-o", "collective.dat")
+
+
+def ior():
+    """IOR's collective MPI-IO (-a MPIIO -c, no file view): each call's requests, one 16 KiB transfer a rank, follow
+    one another. Traced at 2-4 ranks with romio_cb_write/read enable and cb_nodes=1 (rank 0 moves everything), the
+    5-rank plan dealt with --cb-nodes 2 under automatic has every rank move its own transfers, as ROMIO does in a real
+    5-rank IOR run given cb_nodes=2 (MPIOR_TEST_IOR: IOR's install prefix)."""
+    if not os.access(IOR, os.X_OK):
+        print(f"SKIP: no IOR at {IOR} (MPIOR_TEST_IOR=PREFIX)")
+        sys.exit(SKIP)
+    runs = Runs()
+    try:
+        hints = {}
+        for name, pairs in (("traced", [("cb_nodes", 1), ("romio_cb_write", "enable"), ("romio_cb_read", "enable")]),
+                            ("real", [("cb_nodes", 2), ("cb_config_list", "*:*")])):
+            hints[name] = runs.path(name + "-hints")
+            with open(hints[name], "w") as f:
+                f.write("".join(f"{k} {v}\n" for k, v in pairs))
+        dirs = [runs.trace(n, args=IOR_ARGS, app=IOR, env={"ROMIO_HINTS": hints["traced"]})[0] for n in (2, 3, 4)]
+        check_eq({t[0] for t in transfers(os.path.join(dirs[-1], "plan"))}, {0}, "the aggregator when traced")
+        plan = runs.path("p5")
+        run([POST, "--extrapolate", "5", "--cb-nodes", "2", "--cb-config-list", "*:*", "-o", plan] + dirs)
+        real, _ = runs.trace(5, args=IOR_ARGS, app=IOR, env={"ROMIO_HINTS": hints["real"]}, name="real5")
+        got = transfers(plan)
+        check_eq(got, transfers(os.path.join(real, "plan")), "IOR's transfers in the plan against ROMIO's")
+        check_eq(len(got), 80, "5 ranks x 2 segments x 4 transfers, written and read")
+        check_eq({t[0] for t in got}, set(range(5)), "every rank moves its own")
+    finally:
+        runs.cleanup()
+
+
 def on_nodes(runs, name, nodes, hints):
     """mpiio_scaling traced with nodes[i] ranks on a host named node<i> (ROMIO_HINTS from hints); returns the trace
     directory, posted."""
@@ -158,4 +191,4 @@ def nodes():
 
 if __name__ == "__main__":
     main({"reads": reads, "stripes": stripes, "nodes": nodes, "min_fdomain": min_fdomain, "automatic": automatic,
-          "enable": enable})
+          "enable": enable, "ior": ior})
