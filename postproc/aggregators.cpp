@@ -89,14 +89,23 @@ struct View {
   }
 };
 
+// A transfer dealt to a rank: [begin, end), which way, and the bytes a read
+// returns (a read-modify-write's read finds what earlier calls wrote).
+struct Piece {
+  int64_t begin = 0, end = 0;
+  bool read = false;
+  int64_t ret = 0;
+};
+
 struct Call {
   bool read = false;
-  bool asked_known = true;                           // every rank's offset recorded
-  std::map<int32_t, Asked> asked;                    // rank -> its request
-  std::vector<ByteRange> moved;                      // nested transfers' extents (of the call's direction)
-  int64_t ns = 0, bytes = 0;                         // the time they took, the bytes they moved
-  std::vector<int32_t> ranks;                        // who made it
-  std::map<int32_t, std::vector<ByteRange>> pieces;  // rank -> [offset, end) it moves now
+  bool asked_known = true;                       // every rank's offset recorded
+  std::map<int32_t, Asked> asked;                // rank -> its request
+  std::vector<ByteRange> moved;                  // nested transfers' extents (of the call's direction)
+  int64_t ns = 0, bytes = 0;                     // the time they took, the bytes they moved
+  int64_t rmw_ns = 0, rmw_bytes = 0;             // a write's reads of its holes, as traced
+  std::vector<int32_t> ranks;                    // who made it
+  std::map<int32_t, std::vector<Piece>> pieces;  // rank -> what it moves now
 };
 using FdKey = std::tuple<int32_t, uint32_t, int32_t>;  // rank, thread, global file
 
@@ -151,6 +160,7 @@ void collect_nested(const Event& ev, int32_t rank, Walk& w, Call* in, bool in_op
   auto a = io_args(ev);
   out.fds.try_emplace({rank, w.thread, w.global(a.file())}, a.handle());
   bool same_way = (ev.op() == OpClass::read) == in->read;
+  if (!same_way && !in->read) in->rmw_ns += ev.dur_ns, in->rmw_bytes += a.count();
   if (!same_way || a.offset() < 0 || ev.ret <= 0) return;
   in->moved.emplace_back(a.offset(), a.offset() + ev.ret);
   in->ns += ev.dur_ns;
@@ -197,11 +207,11 @@ std::vector<ByteRange> union_of(std::vector<ByteRange> v) {
   return out;
 }
 
-// One aggregator's requests over its domain: per cb window from the first
-// byte moved in the domain, the bytes moved (writes) or the window's span
-// from its first to its last byte moved (reads).
-void deal_domain(const std::vector<ByteRange>& runs, ByteRange dom, int64_t cb, bool read,
-                 std::vector<ByteRange>& out) {
+// One aggregator's requests over its domain, from the bytes moved when
+// traced (the ranks' requests unknown): per cb window from the first byte
+// moved in the domain, the bytes moved (writes) or the window's span from
+// its first to its last byte moved (reads).
+void deal_moved(const std::vector<ByteRange>& runs, ByteRange dom, int64_t cb, bool read, std::vector<Piece>& out) {
   auto first = std::lower_bound(runs.begin(), runs.end(), dom,
                                 [](const ByteRange& e, const ByteRange& d) { return e.second <= d.first; });
   if (first == runs.end() || first->first >= dom.second) return;
@@ -212,11 +222,41 @@ void deal_domain(const std::vector<ByteRange>& runs, ByteRange dom, int64_t cb, 
     for (auto e = first; e != runs.end() && e->first < wend; ++e) {
       int64_t from = std::max(e->first, w), to = std::min(e->second, wend);
       if (from >= to) continue;
-      if (!read) out.emplace_back(from, to);
+      if (!read) out.push_back({from, to, false, to - from});
       lo = std::min(lo, from), hi = std::max(hi, to);
     }
-    if (read && lo < hi) out.emplace_back(lo, hi);
+    if (read && lo < hi) out.push_back({lo, hi, true, hi - lo});
     while (first != runs.end() && first->second <= wend) ++first;
+  }
+}
+
+// One aggregator's requests over its domain as ROMIO makes them from the
+// ranks' requests (ADIOI_Exch_and_write, ADIOI_Read_and_exch): cb windows
+// from the first byte requested in the domain to its last, each one a
+// request in which any byte is requested, moved whole; a write's window
+// with a hole is read first (read-modify-write), finding what the file
+// held up to `file_end`.
+void deal_requested(const std::vector<ByteRange>& req, ByteRange dom, int64_t cb, bool read, int64_t file_end,
+                    std::vector<Piece>& out) {
+  auto it = std::lower_bound(req.begin(), req.end(), dom,
+                             [](const ByteRange& e, const ByteRange& d) { return e.second <= d.first; });
+  if (it == req.end() || it->first >= dom.second) return;
+  int64_t end = dom.first;  // one past the last byte requested in the domain
+  for (auto e = it; e != req.end() && e->first < dom.second; ++e) end = std::min(e->second, dom.second);
+  for (int64_t off = std::max(it->first, dom.first); off < end; off += cb) {
+    int64_t wend = std::min(off + cb, end), covered = 0;
+    while (it != req.end() && it->second <= off) ++it;
+    for (auto e = it; e != req.end() && e->first < wend; ++e)
+      covered += std::min(e->second, wend) - std::max(e->first, off);
+    if (covered == 0) continue;
+    if (!read && covered < wend - off) {
+      int64_t found = std::clamp(file_end - off, int64_t(0), wend - off);
+      out.push_back({off, wend, true, found});
+      // ROMIO's read loop asks again for the rest after a short read, and
+      // stops at the 0 that comes back at the end of the file.
+      if (found > 0 && found < wend - off) out.push_back({off + found, wend, true, 0});
+    }
+    out.push_back({off, wend, read, wend - off});
   }
 }
 
@@ -246,13 +286,15 @@ ByteRange call_range(const Call& call, const std::vector<ByteRange>& runs) {
   return out;
 }
 
-// False when each rank moves its own request instead.
-bool deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, AggregatorCache& cache) {
+// False when each rank moves its own request instead. `file_end`: the
+// file's size before the call, as the calls before it left it.
+bool deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, int64_t file_end, AggregatorCache& cache) {
   std::vector<ByteRange> runs = union_of(std::move(call.moved));
   if (runs.empty()) return true;
   if (!two_phase(call, h)) {
     for (auto& [rank, a] : call.asked)
-      if (!a.pieces.empty()) call.pieces[rank] = std::move(a.pieces);
+      for (const ByteRange& p : a.pieces)
+        call.pieces[rank].push_back({p.first, p.second, call.read, p.second - p.first});
     return false;
   }
   std::sort(call.ranks.begin(), call.ranks.end());
@@ -266,9 +308,17 @@ bool deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, Aggrega
   const std::vector<int32_t>& aggs = at->second;
   auto [lo, hi] = call_range(call, runs);
   std::vector<ByteRange> doms = file_domains(lo, hi, int(aggs.size()), h.striping_unit, h.min_fdomain_size);
+  std::vector<ByteRange> requested;
+  if (call.asked_known) {
+    for (const auto& [rank, a] : call.asked) requested.insert(requested.end(), a.pieces.begin(), a.pieces.end());
+    requested = union_of(std::move(requested));
+  }
   for (size_t j = 0; j < doms.size(); ++j) {
-    std::vector<ByteRange> mine;
-    deal_domain(runs, doms[j], h.cb_buffer_size, call.read, mine);
+    std::vector<Piece> mine;
+    if (call.asked_known)
+      deal_requested(requested, doms[j], h.cb_buffer_size, call.read, file_end, mine);
+    else
+      deal_moved(runs, doms[j], h.cb_buffer_size, call.read, mine);
     if (!mine.empty()) call.pieces[aggs[j]] = std::move(mine);
   }
   return true;
@@ -277,18 +327,20 @@ bool deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, Aggrega
 // The requests dealt to a rank for one call, spread over its end: they take
 // the traced transfers' time per byte (the data exchange is the rest of the
 // call's time).
-void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::vector<ByteRange>& mine, int64_t fd,
+void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::vector<Piece>& mine, int64_t fd,
                    uint64_t callsite, uint64_t& made) {
   std::vector<int64_t> dur;
   int64_t total = 0;
-  for (const ByteRange& p : mine) {
-    double share = call.bytes > 0 ? double(p.second - p.first) / double(call.bytes) : 0;
-    total += dur.emplace_back(int64_t(double(call.ns) * share));
+  for (const Piece& p : mine) {
+    bool rmw = p.read != call.read;  // a write's read of a hole: at the traced reads' rate
+    int64_t ns = rmw ? call.rmw_ns : call.ns, bytes = rmw ? call.rmw_bytes : call.bytes;
+    double share = bytes > 0 ? double(p.end - p.begin) / double(bytes) : 0;
+    total += dur.emplace_back(int64_t(double(ns) * share));
   }
   int64_t at = std::max(ev.start_ns, ev.end_ns - total);
   for (size_t i = 0; i < dur.size(); ++i) {
     trace::RawEvent piece;
-    piece.kind = call.read ? trace::Kind::pread : trace::Kind::pwrite;  // what ROMIO calls
+    piece.kind = mine[i].read ? trace::Kind::pread : trace::Kind::pwrite;  // what ROMIO calls
     piece.depth = 1;
     piece.callsite = callsite;
     piece.start = at;
@@ -296,8 +348,9 @@ void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::ve
     auto a = io_args(piece);
     a.handle() = fd;
     a.file() = mpiio_args(ev).file();
-    a.offset() = mine[i].first;
-    a.count() = piece.ret = mine[i].second - mine[i].first;
+    a.offset() = mine[i].begin;
+    a.count() = mine[i].end - mine[i].begin;
+    piece.ret = mine[i].ret;
     b.insert(piece);
     ++made;
   }
@@ -390,9 +443,14 @@ Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
   Collected got = collect(plan);
   Redealt out;
   AggregatorCache cache;
+  std::map<int32_t, int64_t> file_end;  // global file -> the end of what the calls so far wrote
   for (auto& [key, call] : got.calls) {
     if (call.moved.empty()) continue;
-    if (!deal(plan, call, hints, cache)) ++out.independent;
+    int64_t& end = file_end[std::get<0>(key)];
+    if (!deal(plan, call, hints, end, cache)) ++out.independent;
+    for (const auto& [rank, pieces] : call.pieces)
+      for (const Piece& p : pieces)
+        if (!p.read) end = std::max(end, p.end);
     ++out.calls;
     out.aggregators = std::max(out.aggregators, int32_t(call.pieces.size()));
     for (const auto& [rank, pieces] : call.pieces) got.changed.insert({rank, std::get<1>(key)});

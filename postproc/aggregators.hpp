@@ -3,12 +3,12 @@
 // two-phase I/O made under each collective MPI-IO read or write, on the
 // ranks that made them. With other hints ROMIO would have made other ones,
 // on other ranks; this deals them again as ROMIO places them
-// (postproc/romio_layout.hpp): the call's bytes, first to last any rank's
-// nested transfers covered, in one file domain per aggregator, each moved
-// in requests that never cross a cb_buffer_size window of its domain.
-// Writes write only the bytes written when traced; reads read each window
-// from its first to its last byte read when traced, in one request, as
-// ROMIO reads a window whole.
+// (postproc/romio_layout.hpp): the call's bytes, first to last byte the
+// ranks requested, in one file domain per aggregator, each moved in
+// cb_buffer_size windows from its first requested byte, one request a
+// window that holds any, whole; a written window with a hole is read first
+// (read-modify-write). Without the ranks' offsets, the windows hold the
+// bytes moved when traced.
 //
 // Each rank's request comes from its MPI-IO call (the byte offset the tracer
 // recorded and the call's bytes, through the rank's view): ROMIO's choice

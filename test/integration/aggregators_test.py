@@ -117,15 +117,19 @@ def ior():
     """IOR's collective MPI-IO (-a MPIIO -c, no file view): each call's requests, one 16 KiB transfer a rank, follow
     one another. Traced at 2-4 ranks with romio_cb_write/read enable and cb_nodes=1 (rank 0 moves everything), the
     5-rank plan dealt with --cb-nodes 2 under automatic has every rank move its own transfers, as ROMIO does in a real
-    5-rank IOR run given cb_nodes=2 (MPIOR_TEST_IOR: IOR's install prefix)."""
+    5-rank IOR run given cb_nodes=2. With --romio-cb-write/read enable the calls are two-phase: each aggregator's
+    window has holes (the other ranks' blocks), so ROMIO reads it before writing it whole, finding what the calls
+    before wrote (0 bytes on the first, a short read and a 0 at the end of the file later), as in a real run given
+    enable (MPIOR_TEST_IOR: IOR's install prefix)."""
     if not os.access(IOR, os.X_OK):
         print(f"SKIP: no IOR at {IOR} (MPIOR_TEST_IOR=PREFIX)")
         sys.exit(SKIP)
     runs = Runs()
     try:
         hints = {}
-        for name, pairs in (("traced", [("cb_nodes", 1), ("romio_cb_write", "enable"), ("romio_cb_read", "enable")]),
-                            ("real", [("cb_nodes", 2), ("cb_config_list", "*:*")])):
+        enable = [("romio_cb_write", "enable"), ("romio_cb_read", "enable")]
+        for name, pairs in (("traced", [("cb_nodes", 1)] + enable), ("real", [("cb_nodes", 2), ("cb_config_list", "*:*")]),
+                            ("real-enable", [("cb_nodes", 2), ("cb_config_list", "*:*")] + enable)):
             hints[name] = runs.path(name + "-hints")
             with open(hints[name], "w") as f:
                 f.write("".join(f"{k} {v}\n" for k, v in pairs))
@@ -138,6 +142,14 @@ def ior():
         check_eq(got, transfers(os.path.join(real, "plan")), "IOR's transfers in the plan against ROMIO's")
         check_eq(len(got), 80, "5 ranks x 2 segments x 4 transfers, written and read")
         check_eq({t[0] for t in got}, set(range(5)), "every rank moves its own")
+        run([POST, "--extrapolate", "5", "--cb-nodes", "2", "--cb-config-list", "*:*", "--romio-cb-write", "enable",
+             "--romio-cb-read", "enable", "-o", plan + "e"] + dirs)
+        real, _ = runs.trace(5, args=IOR_ARGS, app=IOR, env={"ROMIO_HINTS": hints["real-enable"]}, name="real5e")
+        got = transfers(plan + "e")
+        check_eq(got, transfers(os.path.join(real, "plan")), "IOR's transfers in the enable plan against ROMIO's")
+        check((0, "R", 0, 0) in got and (1, "R", 278528, 0) in got and (1, "W", 155648, 139264) in got,
+              f"read-modify-write: the first window's read finds nothing, a later one reads short then 0: {got}")
+        check_eq({t[0] for t in got}, {0, 1}, "the aggregators")
     finally:
         runs.cleanup()
 
