@@ -29,7 +29,8 @@ namespace {
 // 10 + rank) and make two collective writes (or reads) of 16 KiB in all; as
 // with one aggregator, rank 0 alone moved each call's data, in two 8 KiB
 // pwrites (preads). Rank r runs on hosts[r].
-trace::Plan one_aggregator(bool read = false, std::vector<std::string> hosts = {"n0", "n0", "n0", "n0"}) {
+trace::Plan one_aggregator(bool read = false, std::vector<std::string> hosts = {"n0", "n0", "n0", "n0"},
+                           int64_t stride = 4096) {
   std::vector<trace::RankTrace> ranks;
   for (int32_t r = 0; r < 4; ++r) {
     RankBuilder b(r, 4);
@@ -42,7 +43,7 @@ trace::Plan one_aggregator(bool read = false, std::vector<std::string> hosts = {
       b.call(read ? Kind::MPI_File_read_at_all : Kind::MPI_File_write_at_all,
              {{arg::handle, 1},
               {arg::file, f},
-              {arg::offset, 16384 * step + 4096 * r},
+              {arg::offset, 16384 * step + stride * r},
               {arg::count, 4096},
               {arg::flags, fio::kColl | fio::kAt},
               {arg::fcomm, 0}},
@@ -202,6 +203,35 @@ TEST_CASE("ROMIO's aggregator list from cb_config_list and the ranks' nodes", "[
     CHECK_THROWS_AS(postproc::check_hints(hints(2, 1, bad)), mpior::ToolError);
   }
   CHECK_NOTHROW(postproc::check_hints(hints(2, 1, "n0:2,*:1")));
+}
+
+TEST_CASE("cb_nodes: a window with a hole is read, then written whole", "[postproc][aggregators]") {
+  // Rank r writes 4 KiB at 16 KiB x step + 8 KiB x r: every other 4 KiB is a hole.
+  trace::Plan plan = one_aggregator(false, {"n0", "n0", "n0", "n0"}, 8192);
+  postproc::redeal_collective_io(plan, hints(2, 1 << 20));
+  // (rank, pread or pwrite, offset, count, ret) in stream order.
+  std::vector<std::tuple<int64_t, bool, int64_t, int64_t, int64_t>> got;
+  for (const trace::Stream& s : plan.streams)
+    for (int64_t r : s.rank_list()) {
+      trace::EventCursor c(s, int32_t(r));
+      trace::Event ev;
+      while (c.next(ev))
+        if (ev.kind == Kind::pread || ev.kind == Kind::pwrite) {
+          auto a = io_args(ev);
+          got.emplace_back(r, ev.kind == Kind::pread, a.offset(), a.count(), ev.ret);
+        }
+    }
+  using T = decltype(got)::value_type;
+  // Step 0 on a new file: its reads find nothing. Step 1: rank 0's window
+  // lies below what step 0 wrote, rank 1's above it.
+  CHECK(got == std::vector<T>{{0, true, 0, 12288, 0},
+                              {0, false, 0, 12288, 12288},
+                              {0, true, 16384, 12288, 12288},
+                              {0, false, 16384, 12288, 12288},
+                              {1, true, 16384, 12288, 0},
+                              {1, false, 16384, 12288, 12288},
+                              {1, true, 32768, 12288, 0},
+                              {1, false, 32768, 12288, 12288}});
 }
 
 TEST_CASE("romio_cb_write automatic: requests that do not interleave move on their own ranks",
