@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -42,13 +43,6 @@ bool is_nested_transfer(const Event& ev) {
 // thread of each rank.
 using CallKey = std::tuple<int32_t, uint32_t, int64_t>;  // global file, thread, ordinal
 
-// What a rank asked for: its request's first and last byte and the pieces
-// of the file it covers (through the view).
-struct Asked {
-  Request extent;
-  std::vector<ByteRange> pieces;
-};
-
 // A file's view on one rank: tile k of the filetype covers [disp + k *
 // extent, + extent), its data in `blocks` (offset within the tile, length).
 struct View {
@@ -59,32 +53,49 @@ struct View {
     return !flat || extent <= 0 || blocks.empty() ||
            (blocks.size() == 1 && blocks[0].first == 0 && blocks[0].second == extent);
   }
-  // The bytes [at, ...) of `bytes` data bytes cover, adjacent pieces joined
-  // (the replayer's walk of a view, replayer/mpiio_replay.cpp).
-  Asked asked(int64_t at, int64_t bytes) const {
-    Asked out{{at, at - 1}, {}};
-    if (bytes <= 0) return out;
-    auto add = [&](int64_t from, int64_t n) {
-      if (!out.pieces.empty() && out.pieces.back().second == from)
-        out.pieces.back().second += n;
-      else
-        out.pieces.emplace_back(from, from + n);
-    };
-    if (contiguous() || at < disp) {
-      add(at, bytes);
-    } else {
-      int64_t tile = (at - disp) / extent, within = (at - disp) % extent;
-      size_t b = 0;
-      while (b < blocks.size() && blocks[b].first + blocks[b].second <= within) ++b;
-      for (int64_t done = 0; done < bytes; ++b) {
-        if (b == blocks.size()) b = 0, ++tile, within = 0;
-        auto [off, len] = blocks[b];
-        int64_t from = std::max(within, off), n = std::min(bytes - done, off + len - from);
-        add(disp + tile * extent + from, n);
-        done += n, within = from + n;
-      }
+  // The file pieces [from, from + n) that `bytes` data bytes from `at`
+  // cover, in order (the replayer's walk of a view, replayer/mpiio_replay.cpp).
+  template <typename F>
+  void walk(int64_t at, int64_t bytes, F&& piece) const {
+    if (bytes <= 0) return;
+    if (contiguous() || at < disp) return piece(at, bytes);
+    int64_t tile = (at - disp) / extent, within = (at - disp) % extent;
+    size_t b = 0;
+    while (b < blocks.size() && blocks[b].first + blocks[b].second <= within) ++b;
+    for (int64_t done = 0; done < bytes; ++b) {
+      if (b == blocks.size()) b = 0, ++tile, within = 0;
+      auto [off, len] = blocks[b];
+      int64_t from = std::max(within, off), n = std::min(bytes - done, off + len - from);
+      piece(disp + tile * extent + from, n);
+      done += n, within = from + n;
     }
-    out.extent = {out.pieces.front().first, out.pieces.back().second - 1};
+  }
+};
+
+// What a rank asked for: its request's first and last byte; its pieces are
+// walked again from its view when needed (a view of many blocks at
+// thousands of ranks would hold them for every call at once).
+struct Asked {
+  Request extent;
+  int64_t at = 0, bytes = 0;
+  std::shared_ptr<const View> view;
+  Asked(int64_t at_, int64_t bytes_, std::shared_ptr<const View> v)
+      : extent{at_, at_ - 1}, at(at_), bytes(bytes_), view(std::move(v)) {
+    bool first = true;
+    view->walk(at, bytes, [&](int64_t from, int64_t n) {
+      if (first) extent.first = from, first = false;
+      extent.last = from + n - 1;
+    });
+  }
+  // Adjacent pieces joined.
+  std::vector<ByteRange> pieces() const {
+    std::vector<ByteRange> out;
+    view->walk(at, bytes, [&](int64_t from, int64_t n) {
+      if (!out.empty() && out.back().second == from)
+        out.back().second += n;
+      else
+        out.emplace_back(from, from + n);
+    });
     return out;
   }
 };
@@ -114,24 +125,26 @@ struct Walk {
   const trace::Plan& plan;
   int32_t rank;
   uint32_t thread;
-  std::map<int32_t, int64_t> seen;  // global file -> collective transfers so far
-  std::map<int64_t, View> views;    // MPI-IO handle -> its view
-  int64_t viewing = -1;             // the handle of the last set_view (its blocks follow)
+  std::map<int32_t, int64_t> seen;                 // global file -> collective transfers so far
+  std::map<int64_t, std::shared_ptr<View>> views;  // MPI-IO handle -> its view
+  int64_t viewing = -1;                            // the handle of the last set_view (its blocks follow)
   // Follows opens, views and their blocks.
   void track(const Event& ev) {
     auto a = mpiio_args(ev);
     if (ev.op() == OpClass::mpiio_open) views.erase(a.handle());
     if (ev.op() == OpClass::mpiio_view) {
-      views[a.handle()] = View{a.offset(), a.fextent(), !(a.flags() & trace::fio::kUnflattened), {}};
+      views[a.handle()] =
+          std::make_shared<View>(View{a.offset(), a.fextent(), !(a.flags() & trace::fio::kUnflattened), {}});
       viewing = a.handle();
     }
     if (ev.op() == OpClass::mpiio_block && a.handle() == viewing)
-      views[viewing].blocks.emplace_back(a.offset(), a.count());
+      if (auto v = views.find(viewing); v != views.end()) v->second->blocks.emplace_back(a.offset(), a.count());
   }
   Asked asked(const Event& ev) {
     auto a = mpiio_args(ev);
     auto v = views.find(a.handle());
-    return v == views.end() ? View{}.asked(a.offset(), a.count()) : v->second.asked(a.offset(), a.count());
+    static const auto plain = std::make_shared<const View>();  // the default view: bytes
+    return Asked(a.offset(), a.count(), v == views.end() ? plain : v->second);
   }
   int32_t global(int64_t local) const {
     const auto& files = plan.ranks[size_t(rank)].files;
@@ -187,7 +200,7 @@ Collected collect(const trace::Plan& plan) {
         if (in) {
           in->ranks.push_back(int32_t(r)), in->read = ev.op() == OpClass::mpiio_read;
           if (mpiio_args(ev).offset() < 0) in->asked_known = false;  // a shared pointer's, not seen
-          in->asked[int32_t(r)] = w.asked(ev);
+          in->asked.insert_or_assign(int32_t(r), w.asked(ev));
         }
         in_open = trace::is_mpiio(ev.kind) && ev.op() == OpClass::mpiio_open;
       }
@@ -293,7 +306,7 @@ bool deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, int64_t
   if (runs.empty()) return true;
   if (!two_phase(call, h)) {
     for (auto& [rank, a] : call.asked)
-      for (const ByteRange& p : a.pieces)
+      for (const ByteRange& p : a.pieces())
         call.pieces[rank].push_back({p.first, p.second, call.read, p.second - p.first});
     return false;
   }
@@ -310,7 +323,8 @@ bool deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, int64_t
   std::vector<ByteRange> doms = file_domains(lo, hi, int(aggs.size()), h.striping_unit, h.min_fdomain_size);
   std::vector<ByteRange> requested;
   if (call.asked_known) {
-    for (const auto& [rank, a] : call.asked) requested.insert(requested.end(), a.pieces.begin(), a.pieces.end());
+    for (const auto& [rank, a] : call.asked)
+      for (const ByteRange& p : a.pieces()) requested.push_back(p);
     requested = union_of(std::move(requested));
   }
   for (size_t j = 0; j < doms.size(); ++j) {
