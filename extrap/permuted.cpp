@@ -39,10 +39,14 @@ std::vector<trace::SeqItem> sorted_seq(std::span<const trace::SeqItem> items, in
   return b.items();
 }
 
-void shuffle_tail(std::vector<trace::SeqItem>& out, size_t base, int64_t r, int64_t n) {
-  std::vector<int64_t> v = trace::seq_expand(std::span<const trace::SeqItem>(out).subspan(base));
+void shuffle_values(std::vector<int64_t>& v, int64_t r, int64_t n) {
   uint64_t state = seed_of(v, r, n);
   for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[next(state) % i]);
+}
+
+void shuffle_tail(std::vector<trace::SeqItem>& out, size_t base, int64_t r, int64_t n) {
+  std::vector<int64_t> v = trace::seq_expand(std::span<const trace::SeqItem>(out).subspan(base));
+  shuffle_values(v, r, n);
   out.resize(base);
   for (int64_t x : v) out.push_back(trace::SeqItem{x, 0, 0});
 }

@@ -23,6 +23,9 @@ namespace mpior::extrap {
 // The values of items (plus offset) sorted ascending and folded into loops.
 std::vector<trace::SeqItem> sorted_seq(std::span<const trace::SeqItem> items, int64_t offset);
 
+// Shuffles v in the order seeded by (r, n, v as given).
+void shuffle_values(std::vector<int64_t>& v, int64_t r, int64_t n);
+
 // Replaces the sequence out[base...] (the sorted values of rank r at n ranks)
 // by the same values, one scalar each, in the order seeded by (r, n, values).
 void shuffle_tail(std::vector<trace::SeqItem>& out, size_t base, int64_t r, int64_t n);

@@ -9,6 +9,8 @@
 #include "extrap/incidental.hpp"
 #include "extrap/models.hpp"
 #include "extrap/permuted.hpp"
+#include "extrap/random_deal.hpp"
+#include "extrap/seq_fit.hpp"
 #include "extrap/stream_timing.hpp"
 #include "merge/merge_params.hpp"
 #include "trace/text.hpp"
@@ -19,112 +21,6 @@ namespace mpior::extrap {
 namespace {
 
 using trace::SeqItem;
-constexpr size_t kShownSamples = 12;
-
-// One sample of a whole sequence: rank r of input n.
-struct SeqSample {
-  int64_t r, n;
-  std::span<const SeqItem> items;
-  int64_t offset;
-};
-
-bool same_shape(std::span<const SeqItem> a, std::span<const SeqItem> b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].is_loop() != b[i].is_loop() || a[i].span != b[i].span) return false;
-  return true;
-}
-
-std::string seq_text(const SeqSample& s) {
-  std::vector<int64_t> v = trace::seq_expand(s.items);
-  std::string out;
-  for (size_t i = 0; i < v.size() && i < 6; ++i) out += fmt::format("{}{}", i ? "," : "", v[i] + s.offset);
-  if (v.size() > 6) out += fmt::format(",... ({} values)", v.size());
-  return out;
-}
-
-std::string samples_text(const std::vector<SeqSample>& samples) {
-  std::string out;
-  for (size_t i = 0; i < samples.size() && i < kShownSamples; ++i)
-    out += fmt::format("\n    n={} rank {}: {}", samples[i].n, samples[i].r, seq_text(samples[i]));
-  if (samples.size() > kShownSamples) out += fmt::format("\n    ... {} more", samples.size() - kShownSamples);
-  return out;
-}
-
-std::string samples_line(const std::vector<SeqSample>& samples) {
-  std::string out;
-  for (size_t i = 0; i < samples.size() && i < kShownSamples; ++i)
-    out += fmt::format("{}n={} rank {}: {}", i ? "; " : "", samples[i].n, samples[i].r, seq_text(samples[i]));
-  if (samples.size() > kShownSamples) out += fmt::format("; ... {} more", samples.size() - kShownSamples);
-  return out;
-}
-
-// What the refusal of a structural quantity says would resolve it.
-constexpr const char* kStructureHint =
-    "\n  This quantity is structure (it decides what the replay does), so it needs a model that fits every "
-    "value exactly. A value that follows a model only from some rank count on needs one more traced rank "
-    "count (or larger ones); a quantity of MPI synchronisation the tracer pruned may need runs traced with "
-    "MPIOR_PRUNE=0.";
-
-// Marks the refusals of values that look dealt (dealt_hint).
-constexpr const char* kDealtMark = "a fixed total E dealt over the ranks";
-
-// When values (or their number, `what`) follow a rank's share of a fixed
-// total dealt over the ranks, they come from one table the ranks split
-// (HDF5's metadata cache entries at file close): the refusal says so.
-std::string dealt_hint(const std::vector<Sample>& pts, const char* what) {
-  std::vector<int64_t> totals = share_totals(pts);
-  if (totals.empty()) return "";
-  if (totals.size() > 4) totals.resize(4);
-  return fmt::format(
-      "\n  {} a constant plus a rank's share of a fixed total E dealt over the ranks (floor(E/n), one more on "
-      "the first E mod n ranks; E = {}{} fit these ranks), as HDF5 deals its metadata entries at file close: "
-      "the total and which entries each rank writes come from the values of every rank at once.",
-      what, fmt::join(totals, ", "), totals.size() == 4 ? ", ..." : "");
-}
-
-std::string dealt_lengths_hint(const std::vector<SeqSample>& samples) {
-  std::vector<Sample> lengths;
-  for (const SeqSample& s : samples) lengths.push_back({s.r, s.n, int64_t(trace::seq_expand(s.items).size())});
-  return dealt_hint(lengths, "Their number is");
-}
-
-// One fitted field of a sequence's items.
-struct FieldFit {
-  size_t item;
-  enum { scalar, shift, count } field;
-  Fit fit;
-  bool approximate = false;  // best fit, rounded, never below floor
-  int64_t floor = 0;
-};
-
-// A sequence's fitted fields and the item shape they fill.
-struct SeqFit {
-  std::vector<FieldFit> fields;
-  std::vector<SeqItem> shape;
-  bool permuted = false;  // fits the sorted values: the order is approximated (permuted.hpp)
-  bool approximate() const {
-    return permuted || std::any_of(fields.begin(), fields.end(), [](const FieldFit& f) { return f.approximate; });
-  }
-};
-
-int64_t floor_of(const std::vector<Sample>& pts) {
-  int64_t lo = 0;
-  for (const Sample& s : pts) lo = std::min(lo, s.y);
-  return lo;
-}
-
-// Samples of different loop shapes: each rank's mean value, one scalar.
-SeqFit mean_fit(const std::vector<SeqSample>& samples) {
-  std::vector<Sample> pts;
-  for (const SeqSample& s : samples) {
-    std::vector<int64_t> v = trace::seq_expand(s.items);
-    long double sum = 0;
-    for (int64_t x : v) sum += static_cast<long double>(x + s.offset);
-    pts.push_back({s.r, s.n, v.empty() ? 0 : int64_t(std::llround(sum / static_cast<long double>(v.size())))});
-  }
-  return {{{0, FieldFit::scalar, fit_best(pts), true, floor_of(pts)}}, {SeqItem{0, 0, 0}}};
-}
 
 class StreamExtrapolator {
  public:
@@ -146,6 +42,8 @@ class StreamExtrapolator {
     std::vector<int32_t> r32(ranks_.begin(), ranks_.end());
     out_.ranks = merge::add_rank_list(out_.values, r32);
     tabled_.assign(shape.leaves.size(), nullptr);
+    random_count_.assign(shape.leaves.size(), 0);
+    random_field_.assign(shape.leaves.size(), 0);
     // Leaves first: a loop around a position dealt from a table runs each
     // rank's share of it.
     for (size_t i = 0; i < shape.leaves.size(); ++i) {
@@ -159,9 +57,7 @@ class StreamExtrapolator {
       const DealtTable* table = nullptr;
       for (size_t l = 0; l < loops.size(); ++l)
         if (loops[l] == int32_t(i) && tabled_[l]) table = tabled_[l];
-      if (node.loop)
-        iters = table ? table_iterations(*table, i)
-                      : param([i](const trace::Stream& s) { return s.nodes[i].iters; }, "iterations", -1, int32_t(i));
+      if (node.loop) iters = table ? table_iterations(*table, i) : loop_iterations(i, loops);
       out_.nodes.push_back({node.loop, node.index, iters});
     }
     for (size_t l = 0; l < loops.size(); ++l)
@@ -193,7 +89,11 @@ class StreamExtrapolator {
       const DealtTable* table = ctx_.dealt.find(*cls_.shape, i, &why);
       if (!table) {
         std::string unsorted;
-        if (std::optional<trace::Leaf> l = permuted_leaf(i, notes, approximated, &unsorted)) return std::move(*l);
+        if (std::optional<trace::Leaf> l = retry_leaf(i, notes, approximated, permute_, &unsorted))
+          return std::move(*l);
+        std::string random;
+        if (std::optional<trace::Leaf> l = retry_leaf(i, notes, approximated, deal_, &random)) return std::move(*l);
+        unsorted += random;
         if (std::string_view(e.what()).find(kDealtMark) == std::string_view::npos) throw ToolError(e.what() + unsorted);
         throw ToolError(
             fmt::format("{}\n  They are not one table dealt over the ranks: {}.{}", e.what(), why, unsorted));
@@ -206,21 +106,22 @@ class StreamExtrapolator {
     }
   }
 
-  // Position i again, where a structure quantity no model fits may be a
-  // permutation of values that fit (permuted.hpp); nullopt when not, with
-  // why in `why_not` (the sorted values, what failed).
-  std::optional<trace::Leaf> permuted_leaf(size_t i, size_t notes, size_t approximated, std::string* why_not) {
+  // Position i again with `mode` set, where a structure quantity no model
+  // fits may be a permutation of values that fit (permute_, permuted.hpp) or
+  // values dealt to random ranks (deal_, random_deal.hpp); nullopt when not,
+  // with why in `why_not` (what failed).
+  std::optional<trace::Leaf> retry_leaf(size_t i, size_t notes, size_t approximated, bool& mode, std::string* why_not) {
     if (ctx_.strict) return std::nullopt;
     notes_.erase(notes_.begin() + ptrdiff_t(notes), notes_.end());
     approximated_.resize(approximated);
-    permute_ = true;
+    mode = true;
     try {
       trace::Leaf l = leaf_fields(i, nullptr);
-      permute_ = false;
+      mode = false;
       return l;
     } catch (const ToolError& e) {
-      *why_not = not_permutation(e.what());
-      permute_ = false;
+      *why_not = &mode == &permute_ ? not_permutation(e.what()) : not_random_deal(e.what());
+      mode = false;
       notes_.erase(notes_.begin() + ptrdiff_t(notes), notes_.end());
       approximated_.resize(approximated);
       return std::nullopt;
@@ -272,15 +173,18 @@ class StreamExtrapolator {
     l.callsite = shape.callsite;
     for (int a = 0; a < trace::kNumArgs; ++a) {
       auto get = [i, a](const trace::Stream& s) { return s.leaves[i].args[size_t(a)]; };
+      field_ = a;
       l.args[size_t(a)] = table && table->dealt(a) ? table_param(*table, i, a)
                           : trace::is_handle_slot(shape.kind, a)
                               ? donor(get)
                               : param(get, trace::arg_name(shape.kind, a), int32_t(i), -1, incidental(i, a));
     }
     auto ret = [i](const trace::Stream& s) { return s.leaves[i].ret; };
+    field_ = kRetField;
     l.ret = table && table->dealt(kRetField)    ? table_param(*table, i, kRetField)
             : trace::returns_handle(shape.kind) ? donor(ret)
                                                 : param(ret, "ret", int32_t(i), -1, incidental(i, -1));
+    field_ = kErrField;
     l.err = table && table->dealt(kErrField)
                 ? table_param(*table, i, kErrField)
                 : param([i](const trace::Stream& s) { return s.leaves[i].err; }, "errno", int32_t(i), -1);
@@ -354,6 +258,95 @@ class StreamExtrapolator {
                       fmt::format("{} + share({},r,n) (entries of a dealt table)", table.prefix(), table.entries()),
                       "dealt table"});
     return params_.merge(per_rank);
+  }
+
+  // A loop around a position dealt at random runs what each rank was dealt,
+  // whatever model its traced trip counts fit (one rank's, at as many rank
+  // counts as a model has coefficients, fit some).
+  trace::Param loop_iterations(size_t node, const std::vector<int32_t>& loops) {
+    Getter get = [node](const trace::Stream& s) { return s.nodes[node].iters; };
+    for (size_t l = 0; l < loops.size(); ++l)
+      if (loops[l] == int32_t(node) && random_count_[l] > 0) return random_iterations(node, l, get);
+    return param(get, "iterations", -1, int32_t(node));
+  }
+
+  // Structure no model fits, even sorted: the union of the position's
+  // values over every rank, fitted over n and dealt again at random
+  // (random_deal.hpp), each rank taking the union's size over n.
+  trace::Param random_param(size_t leaf, const char* what, const std::vector<SeqSample>& samples) {
+    std::string why;
+    std::optional<std::vector<RandomUnion>> unions = random_unions(inputs_, *cls_.shape, leaf, field_, &why);
+    if (!unions) throw ToolError(fmt::format("{}{}: {}", where(int32_t(leaf), -1, what), kNotRandomDeal, why));
+    std::vector<SeqSample> all;
+    std::vector<Sample> counts;
+    for (const RandomUnion& u : *unions) {
+      all.push_back({0, u.n, u.sorted, 0});
+      counts.push_back({0, u.n, u.per_rank});
+    }
+    SeqFit fits;
+    try {
+      fits = fit_fields(all, int32_t(leaf), -1, what, nullptr);
+    } catch (const ToolError&) {
+      throw ToolError(fmt::format("{}{}: their union over the ranks fits no model either:{}",
+                                  where(int32_t(leaf), -1, what), kNotRandomDeal, samples_text(all)));
+    }
+    std::optional<Fit> count = fit_exact(counts);
+    std::optional<int64_t> per = count ? count->eval_int(0, n_) : std::nullopt;
+    std::vector<SeqItem> target;
+    evaluate(fits, 0, int32_t(leaf), -1, what, target);
+    std::vector<int64_t> order = random_deal_order(target, n_);
+    if (!per || *per < 1 || int64_t(order.size()) != *per * n_)
+      throw ToolError(fmt::format("{}{}: the union's {} values at {} ranks are not the same number per rank",
+                                  where(int32_t(leaf), -1, what), kNotRandomDeal, order.size(), n_));
+    random_count_[leaf] = *per;
+    random_field_[leaf] = field_;
+    std::string names, model = fits_text(fits, &names);
+    notes_.push_back({index_, int32_t(leaf), -1, what,
+                      fmt::format("union {}; {} per rank, dealt at random", model.empty() ? "constant" : model, *per),
+                      trace::kApproximateModel});
+    why_ = "structure dealt to random ranks";
+    approximated_.push_back(fmt::format(
+        "{}: dealt at random: each rank's values are random, their union over the ranks fits ({}); each rank takes "
+        "{} of it, drawn by a permutation seeded by rank count and values; values seen {}",
+        what, model.empty() ? "constant" : model, *per, samples_line(samples)));
+    values_.clear();
+    for (int64_t r : ranks_)
+      for (int64_t k = 0; k < *per; ++k) values_.push_back(SeqItem{order[size_t(r * *per + k)], 0, 0});
+    std::vector<merge::RankValues> per_rank;
+    for (size_t k = 0; k < ranks_.size(); ++k)
+      per_rank.push_back(
+          {int32_t(ranks_[k]), std::span<const SeqItem>(values_.data() + k * size_t(*per), size_t(*per))});
+    return params_.merge(per_rank);
+  }
+
+  // The trip counts of the loop around a position dealt at random: each
+  // rank's number of values there, at every input; at the target, the
+  // number each rank was dealt.
+  trace::Param random_iterations(size_t node, size_t leaf, const Getter& get) {
+    std::vector<SeqSample> iters = samples_of(get);
+    int f = random_field_[leaf];
+    std::vector<SeqSample> values = samples_of([leaf, f](const trace::Stream& s) {
+      const trace::Leaf& l = s.leaves[leaf];
+      return f == kRetField ? l.ret : f == kErrField ? l.err : l.args[size_t(f)];
+    });
+    for (size_t k = 0; k < iters.size(); ++k) {
+      std::vector<int64_t> v = trace::seq_expand(iters[k].items);
+      if (v.size() != 1 || v.front() + iters[k].offset != int64_t(trace::seq_expand(values[k].items).size()))
+        throw ToolError(
+            fmt::format("{}: the trip counts are not the number of values of position {}, dealt at "
+                        "random:{}",
+                        where(-1, int32_t(node), "iterations"), leaf, samples_text(iters)));
+    }
+    notes_.push_back({index_, -1, int32_t(node), "iterations",
+                      fmt::format("{} (values of position {} dealt at random)", random_count_[leaf], leaf),
+                      trace::kApproximateModel});
+    ctx_.warnings.push_back(
+        fmt::format("{}, loop node {}: approximated (trip counts of a loop over values dealt at "
+                    "random): each rank runs {}, the mean; values seen {}",
+                    cls_.name(), node, random_count_[leaf], samples_line(iters)));
+    values_.assign(1, SeqItem{random_count_[leaf], 0, 0});
+    merge::RankValues one{int32_t(ranks_.front()), values_};
+    return params_.merge(std::span(&one, 1));
   }
 
   // A dealt position outside any loop: every rank of the class takes one entry.
@@ -523,7 +516,13 @@ class StreamExtrapolator {
   trace::Param param(const Getter& get, const char* what, int32_t leaf, int32_t node, const char* why = nullptr) {
     std::vector<SeqSample> samples = samples_of(get);
     if (samples.empty()) return {};
-    SeqFit fits = fit_or_sorted(samples, leaf, node, what, why);
+    SeqFit fits;
+    try {
+      fits = fit_or_sorted(samples, leaf, node, what, why);
+    } catch (const ToolError&) {
+      if (!deal_ || leaf < 0) throw;
+      return random_param(size_t(leaf), what, samples);
+    }
     note(fits, leaf, node, what);
     if (fits.approximate()) approximated(fits, samples, what, why);
     // A permuted quantity's order depends on the rank, and its values are
@@ -578,6 +577,10 @@ class StreamExtrapolator {
   std::vector<std::string> approximated_;  // of the current position, for its warning
   const char* why_ = nullptr;
   bool permute_ = false;                   // retrying a position: structure may be a permutation of what fits
+  bool deal_ = false;                      // retrying a position: structure may be dealt to random ranks
+  std::vector<int> random_field_;          // per position: the field dealt at random
+  int field_ = 0;                          // the field of the position param() fits (dealt.hpp's numbering)
+  std::vector<int64_t> random_count_;      // per position: each rank's number of values dealt at random, or 0
   std::vector<const DealtTable*> tabled_;  // per position: the table its values came from
 };
 

@@ -300,6 +300,23 @@ def hdf5_from_two_ranks():
         runs.cleanup()
 
 
+def replay_shuffled(runs, dirs, plan, real, real_files):
+    """shuffled_blocks' plan and its real run at 8 replayed: per rank, the (offset, bytes, call) on shuffled.dat of
+    each, sorted, and the two logs. Checks the file's size against the real run and that --strict refuses."""
+    calls = lambda log: {rank: sorted(tuple(l.split()[2:]) + (l.split()[0],) for l in lines.splitlines()
+                                      if "shuffled.dat" in l and l.split()[0] in ("write", "read"))
+                         for rank, lines in (part.split("\n", 1) for part in log.split("== rank ")[1:])}
+    log_ext, fs_ext, _ = io_log(runs, plan, "ext", threads=8)
+    log_act, _, _ = io_log(runs, os.path.join(real, "plan"), "act")
+    ext, act = calls(log_ext), calls(log_act)
+    check_eq(len(ext), 8, "ranks in the replay log")
+    sizes = {k: v[0] for k, v in tree(fs_ext).items() if k.endswith("shuffled.dat")}
+    check_eq(list(sizes.values()), [real_files["shuffled.dat"]], "replayed shuffled.dat against the real run")
+    out = runs.path("refused")
+    refused([POST, "--extrapolate", "8", "--strict", "-o", out] + dirs, "do not have one loop shape", out_dir=out)
+    return ext, act, log_ext, log_act
+
+
 def shuffled_blocks():
     """test/apps/shuffled_blocks, IOR's random offsets (-z): each rank writes and reads back its blocks of one
     shared file in an order shuffled from a seed of its rank and the rank count, which no model fits. Traced at
@@ -314,20 +331,40 @@ def shuffled_blocks():
         err = run([POST, "--extrapolate", "8", "-o", plan] + dirs).stderr
         check("order approximated: a permutation of" in err, f"the order is said to be approximated: {err}")
         real, real_files = runs.trace(8, app=app)
-        calls = lambda log: {rank: sorted(tuple(l.split()[2:]) + (l.split()[0],) for l in lines.splitlines()
-                                          if "shuffled.dat" in l and l.split()[0] in ("write", "read"))
-                             for rank, lines in (part.split("\n", 1) for part in log.split("== rank ")[1:])}
-        log_ext, fs_ext, _ = io_log(runs, plan, "ext", threads=8)
-        log_act, _, _ = io_log(runs, os.path.join(real, "plan"), "act")
-        ext, act = calls(log_ext), calls(log_act)
-        check_eq(len(ext), 8, "ranks in the replay log")
+        ext, act, log_ext, log_act = replay_shuffled(runs, dirs, plan, real, real_files)
         check_eq(ext, act, "(offset, bytes) written and read per rank, extrapolated against real at 8")
         check(all(len(c) == 32 for c in ext.values()), "16 writes and 16 reads per rank")
         check(log_ext != log_act, "the extrapolated order is not the traced one")
-        sizes = {k: v[0] for k, v in tree(fs_ext).items() if k.endswith("shuffled.dat")}
-        check_eq(list(sizes.values()), [real_files["shuffled.dat"]], "replayed shuffled.dat against the real run")
-        out = runs.path("refused")
-        refused([POST, "--extrapolate", "8", "--strict", "-o", out] + dirs, "do not have one loop shape", out_dir=out)
+    finally:
+        runs.cleanup()
+
+
+def random_shared():
+    """test/apps/shuffled_blocks shared=1, IOR -z on one shared file: one seed (of the rank count) draws which
+    rank moves each transfer, so each rank's set and number of blocks are random and only their union (the whole
+    file) follows a model. Traced at 3, 4 and 5 ranks and extrapolated to 8, the union is dealt again at random,
+    each rank taking the mean, with warnings and `approximate` in --dump and summary.json: the (offset, bytes)
+    written and read over all ranks and the file's size are those of a real run at 8, the number of calls over
+    all ranks too, and the replay fails no call; --strict refuses."""
+    runs = Runs()
+    app = os.path.join(APPS, "shuffled_blocks")
+    args = (8, 2, 1)
+    try:
+        dirs = [runs.trace(n, args=args, app=app)[0] for n in (3, 4, 5)]
+        plan = runs.path("p8")
+        err = run([POST, "--extrapolate", "8", "-o", plan] + dirs).stderr
+        check("dealt at random" in err and "trip counts of a loop over values dealt at random" in err,
+              f"the deal is said to be approximated: {err}")
+        dump = run([POST, "--dump", os.path.join(plan, "plan.mpior")]).stdout
+        check("[approximate]" in dump, "--dump marks the dealt quantities")
+        with open(os.path.join(plan, "summary.json")) as f:
+            check(json.load(f)["extrapolated"]["approximate"], "summary.json lists the dealt quantities")
+        real, real_files = runs.trace(8, args=args, app=app)
+        ext, act, _, _ = replay_shuffled(runs, dirs, plan, real, real_files)
+        union = lambda per_rank: sorted(c for cs in per_rank.values() for c in cs)
+        check_eq(union(ext), union(act), "(offset, bytes) written and read over all ranks, extrapolated against real")
+        check_eq(sorted(len(c) for c in ext.values()), [32] * 8, "each rank the mean: 16 writes and 16 reads")
+        check(sorted(len(c) for c in act.values()) != [32] * 8, "the real run deals unevenly (else no test)")
     finally:
         runs.cleanup()
 
@@ -343,4 +380,5 @@ if __name__ == "__main__":
         "hdf5_ior_pattern": hdf5_ior_pattern,
         "hdf5_from_two_ranks": hdf5_from_two_ranks,
         "shuffled_blocks": shuffled_blocks,
+        "random_shared": random_shared,
     })

@@ -1,0 +1,62 @@
+// Sequences of a position's values across the inputs and their field by
+// field fits: the samples (rank r of input n), the texts refusals show, and
+// the fits of each item of a sequence (streams.cpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "extrap/models.hpp"
+#include "trace/value_seq.hpp"
+
+namespace mpior::extrap {
+
+// One sample of a whole sequence: rank r of input n.
+struct SeqSample {
+  int64_t r, n;
+  std::span<const trace::SeqItem> items;
+  int64_t offset;
+};
+
+bool same_shape(std::span<const trace::SeqItem> a, std::span<const trace::SeqItem> b);
+// One sample per line, for refusals; on one line, for warnings.
+std::string samples_text(const std::vector<SeqSample>& samples);
+std::string samples_line(const std::vector<SeqSample>& samples);
+
+// What the refusal of a structural quantity says would resolve it.
+extern const char* const kStructureHint;
+// Marks the refusals of values that look dealt (dealt_hint).
+extern const char* const kDealtMark;
+
+// When values (or their number, `what`) follow a rank's share of a fixed
+// total dealt over the ranks, they come from one table the ranks split
+// (HDF5's metadata cache entries at file close): the refusal says so.
+std::string dealt_hint(const std::vector<Sample>& pts, const char* what);
+std::string dealt_lengths_hint(const std::vector<SeqSample>& samples);
+
+// One fitted field of a sequence's items.
+struct FieldFit {
+  size_t item;
+  enum { scalar, shift, count } field;
+  Fit fit;
+  bool approximate = false;  // best fit, rounded, never below floor
+  int64_t floor = 0;
+};
+
+// A sequence's fitted fields and the item shape they fill.
+struct SeqFit {
+  std::vector<FieldFit> fields;
+  std::vector<trace::SeqItem> shape;
+  bool permuted = false;  // fits the sorted values: the order is approximated (permuted.hpp)
+  bool approximate() const;
+};
+
+// The lowest value, or 0 when none is negative.
+int64_t floor_of(const std::vector<Sample>& pts);
+
+// Samples of different loop shapes: each rank's mean value, one scalar.
+SeqFit mean_fit(const std::vector<SeqSample>& samples);
+
+}  // namespace mpior::extrap
