@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
+#include "merge/merge_params.hpp"
 #include "trace/cursor.hpp"
 #include "trace/text.hpp"
 
@@ -65,6 +67,56 @@ std::string compare_structure(const trace::Stream& a, const trace::Stream& b) {
   return "";
 }
 
+// Rank r's trip counts of a loop, one per entry into it.
+std::vector<int64_t> trip_counts(const trace::Stream& s, const trace::Param& p, int32_t r) {
+  std::vector<int64_t> out;
+  if (p.ranked < 0) return trace::seq_expand(merge::canonical_seq(s, p));
+  for (const trace::RankVariant& v : s.ranked[size_t(p.ranked)])
+    if (trace::seq_contains(s.view(v.ranks), r)) {
+      if (v.seq.len) out = trace::seq_expand(s.view(v.seq));
+      for (int64_t& x : out) x += v.scale * r;
+      return out;
+    }
+  return out;
+}
+
+// A leaf, or a loop's start (open) or end.
+struct ShapeToken {
+  const trace::Leaf* leaf = nullptr;
+  bool open = false;
+};
+
+// The loop tree as rank r runs it, a loop that runs once at each entry
+// dissolved into its body: the tracer folds such a loop into a plain call,
+// an extrapolation may keep it (a loop of one at the target).
+std::vector<ShapeToken> rank_shape(const trace::Stream& s, int32_t r) {
+  std::vector<ShapeToken> out;
+  std::vector<size_t> ends;  // of the loops kept, innermost last
+  for (size_t i = 0; i <= s.nodes.size(); ++i) {
+    for (; !ends.empty() && i >= ends.back(); ends.pop_back()) out.push_back({});
+    if (i == s.nodes.size()) break;
+    const trace::Node& node = s.nodes[i];
+    if (!node.loop) {
+      out.push_back({&s.leaves[node.index]});
+      continue;
+    }
+    std::vector<int64_t> trips = trip_counts(s, node.iters, r);
+    if (!trips.empty() && std::all_of(trips.begin(), trips.end(), [](int64_t t) { return t == 1; })) continue;
+    out.push_back({nullptr, true});
+    ends.push_back(i + 1 + node.index);
+  }
+  return out;
+}
+
+bool same_rank_shape(const trace::Stream& a, const trace::Stream& b, int32_t r) {
+  std::vector<ShapeToken> x = rank_shape(a, r), y = rank_shape(b, r);
+  return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const ShapeToken& p, const ShapeToken& q) {
+    if (!p.leaf || !q.leaf) return !p.leaf && !q.leaf && p.open == q.open;
+    return p.leaf->kind == q.leaf->kind && p.leaf->depth == q.leaf->depth && p.leaf->flags == q.leaf->flags &&
+           p.leaf->callsite == q.leaf->callsite;
+  });
+}
+
 // Handle values (fds, stream ids) are names: they must correspond one to one.
 class HandleMap {
  public:
@@ -121,6 +173,7 @@ std::string compare_plans(const trace::Plan& a, const trace::Plan& b, bool event
     for (const auto& [thread, i] : sa[r]) {
       const trace::Stream &x = a.streams[i], &y = b.streams[sb[r][thread]];
       std::string d = events_only ? "" : compare_structure(x, y);
+      if (!d.empty() && same_rank_shape(x, y, int32_t(r))) d.clear();
       if (d.empty()) d = compare_events(x, y, int32_t(r));
       if (!d.empty()) return fmt::format("rank {}, thread {}: {}", r, thread, d);
     }

@@ -3,7 +3,9 @@
 // structure and every event — kind, call site, arguments, return value and
 // errno — with files compared by path and attributes and communicators by
 // members, so plans built differently (traced, extrapolated) compare equal
-// when they replay the same calls.
+// when they replay the same calls. A loop that runs once at each entry
+// compares equal to its body (the tracer folds such a loop into a plain
+// call; an extrapolation may keep it).
 #pragma once
 
 #include <string>

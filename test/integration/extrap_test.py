@@ -274,8 +274,8 @@ def hdf5_from_two_ranks():
         err = run([POST, "--extrapolate", "6", "-o", plan] + [dirs[n] for n in (2, 3, 7, 8)]).stderr
         check("warning" not in err, f"nothing approximated: {err}")
         real, real_files = runs.trace(6, args=(2, 2), env=steady, app=app)
-        cmp = run([POST, "--compare", plan, os.path.join(real, "plan"), "--events-only"], expect_rc=None)
-        check_eq(cmp.returncode, 0, f"--compare --events-only extrapolated against real at 6: {cmp.stdout}{cmp.stderr}")
+        cmp = run([POST, "--compare", plan, os.path.join(real, "plan")], expect_rc=None)
+        check_eq(cmp.returncode, 0, f"--compare extrapolated against real at 6: {cmp.stdout}{cmp.stderr}")
         data = lambda log: {rank: [l for l in lines.splitlines() if "coll.h5" in l]
                             for rank, lines in (part.split("\n", 1) for part in log.split("== rank ")[1:])}
         log_ext, fs_ext, _ = io_log(runs, plan, "ext6", threads=6)
@@ -290,8 +290,8 @@ def hdf5_from_two_ranks():
         aligned = runs.path("p6-aligned")
         err = run([POST, "--extrapolate", "6", "-o", aligned, unpruned] + [dirs[n] for n in (3, 7, 8)]).stderr
         check("kept at 2 ranks, every call pruned at the other inputs" in err, f"pruned sites named: {err}")
-        cmp = run([POST, "--compare", aligned, os.path.join(real, "plan"), "--events-only"], expect_rc=None)
-        check_eq(cmp.returncode, 0, f"--compare --events-only aligned against real at 6: {cmp.stdout}{cmp.stderr}")
+        cmp = run([POST, "--compare", aligned, os.path.join(real, "plan")], expect_rc=None)
+        check_eq(cmp.returncode, 0, f"--compare aligned against real at 6: {cmp.stdout}{cmp.stderr}")
         out = runs.path("refused")
         refused([POST, "--extrapolate", "8", "-o", out] + [dirs[n] for n in (2, 3, 4, 7)],
                 "ranks 6 and up run it, which no smaller input has", "trace one more rank count above 6",
