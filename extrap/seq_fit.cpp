@@ -92,4 +92,19 @@ SeqFit mean_fit(const std::vector<SeqSample>& samples) {
   return {{{0, FieldFit::scalar, fit_best(pts), true, floor_of(pts)}}, {SeqItem{0, 0, 0}}};
 }
 
+std::string fits_text(const SeqFit& fits, std::string* names) {
+  std::string text;
+  for (const FieldFit& f : fits.fields) {
+    if (std::string_view(f.fit.name) == "constant" && !f.approximate) continue;
+    const char* field = f.field == FieldFit::scalar ? "value" : f.field == FieldFit::shift ? "stride" : "count";
+    text += fmt::format("{}item {} {} {} {}{}", text.empty() ? "" : "; ", f.item, field, f.approximate ? "~" : "=",
+                        f.fit.formula(),
+                        f.approximate      ? fmt::format(" (best fit: {})", f.fit.name)
+                        : f.fit.determined ? " (determined by as many runs as it has coefficients)"
+                                           : "");
+    if (names->find(f.fit.name) == std::string::npos) *names += (names->empty() ? "" : " + ") + std::string(f.fit.name);
+  }
+  return text;
+}
+
 }  // namespace mpior::extrap

@@ -56,6 +56,10 @@ struct SeqFit {
 // The lowest value, or 0 when none is negative.
 int64_t floor_of(const std::vector<Sample>& pts);
 
+// "item 0 value = 65536*r; item 1 count = n" for --dump, constants left out;
+// the models' names are added to *names ("rank-linear + linear in n").
+std::string fits_text(const SeqFit& fits, std::string* names);
+
 // Samples of different loop shapes: each rank's mean value, one scalar.
 SeqFit mean_fit(const std::vector<SeqSample>& samples);
 

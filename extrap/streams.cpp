@@ -11,6 +11,7 @@
 #include "extrap/permuted.hpp"
 #include "extrap/random_deal.hpp"
 #include "extrap/seq_fit.hpp"
+#include "extrap/site_fit.hpp"
 #include "extrap/stream_timing.hpp"
 #include "merge/merge_params.hpp"
 #include "trace/text.hpp"
@@ -425,11 +426,14 @@ class StreamExtrapolator {
       }
     SeqFit out{{}, std::vector<SeqItem>(shape.begin(), shape.end())};
     std::vector<Sample> pts(samples.size());
+    std::vector<SeqSample> site;  // two rank counts leave models apart: the position at every rank (site_fit.hpp)
+    if (site_field_ >= 0 && rank_counts(samples) == 2)
+      site = site_samples(inputs_, *cls_.shape, size_t(leaf), site_field_);
     for (size_t item = 0; item < shape.size(); ++item) {
       auto fit_one = [&](auto field, auto value) {
         for (size_t k = 0; k < samples.size(); ++k) pts[k] = {samples[k].r, samples[k].n, value(samples[k])};
         if (std::optional<Fit> f = fit_exact(pts)) {
-          out.fields.push_back({item, field, std::move(*f)});
+          out.fields.push_back({item, field, site_consistent(std::move(*f), site, shape, value)});
         } else if (why && !ctx_.strict) {
           int64_t lo = field == FieldFit::count ? 1 : floor_of(pts);
           out.fields.push_back({item, field, fit_best(pts), true, lo});
@@ -481,22 +485,6 @@ class StreamExtrapolator {
     if (!text.empty()) notes_.push_back({index_, leaf, node, what, text, names});
   }
 
-  static std::string fits_text(const SeqFit& fits, std::string* names) {
-    std::string text;
-    for (const FieldFit& f : fits.fields) {
-      if (std::string_view(f.fit.name) == "constant" && !f.approximate) continue;
-      const char* field = f.field == FieldFit::scalar ? "value" : f.field == FieldFit::shift ? "stride" : "count";
-      text += fmt::format("{}item {} {} {} {}{}", text.empty() ? "" : "; ", f.item, field, f.approximate ? "~" : "=",
-                          f.fit.formula(),
-                          f.approximate      ? fmt::format(" (best fit: {})", f.fit.name)
-                          : f.fit.determined ? " (determined by as many runs as it has coefficients)"
-                                             : "");
-      if (names->find(f.fit.name) == std::string::npos)
-        *names += (names->empty() ? "" : " + ") + std::string(f.fit.name);
-    }
-    return text;
-  }
-
   // Handles are names the program got from the system (fd numbers depend on
   // what the MPI library opened, which follows no model): every target rank
   // takes them from one traced rank of the class, so each rank's handles stay
@@ -517,9 +505,12 @@ class StreamExtrapolator {
     std::vector<SeqSample> samples = samples_of(get);
     if (samples.empty()) return {};
     SeqFit fits;
+    site_field_ = leaf >= 0 && !why ? field_ : -1;
     try {
       fits = fit_or_sorted(samples, leaf, node, what, why);
+      site_field_ = -1;
     } catch (const ToolError&) {
+      site_field_ = -1;
       if (!deal_ || leaf < 0) throw;
       return random_param(size_t(leaf), what, samples);
     }
@@ -579,6 +570,7 @@ class StreamExtrapolator {
   bool permute_ = false;                   // retrying a position: structure may be a permutation of what fits
   bool deal_ = false;                      // retrying a position: structure may be dealt to random ranks
   std::vector<int> random_field_;          // per position: the field dealt at random
+  int site_field_ = -1;                    // the field whose fit may take the site's (site_fit.hpp), or -1
   int field_ = 0;                          // the field of the position param() fits (dealt.hpp's numbering)
   std::vector<int64_t> random_count_;      // per position: each rank's number of values dealt at random, or 0
   std::vector<const DealtTable*> tabled_;  // per position: the table its values came from
