@@ -1,5 +1,6 @@
 #include "extrap/site_fit.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "extrap/dealt.hpp"
@@ -13,9 +14,17 @@ size_t rank_counts(const std::vector<SeqSample>& samples) {
   return n.size();
 }
 
-std::vector<SeqSample> site_samples(const std::vector<Input>& inputs, const trace::Stream& shape, size_t leaf, int f) {
+bool ambiguous(const Fit& fit, size_t rank_counts) {
+  if (rank_counts <= 2) return true;
+  return std::any_of(fit.terms.begin(), fit.terms.end(), [](const Term& t) {
+    return t.basis == Basis::mod_shift || t.basis == Basis::div_k || t.basis == Basis::mod_k;
+  });
+}
+
+std::vector<std::vector<SeqSample>> site_samples(const std::vector<Input>& inputs, const trace::Stream& shape,
+                                                 size_t leaf, int f) {
   SiteKey key = site_of(shape, leaf);
-  std::vector<SeqSample> out;
+  std::vector<std::vector<SeqSample>> out;
   for (const Input& in : inputs)
     for (const trace::Stream& s : in.plan.streams) {
       if (s.thread != key.thread) continue;
@@ -23,14 +32,40 @@ std::vector<SeqSample> site_samples(const std::vector<Input>& inputs, const trac
         if (site_of(s, l) != key) continue;
         const trace::Leaf& at = s.leaves[l];
         const trace::Param& p = f == kRetField ? at.ret : f == kErrField ? at.err : at.args[size_t(f)];
+        out.emplace_back();
         for (int64_t r : s.rank_list()) {
           auto [items, offset] = rank_view(s, p, r);
-          out.push_back({r, in.n, items, offset});
+          out.back().push_back({r, in.n, items, offset});
         }
         break;
       }
     }
   return out;
+}
+
+Fit most_consistent(Fit fit, std::span<const Sample> own, const std::vector<std::vector<Sample>>& groups) {
+  auto score = [&groups](const Fit& f) {
+    size_t k = 0;
+    for (const std::vector<Sample>& g : groups)
+      for (const Sample& s : g) {
+        std::optional<int64_t> v = f.eval_int(s.r, s.n);
+        k += v && *v == s.y;
+      }
+    return k;
+  };
+  size_t best = score(fit);
+  for (const std::vector<Sample>& g : groups) {
+    if (g.empty()) continue;
+    std::vector<Sample> pts(own.begin(), own.end());
+    pts.insert(pts.end(), g.begin(), g.end());
+    std::optional<Fit> f = fit_exact(pts);
+    if (!f || f->determined) continue;
+    if (size_t k = score(*f); k > best) {
+      best = k;
+      fit = std::move(*f);
+    }
+  }
+  return fit;
 }
 
 }  // namespace mpior::extrap

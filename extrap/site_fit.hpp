@@ -1,11 +1,15 @@
-// A stream class seen at two rank counts only leaves models apart that agree
-// there and part at the target: IOR -a HDF5 -c traced at 2, 4, 8 and 12
-// ranks has the ranks that write no metadata entry (a class of their own) at
-// 8 and 12 only, one of them at 8, where a rank-modulo model fits their read
-// offset as well as the right one. The same position of the other classes
-// (the same site: kind, call site, depth, ordinal) is the same expression of
-// the program at other ranks, so a checked fit over every rank of every
-// input, when one exists, is the model consistent with all of them.
+// A stream class seen at two rank counts only, or fitted by a model with a
+// searched parameter, may leave models apart that agree on its samples and
+// part at the target. IOR -a HDF5 -c traced at 2, 4, 8 and 12 ranks has the
+// ranks that write no metadata entry (a class of their own) at 8 and 12
+// only, rank 7 alone at 8, and 985088 + 65536*((r+9) mod n) fits their read
+// offset as well as 2048 + 65536*(r+n); traced at 2, 4, 8 and 16, the ranks
+// that write one (1-6 at 8 and 16, 3 at 4) fit 460800 + 65536*((r+9) mod n).
+// The same position of the other classes (the same site: kind, call site,
+// depth, ordinal) is the same expression of the program at other ranks: of
+// the models that fit the class exactly together with one other stream's
+// samples, the one that reproduces the most of the site's samples is the
+// model consistent with them.
 #pragma once
 
 #include <cstdint>
@@ -21,21 +25,37 @@ namespace mpior::extrap {
 // The number of distinct rank counts among the samples.
 size_t rank_counts(const std::vector<SeqSample>& samples);
 
-// Every rank's values of field f (dealt.hpp's numbering) at the site of
-// position `leaf` of `shape`, over every input, whatever its class.
-std::vector<SeqSample> site_samples(const std::vector<Input>& inputs, const trace::Stream& shape, size_t leaf, int f);
+// Whether other exact models may fit a class's samples as well as `fit`
+// and part at the target: samples from two rank counts only, or a model
+// with a searched parameter (a rank shift, a group size), which fits ranks
+// that all lie on one side of where it wraps.
+bool ambiguous(const Fit& fit, size_t rank_counts);
 
-// The checked exact fit of value(s) over the samples of `site` that have the
+// Every rank's values of field f (dealt.hpp's numbering) at the site of
+// position `leaf` of `shape`, over every input, whatever its class: one
+// group per stream of each input.
+std::vector<std::vector<SeqSample>> site_samples(const std::vector<Input>& inputs, const trace::Stream& shape,
+                                                 size_t leaf, int f);
+
+// Of `fit` (the class's own, from `own`) and the checked exact fits of `own`
+// with each group, the one that reproduces the most samples of all groups;
+// `fit` on a tie.
+Fit most_consistent(Fit fit, std::span<const Sample> own, const std::vector<std::vector<Sample>>& groups);
+
+// most_consistent() over value(s) of the site's samples that have the
 // class's item shape (another class may count its calls from the site
-// differently), when one exists; else `fit`, the class's own.
+// differently).
 template <class Value>
-Fit site_consistent(Fit fit, const std::vector<SeqSample>& site, std::span<const trace::SeqItem> shape, Value value) {
-  std::vector<Sample> all;
-  for (const SeqSample& s : site) {
-    if (same_shape(shape, s.items)) all.push_back({s.r, s.n, value(s)});
+Fit site_consistent(Fit fit, std::span<const Sample> own, const std::vector<std::vector<SeqSample>>& site,
+                    std::span<const trace::SeqItem> shape, Value value) {
+  if (site.empty()) return fit;
+  std::vector<std::vector<Sample>> groups;
+  for (const std::vector<SeqSample>& g : site) {
+    groups.emplace_back();
+    for (const SeqSample& s : g)
+      if (same_shape(shape, s.items)) groups.back().push_back({s.r, s.n, value(s)});
   }
-  std::optional<Fit> f = all.empty() ? std::nullopt : fit_exact(all);
-  return f && !f->determined ? std::move(*f) : std::move(fit);
+  return most_consistent(std::move(fit), own, groups);
 }
 
 }  // namespace mpior::extrap

@@ -426,14 +426,16 @@ class StreamExtrapolator {
       }
     SeqFit out{{}, std::vector<SeqItem>(shape.begin(), shape.end())};
     std::vector<Sample> pts(samples.size());
-    std::vector<SeqSample> site;  // two rank counts leave models apart: the position at every rank (site_fit.hpp)
-    if (site_field_ >= 0 && rank_counts(samples) == 2)
-      site = site_samples(inputs_, *cls_.shape, size_t(leaf), site_field_);
+    std::vector<std::vector<SeqSample>> site;  // the position at every rank, when a fit is ambiguous (site_fit.hpp)
+    size_t counts = rank_counts(samples);
     for (size_t item = 0; item < shape.size(); ++item) {
       auto fit_one = [&](auto field, auto value) {
         for (size_t k = 0; k < samples.size(); ++k) pts[k] = {samples[k].r, samples[k].n, value(samples[k])};
         if (std::optional<Fit> f = fit_exact(pts)) {
-          out.fields.push_back({item, field, site_consistent(std::move(*f), site, shape, value)});
+          if (site_field_ >= 0 && site.empty() && ambiguous(*f, counts))
+            site = site_samples(inputs_, *cls_.shape, size_t(leaf), site_field_);
+          bool check = site_field_ >= 0 && ambiguous(*f, counts);
+          out.fields.push_back({item, field, check ? site_consistent(std::move(*f), pts, site, shape, value) : *f});
         } else if (why && !ctx_.strict) {
           int64_t lo = field == FieldFit::count ? 1 : floor_of(pts);
           out.fields.push_back({item, field, fit_best(pts), true, lo});
