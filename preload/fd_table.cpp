@@ -19,10 +19,12 @@ namespace mpior::preload {
 namespace {
 
 // MPIOR_EXCLUDE, parsed once into a trie of its prefixes' characters after
-// the leading '/': is_excluded runs on every path call and reads a path's
-// characters once, whatever the number of prefixes (the default list holds
-// several under /dev, which a path kept under /dev/shm passes every time).
-struct Excluded {
+// the leading '/' (CharTrie), then path-compressed (Excluded): is_excluded
+// runs on every path call and reads a path's characters once, whatever the
+// number of prefixes (the default list holds several under /dev, which a
+// path kept under /dev/shm passes every time), comparing a run of them per
+// node rather than looking up a node per character.
+struct CharTrie {
   struct Node {
     uint32_t child = 0;    // first child, 0 for none (node 0, "/", is no one's child)
     uint32_t sibling = 0;  // the parent's next child
@@ -33,27 +35,67 @@ struct Excluded {
     uint32_t whole = 0, star = 0;
   };
   std::vector<Node> nodes = std::vector<Node>(1);
-  uint32_t top[256] = {};     // the root's children by character: most paths stop there
-  std::vector<uint8_t> keep;  // by rank - 1: a '!' prefix
-  uint32_t child(uint32_t at, char c) const {
-    if (at == 0) return top[uint8_t(c)];
+  uint32_t add_child(uint32_t at, char c) {
     uint32_t k = nodes[at].child;
     while (k != 0 && nodes[k].c != c) k = nodes[k].sibling;
-    return k;
-  }
-  uint32_t add_child(uint32_t at, char c) {
-    if (uint32_t k = child(at, c)) return k;
-    const uint32_t k = uint32_t(nodes.size());
+    if (k != 0) return k;
+    k = uint32_t(nodes.size());
     Node n;
     n.c = c;
-    if (at == 0) {
-      top[uint8_t(c)] = k;
-    } else {
-      n.sibling = nodes[at].child;
-      nodes[at].child = k;
-    }
+    n.sibling = nodes[at].child;
+    nodes[at].child = k;
     nodes.push_back(n);
     return k;
+  }
+};
+
+struct Excluded {
+  // A run of characters no prefix ends inside and no other branches off.
+  struct Node {
+    uint32_t kids = 0;             // its children by next character: kids[kids, kids + 256); 0 for none
+    uint32_t whole = 0, star = 0;  // the prefix ending at the run's last character
+    uint32_t label = 0;            // the run: labels[label, label + len)
+    uint32_t len = 0;
+  };
+  std::vector<Node> nodes = std::vector<Node>(1);  // node 0: "/", no one's child (0 in kids: none)
+  std::vector<uint32_t> kids;                      // 256 a node with children, the root's first
+  std::string labels;
+  std::vector<uint8_t> keep;  // by rank - 1: a '!' prefix
+
+  explicit Excluded(const CharTrie& t) {
+    nodes[0].whole = t.nodes[0].whole;
+    nodes[0].star = t.nodes[0].star;
+    add_kids(t, 0, 0);
+  }
+  // The children of CharTrie node k as those of node at.
+  void add_kids(const CharTrie& t, uint32_t k, uint32_t at) {
+    if (t.nodes[k].child == 0) return;
+    const uint32_t table = uint32_t(kids.size());
+    kids.resize(kids.size() + 256);
+    nodes[at].kids = table;
+    for (uint32_t c = t.nodes[k].child; c != 0; c = t.nodes[c].sibling) {
+      const uint32_t child = add(t, c);
+      kids[table + uint8_t(t.nodes[c].c)] = child;
+    }
+  }
+  // The run starting at CharTrie node k and its subtree; its index.
+  uint32_t add(const CharTrie& t, uint32_t k) {
+    Node n;
+    n.label = uint32_t(labels.size());
+    labels += t.nodes[k].c;
+    for (;;) {
+      const CharTrie::Node& c = t.nodes[k];
+      if (c.whole != 0 || c.star != 0 || c.child == 0 || t.nodes[c.child].sibling != 0) break;
+      k = c.child;
+      labels += t.nodes[k].c;
+    }
+    n.len = uint32_t(labels.size()) - n.label;
+    n.whole = t.nodes[k].whole;
+    n.star = t.nodes[k].star;
+    const uint32_t at = uint32_t(nodes.size());
+    nodes.push_back(n);
+    add_kids(t, k, at);
+    return at;
   }
 };
 Excluded* g_excluded = nullptr;
@@ -272,16 +314,19 @@ std::string absolute_path(int dirfd, const char* path) {
 }
 
 void set_excluded(std::vector<std::string> prefixes) {
-  auto* ex = new Excluded();
+  CharTrie t;
+  std::vector<uint8_t> keep;
   for (const std::string& p : prefixes) {
-    const bool keep = p.starts_with('!'), star = p.ends_with('*') && p.size() > size_t(keep);
-    const std::string text = lexically_normal(p.substr(keep ? 1 : 0, p.size() - (keep ? 1 : 0) - (star ? 1 : 0)));
+    const bool kept = p.starts_with('!'), star = p.ends_with('*') && p.size() > size_t(kept);
+    const std::string text = lexically_normal(p.substr(kept ? 1 : 0, p.size() - (kept ? 1 : 0) - (star ? 1 : 0)));
     uint32_t at = 0;
-    for (size_t i = 1; i < text.size(); ++i) at = ex->add_child(at, text[i]);
-    ex->keep.push_back(keep);
+    for (size_t i = 1; i < text.size(); ++i) at = t.add_child(at, text[i]);
+    keep.push_back(kept);
     // Listed twice (the default list, then MPIOR_EXCLUDE holding it too): the later decides.
-    (star ? ex->nodes[at].star : ex->nodes[at].whole) = uint32_t(ex->keep.size());
+    (star ? t.nodes[at].star : t.nodes[at].whole) = uint32_t(keep.size());
   }
+  auto* ex = new Excluded(t);
+  ex->keep = std::move(keep);
   // Set once at load; a later call (tests) replaces the list. Never freed
   // otherwise: calls made from exit handlers still read it.
   delete std::exchange(g_excluded, ex);
@@ -294,15 +339,23 @@ bool is_excluded(std::string_view p) {
   const Excluded* ex = g_excluded;
   if (!ex) return false;
   uint32_t rank = std::max(ex->nodes[0].whole, ex->nodes[0].star);
-  if (!p.empty() && p[0] == '/') {
-    uint32_t at = 0;
-    for (size_t i = 1; i < p.size(); ++i) {
-      at = ex->child(at, p[i]);
-      if (at == 0) break;
+  const size_t size = p.size();
+  if (size > 1 && p[0] == '/' && !ex->kids.empty()) {
+    const char* const labels = ex->labels.data();
+    const uint32_t* const kids = ex->kids.data();
+    size_t i = 1;
+    for (uint32_t at = kids[uint8_t(p[1])]; at != 0;) {
       const Excluded::Node& n = ex->nodes[at];
+      if (n.len > size - i) break;
+      const char* run = labels + n.label;
+      for (uint32_t j = 1; j < n.len; ++j)  // run[0] chose this node
+        if (run[j] != p[i + j]) return rank != 0 && !ex->keep[rank - 1];
+      i += n.len;
       uint32_t here = n.star;
-      if (n.whole != 0 && (i + 1 == p.size() || p[i + 1] == '/')) here = std::max(here, n.whole);
+      if (n.whole != 0 && (i == size || p[i] == '/')) here = std::max(here, n.whole);
       if (here != 0) rank = here;
+      if (i == size || n.kids == 0) break;
+      at = kids[n.kids + uint8_t(p[i])];
     }
   }
   return rank != 0 && !ex->keep[rank - 1];
