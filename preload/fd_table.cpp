@@ -313,6 +313,18 @@ std::string absolute_path(int dirfd, const char* path) {
   return lexically_normal(base + "/" + path);
 }
 
+AbsolutePath::AbsolutePath(int dirfd, const char* path) {
+  if (path && path[0] == '/') {
+    const std::string_view p(path);
+    if (is_normal(p)) {
+      view_ = p;
+      return;
+    }
+  }
+  built_ = absolute_path(dirfd, path);
+  view_ = built_;
+}
+
 void set_excluded(std::vector<std::string> prefixes) {
   CharTrie t;
   std::vector<uint8_t> keep;

@@ -101,6 +101,22 @@ class StreamTable {
 std::string absolute_path(int dirfd, const char* path);
 std::string lexically_normal(std::string_view path);
 
+// absolute_path for a call's path, allocating only when it has to be
+// built: most paths a program names are absolute and normal already, and
+// those are viewed where the caller holds them (valid for the handler).
+class AbsolutePath {
+ public:
+  AbsolutePath(int dirfd, const char* path);
+  AbsolutePath(const AbsolutePath&) = delete;
+  AbsolutePath& operator=(const AbsolutePath&) = delete;
+  std::string_view view() const { return view_; }
+  bool empty() const { return view_.empty(); }
+
+ private:
+  std::string built_;  // when path was relative or not normal
+  std::string_view view_;
+};
+
 // Paths below these prefixes are not traced (MPIOR_EXCLUDE plus the trace
 // directory itself).
 void set_excluded(std::vector<std::string> prefixes);

@@ -95,10 +95,10 @@ void link_at(Call& c, int64_t ret, int olddir, const char* oldpath, int newdir, 
 
 // opendir (path) and fdopendir (dirfd, no path): handle is the stream's fd.
 void dir_open(Call& c, DIR* ret, int dirfd, const char* path) noexcept {
-  std::string abs = path ? absolute_path(dirfd, path) : absolute_path(dirfd, ".");
+  const AbsolutePath abs(dirfd, path ? path : ".");
   if (abs.empty()) return c.drop();
-  if (is_excluded(abs)) return c.drop_excluded();
-  int32_t file = files().intern(abs, O_RDONLY | O_DIRECTORY);
+  if (is_excluded(abs.view())) return c.drop_excluded();
+  int32_t file = files().intern(abs.view(), O_RDONLY | O_DIRECTORY);
   auto& ev = c.ev();
   int fd = ret ? ::dirfd(ret) : -1;
   auto a = file_args_mut(ev);

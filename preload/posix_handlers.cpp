@@ -30,12 +30,12 @@ void fill_fd(Call& c, int64_t ret, int fd, const FdTable::Slot& slot) {
 void open_at(Call& c, int64_t ret, int dirfd, const char* path, int flags, int64_t mode) noexcept {
   if (__builtin_expect(t_state.signal_stash, 0))
     return defer_call(c, Deferred::open, {ret, {dirfd, flags, mode}, nullptr, path, nullptr});
-  std::string abs = absolute_path(dirfd, path);
-  if (abs.empty() || is_excluded(abs)) {
+  const AbsolutePath abs(dirfd, path);
+  if (abs.empty() || is_excluded(abs.view())) {
     if (ret >= 0) fds().set(int(ret), kFdNotTraced, 0);
     return abs.empty() ? c.drop() : c.drop_excluded();
   }
-  int32_t file = files().intern(abs, flags);
+  int32_t file = files().intern(abs.view(), flags);
   if (ret >= 0) fds().set(int(ret), file, 0);
   auto& ev = c.ev();
   auto a = file_args_mut(ev);
@@ -143,12 +143,12 @@ void fcntl_fd(Call& c, int64_t ret, int fd, int cmd, long arg) noexcept {
 }
 
 void path_op(Call& c, int64_t ret, int dirfd, const char* path, int64_t mode) noexcept {
-  std::string abs = absolute_path(dirfd, path);
+  const AbsolutePath abs(dirfd, path);
   if (abs.empty()) return c.drop();
-  if (is_excluded(abs)) return c.drop_excluded();
+  if (is_excluded(abs.view())) return c.drop_excluded();
   auto& ev = c.ev();
   auto a = file_args_mut(ev);
-  a.file() = files().intern(abs, -1);
+  a.file() = files().intern(abs.view(), -1);
   a.mode() = mode;
   ev.ret = ret;
   c.failed_if(ret < 0);

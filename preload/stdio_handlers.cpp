@@ -23,14 +23,14 @@ void fill(Call& c, const StreamTable::Entry& e) {
 
 void stream_open(Call& c, FILE* ret, const char* path, const char* mode) noexcept {
   if (__builtin_expect(t_state.signal_stash, 0)) return defer_call(c, Deferred::stream_open, {0, {}, ret, path, mode});
-  std::string abs = absolute_path(AT_FDCWD, path);
+  const AbsolutePath abs(AT_FDCWD, path);
   int fd = ret ? fileno(ret) : -1;
-  if (abs.empty() || is_excluded(abs)) {
+  if (abs.empty() || is_excluded(abs.view())) {
     if (fd >= 0) fds().set(fd, kFdNotTraced, 0);
     return abs.empty() ? c.drop() : c.drop_excluded();
   }
   int64_t flags = flags_of_mode(mode);
-  int32_t file = files().intern(abs, flags);
+  int32_t file = files().intern(abs.view(), flags);
   auto& ev = c.ev();
   auto a = file_args_mut(ev);
   a.handle() = -1;

@@ -30,6 +30,19 @@ TEST_CASE("paths are made absolute and lexically normal", "[preload][paths]") {
   close(dir);
 }
 
+TEST_CASE("a call's path is viewed in place when already normal", "[preload][paths]") {
+  const char* normal = "/dev/shm/data.bin";
+  const AbsolutePath same(AT_FDCWD, normal);
+  REQUIRE(same.view() == normal);
+  REQUIRE(same.view().data() == normal);  // no copy
+  for (const char* other : {"/x/./y", "/a//b/", "/a/b/..", "rel/f.txt", "../up", "."}) {
+    const AbsolutePath built(AT_FDCWD, other);
+    REQUIRE(built.view() == absolute_path(AT_FDCWD, other));
+    REQUIRE(built.view().data() != other);
+  }
+  REQUIRE(AbsolutePath(AT_FDCWD, nullptr).empty());
+}
+
 TEST_CASE("excluded prefixes match whole path components", "[preload][paths]") {
   set_excluded({"/proc", "/sys", "/data/traces/"});
   REQUIRE(is_excluded("/proc"));
