@@ -112,17 +112,42 @@ std::string fd_path(int fd) {
 
 // ---- file table -------------------------------------------------------------
 
+namespace {
+// The path this thread interned last: a program names one file again and
+// again (stat, open and close in a loop), and comparing it here spares the
+// table's lock and hash lookup. An entry's path never changes and stays
+// where it is (a deque); its flags change once, under the lock, from
+// unknown (< 0) to known, so a call that would set them takes the lock
+// unless they were known when this was noted.
+struct LastPath {
+  uint64_t table = 0;  // FileTable::serial_, 0 for none
+  const std::string* path = nullptr;
+  int32_t id = -1;
+  bool flags_known = false;
+};
+constinit thread_local LastPath t_last_path __attribute__((tls_model("initial-exec")));
+std::atomic<uint64_t> g_table_serial{0};
+}  // namespace
+
+FileTable::FileTable() : serial_(g_table_serial.fetch_add(1, std::memory_order_relaxed) + 1) {}
+
 int32_t FileTable::intern(std::string_view path, int64_t flags) {
+  LastPath& last = t_last_path;
+  if (last.table == serial_ && (flags < 0 || last.flags_known) && *last.path == path) return last.id;
   std::lock_guard<std::mutex> lk(mutex_);
   auto it = index_.find(path);
+  int32_t id = 0;
   if (it != index_.end()) {
-    if (entries_[size_t(it->second)].flags < 0) entries_[size_t(it->second)].flags = flags;
-    return it->second;
+    id = it->second;
+    if (entries_[size_t(id)].flags < 0) entries_[size_t(id)].flags = flags;
+  } else {
+    id = int32_t(entries_.size());
+    entries_.push_back({std::string(path), flags});
+    journal::note_file(id, entries_.back());
+    index_.emplace(entries_.back().path, id);
   }
-  int32_t id = int32_t(entries_.size());
-  entries_.push_back({std::string(path), flags});
-  journal::note_file(id, entries_.back());
-  index_.emplace(entries_.back().path, id);
+  const trace::FileEntry& e = entries_[size_t(id)];
+  last = {serial_, &e.path, id, e.flags >= 0};
   return id;
 }
 

@@ -25,6 +25,7 @@ inline constexpr int32_t kFdNotTraced = -1;  // socket, pipe, excluded path
 
 class FileTable {
  public:
+  FileTable();
   // Index of the path, adding it on first use. Paths are absolute.
   int32_t intern(std::string_view path, int64_t flags);
   std::string path(int32_t index);
@@ -36,6 +37,7 @@ class FileTable {
   // Keys view entries_' paths: a lookup allocates nothing, and each path
   // is kept once. A deque keeps them where they are as it grows.
   std::unordered_map<std::string_view, int32_t> index_;
+  const uint64_t serial_;  // which table a thread's last interned path is of
 };
 
 // Lock-free on the hot path: one slot per fd number below kMaxFd.

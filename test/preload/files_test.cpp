@@ -166,6 +166,17 @@ TEST_CASE("the file table numbers paths in order of first use", "[preload][files
   REQUIRE(e.size() == 2);
   REQUIRE(e[0].flags == O_WRONLY);  // named first by stat, opened later
   REQUIRE(e[1].path == "/b");
+  // Named again at once (the thread's last path): flags still set once.
+  REQUIRE(t.intern("/c", -1) == 2);
+  REQUIRE(t.intern("/c", -1) == 2);
+  REQUIRE(t.intern("/c", O_RDONLY) == 2);
+  REQUIRE(t.intern("/c", O_WRONLY) == 2);
+  REQUIRE(t.entries()[2].flags == O_RDONLY);
+  // Another table's numbers are its own.
+  FileTable other;
+  REQUIRE(other.intern("/b", -1) == 0);
+  REQUIRE(other.intern("/c", -1) == 1);
+  REQUIRE(t.intern("/c", -1) == 2);
 }
 
 TEST_CASE("the fd table classifies fds it did not see opened", "[preload][files]") {
