@@ -87,7 +87,7 @@ def overhead(b):
           ["tracer", "MPIOR_STACK_DEPTH", "write", "pwrite", "fwrite", "fprintf"], rows)
 
 
-CALLS = ("pwrite", "write", "fwrite", "fprintf")
+CALLS = ("pwrite", "write", "fwrite", "fprintf", "stat")
 
 
 def call_instructions(b, call, env):
@@ -119,7 +119,7 @@ def calls(b):
     for _ in range(reps):
         for c, env in configs.items():
             out = b.run([b.exe("bench/tracer_overhead"), n, 1, b.work, "alone"], env=env)
-            for m in re.finditer(r"^(\w+) 1 B\s+(\S+)$", out, re.M):
+            for m in re.finditer(r"^(\w+) (?:1 B|path)\s+(\S+)$", out, re.M):
                 ns[c][m.group(1)].append(float(m.group(2)))
     have_vg = shutil.which("valgrind") is not None
     rows = []
@@ -132,7 +132,7 @@ def calls(b):
             row += [f"{med[c]:.1f}", f"{med[c] - med['untraced']:+.1f}",
                     f"{ins[c] - ins['untraced']:+.0f}" if ins else "-"]
         rows.append(row + [f"{spread:.1f}", f"{ins['untraced']:.0f}" if ins else "-"])
-    table(f"tracer cost per 1-byte call ({n} calls, medians of {reps} interleaved runs; instr = callgrind "
+    table(f"tracer cost per 1-byte call, stat of the file by its absolute path ({n} calls, medians of {reps} interleaved runs; instr = callgrind "
           f"instructions added per call; load {os.getloadavg()[0]:.2f})",
           ["call", "untraced ns", "default ns", "added", "instr", "MPIOR_FLUSH_INTERVAL=0 ns", "added", "instr",
            "spread ns", "untraced instr"], rows)

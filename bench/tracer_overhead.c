@@ -10,8 +10,9 @@
  * separate processes: a thread the tracer starts changes libc's own cost
  * (stdio and malloc take their locks once a process has two threads), which
  * the interleaved comparison cannot see. CALL (write, pwrite, fwrite,
- * fprintf) makes only that one's calls, once: callgrind's instruction count
- * at two call counts gives the instructions per call. */
+ * fprintf, stat) makes only that one's calls, once: callgrind's instruction
+ * count at two call counts gives the instructions per call. stat (alone
+ * only) names the data file by its absolute path, the path calls' cost. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,7 +43,8 @@ static fwrite_fn lfw;
 static fprintf_fn lfp;
 
 /* One timed loop of n calls; which = function, direct = through libc. */
-static double loop(int which, int direct, long n, int fd, FILE* f) {
+static double loop(int which, int direct, long n, int fd, FILE* f, const char* path) {
+  struct stat st;
   double t0 = now_ns();
   for (long i = 0; i < n; ++i) {
     switch (which) {
@@ -54,26 +57,29 @@ static double loop(int which, int direct, long n, int fd, FILE* f) {
       case 2:
         direct ? lfw("x", 1, 1, f) : fwrite("x", 1, 1, f);
         break;
-      default:
+      case 3:
         direct ? lfp(f, "%c", 'x') : fprintf(f, "%c", 'x');
+        break;
+      default:
+        stat(path, &st);
         break;
     }
   }
   return (now_ns() - t0) / (double)n;
 }
 
-static const char* const names[4] = {"write 1 B", "pwrite 1 B", "fwrite 1 B", "fprintf 1 B"};
+static const char* const names[5] = {"write 1 B", "pwrite 1 B", "fwrite 1 B", "fprintf 1 B", "stat path"};
 
 /* The calls as the program makes them, one function at a time (alone). */
 static int alone(long n, int reps, const char* path, const char* only) {
-  for (int which = 0; which < 4; ++which) {
+  for (int which = 0; which < 5; ++which) {
     size_t len = strcspn(names[which], " ");
     if (only && (strlen(only) != len || strncmp(only, names[which], len) != 0)) continue;
     double t[32];
     for (int r = 0; r < reps; ++r) {
       int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
       FILE* f = fdopen(dup(fd), "w");
-      t[r] = loop(which, 0, n, fd, f);
+      t[r] = loop(which, 0, n, fd, f, path);
       fclose(f);
       close(fd);
     }
@@ -95,8 +101,9 @@ int main(int argc, char** argv) {
   lfw = (fwrite_fn)dlsym(libc, "fwrite");
   lfp = (fprintf_fn)dlsym(libc, "fprintf");
   if (!lw || !lpw || !lfw || !lfp) return 2;
-  char path[4096];
-  snprintf(path, sizeof path, "%s/tracer_overhead.dat", dir);
+  char path[8192];
+  char abs_dir[4096];
+  snprintf(path, sizeof path, "%s/tracer_overhead.dat", realpath(dir, abs_dir) ? abs_dir : dir);
   if (argc > 4 && strcmp(argv[4], "alone") == 0) return alone(n, argc > 5 ? 1 : reps, path, argc > 5 ? argv[5] : NULL);
   printf("%-12s %12s %12s %12s\n", "call", "untraced ns", "traced ns", "added ns");
   for (int which = 0; which < 4; ++which) {
@@ -104,8 +111,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < reps; ++r) {
       int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
       FILE* f = fdopen(dup(fd), "w");
-      plain[r] = loop(which, 1, n, fd, f);
-      traced[r] = loop(which, 0, n, fd, f);
+      plain[r] = loop(which, 1, n, fd, f, path);
+      traced[r] = loop(which, 0, n, fd, f, path);
       fclose(f);
       close(fd);
     }
