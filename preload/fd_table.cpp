@@ -338,11 +338,26 @@ std::string absolute_path(int dirfd, const char* path) {
   return lexically_normal(base + "/" + path);
 }
 
+namespace {
+// is_normal for a C string, finding its end on the way (no strlen before
+// it): the length of a normal path, 0 for any other.
+size_t normal_length(const char* path) {
+  if (path[0] != '/') return 0;
+  if (path[1] == '\0') return 1;
+  for (const char* c = path + 1;;) {
+    if (*c == '/' || *c == '\0') return 0;  // an empty component, a trailing '/'
+    if (*c == '.' && (c[1] == '/' || c[1] == '\0' || (c[1] == '.' && (c[2] == '/' || c[2] == '\0')))) return 0;
+    const char* slash = strchrnul(c, '/');
+    if (*slash == '\0') return size_t(slash - path);
+    c = slash + 1;
+  }
+}
+}  // namespace
+
 AbsolutePath::AbsolutePath(int dirfd, const char* path) {
-  if (path && path[0] == '/') {
-    const std::string_view p(path);
-    if (is_normal(p)) {
-      view_ = p;
+  if (path) {
+    if (const size_t n = normal_length(path)) {
+      view_ = std::string_view(path, n);
       return;
     }
   }

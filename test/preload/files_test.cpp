@@ -35,7 +35,10 @@ TEST_CASE("a call's path is viewed in place when already normal", "[preload][pat
   const AbsolutePath same(AT_FDCWD, normal);
   REQUIRE(same.view() == normal);
   REQUIRE(same.view().data() == normal);  // no copy
-  for (const char* other : {"/x/./y", "/a//b/", "/a/b/..", "rel/f.txt", "../up", "."}) {
+  for (const char* already : {"/", "/a", "/a/.b", "/a/..b/c", "/.../x", "/a/b.", "/a/b.."})
+    REQUIRE(AbsolutePath(AT_FDCWD, already).view().data() == already);
+  for (const char* other :
+       {"/x/./y", "/a//b/", "/a/b/..", "/a/.", "/a/", "//", "/./a", "/../a", "rel/f.txt", "../up", "."}) {
     const AbsolutePath built(AT_FDCWD, other);
     REQUIRE(built.view() == absolute_path(AT_FDCWD, other));
     REQUIRE(built.view().data() != other);
