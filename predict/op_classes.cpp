@@ -330,6 +330,7 @@ Classes derive_classes(const trace::Plan& plan) {
     observe_use(uses[{rank, file}], op_of(ev), ev);
   });
   Classes out;
+  out.extrapolated = plan.extrap.target != 0;
   std::map<ClassKey, IoClass> found;
   std::map<ClassKey, std::vector<Span>> spans;
   coll.restart();
@@ -370,6 +371,7 @@ Classes combine_runs(const std::vector<Classes>& runs, size_t* median_run) {
   Classes out;
   for (size_t r = 0; r < runs.size(); ++r) {
     out.io_runs_ns.push_back(runs[r].io_ns);
+    out.extrapolated = out.extrapolated || runs[r].extrapolated;
     for (const IoClass& c : runs[r].classes) {
       auto [at, first] = merged.try_emplace(c.key, c);
       IoClass& m = at->second;

@@ -80,6 +80,9 @@ struct Classes {
   std::vector<IoClass> classes;     // by traced time, largest first
   int64_t io_ns = 0;                // on summary.json's time.io_s basis: depth-0 I/O and MPI-IO calls, all ranks
   std::vector<int64_t> io_runs_ns;  // with several traced runs: each one's io_ns (io_ns: their median)
+  // Made by mpior-post --extrapolate: its call times are fitted to the traced counts' (a few small ones),
+  // not measured at this count, where many more ranks contend (predict.cpp: the target's time per op).
+  bool extrapolated = false;
 };
 
 // Walks every rank of every stream twice with the EventCursor (the files'

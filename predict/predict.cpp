@@ -70,12 +70,17 @@ double median_rel_sd(const IoClass& c) {
 // run-to-run spread (the jobs of synced writes do the traced work, so one
 // run varies as the application's I/O there does) and, when the prediction
 // scales the traced time, the reference's: the traced time is one run there.
-void measured_class(ClassResult& r, const IoClass& c) {
+// An extrapolated plan's times were never measured at its rank count (a fit
+// to a few small counts knows nothing of many ranks contending for one
+// journal or device): its classes take the target's time per operation,
+// measured by fio jobs at the class's concurrency at that count.
+void measured_class(ClassResult& r, const IoClass& c, bool extrapolated) {
   double traced_s = double(c.time_ns) / 1e9, ref = median(r.runs.reference), tgt = median(r.runs.target);
   double k = double(std::max<size_t>(1, runs_of(r)));
   r.reference_rel_sd = std::max(rel_sd(r.runs.reference), rel_sd(r.runs.reference_mean));
   r.target_rel_sd = std::max(rel_sd(r.runs.target), rel_sd(r.runs.target_mean));
-  r.per_op_basis = ref < kRatioFloorS && tgt > kAmplified * ref && c.count > 0;
+  r.per_op_basis = c.count > 0 && (extrapolated || (ref < kRatioFloorS && tgt > kAmplified * ref));
+  r.extrapolated = extrapolated && r.per_op_basis;
   double ref_part = r.per_op_basis ? 0.0 : r.reference_rel_sd * r.reference_rel_sd;
   double tgt_part = r.target_rel_sd * r.target_rel_sd;
   r.rel_sd = std::sqrt((ref_part + tgt_part) / k + tgt_part + traced_part(c, ref_part));
@@ -108,6 +113,22 @@ std::vector<double> cycles(const std::vector<double>& write, const std::vector<d
   return out;
 }
 
+// A pair on the target's time per op: the writes' count times a cycle is
+// the pair's time, shared between the two classes as traced (a sync's count
+// times a write's cycle would count the cycle once per sync).
+void per_op_pair(Prediction& p, const Classes& cs, size_t w, size_t s) {
+  double tw = double(cs.classes[w].time_ns), ts = double(cs.classes[s].time_ns);
+  double pair = p.classes[w].predicted_s;  // the writes' count x the target's cycle
+  for (size_t i : {w, s}) {
+    ClassResult& r = p.classes[i];
+    double share = tw + ts > 0 ? double(cs.classes[i].time_ns) / (tw + ts) : (i == w ? 1.0 : 0.0);
+    double scale = r.predicted_s > 0 ? pair * share / r.predicted_s : 0.0;
+    r.predicted_s *= scale, r.low_s *= scale, r.high_s *= scale;
+    double t = double(cs.classes[i].time_ns) / 1e9;
+    r.ratio = t > 0 ? r.predicted_s / t : r.ratio;
+  }
+}
+
 // Both classes of a synced-write pair from their runs' cycles (their own runs kept for the report).
 void cycle_pair(Prediction& p, const Classes& cs, size_t w, size_t s) {
   const Runs &rw = p.classes[w].runs, &rs = p.classes[s].runs;
@@ -124,11 +145,12 @@ void cycle_pair(Prediction& p, const Classes& cs, size_t w, size_t s) {
     ClassResult& r = p.classes[i];
     Runs own = std::move(r.runs);
     r.runs = cyc;
-    measured_class(r, cs.classes[i]);
+    measured_class(r, cs.classes[i], cs.extrapolated);
     r.runs = std::move(own);
     r.cycle_basis = true;
     r.cycle_runs = cyc;
   }
+  if (p.classes[w].per_op_basis) per_op_pair(p, cs, w, s);
 }
 
 size_t index_of(const Classes& cs, const ClassKey& k) {
@@ -226,7 +248,7 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     ClassResult& r = p.classes[i];
     r.measured = true;
     r.runs = *runs[i];
-    measured_class(r, cs.classes[i]);
+    measured_class(r, cs.classes[i], cs.extrapolated);
   }
   for (size_t w = 0; w < cs.classes.size(); ++w)
     if (size_t s = sync_partner(cs, runs, w); s != SIZE_MAX) cycle_pair(p, cs, w, s);
@@ -237,7 +259,7 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     p.fio_target_rel_sd += r.target_rel_sd * t;
     max_sd = std::max(max_sd, r.rel_sd);
     factor = std::max(factor, spread_factor(runs_of(r)));
-    if (r.per_op_basis) continue;  // not a ratio for other classes
+    if (r.per_op_basis && !r.extrapolated) continue;  // an amplified ratio: not one for other classes
     weighted += r.ratio * t;
     weight += t;
     lo_ratio = std::min(lo_ratio, r.ratio);
@@ -356,6 +378,7 @@ nlohmann::json class_json(size_t i, const IoClass& c, const JobPlan& jp, const C
                       {"measured", r.measured},
                       {"basis", c.key.op == Op::mpiio_own ? "waits for other ranks' file-system calls scaled"
                                 : !r.measured             ? "fallback ratio"
+                                : r.extrapolated          ? "target time per op (extrapolated plan)"
                                 : r.per_op_basis          ? "target time per op"
                                 : r.cycle_basis           ? "ratio of the synced write's cycle"
                                                           : "ratio"},
@@ -424,7 +447,10 @@ std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan&
     const IoClass& c = cs.classes[i];
     const ClassResult& r = p.classes[i];
     std::string job = r.measured ? jp.jobs[size_t(jp.job_of[i])].file() : "(not measured: " + jp.unmeasured[i] + ")";
-    if (r.per_op_basis) job += " (count x target time per op: reference below 10 us per op, ratio over 10)";
+    if (r.extrapolated)
+      job += " (count x target time per op at its concurrency: the plan's times are extrapolated)";
+    else if (r.per_op_basis)
+      job += " (count x target time per op: reference below 10 us per op, ratio over 10)";
     if (r.cycle_basis) job += " (ratio of a write's cycle: the write and its syncs)";
     s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11.6f} {:>9.4f} {:>7.1f} {:>11.6f}  {}\n", i + 1, class_label(c.key),
                      c.concurrency(), c.count, double(c.time_ns) / 1e9, r.ratio, r.rel_sd * 100, r.predicted_s, job);

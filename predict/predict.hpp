@@ -25,6 +25,7 @@ struct ClassResult {
   bool measured = false;
   bool per_op_basis = false;  // count x the target's time per op: the reference's was below the ratio floor
   bool cycle_basis = false;   // a synced write or its sync: the ratio of the write's cycle (predict.cpp)
+  bool extrapolated = false;  // per_op_basis because the plan was extrapolated (Classes::extrapolated)
   Runs cycle_runs;            // with cycle_basis: seconds per write and its syncs, one per run
   Runs runs;
   double ratio = 1, rel_sd = 0;  // ratio: predicted / traced; rel_sd: of one run's predicted time (predict.cpp)

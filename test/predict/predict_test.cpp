@@ -250,3 +250,40 @@ TEST_CASE("several traced runs: the traced time's uncertainty is their spread ov
   cs.classes[0].traced_runs_ns = {1'000'000'000, 1'000'000'000};  // steady runs: still the fio spread, halved
   REQUIRE(predict_io(cs, runs).classes[0].rel_sd == Approx(std::sqrt(0.01 / 3 + 0.01 / 2)));
 }
+
+TEST_CASE("an extrapolated plan: the target's time per op at its concurrency, not a ratio", "[predict]") {
+  const ClassKey w{Op::write, 65536, true, true, 64, false}, f{Op::sync, 65536, true, true, 64, false};
+  Classes cs{std::vector<IoClass>(3), 0, {}, false};
+  auto put = [&](size_t i, ClassKey k, int64_t ns, uint64_t count) {
+    cs.classes[i].key = k, cs.classes[i].time_ns = ns, cs.classes[i].count = count;
+  };
+  put(0, w, 640'000'000, 6400);                                     // writes at the small counts' 0.1 ms
+  put(1, f, 160'000'000, 100);                                      // fsyncs at 1.6 ms
+  put(2, {Op::stat, 0, false, false, 0, false}, 10'000'000, 1000);  // not measured
+  cs.io_ns = 810'000'000;
+  std::vector<std::optional<Runs>> runs(3);
+  // fio at this count's concurrency: writes 0.2 ms on both sides, fsyncs 64 ms on the reference, 6.4 on the target
+  runs[0] = Runs{{2e-4, 2e-4, 2e-4}, {2e-4, 2e-4, 2e-4}};
+  runs[1] = Runs{{64e-3, 64e-3, 64e-3}, {6.4e-3, 6.4e-3, 6.4e-3}};
+  Prediction ratio = predict_io(cs, runs);
+  cs.extrapolated = true;
+  Prediction p = predict_io(cs, runs);
+  // A ratio scales the fitted times (as if the journal were no busier at this count); the pair's time is
+  // the writes' count x the target's cycle, shared between the two as the plan has it.
+  double pair = 6400 * (2e-4 + 6.4e-3 / 64);
+  CHECK(ratio.classes[0].predicted_s + ratio.classes[1].predicted_s == Approx(0.8 * 0.3e-3 / 1.2e-3));
+  for (size_t i : {0, 1}) {
+    CHECK(p.classes[i].per_op_basis);
+    CHECK(p.classes[i].extrapolated);
+    CHECK(p.classes[i].ratio == Approx(pair / 0.8));
+    CHECK(p.classes[i].low_s <= p.classes[i].predicted_s);
+    CHECK(p.classes[i].high_s >= p.classes[i].predicted_s);
+  }
+  CHECK(p.classes[0].predicted_s == Approx(pair * 0.64 / 0.8));
+  CHECK(p.classes[1].predicted_s == Approx(pair * 0.16 / 0.8));
+  // An unmeasured class takes the measured classes' ratio, as for a traced plan.
+  CHECK(p.classes[2].ratio == Approx(pair / 0.8));
+  JobPlan jp{
+      {Job{"job-1", "", {0, 1}, 0, 0, 0, 0, 0, 1, {}}}, {0, 0, -1}, {"write", "sync", ""}, {"", "", "no benchmark"}, 0};
+  CHECK(report_json({}, cs, jp, p)["classes"][0]["basis"] == "target time per op (extrapolated plan)");
+}
