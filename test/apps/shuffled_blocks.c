@@ -68,8 +68,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   long blocks = arg_or(argc, argv, 1, 8), segments = arg_or(argc, argv, 2, 2), n = blocks * segments;
   CHECK(blocks > 0 && segments > 0);
-  long* v = arg_or(argc, argv, 3, 0) ? random_owned(blocks, segments, rank, size, &n)
-                                     : malloc((size_t)n * sizeof *v);
+  long* v = arg_or(argc, argv, 3, 0) ? random_owned(blocks, segments, rank, size, &n) : malloc((size_t)n * sizeof *v);
   char* buf = malloc(kXfer);
   CHECK(v && buf);
   for (long s = 0, i = 0; s < segments && !arg_or(argc, argv, 3, 0); ++s)
