@@ -75,15 +75,18 @@ void recover_trace(const std::string& dir, const Journaled& j, const std::vector
   std::vector<trace::JournalThread> threads;
   trace::JournalMeta meta;
   const std::string meta_path = dir + "/" + trace::journal_meta_name(j.name);
-  size_t events = 0;
+  const std::string shared_path = dir + "/" + trace::journal_shared_name(j.name);
   for (const std::string& f : files) {
     if (f == meta_path) {
       meta = trace::read_meta_journal(f, warnings);
-      continue;
+    } else if (f == shared_path) {
+      for (trace::JournalThread& t : trace::read_shared_journal(f, warnings)) threads.push_back(std::move(t));
+    } else {
+      threads.push_back(trace::read_thread_journal(f, warnings));
     }
-    threads.push_back(trace::read_thread_journal(f, warnings));
-    events += threads.back().events.size();
   }
+  size_t events = 0;
+  for (const trace::JournalThread& t : threads) events += t.events.size();
   const std::string path = dir + "/" + j.name;
   const std::string who = (j.child ? "a child process of rank " : "rank ") + std::to_string(j.rank);
   if (events > 0 && !exists(path)) {

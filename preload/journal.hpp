@@ -25,14 +25,20 @@ struct Ring {
   uint64_t half;
 };
 
-inline constexpr uint32_t kMaxThreads = 4096;
+inline constexpr uint32_t kMaxThreads = trace::kJournalThreads;
 extern std::atomic<Ring*> g_rings[kMaxThreads];
 extern std::atomic<bool> g_started;
 
-// Maps this thread's ring (its first record after start); nullptr when the
-// journal is off or cannot be made.
-Ring* open_ring(uint32_t thread) noexcept;
+// A record of a thread without a ring in g_rings: maps the thread's ring
+// (its first record after start) and stores the record there, or, when
+// MPIOR_MEMORY holds no more rings, stores it in the shared ring.
+void append_cold(uint32_t thread, const trace::RawEvent& ev, uint64_t seq) noexcept;
 void want_flush() noexcept;
+// A thread's ring is half full of records the rank file lacks at record
+// seq: asks for a rewrite and, when the records up to the next check would
+// overwrite some it still lacks, waits for it (a flush thread makes it;
+// without one the calling thread does, after this call).
+void ring_behind(const Ring& r, uint64_t seq) noexcept;
 
 // The record stored as trace::JournalRecord says: its opening word, the
 // event, its commit word last. The compiler must keep that order; the
@@ -51,12 +57,10 @@ __attribute__((always_inline)) inline void store_record(trace::JournalRecord& ou
 __attribute__((always_inline)) inline void append(uint32_t thread, const trace::RawEvent& ev, uint64_t seq) noexcept {
   if (__builtin_expect(thread >= kMaxThreads, 0)) return;
   Ring* r = g_rings[thread].load(std::memory_order_acquire);
-  if (__builtin_expect(r == nullptr, 0)) {
-    if (!g_started.load(std::memory_order_relaxed) || !(r = open_ring(thread))) return;
-  }
+  if (__builtin_expect(r == nullptr, 0)) return append_cold(thread, ev, seq);
   store_record(r->records[seq & r->mask], ev, seq);
   if (__builtin_expect((seq & 1023) == 0, 0) && seq - __atomic_load_n(&r->header->flushed, __ATOMIC_RELAXED) > r->half)
-    want_flush();
+    ring_behind(*r, seq);
 }
 
 // MPIOR_JOURNAL: records per thread ring (0: no journal).
@@ -65,9 +69,14 @@ bool enabled() noexcept;
 // the `left` the process's rings may still take (threads still to come
 // share the other half; the last ones take what remains), a power of two
 // of at least kMinRing; 0 when `left` holds none. The rings of any number
-// of threads stay within the process's share of MPIOR_MEMORY.
+// of threads stay within the process's share of MPIOR_MEMORY: a quarter of
+// it is kept for one ring the threads that find none left share
+// (shared_records), so that every thread stays crash-safe.
 inline constexpr uint64_t kMinRing = 1024;
 uint64_t ring_records(uint64_t want, uint64_t left) noexcept;
+// The shared ring's records within `bytes` (its file: header, table,
+// records), 0 when fewer than kMinRing fit.
+uint64_t shared_records(uint64_t bytes) noexcept;
 // After MPI_Init (a standalone program, a child process: at its first
 // recorded call): journals go to dir, named for the process's trace file
 // trace_name (threads map theirs at their next record).

@@ -14,7 +14,8 @@ namespace mpior::trace {
 
 namespace {
 
-constexpr std::string_view kTraceSuffix = ".mpior", kJournalSuffix = ".journal", kMetaTail = "meta.journal";
+constexpr std::string_view kTraceSuffix = ".mpior", kJournalSuffix = ".journal", kMetaTail = "meta.journal",
+                           kSharedTail = "shared.journal";
 
 std::string_view stem_of(std::string_view trace_name) {
   if (trace_name.ends_with(kTraceSuffix)) trace_name.remove_suffix(kTraceSuffix.size());
@@ -23,7 +24,7 @@ std::string_view stem_of(std::string_view trace_name) {
 
 // The part of a journal's name after its trace's stem and a dot: "meta.journal" or "tNNNN.journal".
 bool journal_tail(std::string_view tail) {
-  if (tail == kMetaTail) return true;
+  if (tail == kMetaTail || tail == kSharedTail) return true;
   if (!tail.starts_with('t') || !tail.ends_with(kJournalSuffix)) return false;
   std::string_view digits = tail.substr(1, tail.size() - 1 - kJournalSuffix.size());
   return !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -39,6 +40,10 @@ std::string journal_file_name(const std::string& trace_name, uint32_t thread) {
 
 std::string journal_meta_name(const std::string& trace_name) {
   return std::string(stem_of(trace_name)) + "." + std::string(kMetaTail);
+}
+
+std::string journal_shared_name(const std::string& trace_name) {
+  return std::string(stem_of(trace_name)) + "." + std::string(kSharedTail);
 }
 
 std::vector<std::string> journal_files(const std::string& dir, const std::string& trace_name) {
@@ -80,8 +85,9 @@ JournalHeader read_header(const std::vector<uint8_t>& bytes, const std::string& 
   if (h.magic != kJournalMagic) throw FormatError(path + ": not an mpior journal");
   if (h.version != kJournalVersion) throw FormatError(path + ": journal version " + std::to_string(h.version));
   if (h.kinds != kinds_fingerprint()) throw FormatError(path + ": written by an mpior with other event kinds");
+  const size_t first = h.thread == kJournalShared ? kJournalSharedRecords : kJournalHeaderBytes;
   if (h.record_size != sizeof(JournalRecord) || h.capacity == 0 ||
-      bytes.size() < kJournalHeaderBytes + h.capacity * sizeof(JournalRecord))
+      bytes.size() < first + h.capacity * sizeof(JournalRecord))
     throw FormatError(path + ": journal layout does not match its size");
   return h;
 }
@@ -94,18 +100,43 @@ RawEvent in_ns(RawEvent ev, const JournalHeader& h) {
   return ev;
 }
 
+// One thread's whole records, by event number.
+using Whole = std::vector<std::pair<uint64_t, const JournalRecord*>>;
+
 // The records just before the flush mark, back to the last one at depth 0
 // (what every depth's gap is measured from), oldest first; none when the
 // ring no longer holds them all.
-std::vector<RawEvent> before_mark(const std::vector<JournalRecord>& recs, const JournalHeader& h) {
+std::vector<RawEvent> before_mark(const Whole& recs, uint64_t flushed, const JournalHeader& h) {
   std::vector<RawEvent> out;
-  for (uint64_t k = 1; k <= std::min<uint64_t>(h.flushed, 256); ++k) {
-    const JournalRecord& r = recs[(h.flushed - k) % h.capacity];
-    if (!journal_whole(r, h.flushed - k)) return {};
-    out.insert(out.begin(), in_ns(r.ev, h));
-    if (r.ev.depth == 0) return out;
+  auto at = std::lower_bound(recs.begin(), recs.end(), std::make_pair(flushed, (const JournalRecord*)nullptr));
+  for (uint64_t k = 1; k <= std::min<uint64_t>(flushed, 256); ++k) {
+    if (at == recs.begin() || (--at)->first != flushed - k) return {};
+    out.insert(out.begin(), in_ns(at->second->ev, h));
+    if (at->second->ev.depth == 0) return out;
   }
   return {};
+}
+
+// The thread's records from its flush mark on, and the ones before it.
+JournalThread thread_of(const std::string& path, const JournalHeader& h, uint32_t thread, uint64_t flushed, Whole& recs,
+                        std::vector<std::string>* warnings) {
+  std::sort(recs.begin(), recs.end());
+  JournalThread out{thread, h.rank, flushed, {}, before_mark(recs, flushed, h)};
+  uint64_t expect = flushed;
+  for (auto at = std::lower_bound(recs.begin(), recs.end(), std::make_pair(flushed, (const JournalRecord*)nullptr));
+       at != recs.end(); ++at) {
+    if (at->first != expect)
+      warnings->push_back(path + ": events " + std::to_string(expect) + " to " + std::to_string(at->first - 1) +
+                          " of thread " + std::to_string(thread) + " are lost (overwritten or torn)");
+    expect = at->first + 1;
+    out.events.push_back(in_ns(at->second->ev, h));
+  }
+  return out;
+}
+
+void warn_torn(const std::string& path, uint64_t torn, std::vector<std::string>* warnings) {
+  if (torn)
+    warnings->push_back(path + ": " + std::to_string(torn) + " torn record(s) dropped (the process died writing it)");
 }
 
 }  // namespace
@@ -113,34 +144,45 @@ std::vector<RawEvent> before_mark(const std::vector<JournalRecord>& recs, const 
 JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings) {
   std::vector<uint8_t> bytes = read_file(path);
   JournalHeader h = read_header(bytes, path);
-  JournalThread out{h.thread, h.rank, h.flushed, {}, {}};
+  if (h.thread == kJournalShared) throw FormatError(path + ": a shared journal where a thread's was expected");
   std::vector<JournalRecord> recs(h.capacity);
   std::memcpy(recs.data(), bytes.data() + kJournalHeaderBytes, h.capacity * sizeof(JournalRecord));
-  // Whole records after the flush mark, by sequence number.
-  std::vector<const JournalRecord*> live;
+  Whole whole;
   uint64_t torn = 0;
   for (const JournalRecord& r : recs) {
     if (r.commit == 0 && r.opened == 0) continue;  // never written
     const uint64_t seq = r.opened - 1;
-    if (r.opened == 0 || !journal_whole(r, seq) || seq % h.capacity != uint64_t(&r - recs.data())) {
+    if (r.opened == 0 || !journal_whole(r, seq) || seq % h.capacity != uint64_t(&r - recs.data()))
       ++torn;
-      continue;
-    }
-    if (seq >= h.flushed) live.push_back(&r);
+    else
+      whole.emplace_back(seq, &r);
   }
-  out.before = before_mark(recs, h);
-  std::sort(live.begin(), live.end(), [](auto* a, auto* b) { return a->commit < b->commit; });
-  if (torn)
-    warnings->push_back(path + ": " + std::to_string(torn) + " torn record(s) dropped (the process died writing it)");
-  uint64_t expect = h.flushed;
-  for (const JournalRecord* r : live) {
-    const uint64_t seq = r->commit - 1;
-    if (seq != expect)
-      warnings->push_back(path + ": events " + std::to_string(expect) + " to " + std::to_string(seq - 1) +
-                          " of thread " + std::to_string(h.thread) + " are lost (overwritten or torn)");
-    expect = seq + 1;
-    out.events.push_back(in_ns(r->ev, h));
+  warn_torn(path, torn, warnings);
+  return thread_of(path, h, h.thread, h.flushed, whole, warnings);
+}
+
+std::vector<JournalThread> read_shared_journal(const std::string& path, std::vector<std::string>* warnings) {
+  std::vector<uint8_t> bytes = read_file(path);
+  JournalHeader h = read_header(bytes, path);
+  if (h.thread != kJournalShared) throw FormatError(path + ": a thread's journal where the shared one was expected");
+  std::vector<uint64_t> flushed(kJournalThreads);
+  std::memcpy(flushed.data(), bytes.data() + kJournalHeaderBytes, kJournalThreads * sizeof(uint64_t));
+  std::vector<JournalRecord> recs(h.capacity);
+  std::memcpy(recs.data(), bytes.data() + kJournalSharedRecords, h.capacity * sizeof(JournalRecord));
+  std::vector<Whole> by_thread(kJournalThreads);
+  uint64_t torn = 0;
+  for (const JournalRecord& r : recs) {
+    if (r.commit == 0 && r.opened == 0) continue;  // never written
+    const uint64_t thread = r.opened >> kJournalThreadShift, seq = (r.opened & ((1ull << kJournalThreadShift) - 1)) - 1;
+    if (r.opened != r.commit || thread >= kJournalThreads || seq + 1 == 0)
+      ++torn;
+    else
+      by_thread[thread].emplace_back(seq, &r);
   }
+  warn_torn(path, torn, warnings);
+  std::vector<JournalThread> out;
+  for (uint32_t t = 0; t < kJournalThreads; ++t)
+    if (!by_thread[t].empty()) out.push_back(thread_of(path, h, t, flushed[t], by_thread[t], warnings));
   return out;
 }
 

@@ -11,6 +11,14 @@
 // capacity. A record is whole when its two sequence words match: one
 // killed mid-store is dropped with a warning.
 //
+// Shared journal (rank-NNNNNN.shared.journal, journal_shared_name): the
+// ring of the threads that came when MPIOR_MEMORY held no more rings of
+// their own. A JournalHeader (thread kJournalShared), a table of
+// kJournalThreads u64s (from kJournalHeaderBytes: each thread's events the
+// rank file holds), then `capacity` JournalRecords, filled in the order the
+// threads took them; a record's two words are journal_shared_word(thread,
+// seq).
+//
 // Meta journal (rank-NNNNNN.meta.journal): a sequence of frames, each
 // u32 length, u32 crc32c of the payload, then the payload: u8 type, then
 // for 1 (a file entry) its id (zigzag varint) and the entry as a rank trace
@@ -61,6 +69,17 @@ struct JournalRecord {
 };
 static_assert(sizeof(JournalRecord) == 128, "records stay within a page");
 
+// The shared journal: its header's thread, the threads its table holds,
+// where its records start.
+inline constexpr uint32_t kJournalShared = UINT32_MAX;
+inline constexpr uint32_t kJournalThreads = 4096;
+inline constexpr size_t kJournalSharedRecords = kJournalHeaderBytes + kJournalThreads * sizeof(uint64_t);
+// A shared record's word: its thread above bit 40, its event number + 1 below.
+inline constexpr unsigned kJournalThreadShift = 40;
+inline constexpr uint64_t journal_shared_word(uint32_t thread, uint64_t seq) noexcept {
+  return (uint64_t(thread) << kJournalThreadShift) | (seq + 1);
+}
+
 // The record holds event number seq, whole.
 inline bool journal_whole(const JournalRecord& r, uint64_t seq) noexcept {
   return r.commit == seq + 1 && r.opened == seq + 1;
@@ -72,6 +91,7 @@ inline bool journal_whole(const JournalRecord& r, uint64_t seq) noexcept {
 // rank-000042.child-PID-SERIAL.t0000.journal.
 std::string journal_file_name(const std::string& trace_name, uint32_t thread);
 std::string journal_meta_name(const std::string& trace_name);
+std::string journal_shared_name(const std::string& trace_name);
 // Journal files of the trace file trace_name in dir (thread journals and
 // the meta journal), paths.
 std::vector<std::string> journal_files(const std::string& dir, const std::string& trace_name);
@@ -93,6 +113,8 @@ struct JournalThread {
   std::vector<RawEvent> before;
 };
 JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings);
+// The shared journal's threads, by thread.
+std::vector<JournalThread> read_shared_journal(const std::string& path, std::vector<std::string>* warnings);
 
 // Meta journal frames.
 std::vector<uint8_t> journal_file_frame(int32_t id, const FileEntry& f);

@@ -13,9 +13,14 @@
  * shared file mapping and never returns. The victim waits for every flag,
  * then completes that Bcast (its small message needs no receiver to go) and
  * dies: the others die inside a collective the victim completed. Every
- * rank writes one more block before the Bcast. */
+ * rank writes one more block before the Bcast.
+ *   crash_app MODE NWRITES VICTIM WAIT_MS threadsT
+ * Instead of the main thread, T threads of every rank write NWRITES blocks
+ * each, all at once, to crash_<rank>_<thread>.dat. */
 #include <fcntl.h>
 #include <mpi.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -67,6 +72,36 @@ static void complete_bcast(int size) {
   MPI_Bcast(&v, 1, MPI_INT, my_rank, MPI_COMM_WORLD);
 }
 
+struct writer {
+  pthread_t id;
+  int rank, index;
+  long n;
+};
+
+static void* write_blocks(void* arg) {
+  struct writer* w = arg;
+  char name[64], block[64];
+  memset(block, 'x', sizeof block);
+  snprintf(name, sizeof name, "crash_%d_%d.dat", w->rank, w->index);
+  int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  for (long i = 0; i < w->n; ++i) CHECK(write(fd, block, sizeof block) == sizeof block);
+  close(fd);
+  return NULL;
+}
+
+/* T threads write n blocks each at once. */
+static void threads_write(int rank, int t, long n) {
+  struct writer* w = calloc((size_t)t, sizeof *w);
+  CHECK(w != NULL);
+  for (int i = 0; i < t; ++i) {
+    w[i] = (struct writer){0, rank, i, n};
+    CHECK(pthread_create(&w[i].id, NULL, write_blocks, &w[i]) == 0);
+  }
+  for (int i = 0; i < t; ++i) CHECK(pthread_join(w[i].id, NULL) == 0);
+  free(w);
+}
+
 static void die(const char* mode) {
   if (!strcmp(mode, "segv")) *(volatile int*)(long)zero = 1;
   if (!strcmp(mode, "bus")) { /* a mapping beyond the end of an empty file */
@@ -93,6 +128,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   my_rank = rank;
   int inside = argc > 5 && !strcmp(argv[5], "inside");
+  int threads = argc > 5 && !strncmp(argv[5], "threads", 7) ? atoi(argv[5] + 7) : 0;
   if (inside) map_flags(size);
   const char* mode = argc > 1 ? argv[1] : "exit";
   long n = arg_or(argc, argv, 2, 20000), victim = arg_or(argc, argv, 3, 0), wait_ms = arg_or(argc, argv, 4, 1500);
@@ -101,7 +137,10 @@ int main(int argc, char** argv) {
   snprintf(name, sizeof name, "crash_%d.dat", rank);
   int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   CHECK(fd >= 0);
-  for (long i = 0; i < n; ++i) CHECK(write(fd, block, sizeof block) == sizeof block);
+  if (threads > 0)
+    threads_write(rank, threads, n);
+  else
+    for (long i = 0; i < n; ++i) CHECK(write(fd, block, sizeof block) == sizeof block);
   MPI_Barrier(MPI_COMM_WORLD);
   /* I/O on both sides, so that online pruning keeps the Bcast between. */
   if (inside) CHECK(write(fd, block, sizeof block) == sizeof block);

@@ -218,6 +218,38 @@ def kill_many():
     dies("kill", True, writes=150000)
 
 
+def many_threads():
+    """Each rank runs 100 threads making 2,000 writes each at once, with
+    MPIOR_MEMORY=16M (the journal rings' share: an eighth, 2 MiB; a few
+    threads get rings of their own, the others share one) and no periodic
+    flush; rank 0 dies by SIGKILL after them, the launcher kills rank 1.
+    Every rank left a shared journal, its journal rings stay within their
+    share of MPIOR_MEMORY, and the posted trace holds >= 99% of every
+    thread's writes."""
+    threads, writes, memory = 100, 2000, 16 << 20
+    root = tempfile.mkdtemp(prefix="mpior-journal-")
+    traces = os.path.join(root, "traces")
+    p = launch(root, traces, "kill", 0, True, app_args=[f"threads{threads}"], writes=writes, MPIOR_MEMORY="16M",
+               MPIOR_FLUSH_INTERVAL="0")
+    check(p.returncode != 0, f"the job should fail, exited {p.returncode}: {p.stderr[-2000:]}")
+    names = os.listdir(traces)
+    for r in (0, 1):
+        rings = [f for f in names if re.fullmatch(rf"rank-00000{r}\.(t\d+|shared)\.journal", f)]
+        check(f"rank-00000{r}.shared.journal" in rings, f"rank {r}: no shared journal: {sorted(names)}")
+        size = sum(os.path.getsize(os.path.join(traces, f)) for f in rings)
+        check(size <= memory // 8, f"rank {r}: journal rings of {size} bytes, over an eighth of MPIOR_MEMORY")
+    post = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
+    check_eq(post.returncode, 0, f"mpior-post exit status: {post.stderr[-3000:]}")
+    with open(os.path.join(traces, "plan", "summary.json")) as f:
+        summary = json.load(f)
+    check_eq(summary.get("missing_ranks", []), [], "missing ranks")
+    short = [(r, t, n) for r in (0, 1) for t in range(threads)
+             for n in [writes_of(summary, f"crash_{r}_{t}.dat")] if not int(0.99 * writes) <= n <= writes]
+    check(not short, f"threads without >= 99% of their {writes} writes (rank, thread, writes): {short[:20]}")
+    check(not [f for f in os.listdir(traces) if f.endswith(".journal")], "journals left after recovery")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def recovered_and_replayed(root, traces):
     """After a post that recovered the journals: none is left, and the plan
     replays; the test's files go."""
@@ -301,6 +333,7 @@ if __name__ == "__main__":
         cases[m + "_late"] = scenario(m, False)
     cases["torn"] = torn
     cases["kill_many"] = kill_many
+    cases["many_threads"] = many_threads
     cases["lossless"] = lossless
     cases["inside"] = inside
     cases["gap"] = gap

@@ -160,3 +160,47 @@ TEST_CASE("the rings of any number of threads stay within the process's share of
   REQUIRE(journal::ring_records(65536, UINT64_MAX) == 65536);
   REQUIRE(journal::ring_records(65536, UINT64_MAX - 65536) == 65536);
 }
+
+TEST_CASE("the shared journal gives each thread its records after its own flush mark", "[preload][journal]") {
+  TempDir dir;
+  const uint64_t capacity = 8;
+  std::vector<uint8_t> bytes(trace::kJournalSharedRecords + capacity * sizeof(trace::JournalRecord));
+  trace::JournalHeader h;
+  h.record_size = sizeof(trace::JournalRecord);
+  h.kinds = trace::kinds_fingerprint();
+  h.thread = trace::kJournalShared;
+  h.capacity = capacity;
+  std::memcpy(bytes.data(), &h, sizeof h);
+  auto* flushed = reinterpret_cast<uint64_t*>(bytes.data() + trace::kJournalHeaderBytes);
+  auto* recs = reinterpret_cast<trace::JournalRecord*>(bytes.data() + trace::kJournalSharedRecords);
+  flushed[7] = 2;  // thread 7's first two events are in the rank file
+  // Slots taken in turn: thread 7's events 0..4 and thread 9's 0..2, interleaved.
+  const std::pair<uint32_t, uint64_t> order[] = {{7, 0}, {9, 0}, {7, 1}, {7, 2}, {9, 1}, {7, 3}, {9, 2}, {7, 4}};
+  for (size_t i = 0; i < capacity; ++i) {
+    const auto [thread, seq] = order[i];
+    journal::store_record(recs[i], event_number(thread * 100 + seq), trace::journal_shared_word(thread, seq) - 1);
+  }
+  recs[6].commit = 0;  // thread 9's event 2: torn
+  const std::string path = dir.path + "/" + trace::journal_shared_name(trace::rank_file_name(3));
+  trace::write_file_atomic(path, bytes);
+  std::vector<std::string> warnings;
+  std::vector<trace::JournalThread> threads = trace::read_shared_journal(path, &warnings);
+  REQUIRE(threads.size() == 2);
+  REQUIRE(threads[0].thread == 7);
+  std::vector<int64_t> starts;
+  for (const trace::RawEvent& ev : threads[0].events) starts.push_back(ev.start);
+  REQUIRE(starts == std::vector<int64_t>{event_number(702).start, event_number(703).start, event_number(704).start});
+  REQUIRE(threads[0].before.size() == 1);  // event 1, at depth 0
+  REQUIRE(threads[1].thread == 9);
+  REQUIRE(threads[1].events.size() == 2);
+  REQUIRE(warnings.size() == 1);
+  REQUIRE(warnings[0].find("1 torn record(s) dropped") != std::string::npos);
+  REQUIRE(trace::journaled_traces(dir.path) == std::vector<std::string>{trace::rank_file_name(3)});
+  REQUIRE(trace::journal_files(dir.path, trace::rank_file_name(3)) == std::vector<std::string>{path});
+  REQUIRE_THROWS_AS(trace::read_thread_journal(path, &warnings), trace::FormatError);
+}
+
+TEST_CASE("the shared ring holds what its share of the journal bytes fits", "[preload][journal]") {
+  REQUIRE(journal::shared_records(trace::kJournalSharedRecords + 1023 * sizeof(trace::JournalRecord)) == 0);
+  REQUIRE(journal::shared_records(trace::kJournalSharedRecords + 3000 * sizeof(trace::JournalRecord) + 5) == 3000);
+}
