@@ -67,6 +67,20 @@ void MpiioReplay::open(const Event& ev) {
   h = Handle{fd, {}};
 }
 
+void MpiioReplay::remove(const Event& ev) {
+  const std::string* path = io_.mapped(mpiio_args(ev).file());
+  int r = path ? target_.sandbox->unlink(*path) : -ENOENT;
+  if (r < 0 && ev.ret == 0) io_.fail(ev, -r, "MPI_File_delete");
+}
+
+// MPI_File_set_size sets the size; MPI_File_preallocate makes it at least that.
+int MpiioReplay::resize(const Event& ev, const Handle& h) {
+  const int64_t size = mpiio_args(ev).offset();
+  if (ev.kind == trace::Kind::MPI_File_set_size) return ::ftruncate(h.fd, off_t(size));
+  struct stat st {};
+  return ::fstat(h.fd, &st) == 0 && st.st_size < size ? ::ftruncate(h.fd, off_t(size)) : 0;
+}
+
 void MpiioReplay::block(const Event& ev) {
   const trace::MpiioArgs a = mpiio_args(ev);
   if (a.handle() != view_handle_) return;
@@ -83,9 +97,7 @@ int64_t MpiioReplay::replay(const Event& ev) {
     return 0;
   }
   if (op == OpClass::mpiio_delete) {
-    const std::string* path = io_.mapped(a.file());
-    int r = path ? target_.sandbox->unlink(*path) : -ENOENT;
-    if (r < 0 && ev.ret == 0) io_.fail(ev, -r, "MPI_File_delete");
+    remove(ev);
     return 0;
   }
   auto it = handles_.find(a.handle());
@@ -104,12 +116,7 @@ int64_t MpiioReplay::replay(const Event& ev) {
       if (a.flags() & fio::kUnflattened) h.view.extent = 0;  // contiguous from disp
       return 0;
     case OpClass::mpiio_size:
-      if (ev.kind == trace::Kind::MPI_File_set_size) {
-        r = ::ftruncate(h.fd, off_t(a.offset()));
-      } else {  // preallocate: at least that size
-        struct stat st {};
-        if (::fstat(h.fd, &st) == 0 && st.st_size < a.offset()) r = ::ftruncate(h.fd, off_t(a.offset()));
-      }
+      r = resize(ev, h);
       break;
     case OpClass::mpiio_seek:
       if ((a.flags() & fio::kShared) && a.fextent() == SEEK_SET)

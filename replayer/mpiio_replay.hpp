@@ -65,6 +65,8 @@ class MpiioReplay {
     uint32_t views = 0;  // views set since the open (SharedPointers)
   };
   void open(const trace::Event& ev);
+  void remove(const trace::Event& ev);
+  int resize(const trace::Event& ev, const Handle& h);
   int64_t transfer(const trace::Event& ev, Handle& h, int64_t at, int64_t bytes);
   int64_t piece(const trace::Event& ev, int fd, bool write, int64_t at, int64_t n);
 
