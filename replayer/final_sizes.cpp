@@ -135,8 +135,9 @@ void SizeLog::posix(const Event& ev, bool traced_ok, int32_t g, int32_t g2) {
     case OpClass::truncate:
       return set(g, ev, io_args(ev).offset());
     case OpClass::allocate: {
-      int64_t mode = file_args(ev).mode();
-      if (mode == trace::kPosixAllocate || mode == 0) return grow(g, ev, io_args(ev).offset() + io_args(ev).count());
+      // posix_fallocate (returns_errno among the allocations) allocates as mode 0 does.
+      const int64_t mode = trace::has_fact(ev.kind, trace::fact::returns_errno) ? 0 : file_args(ev).mode();
+      if (mode == 0) return grow(g, ev, io_args(ev).offset() + io_args(ev).count());
       if (!(mode & kFallocKeepSize)) unknown(g);
       return;
     }

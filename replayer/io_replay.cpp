@@ -208,7 +208,9 @@ constexpr KindTable<IoReplay::Call> IoReplay::calls() {
       {F::posix, Op::sync, &T::on_fd<ops::fd_syncfs>, fact::whole_fs},
       {F::posix, Op::sync, &T::on_fd<ops::fd_sync_range>, fact::ranged},
       {F::posix, Op::advise, &T::on_fd<ops::fd_advise>},
+      {F::posix, Op::advise, &T::on_fd<ops::fd_readahead>, fact::readahead},
       {F::posix, Op::allocate, &T::on_fd<ops::fd_allocate>},
+      {F::posix, Op::allocate, &T::on_fd<ops::fd_posix_allocate>, fact::returns_errno},
       {F::posix, Op::truncate, &T::on_fd<ops::fd_truncate>},
       {F::posix, Op::truncate, &T::on_path<ops::path_truncate>, fact::by_path},
       {F::posix, Op::stat, &T::on_path<ops::path_stat>},
@@ -253,9 +255,8 @@ IoOutcome IoReplay::replay(const Event& ev) {
   static constexpr auto kCalls = calls();
   static_assert(every_kind_handled(kCalls), "a kind of trace/api/*.list has no file system replay: register one");
   static_assert(no_kind_claimed_twice(kCalls), "a kind of trace/api/*.list has the facts of two file system replays");
-  OpClass op = ev.op();
-  bool two_names = op == OpClass::rename || op == OpClass::link || op == OpClass::copy;
-  sizes_.posix(ev, traced_ok(ev), global_file(io_args(ev).file()), two_names ? global_file(file_args(ev).file2()) : -1);
+  const bool two_files = trace::has_fact(ev.kind, trace::fact::two_files);
+  sizes_.posix(ev, traced_ok(ev), global_file(io_args(ev).file()), two_files ? global_file(file_args(ev).file2()) : -1);
   return (this->*kCalls[size_t(ev.kind)])(ev);
 }
 

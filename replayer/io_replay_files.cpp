@@ -91,7 +91,8 @@ int IoReplay::link_path(const Event& ev, const std::string& path) {
   const trace::FileArgs a = file_args(ev);
   const std::string* to = mapped(a.file2());
   if (!to) return -ENOENT;
-  return a.flags() == trace::kSymlink ? target_.sandbox->symlink(path, *to) : target_.sandbox->link(path, *to);
+  return trace::has_fact(ev.kind, trace::fact::symbolic) ? target_.sandbox->symlink(path, *to)
+                                                         : target_.sandbox->link(path, *to);
 }
 
 // Bytes to move: writes repeat what the application actually wrote; reads

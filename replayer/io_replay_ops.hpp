@@ -48,18 +48,22 @@ inline int fd_stat(const FileArgs&, int fd) {
   return ::fstat(fd, &st);
 }
 
-// The tracer records readahead as an advice of its own (trace::kReadahead).
+// posix_fadvise returns the errno itself; readahead (its list line's fact)
+// has a handler of its own.
 inline int fd_advise(const FileArgs& a, int fd) {
-  if (a.flags() == trace::kReadahead)
-    return ::readahead(fd, a.offset(), size_t(std::max<int64_t>(a.count(), 0))) < 0 ? -1 : 0;
   int r = ::posix_fadvise(fd, off_t(a.offset()), off_t(a.count()), int(a.flags()));
   if (r != 0) errno = r, r = -1;
   return r;
 }
+inline int fd_readahead(const FileArgs& a, int fd) {
+  return ::readahead(fd, a.offset(), size_t(std::max<int64_t>(a.count(), 0))) < 0 ? -1 : 0;
+}
 
-// The tracer records posix_fallocate as a mode of its own (trace::kPosixAllocate).
 inline int fd_allocate(const FileArgs& a, int fd) {
-  if (a.mode() != trace::kPosixAllocate) return ::fallocate(fd, int(a.mode()), off_t(a.offset()), off_t(a.count()));
+  return ::fallocate(fd, int(a.mode()), off_t(a.offset()), off_t(a.count()));
+}
+// posix_fallocate (fact returns_errno among the allocations).
+inline int fd_posix_allocate(const FileArgs& a, int fd) {
   int r = ::posix_fallocate(fd, off_t(a.offset()), off_t(a.count()));
   if (r != 0) errno = r, r = -1;
   return r;
