@@ -72,6 +72,11 @@ struct Journaled {
 // The trace file `j` names with the journals' records folded in; they go.
 void recover_trace(const std::string& dir, const Journaled& j, const std::vector<std::string>& files,
                    std::vector<std::string>* warnings) {
+  const std::string path = dir + "/" + j.name;
+  const std::string who = (j.child ? "a child process of rank " : "rank ") + std::to_string(j.rank);
+  const bool written = exists(path);
+  trace::RankTrace t;
+  if (written) t = j.child ? trace::read_rank_trace(path) : trace::read_rank_trace_with_spill(dir, j.rank, warnings);
   std::vector<trace::JournalThread> threads;
   trace::JournalMeta meta;
   const std::string meta_path = dir + "/" + trace::journal_meta_name(j.name);
@@ -80,22 +85,19 @@ void recover_trace(const std::string& dir, const Journaled& j, const std::vector
     if (f == meta_path) {
       meta = trace::read_meta_journal(f, warnings);
     } else if (f == shared_path) {
-      for (trace::JournalThread& t : trace::read_shared_journal(f, warnings)) threads.push_back(std::move(t));
+      for (trace::JournalThread& jt : trace::read_shared_journal(f, warnings, t.journaled))
+        threads.push_back(std::move(jt));
     } else {
-      threads.push_back(trace::read_thread_journal(f, warnings));
+      threads.push_back(trace::read_thread_journal(f, warnings, t.journaled));
     }
   }
   size_t events = 0;
   for (const trace::JournalThread& t : threads) events += t.events.size();
-  const std::string path = dir + "/" + j.name;
-  const std::string who = (j.child ? "a child process of rank " : "rank ") + std::to_string(j.rank);
-  if (events > 0 && !exists(path)) {
+  if (events > 0 && !written) {
     warnings->push_back(path + ": missing; the journal of " + who + " cannot be recovered without it");
     return;
   }
   if (events > 0) {
-    trace::RankTrace t =
-        j.child ? trace::read_rank_trace(path) : trace::read_rank_trace_with_spill(dir, j.rank, warnings);
     t.spill_segments = 0;  // the spill file's segments are in the streams now
     add_entries(t, meta);
     std::sort(threads.begin(), threads.end(), [](auto& a, auto& b) { return a.thread < b.thread; });

@@ -182,7 +182,9 @@ std::vector<uint8_t> encode_now(bool finished) {
   for (ThreadRecorder* r : all_recorders()) {
     uint64_t in_snapshot = 0;
     t.streams.push_back(r->snapshot(s.rank, &in_snapshot));
-    events += journal::cover(r->index(), in_snapshot);
+    uint64_t covered = journal::cover(r->index(), in_snapshot);
+    t.journaled.push_back({r->index(), covered});
+    events += covered;
     memory += r->memory_bytes();
   }
   std::vector<uint8_t> bytes = s.mpi ? trace::encode(t, *g_comms) : trace::encode(t);

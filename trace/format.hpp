@@ -29,7 +29,8 @@ namespace mpior::trace {
 // 5: each rank's waiting for a CPU left out of its computation (ProcessInfo).
 // 6: each rank's CPU placement (ProcessInfo).
 // 7: signal handlers' calls counted but not recorded (RankTrace::unrecorded).
-inline constexpr uint32_t kFormatVersion = 7;
+// 8: the events of each thread a rank trace holds (RankTrace::journaled).
+inline constexpr uint32_t kFormatVersion = 8;
 // Merged job traces (MPIORMRG; 4: the first, written with the others' number):
 // 5: ranks' records column by column, compact timing statistics (histograms
 //    from min's bin to max's), MPI_COMM_SELF runs, numbered paths renumbered.

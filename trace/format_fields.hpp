@@ -281,6 +281,11 @@ void tail(Io& io, RankTrace& t) {
   fields(io, t.excluded);
   io.uv(t.spill_segments);
   if (io.since(7)) fields(io, t.unrecorded);
+  if (io.since(8))
+    io.list(t.journaled, 2, [&](JournalMark& m) {
+      io.uv(m.thread);
+      io.uv(m.events);
+    });
 }
 
 template <class Io>

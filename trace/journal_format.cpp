@@ -117,9 +117,12 @@ std::vector<RawEvent> before_mark(const Whole& recs, uint64_t flushed, const Jou
   return {};
 }
 
-// The thread's records from its flush mark on, and the ones before it.
+// The thread's records from its flush mark on (the journal's, or the trace
+// file's when ahead), and the ones before it.
 JournalThread thread_of(const std::string& path, const JournalHeader& h, uint32_t thread, uint64_t flushed, Whole& recs,
-                        std::vector<std::string>* warnings) {
+                        std::span<const JournalMark> marks, std::vector<std::string>* warnings) {
+  for (const JournalMark& m : marks)
+    if (m.thread == thread) flushed = std::max(flushed, m.events);
   std::sort(recs.begin(), recs.end());
   JournalThread out{thread, h.rank, flushed, {}, before_mark(recs, flushed, h)};
   uint64_t expect = flushed;
@@ -141,7 +144,8 @@ void warn_torn(const std::string& path, uint64_t torn, std::vector<std::string>*
 
 }  // namespace
 
-JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings) {
+JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings,
+                                  std::span<const JournalMark> marks) {
   std::vector<uint8_t> bytes = read_file(path);
   JournalHeader h = read_header(bytes, path);
   if (h.thread == kJournalShared) throw FormatError(path + ": a shared journal where a thread's was expected");
@@ -158,10 +162,11 @@ JournalThread read_thread_journal(const std::string& path, std::vector<std::stri
       whole.emplace_back(seq, &r);
   }
   warn_torn(path, torn, warnings);
-  return thread_of(path, h, h.thread, h.flushed, whole, warnings);
+  return thread_of(path, h, h.thread, h.flushed, whole, marks, warnings);
 }
 
-std::vector<JournalThread> read_shared_journal(const std::string& path, std::vector<std::string>* warnings) {
+std::vector<JournalThread> read_shared_journal(const std::string& path, std::vector<std::string>* warnings,
+                                               std::span<const JournalMark> marks) {
   std::vector<uint8_t> bytes = read_file(path);
   JournalHeader h = read_header(bytes, path);
   if (h.thread != kJournalShared) throw FormatError(path + ": a thread's journal where the shared one was expected");
@@ -182,7 +187,7 @@ std::vector<JournalThread> read_shared_journal(const std::string& path, std::vec
   warn_torn(path, torn, warnings);
   std::vector<JournalThread> out;
   for (uint32_t t = 0; t < kJournalThreads; ++t)
-    if (!by_thread[t].empty()) out.push_back(thread_of(path, h, t, flushed[t], by_thread[t], warnings));
+    if (!by_thread[t].empty()) out.push_back(thread_of(path, h, t, flushed[t], by_thread[t], marks, warnings));
   return out;
 }
 

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -112,9 +113,13 @@ struct JournalThread {
   // time out, the journal's do not).
   std::vector<RawEvent> before;
 };
-JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings);
+// `marks`: the trace file's own (RankTrace::journaled), which hold when the
+// process died between writing it and moving the journal's marks.
+JournalThread read_thread_journal(const std::string& path, std::vector<std::string>* warnings,
+                                  std::span<const JournalMark> marks = {});
 // The shared journal's threads, by thread.
-std::vector<JournalThread> read_shared_journal(const std::string& path, std::vector<std::string>* warnings);
+std::vector<JournalThread> read_shared_journal(const std::string& path, std::vector<std::string>* warnings,
+                                               std::span<const JournalMark> marks = {});
 
 // Meta journal frames.
 std::vector<uint8_t> journal_file_frame(int32_t id, const FileEntry& f);

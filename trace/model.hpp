@@ -152,6 +152,14 @@ struct KindTally {
 };
 using KindTallies = std::array<KindTally, kNumKinds>;
 
+// A recorder thread's events a trace file holds: its crash journal's flush
+// mark as of that write (trace/journal_format.hpp).
+struct JournalMark {
+  uint32_t thread = 0;
+  uint64_t events = 0;
+  bool operator==(const JournalMark&) const = default;
+};
+
 struct RankTrace {
   ProcessInfo process;
   std::vector<FileEntry> files;
@@ -165,6 +173,10 @@ struct RankTrace {
   // Segments of the rank's spill file (MPIOR_MEMORY) that hold the streams'
   // older events: the first spill_segments, whatever was appended later.
   uint64_t spill_segments = 0;
+  // Per recorder thread, the events this file holds: recovery folds the
+  // journal's records from there, also when the process died between
+  // writing this file and moving the journal's own mark.
+  std::vector<JournalMark> journaled;
   bool operator==(const RankTrace&) const = default;
 };
 

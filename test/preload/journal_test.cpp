@@ -198,9 +198,33 @@ TEST_CASE("the shared journal gives each thread its records after its own flush 
   REQUIRE(trace::journaled_traces(dir.path) == std::vector<std::string>{trace::rank_file_name(3)});
   REQUIRE(trace::journal_files(dir.path, trace::rank_file_name(3)) == std::vector<std::string>{path});
   REQUIRE_THROWS_AS(trace::read_thread_journal(path, &warnings), trace::FormatError);
+  // The rank file holds thread 9's first event, though the table says none: the file's mark holds.
+  const std::vector<trace::JournalMark> marks{{9, 1}};
+  REQUIRE(trace::read_shared_journal(path, &warnings, marks)[1].events.size() == 1);
 }
 
 TEST_CASE("the shared ring holds what its share of the journal bytes fits", "[preload][journal]") {
   REQUIRE(journal::shared_records(trace::kJournalSharedRecords + 1023 * sizeof(trace::JournalRecord)) == 0);
   REQUIRE(journal::shared_records(trace::kJournalSharedRecords + 3000 * sizeof(trace::JournalRecord) + 5) == 3000);
+}
+
+TEST_CASE("recovery starts at the trace file's own mark when the journal's lags", "[preload][journal]") {
+  // The process died after writing its trace file and before moving the journal's mark.
+  TempDir dir;
+  JournalImage j(32, 4);
+  for (uint64_t s = 0; s < 20; ++s) j.store(s);
+  const std::string path = j.write(dir.path);
+  std::vector<std::string> warnings;
+  const std::vector<trace::JournalMark> marks{{1, 18}, {0, 12}};
+  trace::JournalThread t = trace::read_thread_journal(path, &warnings, marks);
+  REQUIRE(t.events.size() == 8);  // 12 to 19: the file holds 0 to 11
+  REQUIRE(t.events.front().start == event_number(12).start);
+  REQUIRE(t.before.size() == 1);  // the file's last event, at depth 0
+  REQUIRE(t.before.back().start == event_number(11).start);
+  REQUIRE(warnings.empty());
+  SECTION("a mark behind the journal's (an older file) changes nothing") {
+    const std::vector<trace::JournalMark> older{{0, 2}};
+    REQUIRE(trace::read_thread_journal(path, &warnings, older).events.size() == 16);  // 4 to 19
+    REQUIRE(trace::read_thread_journal(path, &warnings).events.size() == 16);
+  }
 }
