@@ -22,17 +22,8 @@ bool syncs_after(const Event& ev) {
   const trace::MpiioArgs a = mpiio_args(ev);
   int64_t flags = a.flags();
   if (!(flags & fio::kColl) || (flags & fio::kEnd)) return false;
-  switch (ev.op()) {
-    case OpClass::mpiio_size:
-    case OpClass::mpiio_view:
-    case OpClass::mpiio_sync:
-    case OpClass::mpiio_close:
-      return true;
-    case OpClass::mpiio_open:
-      return (a.fextent() & O_CREAT) || (a.fextra() & kTracedDeleteOnClose);
-    default:
-      return ev.kind == trace::Kind::MPI_File_set_atomicity;
-  }
+  if (trace::has_fact(ev.kind, trace::fact::synchronises)) return true;
+  return ev.op() == OpClass::mpiio_open && ((a.fextent() & O_CREAT) || (a.fextra() & kTracedDeleteOnClose));
 }
 
 int64_t SharedPointers::fetch_add(int32_t file, int64_t bytes, uint32_t views) {
@@ -76,7 +67,7 @@ void MpiioReplay::remove(const Event& ev) {
 // MPI_File_set_size sets the size; MPI_File_preallocate makes it at least that.
 int MpiioReplay::resize(const Event& ev, const Handle& h) {
   const int64_t size = mpiio_args(ev).offset();
-  if (ev.kind == trace::Kind::MPI_File_set_size) return ::ftruncate(h.fd, off_t(size));
+  if (!trace::has_fact(ev.kind, trace::fact::grows_only)) return ::ftruncate(h.fd, off_t(size));
   struct stat st {};
   return ::fstat(h.fd, &st) == 0 && st.st_size < size ? ::ftruncate(h.fd, off_t(size)) : 0;
 }

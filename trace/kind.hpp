@@ -77,6 +77,11 @@ inline constexpr uint16_t two_files = 1024;      // names a second file, file2 (
 inline constexpr uint16_t readahead = 2048;      // reads its range into the page cache (readahead among the advices)
 inline constexpr uint16_t returns_errno = 4096;  // returns the errno itself (posix_fadvise, posix_fallocate)
 inline constexpr uint16_t symbolic = 8192;       // makes a symbolic link (symlink among the links)
+// A collective ROMIO completes on every rank together: it synchronises
+// inside through PMPI (MPI_File_set_size, set_view, sync, close, set_atomicity).
+inline constexpr uint16_t synchronises = 16384;
+inline constexpr uint16_t grows_only =
+    32768;  // makes the file at least that size, never smaller (MPI_File_preallocate)
 }  // namespace fact
 
 inline constexpr uint16_t kKindFacts[kNumKinds] = {

@@ -20,8 +20,8 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>

@@ -148,7 +148,7 @@ def parse_all(paths):
 
 # Facts a list line's options may state about its kind (trace/kind.hpp fact::).
 FACTS = ["positional", "by_fd", "by_path", "nofollow", "datasync", "prefix", "neighbor", "text", "whole_fs", "ranged",
-         "two_files", "readahead", "returns_errno", "symbolic"]
+         "two_files", "readahead", "returns_errno", "symbolic", "synchronises", "grows_only"]
 
 
 def facts_of(fn):
