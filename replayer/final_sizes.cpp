@@ -167,8 +167,8 @@ void SizeLog::mpiio(const Event& ev, int32_t g) {
       holes_[a.handle()] = (flags & fio::kUnflattened) || a.fextent() != a.count();
       return;
     case OpClass::mpiio_size:
-      if (ev.kind == trace::Kind::MPI_File_set_size) return set(g, ev, a.offset());
-      return grow(g, ev, a.offset());
+      if (trace::has_fact(ev.kind, trace::fact::grows_only)) return grow(g, ev, a.offset());
+      return set(g, ev, a.offset());
     case OpClass::mpiio_write: {
       if ((flags & fio::kEnd) || a.count() <= 0) return;
       auto it = holes_.find(a.handle());

@@ -231,10 +231,10 @@ int64_t MpiThreadOps::mpiio_call(const Event& ev) {
       ++f.views;
       return 0;
     case OpClass::mpiio_size:
-      if (ev.kind == trace::Kind::MPI_File_set_size)
-        check(MPI_File_set_size(f.fh, MPI_Offset(a.offset())), "MPI_File_set_size");
-      else
+      if (trace::has_fact(ev.kind, trace::fact::grows_only))
         check(MPI_File_preallocate(f.fh, MPI_Offset(a.offset())), "MPI_File_preallocate");
+      else
+        check(MPI_File_set_size(f.fh, MPI_Offset(a.offset())), "MPI_File_set_size");
       return 0;
     case OpClass::mpiio_seek:
       if ((flags & fio::kShared) && f.collective)
