@@ -301,8 +301,12 @@ def forked_child():
     its trace and folded into rank 0's with >= 99% of them."""
     root = tempfile.mkdtemp(prefix="mpior-journal-")
     traces = os.path.join(root, "traces")
-    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, MPIOR_FLUSH_INTERVAL="0")
-    fwd = ["-x", "LD_PRELOAD", "-x", "MPIOR_TRACE_DIR", "-x", "MPIOR_FLUSH_INTERVAL"] if OPENMPI else []
+    # A ring of 65,536 records (MPIOR_MEMORY's eighth holds it) is never half full of 20,000: no process rewrites
+    # its trace after its first write, whose flush thread (Open MPI's child starts one) would be quick enough to
+    # take the child's last writes before the kill in some runs, leaving its journal nothing to recover.
+    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, MPIOR_FLUSH_INTERVAL="0", MPIOR_MEMORY="512M")
+    forwarded = ("LD_PRELOAD", "MPIOR_TRACE_DIR", "MPIOR_FLUSH_INTERVAL", "MPIOR_MEMORY")
+    fwd = [x for k in forwarded for x in ("-x", k)] if OPENMPI else []
     p = subprocess.run(mpirun(2) + fwd + [app_path("forked_writer"), str(WRITES)], cwd=root, env=env,
                        capture_output=True, text=True, timeout=120)
     check(p.returncode != 0, f"the job should die, exited {p.returncode}: {p.stderr[-2000:]}")
