@@ -37,7 +37,7 @@ bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi) 
   }
   int64_t t = mono_now_ns();
   if (!sh_.opt.io_log.empty()) log_io(ev);
-  io.set_racing_unlinks(cur_.kind == trace::Kind::MPI_File_close);
+  io.set_racing_unlinks(trace::info(cur_.kind).op == trace::OpClass::mpiio_close);
   IoOutcome r = io.replay(ev);
   if (r.replayed) ops.add(ev.kind, mono_now_ns() - t, r.bytes);
   if (fscope_.open_pending && fscope_.creating && same && op == trace::OpClass::close)
