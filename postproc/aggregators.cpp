@@ -34,6 +34,14 @@ bool is_collective_transfer(const Event& ev) {
   return (flags & trace::fio::kColl) && !(flags & (trace::fio::kEnd | trace::fio::kOrdered));
 }
 
+// An independent read or write at an explicit or individual offset (ROMIO
+// moves it alone; a non-contiguous view makes it strided).
+bool is_own_transfer(const Event& ev) {
+  if (ev.depth != 0 || !trace::is_mpiio(ev.kind)) return false;
+  if (ev.op() != OpClass::mpiio_write && ev.op() != OpClass::mpiio_read) return false;
+  return !(mpiio_args(ev).flags() & (trace::fio::kColl | trace::fio::kEnd | trace::fio::kOrdered));
+}
+
 bool is_nested_transfer(const Event& ev) {
   return ev.depth > 0 && trace::info(ev.kind).family == trace::Family::posix &&
          (ev.op() == OpClass::read || ev.op() == OpClass::write);
@@ -42,6 +50,8 @@ bool is_nested_transfer(const Event& ev) {
 // One collective call: the k-th collective transfer on a global file by one
 // thread of each rank.
 using CallKey = std::tuple<int32_t, uint32_t, int64_t>;  // global file, thread, ordinal
+// One independent call: the k-th on one thread of one rank.
+using OwnKey = std::tuple<int32_t, uint32_t, int64_t>;  // rank, thread, ordinal
 
 // A file's view on one rank: tile k of the filetype covers [disp + k *
 // extent, + extent), its data in `blocks` (offset within the tile, length).
@@ -100,16 +110,13 @@ struct Asked {
   }
 };
 
-// A transfer dealt to a rank: [begin, end), which way, and the bytes a read
-// returns (a read-modify-write's read finds what earlier calls wrote).
-struct Piece {
-  int64_t begin = 0, end = 0;
-  bool read = false;
-  int64_t ret = 0;
-};
+// A transfer dealt to a rank (a read-modify-write's read finds what earlier
+// calls wrote).
+using Piece = PosixTransfer;
 
 struct Call {
   bool read = false;
+  int32_t file = -1;                             // global file (independent calls)
   bool asked_known = true;                       // every rank's offset recorded
   std::map<int32_t, Asked> asked;                // rank -> its request
   std::vector<ByteRange> moved;                  // nested transfers' extents (of the call's direction)
@@ -128,6 +135,7 @@ struct Walk {
   std::map<int32_t, int64_t> seen;                 // global file -> collective transfers so far
   std::map<int64_t, std::shared_ptr<View>> views;  // MPI-IO handle -> its view
   int64_t viewing = -1;                            // the handle of the last set_view (its blocks follow)
+  int64_t own_seen = 0;                            // independent transfers so far
   // Follows opens, views and their blocks.
   void track(const Event& ev) {
     auto a = mpiio_args(ev);
@@ -154,16 +162,30 @@ struct Walk {
     int32_t g = global(mpiio_args(ev).file());
     return {g, thread, seen[g]++};
   }
+  OwnKey own_key() { return {rank, thread, own_seen++}; }
 };
 
 struct Collected {
   std::map<CallKey, Call> calls;
+  // Independent calls through a non-contiguous view (with sieving hints).
+  std::map<OwnKey, Call> own;
+  std::map<int32_t, int64_t> written_end;  // global file -> the end of the furthest write in the plan
   std::map<FdKey, int64_t> fds;
   uint64_t callsite = 0;  // of a traced nested transfer, for the ones made
   // Ranks (and threads) whose streams change: a nested transfer goes, or a
   // request is dealt to them.
   std::set<std::pair<int32_t, uint32_t>> changed;
 };
+
+// The end of the furthest POSIX write on each file: what a sieving read of
+// an independent call finds (ranks race for it in a real run).
+void note_written(const Event& ev, const Walk& w, Collected& out) {
+  if (trace::info(ev.kind).family != trace::Family::posix || ev.op() != OpClass::write) return;
+  auto a = io_args(ev);
+  if (a.offset() < 0 || ev.ret <= 0) return;
+  int64_t& end = out.written_end[w.global(a.file())];
+  end = std::max(end, a.offset() + ev.ret);
+}
 
 void collect_nested(const Event& ev, int32_t rank, Walk& w, Call* in, bool in_open, Collected& out) {
   bool opened = in_open && ev.op() == OpClass::open && ev.ret >= 0;
@@ -181,7 +203,32 @@ void collect_nested(const Event& ev, int32_t rank, Walk& w, Call* in, bool in_op
   if (out.callsite == 0) out.callsite = ev.callsite;
 }
 
-Collected collect(const trace::Plan& plan) {
+// The call a top-level event starts whose nested transfers are dealt again:
+// a collective transfer (with collective hints), or an independent one
+// through a non-contiguous view at a known offset (with sieving hints).
+Call* dealt_call(const Event& ev, Walk& w, const MpiioHints& h, Collected& out) {
+  if (is_collective_transfer(ev)) {
+    CallKey key = w.key(ev);
+    if (!h.collective) return nullptr;
+    Call* in = &out.calls[key];
+    in->ranks.push_back(w.rank), in->read = ev.op() == OpClass::mpiio_read;
+    if (mpiio_args(ev).offset() < 0) in->asked_known = false;  // a shared pointer's, not seen
+    in->asked.insert_or_assign(w.rank, w.asked(ev));
+    return in;
+  }
+  if (!is_own_transfer(ev)) return nullptr;
+  OwnKey key = w.own_key();
+  if (!h.sieve || mpiio_args(ev).offset() < 0) return nullptr;
+  Asked asked = w.asked(ev);
+  if (asked.view->contiguous()) return nullptr;
+  Call* in = &out.own[key];
+  in->ranks.push_back(w.rank), in->read = ev.op() == OpClass::mpiio_read;
+  in->file = w.global(mpiio_args(ev).file());
+  in->asked.insert_or_assign(w.rank, std::move(asked));
+  return in;
+}
+
+Collected collect(const trace::Plan& plan, const MpiioHints& h) {
   Collected out;
   for (const trace::Stream& s : plan.streams)
     for (int64_t r : s.rank_list()) {
@@ -192,16 +239,12 @@ Collected collect(const trace::Plan& plan) {
       bool in_open = false;
       while (c.next(ev)) {
         if (trace::is_mpiio(ev.kind)) w.track(ev);
+        note_written(ev, w, out);
         if (ev.depth > 0) {
           collect_nested(ev, int32_t(r), w, in, in_open, out);
           continue;
         }
-        in = is_collective_transfer(ev) ? &out.calls[w.key(ev)] : nullptr;
-        if (in) {
-          in->ranks.push_back(int32_t(r)), in->read = ev.op() == OpClass::mpiio_read;
-          if (mpiio_args(ev).offset() < 0) in->asked_known = false;  // a shared pointer's, not seen
-          in->asked.insert_or_assign(int32_t(r), w.asked(ev));
-        }
+        in = dealt_call(ev, w, h, out);
         in_open = trace::is_mpiio(ev.kind) && ev.op() == OpClass::mpiio_open;
       }
     }
@@ -262,13 +305,7 @@ void deal_requested(const std::vector<ByteRange>& req, ByteRange dom, int64_t cb
     for (auto e = it; e != req.end() && e->first < wend; ++e)
       covered += std::min(e->second, wend) - std::max(e->first, off);
     if (covered == 0) continue;
-    if (!read && covered < wend - off) {
-      int64_t found = std::clamp(file_end - off, int64_t(0), wend - off);
-      out.push_back({off, wend, true, found});
-      // ROMIO's read loop asks again for the rest after a short read, and
-      // stops at the 0 that comes back at the end of the file.
-      if (found > 0 && found < wend - off) out.push_back({off + found, wend, true, 0});
-    }
+    if (!read && covered < wend - off) add_read(out, off, wend, file_end);
     out.push_back({off, wend, read, wend - off});
   }
 }
@@ -301,13 +338,13 @@ ByteRange call_range(const Call& call, const std::vector<ByteRange>& runs) {
 
 // False when each rank moves its own request instead. `file_end`: the
 // file's size before the call, as the calls before it left it.
-bool deal(const trace::Plan& plan, Call& call, const CollectiveHints& h, int64_t file_end, AggregatorCache& cache) {
+bool deal(const trace::Plan& plan, Call& call, const MpiioHints& hints, int64_t file_end, AggregatorCache& cache) {
+  const CollectiveHints& h = *hints.collective;
   std::vector<ByteRange> runs = union_of(std::move(call.moved));
   if (runs.empty()) return true;
   if (!two_phase(call, h)) {
     for (auto& [rank, a] : call.asked)
-      for (const ByteRange& p : a.pieces())
-        call.pieces[rank].push_back({p.first, p.second, call.read, p.second - p.first});
+      call.pieces[rank] = strided_transfers(a.pieces(), call.read, hints.sieve.value_or(SieveHints{}), file_end);
     return false;
   }
   std::sort(call.ranks.begin(), call.ranks.end());
@@ -346,7 +383,8 @@ void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::ve
   std::vector<int64_t> dur;
   int64_t total = 0;
   for (const Piece& p : mine) {
-    bool rmw = p.read != call.read;  // a write's read of a hole: at the traced reads' rate
+    // A write's read of a hole: at the traced reads' rate, if any.
+    bool rmw = p.read != call.read && call.rmw_bytes > 0;
     int64_t ns = rmw ? call.rmw_ns : call.ns, bytes = rmw ? call.rmw_bytes : call.bytes;
     double share = bytes > 0 ? double(p.end - p.begin) / double(bytes) : 0;
     total += dur.emplace_back(int64_t(double(ns) * share));
@@ -370,8 +408,23 @@ void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::ve
   }
 }
 
-// The rank's stream again, its collective calls' nested transfers replaced
-// by the requests dealt to it.
+// The call a top-level event starts, when its transfers were dealt again
+// (`file`: its global file).
+const Call* dealt_again(const Event& ev, Walk& w, const Collected& got, int32_t& file) {
+  if (is_collective_transfer(ev)) {
+    CallKey key = w.key(ev);
+    file = std::get<0>(key);
+    auto it = got.calls.find(key);
+    return it == got.calls.end() ? nullptr : &it->second;
+  }
+  if (!is_own_transfer(ev)) return nullptr;
+  auto it = got.own.find(w.own_key());
+  file = w.global(mpiio_args(ev).file());
+  return it == got.own.end() ? nullptr : &it->second;
+}
+
+// The rank's stream again, the nested transfers of the calls dealt again
+// replaced by the requests dealt to it.
 trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t rank, Collected& got, uint64_t& made) {
   Walk w{plan, rank, s.thread, {}, {}, -1};
   Restream b(s.lossless);
@@ -383,17 +436,17 @@ trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t r
     if (in && ev.depth > 0 && is_nested_transfer(ev)) continue;
     b.copy(ev.raw());
     if (ev.depth > 0) continue;
-    in = is_collective_transfer(ev);
+    int32_t file = -1;
+    const Call* call = dealt_again(ev, w, got, file);
+    in = call != nullptr;
     if (!in) continue;
-    CallKey key = w.key(ev);
-    const Call& call = got.calls[key];
-    auto mine = call.pieces.find(rank);
-    if (mine == call.pieces.end()) continue;
-    auto fd = got.fds.find({rank, s.thread, std::get<0>(key)});
+    auto mine = call->pieces.find(rank);
+    if (mine == call->pieces.end()) continue;
+    auto fd = got.fds.find({rank, s.thread, file});
     if (fd == got.fds.end())
       throw ToolError(fmt::format("rank {} cannot move data for the others: it never opened {} at the POSIX level",
-                                  rank, plan.files[size_t(std::get<0>(key))].path));
-    insert_pieces(b, ev, call, mine->second, fd->second, got.callsite, made);
+                                  rank, plan.files[size_t(file)].path));
+    insert_pieces(b, ev, *call, mine->second, fd->second, got.callsite, made);
   }
   return b.finish(rank, s.thread);
 }
@@ -450,12 +503,9 @@ std::vector<trace::Stream> restreamed(const trace::Plan& plan, Collected& got, u
   return streams;
 }
 
-}  // namespace
-
-Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
-  check_hints(hints);
-  Collected got = collect(plan);
-  Redealt out;
+// Deals each collective call's transfers to its aggregators, or to its
+// ranks when ROMIO would not move it two-phase.
+void deal_collective(const trace::Plan& plan, const MpiioHints& hints, Collected& got, Redealt& out) {
   AggregatorCache cache;
   std::map<int32_t, int64_t> file_end;  // global file -> the end of what the calls so far wrote
   for (auto& [key, call] : got.calls) {
@@ -469,20 +519,54 @@ Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
     out.aggregators = std::max(out.aggregators, int32_t(call.pieces.size()));
     for (const auto& [rank, pieces] : call.pieces) got.changed.insert({rank, std::get<1>(key)});
   }
-  if (out.calls == 0) return out;
+}
+
+void deal_strided(const SieveHints& h, Collected& got, Redealt& out) {
+  for (auto& [key, call] : got.own) {
+    const auto& [rank, asked] = *call.asked.begin();
+    call.pieces[rank] = strided_transfers(asked.pieces(), call.read, h, got.written_end[call.file]);
+    got.changed.insert({rank, std::get<1>(key)});
+    ++out.strided;
+  }
+}
+
+void add_notes(trace::Plan& plan, const MpiioHints& hints, const Redealt& out) {
+  // The streams are numbered anew: the notes before these name the streams
+  // and positions as extrapolated.
+  if (const CollectiveHints* h = hints.collective ? &*hints.collective : nullptr; h && out.calls > 0)
+    plan.extrap.notes.push_back(
+        {-1, -1, -1, "aggregators",
+         fmt::format("the POSIX transfers of {} collective calls dealt to {} aggregators (cb_config_list {}, "
+                     "striping_unit {}, romio_min_fdomain_size {}, romio_cb_read {}, romio_cb_write {}) in "
+                     "requests of at most {} bytes, {} of them moved by each rank alone, {} transfers (notes above: "
+                     "streams before)",
+                     out.calls, h->cb_nodes, h->cb_config_list, h->striping_unit, h->min_fdomain_size,
+                     cb_mode_name(h->cb_read), cb_mode_name(h->cb_write), h->cb_buffer_size, out.independent,
+                     out.transfers),
+         "cb_nodes"});
+  if (const SieveHints* h = hints.sieve ? &*hints.sieve : nullptr; h && out.strided > 0)
+    plan.extrap.notes.push_back(
+        {-1, -1, -1, "data sieving",
+         fmt::format("the POSIX transfers of {} independent calls through non-contiguous views made again as "
+                     "ROMIO makes them (romio_ds_read {}, romio_ds_write {}, ind_rd_buffer_size {}, "
+                     "ind_wr_buffer_size {}) (notes above: streams before)",
+                     out.strided, cb_mode_name(h->ds_read), cb_mode_name(h->ds_write), h->ind_rd_buffer_size,
+                     h->ind_wr_buffer_size),
+         "romio_ds"});
+}
+
+}  // namespace
+
+Redealt redeal_mpiio(trace::Plan& plan, const MpiioHints& hints) {
+  if (hints.collective) check_hints(*hints.collective);
+  if (hints.sieve) check_sieve_hints(*hints.sieve);
+  Collected got = collect(plan, hints);
+  Redealt out;
+  if (hints.collective) deal_collective(plan, hints, got, out);
+  if (hints.sieve) deal_strided(*hints.sieve, got, out);
+  if (out.calls == 0 && out.strided == 0) return out;
   plan.streams = restreamed(plan, got, out.transfers);
-  // The streams are numbered anew: the notes before this one name the
-  // streams and positions as extrapolated.
-  plan.extrap.notes.push_back(
-      {-1, -1, -1, "aggregators",
-       fmt::format("the POSIX transfers of {} collective calls dealt to {} aggregators (cb_config_list {}, "
-                   "striping_unit {}, romio_min_fdomain_size {}, romio_cb_read {}, romio_cb_write {}) in requests "
-                   "of at most {} bytes, {} of them moved by each rank alone, {} transfers (notes above: streams "
-                   "before)",
-                   out.calls, hints.cb_nodes, hints.cb_config_list, hints.striping_unit, hints.min_fdomain_size,
-                   cb_mode_name(hints.cb_read), cb_mode_name(hints.cb_write), hints.cb_buffer_size, out.independent,
-                   out.transfers),
-       "cb_nodes"});
+  add_notes(plan, hints, out);
   return out;
 }
 

@@ -14,23 +14,41 @@
 // recorded and the call's bytes, through the rank's view): ROMIO's choice
 // between two-phase and independent I/O (romio_cb_read/romio_cb_write) and
 // its file domains' range follow from them. A call moved independently
-// becomes one transfer per contiguous piece of each rank's request, on the
-// rank itself (ROMIO's data sieving of a non-contiguous view is not
-// modelled). _ordered calls are left as traced: ROMIO moves them
-// independently. A call whose offsets were not recorded (a shared pointer
-// not seen) is dealt two-phase, over the bytes moved when traced.
+// is moved by each rank as ROMIO moves an independent call (below). _ordered
+// calls are left as traced: ROMIO moves them independently. A call whose
+// offsets were not recorded (a shared pointer not seen) is dealt two-phase,
+// over the bytes moved when traced.
+//
+// With sieving hints, independent reads and writes at a known offset
+// through a non-contiguous view are made again as ROMIO makes them
+// (postproc/romio_sieve.hpp: data sieving buffers, or one transfer a
+// piece); so are the collective calls moved independently (with ROMIO's
+// default sieving hints when none are given). A sieving read of an
+// independent call finds the file as long as the plan's furthest write on
+// it (in a real run it finds what the racing ranks have written). ROMIO's
+// fcntl locks around sieving writes stay as traced.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "postproc/romio_layout.hpp"
+#include "postproc/romio_sieve.hpp"
 #include "trace/model.hpp"
 
 namespace mpior::postproc {
 
+// Which calls are dealt again: collective ones with `collective`,
+// independent strided ones with `sieve`.
+struct MpiioHints {
+  std::optional<CollectiveHints> collective;
+  std::optional<SieveHints> sieve;
+};
+
 struct Redealt {
   uint64_t calls = 0;        // collective reads and writes whose nested transfers were dealt again
   uint64_t independent = 0;  // of them, moved by each rank alone (not two-phase with these hints)
+  uint64_t strided = 0;      // independent calls through a non-contiguous view made again
   uint64_t transfers = 0;    // POSIX reads and writes they now make, over all ranks
   int32_t aggregators = 0;   // most ranks moving data for one call
 };
@@ -40,6 +58,9 @@ struct Redealt {
 // sieving reads of a traced write's hole go too). The ranks' nodes are the
 // plan's host names. Throws ToolError for hints check_hints refuses and when
 // an aggregator never opened the file at the POSIX level (no descriptor).
-Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints);
+Redealt redeal_mpiio(trace::Plan& plan, const MpiioHints& hints);
+inline Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
+  return redeal_mpiio(plan, {hints, std::nullopt});
+}
 
 }  // namespace mpior::postproc

@@ -42,6 +42,9 @@ struct Options {
   int64_t striping_unit = 0;
   int64_t min_fdomain_size = 0;
   std::string cb_read = "automatic", cb_write = "automatic";
+  // ROMIO's sieving hints; empty or 0: not given (independent calls as traced).
+  std::string ds_read, ds_write;
+  int64_t ind_rd_buffer_size = 0, ind_wr_buffer_size = 0;
   bool strict = false;
   bool verify = false;
   bool partial = false;
@@ -70,17 +73,40 @@ mpior::postproc::CollectiveHints hints_of(const Options& o) {
           parse_cb_mode(o.cb_write, "romio_cb_write")};
 }
 
+bool sieve_given(const Options& o) {
+  return !o.ds_read.empty() || !o.ds_write.empty() || o.ind_rd_buffer_size > 0 || o.ind_wr_buffer_size > 0;
+}
+
+// ROMIO's defaults for the sieving hints not given.
+mpior::postproc::SieveHints sieve_of(const Options& o) {
+  using mpior::postproc::parse_cb_mode;
+  mpior::postproc::SieveHints h;
+  if (!o.ds_read.empty()) h.ds_read = parse_cb_mode(o.ds_read, "romio_ds_read");
+  if (!o.ds_write.empty()) h.ds_write = parse_cb_mode(o.ds_write, "romio_ds_write");
+  if (o.ind_rd_buffer_size > 0) h.ind_rd_buffer_size = o.ind_rd_buffer_size;
+  if (o.ind_wr_buffer_size > 0) h.ind_wr_buffer_size = o.ind_wr_buffer_size;
+  return h;
+}
+
 void redeal(mpior::trace::Plan& plan, const Options& o) {
   using namespace mpior;
-  postproc::CollectiveHints h = hints_of(o);
-  if (h.cb_config_list.empty()) {
-    bool one_host = std::all_of(plan.ranks.begin(), plan.ranks.end(),
-                                [&](const trace::PlanRank& r) { return r.host == plan.ranks.front().host; });
-    h.cb_config_list = one_host ? "*:*" : "*:1";
+  postproc::MpiioHints hints;
+  if (sieve_given(o)) hints.sieve = sieve_of(o);
+  if (o.cb_nodes > 0) {
+    postproc::CollectiveHints h = hints_of(o);
+    if (h.cb_config_list.empty()) {
+      bool one_host = std::all_of(plan.ranks.begin(), plan.ranks.end(),
+                                  [&](const trace::PlanRank& r) { return r.host == plan.ranks.front().host; });
+      h.cb_config_list = one_host ? "*:*" : "*:1";
+    }
+    hints.collective = h;
   }
-  if (postproc::redeal_collective_io(plan, h).calls == 0)
-    std::cerr << "mpior-post: warning: --cb-nodes: no collective MPI-IO read or write made POSIX transfers; the "
-                 "plan is unchanged\n";
+  postproc::Redealt got = postproc::redeal_mpiio(plan, hints);
+  if (o.cb_nodes > 0 && got.calls == 0)
+    std::cerr << "mpior-post: warning: --cb-nodes: no collective MPI-IO read or write made POSIX transfers\n";
+  if (hints.sieve && got.strided == 0)
+    std::cerr << "mpior-post: warning: --romio-ds-*/--ind-*-buffer-size: no independent MPI-IO read or write "
+                 "through a non-contiguous view\n";
 }
 
 int extrapolate(const Options& o) {
@@ -90,6 +116,7 @@ int extrapolate(const Options& o) {
     if (h.cb_config_list.empty()) h.cb_config_list = "*:*";
     postproc::check_hints(h);
   }
+  if (sieve_given(o)) postproc::check_sieve_hints(sieve_of(o));
   std::vector<extrap::Input> inputs;
   for (const std::string& d : o.dirs) {
     trace::Plan p = postproc::plan_of_dir(d);
@@ -106,7 +133,7 @@ int extrapolate(const Options& o) {
   } catch (const ToolError& e) {
     throw ToolError(std::string("cannot extrapolate: ") + e.what());
   }
-  if (o.cb_nodes > 0) redeal(*extrapolated, o);
+  if (o.cb_nodes > 0 || sieve_given(o)) redeal(*extrapolated, o);
   const trace::Plan& plan = *extrapolated;
   for (const std::string& w : warnings) std::cerr << "mpior-post: warning: " << w << "\n";
   const postproc::PlanSummary& summary = *new postproc::PlanSummary(postproc::summarize_plan(plan, o.plan));
@@ -255,6 +282,25 @@ PostOptions add_post_options(CLI::App& app, Options& o) {
   return p;
 }
 
+// ROMIO's data sieving hints for independent strided calls.
+void add_sieve_options(CLI::App& app, Options& o, CLI::Option* extrap_opt) {
+  for (auto [name, value] : {std::pair{"--romio-ds-read", &o.ds_read}, std::pair{"--romio-ds-write", &o.ds_write}})
+    app.add_option(name, *value,
+                   "with --extrapolate: ROMIO's hint of that name for independent reads and writes through a "
+                   "non-contiguous view: 'automatic' or 'enable' (data sieving: whole buffers read, and for "
+                   "writes read, filled and written back) or 'disable' (one transfer a piece); the other sieving "
+                   "hints take ROMIO's defaults")
+        ->check(CLI::IsMember({"automatic", "enable", "disable"}))
+        ->needs(extrap_opt);
+  for (auto [name, value] : {std::pair{"--ind-rd-buffer-size", &o.ind_rd_buffer_size},
+                             std::pair{"--ind-wr-buffer-size", &o.ind_wr_buffer_size}})
+    app.add_option(name, *value,
+                   "with --extrapolate: ROMIO's hint of that name (ind_rd_buffer_size, default 4194304; "
+                   "ind_wr_buffer_size, default 524288): the data sieving buffer of independent reads or writes")
+        ->check(CLI::Range(int64_t(1), INT64_MAX))
+        ->needs(extrap_opt);
+}
+
 CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOptions& p) {
   auto* extrap_opt =
       app.add_option("--extrapolate", o.extrapolate,
@@ -297,6 +343,7 @@ CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOption
                  "with --cb-nodes: ROMIO's striping_unit hint: file domains end at the nearest multiple of it")
       ->check(CLI::Range(int64_t(1), INT64_MAX))
       ->needs("--cb-nodes");
+  add_sieve_options(app, o, extrap_opt);
   app.add_flag("--strict", o.strict,
                "with --extrapolate: refuse, as for structure, when no model fits an incidental quantity exactly "
                "(bytes of formatted stdio, results of calls that move no data, reads of files the job neither "

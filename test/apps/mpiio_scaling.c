@@ -6,7 +6,11 @@
  * With read=1 the ranks then read the file back through the same view with
  * MPI_File_read_at_all (ROMIO's two-phase read: aggregators pread it) and
  * check every byte.
- * usage: mpiio_scaling [steps=2] [pieces=64] [cb_buffer_size hint, 0: none] [read=0] */
+ * With independent=1 the ranks use MPI_File_write_at and MPI_File_read_at
+ * instead (ROMIO's data sieving of a non-contiguous view), on a file first
+ * sized to its end, so a sieving read finds the same bytes whatever order
+ * the ranks run in.
+ * usage: mpiio_scaling [steps=2] [pieces=64] [cb_buffer_size hint, 0: none] [read=0] [independent=0] */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +25,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   long steps = arg_or(argc, argv, 1, 2), pieces = arg_or(argc, argv, 2, 64), cb = arg_or(argc, argv, 3, 0);
-  long read_back = arg_or(argc, argv, 4, 0);
+  long read_back = arg_or(argc, argv, 4, 0), independent = arg_or(argc, argv, 5, 0);
   size_t bytes = (size_t)(pieces * PIECE);
   char* buf = malloc(bytes);
   CHECK(buf != NULL);
@@ -40,9 +44,13 @@ int main(int argc, char** argv) {
   MPI_Type_create_resized(vec, 0, (MPI_Aint)pieces * size * PIECE, &tile);
   MPI_Type_commit(&tile);
   CHECK(MPI_File_set_view(fh, (MPI_Offset)rank * PIECE, MPI_CHAR, tile, "native", info) == MPI_SUCCESS);
-  for (long s = 0; s < steps; ++s)
-    CHECK(MPI_File_write_at_all(fh, (MPI_Offset)(s * (long)bytes), buf, (int)bytes, MPI_CHAR, MPI_STATUS_IGNORE) ==
-          MPI_SUCCESS);
+  if (independent) CHECK(MPI_File_set_size(fh, (MPI_Offset)(steps * (long)bytes * size)) == MPI_SUCCESS);
+  for (long s = 0; s < steps; ++s) {
+    MPI_Offset at = (MPI_Offset)(s * (long)bytes);
+    int rc = independent ? MPI_File_write_at(fh, at, buf, (int)bytes, MPI_CHAR, MPI_STATUS_IGNORE)
+                         : MPI_File_write_at_all(fh, at, buf, (int)bytes, MPI_CHAR, MPI_STATUS_IGNORE);
+    CHECK(rc == MPI_SUCCESS);
+  }
   CHECK(MPI_File_close(&fh) == MPI_SUCCESS);
   if (read_back) {
     char* got = malloc(bytes);
@@ -51,8 +59,10 @@ int main(int argc, char** argv) {
     CHECK(MPI_File_set_view(fh, (MPI_Offset)rank * PIECE, MPI_CHAR, tile, "native", info) == MPI_SUCCESS);
     for (long s = 0; s < steps; ++s) {
       memset(got, 0, bytes);
-      CHECK(MPI_File_read_at_all(fh, (MPI_Offset)(s * (long)bytes), got, (int)bytes, MPI_CHAR, MPI_STATUS_IGNORE) ==
-            MPI_SUCCESS);
+      MPI_Offset at = (MPI_Offset)(s * (long)bytes);
+      int rc = independent ? MPI_File_read_at(fh, at, got, (int)bytes, MPI_CHAR, MPI_STATUS_IGNORE)
+                           : MPI_File_read_at_all(fh, at, got, (int)bytes, MPI_CHAR, MPI_STATUS_IGNORE);
+      CHECK(rc == MPI_SUCCESS);
       CHECK(memcmp(got, buf, bytes) == 0);
     }
     CHECK(MPI_File_close(&fh) == MPI_SUCCESS);

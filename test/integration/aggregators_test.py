@@ -4,13 +4,15 @@ collective MPI-IO through an interleaved view (so ROMIO aggregates); traced at 2
 rank by rank, offset by offset, are the ones ROMIO made in a real 5-rank run given the same hints (ROMIO_HINTS).
 Node placement is checked with ranks given host names of their own (a UTS namespace each: unshare -u). With one
 piece a rank per step the ranks' requests follow one another: ROMIO's romio_cb_write/read=automatic then moves each
-rank's own request, enable deals them two-phase."""
+rank's own request, enable deals them two-phase. With independent calls (MPI_File_write_at/read_at through the same
+view) ROMIO's data sieving reads and writes whole buffers; --romio-ds-* and --ind-*-buffer-size make them again."""
+import json
 import os
 import subprocess
 import sys
 
 from extrap_test import Runs
-from harness import APPS, BUILD, LIB, POST, SKIP, check, check_eq, main, run
+from harness import APPS, BUILD, LIB, POST, REPLAY, SKIP, check, check_eq, main, run
 
 APP = os.path.join(APPS, "mpiio_scaling")
 TRANSFERS = os.path.join(BUILD, "test", "postproc", "plan_transfers")
@@ -24,9 +26,11 @@ def transfers(plan):
     return sorted((int(r), op, int(off), int(n)) for r, op, off, n in (line.split() for line in out.splitlines()))
 
 
-def against_real(hints, post_args, args=ARGS, traced_hints=(), traced_movers=frozenset({0})):
+def against_real(hints, post_args, args=ARGS, traced_hints=(), traced_movers=frozenset({0}), max_bytes=CB,
+                 undealt_differs=False, replays=False):
     """The 5-rank plan (traced at 2-4 ranks given traced_hints) dealt with post_args, checked against a real run
-    given hints; returns its transfers."""
+    given hints; returns its transfers. undealt_differs: the plan extrapolated without post_args differs from the
+    real run (the hints change what ROMIO does). replays: the plan's threaded replay has no failed call."""
     runs = Runs()
     try:
         env = {}
@@ -51,7 +55,18 @@ def against_real(hints, post_args, args=ARGS, traced_hints=(), traced_movers=fro
         real, _ = runs.trace(5, args=args, app=APP, env={"ROMIO_HINTS": hints_file}, name="real5")
         got, want = transfers(plan), transfers(os.path.join(real, "plan"))
         check_eq(got, want, f"transfers of the plan dealt with {post_args} against ROMIO's with {hints}")
-        check({op for _, op, _, _ in got} == {"R", "W"} and all(n <= CB for *_, n in got), f"reads and writes: {got}")
+        check({op for _, op, _, _ in got} == {"R", "W"} and all(n <= max_bytes for *_, n in got),
+              f"reads and writes: {got}")
+        if undealt_differs:
+            run([POST, "--extrapolate", "5", "-o", plan + "u"] + dirs)
+            check(transfers(plan + "u") != want, "without the hints the plan moves what the traced runs' hints moved")
+        if replays:
+            fs, report = runs.path("replay-fs"), runs.path("replay.json")
+            os.makedirs(fs)
+            run([REPLAY, "--threads", "5", "--fs", fs, "--stdio", "null", "--json", report, plan])
+            with open(report) as f:
+                errors = json.load(f)["errors"]
+            check_eq(errors["count"], 0, f"failed calls in the replay of the dealt plan: {errors}")
         return got
     finally:
         runs.cleanup()
@@ -107,6 +122,37 @@ def enable():
                         "--romio-cb-read", "enable"], args=ONE_PIECE, traced_hints=[("cb_nodes", 1)],
                        traced_movers={0, 1, 2, 3})
     check_eq({t[0] for t in got}, {0, 1}, "the aggregators")
+
+
+INDEPENDENT = (2, 64, 0, 1, 1)  # 2 steps of 64 KiB a rank, read back, with MPI_File_write_at/read_at
+# Sieving buffers that end inside a 1 KiB piece (the 5 ranks' pieces are 5 KiB apart): 60.5 KiB and 95.5 KiB.
+WR_BUF, RD_BUF = 61952, 97792
+
+
+def sieve():
+    """Traced with romio_ds_read/write disable (each 1 KiB piece one pread or pwrite), the 5-rank plan made with
+    ROMIO's data sieving (automatic, small buffers) reads each write's buffer before writing it back whole, and reads
+    whole buffers, a piece past a buffer's end read on from there, as ROMIO does in a real run given those hints."""
+    disable = [("romio_ds_read", "disable"), ("romio_ds_write", "disable")]
+    sizes = [("ind_wr_buffer_size", WR_BUF), ("ind_rd_buffer_size", RD_BUF)]
+    got = against_real(sizes, ["--ind-wr-buffer-size", str(WR_BUF), "--ind-rd-buffer-size", str(RD_BUF)],
+                       args=INDEPENDENT, traced_hints=disable, traced_movers={0, 1, 2, 3}, max_bytes=RD_BUF,
+                       undealt_differs=True, replays=True)
+    check_eq({t[0] for t in got}, set(range(5)), "every rank moves its own")
+    check((1, "R", 1024, WR_BUF) in got and (1, "W", 1024, WR_BUF) in got, f"rank 1's first write buffer: {got}")
+    for way in "RW":
+        check(any(op == way and (off - 1024 * r) % 5120 for r, op, off, _ in got),
+              f"{way}: a buffer going on from the last one's end, inside a piece: {got}")
+
+
+def naive():
+    """Traced with ROMIO's default data sieving, the 5-rank plan made with romio_ds_read/write disable moves each
+    1 KiB piece in its own pread or pwrite, as ROMIO does in a real run given disable."""
+    disable = [("romio_ds_read", "disable"), ("romio_ds_write", "disable")]
+    got = against_real(disable, ["--romio-ds-read", "disable", "--romio-ds-write", "disable"], args=INDEPENDENT,
+                       traced_movers={0, 1, 2, 3}, undealt_differs=True)
+    check_eq(len(got), 5 * 2 * 64 * 2, "5 ranks x 2 steps x 64 pieces, written and read")
+    check(all(n == 1024 for *_, n in got), f"one piece each: {got[:4]}")
 
 
 IOR = os.path.join(os.environ.get("MPIOR_TEST_IOR", "/work/ext/ior/install"), "bin", "ior")
@@ -203,4 +249,4 @@ def nodes():
 
 if __name__ == "__main__":
     main({"reads": reads, "stripes": stripes, "nodes": nodes, "min_fdomain": min_fdomain, "automatic": automatic,
-          "enable": enable, "ior": ior})
+          "enable": enable, "ior": ior, "sieve": sieve, "naive": naive})
