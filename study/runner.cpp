@@ -153,6 +153,10 @@ std::vector<std::string> post_hint_args(const Setting& s) {
   if (s.min_fdomain_size > 0) argv.insert(argv.end(), {"--romio-min-fdomain-size", std::to_string(s.min_fdomain_size)});
   if (!s.cb_read.empty()) argv.insert(argv.end(), {"--romio-cb-read", s.cb_read});
   if (!s.cb_write.empty()) argv.insert(argv.end(), {"--romio-cb-write", s.cb_write});
+  if (!s.ds_read.empty()) argv.insert(argv.end(), {"--romio-ds-read", s.ds_read});
+  if (!s.ds_write.empty()) argv.insert(argv.end(), {"--romio-ds-write", s.ds_write});
+  if (s.ind_rd_buffer_size > 0) argv.insert(argv.end(), {"--ind-rd-buffer-size", std::to_string(s.ind_rd_buffer_size)});
+  if (s.ind_wr_buffer_size > 0) argv.insert(argv.end(), {"--ind-wr-buffer-size", std::to_string(s.ind_wr_buffer_size)});
   return argv;
 }
 

@@ -110,14 +110,21 @@ void apply_hint(Setting& s, const std::string& key, const std::string& value, co
   } else if (key == "cb_config_list") {
     if (value.empty()) throw ToolError(fmt::format("--set '{}': cb_config_list needs a list", text));
     s.cb_config_list = value;
-  } else if (key == "romio_cb_read" || key == "romio_cb_write") {
+  } else if (std::string* mode = key == "romio_cb_read"    ? &s.cb_read
+                                 : key == "romio_cb_write" ? &s.cb_write
+                                 : key == "romio_ds_read"  ? &s.ds_read
+                                 : key == "romio_ds_write" ? &s.ds_write
+                                                           : nullptr) {
     if (value != "automatic" && value != "enable" && value != "disable")
       throw ToolError(fmt::format("--set '{}': {} takes automatic, enable or disable", text, key));
-    (key == "romio_cb_read" ? s.cb_read : s.cb_write) = value;
+    *mode = value;
+  } else if (key == "ind_rd_buffer_size" || key == "ind_wr_buffer_size") {
+    (key == "ind_rd_buffer_size" ? s.ind_rd_buffer_size : s.ind_wr_buffer_size) = size_of(1);
   } else {
     throw ToolError(
         fmt::format("--set '{}': {} hint '{}' (known: cb_buffer_size, cb_nodes, striping_unit, cb_config_list, "
-                    "romio_cb_read, romio_cb_write, romio_min_fdomain_size)",
+                    "romio_cb_read, romio_cb_write, romio_min_fdomain_size, romio_ds_read, romio_ds_write, "
+                    "ind_rd_buffer_size, ind_wr_buffer_size)",
                     text, key.starts_with("romio_") ? "unsupported" : "unknown", key));
   }
 }
@@ -133,8 +140,8 @@ Setting parse_setting(const std::string& text, int index) {
                      !s.cb_write.empty();
   if (needs_nodes && s.cb_nodes == 0)
     throw ToolError(
-        fmt::format("--set '{}': striping_unit, cb_config_list and romio_* need cb_nodes in the same "
-                    "setting",
+        fmt::format("--set '{}': striping_unit, cb_config_list, romio_min_fdomain_size and romio_cb_* need "
+                    "cb_nodes in the same setting",
                     text));
   return s;
 }
@@ -170,6 +177,12 @@ std::vector<std::string> Setting::hint_args() const {
     out.insert(out.end(), {"--hint", fmt::format("romio_min_fdomain_size={}", min_fdomain_size)});
   if (!cb_read.empty()) out.insert(out.end(), {"--hint", "romio_cb_read=" + cb_read});
   if (!cb_write.empty()) out.insert(out.end(), {"--hint", "romio_cb_write=" + cb_write});
+  if (!ds_read.empty()) out.insert(out.end(), {"--hint", "romio_ds_read=" + ds_read});
+  if (!ds_write.empty()) out.insert(out.end(), {"--hint", "romio_ds_write=" + ds_write});
+  if (ind_rd_buffer_size > 0)
+    out.insert(out.end(), {"--hint", fmt::format("ind_rd_buffer_size={}", ind_rd_buffer_size)});
+  if (ind_wr_buffer_size > 0)
+    out.insert(out.end(), {"--hint", fmt::format("ind_wr_buffer_size={}", ind_wr_buffer_size)});
   return out;
 }
 

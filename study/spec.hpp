@@ -36,6 +36,11 @@ struct Setting {
   // cb_config_list *:*, so that N aggregators are N whatever the nodes).
   int64_t min_fdomain_size = 0;
   std::string cb_config_list, cb_read, cb_write;
+  // ROMIO's sieving hints of independent non-contiguous calls (mpior-post
+  // --romio-ds-read, --romio-ds-write, --ind-rd-buffer-size,
+  // --ind-wr-buffer-size); empty or 0: not given (ROMIO's defaults).
+  std::string ds_read, ds_write;
+  int64_t ind_rd_buffer_size = 0, ind_wr_buffer_size = 0;
   std::string config_list() const { return cb_config_list.empty() ? "*:*" : cb_config_list; }
   // The MPI-IO hints of an MPI replay of this setting: mpior-replay's
   // --hint arguments.
@@ -50,7 +55,8 @@ Target parse_target(const std::string& text);
 // number `index` (named "set<index>"); "cb_nodes=4", and with cb_nodes
 // "striping_unit=1M", "romio_min_fdomain_size=SIZE", "cb_config_list=L"
 // (its own commas allowed), "romio_cb_read=MODE", "romio_cb_write=MODE";
-// several, comma separated. Hints the replay cannot apply are refused.
+// "romio_ds_read=MODE", "romio_ds_write=MODE", "ind_rd_buffer_size=SIZE",
+// "ind_wr_buffer_size=SIZE"; several, comma separated. Hints the replay cannot apply are refused.
 Setting parse_setting(const std::string& text, int index);
 // "8192:A=replay.json" -> (8192, A, base, replay.json): an MPI replay's
 // result; "8192:A:set1=r.json" for a what-if series.

@@ -77,7 +77,11 @@ nlohmann::json study_json(const study::Config& c, const std::vector<study::Input
                     {"romio_min_fdomain_size", s.min_fdomain_size},
                     {"cb_config_list", s.cb_nodes > 0 ? s.config_list() : ""},
                     {"romio_cb_read", s.cb_read.empty() ? "automatic" : s.cb_read},
-                    {"romio_cb_write", s.cb_write.empty() ? "automatic" : s.cb_write}});
+                    {"romio_cb_write", s.cb_write.empty() ? "automatic" : s.cb_write},
+                    {"romio_ds_read", s.ds_read.empty() ? "automatic" : s.ds_read},
+                    {"romio_ds_write", s.ds_write.empty() ? "automatic" : s.ds_write},
+                    {"ind_rd_buffer_size", s.ind_rd_buffer_size},
+                    {"ind_wr_buffer_size", s.ind_wr_buffer_size}});
   judged["inputs"] = inputs;
   judged["targets"] = targets;
   judged["settings"] = sets;
@@ -130,7 +134,9 @@ void add_options(CLI::App& app, Cli& cli) {
                  "what-if series of ROMIO hints: cb_buffer_size=SIZE (through the max-blocksize rule), cb_nodes=N "
                  "(collective reads and writes dealt to N aggregators), and with cb_nodes: striping_unit=SIZE (file "
                  "domains aligned to it), romio_min_fdomain_size=SIZE, cb_config_list=LIST (default *:*), "
-                 "romio_cb_read=MODE, romio_cb_write=MODE (automatic, enable, disable); several comma separated; "
+                 "romio_cb_read=MODE, romio_cb_write=MODE (automatic, enable, disable); for independent calls "
+                 "through non-contiguous views romio_ds_read=MODE, romio_ds_write=MODE, ind_rd_buffer_size=SIZE, "
+                 "ind_wr_buffer_size=SIZE (ROMIO's data sieving); several comma separated; "
                  "mpirun lines pass them as MPI-IO hints");
   app.add_option("--predict-repeat", cli.cfg.predict_repeat, "mpior-predict --repeat")
       ->capture_default_str()

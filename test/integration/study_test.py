@@ -151,7 +151,7 @@ def bad_scenario():
         refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", os.path.join(blocker, "s")] + dirs, "-o")
         refused([STUDY, "--ranks", "8", "--target", f"disk={disk}", "-o", blocker] + dirs, "not a directory")
         refused([STUDY, "--ranks", "8", "--set", "romio_cb_write=enable"] + base + dirs,
-                "romio_* need cb_nodes")
+                "romio_cb_* need cb_nodes")
         refused([STUDY, "--ranks", "8", "--set", "cb_nodes=0"] + base + dirs, "cb_nodes needs a whole number")
         refused([STUDY, "--ranks", "8"] + base + [runs.path("disk")] + dirs[1:], "plan")
         refused([STUDY, "--ranks", "8"] + base + dirs[:2], "three or more")
@@ -179,6 +179,10 @@ def cb_nodes_scenario():
         check("plans/n5-set1" in dry and "--hint cb_nodes=2 --hint cb_config_list=*:* " in dry, f"dry run: {dry}")
         check("--romio-cb-write disable -> plans/n5-set2" in dry and "--hint romio_cb_write=disable" in dry,
               f"dry run of the second series: {dry}")
+        sieve = run(cmd + ["--set", "romio_ds_write=disable,ind_rd_buffer_size=64K", "--dry-run"]).stdout
+        check("--romio-ds-write disable --ind-rd-buffer-size 65536 -> plans/n5-set3" in sieve
+              and "--hint romio_ds_write=disable --hint ind_rd_buffer_size=65536" in sieve,
+              f"dry run of a data sieving series: {sieve}")
         run(cmd)
 
         def points():

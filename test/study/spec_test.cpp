@@ -30,10 +30,20 @@ TEST_CASE("targets, settings and results parse; bad ones are refused") {
   for (const char* bad : {"cb_nodes=0", "cb_nodes=", "cb_nodes=2K", "cb_nodes=-1", "cb_nodes=1.5"})
     CHECK_THROWS_WITH(parse_setting(bad, 1), Catch::Contains("cb_nodes needs a whole number of aggregators"));
   CHECK_THROWS_WITH(parse_setting("romio_cb_write=enable", 1),
-                    Catch::Contains("romio_* need cb_nodes in the same setting"));
+                    Catch::Contains("romio_cb_* need cb_nodes in the same setting"));
   CHECK_THROWS_WITH(parse_setting("cb_nodes=2,romio_cb_write=sometimes", 1),
                     Catch::Contains("romio_cb_write takes automatic, enable or disable"));
-  CHECK_THROWS_WITH(parse_setting("cb_nodes=2,romio_ds_write=enable", 1), Catch::Contains("unsupported hint"));
+  CHECK_THROWS_WITH(parse_setting("cb_nodes=2,romio_no_indep_rw=true", 1), Catch::Contains("unsupported hint"));
+  // Data sieving acts on independent calls: no cb_nodes needed.
+  Setting sieve = parse_setting(
+      "romio_ds_write=disable,romio_ds_read=enable,ind_rd_buffer_size=64K,"
+      "ind_wr_buffer_size=1M",
+      6);
+  CHECK(sieve.hint_args() == std::vector<std::string>{"--hint", "romio_ds_read=enable", "--hint",
+                                                      "romio_ds_write=disable", "--hint", "ind_rd_buffer_size=65536",
+                                                      "--hint", "ind_wr_buffer_size=1048576"});
+  CHECK_THROWS_WITH(parse_setting("romio_ds_read=sometimes", 1), Catch::Contains("romio_ds_read takes automatic"));
+  CHECK_THROWS_WITH(parse_setting("ind_wr_buffer_size=0", 1), Catch::Contains("ind_wr_buffer_size needs a size"));
   Setting romio =
       parse_setting("cb_nodes=3,cb_config_list=n1:1,n0:2,romio_cb_write=disable,romio_min_fdomain_size=1M", 5);
   CHECK(romio.cb_config_list == "n1:1,n0:2");
@@ -48,8 +58,9 @@ TEST_CASE("targets, settings and results parse; bad ones are refused") {
   CHECK(striped.striping_unit == 1 << 20);
   CHECK(striped.hint_args() == std::vector<std::string>{"--hint", "cb_nodes=2", "--hint", "cb_config_list=*:*",
                                                         "--hint", "striping_unit=1048576"});
-  CHECK_THROWS_WITH(parse_setting("striping_unit=1M", 1),
-                    Catch::Contains("striping_unit, cb_config_list and romio_* need cb_nodes"));
+  CHECK_THROWS_WITH(
+      parse_setting("striping_unit=1M", 1),
+      Catch::Contains("striping_unit, cb_config_list, romio_min_fdomain_size and romio_cb_* need cb_nodes"));
   CHECK_THROWS_WITH(parse_setting("cb_nodes=2,striping_unit=0", 1), Catch::Contains("striping_unit needs a size"));
   ResultFile r = parse_result("8192:A=out/r.json");
   CHECK(r.ranks == 8192);
