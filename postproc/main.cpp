@@ -9,12 +9,14 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <set>
 #include <sstream>
 
 #include "extrap/extrapolate.hpp"
 #include "postproc/aggregators.hpp"
 #include "postproc/compare.hpp"
 #include "postproc/dump.hpp"
+#include "postproc/placement.hpp"
 #include "postproc/plan.hpp"
 #include "postproc/plan_summary.hpp"
 #include "postproc/post.hpp"
@@ -109,6 +111,21 @@ void redeal(mpior::trace::Plan& plan, const Options& o) {
                  "through a non-contiguous view\n";
 }
 
+// The extrapolated ranks' hosts, continuing the traced runs' placement
+// (postproc/placement.hpp); left as extrapolated when no pattern fits.
+void place_hosts(mpior::trace::Plan& plan, const std::vector<std::vector<std::string>>& hosts) {
+  using namespace mpior::postproc;
+  Placement p = find_placement(hosts);
+  if (p.kind == Placement::Kind::unknown || p.kind == Placement::Kind::one_host) return;
+  std::vector<std::string> placed = place_ranks(p, hosts, int64_t(plan.ranks.size()));
+  for (size_t r = 0; r < placed.size(); ++r) plan.ranks[r].host = placed[r];
+  plan.extrap.notes.push_back({-1, -1, -1, "hosts",
+                               fmt::format("{} ({} {}), {} nodes", placement_name(p.kind), p.size,
+                                           p.kind == Placement::Kind::per_node ? "ranks a node" : "nodes",
+                                           std::set<std::string>(placed.begin(), placed.end()).size()),
+                               "placement"});
+}
+
 int extrapolate(const Options& o) {
   using namespace mpior;
   if (o.cb_nodes > 0) {  // before the work: a hint refused is refused at once
@@ -118,9 +135,12 @@ int extrapolate(const Options& o) {
   }
   if (sieve_given(o)) postproc::check_sieve_hints(sieve_of(o));
   std::vector<extrap::Input> inputs;
+  std::vector<std::vector<std::string>> hosts;  // per input, rank by rank
   for (const std::string& d : o.dirs) {
     trace::Plan p = postproc::plan_of_dir(d);
     int64_t n = int64_t(p.ranks.size());
+    hosts.emplace_back();
+    for (const trace::PlanRank& r : p.ranks) hosts.back().push_back(r.host);
     inputs.push_back({d, std::move(p), n});
   }
   // Left to the exit to free: tearing down 8,192 ranks' tables would take a
@@ -133,6 +153,7 @@ int extrapolate(const Options& o) {
   } catch (const ToolError& e) {
     throw ToolError(std::string("cannot extrapolate: ") + e.what());
   }
+  place_hosts(*extrapolated, hosts);
   if (o.cb_nodes > 0 || sieve_given(o)) redeal(*extrapolated, o);
   const trace::Plan& plan = *extrapolated;
   for (const std::string& w : warnings) std::cerr << "mpior-post: warning: " << w << "\n";

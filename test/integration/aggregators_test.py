@@ -221,7 +221,8 @@ def on_nodes(runs, name, nodes, hints):
 def nodes():
     """cb_config_list *:1 (MPICH's default) over two hosts: traced with cb_nodes=1 at 2, 3 and 4 ranks placed in
     blocks on node0 and node1, extrapolated to 4 with --cb-nodes 4, ranks 0 and 2 (the first of each node) read and
-    write, as ROMIO's own aggregators do in a real 4-rank run with cb_nodes=4."""
+    write, as ROMIO's own aggregators do in a real 4-rank run with cb_nodes=4; extrapolated to 8 the halves go on
+    (4 ranks a node), and ranks 0 and 4 aggregate, as in a real 8-rank run."""
     if subprocess.run(["unshare", "-u", "true"], capture_output=True).returncode != 0:
         print("SKIP: unshare -u is not allowed here (it needs CAP_SYS_ADMIN)")
         sys.exit(SKIP)
@@ -243,6 +244,13 @@ def nodes():
         check_eq(got, transfers(os.path.join(real, "plan")), "transfers of the plan against ROMIO's, named hosts")
         check_eq(min(off for r, op, off, _ in got if r == 2 and op == "W"), 0, "node1's rank serves the first domain")
         check_eq({t[0] for t in got}, {0, 1, 2}, "two aggregators on node0, one on node1")
+        # At 8 ranks the traced halves go on (ranks 0-3 on node0, 4-7 on node1): *:1 takes ranks 0 and 4, where
+        # repeating the 4-rank placement (node0, node0, node1, node1, node0, ...) would take 0 and 2.
+        run([POST, "--extrapolate", "8", "--cb-buffer-size", str(CB), "--cb-nodes", "4", "-o", plan + "8"] + dirs)
+        real = on_nodes(runs, "real8", (4, 4), [("cb_nodes", 4)])
+        got = transfers(plan + "8")
+        check_eq(got, transfers(os.path.join(real, "plan")), "transfers of the 8-rank plan against ROMIO's")
+        check_eq({t[0] for t in got}, {0, 4}, "the first rank of each node aggregates")
     finally:
         runs.cleanup()
 
