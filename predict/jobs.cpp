@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
 #include <string_view>
 
@@ -212,6 +213,65 @@ bool replace_line(std::string& t, std::string_view key, const std::string& value
   return true;
 }
 }  // namespace
+
+int32_t fio_jobs(const Job& job) {
+  size_t at = job.text.find("\nnumjobs=");
+  if (!job.meta_args.empty() || job.pace_ops || at == std::string::npos) return 0;
+  return int32_t(std::strtol(job.text.c_str() + at + 9, nullptr, 10));
+}
+
+std::string with_fio_jobs(const std::string& text, int32_t n) {
+  std::string t = text;
+  replace_line(t, "numjobs", std::to_string(n));
+  return t;
+}
+
+std::string bounded_text(Job& job, int side, int64_t sleeps, const nlohmann::json& out, int32_t cores) {
+  int32_t n = fio_jobs(job);
+  double calls = calls_of(out);
+  if (!(calls > 0) || side < 0 || side > 1) return "";
+  job.sleeps_per_call[side] = double(sleeps) / calls;
+  if (n <= cores || cores < 1 || job.sleeps_per_call[side] >= kCpuBoundSleeps) return "";
+  if (sync_share(out) > kCpuBoundSyncShare) return "";
+  job.bounded[side] = cores;
+  return fmt::format(
+             "# bounded on the {}: one job's calls slept {:.3g} times a call there (CPU-bound), so the {} "
+             "ranks take turns on {} cores\n",
+             side ? "target" : "reference", job.sleeps_per_call[side], n, cores) +
+         with_fio_jobs(job.text, cores);
+}
+
+namespace {
+// Per section of fio's JSON (all jobs): calls and their time at the mean latency.
+std::map<std::string, std::pair<double, double>> section_totals(const nlohmann::json& out) {
+  std::map<std::string, std::pair<double, double>> t;
+  if (out.is_object() && out.contains("jobs") && out["jobs"].is_array())
+    for (const nlohmann::json& j : out["jobs"])
+      for (const char* s : {"read", "write", "sync"})
+        if (j.contains(s)) {
+          double n = j[s].value("total_ios", 0.0);
+          double mean = j[s].contains("lat_ns") ? j[s]["lat_ns"].value("mean", 0.0) : 0.0;
+          t[s].first += n;
+          t[s].second += n * mean;
+        }
+  return t;
+}
+}  // namespace
+
+double calls_of(const nlohmann::json& out) {
+  double n = 0;
+  for (auto& [s, t] : section_totals(out)) n += t.first;
+  return n;
+}
+
+double sync_share(const nlohmann::json& out) {
+  double all = 0, sync = 0;
+  for (auto& [s, t] : section_totals(out)) {
+    all += t.second;
+    if (s == "sync") sync += t.second;
+  }
+  return all > 0 ? sync / all : 0.0;
+}
 
 std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where, double margin) {
   if (!job.pace_ops || !(cycle_s > 0)) return job.text;

@@ -33,6 +33,10 @@ struct Job {
   int64_t per_rank_ops = 0, traced_per_rank_ops = 0, passes = 1;
   // A metadata job: mpior-predict-meta's arguments (op, workers, calls per worker and pass, passes); else empty.
   std::vector<std::string> meta_args;
+  // Bounded by the cores (bound_by_cores): the fio jobs run on the reference [0] and the target [1] when
+  // a job's calls did not sleep there, 0 where unbounded; sleeps per call measured there (-1 not probed).
+  int32_t bounded[2] = {0, 0};
+  double sleeps_per_call[2] = {-1, -1};
   std::string file() const { return name + (meta_args.empty() ? ".fio" : ".meta"); }
 };
 
@@ -63,6 +67,35 @@ inline constexpr const char* kMetaProgram = "mpior-predict-meta";
 inline constexpr const char* kDirVariable = "MPIOR_FIO_DIR";
 
 JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
+
+// A call that sleeps less often than this (voluntary context switches per
+// call, the run's own included) runs on a CPU from start to end: buffered
+// writes to tmpfs or into the page cache, unlike an fsync or a throttled write.
+inline constexpr double kCpuBoundSleeps = 0.1;
+// A job whose syncs take more than this share of its calls' time waits for a
+// device, however rarely it sleeps (one fsync of 64 writes: 0.08 sleeps a
+// call on ext4, 93% of the time in the fsync).
+inline constexpr double kCpuBoundSyncShare = 0.5;
+
+// The fio jobs (numjobs) of a data job that is not paced; 0 for metadata
+// and paced jobs, whose jobs must meet as the ranks did.
+int32_t fio_jobs(const Job& job);
+
+// The job's text with `n` fio jobs, each doing what one did.
+std::string with_fio_jobs(const std::string& text, int32_t n);
+
+// The text `side` (0 reference, 1 target) runs when one fio job of `job`
+// alone slept `sleeps` times in the calls of `fio_output` there (its syncs
+// under kCpuBoundSyncShare of their time): more fio jobs than
+// `cores` whose calls do not sleep cannot make their calls at once, so the
+// ranks take turns on the cores, and fio runs as many jobs as cores (job.bounded
+// set); "" otherwise (the job as it is). Records the sleeps per call.
+std::string bounded_text(Job& job, int side, int64_t sleeps, const nlohmann::json& fio_output, int32_t cores);
+
+// The calls fio's JSON output counts (reads, writes and syncs of all jobs),
+// and the share of their time (means) in syncs.
+double calls_of(const nlohmann::json& fio_output);
+double sync_share(const nlohmann::json& fio_output);
 
 // A paced job's text: fio's jobs do not meet at barriers as the ranks did, so
 // unpaced they drift apart and each fsync finds only its own job's writes

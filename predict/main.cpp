@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <limits.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 #include <iostream>
 #include <iterator>
 #include <new>
+#include <thread>
 
 #include "predict/jobs.hpp"
 #include "predict/op_classes.hpp"
@@ -53,8 +55,8 @@ std::string program_beside(const std::string& name, const std::string& subdir) {
   return name;
 }
 
-// One fio run of `job` in a fresh directory below dir: its JSON output.
-nlohmann::json run_fio(const std::string& job, const std::string& dir) {
+// One fio run of `job` in a fresh directory below dir: its JSON output (and the times fio and its jobs slept).
+nlohmann::json run_fio(const std::string& job, const std::string& dir, int64_t* sleeps = nullptr) {
   Scratch scratch(dir);
   Output o = run_process({"fio", "--output-format=json", job}, scratch.path(),
                          {std::string(kDirVariable) + "=" + scratch.path()});
@@ -62,6 +64,7 @@ nlohmann::json run_fio(const std::string& job, const std::string& dir) {
     throw ToolError(fmt::format("fio {} in {} exited {}: {}", job, dir, o.status, o.err.substr(0, 2000)));
   nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
   if (j.is_discarded()) throw ToolError(fmt::format("fio {}: its output is not JSON", job));
+  if (sleeps) *sleeps = o.sleeps;
   return j;
 }
 
@@ -121,6 +124,35 @@ void pace(const Cli& cli, const Job& job, std::string files[2]) {
   }
 }
 
+// CPUs this process may run on: what the machine can run at once.
+int32_t cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return std::max(1, int(std::thread::hardware_concurrency()));
+  return std::max(1, CPU_COUNT(&set));
+}
+
+// A job of more fio jobs than cores runs, on each directory, once as one fio job alone (its sleeps counted),
+// then as bounded_text says (NAME.reference.fio, NAME.target.fio).
+void bound_by_cores(const Cli& cli, Job& job, std::string files[2]) {
+  int32_t limit = cores();
+  if (fio_jobs(job) <= limit) return;
+  for (int side = 0; side < 2; ++side) {
+    std::string name = job.name + (side ? ".target.fio" : ".reference.fio");
+    std::string path = (fs::path(cli.jobs_dir) / name).string();
+    write_job(cli, name, "# probe: one fio job alone, its sleeps counted\n" + with_fio_jobs(job.text, 1));
+    int64_t sleeps = 0;
+    nlohmann::json out = run_fio(path, side ? cli.target : cli.reference, &sleeps);
+    std::string text = bounded_text(job, side, sleeps, out, limit);
+    if (text.empty()) {
+      fs::remove(path);
+      continue;
+    }
+    write_job(cli, name, text);
+    files[side] = path;
+  }
+}
+
 // One run of a metadata job (mpior-predict-meta) in a fresh directory below dir: seconds per call.
 double run_meta(const Job& job, const std::string& dir) {
   Scratch scratch(dir);
@@ -150,12 +182,13 @@ std::map<std::string, double> fio_per_op(const Cli& cli, const JobPlan& jp, cons
   return per_op_of(file, run_fio(file, dir));
 }
 
-std::vector<std::optional<Runs>> measure(const Cli& cli, const JobPlan& jp, const Classes& cs) {
+std::vector<std::optional<Runs>> measure(const Cli& cli, JobPlan& jp, const Classes& cs) {
   std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t j = 0; j < jp.jobs.size(); ++j) {
-    const Job& job = jp.jobs[j];
+    Job& job = jp.jobs[j];
     std::string file = (fs::path(cli.jobs_dir) / job.file()).string(), files[2] = {file, file};
     if (job.pace_ops) pace(cli, job, files);
+    bound_by_cores(cli, job, files);
     for (int k = 0; k < cli.repeat; ++k)
       for (int side = 0; side < 2; ++side) {
         const std::string& dir = side ? cli.target : cli.reference;

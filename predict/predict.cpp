@@ -349,6 +349,9 @@ void add_job_json(nlohmann::json& j, size_t i, const JobPlan& jp, const ClassRes
                  {"traced_per_rank_calls", job.traced_per_rank_ops},
                  {"passes", job.passes},
                  {"capped", job.per_rank_ops < job.traced_per_rank_ops}};
+  if (job.sleeps_per_call[0] >= 0 || job.sleeps_per_call[1] >= 0)
+    j["cpu_bound"] = {{"sleeps_per_call", {job.sleeps_per_call[0], job.sleeps_per_call[1]}},
+                      {"fio_jobs", {job.bounded[0], job.bounded[1]}}};
   j["reference_s_per_op"] = r.runs.reference;
   j["target_s_per_op"] = r.runs.target;
   j["reference_mean_s_per_op"] = r.runs.reference_mean;
@@ -452,6 +455,9 @@ std::string report_text(const ReportInput& in, const Classes& cs, const JobPlan&
     else if (r.per_op_basis)
       job += " (count x target time per op: reference below 10 us per op, ratio over 10)";
     if (r.cycle_basis) job += " (ratio of a write's cycle: the write and its syncs)";
+    if (r.measured && jp.jobs[size_t(jp.job_of[i])].bounded[1])
+      job += fmt::format(" ({} at once on the target: its calls are CPU-bound there)",
+                         jp.jobs[size_t(jp.job_of[i])].bounded[1]);
     s += fmt::format("{:>3} {:<40} {:>5} {:>9} {:>11.6f} {:>9.4f} {:>7.1f} {:>11.6f}  {}\n", i + 1, class_label(c.key),
                      c.concurrency(), c.count, double(c.time_ns) / 1e9, r.ratio, r.rel_sd * 100, r.predicted_s, job);
   }

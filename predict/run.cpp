@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -96,8 +97,10 @@ Output run_process(const std::vector<std::string>& argv, const std::string& cwd,
   close(out[0]);
   close(err[0]);
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  struct rusage use {};
+  while (wait4(pid, &st, 0, &use) < 0 && errno == EINTR) {
   }
+  o.sleeps = use.ru_nvcsw;
   g_child = 0;
   check_interrupt();
   o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

@@ -25,6 +25,9 @@ void check_interrupt();
 struct Output {
   int status = 0;  // exit status, 128 + signal when killed
   std::string out, err;
+  // Of the child and the children it waited for: the times it went to sleep
+  // (ru_nvcsw: waiting for a device, a lock, a timer; not preemption).
+  int64_t sleeps = 0;
 };
 
 // Runs argv (argv[0] looked up in PATH) in cwd with extra NAME=VALUE

@@ -287,3 +287,61 @@ TEST_CASE("an extrapolated plan: the target's time per op at its concurrency, no
       {Job{"job-1", "", {0, 1}, 0, 0, 0, 0, 0, 1, {}}}, {0, 0, -1}, {"write", "sync", ""}, {"", "", "no benchmark"}, 0};
   CHECK(report_json({}, cs, jp, p)["classes"][0]["basis"] == "target time per op (extrapolated plan)");
 }
+
+namespace {
+// One fio job's JSON: `writes` at `write_ns` each and `syncs` at `sync_ns`.
+nlohmann::json fio_run(double writes, double write_ns, double syncs = 0, double sync_ns = 0) {
+  nlohmann::json job = {{"write", {{"total_ios", writes}, {"lat_ns", {{"mean", write_ns}}}}}};
+  if (syncs > 0) job["sync"] = {{"total_ios", syncs}, {"lat_ns", {{"mean", sync_ns}}}};
+  return {{"jobs", {job}}};
+}
+}  // namespace
+
+TEST_CASE("fio jobs past the cores: bounded where one job's calls do not sleep, as they are where they do",
+          "[predict]") {
+  Classes cs = one_class_of_a_second();
+  IoClass& c = cs.classes[0];
+  c.key = {Op::write, 65536, false, false, 0, false};
+  c.count = 1600;
+  for (int32_t r = 0; r < 16; ++r) c.ranks.insert(r);
+  c.at_once = 16;
+  JobPlan jp = plan_jobs(cs, {});
+  REQUIRE(jp.jobs.size() == 1);
+  Job& job = jp.jobs[0];
+  REQUIRE(fio_jobs(job) == 16);
+  // The target (tmpfs): 26 sleeps in 1,600 writes and 25 fsyncs of 3 us, CPU-bound: two jobs on two cores.
+  std::string t = bounded_text(job, 1, 26, fio_run(1575, 80e3, 25, 3e3), 2);
+  CHECK(job.bounded[1] == 2);
+  CHECK(job.sleeps_per_call[1] == Approx(26.0 / 1600));
+  CHECK(t.find("numjobs=2\n") != std::string::npos);
+  CHECK(t.find("numjobs=16") == std::string::npos);
+  // The reference (a disk, fsyncs): a sleep every other call: all 16 at once, as the ranks were.
+  CHECK(bounded_text(job, 0, 1000, fio_run(1800, 20e3), 2).empty());
+  CHECK(job.bounded[0] == 0);
+  CHECK(job.sleeps_per_call[0] == Approx(1000.0 / 1800));
+  // Rare sleeps, but the time in fsyncs waiting for the disk (0.08 a call, 93% of the time in syncs).
+  Job disk = jp.jobs[0];
+  disk.bounded[1] = 0;
+  CHECK(bounded_text(disk, 1, 130, fio_run(1600, 20e3, 25, 18e6), 2).empty());
+  CHECK(disk.bounded[1] == 0);
+  // As many cores as ranks: nothing to bound.
+  Job again = jp.jobs[0];
+  again.bounded[1] = 0;
+  CHECK(bounded_text(again, 1, 26, fio_run(1600, 80e3), 16).empty());
+  CHECK(again.bounded[1] == 0);
+  // Metadata jobs keep their workers.
+  c.key = {Op::create, 0, false, false, 0, false};
+  JobPlan meta = plan_jobs(cs, {});
+  CHECK(fio_jobs(meta.jobs[0]) == 0);
+  CHECK(bounded_text(meta.jobs[0], 1, 0, fio_run(1600, 80e3), 2).empty());
+}
+
+TEST_CASE("fio's JSON: the calls of all its jobs and the share of their time in syncs", "[predict]") {
+  nlohmann::json out = nlohmann::json::parse(
+      R"({"jobs": [{"write": {"total_ios": 100, "lat_ns": {"mean": 1000}}, "sync": {"total_ios": 12, "lat_ns": {"mean": 25000}}},
+                   {"read": {"total_ios": 5, "lat_ns": {"mean": 0}}}]})");
+  CHECK(calls_of(out) == 117);
+  CHECK(sync_share(out) == Approx(0.75));
+  CHECK(calls_of(nlohmann::json::object()) == 0);
+  CHECK(sync_share(nlohmann::json::object()) == 0);
+}
