@@ -43,6 +43,17 @@ void check_inputs(const std::vector<Input>& inputs, int64_t target) {
 struct ThreadAssignment {
   uint32_t thread;
   std::vector<int32_t> cls;  // per target rank: index into Classes::all, or kNone
+  std::vector<RankRule> rules;
+  std::vector<int32_t> ids;  // per class of the rules: index into Classes::all, or kNone
+
+  // Class c's ranks at n ranks.
+  std::vector<int64_t> ranks_of(size_t c, int64_t n) const {
+    std::vector<int64_t> out;
+    std::vector<int32_t> at = assign_ranks(rules, n);
+    for (size_t r = 0; r < at.size(); ++r)
+      if (at[r] >= 0 && ids[size_t(at[r])] == int32_t(c)) out.push_back(int64_t(r));
+    return out;
+  }
 };
 
 std::vector<ThreadAssignment> assign(const std::vector<Input>& inputs, const Classes& classes, int64_t target,
@@ -67,7 +78,7 @@ std::vector<ThreadAssignment> assign(const std::vector<Input>& inputs, const Cla
       ids.push_back(kNone);
     }
     std::vector<RankRule> rules = rank_rules(ns, sets, names);
-    ThreadAssignment a{t.thread, {}};
+    ThreadAssignment a{t.thread, {}, rules, ids};
     for (int32_t c : assign_ranks(rules, target)) a.cls.push_back(c < 0 ? kNone : ids[size_t(c)]);
     for (const RankRule& rule : rules)
       if (ids[rule.cls] != kNone) rank_rules_text.emplace_back(size_t(ids[rule.cls]), rule.pred.text());
@@ -167,9 +178,11 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
   std::vector<ThreadAssignment> threads = assign(inputs, classes, target, notes, rules);
   // The target's streams: one per class some target rank runs, by first rank.
   std::vector<std::pair<std::vector<int64_t>, size_t>> streams;
+  std::vector<const ThreadAssignment*> thread_of(classes.all.size());
   for (size_t c = 0; c < classes.all.size(); ++c) {
     uint32_t thread = classes.all[c].shape->thread;
     const auto& a = *std::find_if(threads.begin(), threads.end(), [&](auto& t) { return t.thread == thread; });
+    thread_of[c] = &a;
     std::vector<int64_t> ranks;
     for (size_t r = 0; r < a.cls.size(); ++r)
       if (a.cls[r] == int32_t(c)) ranks.push_back(int64_t(r));
@@ -183,7 +196,8 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
     int32_t index = int32_t(out.streams.size());
     for (const auto& [cls, text] : rules)
       if (cls == c) notes.push_back({index, -1, -1, "rank list", text, "rank rule"});
-    out.streams.push_back(extrapolate_stream(classes.all[c], ctx, ranks, target, index));
+    RanksAt ranks_at = [a = thread_of[c], c](int64_t n) { return a->ranks_of(c, n); };
+    out.streams.push_back(extrapolate_stream(classes.all[c], ctx, ranks, target, index, ranks_at));
     for (uint32_t leaf : collective_requests(out.streams.back())) {
       uint64_t most = split_requests(out.streams.back(), leaf, opt.cb_buffer_size);
       if (most > 1)

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -201,28 +202,45 @@ bool wraps(int64_t k, const std::vector<Sample>& pts) {
          wrap(pts.front()) == 0;
 }
 
-// The model's coefficients for the points, searching its parameter if any.
-std::optional<Fit> fit_model(const ModelSpec& m, const std::vector<Sample>& pts, int64_t max_n) {
+// Each fit of the model to the points, one per value of its searched
+// parameter if any, until `take` returns false.
+template <class Take>
+void each_fit(const ModelSpec& m, const std::vector<Sample>& pts, int64_t max_n, Take take) {
   auto param = std::find_if(m.terms.begin(), m.terms.end(), parametrised);
   std::vector<Term> terms;
   for (Basis b : m.terms) terms.push_back({b, 0});
-  if (param == m.terms.end()) return try_terms(m.name, terms, pts);
+  if (param == m.terms.end()) {
+    if (auto f = try_terms(m.name, terms, pts)) take(std::move(*f));
+    return;
+  }
   size_t at = size_t(param - m.terms.begin());
   auto [lo, hi] = param_range(*param, max_n);
-  std::optional<Fit> found;
   for (int64_t k = lo; k <= hi; ++k) {
     terms[at].k = k;
     auto f = try_terms(m.name, terms, pts);
-    if (!f) continue;
-    if (*param == Basis::mod_shift && !wraps(k, pts)) continue;
-    if (*param != Basis::share) return f;
+    if (!f || (*param == Basis::mod_shift && !wraps(k, pts))) continue;
+    if (!take(std::move(*f))) return;
+  }
+}
+
+// The model's coefficients for the points, searching its parameter if any.
+std::optional<Fit> fit_model(const ModelSpec& m, const std::vector<Sample>& pts, int64_t max_n) {
+  bool share = std::find(m.terms.begin(), m.terms.end(), Basis::share) != m.terms.end();
+  std::optional<Fit> found;
+  size_t fits = 0;
+  each_fit(m, pts, max_n, [&](Fit f) {
+    if (!fits++) found = std::move(f);
     // A total the samples do not pin down (rank 0 alone, 11, 10, 10, 10 at
     // 3 to 6 ranks, is 8 + share(8,r,n) and 9 + share(4,r,n), which part at
     // 8 ranks) is no model: the ranks that tell the totals apart are needed.
-    if (found) return std::nullopt;
-    found = std::move(f);
-  }
+    return share && fits < 2;
+  });
+  if (fits > 1 && share) return std::nullopt;
   return found;
+}
+
+size_t free_parameters(const std::vector<Basis>& terms) {
+  return terms.size() + size_t(std::any_of(terms.begin(), terms.end(), parametrised));
 }
 
 std::string coef_text(long double c) {
@@ -412,6 +430,29 @@ std::optional<Fit> fit_exact(std::span<const Sample> samples) {
       if (auto f = fit_per_rank(pts)) return f;
   }
   return std::nullopt;
+}
+
+size_t free_parameters(const Fit& fit) {
+  std::vector<Basis> terms;
+  for (const Term& t : fit.terms) terms.push_back(t.basis);
+  return free_parameters(terms);
+}
+
+std::vector<Fit> exact_rivals(std::span<const Sample> samples, const Fit& fit) {
+  std::vector<Fit> out;
+  std::vector<Sample> pts;
+  if (fit.determined || !fit.per_rank.empty() || !distinct_points(samples, &pts)) return out;
+  int64_t max_n = 0;
+  for (const Sample& s : pts) max_n = std::max(max_n, s.n);
+  size_t budget = free_parameters(fit);
+  for (const ModelSpec& m : exact_models()) {
+    if (pts.size() <= m.terms.size() || free_parameters(m.terms) > budget) continue;
+    each_fit(m, pts, max_n, [&](Fit f) {
+      if (std::string_view(f.name) != fit.name || f.terms != fit.terms) out.push_back(std::move(f));
+      return true;
+    });
+  }
+  return out;
 }
 
 Fit fit_best(std::span<const Sample> samples) {

@@ -44,6 +44,7 @@ int64_t share_of(int64_t k, int64_t r, int64_t n);
 struct Term {
   Basis basis = Basis::one;
   int64_t k = 0;
+  bool operator==(const Term&) const = default;
 };
 
 // A model: its name and terms; parametrised terms are searched over k.
@@ -95,6 +96,16 @@ struct Fit {
 // model with as many points as coefficients is returned with `determined`
 // set (a stream only some rank counts show, like the last rank at even n).
 std::optional<Fit> fit_exact(std::span<const Sample> samples);
+
+// Free parameters of a fit: its coefficients and its searched parameter (a
+// rank shift, a group size, a total), which the samples choose too.
+size_t free_parameters(const Fit& fit);
+
+// The checked exact fits of the samples other than `fit` (each value of a
+// searched parameter that fits counts) with no more free parameters than
+// `fit`: the models the samples leave as likely. None for a determined or
+// per-rank fit.
+std::vector<Fit> exact_rivals(std::span<const Sample> samples, const Fit& fit);
 
 // Incidental quantities (stdio byte counts, reads of system files): the
 // registry's best fit by least squares when none is exact, for values that

@@ -43,26 +43,29 @@ std::vector<std::vector<SeqSample>> site_samples(const std::vector<Input>& input
   return out;
 }
 
-Fit most_consistent(Fit fit, std::span<const Sample> own, const std::vector<std::vector<Sample>>& groups) {
-  auto score = [&groups](const Fit& f) {
-    size_t k = 0;
-    for (const std::vector<Sample>& g : groups)
-      for (const Sample& s : g) {
-        std::optional<int64_t> v = f.eval_int(s.r, s.n);
-        k += v && *v == s.y;
-      }
-    return k;
-  };
-  size_t best = score(fit);
-  for (const std::vector<Sample>& g : groups) {
+size_t site_score(const Fit& fit, const std::vector<std::vector<Sample>>& groups) {
+  size_t k = 0;
+  for (const std::vector<Sample>& g : groups)
+    for (const Sample& s : g) {
+      std::optional<int64_t> v = fit.eval_int(s.r, s.n);
+      k += v && *v == s.y;
+    }
+  return k;
+}
+
+Fit most_consistent(Fit fit, std::span<const Sample> own, SiteEvidence& ev) {
+  ev.exact.assign(own.begin(), own.end());
+  size_t best = site_score(fit, ev.groups);
+  for (const std::vector<Sample>& g : ev.groups) {
     if (g.empty()) continue;
     std::vector<Sample> pts(own.begin(), own.end());
     pts.insert(pts.end(), g.begin(), g.end());
     std::optional<Fit> f = fit_exact(pts);
     if (!f || f->determined) continue;
-    if (size_t k = score(*f); k > best) {
+    if (size_t k = site_score(*f, ev.groups); k > best) {
       best = k;
       fit = std::move(*f);
+      ev.exact = std::move(pts);
     }
   }
   return fit;

@@ -37,25 +37,35 @@ bool ambiguous(const Fit& fit, size_t rank_counts);
 std::vector<std::vector<SeqSample>> site_samples(const std::vector<Input>& inputs, const trace::Stream& shape,
                                                  size_t leaf, int f);
 
+// What chose a fit: the samples it fits exactly (the class's own, with the
+// group whose joint fit won) and the site's groups that scored it.
+struct SiteEvidence {
+  std::vector<Sample> exact;
+  std::vector<std::vector<Sample>> groups;
+};
+
+// How many samples of the groups the fit reproduces.
+size_t site_score(const Fit& fit, const std::vector<std::vector<Sample>>& groups);
+
 // Of `fit` (the class's own, from `own`) and the checked exact fits of `own`
-// with each group, the one that reproduces the most samples of all groups;
-// `fit` on a tie.
-Fit most_consistent(Fit fit, std::span<const Sample> own, const std::vector<std::vector<Sample>>& groups);
+// with each group of ev.groups, the one that reproduces the most samples of
+// all groups; `fit` on a tie. ev.exact: the samples the one taken fits.
+Fit most_consistent(Fit fit, std::span<const Sample> own, SiteEvidence& ev);
 
 // most_consistent() over value(s) of the site's samples that have the
 // class's item shape (another class may count its calls from the site
 // differently).
 template <class Value>
 Fit site_consistent(Fit fit, std::span<const Sample> own, const std::vector<std::vector<SeqSample>>& site,
-                    std::span<const trace::SeqItem> shape, Value value) {
+                    std::span<const trace::SeqItem> shape, Value value, SiteEvidence& ev) {
+  ev.exact.assign(own.begin(), own.end());
   if (site.empty()) return fit;
-  std::vector<std::vector<Sample>> groups;
   for (const std::vector<SeqSample>& g : site) {
-    groups.emplace_back();
+    ev.groups.emplace_back();
     for (const SeqSample& s : g)
-      if (same_shape(shape, s.items)) groups.back().push_back({s.r, s.n, value(s)});
+      if (same_shape(shape, s.items)) ev.groups.back().push_back({s.r, s.n, value(s)});
   }
-  return most_consistent(std::move(fit), own, groups);
+  return most_consistent(std::move(fit), own, ev);
 }
 
 }  // namespace mpior::extrap

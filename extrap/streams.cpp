@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "extrap/ambiguity.hpp"
 #include "extrap/incidental.hpp"
 #include "extrap/models.hpp"
 #include "extrap/permuted.hpp"
@@ -26,11 +27,12 @@ using trace::SeqItem;
 class StreamExtrapolator {
  public:
   StreamExtrapolator(const StreamClass& cls, const StreamContext& ctx, const std::vector<int64_t>& ranks, int64_t n,
-                     int32_t index)
+                     int32_t index, const RanksAt& ranks_at)
       : cls_(cls),
         ctx_(ctx),
         inputs_(ctx.inputs),
         ranks_(ranks),
+        ranks_at_(ranks_at),
         n_(n),
         index_(index),
         notes_(ctx.notes),
@@ -85,6 +87,8 @@ class StreamExtrapolator {
     size_t notes = notes_.size(), approximated = approximated_.size();
     try {
       return leaf_fields(i, nullptr);
+    } catch (const Ambiguous&) {
+      throw;
     } catch (const ToolError& e) {
       std::string why;
       const DealtTable* table = ctx_.dealt.find(*cls_.shape, i, &why);
@@ -138,8 +142,8 @@ class StreamExtrapolator {
     SeqFit fits;
     try {
       fits = fit_fields(samples, leaf, node, what, why);
-    } catch (const ToolError&) {
-      if (!permute_) throw;
+    } catch (const ToolError& e) {
+      if (!permute_ || dynamic_cast<const Ambiguous*>(&e)) throw;
       return sorted_fit(samples, leaf, node, what);
     }
     if (ctx_.strict || why || leaf < 0 || !determined(fits)) return fits;
@@ -434,8 +438,14 @@ class StreamExtrapolator {
         if (std::optional<Fit> f = fit_exact(pts)) {
           if (site_field_ >= 0 && site.empty() && ambiguous(*f, counts))
             site = site_samples(inputs_, *cls_.shape, size_t(leaf), site_field_);
+          SiteEvidence ev{pts, {}};
           bool check = site_field_ >= 0 && ambiguous(*f, counts);
-          out.fields.push_back({item, field, check ? site_consistent(std::move(*f), pts, site, shape, value) : *f});
+          Fit fit = check ? site_consistent(std::move(*f), pts, site, shape, value, ev) : std::move(*f);
+          // Structure that another model fits as exactly and as simply, and
+          // that it predicts otherwise at the target, is refused.
+          if (std::optional<Parting> p = why ? std::nullopt : parting_rival(fit, ev, ranks_, n_, ranks_at_))
+            throw Ambiguous(parting_refusal(where(leaf, node, what), fit, *p, n_, samples_text(samples)));
+          out.fields.push_back({item, field, std::move(fit)});
         } else if (why && !ctx_.strict) {
           int64_t lo = field == FieldFit::count ? 1 : floor_of(pts);
           out.fields.push_back({item, field, fit_best(pts), true, lo});
@@ -511,9 +521,9 @@ class StreamExtrapolator {
     try {
       fits = fit_or_sorted(samples, leaf, node, what, why);
       site_field_ = -1;
-    } catch (const ToolError&) {
+    } catch (const ToolError& e) {
       site_field_ = -1;
-      if (!deal_ || leaf < 0) throw;
+      if (!deal_ || leaf < 0 || dynamic_cast<const Ambiguous*>(&e)) throw;
       return random_param(size_t(leaf), what, samples);
     }
     note(fits, leaf, node, what);
@@ -561,6 +571,7 @@ class StreamExtrapolator {
   const StreamContext& ctx_;
   const std::vector<Input>& inputs_;
   const std::vector<int64_t>& ranks_;
+  const RanksAt& ranks_at_;
   int64_t n_;
   int32_t index_;
   std::vector<trace::ExtrapNote>& notes_;
@@ -581,8 +592,8 @@ class StreamExtrapolator {
 }  // namespace
 
 trace::Stream extrapolate_stream(const StreamClass& cls, const StreamContext& ctx, const std::vector<int64_t>& ranks,
-                                 int64_t n, int32_t stream_index) {
-  return StreamExtrapolator(cls, ctx, ranks, n, stream_index).run();
+                                 int64_t n, int32_t stream_index, const RanksAt& ranks_at) {
+  return StreamExtrapolator(cls, ctx, ranks, n, stream_index, ranks_at).run();
 }
 
 }  // namespace mpior::extrap

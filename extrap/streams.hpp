@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "extrap/ambiguity.hpp"
 #include "extrap/dealt.hpp"
 #include "extrap/incidental.hpp"
 #include "extrap/stream_classes.hpp"
@@ -34,8 +35,10 @@ struct StreamContext {
 // the call, its file and the values seen. Throws ToolError naming the
 // position, the parameter, the values seen and what input would resolve it
 // when no model fits a structural quantity, or when a value is not an
-// integer at n.
+// integer at n, or when models that fit it as exactly and as simply part at
+// n (naming a rank count, from the class's ranks at other counts,
+// `ranks_at`, that would decide).
 trace::Stream extrapolate_stream(const StreamClass& cls, const StreamContext& ctx, const std::vector<int64_t>& ranks,
-                                 int64_t n, int32_t stream_index);
+                                 int64_t n, int32_t stream_index, const RanksAt& ranks_at);
 
 }  // namespace mpior::extrap

@@ -11,6 +11,7 @@
 #include "postproc/behalf.hpp"
 #include "postproc/plan.hpp"
 #include "test/postproc/fixture.hpp"
+#include "trace/cursor.hpp"
 
 namespace mpior::test {
 
@@ -23,6 +24,19 @@ inline extrap::Input input_of(std::vector<trace::RankTrace> ranks, const std::st
   postproc::Analysis a = postproc::analyze(set);
   postproc::move_sends_to_senders(set, a.comms);
   return {name, postproc::build_plan(std::move(set), a), n};
+}
+
+// The offset of rank's first call of `kind` moving `count` bytes (any, -1)
+// in the plan, or -1.
+inline int64_t first_offset(const trace::Plan& p, int32_t rank, trace::Kind kind, int64_t count = -1) {
+  for (const trace::Stream& s : p.streams) {
+    if (!trace::seq_contains(s.view(s.ranks), rank)) continue;
+    trace::EventCursor c(s, rank);
+    trace::Event ev;
+    while (c.next(ev))
+      if (ev.kind == kind && (count < 0 || ev.args[trace::arg::count] == count)) return ev.args[trace::arg::offset];
+  }
+  return -1;
 }
 
 }  // namespace mpior::test

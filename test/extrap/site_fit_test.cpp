@@ -8,7 +8,6 @@
 #include "extrap/extrapolate.hpp"
 #include "test/extrap/input_of.hpp"
 #include "test/postproc/fixture.hpp"
-#include "trace/cursor.hpp"
 
 using namespace mpior;
 
@@ -31,17 +30,6 @@ extrap::Input entries_run(int32_t n) {
   return test::input_of(std::move(ranks), "./entries", "t" + std::to_string(n));
 }
 
-int64_t read_offset(const trace::Plan& p, int32_t rank) {
-  for (const trace::Stream& s : p.streams) {
-    if (!trace::seq_contains(s.view(s.ranks), rank)) continue;
-    trace::EventCursor c(s, rank);
-    trace::Event ev;
-    while (c.next(ev))
-      if (ev.kind == trace::Kind::pread) return ev.args[trace::arg::offset];
-  }
-  return -1;
-}
-
 }  // namespace
 
 TEST_CASE("a class seen at two rank counts takes the model of its position at every rank", "[extrap][site]") {
@@ -51,6 +39,6 @@ TEST_CASE("a class seen at two rank counts takes the model of its position at ev
   REQUIRE(p.ranks.size() == 16);
   for (int32_t r = 0; r < 16; ++r) {
     INFO("rank " << r);
-    CHECK(read_offset(p, r) == 2048 + 65536 * int64_t(r + 16));
+    CHECK(test::first_offset(p, r, trace::Kind::pread) == 2048 + 65536 * int64_t(r + 16));
   }
 }
