@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace mpior::extrap {
@@ -39,6 +40,30 @@ void find_decider(const Fit& fit, Parting& p, const std::set<int64_t>& traced, i
   }
 }
 
+// The first of `ranks` (ascending) where the fits part at n ranks. Both are
+// linear in r between their breaks: a piece whose first and last ranks
+// agree agrees throughout, so only a piece that differs at an end is walked
+// (an extrapolation to 65,536 ranks checks whole classes this way).
+std::optional<int64_t> first_parting(const Fit& a, const Fit& b, std::span<const int64_t> ranks, int64_t n) {
+  std::vector<int64_t> cuts = a.breaks(n), more = b.breaks(n);
+  cuts.insert(cuts.end(), more.begin(), more.end());
+  cuts.push_back(0);
+  cuts.push_back(n);
+  std::sort(cuts.begin(), cuts.end());
+  auto same = [&](int64_t r) {
+    long double x = a.eval(r, n), y = b.eval(r, n);
+    return std::fabs(x - y) <= 1e-9L * std::max<long double>(1, std::fabs(x));
+  };
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    auto lo = std::lower_bound(ranks.begin(), ranks.end(), cuts[i]);
+    auto hi = std::lower_bound(lo, ranks.end(), cuts[i + 1]);
+    if (lo == hi || (same(*lo) && same(*(hi - 1)))) continue;
+    auto at = std::find_if(lo, hi, [&](int64_t r) { return parts_at(a, b, r, n); });
+    if (at != hi) return *at;
+  }
+  return std::nullopt;
+}
+
 std::string value_text(const std::optional<int64_t>& v) { return v ? fmt::format("{}", *v) : "no integer"; }
 
 }  // namespace
@@ -50,8 +75,8 @@ std::optional<Parting> parting_rival(const Fit& fit, const SiteEvidence& ev, std
   size_t score = ev.groups.empty() ? 0 : site_score(fit, ev.groups);
   for (Fit& rival : rivals) {
     if (!ev.groups.empty() && site_score(rival, ev.groups) < score) continue;
-    auto r = std::find_if(ranks.begin(), ranks.end(), [&](int64_t r) { return parts_at(fit, rival, r, n); });
-    if (r == ranks.end()) continue;
+    std::optional<int64_t> r = first_parting(fit, rival, ranks, n);
+    if (!r) continue;
     Parting p;
     p.rank = *r;
     p.ours = fit.eval_int(*r, n);

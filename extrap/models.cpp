@@ -388,6 +388,19 @@ bool Fit::rank_free() const {
   return true;
 }
 
+std::vector<int64_t> Fit::breaks(int64_t n) const {
+  std::vector<int64_t> out;
+  for (const Term& t : terms) {
+    if (t.basis == Basis::mod_shift) out.push_back(((-t.k) % n + n) % n);
+    if ((t.basis == Basis::div_k || t.basis == Basis::mod_k) && t.k > 0)
+      for (int64_t r = t.k; r < n; r += t.k) out.push_back(r);
+    if (t.basis == Basis::share && t.k >= 0) out.push_back(t.k % n);
+  }
+  std::erase_if(out, [n](int64_t r) { return r <= 0 || r >= n; });
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 namespace {
 std::optional<Fit> fit_per_rank(std::vector<Sample> pts) {
   std::sort(pts.begin(), pts.end(),

@@ -85,6 +85,10 @@ struct Fit {
   std::string formula() const;
   // True when the value does not depend on r.
   bool rank_free() const;
+  // The ranks in (0, n) where the value, linear in r between them at n
+  // ranks, takes a new line: a rank shift's wrap, a group's start, the end
+  // of the ranks with one more of a share (ascending, maybe repeated).
+  std::vector<int64_t> breaks(int64_t n) const;
 };
 
 // The simplest exact model for the samples, or nullopt. After the formulas,

@@ -230,3 +230,13 @@ TEST_CASE("the parameter search's quick test in integers turns away no model tha
     for (int64_t r : {0, 7, 31}) CHECK(f.eval_int(r, 32) == c.f(r, 32));
   }
 }
+
+TEST_CASE("a model is linear in r between its breaks") {
+  Fit shift = must_fit(samples({4, 5, 6, 7}, [](int64_t r, int64_t n) { return ((r + 2) % n) * 8 + 1; }));
+  CHECK(shift.breaks(16) == std::vector<int64_t>{14});
+  Fit member = must_fit(samples({3, 4, 5, 6}, [](int64_t r, int64_t) { return 1 + r % 3; }));
+  CHECK(member.breaks(10) == std::vector<int64_t>{3, 6, 9});
+  Fit share = must_fit(samples({3, 4, 5, 6}, [](int64_t r, int64_t n) { return 5 * share_of(8, r, n); }));
+  CHECK(share.breaks(6) == std::vector<int64_t>{2});
+  CHECK(must_fit(samples({3, 4, 5}, [](int64_t r, int64_t n) { return r + n; })).breaks(64).empty());
+}
