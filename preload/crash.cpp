@@ -227,6 +227,7 @@ int64_t ticks_from_now(long ms) noexcept {
 
 void set_mode(Mode m) noexcept {
   g_mode = m;
+  journal::set_flushes_here(m == Mode::here);
   g_due.store(m == Mode::idle ? kDueNever : kDueNow, std::memory_order_relaxed);
 }
 
@@ -244,7 +245,7 @@ void flush_here() noexcept {
 
 void run_due() noexcept {
   if (g_mode == Mode::start_journal) {
-    g_mode = Mode::here;
+    set_mode(Mode::here);
     if (!session::start_journal()) return set_mode(Mode::start_thread), run_due();  // the flush thread as before
     g_written_here = session::events_recorded();
   }

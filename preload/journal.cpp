@@ -37,7 +37,17 @@ int g_meta_fd = -1;
 std::mutex g_meta_mutex;
 std::atomic<uint8_t> g_failed[kMaxThreads];
 std::atomic<bool> g_flush_wanted{false};
+std::atomic<bool> g_flushes_here{false};
 std::atomic<uint64_t> g_covered[kMaxThreads];  // cover(): under the tracer's write flag
+// One past the highest thread that has a ring or joined the shared one:
+// flushed() moves the marks of those only, not of every possible thread.
+std::atomic<uint32_t> g_threads{0};
+
+void note_thread(uint32_t thread) noexcept {
+  uint32_t seen = g_threads.load(std::memory_order_relaxed);
+  while (seen <= thread && !g_threads.compare_exchange_weak(seen, thread + 1, std::memory_order_release)) {
+  }
+}
 
 // Journal bytes the rings of their own may still take (start(): an eighth
 // of MPIOR_MEMORY less the shared ring's; none left: a thread shares).
@@ -159,6 +169,7 @@ Ring* open_ring(uint32_t thread, bool* none_left) noexcept {
   *r = {h, reinterpret_cast<trace::JournalRecord*>(static_cast<char*>(map) + trace::kJournalHeaderBytes), cap - 1,
         cap / 2};
   g_rings[thread].store(r, std::memory_order_release);
+  note_thread(thread);
   return r;
 }
 
@@ -190,6 +201,7 @@ bool join_shared(uint32_t thread) noexcept {
     return false;
   }
   g_in_shared[thread].store(1, std::memory_order_release);
+  note_thread(thread);
   return true;
 }
 
@@ -246,11 +258,20 @@ void want_flush() noexcept {
 void ring_behind(const Ring& r, uint64_t seq) noexcept {
   // The records up to the next check (1,024 on) take the slots of these.
   auto done = [&] { return seq + 1024 - __atomic_load_n(&r.header->flushed, __ATOMIC_ACQUIRE) <= r.mask + 1; };
+  // Half a ring of slack is for a flush thread that may run late. Flushed
+  // from this thread, the rewrite runs at the end of this very call, so the
+  // ring may fill until the records up to the check after next would
+  // overwrite unflushed ones: half the rewrites, the same bound on the loss.
+  if (g_flushes_here.load(std::memory_order_relaxed) &&
+      seq + 2048 - __atomic_load_n(&r.header->flushed, __ATOMIC_RELAXED) <= r.mask + 1)
+    return;
   if (done())
     want_flush();
   else
     wait_for_flush(done);
 }
+
+void set_flushes_here(bool here) noexcept { g_flushes_here.store(here, std::memory_order_relaxed); }
 
 bool take_flush_wanted() noexcept { return g_flush_wanted.exchange(false, std::memory_order_relaxed); }
 
@@ -302,7 +323,8 @@ void flushed() noexcept {
   if (!g_started.load(std::memory_order_acquire)) return;
   Shared* s = g_shared.load(std::memory_order_acquire);
   if (s) set_clock(*s->header);
-  for (uint32_t i = 0; i < kMaxThreads; ++i)
+  const uint32_t threads = g_threads.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < threads; ++i)
     if (Ring* r = g_rings[i].load(std::memory_order_acquire)) {
       set_clock(*r->header);
       __atomic_store_n(&r->header->flushed, g_covered[i].load(std::memory_order_relaxed), __ATOMIC_RELEASE);
@@ -332,6 +354,7 @@ void reset_after_fork() noexcept {
     g_covered[i].store(0, std::memory_order_relaxed);
     g_in_shared[i].store(0, std::memory_order_relaxed);
   }
+  g_threads.store(0, std::memory_order_relaxed);
   g_shared.store(nullptr, std::memory_order_relaxed);  // the parent's file: the child maps its own
   new (&g_shared_mutex) std::mutex();
   g_shared_failed = false;

@@ -34,6 +34,10 @@ extern std::atomic<bool> g_started;
 // MPIOR_MEMORY holds no more rings, stores it in the shared ring.
 void append_cold(uint32_t thread, const trace::RawEvent& ev, uint64_t seq) noexcept;
 void want_flush() noexcept;
+// Without a flush thread (crash.cpp: a single-threaded program) the
+// rewrite a ring asks for runs on the calling thread at the end of the
+// call that asked, so the ring asks later (ring_behind).
+void set_flushes_here(bool here) noexcept;
 // A thread's ring is half full of records the rank file lacks at record
 // seq: asks for a rewrite and, when the records up to the next check would
 // overwrite some it still lacks, waits for it (a flush thread makes it;
