@@ -13,6 +13,7 @@
 
 #include "merge/merge.hpp"
 #include "postproc/restream.hpp"
+#include "postproc/romio_lustre.hpp"
 #include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
 #include "trace/tool_error.hpp"
@@ -321,6 +322,8 @@ bool two_phase(const Call& call, const CollectiveHints& h) {
   CbMode mode = call.read ? h.cb_read : h.cb_write;
   if (!call.asked_known || mode == CbMode::enable) return true;
   if (mode == CbMode::disable) return false;
+  // Lustre's romio_lustre_coll_threshold, 0 by default, takes every write.
+  if (!call.read && h.striping_factor > 0) return true;
   std::vector<Request> extents;
   for (const auto& [rank, a] : call.asked) extents.push_back(a.extent);
   return interleaved(extents);
@@ -363,6 +366,14 @@ bool deal(const trace::Plan& plan, Call& call, const MpiioHints& hints, int64_t 
     for (const auto& [rank, a] : call.asked)
       for (const ByteRange& p : a.pieces()) requested.push_back(p);
     requested = union_of(std::move(requested));
+  }
+  if (!call.read && h.striping_factor > 0) {
+    LustreHints lh{h.striping_unit, h.striping_factor};
+    auto writes =
+        lustre_writes(call.asked_known ? requested : runs, lustre_aggregator_count(int(aggs.size()), lh), lh, file_end);
+    for (size_t j = 0; j < writes.size(); ++j)
+      if (!writes[j].empty()) call.pieces[aggs[j]] = std::move(writes[j]);
+    return true;
   }
   for (size_t j = 0; j < doms.size(); ++j) {
     std::vector<Piece> mine;
@@ -536,13 +547,13 @@ void add_notes(trace::Plan& plan, const MpiioHints& hints, const Redealt& out) {
   if (const CollectiveHints* h = hints.collective ? &*hints.collective : nullptr; h && out.calls > 0)
     plan.extrap.notes.push_back(
         {-1, -1, -1, "aggregators",
-         fmt::format("the POSIX transfers of {} collective calls dealt to {} aggregators (cb_config_list {}, "
-                     "striping_unit {}, romio_min_fdomain_size {}, romio_cb_read {}, romio_cb_write {}) in "
-                     "requests of at most {} bytes, {} of them moved by each rank alone, {} transfers (notes above: "
-                     "streams before)",
-                     out.calls, h->cb_nodes, h->cb_config_list, h->striping_unit, h->min_fdomain_size,
-                     cb_mode_name(h->cb_read), cb_mode_name(h->cb_write), h->cb_buffer_size, out.independent,
-                     out.transfers),
+         fmt::format(
+             "the POSIX transfers of {} collective calls dealt to {} aggregators (cb_config_list {}, "
+             "striping_unit {}, striping_factor {}, romio_min_fdomain_size {}, romio_cb_read {}, romio_cb_write {}) in "
+             "requests of at most {} bytes, {} of them moved by each rank alone, {} transfers (notes above: "
+             "streams before)",
+             out.calls, h->cb_nodes, h->cb_config_list, h->striping_unit, h->striping_factor, h->min_fdomain_size,
+             cb_mode_name(h->cb_read), cb_mode_name(h->cb_write), h->cb_buffer_size, out.independent, out.transfers),
          "cb_nodes"});
   if (const SieveHints* h = hints.sieve ? &*hints.sieve : nullptr; h && out.strided > 0)
     plan.extrap.notes.push_back(

@@ -42,6 +42,7 @@ struct Options {
   int cb_nodes = 0;
   std::string cb_config_list;  // empty: *:1 when the ranks span nodes, else *:*
   int64_t striping_unit = 0;
+  int striping_factor = 0;  // 0: not Lustre
   int64_t min_fdomain_size = 0;
   std::string cb_read = "automatic", cb_write = "automatic";
   // ROMIO's sieving hints; empty or 0: not given (independent calls as traced).
@@ -72,7 +73,8 @@ mpior::postproc::CollectiveHints hints_of(const Options& o) {
           o.striping_unit,
           o.min_fdomain_size,
           parse_cb_mode(o.cb_read, "romio_cb_read"),
-          parse_cb_mode(o.cb_write, "romio_cb_write")};
+          parse_cb_mode(o.cb_write, "romio_cb_write"),
+          o.striping_factor};
 }
 
 bool sieve_given(const Options& o) {
@@ -364,6 +366,12 @@ CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOption
                  "with --cb-nodes: ROMIO's striping_unit hint: file domains end at the nearest multiple of it")
       ->check(CLI::Range(int64_t(1), INT64_MAX))
       ->needs("--cb-nodes");
+  app.add_option("--striping-factor", o.striping_factor,
+                 "with --striping-unit: ROMIO's striping_factor hint: the file is on Lustre, striped over this many "
+                 "targets, and collective writes are dealt as ROMIO's Lustre driver deals them (stripes round-robin "
+                 "over the aggregators)")
+      ->check(CLI::Range(1, INT32_MAX))
+      ->needs("--striping-unit");
   add_sieve_options(app, o, extrap_opt);
   app.add_flag("--strict", o.strict,
                "with --extrapolate: refuse, as for structure, when no model fits an incidental quantity exactly "

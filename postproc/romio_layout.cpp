@@ -142,6 +142,9 @@ void check_hints(const CollectiveHints& h) {
   if (h.cb_nodes < 1) throw ToolError("the number of aggregators (cb_nodes) must be at least 1");
   if (h.cb_buffer_size < 1) throw ToolError("the collective buffer size must be at least one byte");
   if (h.striping_unit < 0) throw ToolError("the striping unit must not be negative");
+  if (h.striping_factor < 0) throw ToolError("the striping factor must be at least 1");
+  if (h.striping_factor > 0 && h.striping_unit < 1)
+    throw ToolError("a striping factor needs a striping unit: ROMIO's Lustre driver stripes by both");
   if (h.min_fdomain_size < 0) throw ToolError("romio_min_fdomain_size must not be negative");
   if (h.cb_config_list.empty()) throw ToolError("cb_config_list is empty: ROMIO would find no aggregator");
   parse(h.cb_config_list, {}, h.cb_nodes, true);

@@ -1,8 +1,8 @@
 // Which ranks ROMIO's two-phase collective I/O makes aggregators, whether a
 // call is two-phase at all, and which part of the file each aggregator
 // reads or writes (ROMIO's common code, used by its UFS, NFS and generic
-// drivers; the Lustre driver's own round-robin of stripes over aggregators
-// is not modelled).
+// drivers, and the Lustre driver's reads; its writes are in
+// postproc/romio_lustre.hpp).
 //
 // Aggregators (ADIOI_cb_config_list_parse): cb_config_list is a comma list
 // of NAME[:M] entries, NAME a host or "*", M a count, "*" (cb_nodes) or
@@ -51,6 +51,10 @@ struct CollectiveHints {
   int64_t striping_unit = 0;     // 0: domains not aligned
   int64_t min_fdomain_size = 0;  // romio_min_fdomain_size
   CbMode cb_read = CbMode::automatic, cb_write = CbMode::automatic;
+  // With striping_unit: the file is Lustre's, striped over this many
+  // targets; collective writes go through ROMIO's Lustre driver
+  // (postproc/romio_lustre.hpp). 0: ROMIO's generic driver.
+  int striping_factor = 0;
 };
 
 // Throws ToolError naming what is wrong (a list ROMIO cannot parse, a count

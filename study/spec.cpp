@@ -96,15 +96,20 @@ void apply_hint(Setting& s, const std::string& key, const std::string& value, co
           fmt::format("--set '{}': {} needs a size in bytes{} (K, M, G allowed)", text, key, min == 0 ? " >= 0" : ""));
     return v;
   };
+  auto count_of = [&](const char* what) {
+    int64_t n = parse_size(value);
+    if (n < 1 || n > (int64_t(1) << 24) || value.find_first_not_of("0123456789") != std::string::npos)
+      throw ToolError(fmt::format("--set '{}': {} needs a whole number of {} >= 1", text, key, what));
+    return int(n);
+  };
   if (key == "cb_buffer_size") {
     s.cb_buffer_size = size_of(1);
   } else if (key == "cb_nodes") {
-    int64_t n = parse_size(value);
-    if (n < 1 || n > (int64_t(1) << 24) || value.find_first_not_of("0123456789") != std::string::npos)
-      throw ToolError(fmt::format("--set '{}': cb_nodes needs a whole number of aggregators >= 1", text));
-    s.cb_nodes = int(n);
+    s.cb_nodes = count_of("aggregators");
   } else if (key == "striping_unit") {
     s.striping_unit = size_of(1);
+  } else if (key == "striping_factor") {
+    s.striping_factor = count_of("targets");
   } else if (key == "romio_min_fdomain_size") {
     s.min_fdomain_size = size_of(0);
   } else if (key == "cb_config_list") {
@@ -122,7 +127,8 @@ void apply_hint(Setting& s, const std::string& key, const std::string& value, co
     (key == "ind_rd_buffer_size" ? s.ind_rd_buffer_size : s.ind_wr_buffer_size) = size_of(1);
   } else {
     throw ToolError(
-        fmt::format("--set '{}': {} hint '{}' (known: cb_buffer_size, cb_nodes, striping_unit, cb_config_list, "
+        fmt::format("--set '{}': {} hint '{}' (known: cb_buffer_size, cb_nodes, striping_unit, striping_factor, "
+                    "cb_config_list, "
                     "romio_cb_read, romio_cb_write, romio_min_fdomain_size, romio_ds_read, romio_ds_write, "
                     "ind_rd_buffer_size, ind_wr_buffer_size)",
                     text, key.starts_with("romio_") ? "unsupported" : "unknown", key));
@@ -138,6 +144,8 @@ Setting parse_setting(const std::string& text, int index) {
   // They act through the collective calls dealt to cb_nodes aggregators.
   bool needs_nodes = s.striping_unit > 0 || s.min_fdomain_size > 0 || !s.cb_config_list.empty() || !s.cb_read.empty() ||
                      !s.cb_write.empty();
+  if (s.striping_factor > 0 && s.striping_unit == 0)
+    throw ToolError(fmt::format("--set '{}': striping_factor needs striping_unit in the same setting", text));
   if (needs_nodes && s.cb_nodes == 0)
     throw ToolError(
         fmt::format("--set '{}': striping_unit, cb_config_list, romio_min_fdomain_size and romio_cb_* need "
@@ -173,6 +181,7 @@ std::vector<std::string> Setting::hint_args() const {
     out.insert(out.end(), {"--hint", fmt::format("cb_nodes={}", cb_nodes), "--hint",
                            fmt::format("cb_config_list={}", config_list())});
   if (striping_unit > 0) out.insert(out.end(), {"--hint", fmt::format("striping_unit={}", striping_unit)});
+  if (striping_factor > 0) out.insert(out.end(), {"--hint", fmt::format("striping_factor={}", striping_factor)});
   if (min_fdomain_size > 0)
     out.insert(out.end(), {"--hint", fmt::format("romio_min_fdomain_size={}", min_fdomain_size)});
   if (!cb_read.empty()) out.insert(out.end(), {"--hint", "romio_cb_read=" + cb_read});

@@ -30,6 +30,9 @@ struct Setting {
   // With cb_nodes: ROMIO's striping_unit hint, the dealt file domains end
   // on its multiples (mpior-post --striping-unit); 0: not given.
   int64_t striping_unit = 0;
+  // With striping_unit: ROMIO's striping_factor hint, the file declared
+  // Lustre (mpior-post --striping-factor); 0: not given.
+  int striping_factor = 0;
   // With cb_nodes, ROMIO's hints of these names (mpior-post
   // --romio-min-fdomain-size, --cb-config-list, --romio-cb-read,
   // --romio-cb-write); 0 or empty: not given (ROMIO's defaults, and

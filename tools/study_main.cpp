@@ -74,6 +74,7 @@ nlohmann::json study_json(const study::Config& c, const std::vector<study::Input
                     {"cb_buffer_size", s.cb_buffer_size},
                     {"cb_nodes", s.cb_nodes},
                     {"striping_unit", s.striping_unit},
+                    {"striping_factor", s.striping_factor},
                     {"romio_min_fdomain_size", s.min_fdomain_size},
                     {"cb_config_list", s.cb_nodes > 0 ? s.config_list() : ""},
                     {"romio_cb_read", s.cb_read.empty() ? "automatic" : s.cb_read},
@@ -133,7 +134,8 @@ void add_options(CLI::App& app, Cli& cli) {
   app.add_option("--set", cli.sets,
                  "what-if series of ROMIO hints: cb_buffer_size=SIZE (through the max-blocksize rule), cb_nodes=N "
                  "(collective reads and writes dealt to N aggregators), and with cb_nodes: striping_unit=SIZE (file "
-                 "domains aligned to it), romio_min_fdomain_size=SIZE, cb_config_list=LIST (default *:*), "
+                 "domains aligned to it), with it striping_factor=N (Lustre: writes by ROMIO's Lustre driver), "
+                 "romio_min_fdomain_size=SIZE, cb_config_list=LIST (default *:*), "
                  "romio_cb_read=MODE, romio_cb_write=MODE (automatic, enable, disable); for independent calls "
                  "through non-contiguous views romio_ds_read=MODE, romio_ds_write=MODE, ind_rd_buffer_size=SIZE, "
                  "ind_wr_buffer_size=SIZE (ROMIO's data sieving); several comma separated; "

@@ -251,6 +251,26 @@ TEST_CASE("romio_cb_write automatic: requests that do not interleave move on the
   CHECK_FALSE(postproc::interleaved(R{{0, 99}, {10, 9}}));    // an empty request never interleaves
 }
 
+// The fixture's ranks write 4 KiB each, one after the other: ROMIO's generic
+// automatic moves them independently, its Lustre driver two-phase, stripe
+// k by aggregator k mod 2 (4 aggregators given, factor 2).
+TEST_CASE("striping_factor: collective writes dealt by stripe as ROMIO's Lustre driver does",
+          "[postproc][aggregators][lustre]") {
+  postproc::CollectiveHints lustre = hints(4, 1 << 20, "*:*", 4096, postproc::CbMode::automatic);
+  lustre.striping_factor = 2;
+  trace::Plan plan = one_aggregator();
+  postproc::Redealt d = postproc::redeal_collective_io(plan, lustre);
+  CHECK(d.independent == 0);
+  CHECK(d.aggregators == 2);
+  auto got = moved_by(plan);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0] == Moved{{10, 0, 4096}, {10, 8192, 4096}, {10, 16384, 4096}, {10, 24576, 4096}});
+  CHECK(got[1] == Moved{{11, 4096, 4096}, {11, 12288, 4096}, {11, 20480, 4096}, {11, 28672, 4096}});
+  // Its collective reads are the generic ones: these move independently.
+  trace::Plan reads = one_aggregator(true);
+  CHECK(postproc::redeal_collective_io(reads, lustre).independent == 2);
+}
+
 TEST_CASE("ROMIO's file domains, with and without stripe alignment", "[postproc][aggregators]") {
   using D = std::vector<postproc::ByteRange>;
   CHECK(postproc::file_domains(0, 10000, 3, 0) == D{{0, 3334}, {3334, 6668}, {6668, 10000}});

@@ -157,6 +157,20 @@ TEST_CASE("mpior-post usage errors exit 2", "[postproc][cli]") {
   REQUIRE(run_post("--help").status == 0);
 }
 
+TEST_CASE("mpior-post refuses bad striping hints", "[postproc][cli][lustre]") {
+  std::string with = "--extrapolate 8 --cb-nodes 2 ";
+  for (const char* bad : {"--striping-unit 0", "--striping-unit 1M", "--striping-unit 4096 --striping-factor 0",
+                          "--striping-unit 4096 --striping-factor x"}) {
+    CAPTURE(bad);
+    Run got = run_post(with + bad + " dir");
+    CHECK(got.status == 2);
+    CHECK_THAT(got.output, Contains(": Value") && Contains("not in range"));
+  }
+  Run alone = run_post(with + "--striping-factor 2 dir");
+  CHECK(alone.status == 2);
+  CHECK_THAT(alone.output, Contains("--striping-factor requires --striping-unit"));
+}
+
 TEST_CASE("an unwritable plan directory exits 1 naming it", "[postproc][cli]") {
   TempDir tmp;
   write_trace_dir(tmp / "t", complete_job(2), small_job());

@@ -62,6 +62,16 @@ TEST_CASE("targets, settings and results parse; bad ones are refused") {
       parse_setting("striping_unit=1M", 1),
       Catch::Contains("striping_unit, cb_config_list, romio_min_fdomain_size and romio_cb_* need cb_nodes"));
   CHECK_THROWS_WITH(parse_setting("cb_nodes=2,striping_unit=0", 1), Catch::Contains("striping_unit needs a size"));
+  Setting lustre = parse_setting("cb_nodes=4,striping_unit=1M,striping_factor=2", 5);
+  CHECK(lustre.striping_factor == 2);
+  CHECK(lustre.hint_args() == std::vector<std::string>{"--hint", "cb_nodes=4", "--hint", "cb_config_list=*:*", "--hint",
+                                                       "striping_unit=1048576", "--hint", "striping_factor=2"});
+  CHECK_THROWS_WITH(parse_setting("cb_nodes=2,striping_factor=2", 1),
+                    Catch::Contains("striping_factor needs striping_unit"));
+  for (const char* bad :
+       {"cb_nodes=2,striping_unit=1M,striping_factor=0", "cb_nodes=2,striping_unit=1M,striping_factor=x",
+        "cb_nodes=2,striping_unit=1M,striping_factor=1K"})
+    CHECK_THROWS_WITH(parse_setting(bad, 1), Catch::Contains("striping_factor needs a whole number"));
   ResultFile r = parse_result("8192:A=out/r.json");
   CHECK(r.ranks == 8192);
   CHECK(r.target == "A");
