@@ -192,13 +192,22 @@ def gap():
     the rank file's last event, not from the trace's start: 200,000 writes
     (flushes come first), then rank 0 is SIGKILLed; the gaps between each
     rank's writes add up to a fraction of a second, as they were (a gap
-    from the start would add the seconds before the flush)."""
+    from the start would add the seconds before the flush).
+
+    Every rank must die with records its rank file lacks. Rings of 2,048
+    records without a periodic flush make each rewrite one the writer asks
+    for at a check (every 1,024 records) and waits for, its records up to
+    there included; the records after the last check are only in the
+    journal. With the default ring a rewrite asked for near the end could
+    run after the last record while the victim was held before its kill,
+    and nothing was left to recover."""
     root = tempfile.mkdtemp(prefix="mpior-journal-")
     traces = os.path.join(root, "traces")
     app = [app_path("crash_app"), "kill", "200000", "0", "0"]
-    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces)
-    subprocess.run(mpirun(2) + (["-x", "LD_PRELOAD", "-x", "MPIOR_TRACE_DIR"] if OPENMPI else []) + app, cwd=root,
-                   env=env, capture_output=True, text=True, timeout=120)
+    rings = {"MPIOR_FLUSH_INTERVAL": "0", "MPIOR_JOURNAL": "2048"}
+    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, **rings)
+    forwarded = [x for k in ["LD_PRELOAD", "MPIOR_TRACE_DIR", *rings] for x in ("-x", k)] if OPENMPI else []
+    subprocess.run(mpirun(2) + forwarded + app, cwd=root, env=env, capture_output=True, text=True, timeout=120)
     post = subprocess.run([POST, traces], capture_output=True, text=True, timeout=300)
     check_eq(post.returncode, 0, f"mpior-post exit status: {post.stderr}")
     for r in (0, 1):
