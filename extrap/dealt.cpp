@@ -168,21 +168,26 @@ class Builder {
     return true;
   }
 
-  // Write order: entry b after a (a > b by address) somewhere puts b in a
-  // later ring; each rank writes its block ring by ring, by address within.
+  // Write order: each rank writes its block ring by ring, by address within a
+  // ring (HDF5 flushes the cache ring by ring). Entry b written right after a
+  // is in a's ring or a later one, a later one when its address is lower. The
+  // rings are the fewest that every observed order allows.
   bool levels(const std::vector<std::vector<std::vector<size_t>>>& orders, std::string& why) {
-    std::vector<std::pair<size_t, size_t>> after;
+    struct After {
+      size_t a, b;
+      int32_t gap;  // b's ring is at least a's plus this
+    };
+    std::vector<After> after;
     for (const auto& input : orders)
       for (const auto& rank : input)
-        for (size_t i = 1; i < rank.size(); ++i)
-          if (rank[i - 1] > rank[i]) after.emplace_back(rank[i - 1], rank[i]);
+        for (size_t i = 1; i < rank.size(); ++i) after.push_back({rank[i - 1], rank[i], rank[i - 1] > rank[i] ? 1 : 0});
     std::vector<int32_t>& level = table_.level_;
     level.assign(size_t(table_.entries_), 0);
     for (int64_t pass = 0; pass <= table_.entries_; ++pass) {
       bool moved = false;
-      for (auto [a, b] : after)
-        if (level[b] <= level[a]) {
-          level[b] = level[a] + 1;
+      for (auto [a, b, gap] : after)
+        if (level[b] < level[a] + gap) {
+          level[b] = level[a] + gap;
           moved = true;
         }
       if (!moved) break;

@@ -1,11 +1,12 @@
 // Tables a library deals over the ranks: HDF5 flushes its metadata cache at
 // a flush or file close as one list of entries sorted by address, split in
 // blocks over the ranks (rank r takes share(E,r,n) of the E entries, after
-// those of the ranks before it), each rank writing its block in the cache's
-// ring order. A rank's offsets, sizes and count then depend on which entries
-// it got, which no per-position model of (r, n) expresses: the table is
-// rebuilt from every rank's values at each input, each entry's fields are
-// fitted over n, and the table is dealt again at the target.
+// those of the ranks before it), each rank writing its block ring by ring,
+// in cache order within a ring. A rank's offsets, sizes and count then
+// depend on which entries it got, which no per-position model of (r, n)
+// expresses: the table is rebuilt from every rank's values at each input,
+// each entry's fields are fitted over n, and the table is dealt again at the
+// target.
 #pragma once
 
 #include <cstdint>

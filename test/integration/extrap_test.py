@@ -300,6 +300,34 @@ def hdf5_from_two_ranks():
         runs.cleanup()
 
 
+def hdf5_dataset_per_segment():
+    """test/apps/hdf5_coll with a dataset per segment, as IOR -a HDF5 -c -s 4 makes them: HDF5 flushes its 9
+    metadata entries in cache order, not by address (rank 0 writes 800, 96, 136, 680, 0 at 2 ranks). Traced at 2
+    to 5 ranks and extrapolated to 8, the plan equals a real run's but for timing, and the replays make the same
+    calls on coll.h5 per rank."""
+    runs = Runs()
+    app = os.path.join(APPS, "hdf5_coll")
+    steady = {"MPIOR_PRUNE_GAP_US": "0"}
+    try:
+        dirs = [runs.trace(n, args=(4, 2, 1), env=steady, app=app)[0] for n in (2, 3, 4, 5)]
+        plan = runs.path("p8")
+        err = run([POST, "--extrapolate", "8", "-o", plan] + dirs).stderr
+        check("warning" not in err, f"nothing approximated: {err}")
+        dump = run([POST, "--dump", os.path.join(plan, "plan.mpior")]).stdout
+        check("9 entries by address dealt in blocks" in dump, "--dump names the dealt table of 9 entries")
+        real, real_files = runs.trace(8, args=(4, 2, 1), env=steady, app=app)
+        cmp = run([POST, "--compare", plan, os.path.join(real, "plan")], expect_rc=None)
+        check_eq(cmp.returncode, 0, f"--compare extrapolated against real at 8: {cmp.stdout}{cmp.stderr}")
+        data = lambda log: [l for l in log.splitlines() if "coll.h5" in l or l.startswith("== rank")]
+        log_ext, fs_ext, _ = io_log(runs, plan, "ext8", threads=8)
+        log_act, _, _ = io_log(runs, os.path.join(real, "plan"), "act8")
+        check_eq(data(log_ext), data(log_act), "calls on coll.h5 per rank, extrapolated against real at 8")
+        sizes = [v[0] for k, v in tree(fs_ext).items() if k.endswith("coll.h5")]
+        check_eq(sizes, [real_files["coll.h5"]], "replayed coll.h5 against the real run")
+    finally:
+        runs.cleanup()
+
+
 def replay_shuffled(runs, dirs, plan, real, real_files):
     """shuffled_blocks' plan and its real run at 8 replayed: per rank, the (offset, bytes, call) on shuffled.dat of
     each, sorted, and the two logs. Checks the file's size against the real run and that --strict refuses."""
@@ -379,6 +407,7 @@ if __name__ == "__main__":
         "hdf5_loop_of_one": hdf5_loop_of_one,
         "hdf5_ior_pattern": hdf5_ior_pattern,
         "hdf5_from_two_ranks": hdf5_from_two_ranks,
+        "hdf5_dataset_per_segment": hdf5_dataset_per_segment,
         "shuffled_blocks": shuffled_blocks,
         "random_shared": random_shared,
     })
