@@ -6,6 +6,7 @@
 #include <map>
 
 #include "extrap/blocksize.hpp"
+#include "extrap/library_io.hpp"
 #include "extrap/loop_lift.hpp"
 #include "extrap/models.hpp"
 #include "extrap/prune_align.hpp"
@@ -167,6 +168,7 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
   if (opt.cb_buffer_size < 1) throw ToolError("the collective buffer size must be at least one byte");
   std::vector<std::string> warned;
   for (std::string& w : align_pruning(inputs)) warned.push_back(std::move(w));
+  for (std::string& w : align_library_io(inputs)) warned.push_back(std::move(w));
   lift_lone_loops(inputs);
   Classes classes = find_classes(inputs);
   trace::Plan out;

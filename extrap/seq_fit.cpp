@@ -30,6 +30,24 @@ bool same_shape(std::span<const SeqItem> a, std::span<const SeqItem> b) {
   return true;
 }
 
+bool one_shape(const std::vector<SeqSample>& samples) {
+  return std::all_of(samples.begin(), samples.end(),
+                     [&](const SeqSample& s) { return same_shape(samples.front().items, s.items); });
+}
+
+std::vector<SeqSample> as_loops(const std::vector<SeqSample>& samples, std::vector<std::vector<SeqItem>>& store) {
+  std::vector<SeqSample> out = samples;
+  for (SeqSample& s : out) {
+    std::span<const SeqItem> v = s.items;
+    bool scalars = v.size() >= 2 && std::none_of(v.begin(), v.end(), [](const SeqItem& i) { return i.is_loop(); });
+    for (size_t i = 2; scalars && i < v.size(); ++i) scalars = v[i].v - v[i - 1].v == v[1].v - v[0].v;
+    if (!scalars || v.size() > UINT32_MAX) continue;
+    store.push_back({SeqItem{v[1].v - v[0].v, uint32_t(v.size()), 1}, SeqItem{v[0].v, 0, 0}});
+    s.items = store.back();
+  }
+  return one_shape(out) ? out : std::vector<SeqSample>{};
+}
+
 std::string samples_text(const std::vector<SeqSample>& samples) {
   std::string out;
   for (size_t i = 0; i < samples.size() && i < kShownSamples; ++i)

@@ -21,6 +21,12 @@ struct SeqSample {
 };
 
 bool same_shape(std::span<const trace::SeqItem> a, std::span<const trace::SeqItem> b);
+bool one_shape(const std::vector<SeqSample>& samples);
+// The samples with every sequence of two or more equally spaced scalars as
+// one loop (a trace keeps two values as two scalars, cheaper than a loop, so
+// a loop of n iterations has another shape at 2 ranks), when that gives
+// every sample one shape; empty otherwise. `store` holds the new items.
+std::vector<SeqSample> as_loops(const std::vector<SeqSample>& samples, std::vector<std::vector<trace::SeqItem>>& store);
 // One sample per line, for refusals; on one line, for warnings.
 std::string samples_text(const std::vector<SeqSample>& samples);
 std::string samples_line(const std::vector<SeqSample>& samples);

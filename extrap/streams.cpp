@@ -417,8 +417,11 @@ class StreamExtrapolator {
 
   // Every field fitted exactly; an incidental one (`why` set) that no model
   // fits takes the best fit, and one whose loop shapes differ one mean value.
-  SeqFit fit_fields(const std::vector<SeqSample>& samples, int32_t leaf, int32_t node, const char* what,
+  SeqFit fit_fields(const std::vector<SeqSample>& given, int32_t leaf, int32_t node, const char* what,
                     const char* why) {
+    std::vector<std::vector<SeqItem>> store;
+    std::vector<SeqSample> loops = one_shape(given) ? std::vector<SeqSample>{} : as_loops(given, store);
+    const std::vector<SeqSample>& samples = loops.empty() ? given : loops;
     std::span<const SeqItem> shape = samples.front().items;
     for (const SeqSample& s : samples)
       if (!same_shape(shape, s.items)) {

@@ -1,0 +1,132 @@
+#include "extrap/library_io.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "merge/merge.hpp"
+#include "trace/builder.hpp"
+#include "trace/cursor.hpp"
+
+namespace mpior::extrap {
+
+namespace {
+
+using trace::OpClass;
+using Call = std::tuple<trace::Kind, uint64_t, uint8_t>;   // kind, call site, depth
+using Signature = std::pair<uint32_t, std::vector<Call>>;  // thread, the calls nested in MPI_Init/Finalize
+
+bool starts_library_io(const trace::Event& ev) { return ev.op() == OpClass::init || ev.op() == OpClass::finalize; }
+
+// Walks one rank's stream, telling each event whether MPI_Init or
+// MPI_Finalize nests it.
+template <typename Visit>
+void walk(const trace::Stream& s, int64_t rank, Visit visit) {
+  trace::EventCursor c(s, rank);
+  trace::Event ev;
+  int inside_below = -1;  // depth of the MPI call whose nested events follow
+  while (c.next(ev)) {
+    if (inside_below >= 0 && ev.depth <= inside_below) inside_below = -1;
+    visit(ev, inside_below >= 0);
+    if (inside_below < 0 && starts_library_io(ev)) inside_below = ev.depth;
+  }
+}
+
+std::set<Signature> signatures(const Input& in, size_t& most) {
+  std::set<Signature> out;
+  for (const trace::Stream& s : in.plan.streams)
+    for (int64_t r : s.rank_list()) {
+      Signature sig{s.thread, {}};
+      walk(s, r, [&](const trace::Event& ev, bool nested) {
+        if (nested) sig.second.emplace_back(ev.kind, ev.callsite, ev.depth);
+      });
+      most = std::max(most, sig.second.size());
+      out.insert(std::move(sig));
+    }
+  return out;
+}
+
+// The argument slots of a call that name a rank-local file id.
+std::vector<int> file_slots(trace::Kind k) {
+  trace::Family f = trace::info(k).family;
+  OpClass op = trace::info(k).op;
+  if (f != trace::Family::posix && f != trace::Family::stdio && f != trace::Family::aio && f != trace::Family::mmap &&
+      f != trace::Family::mpiio)
+    return {};
+  if (op == OpClass::rename || op == OpClass::link) return {trace::arg::file, trace::arg::file2};
+  return {trace::arg::file};
+}
+
+// Each rank's streams again without the library's I/O, and its file table
+// without the files only that I/O named.
+void drop_library_io(Input& in) {
+  std::map<int64_t, std::vector<std::vector<trace::RawEvent>>> kept;  // rank -> per stream of the rank
+  std::map<int64_t, std::vector<const trace::Stream*>> sources;
+  std::map<int64_t, std::vector<bool>> used;  // rank -> per local file id
+  for (const trace::Stream& s : in.plan.streams)
+    for (int64_t r : s.rank_list()) {
+      auto& events = kept[r].emplace_back();
+      sources[r].push_back(&s);
+      auto& files = used[r];
+      files.resize(in.plan.ranks[size_t(r)].files.size(), false);
+      walk(s, r, [&](const trace::Event& ev, bool nested) {
+        if (nested) return;
+        for (int slot : file_slots(ev.kind)) {
+          int64_t id = ev.args[size_t(slot)];
+          if (id >= 0 && size_t(id) < files.size()) files[size_t(id)] = true;
+        }
+        events.push_back(ev.raw());
+      });
+    }
+  std::vector<trace::Stream> rebuilt;
+  for (auto& [r, streams] : kept) {
+    std::vector<int32_t>& table = in.plan.ranks[size_t(r)].files;
+    std::vector<int64_t> renumber(table.size(), -1);
+    std::vector<int32_t> compact;
+    for (size_t id = 0; id < table.size(); ++id)
+      if (used[r][id]) {
+        renumber[id] = int64_t(compact.size());
+        compact.push_back(table[id]);
+      }
+    table = std::move(compact);
+    for (size_t k = 0; k < streams.size(); ++k) {
+      const trace::Stream& source = *sources[r][k];
+      trace::StreamBuilder b(trace::BuilderOptions{.lossless = source.lossless});
+      for (trace::RawEvent& raw : streams[k]) {
+        for (int slot : file_slots(raw.kind)) {
+          int64_t& id = raw.args[size_t(slot)];
+          if (id >= 0 && size_t(id) < renumber.size()) id = renumber[size_t(id)];
+        }
+        b.append(raw);
+      }
+      rebuilt.push_back(b.snapshot(int32_t(r), source.thread));
+    }
+  }
+  std::stable_sort(rebuilt.begin(), rebuilt.end(), [](const trace::Stream& a, const trace::Stream& b) {
+    return std::pair(a.thread, a.rank_list().front()) < std::pair(b.thread, b.rank_list().front());
+  });
+  in.plan.streams = merge::merge_streams(std::move(rebuilt));
+}
+
+}  // namespace
+
+std::vector<std::string> align_library_io(std::vector<Input>& inputs) {
+  std::vector<std::set<Signature>> sigs;
+  std::vector<size_t> most(inputs.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) sigs.push_back(signatures(inputs[i], most[i]));
+  if (std::all_of(sigs.begin(), sigs.end(), [&](const auto& s) { return s == sigs.front(); })) return {};
+  std::vector<std::string> seen;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    seen.push_back(fmt::format("up to {} calls a rank at {} ranks", most[i], inputs[i].n));
+    drop_library_io(inputs[i]);
+  }
+  return {
+      fmt::format("the MPI library's own I/O inside MPI_Init and MPI_Finalize differs between the inputs ({}): "
+                  "left out of every input, its time stays in those calls' durations",
+                  fmt::join(seen, ", "))};
+}
+
+}  // namespace mpior::extrap
