@@ -125,6 +125,7 @@ class TableBuilder {
           "structure: trace one more rank count, or larger ones",
           j, kind_name(kind), *names.front().path, sizes.front().y, sizes.front().n, sizes.back().y, sizes.back().n));
     const trace::PlanFile& attrs = inputs_[refs.back().first].plan.files[size_t(plan_rank(refs.back()).files[j])];
+    if (attrs.created && name->constant() && !foreign(refs, j)) refuse_unseen_sharing(kind, refs, j, names);
     if (!approximated.empty()) {
       ctx_.warnings.push_back(
           fmt::format("file {} of the ranks running {} ({}), which the job neither created nor "
@@ -141,6 +142,26 @@ class TableBuilder {
     m.attrs.push_back(attrs);
     m.sizes.push_back(std::move(*size));
     m.approximate.push_back(approx_size);
+  }
+
+  // A name one rank made at every traced count may be shared by the ranks
+  // of its kind or follow the rank ("group_1.dat" made by rank 2 at 4 and 5
+  // ranks is group_{r/2}.dat): where the target has several such ranks,
+  // nothing traced tells which.
+  void refuse_unseen_sharing(int32_t kind, const std::vector<RankRef>& refs, size_t j,
+                             const std::vector<NameSample>& names) const {
+    std::map<size_t, int> per_input;
+    for (RankRef ref : refs)
+      if (++per_input[ref.first] > 1) return;
+    int64_t at_target = std::count(kinds_.target.begin(), kinds_.target.end(), kind);
+    if (at_target < 2) return;
+    std::string seen;
+    for (const NameSample& s : names) seen += fmt::format("{}rank {} at n={}", seen.empty() ? "" : ", ", s.r, s.n);
+    throw ToolError(fmt::format(
+        "file {} of the ranks running {} ('{}'): one rank made it at each traced count ({}), and {} ranks run it at "
+        "{}: whether they share the name or each make their own (a number that follows the rank) is not known; "
+        "trace at a rank count where two ranks or more run it",
+        j, kind_name(kind), *names.front().path, seen, at_target, n_));
   }
 
   void add_comm_model(int32_t kind, const std::vector<RankRef>& refs, size_t j, KindModel& m) {
