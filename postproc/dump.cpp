@@ -44,6 +44,8 @@ void dump_job(const trace::JobInfo& j, std::ostream& out) {
                      j.state == trace::JobState::complete ? "complete" : "running");
   out << fmt::format("  command: {}\n  cwd: {}\n  host: {}\n  started (realtime ns): {}\n", E(j.cmdline), E(j.cwd),
                      E(j.host), j.start_real_ns);
+  if (!j.mpi_library.empty() || !j.mpi_io.empty())
+    out << fmt::format("  mpi: {} (MPI-IO: {})\n", E(j.mpi_library), j.mpi_io.empty() ? "not known" : E(j.mpi_io));
   out << "  ranks written: " << list_text(j.ranks_written) << "\n";
   for (const trace::TraceFileRanks& f : j.trace_files)
     out << "  " << f.name << ": ranks " << list_text(f.ranks) << "\n";

@@ -30,7 +30,7 @@ namespace mpior::preload::mpi {
   X(Type_get_extent_x) X(Type_get_true_extent_x) X(Pack) X(Unpack) \
   X(Topo_test) X(Cartdim_get) X(Cart_shift) X(Graph_neighbors_count) X(Graph_neighbors)                \
   X(Dist_graph_neighbors_count) X(Dist_graph_neighbors)                                       \
-  X(Comm_set_errhandler) X(Start) X(Allgather) X(Win_allocate_shared) X(Win_shared_query) X(Win_free) X(Win_lock_all) X(Win_unlock_all)
+  X(Comm_set_errhandler) X(Get_library_version) X(Start) X(Allgather) X(Win_allocate_shared) X(Win_shared_query) X(Win_free) X(Win_lock_all) X(Win_unlock_all)
 // MPI-4 (Sessions): MPICH 4 has them, Open MPI 4.1 does not. Optional.
 #if MPI_VERSION >= 4
 #define MPIOR_HAVE_SESSIONS 1

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "preload/mpi_library.hpp"
 #include "preload/shfp_capture.hpp"
 #include "preload/wrapper_support.hpp"
 
@@ -90,5 +91,16 @@ MPIOR_OMPIO_HOOK(mca_common_ompio_file_read_at_all, void*)
 MPIOR_OMPIO_HOOK(mca_common_ompio_file_iread_at, void*)
 MPIOR_OMPIO_HOOK(mca_common_ompio_file_iread_at_all, void*)
 #undef MPIOR_OMPIO_HOOK
+
+// OMPIO's open, seen on the way through: the job's files go through OMPIO
+// (mpi_library.hpp). The communicator, info and file pointers are opaque here.
+extern "C" MPIOR_API int mca_common_ompio_file_open(void* comm, const char* filename, int amode, void* info, void* fh,
+                                                    bool use_sharedfp) {
+  using Fn = int (*)(void*, const char*, int, void*, void*, bool);
+  static std::atomic<Fn> real{nullptr};
+  ::mpior::preload::mpi::note_ompio_open();
+  Fn f = ::mpior::preload::real_of(real, "mca_common_ompio_file_open");
+  return f ? f(comm, filename, amode, info, fh, use_sharedfp) : -1;
+}
 
 #endif  // OPEN_MPI

@@ -14,6 +14,7 @@
 #include "preload/journal.hpp"
 #include "preload/log.hpp"
 #include "preload/mpi_handlers.hpp"
+#include "preload/mpi_library.hpp"
 #include "preload/recorder.hpp"
 #include "preload/session.hpp"
 #include "preload/session_state.hpp"
@@ -41,6 +42,10 @@ trace::JobInfo job_info(trace::JobState state, std::vector<int32_t> written,
   j.cwd = s.info.cwd;
   j.host = s.info.host;
   j.start_real_ns = s.info.clock_real_ns;
+  if (s.mpi) {
+    j.mpi_library = mpi::library_version();
+    j.mpi_io = mpi::io_layer();
+  }
   j.ranks_written = std::move(written);
   j.trace_files = std::move(layout);
   return j;

@@ -30,7 +30,8 @@ namespace mpior::trace {
 // 6: each rank's CPU placement (ProcessInfo).
 // 7: signal handlers' calls counted but not recorded (RankTrace::unrecorded).
 // 8: the events of each thread a rank trace holds (RankTrace::journaled).
-inline constexpr uint32_t kFormatVersion = 8;
+// 9: the job's MPI library and MPI-IO layer (JobInfo).
+inline constexpr uint32_t kFormatVersion = 9;
 // Merged job traces (MPIORMRG; 4: the first, written with the others' number):
 // 5: ranks' records column by column, compact timing statistics (histograms
 //    from min's bin to max's), MPI_COMM_SELF runs, numbered paths renumbered.
@@ -43,7 +44,8 @@ inline constexpr uint32_t kMergedFormatVersion = 8;
 // 6: each rank's waiting for a CPU (PlanRank).
 // 7: each rank's CPU placement (PlanRank).
 // 8: the ranks a partial plan lacks (Plan::missing).
-inline constexpr uint32_t kPlanFormatVersion = 8;
+// 9: the job's MPI library and MPI-IO layer (JobInfo).
+inline constexpr uint32_t kPlanFormatVersion = 9;
 // Why a file of version `found` is refused by a reader of version `reads`
 // ("format version 3 (written by an older mpior), ...").
 std::string version_mismatch(uint32_t found, uint32_t reads);

@@ -305,6 +305,11 @@ void fields(Io& io, JobInfo& j) {
   io.str(j.host);
   io.sv(j.start_real_ns);
   ranks(io, j.ranks_written);
+  // 9 in both the job file's and the plan's numbering.
+  if (io.since(9)) {
+    io.str(j.mpi_library);
+    io.str(j.mpi_io);
+  }
   io.check([&](Decoder& d) {
     if (j.size < 1) d.fail("job of " + std::to_string(j.size) + " ranks");
   });

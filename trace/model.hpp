@@ -221,6 +221,11 @@ struct JobInfo {
   JobState state = JobState::running;
   std::string cmdline, cwd, host;
   int64_t start_real_ns = 0;
+  // The MPI the job ran on: MPI_Get_library_version's first line ("" without
+  // MPI), and the MPI-IO layer its files went through: "romio" (MPICH's),
+  // "ompio" (Open MPI's own component), "" when not known (Open MPI's
+  // romio321 component, or no file opened through MPI-IO on rank 0).
+  std::string mpi_library, mpi_io;
   std::vector<int32_t> ranks_written;       // ranks that reported a successful write at finalize
   std::vector<TraceFileRanks> trace_files;  // job record only (never in a plan); empty: rank files
   bool operator==(const JobInfo&) const = default;
