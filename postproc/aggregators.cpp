@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "merge/merge.hpp"
+#include "postproc/mpiio_request.hpp"
 #include "postproc/restream.hpp"
 #include "postproc/romio_lustre.hpp"
 #include "trace/arg_views.hpp"
@@ -53,63 +54,6 @@ bool is_nested_transfer(const Event& ev) {
 using CallKey = std::tuple<int32_t, uint32_t, int64_t>;  // global file, thread, ordinal
 // One independent call: the k-th on one thread of one rank.
 using OwnKey = std::tuple<int32_t, uint32_t, int64_t>;  // rank, thread, ordinal
-
-// A file's view on one rank: tile k of the filetype covers [disp + k *
-// extent, + extent), its data in `blocks` (offset within the tile, length).
-struct View {
-  int64_t disp = 0, extent = 0;
-  bool flat = true;  // blocks recorded (else taken as contiguous)
-  std::vector<ByteRange> blocks;
-  bool contiguous() const {
-    return !flat || extent <= 0 || blocks.empty() ||
-           (blocks.size() == 1 && blocks[0].first == 0 && blocks[0].second == extent);
-  }
-  // The file pieces [from, from + n) that `bytes` data bytes from `at`
-  // cover, in order (the replayer's walk of a view, replayer/mpiio_replay.cpp).
-  template <typename F>
-  void walk(int64_t at, int64_t bytes, F&& piece) const {
-    if (bytes <= 0) return;
-    if (contiguous() || at < disp) return piece(at, bytes);
-    int64_t tile = (at - disp) / extent, within = (at - disp) % extent;
-    size_t b = 0;
-    while (b < blocks.size() && blocks[b].first + blocks[b].second <= within) ++b;
-    for (int64_t done = 0; done < bytes; ++b) {
-      if (b == blocks.size()) b = 0, ++tile, within = 0;
-      auto [off, len] = blocks[b];
-      int64_t from = std::max(within, off), n = std::min(bytes - done, off + len - from);
-      piece(disp + tile * extent + from, n);
-      done += n, within = from + n;
-    }
-  }
-};
-
-// What a rank asked for: its request's first and last byte; its pieces are
-// walked again from its view when needed (a view of many blocks at
-// thousands of ranks would hold them for every call at once).
-struct Asked {
-  Request extent;
-  int64_t at = 0, bytes = 0;
-  std::shared_ptr<const View> view;
-  Asked(int64_t at_, int64_t bytes_, std::shared_ptr<const View> v)
-      : extent{at_, at_ - 1}, at(at_), bytes(bytes_), view(std::move(v)) {
-    bool first = true;
-    view->walk(at, bytes, [&](int64_t from, int64_t n) {
-      if (first) extent.first = from, first = false;
-      extent.last = from + n - 1;
-    });
-  }
-  // Adjacent pieces joined.
-  std::vector<ByteRange> pieces() const {
-    std::vector<ByteRange> out;
-    view->walk(at, bytes, [&](int64_t from, int64_t n) {
-      if (!out.empty() && out.back().second == from)
-        out.back().second += n;
-      else
-        out.emplace_back(from, from + n);
-    });
-    return out;
-  }
-};
 
 // A transfer dealt to a rank (a read-modify-write's read finds what earlier
 // calls wrote).
@@ -339,12 +283,45 @@ ByteRange call_range(const Call& call, const std::vector<ByteRange>& runs) {
   return out;
 }
 
+// OMPIO's dealing of a call (postproc/ompio_layout.hpp), its ranks in
+// communicator order; without their offsets, the bytes moved when traced
+// taken as the first rank's. False when each rank moves its own request
+// (individual, on two ranks or fewer).
+bool deal_ompio(Call& call, const std::vector<ByteRange>& runs, const CollectiveHints& h, int64_t file_end) {
+  std::vector<std::vector<ByteRange>> pieces;
+  int64_t chunk = 0, size = 0, n = int64_t(call.ranks.size());
+  for (int32_t r : call.ranks) {
+    const Asked& a = call.asked.at(r);
+    pieces.push_back(call.asked_known ? a.pieces() : std::vector<ByteRange>{});
+    auto [c, v] = a.view->chunk_and_size();
+    chunk += c, size += v;
+  }
+  chunk /= n, size /= n;  // OMPIO's averages over the ranks
+  if (!call.asked_known) pieces[0] = runs;
+  if (n <= 2) {
+    for (size_t i = 0; i < pieces.size(); ++i)
+      call.pieces[call.ranks[i]] = ompio_fbtl(pieces[i], call.read, call.read, file_end);
+    return false;
+  }
+  int count = ompio_aggregator_count(int(n), chunk, size, {h.cb_nodes, h.cb_buffer_size});
+  auto dealt = call.read ? ompio_reads(pieces, count, h.cb_buffer_size, file_end)
+                         : ompio_writes(pieces, count, h.cb_buffer_size, file_end);
+  std::vector<std::vector<int32_t>> groups = ompio_groups(int(n), count);
+  for (size_t j = 0; j < dealt.size(); ++j)
+    if (!dealt[j].empty()) call.pieces[call.ranks[size_t(groups[j].front())]] = std::move(dealt[j]);
+  return true;
+}
+
 // False when each rank moves its own request instead. `file_end`: the
 // file's size before the call, as the calls before it left it.
 bool deal(const trace::Plan& plan, Call& call, const MpiioHints& hints, int64_t file_end, AggregatorCache& cache) {
   const CollectiveHints& h = *hints.collective;
   std::vector<ByteRange> runs = union_of(std::move(call.moved));
   if (runs.empty()) return true;
+  if (hints.ompio) {
+    std::sort(call.ranks.begin(), call.ranks.end());
+    return deal_ompio(call, runs, h, file_end);
+  }
   if (!two_phase(call, h)) {
     for (auto& [rank, a] : call.asked)
       call.pieces[rank] = strided_transfers(a.pieces(), call.read, hints.sieve.value_or(SieveHints{}), file_end);
@@ -544,7 +521,15 @@ void deal_strided(const SieveHints& h, Collected& got, Redealt& out) {
 void add_notes(trace::Plan& plan, const MpiioHints& hints, const Redealt& out) {
   // The streams are numbered anew: the notes before these name the streams
   // and positions as extrapolated.
-  if (const CollectiveHints* h = hints.collective ? &*hints.collective : nullptr; h && out.calls > 0)
+  if (const CollectiveHints* h = hints.collective ? &*hints.collective : nullptr; h && out.calls > 0 && hints.ompio)
+    plan.extrap.notes.push_back(
+        {-1, -1, -1, "aggregators",
+         fmt::format("the POSIX transfers of {} collective calls dealt as Open MPI's OMPIO deals them (vulcan, fbtl "
+                     "posix) to {} aggregators (cb_nodes {}, cb_buffer_size {}), {} of them moved by each rank alone, "
+                     "{} transfers (notes above: streams before)",
+                     out.calls, out.aggregators, h->cb_nodes, h->cb_buffer_size, out.independent, out.transfers),
+         "cb_nodes"});
+  else if (h && out.calls > 0)
     plan.extrap.notes.push_back(
         {-1, -1, -1, "aggregators",
          fmt::format(

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "postproc/ompio_layout.hpp"
 #include "postproc/romio_layout.hpp"
 #include "postproc/romio_sieve.hpp"
 #include "trace/model.hpp"
@@ -40,9 +41,14 @@ namespace mpior::postproc {
 
 // Which calls are dealt again: collective ones with `collective`,
 // independent strided ones with `sieve`.
+// With `ompio` (a job traced under Open MPI's OMPIO), collective calls
+// are dealt by OMPIO's rules (postproc/ompio_layout.hpp) instead:
+// cb_nodes and cb_buffer_size as OMPIO reads those hints, the other
+// collective hints unused.
 struct MpiioHints {
   std::optional<CollectiveHints> collective;
   std::optional<SieveHints> sieve;
+  bool ompio = false;
 };
 
 struct Redealt {

@@ -39,6 +39,7 @@ struct Options {
   bool events_only = false;
   int64_t extrapolate = 0;
   int64_t cb_buffer_size = mpior::extrap::Options{}.cb_buffer_size;
+  bool cb_buffer_size_given = false;  // else a plan traced under OMPIO takes its own default
   int cb_nodes = 0;
   std::string cb_config_list;  // empty: *:1 when the ranks span nodes, else *:*
   int64_t striping_unit = 0;
@@ -104,6 +105,9 @@ void redeal(mpior::trace::Plan& plan, const Options& o) {
       h.cb_config_list = one_host ? "*:*" : "*:1";
     }
     hints.collective = h;
+    // A job traced under Open MPI's OMPIO: its rules, its buffer by default.
+    hints.ompio = plan.job.mpi_io == "ompio";
+    if (hints.ompio && !o.cb_buffer_size_given) hints.collective->cb_buffer_size = postproc::OmpioHints{}.bytes_per_agg;
   }
   postproc::Redealt got = postproc::redeal_mpiio(plan, hints);
   if (o.cb_nodes > 0 && got.calls == 0)
@@ -343,7 +347,8 @@ CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOption
   app.add_option("--cb-nodes", o.cb_nodes,
                  "with --extrapolate: the POSIX reads and writes of each collective MPI-IO read and write dealt to "
                  "this many aggregators as ROMIO places them (cb_nodes): contiguous file domains, in requests "
-                 "within --cb-buffer-size windows")
+                 "within --cb-buffer-size windows; a job traced under Open MPI's OMPIO as OMPIO places them "
+                 "(docs/mpior-post.md)")
       ->check(CLI::Range(1, INT32_MAX))
       ->needs(extrap_opt);
   app.add_option("--cb-config-list", o.cb_config_list,
@@ -419,6 +424,7 @@ int main(int argc, char** argv) {
   add_inspect_options(app, o, post, add_extrapolate_options(app, o, post));
   try {
     app.parse(argc, argv);
+    o.cb_buffer_size_given = app.count("--cb-buffer-size") > 0;
     check_usage(o);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kUsageError;

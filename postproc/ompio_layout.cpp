@@ -1,0 +1,181 @@
+#include "postproc/ompio_layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mpior::postproc {
+
+namespace {
+
+// fbtl posix's data sieving thresholds and buffer (mca_fbtl_posix_max_*).
+constexpr int64_t kSieveMaxBlock = 1 << 20, kSieveMaxGap = 4096, kSieveMaxSpan = 64 << 20;
+// io_ompio_max_aggregators_ratio, io_ompio_aggregators_cutoff_threshold.
+constexpr int kMaxAggregatorsRatio = 8;
+constexpr double kCutoffThreshold = 3 / 100.0;
+
+// OMPIO's cost of the exchange with P_a aggregators (cost_calc: LogGP
+// parameters of DDR InfiniBand, Jha and Gabriel 2017), as its code computes
+// it, integer divisions included.
+double exchange_cost(int P, int P_a, int64_t d_p, int64_t b_c, bool one_dim) {
+  double n_as = 1.0, m_s = 1.0, n_ar = 1.0;
+  const double L = .00000184, o = .00000149, G = .00000000067;
+  double g = .0000119;
+  long file_domain = long(P) * d_p / P_a;
+  double n_r = double(file_domain) / double(b_c);
+  if (one_dim) {
+    if (d_p > b_c) {
+      m_s = double(b_c);
+    } else {
+      n_ar = double(b_c) / double(d_p);
+      m_s = double(d_p);
+    }
+  } else {
+    int P_x = int(std::sqrt(P)), P_y = P_x;
+    n_as = double(P_a) / double(P_x);
+    n_ar = double(P_y);
+    if (d_p > int64_t(P_a) * b_c / P)
+      m_s = std::fmin(double(b_c) / double(P_y), double(d_p));
+    else
+      m_s = std::fmin(double(d_p * P_x) / double(P_a), double(d_p));
+  }
+  double n_s = double(d_p) / (n_as * m_s);
+  if (m_s < 33554432) g = .00000108;
+  double t_send = n_s * (L + 2 * o + (n_as - 1) * g + (m_s - 1) * n_as * G);
+  double t_recv = n_r * (L + 2 * o + (n_ar - 1) * g + (m_s - 1) * n_ar * G);
+  return t_send + t_recv;
+}
+
+// A file piece with the rank that asks for it.
+struct Owned {
+  int64_t begin, end;
+  int32_t rank;
+};
+
+// Pieces in offset order cut in cycles of `per_cycle` bytes (a piece split
+// across two), each cycle's bytes with adjacent ones joined.
+std::vector<std::vector<ByteRange>> cycles_of(std::vector<Owned> pieces, int64_t per_cycle) {
+  std::stable_sort(pieces.begin(), pieces.end(), [](const Owned& a, const Owned& b) { return a.begin < b.begin; });
+  std::vector<std::vector<ByteRange>> out;
+  int64_t left = 0;
+  for (const Owned& p : pieces)
+    for (int64_t at = p.begin; at < p.end;) {
+      if (left == 0) out.emplace_back(), left = per_cycle;
+      int64_t n = std::min(left, p.end - at);
+      std::vector<ByteRange>& cycle = out.back();
+      if (!cycle.empty() && cycle.back().second == at)
+        cycle.back().second += n;
+      else
+        cycle.emplace_back(at, at + n);
+      at += n, left -= n;
+    }
+  return out;
+}
+
+void posix_read(std::vector<PosixTransfer>& out, int64_t begin, int64_t end, int64_t file_end) {
+  out.push_back({begin, end, true, std::clamp<int64_t>(file_end - begin, 0, end - begin)});
+}
+
+}  // namespace
+
+int ompio_default_aggregator_count(int ranks, int64_t chunk, int64_t view_size, int64_t bytes_per_agg) {
+  if (ranks < 1 || chunk <= 0 || bytes_per_agg <= 0) return 1;
+  bool one_dim = chunk == view_size;
+  int incr = ranks < 16 ? 2 : ranks < 128 ? 4 : ranks < 4096 ? 16 : 32;
+  double prev = exchange_cost(ranks, 1, chunk, bytes_per_agg, one_dim), dprev = 0;
+  int chosen = 1;
+  for (int P_a = incr; P_a <= ranks; P_a += incr) {
+    double t = exchange_cost(ranks, P_a, chunk, bytes_per_agg, one_dim);
+    double dabs = prev - t, d = dabs / prev, ddiff = P_a == incr ? d : dprev - d;
+    if (ddiff < kCutoffThreshold || dabs < 0.001) break;
+    prev = t, dprev = d, chosen = P_a;
+  }
+  return std::max(1, std::min(chosen, ranks / kMaxAggregatorsRatio));
+}
+
+int ompio_aggregator_count(int ranks, int64_t chunk, int64_t view_size, const OmpioHints& h) {
+  if (h.num_aggregators > 0) return std::min(h.num_aggregators, ranks);
+  return ompio_default_aggregator_count(ranks, chunk, view_size, h.bytes_per_agg);
+}
+
+std::vector<std::vector<int32_t>> ompio_groups(int ranks, int count) {
+  std::vector<std::vector<int32_t>> out(static_cast<size_t>(std::max(count, 1)));
+  int size = ranks / int(out.size()), rest = ranks % int(out.size()), r = 0;
+  for (int g = 0; g < int(out.size()); ++g)
+    for (int k = 0; k < size + (g < rest); ++k) out[size_t(g)].push_back(r++);
+  return out;
+}
+
+std::vector<PosixTransfer> ompio_fbtl(const std::vector<ByteRange>& entries, bool read, bool sieve, int64_t file_end) {
+  std::vector<PosixTransfer> out;
+  int64_t n = int64_t(entries.size()), bytes = 0;
+  for (const ByteRange& e : entries) bytes += e.second - e.first;
+  int64_t gap = n > 0 ? (entries.back().first - entries.front().first) / n : 0;
+  if (n > 1 && sieve && gap > 0 && bytes / n <= kSieveMaxBlock && gap <= kSieveMaxGap) {
+    for (size_t s = 0; s < entries.size();) {
+      size_t e = s + 1;  // the first entry always; more while the span fits the buffer
+      while (e < entries.size() && entries[e].second - entries[s].first <= kSieveMaxSpan) ++e;
+      int64_t begin = entries[s].first, end = entries[e - 1].second;
+      posix_read(out, begin, end, file_end);
+      if (!read) out.push_back({begin, end, false, end - begin});
+      s = e;
+    }
+    return out;
+  }
+  for (const ByteRange& e : entries)
+    if (read)
+      posix_read(out, e.first, e.second, file_end);
+    else
+      out.push_back({e.first, e.second, false, e.second - e.first});
+  return out;
+}
+
+std::vector<std::vector<PosixTransfer>> ompio_writes(const std::vector<std::vector<ByteRange>>& pieces, int count,
+                                                     int64_t bytes_per_agg, int64_t file_end) {
+  count = std::max(count, 1);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const auto& mine : pieces) {  // a rank with nothing to write counts as [0, 0) (vulcan's minmax)
+    lo = std::min(lo, mine.empty() ? 0 : mine.front().first);
+    hi = std::max(hi, mine.empty() ? 0 : mine.back().second);
+  }
+  std::vector<std::vector<Owned>> dealt(static_cast<size_t>(count));
+  int64_t domain = hi > lo ? (hi - lo + count - 1) / count : 0;
+  for (size_t r = 0; domain > 0 && r < pieces.size(); ++r)
+    for (auto [at, end] : pieces[r])
+      while (at < end) {
+        int64_t cut = std::min(end, (at / domain + 1) * domain);
+        dealt[size_t(at / domain % count)].push_back({at, cut, int32_t(r)});
+        at = cut;
+      }
+  std::vector<std::vector<std::vector<ByteRange>>> cycles(static_cast<size_t>(count));
+  size_t most = 0;
+  for (size_t j = 0; j < cycles.size(); ++j)
+    most = std::max(most, (cycles[j] = cycles_of(std::move(dealt[j]), std::max<int64_t>(bytes_per_agg / 2, 1))).size());
+  bool async = most > 2;  // vulcan's automatic choice: ipwritev beyond two cycles
+  std::vector<std::vector<PosixTransfer>> out(static_cast<size_t>(count));
+  for (size_t j = 0; j < cycles.size(); ++j)
+    for (const std::vector<ByteRange>& cycle : cycles[j]) {
+      std::vector<PosixTransfer> made = ompio_fbtl(cycle, false, !async, file_end);
+      for (const PosixTransfer& t : made)
+        if (!t.read) file_end = std::max(file_end, t.end);
+      out[j].insert(out[j].end(), made.begin(), made.end());
+    }
+  return out;
+}
+
+std::vector<std::vector<PosixTransfer>> ompio_reads(const std::vector<std::vector<ByteRange>>& pieces, int count,
+                                                    int64_t bytes_per_agg, int64_t file_end) {
+  std::vector<std::vector<int32_t>> groups = ompio_groups(int(pieces.size()), count);
+  std::vector<std::vector<PosixTransfer>> out(groups.size());
+  for (size_t j = 0; j < groups.size(); ++j) {
+    std::vector<Owned> mine;
+    for (int32_t r : groups[j])
+      for (auto [begin, end] : pieces[size_t(r)]) mine.push_back({begin, end, r});
+    for (const std::vector<ByteRange>& cycle : cycles_of(std::move(mine), std::max<int64_t>(bytes_per_agg, 1))) {
+      std::vector<PosixTransfer> made = ompio_fbtl(cycle, true, true, file_end);
+      out[j].insert(out[j].end(), made.begin(), made.end());
+    }
+  }
+  return out;
+}
+
+}  // namespace mpior::postproc

@@ -1,0 +1,76 @@
+// Open MPI 4.1's own MPI-IO component, OMPIO, on a file system other than
+// Lustre: which ranks aggregate a collective read or write and the POSIX
+// transfers they make (the counterpart of postproc/romio_layout.hpp for a
+// job traced under Open MPI with OMPIO; Open MPI v4.1.x's code).
+//
+// Aggregators (common_ompio_file_view.c, common_ompio_aggregators.c): a
+// cb_nodes hint or io_ompio_num_aggregators forces their count (at most the
+// ranks); otherwise the default grouping (io_ompio_grouping_option 5,
+// simple) picks it from a LogGP cost model of the exchange over the
+// average contiguous chunk of the ranks' views (mca_common_ompio_simple_
+// grouping), capped at ranks / io_ompio_max_aggregators_ratio (8), at
+// least one. The ranks are dealt in that many groups of consecutive ranks,
+// the first ranks % count groups one rank larger; each group's first rank
+// aggregates (mapping by slot, Open MPI's default).
+//
+// Collective component (fcoll): on two ranks or fewer, individual (each
+// rank moves its own request); otherwise vulcan (priority 50 off Lustre).
+//
+// Vulcan writes (fcoll_vulcan_file_write_all.c): the range from the ranks'
+// lowest first byte to their highest last byte (a rank with nothing to
+// write counts as [0, 0)) is cut in domains of ceil(range / count) bytes
+// from offset 0, domain d going to aggregator d mod count. Each aggregator
+// takes the bytes of its domains in offset order, cb_buffer_size / 2 bytes
+// a cycle, pieces split across cycles; a cycle's bytes, adjacent ones
+// joined, are one fbtl call. Vulcan reads (fcoll_vulcan_file_read_all.c):
+// each group's aggregator reads its own group's bytes in offset order,
+// cb_buffer_size bytes a cycle.
+//
+// fbtl posix: a call of one entry is one pread or pwrite; of several, data
+// sieving when their average length is at most 1 MiB and the average
+// distance between their starts ((last start - first start) / entries) is
+// above 0 and at most 4 KiB: the span read (a write then written back
+// whole) in pieces of at most 64 MiB; otherwise one preadv or pwritev an
+// entry. A write of more than two cycles goes through asynchronous I/O, one
+// request an entry, never sieved.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "postproc/romio_layout.hpp"
+#include "postproc/romio_sieve.hpp"
+
+namespace mpior::postproc {
+
+struct OmpioHints {
+  int num_aggregators = -1;          // cb_nodes or io_ompio_num_aggregators; -1: OMPIO's choice
+  int64_t bytes_per_agg = 32 << 20;  // cb_buffer_size or io_ompio_bytes_per_agg
+};
+
+// OMPIO's default count for `ranks` ranks whose views' contiguous chunks
+// average `chunk` bytes (1-D model when that is the average view size,
+// `view_size`, else 2-D).
+int ompio_default_aggregator_count(int ranks, int64_t chunk, int64_t view_size, int64_t bytes_per_agg);
+
+// The count the hints give (forced, capped at the ranks) or OMPIO's default.
+int ompio_aggregator_count(int ranks, int64_t chunk, int64_t view_size, const OmpioHints& h);
+
+// Each group's ranks (positions in the communicator), `count` groups.
+std::vector<std::vector<int32_t>> ompio_groups(int ranks, int count);
+
+// The transfers of each aggregator (out[j], the j-th group's first rank)
+// for a vulcan write of `pieces[r]` (rank r's file pieces in view order,
+// adjacent ones joined) on a file of `file_end` bytes before the call.
+std::vector<std::vector<PosixTransfer>> ompio_writes(const std::vector<std::vector<ByteRange>>& pieces, int count,
+                                                     int64_t bytes_per_agg, int64_t file_end);
+
+// The same for a vulcan read, the file `file_end` bytes long.
+std::vector<std::vector<PosixTransfer>> ompio_reads(const std::vector<std::vector<ByteRange>>& pieces, int count,
+                                                    int64_t bytes_per_agg, int64_t file_end);
+
+// One fbtl posix call's transfers for `entries` (sorted, disjoint, not
+// adjacent); `sieve`: sieving allowed (synchronous calls).
+std::vector<PosixTransfer> ompio_fbtl(const std::vector<ByteRange>& entries, bool read, bool sieve, int64_t file_end);
+
+}  // namespace mpior::postproc

@@ -1,0 +1,102 @@
+#include "postproc/ompio_layout.hpp"
+
+#include <catch2/catch.hpp>
+#include <vector>
+
+using namespace mpior;
+using postproc::ByteRange;
+using postproc::PosixTransfer;
+
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+
+PosixTransfer wrote(int64_t begin, int64_t end) { return {begin, end, false, end - begin}; }
+PosixTransfer read_of(int64_t begin, int64_t end, int64_t ret) { return {begin, end, true, ret}; }
+
+}  // namespace
+
+// The expectations follow Open MPI v4.1.x's OMPIO code by hand
+// (common_ompio_aggregators.c, fcoll_vulcan_file_{write,read}_all.c,
+// fbtl_posix_{pwritev,preadv}.c).
+TEST_CASE("OMPIO: groups of consecutive ranks, the first ones one larger", "[postproc][ompio]") {
+  using V = std::vector<std::vector<int32_t>>;
+  CHECK(postproc::ompio_groups(5, 2) == V{{0, 1, 2}, {3, 4}});
+  CHECK(postproc::ompio_groups(8, 3) == V{{0, 1, 2}, {3, 4, 5}, {6, 7}});
+  CHECK(postproc::ompio_groups(3, 1) == V{{0, 1, 2}});
+}
+
+TEST_CASE("OMPIO: the aggregator count, forced or from the cost model", "[postproc][ompio]") {
+  using postproc::ompio_aggregator_count;
+  // cb_nodes / io_ompio_num_aggregators: forced, at most the ranks.
+  CHECK(ompio_aggregator_count(5, 1024, 65536, {3, 32 * kMiB}) == 3);
+  CHECK(ompio_aggregator_count(5, 1024, 65536, {9, 32 * kMiB}) == 5);
+  // Simple grouping on the default view (6 MiB chunks, 1-D): capped at
+  // ranks / 8, so one aggregator up to 15 ranks.
+  CHECK(ompio_aggregator_count(8, 6 * kMiB, 6 * kMiB, {}) == 1);
+  CHECK(ompio_aggregator_count(15, 6 * kMiB, 6 * kMiB, {}) == 1);
+  CHECK(ompio_aggregator_count(16, 6 * kMiB, 6 * kMiB, {}) == 2);
+  CHECK(ompio_aggregator_count(64, 6 * kMiB, 6 * kMiB, {}) == 8);
+  // Past the cap the relative gain of 16 more falls under 3 %.
+  CHECK(ompio_aggregator_count(1024, 6 * kMiB, 6 * kMiB, {}) == 96);
+  CHECK(ompio_aggregator_count(8192, 6 * kMiB, 6 * kMiB, {}) == 192);
+  // 1 KiB pieces of a 64 KiB view (2-D): the first step gains too little.
+  CHECK(ompio_aggregator_count(64, 1024, 65536, {}) == 1);
+}
+
+TEST_CASE("OMPIO vulcan writes: domains from offset 0, dealt round-robin", "[postproc][ompio]") {
+  using V = std::vector<std::vector<PosixTransfer>>;
+  // [0, 300) over 2 aggregators: domains of 150 bytes, a cycle of 200.
+  std::vector<std::vector<ByteRange>> ranks = {{{0, 100}}, {{100, 200}}, {{200, 300}}};
+  CHECK(postproc::ompio_writes(ranks, 2, 400, 0) == V{{wrote(0, 150)}, {wrote(150, 300)}});
+  // [1000, 1300): domain 6 ([1000, 1050)) and 8 ([1200, 1300)) go to
+  // aggregator 0, 7 to aggregator 1. Aggregator 0's cycle has two entries
+  // 100 bytes apart on average: sieved, the whole span read then written.
+  ranks = {{{1000, 1100}}, {{1100, 1200}}, {{1200, 1300}}};
+  CHECK(postproc::ompio_writes(ranks, 2, 400, 0) ==
+        V{{read_of(1000, 1300, 0), wrote(1000, 1300)}, {wrote(1050, 1200)}});
+  // A rank with nothing to write counts as [0, 0): the domains start at 0.
+  ranks = {{}, {{100, 200}}, {{200, 300}}};
+  CHECK(postproc::ompio_writes(ranks, 2, 400, 0) == V{{wrote(100, 150)}, {wrote(150, 300)}});
+}
+
+TEST_CASE("OMPIO vulcan writes: half the buffer a cycle, asynchronous past two", "[postproc][ompio]") {
+  using V = std::vector<std::vector<PosixTransfer>>;
+  std::vector<std::vector<ByteRange>> ranks = {{{0, 100}}, {{100, 200}}, {{200, 300}}};
+  // Buffer 200: cycles of 100, two for each aggregator.
+  CHECK(postproc::ompio_writes(ranks, 2, 200, 0) ==
+        V{{wrote(0, 100), wrote(100, 150)}, {wrote(150, 250), wrote(250, 300)}});
+  // Interleaved 10-byte pieces, one aggregator, buffer 60: 5 cycles of 30
+  // bytes in three entries each, written asynchronously: never sieved.
+  ranks = {{}, {}, {}};
+  for (int64_t k = 0; k < 15; ++k) ranks[size_t(k % 3)].push_back({k * 20, k * 20 + 10});
+  auto got = postproc::ompio_writes(ranks, 1, 60, 0);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].size() == 15);
+  CHECK(got[0][3] == wrote(60, 70));
+  // With a buffer of 200 the 150 bytes are one cycle: sieved.
+  CHECK(postproc::ompio_writes(ranks, 1, 400, 120) == V{{read_of(0, 290, 120), wrote(0, 290)}});
+}
+
+TEST_CASE("OMPIO vulcan reads: each group's first rank reads the group's bytes", "[postproc][ompio]") {
+  using V = std::vector<std::vector<PosixTransfer>>;
+  std::vector<std::vector<ByteRange>> ranks;
+  for (int64_t r = 0; r < 5; ++r) ranks.push_back({{r * 100, r * 100 + 100}});
+  CHECK(postproc::ompio_reads(ranks, 2, 1000, 500) == V{{read_of(0, 300, 300)}, {read_of(300, 500, 200)}});
+  // Cycles of the whole buffer; a read past the file's end returns less.
+  CHECK(postproc::ompio_reads(ranks, 2, 200, 450) ==
+        V{{read_of(0, 200, 200), read_of(200, 300, 100)}, {read_of(300, 500, 150)}});
+}
+
+TEST_CASE("OMPIO fbtl posix: one transfer an entry unless sieved", "[postproc][ompio]") {
+  // Starts 5,000 bytes apart on average: above 4 KiB, no sieving.
+  std::vector<ByteRange> far = {{0, 10}, {10000, 10010}};
+  CHECK(postproc::ompio_fbtl(far, false, true, 0) == std::vector<PosixTransfer>{wrote(0, 10), wrote(10000, 10010)});
+  // Blocks of 2 MiB on average: above 1 MiB, no sieving.
+  std::vector<ByteRange> big = {{0, 2 * kMiB}, {2 * kMiB + 1, 4 * kMiB + 1}};
+  CHECK(postproc::ompio_fbtl(big, true, true, 0).size() == 2);
+  // Close and small: the span, read then written.
+  std::vector<ByteRange> close = {{0, 10}, {20, 30}};
+  CHECK(postproc::ompio_fbtl(close, false, true, 0) == std::vector<PosixTransfer>{read_of(0, 30, 0), wrote(0, 30)});
+  CHECK(postproc::ompio_fbtl(close, true, true, 25) == std::vector<PosixTransfer>{read_of(0, 30, 25)});
+}
