@@ -75,8 +75,10 @@ struct ThreadSummary {
   // (outside MPI-IO calls: their waits are I/O, as in the traced io_s).
   int64_t compute_ns = 0, io_ns = 0, comm_ns = 0, wait_ns = 0;
   int64_t charged_ns = 0;  // of comm_ns: the calibrated costs the replay slept (CommCosts), not MPI's own time
-  // Every calibrated cost the replay applied: slept (charged_ns) or paid
-  // against its lateness. The plan decides it; charged_ns varies with load.
+  // Every calibrated cost the replay applied, whole: slept (charged_ns), paid
+  // against its lateness or spent in the hand-off past the partner's release.
+  // The plan and the mode decide it; charged_ns varies with load. Floors of
+  // calls without a cost class and start-up are not costs.
   int64_t costs_ns = 0;
   uint64_t costed_calls = 0;   // the calls those costs were applied to
   int64_t cpu_wait_ns = 0;     // the thread's own waits for a CPU (run queue), within the above

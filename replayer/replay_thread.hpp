@@ -145,15 +145,19 @@ class alignas(64) ReplayThread {
     summary.charged_ns += acct_.charged;
     (acct_.io ? summary.io_ns : summary.comm_ns) += rest;
   }
-  // Sleeps a calibrated cost from `from`; returns when it woke.
+  // Sleeps a calibrated cost (or a floor) from `from`; returns when it woke.
   int64_t charge(int64_t from, int64_t cost) {
     int64_t deadline = pacer_.deadline_after(from, cost);
     int64_t woke = sleep_until(deadline, sh_.progress.aborted());
     pacer_.woke_at(deadline, woke);
     acct_.charged += woke - from;
+    return woke;
+  }
+  // A call's calibrated cost, counted whole wherever the plan applies one,
+  // however much of it is then slept: the same in every replay of the plan.
+  void count_cost(int64_t cost) {
     summary.costs_ns += cost;
     summary.costed_calls += cost > 0;
-    return woke;
   }
   void settle_agreement(const trace::Event* next, MpiOps& mpi);  // replay_thread_mpi.cpp
   // A call's calibrated cost after its synchronisation (replay_thread_mpi.cpp).

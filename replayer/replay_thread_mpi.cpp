@@ -13,6 +13,7 @@ namespace mpior::replay {
 // in full on top of the replay's hand-off made a ping-pong 2.5x its traced
 // time).
 void ReplayThread::charge_after_sync(int64_t cost) {
+  count_cost(cost);
   int64_t released = last_release_ns(), late = released > 0 ? std::max<int64_t>(0, last_end_ - released) : 0;
   if (cost > late) {
     last_end_ = charge(last_end_, cost - late);
@@ -37,10 +38,9 @@ void ReplayThread::settle_agreement(const trace::Event* next, MpiOps& mpi) {
 void ReplayThread::pay_owed(MpiOps& mpi, bool after_sync) {
   int64_t cost = std::exchange(owed_, 0);
   if (cost <= 0 || (sh_.opt.backend && !mpi.completions_local())) return;
-  if (after_sync)
-    charge_after_sync(cost);
-  else
-    last_end_ = charge(last_end_, cost);
+  if (after_sync) return charge_after_sync(cost);
+  count_cost(cost);
+  last_end_ = charge(last_end_, cost);
 }
 
 // Semaphores and barriers reproduce the waiting; what a call costs beyond it
@@ -64,7 +64,10 @@ bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& m
   bool uncharged = sh_.opt.io_only || mpi_costs;
   int64_t cost = uncharged ? 0 : sh_.costs.cost(sh_.plan, ev);
   int64_t from = start;
-  if (cost > 0 && CommCosts::charged_before(op)) from = charge(start, std::exchange(cost, 0));
+  if (cost > 0 && CommCosts::charged_before(op)) {
+    count_cost(cost);
+    from = charge(start, std::exchange(cost, 0));
+  }
   last_end_ = from;
   clear_last_release();
   bool going = waiting([&] { return mpi.replay(ev, event_no); });
@@ -76,6 +79,7 @@ bool ReplayThread::mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& m
     charge_after_sync(cost);
   } else {
     int64_t floor = pruned_root ? cost : sh_.costs.floor_ns(sh_.plan, ev, stream_.leaves[ev.leaf].dur);
+    if (pruned_root) count_cost(cost);
     if (floor > 0 && last_end_ < start + floor) last_end_ = charge(last_end_, start + floor - last_end_);
   }
   return going;

@@ -2,9 +2,10 @@
 blocks of ranks per process (K < ranks), real messages and collectives on the
 plan's communicators, MPI-IO through MPI_File_* (proved by tracing the replay
 itself), the same per-rank file calls as the threaded replay (--io-log), and
-threads and MPI mode predicting about the same time, where pruning left a
-root's Gathers without their members too, and the replay's own lateness
-passed through MPI mode's collectives and messages."""
+what threads and MPI mode share (cost classes, calibrated costs applied,
+calls and bytes, final sizes), where pruning left a root's Gathers without
+their members too, and the replay's own lateness passed through MPI mode's
+collectives and messages."""
 import json
 import os
 import shutil
@@ -42,17 +43,34 @@ def replay_threads(s, *extra):
         return s.report, f.read().splitlines()
 
 
-def check_agree(threads, mpi, what, tolerance=0.35):
-    """Both replays predict about the same time once each one's real I/O is taken out: the I/O is the target's,
-    measured, not modelled, and two replays' I/O differ as two runs' do (the pipeline's 160 MB of 16 KiB writes
-    took rank 0 0.08 s in one replay, 0.44 s a few replays later on the same machine, the disk's writeback
-    catching up), so the slowest rank's I/O time is left out of each side."""
-    def modelled(r):
-        return r["replay_s"] - max(t["predicted"]["io_s"] for t in r["per_rank"])
-    t, m = modelled(threads), modelled(mpi)
-    check(abs(m - t) <= tolerance * t,
-          f"{what}: MPI mode predicts {mpi['replay_s']:.3f} s, threads {threads['replay_s']:.3f} s; less their "
-          f"slowest rank's I/O {m:.3f} s against {t:.3f} s")
+def check_shared(threads, mpi, procs, what):
+    """What MPI mode shares with the threads' replay of one plan whatever the load (times follow it, and two modes'
+    predictions are compared by bench/, not here): the calibration (cost classes), each rank's events, the calls and
+    bytes by operation, the replayed files' final sizes, and the calibrated costs applied (counted whole, however
+    much of a cost was slept): one process holding every rank applies the threads' to the same calls, one process
+    per rank none (MPI's costs are its own), blocks of ranks only those of calls within their process."""
+    check_eq(mpi["comm_costs"], threads["comm_costs"], f"{what}: cost classes")
+
+    def ops(r):
+        return {k: (v["count"], v["bytes"]) for k, v in r["ops"].items()}
+
+    check_eq(ops(mpi), ops(threads), f"{what}: (calls, bytes) by operation against threads")
+    check_eq(mpi["final_sizes"], threads["final_sizes"], f"{what}: final sizes checked against threads'")
+
+    def per_rank(r):
+        return {t["rank"]: (t["events"], t["predicted"]["costed_calls"], t["predicted"]["costs_s"])
+                for t in r["per_rank"]}
+
+    got, want = per_rank(mpi), per_rank(threads)
+    check_eq({r: v[0] for r, v in got.items()}, {r: v[0] for r, v in want.items()}, f"{what}: events per rank")
+    check(all(v[1] > 0 for v in want.values()), f"{what}: threads' (events, costed calls, costs s) per rank {want}")
+    if procs == 1:
+        check_eq(got, want, f"{what}: (events, costed calls, costs s) per rank against threads")
+    elif procs == mpi["ranks"]:
+        check_eq({v[1:] for v in got.values()}, {(0, 0)}, f"{what}: calibrated costs applied {got}")
+    else:
+        check(all(got[r][1] <= want[r][1] and got[r][2] <= want[r][2] for r in want),
+              f"{what}: (events, costed calls, costs s) per rank {got}, threads {want}")
 
 
 def check_startup(threads, mpi, what):
@@ -84,9 +102,7 @@ def halo():
             mpi, mlog = replay_mpi(s, procs, f"mpi{procs}")
             check_eq(mlog, tlog, f"file calls per rank, MPI mode with {procs} processes against threads")
             check_startup(threads, mpi, f"{procs} processes")
-            if procs <= 2:  # more busy-polling MPICH processes than CI's 2 cores are slower than the plan says
-                check_agree(threads, mpi, f"{procs} processes")
-            check(mpi["ops"]["pwrite"]["count"] == threads["ops"]["pwrite"]["count"], "pwrite counts")
+            check_shared(threads, mpi, procs, f"{procs} processes")
     finally:
         s.cleanup()
 
@@ -235,24 +251,25 @@ def messages():
     one of five replays, wherever rank 1 waited for its sender most of the replay. The report says so
     (`sender_wait_s`, from the messages' stamps): rank 1's receives' own time (`wait_s`) also holds MPI's cost of
     each receive and the time its process was held off a core, which on a busy machine puts rank 1 behind rank 0
-    for good; its messages are then there when it comes, and it is late by its own account only. The prediction
-    is not compared: between processes MPI's costs are its own (no calibrated cost charged). One process holding
-    both ranks passes their messages as the threads do: each rank leaves with the same lateness, their calibrated
-    costs are charged, and the prediction less its real I/O is the threads' (with it, 0.17-0.53 s for the threads'
-    0.17 on one machine: rank 0's writes, the disk's writeback)."""
-    s = Scenario("pipeline", [10000, 16384, 500], ranks=2).run_both()
+    for good; its messages are then there when it comes, and it is late by its own account only. Between processes
+    MPI's costs are its own: no calibrated cost applied. One process holding both ranks passes their messages as the
+    threads do: each rank leaves with the same lateness, and it applies the threads' calibrated costs to the same
+    calls. Their predictions are not compared: how much of a cost is slept, and how long a hand-off takes, follow
+    the machine's load."""
+    steps = 10000
+    s = Scenario("pipeline", [steps, 16384, 500], ranks=2).run_both()
     try:
         s.post()
-        threads, _ = replay_threads(s)
+        threads, tlog = replay_threads(s)
         t_unpaid = threads["per_rank"][1]["predicted"]["unpaid_s"]
         check(t_unpaid > 0, f"threads: no lateness left of 20,000 gapless steps at rank 0: {t_unpaid}")
-        one, _ = replay_mpi(s, 1, "mpi1")  # both ranks' messages within one process: as the threads pass them
+        check_eq([threads["ops"][op]["count"] for op in ("MPI_Send", "MPI_Recv")], [steps, steps], "messages replayed")
+        costed = {t["rank"]: t["predicted"]["costed_calls"] for t in threads["per_rank"]}
+        check_eq(costed, {0: steps, 1: steps}, "threads: calls with a calibrated cost (each send, each receive)")
+        one, olog = replay_mpi(s, 1, "mpi1")  # both ranks' messages within one process: as the threads pass them
+        check_eq(olog, tlog, "file calls per rank, one process against threads")
         check_eq(len({t["predicted"]["unpaid_s"] for t in one["per_rank"]}), 1, "one process: lateness left")
-        charged = {t["rank"]: t["predicted"]["charged_s"] for t in one["per_rank"]}
-        t_charged = {t["rank"]: t["predicted"]["charged_s"] for t in threads["per_rank"]}
-        check(all(c > 0 for c in charged.values()), f"one process: its ranks' messages charged {charged} s, "
-              f"threads {t_charged} s")
-        check_agree(threads, one, "one process", tolerance=0.25)
+        check_shared(threads, one, 1, "one process")
         # Rank 1 passes rank 0's lateness on only where it waited for rank 0's tokens. Where rank 1 is the slower
         # one (its process held off a core, MPI's receives), it finds each token there and rank 0's sends absorb
         # its lateness against rank 1's pace. Such a replay says nothing of the rule; one where rank 1 waited for
@@ -265,8 +282,8 @@ def messages():
             check_eq(next(t["predicted"]["sender_wait_s"] for t in mpi["per_rank"] if t["rank"] == 0), 0,
                      "2 processes: rank 0's wait for a sender (it receives nothing)")
             check_eq(unpaid[0], unpaid[1], "2 processes: lateness each rank left Finalize with")
-            check_eq([t["predicted"]["charged_s"] for t in mpi["per_rank"]], [0, 0],
-                     "2 processes: calibrated costs charged for MPI's own messages")
+            check_eq([(t["predicted"]["costed_calls"], t["predicted"]["charged_s"]) for t in mpi["per_rank"]],
+                     [(0, 0), (0, 0)], "2 processes: (calls, seconds) charged calibrated costs for MPI's own messages")
             runs.append((unpaid[1], wait1, mpi["replay_s"]))
             if unpaid[1] >= t_unpaid / 4:
                 break
@@ -288,15 +305,14 @@ def handoff():
     process, and receives a token from rank 1 before waiting for its send; rank 1 computes 100 us first. Rank 0's
     receive waits within its process, and the wait keeps testing the send in flight (Channels::wait's drive: MPI
     moves a message only inside MPI calls, and rank 1's thread is in a gap). The replay ends, rank 2's file is
-    written, the file calls are the threads', and the prediction is the threads' within 35%. (On this machine's
-    UCX the receiver pulls the block without the sender: waits that drove nothing predicted the same.)"""
+    written, the file calls are the threads', and so is what the plan decides (check_shared)."""
     s = Scenario("handoff", [30, 262144, 100000], ranks=3).run_both()
     try:
         s.post()
         threads, tlog = replay_threads(s)
         mpi, mlog = replay_mpi(s, 2, "mpi2")
         check_eq(mlog, tlog, "file calls per rank, MPI mode with 2 processes against threads")
-        check_agree(threads, mpi, "2 processes")
+        check_shared(threads, mpi, 2, "2 processes")
     finally:
         s.cleanup()
 
@@ -320,7 +336,7 @@ def polled():
         costed = {t["rank"]: t["predicted"]["costed_calls"] for t in mpi["per_rank"]}
         steps = int(s.args[0])
         check(costed[2] >= tests - steps, f"rank 2's empty tests charged in MPI mode: {costed[2]} of {tests} tests")
-        check_agree(threads, mpi, "2 processes")
+        check_shared(threads, mpi, 2, "2 processes")
     finally:
         s.cleanup()
 
