@@ -21,6 +21,7 @@ struct Body {
   int64_t space = 0;
   int64_t pace_ops = 0, pace_bs = 0;  // a paced job's traced writes per rank and their size
   int32_t pace_jobs = 0;
+  double sync_ranks = 1;
   int64_t ops = 0, traced_ops = 0, passes = 1;
   std::vector<std::string> meta_args;
 };
@@ -57,8 +58,14 @@ std::string work_note(const Body& b, int64_t bs) {
 // writes, reads, and synced writes of a shared file cover the traced region
 // (overwriting where the program overwrote: an fsync's cost depends on what
 // is dirty) for the traced volume.
+// Sequential synced writes to a file per rank sync every `ranks_per_job` x
+// the traced cadence: a fio job stands for that many ranks (the class's
+// ranks over its concurrency), and at an fsync the page cache holds what all
+// of them wrote since their last one; an fsync on a disk pays for that dirty
+// volume (its write-back contends with the fsync's), which jobs at the
+// traced cadence and the class's concurrency would not leave.
 Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double per_op_ns, int64_t per_rank_ops,
-               const JobOptions& opt) {
+               const JobOptions& opt, double ranks_per_job = 1) {
   bool write = k.op != Op::read, synced = write && k.sync_every > 0;
   bool fresh = write && !k.random && !(synced && k.shared);
   int64_t bs = std::max<int64_t>(k.size, 1);
@@ -89,7 +96,14 @@ Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double per_op_n
   }
   if (k.shared) b.text += fmt::format("filename=shared.dat\noffset_increment={}\n", size);
   // A capped pass keeps a sync at its end where the program synced less often (IOR's one fsync a file).
-  if (synced) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", std::min(k.sync_every, b.ops));
+  int64_t every = k.sync_every;
+  if (fresh && !k.shared && ranks_per_job > 1) every = std::llround(double(every) * ranks_per_job);
+  if (synced && every != k.sync_every) b.sync_ranks = ranks_per_job;
+  if (synced && every != k.sync_every)
+    b.text += fmt::format(
+        "# each job writes for {:.3g} ranks between its fsyncs (their dirty volume); a rank's fsync: {:.3g} of one\n",
+        ranks_per_job, rank_sync_share(ranks_per_job));
+  if (synced) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", std::min(every, b.ops));
   b.space = size * ranks;
   return b;
 }
@@ -98,6 +112,11 @@ double per_op_ns(const IoClass& c) { return c.count ? double(c.time_ns) / double
 
 int64_t per_rank_ops(const IoClass& c) {
   return std::max<int64_t>(1, int64_t(c.count) / std::max<int64_t>(c.concurrency(), 1));
+}
+
+// The ranks one fio job of the class stands for (data_body's ranks_per_job).
+double ranks_per_job(const IoClass& c) {
+  return double(std::max<size_t>(1, c.ranks.size())) / double(std::max(1, c.concurrency()));
 }
 
 // create/open/close/stat/unlink/mkdir/rmdir/rename: mpior-predict-meta's
@@ -126,12 +145,13 @@ const IoClass* write_of(const Classes& cs, const ClassKey& sync) {
 // The job of a data class; a sync class gets the job of the writes it
 // follows, at their concurrency: the same text measures both.
 Body data_job(const Classes& cs, const IoClass& c, const JobOptions& opt) {
-  if (c.key.op != Op::sync) return data_body(c.key, c.region, c.concurrency(), per_op_ns(c), per_rank_ops(c), opt);
+  if (c.key.op != Op::sync)
+    return data_body(c.key, c.region, c.concurrency(), per_op_ns(c), per_rank_ops(c), opt, ranks_per_job(c));
   const IoClass* w = write_of(cs, c.key);
   ClassKey k = c.key;
   k.op = Op::write;
-  Body b = w ? data_body(w->key, w->region, w->concurrency(), per_op_ns(*w), per_rank_ops(*w), opt)
-             : data_body(k, k.size, c.concurrency(), 1e4, per_rank_ops(c) * k.sync_every, opt);
+  Body b = w ? data_body(w->key, w->region, w->concurrency(), per_op_ns(*w), per_rank_ops(*w), opt, ranks_per_job(*w))
+             : data_body(k, k.size, c.concurrency(), 1e4, per_rank_ops(c) * k.sync_every, opt, ranks_per_job(c));
   b.section = "sync";
   return b;
 }
@@ -180,7 +200,8 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
                         b.ops,
                         b.traced_ops,
                         b.passes,
-                        b.meta_args});
+                        b.meta_args,
+                        b.sync_ranks});
       at = bodies.end() - 1;
     }
     size_t j = size_t(at - bodies.begin());
@@ -213,6 +234,8 @@ bool replace_line(std::string& t, std::string_view key, const std::string& value
   return true;
 }
 }  // namespace
+
+double rank_sync_share(double ranks) { return ranks > 1 ? (ranks + 1) / (2 * ranks) : 1.0; }
 
 int32_t fio_jobs(const Job& job) {
   size_t at = job.text.find("\nnumjobs=");

@@ -33,6 +33,9 @@ struct Job {
   int64_t per_rank_ops = 0, traced_per_rank_ops = 0, passes = 1;
   // A metadata job: mpior-predict-meta's arguments (op, workers, calls per worker and pass, passes); else empty.
   std::vector<std::string> meta_args;
+  // Synced writes of a file per rank: the ranks a fio job syncs for (data_body), whose fsyncs its one
+  // fsync's time stands for (rank_sync_share); 1 otherwise.
+  double sync_ranks = 1;
   // Bounded by the cores (bound_by_cores): the fio jobs run on the reference [0] and the target [1] when
   // a job's calls did not sleep there, 0 where unbounded; sleeps per call measured there (-1 not probed).
   int32_t bounded[2] = {0, 0};
@@ -76,6 +79,13 @@ inline constexpr double kCpuBoundSleeps = 0.1;
 // device, however rarely it sleeps (one fsync of 64 writes: 0.08 sleeps a
 // call on ext4, 93% of the time in the fsync).
 inline constexpr double kCpuBoundSyncShare = 0.5;
+
+// Of the time of one fsync flushing what `ranks` ranks wrote, the part one
+// rank's fsync takes on average: ranks syncing their own files queue on the
+// device, the first waiting for its own writes, the last for all of theirs,
+// so their mean is (ranks + 1) / 2 of one rank's writes, (ranks + 1) / (2 ranks)
+// of the whole.
+double rank_sync_share(double ranks);
 
 // The fio jobs (numjobs) of a data job that is not paced; 0 for metadata
 // and paced jobs, whose jobs must meet as the ranks did.

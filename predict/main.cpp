@@ -199,6 +199,7 @@ std::vector<std::optional<Runs>> measure(const Cli& cli, JobPlan& jp, const Clas
           per_op[job.meta_args[0]] = run_meta(job, dir);
         for (size_t i : job.used) {
           double s = section_of(files[side], per_op, jp.section[i]);
+          if (jp.section[i] == "sync") s *= rank_sync_share(job.sync_ranks);
           if (!runs[i]) runs[i] = Runs{};
           (side ? runs[i]->target : runs[i]->reference).push_back(s);
           (side ? runs[i]->target_mean : runs[i]->reference_mean).push_back(s);
@@ -247,11 +248,37 @@ void write_jobs(const Cli& cli, const JobPlan& jp) {
   for (const Job& j : jp.jobs) write_job(cli, j.file(), j.text);
 }
 
+// The plan of a traced run an extrapolated plan (in `plan_dir`) names as its
+// input (a trace directory post-processed, or a plan directory): as named
+// (mpior-post ran here), else beside the plan (mpior-post -o p16 t2 t3 t4
+// elsewhere); "" when there is none.
+std::string traced_plan_of(const std::string& input, const fs::path& plan_dir) {
+  for (fs::path dir : {fs::path(input), plan_dir.parent_path() / input})
+    for (fs::path p : {dir / "plan" / trace::kPlanFileName, dir / trace::kPlanFileName})
+      if (fs::is_regular_file(p)) return p.string();
+  return "";
+}
+
+// An extrapolated plan's classes take the ranks at once fitted to its traced runs' (fit_at_once), when
+// every input has its plan where it was named; the plan's own otherwise (every rank at once).
+void fit_to_inputs(Classes& cs, const trace::Plan& plan, const std::string& plan_file) {
+  std::vector<std::pair<int32_t, Classes>> traced;
+  fs::path plan_dir = fs::absolute(plan_file).parent_path();
+  for (size_t i = 0; i < plan.extrap.inputs.size() && i < plan.extrap.input_ranks.size(); ++i) {
+    std::string file = traced_plan_of(plan.extrap.inputs[i], plan_dir);
+    if (file.empty()) return;
+    traced.emplace_back(plan.extrap.input_ranks[i], derive_classes(trace::read_plan(file)));
+  }
+  fit_at_once(cs, plan.job.size, traced);
+  cs.fitted_from = plan.extrap.inputs;
+}
+
 // The plans' classes as one (combine_runs); `chosen`: the median run's plan
 // (the one --check replays).
 Classes read_classes(const Cli& cli, std::string& chosen) {
   std::vector<Classes> runs;
   int32_t ranks = 0;
+  trace::Plan first;
   for (const std::string& p : cli.plans) {
     trace::Plan plan = trace::read_plan(plan_file_of(p));
     if (!runs.empty() && plan.job.size != ranks)
@@ -261,9 +288,11 @@ Classes read_classes(const Cli& cli, std::string& chosen) {
                       p, plan.job.size, cli.plans[0], ranks));
     ranks = plan.job.size;
     runs.push_back(derive_classes(plan));
+    if (runs.size() == 1) first.extrap = plan.extrap, first.job = plan.job;
   }
   size_t median_run = 0;
   Classes cs = combine_runs(runs, &median_run);
+  if (cs.extrapolated) fit_to_inputs(cs, first, plan_file_of(cli.plans[0]));
   chosen = cli.plans[median_run];
   return cs;
 }

@@ -278,8 +278,25 @@ ClassKey key_of(Op op, const trace::Event& ev, const FileUse* u, bool shared) {
 
 int32_t IoClass::concurrency() const {
   int32_t ever = std::max<int32_t>(1, int32_t(ranks.size()));
-  if (!(at_once > 0)) return ever;
-  return std::clamp<int32_t>(int32_t(std::llround(at_once)), 1, ever);
+  double n = fitted_at_once > 0 ? fitted_at_once : at_once;
+  if (!(n > 0)) return ever;
+  return std::clamp<int32_t>(int32_t(std::llround(n)), 1, ever);
+}
+
+void fit_at_once(Classes& plan, int32_t ranks, const std::vector<std::pair<int32_t, Classes>>& traced) {
+  for (IoClass& c : plan.classes) {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& [count, cs] : traced)
+      for (const IoClass& t : cs.classes)
+        if (t.key == c.key && t.at_once > 0) {
+          double x = count, y = t.at_once;
+          n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+        }
+    double det = n * sxx - sx * sx;
+    if (n < 2 || !(det > 0)) continue;
+    double slope = (n * sxy - sx * sy) / det, at = (sy - slope * sx) / n + slope * double(ranks);
+    c.fitted_at_once = std::clamp(at, 1.0, double(std::max<size_t>(1, c.ranks.size())));
+  }
 }
 
 std::string_view op_name(Op op) {

@@ -70,6 +70,8 @@ struct IoClass {
   // time of how many ranks were in it); 0 when not known.
   int32_t peak = 0;
   double at_once = 0;
+  // An extrapolated plan's: at_once fitted to the traced runs' (fit_at_once); 0 when not fitted.
+  double fitted_at_once = 0;
   // The fio job's numjobs: the ranks a call of it typically ran beside
   // (at_once, rounded), not every rank that ever did it (a class the ranks
   // did one after the other contends as one).
@@ -83,6 +85,7 @@ struct Classes {
   // Made by mpior-post --extrapolate: its call times are fitted to the traced counts' (a few small ones),
   // not measured at this count, where many more ranks contend (predict.cpp: the target's time per op).
   bool extrapolated = false;
+  std::vector<std::string> fitted_from;  // the traced runs fit_at_once fitted its ranks at once to, as named
 };
 
 // Walks every rank of every stream twice with the EventCursor (the files'
@@ -96,6 +99,14 @@ Classes derive_classes(const trace::Plan& plan);
 // median of several is the typical run the prediction scales). Index of the
 // run whose io_ns is the median in `median_run`.
 Classes combine_runs(const std::vector<Classes>& runs, size_t* median_run = nullptr);
+
+// An extrapolated plan's ranks at once are not measured: its fitted clocks
+// start every rank of a class together. Each class found in two or more of
+// the traced runs it was made from (`traced`: each run's rank count and
+// classes) takes the least-squares line of their at_once against their rank
+// count at the plan's `ranks`, between 1 and the ranks that did it
+// (IoClass::fitted_at_once); the others keep the plan's.
+void fit_at_once(Classes& plan, int32_t ranks, const std::vector<std::pair<int32_t, Classes>>& traced);
 
 // "write 512KiB random shared fsync/1", for reports.
 std::string class_label(const ClassKey& k);

@@ -348,7 +348,8 @@ void add_job_json(nlohmann::json& j, size_t i, const JobPlan& jp, const ClassRes
   j["volume"] = {{"per_rank_calls", job.per_rank_ops},
                  {"traced_per_rank_calls", job.traced_per_rank_ops},
                  {"passes", job.passes},
-                 {"capped", job.per_rank_ops < job.traced_per_rank_ops}};
+                 {"capped", job.per_rank_ops < job.traced_per_rank_ops},
+                 {"ranks_per_fsync", job.sync_ranks}};
   if (job.sleeps_per_call[0] >= 0 || job.sleeps_per_call[1] >= 0)
     j["cpu_bound"] = {{"sleeps_per_call", {job.sleeps_per_call[0], job.sleeps_per_call[1]}},
                       {"fio_jobs", {job.bounded[0], job.bounded[1]}}};
@@ -374,6 +375,7 @@ nlohmann::json class_json(size_t i, const IoClass& c, const JobPlan& jp, const C
                       {"ranks", c.ranks.size()},
                       {"peak_at_once", c.peak},
                       {"mean_at_once", c.at_once},
+                      {"fitted_at_once", c.fitted_at_once},
                       {"kinds", c.kinds},
                       {"count", c.count},
                       {"bytes", c.bytes},
@@ -423,6 +425,7 @@ nlohmann::json report_json(const ReportInput& in, const Classes& cs, const JobPl
                         {"unmeasured_s", p.unmeasured_s},
                         {"spread_over_20", spread},
                         {"classes", classes}};
+  if (cs.extrapolated) out["at_once_fitted_to"] = cs.fitted_from;
   if (in.replay_io_s)
     out["check"] = {{"replay_io_s", *in.replay_io_s},
                     {"replay_s", in.replay_s.value_or(0)},

@@ -311,8 +311,10 @@ def fsync_fpp():
         with open(os.path.join(jobs_dir, w["job"])) as jf:
             text = jf.read()
         calls = 32 // jobs
-        for line in (f"numjobs={jobs}", "bs=262144", f"size={(calls + 1) * 262144}", "fsync=16", "rw=write",
-                     "unlink_each_loop=1"):
+        # A job standing for both ranks (they took turns) syncs after both ranks' writes: their dirty volume.
+        check_eq(w["volume"]["ranks_per_fsync"], 2 / jobs, "the ranks a job syncs for")
+        for line in (f"numjobs={jobs}", "bs=262144", f"size={(calls + 1) * 262144}", f"fsync={16 * 2 // jobs}",
+                     "rw=write", "unlink_each_loop=1"):
             check(re.search(rf"^{line}$", text, re.M), f"{w['job']} has {line}")
         check(f["target_s_per_op"] and all(t > 0 for t in f["target_s_per_op"]), "fsyncs measured on the target")
         # --max-volume caps a pass (and says so) but keeps an fsync at its end.

@@ -507,3 +507,28 @@ TEST_CASE("concurrency: the ranks in a class at once on the trace's clocks, not 
   REQUIRE(h.at_once == Approx(64.0 / 40.0).epsilon(0.01));
   REQUIRE(h.concurrency() == 2);
 }
+
+TEST_CASE("fio jobs: synced writes of more ranks than jobs: each job syncs the dirty volume of its ranks",
+          "[predict]") {
+  // 16 ranks of 64 writes and an fsync each, 4 at once: each fio job stands for 4 ranks, and at an fsync the
+  // page cache holds what all 16 wrote since their last one.
+  Classes cs = ior_fpp(16, 64, 65536);
+  // The writes' concurrency is the job's (their fsyncs follow them).
+  IoClass& w = const_cast<IoClass&>(find(cs, "write 64KiB sequential per-process fsync/64"));
+  w.fitted_at_once = 4;
+  JobOptions opt;
+  opt.seconds = 0.1;
+  const Job j = plan_jobs(cs, opt).jobs[0];
+  for (std::string line : {"numjobs=4", "fsync=256", "size=16842752"}) CHECK(has(j.text, line));
+  // A rank's fsync: of the 4 ranks' queued on the device, the mean, (4 + 1) / 2 of one rank's writes.
+  CHECK(j.sync_ranks == 4);
+  CHECK(rank_sync_share(j.sync_ranks) == Approx(5.0 / 8));
+  CHECK(rank_sync_share(1) == 1);
+  // As many jobs as ranks: the traced cadence.
+  w.fitted_at_once = 16;
+  CHECK(has(plan_jobs(cs, opt).jobs[0].text, "fsync=64"));
+  CHECK(plan_jobs(cs, opt).jobs[0].sync_ranks == 1);
+  // Three at once: 5.33 ranks a job, an fsync every 341 writes.
+  w.fitted_at_once = 3;
+  CHECK(has(plan_jobs(cs, opt).jobs[0].text, "fsync=341"));
+}

@@ -253,7 +253,7 @@ TEST_CASE("several traced runs: the traced time's uncertainty is their spread ov
 
 TEST_CASE("an extrapolated plan: the target's time per op at its concurrency, not a ratio", "[predict]") {
   const ClassKey w{Op::write, 65536, true, true, 64, false}, f{Op::sync, 65536, true, true, 64, false};
-  Classes cs{std::vector<IoClass>(3), 0, {}, false};
+  Classes cs{std::vector<IoClass>(3), 0, {}, false, {}};
   auto put = [&](size_t i, ClassKey k, int64_t ns, uint64_t count) {
     cs.classes[i].key = k, cs.classes[i].time_ns = ns, cs.classes[i].count = count;
   };
@@ -295,16 +295,22 @@ nlohmann::json fio_run(double writes, double write_ns, double syncs = 0, double 
   if (syncs > 0) job["sync"] = {{"total_ios", syncs}, {"lat_ns", {{"mean", sync_ns}}}};
   return {{"jobs", {job}}};
 }
+// One class of `count` calls by 16 ranks, all at once (an extrapolated plan's).
+Classes sixteen_at_once(ClassKey key, uint64_t count) {
+  Classes cs = one_class_of_a_second();
+  IoClass& c = cs.classes[0];
+  c.key = key;
+  c.count = count;
+  for (int32_t r = 0; r < 16; ++r) c.ranks.insert(r);
+  c.at_once = 16;
+  return cs;
+}
 }  // namespace
 
 TEST_CASE("fio jobs past the cores: bounded where one job's calls do not sleep, as they are where they do",
           "[predict]") {
-  Classes cs = one_class_of_a_second();
+  Classes cs = sixteen_at_once({Op::write, 65536, false, false, 0, false}, 1600);
   IoClass& c = cs.classes[0];
-  c.key = {Op::write, 65536, false, false, 0, false};
-  c.count = 1600;
-  for (int32_t r = 0; r < 16; ++r) c.ranks.insert(r);
-  c.at_once = 16;
   JobPlan jp = plan_jobs(cs, {});
   REQUIRE(jp.jobs.size() == 1);
   Job& job = jp.jobs[0];
@@ -344,4 +350,33 @@ TEST_CASE("fio's JSON: the calls of all its jobs and the share of their time in 
   CHECK(sync_share(out) == Approx(0.75));
   CHECK(calls_of(nlohmann::json::object()) == 0);
   CHECK(sync_share(nlohmann::json::object()) == 0);
+}
+
+TEST_CASE("an extrapolated plan's ranks at once: fitted to the traced runs' against their rank counts", "[predict]") {
+  auto with = [](double at_once, int32_t ranks, ClassKey key) {
+    Classes cs = one_class_of_a_second();
+    cs.classes[0].key = key;
+    cs.classes[0].at_once = at_once;
+    for (int32_t r = 0; r < ranks; ++r) cs.classes[0].ranks.insert(r);
+    return cs;
+  };
+  ClassKey synced{Op::write, 65536, false, false, 64, false}, other{Op::read, 65536, false, false, 0, false};
+  Classes plan = with(14.7, 16, synced);  // fitted clocks: every rank at once
+  plan.classes.push_back(with(16, 16, other).classes[0]);
+  fit_at_once(plan, 16, {{2, with(1.13, 2, synced)}, {3, with(1.0, 3, synced)}, {4, with(1.45, 4, synced)}});
+  // The least-squares line through (2, 1.13), (3, 1.0), (4, 1.45) at 16: 1.193 + 0.16 x 13.
+  CHECK(plan.classes[0].fitted_at_once == Approx(1.1933 + 0.16 * 13).epsilon(1e-3));
+  CHECK(plan.classes[0].concurrency() == 3);
+  CHECK(plan.classes[1].fitted_at_once == 0);  // in no traced run: the plan's
+  CHECK(plan.classes[1].concurrency() == 16);
+  // Between 1 and the ranks that did it.
+  Classes steep = with(8, 8, synced);
+  fit_at_once(steep, 8, {{2, with(2, 2, synced)}, {4, with(4, 4, synced)}});
+  CHECK(steep.classes[0].fitted_at_once == 8);
+  Classes falling = with(8, 8, synced);
+  fit_at_once(falling, 8, {{2, with(2, 2, synced)}, {4, with(1, 4, synced)}});
+  CHECK(falling.classes[0].fitted_at_once == 1);
+  Classes one_run = with(8, 8, synced);  // one traced count fits no line
+  fit_at_once(one_run, 8, {{2, with(2, 2, synced)}});
+  CHECK(one_run.classes[0].fitted_at_once == 0);
 }
