@@ -249,14 +249,38 @@ std::string with_fio_jobs(const std::string& text, int32_t n) {
   return t;
 }
 
+namespace {
+// The decision bounded_text and bounded_workers share: `n` jobs (workers) of
+// which one alone slept `sleeps` times in `calls` calls on `side`, with
+// `syncs` of its time in syncs. Records the sleeps per call, and the cores in
+// job.bounded[side] when bounded.
+bool bound(Job& job, int side, int32_t n, int64_t sleeps, double calls, double syncs, int32_t cores) {
+  if (!(calls > 0) || side < 0 || side > 1) return false;
+  job.sleeps_per_call[side] = double(sleeps) / calls;
+  if (n <= cores || cores < 1 || job.sleeps_per_call[side] >= kCpuBoundSleeps) return false;
+  if (syncs > kCpuBoundSyncShare) return false;
+  job.bounded[side] = cores;
+  return true;
+}
+}  // namespace
+
+int32_t meta_workers(const Job& job) {
+  return job.meta_args.size() > 1 ? int32_t(std::strtol(job.meta_args[1].c_str(), nullptr, 10)) : 0;
+}
+
+int32_t bounded_workers(Job& job, int side, int64_t sleeps, double calls, int32_t cores) {
+  return bound(job, side, meta_workers(job), sleeps, calls, 0.0, cores) ? cores : 0;
+}
+
+std::vector<std::string> meta_args_on(const Job& job, int side) {
+  std::vector<std::string> args = job.meta_args;
+  if (args.size() > 1 && side >= 0 && side <= 1 && job.bounded[side] > 0) args[1] = std::to_string(job.bounded[side]);
+  return args;
+}
+
 std::string bounded_text(Job& job, int side, int64_t sleeps, const nlohmann::json& out, int32_t cores) {
   int32_t n = fio_jobs(job);
-  double calls = calls_of(out);
-  if (!(calls > 0) || side < 0 || side > 1) return "";
-  job.sleeps_per_call[side] = double(sleeps) / calls;
-  if (n <= cores || cores < 1 || job.sleeps_per_call[side] >= kCpuBoundSleeps) return "";
-  if (sync_share(out) > kCpuBoundSyncShare) return "";
-  job.bounded[side] = cores;
+  if (!bound(job, side, n, sleeps, calls_of(out), sync_share(out), cores)) return "";
   return fmt::format(
              "# bounded on the {}: one job's calls slept {:.3g} times a call there (CPU-bound), so the {} "
              "ranks take turns on {} cores\n",

@@ -36,8 +36,9 @@ struct Job {
   // Synced writes of a file per rank: the ranks a fio job syncs for (data_body), whose fsyncs its one
   // fsync's time stands for (rank_sync_share); 1 otherwise.
   double sync_ranks = 1;
-  // Bounded by the cores (bound_by_cores): the fio jobs run on the reference [0] and the target [1] when
-  // a job's calls did not sleep there, 0 where unbounded; sleeps per call measured there (-1 not probed).
+  // Bounded by the cores (bound_by_cores): the fio jobs (a metadata job's workers) run on the reference [0]
+  // and the target [1] when a job's calls did not sleep there, 0 where unbounded; sleeps per call measured
+  // there (-1 not probed).
   int32_t bounded[2] = {0, 0};
   double sleeps_per_call[2] = {-1, -1};
   std::string file() const { return name + (meta_args.empty() ? ".fio" : ".meta"); }
@@ -101,6 +102,19 @@ std::string with_fio_jobs(const std::string& text, int32_t n);
 // ranks take turns on the cores, and fio runs as many jobs as cores (job.bounded
 // set); "" otherwise (the job as it is). Records the sleeps per call.
 std::string bounded_text(Job& job, int side, int64_t sleeps, const nlohmann::json& fio_output, int32_t cores);
+
+// A metadata job's workers (mpior-predict-meta's), 0 for a data job.
+int32_t meta_workers(const Job& job);
+
+// As bounded_text for a metadata job whose one worker alone slept `sleeps`
+// times in `calls` calls on `side`: creates, stats and unlinks in a page-cache
+// directory run on a CPU from start to end as buffered writes do, so more
+// workers than cores measured each call waiting for a CPU; the workers it
+// runs there (cores, job.bounded set), 0 for unchanged.
+int32_t bounded_workers(Job& job, int side, int64_t sleeps, double calls, int32_t cores);
+
+// mpior-predict-meta's arguments on `side` (0 reference, 1 target): bounded workers where bounded_workers said.
+std::vector<std::string> meta_args_on(const Job& job, int side);
 
 // The calls fio's JSON output counts (reads, writes and syncs of all jobs),
 // and the share of their time (means) in syncs.

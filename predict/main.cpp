@@ -132,10 +132,42 @@ int32_t cores() {
   return std::max(1, CPU_COUNT(&set));
 }
 
+struct MetaRun {
+  double seconds_per_call = 0, calls = 0;
+  int64_t sleeps = 0;
+};
+
+// One run of mpior-predict-meta with `args` in a fresh directory below dir (`file`: its job, for messages).
+MetaRun run_meta(const std::string& file, const std::vector<std::string>& args, const std::string& dir) {
+  Scratch scratch(dir);
+  std::vector<std::string> argv{program_beside(kMetaProgram, "predict")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Output o = run_process(argv, scratch.path());
+  nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
+  MetaRun r;
+  if (j.is_object()) r = {j.value("seconds_per_call", 0.0), j.value("calls", 0.0), o.sleeps};
+  if (o.status != 0 || !(r.seconds_per_call > 0))
+    throw ToolError(fmt::format("{} in {} exited {}: {}", file, dir, o.status, o.err.substr(0, 2000)));
+  return r;
+}
+
+// A metadata job of more workers than cores runs, on each directory, once with one worker alone (its sleeps
+// counted), then with the workers bounded_workers says.
+void bound_meta_by_cores(const Cli& cli, Job& job, int32_t limit) {
+  if (meta_workers(job) <= limit) return;
+  std::vector<std::string> one = job.meta_args;
+  one[1] = "1";
+  for (int side = 0; side < 2; ++side) {
+    MetaRun r = run_meta(job.file(), one, side ? cli.target : cli.reference);
+    bounded_workers(job, side, r.sleeps, r.calls, limit);
+  }
+}
+
 // A job of more fio jobs than cores runs, on each directory, once as one fio job alone (its sleeps counted),
 // then as bounded_text says (NAME.reference.fio, NAME.target.fio).
 void bound_by_cores(const Cli& cli, Job& job, std::string files[2]) {
   int32_t limit = cores();
+  if (!job.meta_args.empty()) return bound_meta_by_cores(cli, job, limit);
   if (fio_jobs(job) <= limit) return;
   for (int side = 0; side < 2; ++side) {
     std::string name = job.name + (side ? ".target.fio" : ".reference.fio");
@@ -151,19 +183,6 @@ void bound_by_cores(const Cli& cli, Job& job, std::string files[2]) {
     write_job(cli, name, text);
     files[side] = path;
   }
-}
-
-// One run of a metadata job (mpior-predict-meta) in a fresh directory below dir: seconds per call.
-double run_meta(const Job& job, const std::string& dir) {
-  Scratch scratch(dir);
-  std::vector<std::string> argv{program_beside(kMetaProgram, "predict")};
-  argv.insert(argv.end(), job.meta_args.begin(), job.meta_args.end());
-  Output o = run_process(argv, scratch.path());
-  nlohmann::json j = nlohmann::json::parse(o.out, nullptr, false);
-  double s = j.is_object() ? j.value("seconds_per_call", 0.0) : 0.0;
-  if (o.status != 0 || !(s > 0))
-    throw ToolError(fmt::format("{} in {} exited {}: {}", job.file(), dir, o.status, o.err.substr(0, 2000)));
-  return s;
 }
 
 // A fio job's seconds per operation; a synced job whose run made no fsync runs again, from then on, as one
@@ -196,7 +215,7 @@ std::vector<std::optional<Runs>> measure(const Cli& cli, JobPlan& jp, const Clas
         if (job.meta_args.empty())
           per_op = fio_per_op(cli, jp, job, files[side], side);
         else
-          per_op[job.meta_args[0]] = run_meta(job, dir);
+          per_op[job.meta_args[0]] = run_meta(job.file(), meta_args_on(job, side), dir).seconds_per_call;
         for (size_t i : job.used) {
           double s = section_of(files[side], per_op, jp.section[i]);
           if (jp.section[i] == "sync") s *= rank_sync_share(job.sync_ranks);

@@ -352,6 +352,31 @@ TEST_CASE("fio's JSON: the calls of all its jobs and the share of their time in 
   CHECK(sync_share(nlohmann::json::object()) == 0);
 }
 
+TEST_CASE("metadata jobs past the cores: bounded where one worker's calls do not sleep", "[predict]") {
+  Classes cs = sixteen_at_once({Op::create, 0, false, false, 0, false}, 48000);
+  JobPlan jp = plan_jobs(cs, {});
+  REQUIRE(jp.jobs.size() == 1);
+  Job& job = jp.jobs[0];
+  REQUIRE(meta_workers(job) == 16);
+  // The target (tmpfs): 40 sleeps in 3,000 creates of one worker alone: two workers on two cores.
+  CHECK(bounded_workers(job, 1, 40, 3000, 2) == 2);
+  CHECK(job.bounded[1] == 2);
+  CHECK(job.sleeps_per_call[1] == Approx(40.0 / 3000));
+  CHECK(meta_args_on(job, 1)[1] == "2");
+  CHECK(meta_args_on(job, 1)[2] == job.meta_args[2]);  // each worker makes what one did
+  // The reference: a sleep every other call (a journal, a lock): all 16, as the ranks were.
+  CHECK(bounded_workers(job, 0, 1500, 3000, 2) == 0);
+  CHECK(job.bounded[0] == 0);
+  CHECK(meta_args_on(job, 0) == job.meta_args);
+  // As many cores as workers: nothing to bound.
+  Job again = jp.jobs[0];
+  again.bounded[1] = 0;
+  CHECK(bounded_workers(again, 1, 40, 3000, 16) == 0);
+  CHECK(meta_args_on(again, 1) == again.meta_args);
+  // Data jobs have no workers.
+  CHECK(meta_workers(plan_jobs(sixteen_at_once({Op::write, 65536, false, false, 0, false}, 1600), {}).jobs[0]) == 0);
+}
+
 TEST_CASE("an extrapolated plan's ranks at once: fitted to the traced runs' against their rank counts", "[predict]") {
   auto with = [](double at_once, int32_t ranks, ClassKey key) {
     Classes cs = one_class_of_a_second();
