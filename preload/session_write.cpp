@@ -192,7 +192,8 @@ std::vector<uint8_t> encode_now(bool finished) {
     events += covered;
     memory += r->memory_bytes();
   }
-  std::vector<uint8_t> bytes = s.mpi ? trace::encode(t, *g_comms) : trace::encode(t);
+  const trace::Effort effort = finished ? trace::Effort::small : trace::Effort::fast;
+  std::vector<uint8_t> bytes = s.mpi ? trace::encode(t, *g_comms, effort) : trace::encode(t, effort);
   s.events_written = events;
   log_info("rank {}: {} events in {} streams, tracer memory {} bytes, trace {} bytes", s.rank, events, t.streams.size(),
            memory, bytes.size());

@@ -25,6 +25,7 @@ constexpr size_t kCompressAbove = 512;
 // far smaller) it gets the strongest, which costs milliseconds there but
 // grows to a large share of finalize on bodies of megabytes.
 constexpr int kLevel = 3;
+constexpr int kFastLevel = 1;  // Effort::fast
 constexpr size_t kStrongUpTo = size_t(64) << 10;
 
 struct TypeInfo {
@@ -40,11 +41,33 @@ constexpr TypeInfo kSpill{"MPIORSPL", "spill segment", kFormatVersion};
 constexpr TypeInfo kAggregate{kAggregateMagic, "aggregate trace", kFormatVersion};
 constexpr TypeInfo kMerged{"MPIORMRG", "merged job trace", kMergedFormatVersion, 19};
 
+// The thread's compression context, kept between frames: made anew for
+// every frame, its tables are most of a small trace's compression time.
+// The tracer's final write runs after the main thread's thread_locals are
+// destroyed (a library destructor): from then on frames go without one.
+// The owner's destructor writes to variables other than its own members
+// (stores to a dying object may be dropped by the compiler).
+thread_local ZSTD_CCtx* t_cctx = nullptr;
+thread_local bool t_cctx_gone = false;
+struct ContextOwner {
+  ~ContextOwner() {
+    ZSTD_freeCCtx(t_cctx);
+    t_cctx = nullptr;
+    t_cctx_gone = true;
+  }
+};
+thread_local ContextOwner t_cctx_owner;
+
 // Appends in's zstd frame (at zstd's `level`) to *out; false when zstd fails.
 bool compress_into(std::span<const uint8_t> in, std::vector<uint8_t>* out, int level = kLevel) {
+  if (!t_cctx && !t_cctx_gone) {
+    (void)&t_cctx_owner;  // made (its destructor registered) before the context it frees
+    t_cctx = ZSTD_createCCtx();
+  }
   size_t at = out->size();
   out->resize(at + ZSTD_compressBound(in.size()));
-  size_t n = ZSTD_compress(out->data() + at, out->size() - at, in.data(), in.size(), level);
+  size_t n = t_cctx ? ZSTD_compressCCtx(t_cctx, out->data() + at, out->size() - at, in.data(), in.size(), level)
+                    : ZSTD_compress(out->data() + at, out->size() - at, in.data(), in.size(), level);
   out->resize(ZSTD_isError(n) ? at : at + n);
   return !ZSTD_isError(n);
 }
@@ -64,9 +87,9 @@ std::vector<uint8_t> container(const TypeInfo& type, uint8_t compression, uint64
   return std::move(e.bytes());
 }
 
-std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body) {
+std::vector<uint8_t> wrap(const TypeInfo& type, std::vector<uint8_t>&& body, Effort effort = Effort::small) {
   std::vector<uint8_t> stored;
-  int level = body.size() <= kStrongUpTo ? type.small_level : kLevel;
+  int level = effort == Effort::fast ? kFastLevel : body.size() <= kStrongUpTo ? type.small_level : kLevel;
   if (body.size() > kCompressAbove && compress_into(body, &stored, level) && stored.size() < body.size())
     return container(type, 1, body.size(), stored);
   return container(type, 0, body.size(), body);
@@ -198,13 +221,13 @@ bool child_from_file_name(const std::string& name, int32_t* rank, int64_t* pid) 
   return true;
 }
 
-std::vector<uint8_t> encode(const RankTrace& t) {
+std::vector<uint8_t> encode(const RankTrace& t, Effort effort) {
   Encoder e;
   e.fixed32(kinds_fingerprint());
   body::put(e, t);
-  return wrap(kRankTrace, std::move(e.bytes()));
+  return wrap(kRankTrace, std::move(e.bytes()), effort);
 }
-std::vector<uint8_t> encode(const RankTrace& t, EncodedComms& comms) {
+std::vector<uint8_t> encode(const RankTrace& t, EncodedComms& comms, Effort effort) {
   if (comms.framed > comms.bytes.size()) comms.framed = 0, comms.frames.clear();
   std::span<const uint8_t> table = comms.bytes;
   // The table's whole frames not compressed yet: compressed once, kept.
@@ -220,12 +243,13 @@ std::vector<uint8_t> encode(const RankTrace& t, EncodedComms& comms) {
   size_t body_len = head.bytes().size() + comms.framed + rest.bytes().size();
   if (comms.framed == 0) {  // no frame kept: as encode(t) makes it
     head.raw(rest.bytes());
-    return wrap(kRankTrace, std::move(head.bytes()));
+    return wrap(kRankTrace, std::move(head.bytes()), effort);
   }
+  const int level = effort == Effort::fast ? kFastLevel : kLevel;  // the kept frames stay as made
   std::vector<uint8_t> stored;
-  if (body_len > kCompressAbove && compress_into(head.bytes(), &stored)) {
+  if (body_len > kCompressAbove && compress_into(head.bytes(), &stored, level)) {
     stored.insert(stored.end(), comms.frames.begin(), comms.frames.end());
-    if (compress_into(rest.bytes(), &stored) && stored.size() < body_len)
+    if (compress_into(rest.bytes(), &stored, level) && stored.size() < body_len)
       return container(kRankTrace, 1, body_len, stored);
   }
   std::vector<uint8_t> body = std::move(head.bytes());

@@ -79,7 +79,11 @@ struct SpillSegment {
   Stream stream;     // stream.thread: whose events
 };
 
-std::vector<uint8_t> encode(const RankTrace& t);
+// How hard zstd works on a rank trace's body: `fast` for the tracer's
+// periodic and crash rewrites, each replaced by the next (the final write
+// keeps `small`).
+enum class Effort : uint8_t { small, fast };
+std::vector<uint8_t> encode(const RankTrace& t, Effort effort = Effort::small);
 // A rank's communicator table encoded as it grows: the tracer's periodic
 // flush appends the entries made since its last write instead of encoding
 // the whole table again (an entry never changes once made), and compresses
@@ -96,7 +100,7 @@ struct EncodedComms {
 // The trace encode(t) gives when t.comms holds the entries comms stands for
 // (t.comms itself is not read): the same body, its compressed frames split
 // elsewhere. Compresses comms's new whole frames.
-std::vector<uint8_t> encode(const RankTrace& t, EncodedComms& comms);
+std::vector<uint8_t> encode(const RankTrace& t, EncodedComms& comms, Effort effort = Effort::small);
 std::vector<uint8_t> encode(const SpillSegment& s);
 std::vector<uint8_t> encode(const JobInfo& j);
 std::vector<uint8_t> encode(const Plan& p);
