@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "preload/config.hpp"
+#include "preload/thread_state.hpp"
 
 namespace mpior::preload {
 namespace {
@@ -66,6 +67,7 @@ const CallsiteCache::Entry& CallsiteCache::lookup(uint64_t raw) noexcept {
 }
 
 uint64_t CallsiteCache::signature_slow(uint64_t ret_addr, int depth) noexcept {
+  took_slow_path();
   uint64_t h = lookup(ret_addr).hash;
   if (depth <= 1) return h;
   void* frames[kMaxDepth + kMaxSkip];

@@ -164,6 +164,7 @@ std::vector<trace::FileEntry> FileTable::entries() {
 // ---- fds --------------------------------------------------------------------
 
 FdTable::Slot* FdTable::classify(int fd) {
+  took_slow_path();
   Slot& s = slots_[fd];
   if (s.file.load(std::memory_order_relaxed) == kFdNotTraced) return nullptr;
   // First use of an fd the tracer did not see opened (inherited, or opened
@@ -235,6 +236,7 @@ StreamTable::Entry* StreamTable::traced(FILE* f) {
   if (__builtin_expect(e != nullptr, 1)) return e->file >= 0 ? e : nullptr;
   // A stream the tracer did not see opened (popen, fmemopen, opened before
   // load): traced when its fd is a traced file; remembered either way.
+  took_slow_path();
   int fd = fileno(f);
   FdTable::Slot* slot = fd >= 0 ? fds().traced(fd) : nullptr;
   if (!slot) {

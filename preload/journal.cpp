@@ -242,6 +242,7 @@ void shared_append(uint32_t thread, const trace::RawEvent& ev, uint64_t seq) noe
 }  // namespace
 
 void append_cold(uint32_t thread, const trace::RawEvent& ev, uint64_t seq) noexcept {
+  took_slow_path();
   if (!g_started.load(std::memory_order_acquire)) return;
   if (g_in_shared[thread].load(std::memory_order_acquire)) return shared_append(thread, ev, seq);
   if (g_failed[thread].load(std::memory_order_relaxed) || g_failed[thread].exchange(1)) return;  // tried: no retry
@@ -256,6 +257,7 @@ void want_flush() noexcept {
 }
 
 void ring_behind(const Ring& r, uint64_t seq) noexcept {
+  took_slow_path();
   // The records up to the next check (1,024 on) take the slots of these.
   auto done = [&] { return seq + 1024 - __atomic_load_n(&r.header->flushed, __ATOMIC_ACQUIRE) <= r.mask + 1; };
   // Half a ring of slack is for a flush thread that may run late. Flushed

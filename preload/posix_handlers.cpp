@@ -68,23 +68,6 @@ void close_fd(Call& c, int64_t ret, int fd) noexcept {
   c.failed_if(ret < 0);
 }
 
-void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept {
-  if (__builtin_expect(t_state.signal_stash, 0))
-    return defer_call(c, Deferred::fd_io, {ret, {fd, count, offset}, nullptr, nullptr, nullptr});
-  FdTable::Slot* slot = fds().traced(fd);
-  if (!slot) return c.drop();
-  if (offset == expr::kAtCursor) {
-    offset = slot->pos.load(std::memory_order_relaxed);
-    if (ret > 0) slot->pos.store(offset + ret, std::memory_order_relaxed);
-  }
-  fill_fd(c, ret, fd, *slot);
-  auto a = file_args_mut(c.ev());
-  a.offset() = offset;
-  a.count() = count;
-  if (__builtin_expect(t_shfp.armed, 0) && trace::info(c.ev().kind).op == OpClass::read)
-    shfp_observe(fd, slot->file.load(std::memory_order_relaxed), count, offset, ret);
-}
-
 void shfp_observe(int fd, int32_t file, int64_t count, int64_t offset, int64_t ret) noexcept {
   if (t_shfp.got || count != 8 || offset != 0 || ret < 0) return;
   try {

@@ -59,6 +59,7 @@ namespace {
 ThreadRecorder* this_thread_recorder() noexcept {
   ThreadRecorder* r = t_state.recorder;
   if (__builtin_expect(r == nullptr, 0)) {
+    took_slow_path();
     r = create_recorder();
     if (!r) return nullptr;
     t_state.recorder = r;
@@ -112,6 +113,7 @@ __attribute__((always_inline)) inline void ThreadRecorder::record_inline(trace::
 void ThreadRecorder::record(trace::RawEvent& ev) noexcept { record_inline(ev); }
 
 void ThreadRecorder::record_nested(trace::RawEvent& ev) noexcept {
+  took_slow_path();
   if (ev.depth == 0) {
     push(ev);
     for (const auto& child : held_) push(child);
@@ -137,11 +139,8 @@ __attribute__((always_inline)) inline void ThreadRecorder::push(const trace::Raw
   chunk_[n - chunk_first_] = ev;
   journal::append(index_, ev, n);
   recorded_.store(n + 1, std::memory_order_release);
-  if (n + 1 - chunk_first_ == kChunk) {
-    lock();
-    flush_locked();
-    unlock();
-  }
+  if (n + 1 - chunk_first_ == kChunk) [[unlikely]]
+    chunk_full();
   std::atomic_signal_fence(std::memory_order_seq_cst);
   pushing_.store(0, std::memory_order_relaxed);
   if (__builtin_expect(spill_state_.load(std::memory_order_relaxed) != kIdle, 0)) after_record_spill();
@@ -184,12 +183,21 @@ void ThreadRecorder::check_memory() noexcept {
 }
 
 void ThreadRecorder::after_record_spill() noexcept {
+  took_slow_path();
   uint8_t state = spill_state_.load(std::memory_order_acquire);
   if (state == kWanted) {
     if (spill_state_.compare_exchange_strong(state, kRequested) && !spill::request()) spill::spill_now(*this);
   } else if (state == kMustSpill) {
     spill::spill_now(*this);
   }
+}
+
+// Out of push's line: the hot path then keeps few registers to save.
+__attribute__((noinline, cold)) void ThreadRecorder::chunk_full() noexcept {
+  took_slow_path();
+  lock();
+  flush_locked();
+  unlock();
 }
 
 // Ticks to ns, then into the builder; the caller owns the builder.

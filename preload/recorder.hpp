@@ -88,6 +88,7 @@ class ThreadRecorder {
   void push(const trace::RawEvent& ev) noexcept;
   void record_nested(trace::RawEvent& ev) noexcept;  // record's path for a nested call or its parent
   void flush_locked() noexcept;
+  void chunk_full() noexcept;  // push's chunk is full: fold or park it, under the lock
   void fold(trace::RawEvent* ev, size_t n) noexcept;
   // Runs f with the builder to itself (the recording thread keeps a backlog
   // meanwhile), then folds the backlog and hands the builder back.

@@ -106,22 +106,6 @@ void stream_close(Call& c, int64_t ret, FILE* stream) noexcept {
   c.failed_if(ret != 0);
 }
 
-void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes) noexcept {
-  if (__builtin_expect(t_state.signal_stash, 0))
-    return defer_call(c, Deferred::stream_io, {ret, {count, bytes}, stream, nullptr, nullptr});
-  StreamTable::Entry* e = streams().traced(stream);
-  if (!e) return c.drop();
-  fill(c, *e);
-  int64_t pos = e->pos.load(std::memory_order_relaxed);
-  if (bytes > 0) e->pos.store(pos + bytes, std::memory_order_relaxed);
-  auto& ev = c.ev();
-  auto a = file_args_mut(ev);
-  a.offset() = pos;
-  a.count() = count;
-  ev.ret = bytes < 0 ? 0 : bytes;
-  c.failed_if(ret < 0 || (bytes <= 0 && count != 0));
-}
-
 // The scanf family: the bytes consumed are how far the stream moved (its
 // return value counts conversions).
 void stream_scan(Call& c, int64_t ret, FILE* stream) noexcept {

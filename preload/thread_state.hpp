@@ -18,14 +18,22 @@ struct ThreadState {
   uint8_t long_gap;      // a depth-0 call followed g_long_gap_ticks of computation since the last pruning decision
   uint8_t signal_stash;  // records go to the signal stash (a handler runs inside the tracer)
   uint8_t stashed;       // records wait in the signal stash
+  // The tracer took a slow way since the last depth-0 call ended (a chunk
+  // folded, a first use, a flush): that call's time after its end is read.
+  uint8_t slow_path;
+  uint8_t after_countdown;  // calls left to count after_ticks for before the next reading
   ThreadRecorder* recorder;
   int64_t tracer_ticks;  // the tracer's own time after depth-0 calls, not yet handed to the next one
   int64_t last_end;      // when the last depth-0 call returned (0: none yet): the computation since is the program's
   int64_t nested_ticks;  // the tracer's time inside the open depth-0 call (recording the calls nested in it)
+  int64_t after_ticks;   // a fast call's time after its end (Call::after_end), learnt from readings; 0: none yet
 };
 
 constinit inline thread_local ThreadState t_state
-    __attribute__((tls_model("initial-exec"))) = {0, 0, 0, 0, 0, nullptr, 0, 0, 0};
+    __attribute__((tls_model("initial-exec"))) = {0, 0, 0, 0, 0, 0, 0, nullptr, 0, 0, 0, 0};
+
+// The calling thread took a slow way (ThreadState::slow_path).
+inline void took_slow_path() noexcept { t_state.slow_path = 1; }
 
 // ThreadState::in_tracer while a signal handler runs inside the tracer.
 inline constexpr uint8_t kInTracerSignal = 2;

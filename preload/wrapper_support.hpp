@@ -22,7 +22,11 @@
 #include <type_traits>
 
 #include "preload/call.hpp"
+#include "preload/fd_table.hpp"
 #include "preload/real_table.hpp"
+#include "preload/shfp_capture.hpp"
+#include "preload/signals.hpp"
+#include "trace/arg_setters.hpp"
 
 #define MPIOR_API __attribute__((visibility("default")))
 
@@ -105,7 +109,8 @@ inline void not_recorded(Call& c, int64_t) noexcept { c.drop(); }
 // before close_fd runs).
 void close_before(Call& c, int fd) noexcept;
 void close_fd(Call& c, int64_t ret, int fd) noexcept;
-void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept;
+// Inline into the wrappers of reads and writes (below): the commonest calls.
+inline void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept;
 void fd_seek(Call& c, int64_t ret, int fd, int64_t offset, int whence) noexcept;
 void fd_plain(Call& c, int64_t ret, int fd) noexcept;
 void fd_truncate(Call& c, int64_t ret, int fd, int64_t length) noexcept;
@@ -169,13 +174,56 @@ void stream_tmpfile(Call& c, FILE* ret) noexcept;
 void stream_fdopen(Call& c, FILE* ret, int fd, const char* mode) noexcept;
 void stream_reopen(Call& c, FILE* ret, const char* path, const char* mode, FILE* old) noexcept;
 void stream_close(Call& c, int64_t ret, FILE* stream) noexcept;
-void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes) noexcept;
+inline void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes) noexcept;
 void stream_plain(Call& c, int64_t ret, FILE* stream) noexcept;
 void stream_scan(Call& c, int64_t ret, FILE* stream) noexcept;
 void stream_seek(Call& c, int64_t ret, FILE* stream, int64_t offset, int whence) noexcept;
 // fgets returns a pointer
 inline void stream_io(Call& c, char* ret, FILE* stream, int64_t count, int64_t bytes) noexcept {
   stream_io(c, ret ? 1 : 0, stream, count, bytes);
+}
+
+// A read or write on an fd: its file, its offset (the fd's position moves
+// for calls without one), the bytes asked for.
+inline void fd_io(Call& c, int64_t ret, int fd, int64_t count, int64_t offset) noexcept {
+  if (__builtin_expect(t_state.signal_stash, 0)) [[unlikely]]
+    return defer_call(c, Deferred::fd_io, {ret, {fd, count, offset}, nullptr, nullptr, nullptr});
+  FdTable::Slot* slot = fds().traced(fd);
+  if (!slot) return c.drop();
+  if (offset == expr::kAtCursor) {
+    offset = slot->pos.load(std::memory_order_relaxed);
+    if (ret > 0) slot->pos.store(offset + ret, std::memory_order_relaxed);
+  }
+  auto& ev = c.ev();
+  auto a = trace::file_args_mut(ev);
+  a.handle() = fd;
+  a.file() = slot->file.load(std::memory_order_relaxed);
+  a.offset() = offset;
+  a.count() = count;
+  ev.ret = ret;
+  c.failed_if(ret < 0);
+  if (__builtin_expect(t_shfp.armed, 0) && trace::info(ev.kind).op == trace::OpClass::read) [[unlikely]]
+    return shfp_observe(fd, slot->file.load(std::memory_order_relaxed), count, offset, ret);
+  c.mark_fast();
+}
+
+// A stdio read or write: the stream's position moves by the bytes it moved.
+inline void stream_io(Call& c, int64_t ret, FILE* stream, int64_t count, int64_t bytes) noexcept {
+  if (__builtin_expect(t_state.signal_stash, 0)) [[unlikely]]
+    return defer_call(c, Deferred::stream_io, {ret, {count, bytes}, stream, nullptr, nullptr});
+  StreamTable::Entry* e = streams().traced(stream);
+  if (!e) return c.drop();
+  const int64_t pos = e->pos.load(std::memory_order_relaxed);
+  if (bytes > 0) e->pos.store(pos + bytes, std::memory_order_relaxed);
+  auto& ev = c.ev();
+  auto a = trace::file_args_mut(ev);
+  a.handle() = e->id;
+  a.file() = e->file;
+  a.offset() = pos;
+  a.count() = count;
+  ev.ret = bytes < 0 ? 0 : bytes;
+  c.failed_if(ret < 0 || (bytes <= 0 && count != 0));
+  c.mark_fast();
 }
 
 }  // namespace mpior::preload

@@ -57,6 +57,9 @@ void LeafUnit::start_fast_row() {
     r.care[i] = compared ? -1 : 0;
   }
   r.direct = direct;
+  r.moving = 0;
+  for (int p = 0; p < kRowSize / 2; ++p)
+    if (r.step[size_t(2 * p)] != 0 || r.step[size_t(2 * p + 1)] != 0) r.moving = uint8_t(r.moving | 1u << p);
   r.extra = 0;
   r.room = room;
 }

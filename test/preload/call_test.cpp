@@ -187,3 +187,34 @@ TEST_CASE("the tracer's residual per call is measured and the thread's state res
   CHECK(g_call_residual_ticks == 7);
   g_call_residual_ticks = 0;
 }
+
+TEST_CASE("a fast call's time after its end is read once in 64 calls and estimated between", "[preload][call]") {
+  RecordingOn on;
+  constexpr int64_t kAfter = 200'000;  // ns of the tracer's work after the first call's end
+  // One depth-0 call (dropped: nothing recorded), `after` ns of work before
+  // its destructor; the tracer's time it counted after its end.
+  auto call = [](bool fast, int64_t after) {
+    t_state.tracer_ticks = 0;
+    {
+      Call c(trace::Kind::write);
+      c.stop();
+      if (fast) c.mark_fast();
+      c.drop();
+      spin_ticks(after);
+    }
+    return t_state.tracer_ticks;
+  };
+  const int64_t first = call(true, kAfter);  // no estimate yet: read
+  CHECK(first >= kAfter);
+  CHECK(t_state.after_ticks == first);
+  for (int i = 1; i < Call::kSampleEvery; ++i) CHECK(call(true, 0) == first);  // counted, not read
+  const int64_t sampled = call(true, 0);  // read again: the estimate moves towards it
+  CHECK(sampled < kAfter);
+  CHECK(t_state.after_ticks == first + (sampled - first) / 8);
+  const int64_t learnt = t_state.after_ticks;
+  took_slow_path();
+  CHECK(call(true, 0) < kAfter);         // a slow way since the last call: read
+  CHECK(call(false, 0) < kAfter);        // not a fast call: read
+  CHECK(t_state.after_ticks == learnt);  // neither one a sample
+  CHECK(call(true, 0) == learnt);
+}
