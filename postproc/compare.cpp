@@ -117,7 +117,10 @@ bool same_rank_shape(const trace::Stream& a, const trace::Stream& b, int32_t r) 
   });
 }
 
-// Handle values (fds, stream ids) are names: they must correspond one to one.
+// Handle values (fds, stream ids) are names: they must correspond one to one
+// while open. A call that returns a handle names a new file with it: what the
+// number named before is closed, perhaps by a call not traced (the MPI
+// library's sockets take and free fds as its connections come and go).
 class HandleMap {
  public:
   bool same(int64_t a, int64_t b) {
@@ -125,6 +128,13 @@ class HandleMap {
     auto [ia, fa] = ab_.emplace(a, b);
     auto [ib, fb] = ba_.emplace(b, a);
     return ia->second == b && ib->second == a;
+  }
+  bool bind(int64_t a, int64_t b) {
+    if (a < 0 || b < 0) return a == b;
+    if (auto old = ab_.find(a); old != ab_.end()) ba_.erase(old->second);
+    if (auto old = ba_.find(b); old != ba_.end()) ab_.erase(old->second);
+    ab_[a] = b, ba_[b] = a;
+    return true;
   }
 
  private:
@@ -134,13 +144,15 @@ class HandleMap {
 std::string compare_event(const trace::Event& x, const trace::Event& y, uint64_t i, HandleMap& handles) {
   std::string what = fmt::format("event {} ({})", i, trace::name(x.kind));
   if (x.kind != y.kind) return fmt::format("event {}: {} against {}", i, trace::name(x.kind), trace::name(y.kind));
+  bool returns_handle = trace::returns_handle(x.kind);
+  if (returns_handle && !handles.bind(x.ret, y.ret))
+    return fmt::format("{}: return value {} against {}", what, x.ret, y.ret);
   for (int s = 0; s < trace::kNumArgs; ++s) {
     int64_t a = x.args[size_t(s)], b = y.args[size_t(s)];
     if (trace::is_handle_slot(x.kind, s) ? !handles.same(a, b) : a != b)
       return fmt::format("{}: {} {} against {}", what, trace::arg_name(x.kind, s), a, b);
   }
-  bool ret_same = trace::returns_handle(x.kind) ? handles.same(x.ret, y.ret) : x.ret == y.ret;
-  if (!ret_same) return fmt::format("{}: return value {} against {}", what, x.ret, y.ret);
+  if (!returns_handle && x.ret != y.ret) return fmt::format("{}: return value {} against {}", what, x.ret, y.ret);
   if (x.err != y.err) return fmt::format("{}: errno {} against {}", what, x.err, y.err);
   return "";
 }
