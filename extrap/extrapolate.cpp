@@ -162,13 +162,16 @@ trace::JobInfo target_job(const std::vector<Input>& inputs, int64_t target) {
 }  // namespace
 
 trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt,
-                        std::vector<std::string>* warnings) {
+                        std::vector<std::string>* warnings, CollectiveIo* collective_io) {
   std::sort(inputs.begin(), inputs.end(), [](const Input& a, const Input& b) { return a.n < b.n; });
   check_inputs(inputs, target);
   if (opt.cb_buffer_size < 1) throw ToolError("the collective buffer size must be at least one byte");
   std::vector<std::string> warned;
   for (std::string& w : align_pruning(inputs)) warned.push_back(std::move(w));
   for (std::string& w : align_library_io(inputs)) warned.push_back(std::move(w));
+  CollectiveIo dealt_later;
+  for (std::string& w : align_collective_io(inputs, dealt_later)) warned.push_back(std::move(w));
+  if (collective_io) *collective_io = dealt_later;
   lift_lone_loops(inputs);
   Classes classes = find_classes(inputs);
   trace::Plan out;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "extrap/collective_io.hpp"
 #include "extrap/stream_classes.hpp"
 #include "trace/model.hpp"
 
@@ -24,6 +25,6 @@ struct Options {
 // The plan for `target` ranks; `warnings` (when given) gets one message per
 // approximated position or file. Throws ToolError.
 trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options& opt = {},
-                        std::vector<std::string>* warnings = nullptr);
+                        std::vector<std::string>* warnings = nullptr, CollectiveIo* collective_io = nullptr);
 
 }  // namespace mpior::extrap

@@ -21,26 +21,12 @@ using Signature = std::pair<uint32_t, std::vector<Call>>;  // thread, the calls 
 
 bool starts_library_io(const trace::Event& ev) { return ev.op() == OpClass::init || ev.op() == OpClass::finalize; }
 
-// Walks one rank's stream, telling each event whether MPI_Init or
-// MPI_Finalize nests it.
-template <typename Visit>
-void walk(const trace::Stream& s, int64_t rank, Visit visit) {
-  trace::EventCursor c(s, rank);
-  trace::Event ev;
-  int inside_below = -1;  // depth of the MPI call whose nested events follow
-  while (c.next(ev)) {
-    if (inside_below >= 0 && ev.depth <= inside_below) inside_below = -1;
-    visit(ev, inside_below >= 0);
-    if (inside_below < 0 && starts_library_io(ev)) inside_below = ev.depth;
-  }
-}
-
 std::set<Signature> signatures(const Input& in, size_t& most) {
   std::set<Signature> out;
   for (const trace::Stream& s : in.plan.streams)
     for (int64_t r : s.rank_list()) {
       Signature sig{s.thread, {}};
-      walk(s, r, [&](const trace::Event& ev, bool nested) {
+      walk_nested(s, r, starts_library_io, [&](const trace::Event& ev, bool nested) {
         if (nested) sig.second.emplace_back(ev.kind, ev.callsite, ev.depth);
       });
       most = std::max(most, sig.second.size());
@@ -54,15 +40,15 @@ std::vector<int> file_slots(trace::Kind k) {
   trace::Family f = trace::info(k).family;
   OpClass op = trace::info(k).op;
   if (f != trace::Family::posix && f != trace::Family::stdio && f != trace::Family::aio && f != trace::Family::mmap &&
-      f != trace::Family::mpiio)
+      !trace::is_mpiio(k))  // a view's blocks (mpior_block) name the file too
     return {};
   if (op == OpClass::rename || op == OpClass::link) return {trace::arg::file, trace::arg::file2};
   return {trace::arg::file};
 }
 
-// Each rank's streams again without the library's I/O, and its file table
-// without the files only that I/O named.
-void drop_library_io(Input& in) {
+}  // namespace
+
+void drop_nested(Input& in, NestStart starts) {
   std::map<int64_t, std::vector<std::vector<trace::RawEvent>>> kept;  // rank -> per stream of the rank
   std::map<int64_t, std::vector<const trace::Stream*>> sources;
   std::map<int64_t, std::vector<bool>> used;  // rank -> per local file id
@@ -72,7 +58,7 @@ void drop_library_io(Input& in) {
       sources[r].push_back(&s);
       auto& files = used[r];
       files.resize(in.plan.ranks[size_t(r)].files.size(), false);
-      walk(s, r, [&](const trace::Event& ev, bool nested) {
+      walk_nested(s, r, starts, [&](const trace::Event& ev, bool nested) {
         if (nested) return;
         for (int slot : file_slots(ev.kind)) {
           int64_t id = ev.args[size_t(slot)];
@@ -111,8 +97,6 @@ void drop_library_io(Input& in) {
   in.plan.streams = merge::merge_streams(std::move(rebuilt));
 }
 
-}  // namespace
-
 std::vector<std::string> align_library_io(std::vector<Input>& inputs) {
   std::vector<std::set<Signature>> sigs;
   std::vector<size_t> most(inputs.size(), 0);
@@ -121,7 +105,7 @@ std::vector<std::string> align_library_io(std::vector<Input>& inputs) {
   std::vector<std::string> seen;
   for (size_t i = 0; i < inputs.size(); ++i) {
     seen.push_back(fmt::format("up to {} calls a rank at {} ranks", most[i], inputs[i].n));
-    drop_library_io(inputs[i]);
+    drop_nested(inputs[i], starts_library_io);
   }
   return {
       fmt::format("the MPI library's own I/O inside MPI_Init and MPI_Finalize differs between the inputs ({}): "

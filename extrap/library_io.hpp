@@ -14,8 +14,30 @@
 #include <vector>
 
 #include "extrap/stream_classes.hpp"
+#include "trace/cursor.hpp"
 
 namespace mpior::extrap {
+
+// Whether an event opens a call whose nested calls are the library's.
+using NestStart = bool (*)(const trace::Event&);
+
+// Walks one rank's stream, telling each event whether a call `starts`
+// accepts nests it.
+template <typename Visit>
+void walk_nested(const trace::Stream& s, int64_t rank, NestStart starts, Visit visit) {
+  trace::EventCursor c(s, rank);
+  trace::Event ev;
+  int inside_below = -1;  // depth of the call whose nested events follow
+  while (c.next(ev)) {
+    if (inside_below >= 0 && ev.depth <= inside_below) inside_below = -1;
+    visit(ev, inside_below >= 0);
+    if (inside_below < 0 && starts(ev)) inside_below = ev.depth;
+  }
+}
+
+// Each rank's streams again without the events nested in the calls `starts`
+// accepts, and its file table without the files only those events named.
+void drop_nested(Input& in, NestStart starts);
 
 // One warning when the nested calls were left out, none otherwise.
 std::vector<std::string> align_library_io(std::vector<Input>& inputs);

@@ -18,6 +18,7 @@
 #include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
 #include "trace/tool_error.hpp"
+#include "trace/transfer.hpp"
 
 namespace mpior::postproc {
 
@@ -25,16 +26,6 @@ namespace {
 
 using trace::Event;
 using trace::OpClass;
-
-// A collective read or write that moves data (a split collective's _end
-// only completes its _begin).
-bool is_collective_transfer(const Event& ev) {
-  if (ev.depth != 0 || !trace::is_mpiio(ev.kind)) return false;
-  if (ev.op() != OpClass::mpiio_write && ev.op() != OpClass::mpiio_read) return false;
-  int64_t flags = mpiio_args(ev).flags();
-  // _ordered calls move their data independently, in rank order.
-  return (flags & trace::fio::kColl) && !(flags & (trace::fio::kEnd | trace::fio::kOrdered));
-}
 
 // An independent read or write at an explicit or individual offset (ROMIO
 // moves it alone; a non-contiguous view makes it strided).
@@ -152,7 +143,7 @@ void collect_nested(const Event& ev, int32_t rank, Walk& w, Call* in, bool in_op
 // a collective transfer (with collective hints), or an independent one
 // through a non-contiguous view at a known offset (with sieving hints).
 Call* dealt_call(const Event& ev, Walk& w, const MpiioHints& h, Collected& out) {
-  if (is_collective_transfer(ev)) {
+  if (trace::collective_transfer(ev)) {
     CallKey key = w.key(ev);
     if (!h.collective) return nullptr;
     Call* in = &out.calls[key];
@@ -317,7 +308,7 @@ bool deal_ompio(Call& call, const std::vector<ByteRange>& runs, const Collective
 bool deal(const trace::Plan& plan, Call& call, const MpiioHints& hints, int64_t file_end, AggregatorCache& cache) {
   const CollectiveHints& h = *hints.collective;
   std::vector<ByteRange> runs = union_of(std::move(call.moved));
-  if (runs.empty()) return true;
+  if (runs.empty() && !hints.requests_only) return true;
   if (hints.ompio) {
     std::sort(call.ranks.begin(), call.ranks.end());
     return deal_ompio(call, runs, h, file_end);
@@ -380,7 +371,10 @@ void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::ve
   int64_t at = std::max(ev.start_ns, ev.end_ns - total);
   for (size_t i = 0; i < dur.size(); ++i) {
     trace::RawEvent piece;
-    piece.kind = mine[i].read ? trace::Kind::pread : trace::Kind::pwrite;  // what ROMIO calls
+    if (mine[i].vectored)
+      piece.kind = mine[i].read ? trace::Kind::preadv : trace::Kind::pwritev;
+    else
+      piece.kind = mine[i].read ? trace::Kind::pread : trace::Kind::pwrite;  // what ROMIO calls
     piece.depth = 1;
     piece.callsite = callsite;
     piece.start = at;
@@ -399,7 +393,7 @@ void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::ve
 // The call a top-level event starts, when its transfers were dealt again
 // (`file`: its global file).
 const Call* dealt_again(const Event& ev, Walk& w, const Collected& got, int32_t& file) {
-  if (is_collective_transfer(ev)) {
+  if (trace::collective_transfer(ev)) {
     CallKey key = w.key(ev);
     file = std::get<0>(key);
     auto it = got.calls.find(key);
@@ -491,15 +485,29 @@ std::vector<trace::Stream> restreamed(const trace::Plan& plan, Collected& got, u
   return streams;
 }
 
+// A call dealt from its ranks' requests alone: its transfers' time at the
+// rate given, a write's reads of its holes at the read rate.
+void time_at_rate(Call& call, const RequestRate& rate) {
+  for (const auto& [rank, pieces] : call.pieces)
+    for (const Piece& p : pieces) {
+      bool same_way = p.read == call.read;
+      double per_byte = p.read ? rate.read_ns_per_byte : rate.write_ns_per_byte;
+      auto ns = int64_t(per_byte * double(p.end - p.begin));
+      (same_way ? call.bytes : call.rmw_bytes) += p.end - p.begin;
+      (same_way ? call.ns : call.rmw_ns) += ns;
+    }
+}
+
 // Deals each collective call's transfers to its aggregators, or to its
 // ranks when ROMIO would not move it two-phase.
 void deal_collective(const trace::Plan& plan, const MpiioHints& hints, Collected& got, Redealt& out) {
   AggregatorCache cache;
   std::map<int32_t, int64_t> file_end;  // global file -> the end of what the calls so far wrote
   for (auto& [key, call] : got.calls) {
-    if (call.moved.empty()) continue;
+    if (call.moved.empty() && !hints.requests_only) continue;
     int64_t& end = file_end[std::get<0>(key)];
     if (!deal(plan, call, hints, end, cache)) ++out.independent;
+    if (hints.requests_only) time_at_rate(call, *hints.requests_only);
     for (const auto& [rank, pieces] : call.pieces)
       for (const Piece& p : pieces)
         if (!p.read) end = std::max(end, p.end);
@@ -554,7 +562,11 @@ void add_notes(trace::Plan& plan, const MpiioHints& hints, const Redealt& out) {
 }  // namespace
 
 Redealt redeal_mpiio(trace::Plan& plan, const MpiioHints& hints) {
-  if (hints.collective) check_hints(*hints.collective);
+  if (hints.collective && hints.ompio && hints.collective->cb_nodes == -1) {
+    if (hints.collective->cb_buffer_size < 1) throw ToolError("the collective buffer size must be at least one byte");
+  } else if (hints.collective) {
+    check_hints(*hints.collective);
+  }
   if (hints.sieve) check_sieve_hints(*hints.sieve);
   Collected got = collect(plan, hints);
   Redealt out;

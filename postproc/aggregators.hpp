@@ -45,10 +45,18 @@ namespace mpior::postproc {
 // are dealt by OMPIO's rules (postproc/ompio_layout.hpp) instead:
 // cb_nodes and cb_buffer_size as OMPIO reads those hints, the other
 // collective hints unused.
+// With `requests_only` (an extrapolated OMPIO job whose nested transfers
+// were left out, extrap/collective_io.hpp), every collective call is dealt
+// from its ranks' requests, its transfers taking the given time a byte;
+// cb_nodes -1 leaves the count to OMPIO.
+struct RequestRate {
+  double write_ns_per_byte = 0, read_ns_per_byte = 0;
+};
 struct MpiioHints {
   std::optional<CollectiveHints> collective;
   std::optional<SieveHints> sieve;
   bool ompio = false;
+  std::optional<RequestRate> requests_only;
 };
 
 struct Redealt {
@@ -66,7 +74,7 @@ struct Redealt {
 // an aggregator never opened the file at the POSIX level (no descriptor).
 Redealt redeal_mpiio(trace::Plan& plan, const MpiioHints& hints);
 inline Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
-  return redeal_mpiio(plan, {hints, std::nullopt});
+  return redeal_mpiio(plan, {hints, std::nullopt, false, std::nullopt});
 }
 
 }  // namespace mpior::postproc

@@ -93,12 +93,16 @@ mpior::postproc::SieveHints sieve_of(const Options& o) {
   return h;
 }
 
-void redeal(mpior::trace::Plan& plan, const Options& o) {
+// `dropped`: the extrapolation left out the transfers OMPIO made inside
+// collective calls (extrap/collective_io.hpp), dealt here at the target
+// with OMPIO's own count unless --cb-nodes forces one.
+void redeal(mpior::trace::Plan& plan, const Options& o, const mpior::extrap::CollectiveIo& dropped) {
   using namespace mpior;
   postproc::MpiioHints hints;
   if (sieve_given(o)) hints.sieve = sieve_of(o);
-  if (o.cb_nodes > 0) {
+  if (o.cb_nodes > 0 || dropped.dropped) {
     postproc::CollectiveHints h = hints_of(o);
+    if (o.cb_nodes <= 0) h.cb_nodes = -1;
     if (h.cb_config_list.empty()) {
       bool one_host = std::all_of(plan.ranks.begin(), plan.ranks.end(),
                                   [&](const trace::PlanRank& r) { return r.host == plan.ranks.front().host; });
@@ -109,6 +113,7 @@ void redeal(mpior::trace::Plan& plan, const Options& o) {
     hints.ompio = plan.job.mpi_io == "ompio";
     if (hints.ompio && !o.cb_buffer_size_given) hints.collective->cb_buffer_size = postproc::OmpioHints{}.bytes_per_agg;
   }
+  if (dropped.dropped) hints.requests_only = postproc::RequestRate{dropped.write_ns_per_byte, dropped.read_ns_per_byte};
   postproc::Redealt got = postproc::redeal_mpiio(plan, hints);
   if (o.cb_nodes > 0 && got.calls == 0)
     std::cerr << "mpior-post: warning: --cb-nodes: no collective MPI-IO read or write made POSIX transfers\n";
@@ -153,14 +158,15 @@ int extrapolate(const Options& o) {
   // good part of the command.
   std::vector<std::string> warnings;
   trace::Plan* extrapolated = nullptr;
+  extrap::CollectiveIo dropped;
   try {
-    extrapolated =
-        new trace::Plan(extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size, o.strict}, &warnings));
+    extrapolated = new trace::Plan(
+        extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size, o.strict}, &warnings, &dropped));
   } catch (const ToolError& e) {
     throw ToolError(std::string("cannot extrapolate: ") + e.what());
   }
   place_hosts(*extrapolated, hosts);
-  if (o.cb_nodes > 0 || sieve_given(o)) redeal(*extrapolated, o);
+  if (o.cb_nodes > 0 || sieve_given(o) || dropped.dropped) redeal(*extrapolated, o, dropped);
   const trace::Plan& plan = *extrapolated;
   for (const std::string& w : warnings) std::cerr << "mpior-post: warning: " << w << "\n";
   const postproc::PlanSummary& summary = *new postproc::PlanSummary(postproc::summarize_plan(plan, o.plan));

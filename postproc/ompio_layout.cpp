@@ -126,6 +126,9 @@ std::vector<PosixTransfer> ompio_fbtl(const std::vector<ByteRange>& entries, boo
       posix_read(out, e.first, e.second, file_end);
     else
       out.push_back({e.first, e.second, false, e.second - e.first});
+  // Several entries of a synchronous call: one preadv or pwritev each (an
+  // asynchronous call's are aio requests).
+  for (PosixTransfer& t : out) t.vectored = n > 1 && sieve;
   return out;
 }
 

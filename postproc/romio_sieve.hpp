@@ -42,6 +42,7 @@ struct PosixTransfer {
   int64_t begin = 0, end = 0;
   bool read = false;
   int64_t ret = 0;
+  bool vectored = false;  // one entry of a preadv/pwritev call (OMPIO's fbtl posix)
   bool operator==(const PosixTransfer&) const = default;
 };
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "trace/arg_views.hpp"
 #include "trace/event.hpp"
 
 namespace mpior::trace {
@@ -27,6 +28,17 @@ int transfers(const Event& ev, Transfer out[2]);
 // completion when its submit was the application's), as opposed to calls a
 // library made inside another intercepted call.
 bool app_level(const Event& ev);
+
+// An application's collective MPI-IO read or write that moves data: the
+// calls whose POSIX transfers the MPI-IO layer deals to its aggregators (a
+// split collective's _end only completes its _begin; _ordered calls move
+// their data independently, in rank order).
+inline bool collective_transfer(const Event& ev) {
+  if (ev.depth != 0 || !is_mpiio(ev.kind)) return false;
+  if (ev.op() != OpClass::mpiio_write && ev.op() != OpClass::mpiio_read) return false;
+  int64_t flags = mpiio_args(ev).flags();
+  return (flags & fio::kColl) && !(flags & (fio::kEnd | fio::kOrdered));
+}
 
 // Whose bytes an I/O event moved, for per-file counts. `app`: the
 // application's own calls (app_level). `mpiio`: the POSIX calls ROMIO made

@@ -5,7 +5,12 @@ aggregator below 16 ranks) and extrapolated to 7 ranks with --cb-nodes 3, the pl
 rank, offset by offset, are the ones OMPIO made in a real 7-rank run given io_ompio_num_aggregators 3: vulcan's
 writes in domains of ceil(range / 3) bytes counted from offset 0 (a call that does not start on a multiple of
 them starts with a sliver on the last aggregator), its reads by each group of consecutive ranks' first rank, the
-group's pieces one preadv each (too far apart for fbtl posix's data sieving). ROMIO's rules place them otherwise."""
+group's pieces one preadv each (too far apart for fbtl posix's data sieving). ROMIO's rules place them otherwise.
+
+`automatic`: OMPIO's collective calls change shape with the rank count (each rank its own pwrite at 2 ranks, the
+individual component; one aggregator's pwritev calls from 3), so no model of the traced counts fits them. Traced
+at 2, 3, 4 and 5 ranks and extrapolated to 8 with no hint, the plan's transfers, call by call, are the ones OMPIO
+made in a real 8-rank run: dealt again at the target as OMPIO deals them by itself."""
 import os
 import shutil
 
@@ -19,6 +24,7 @@ TRANSFERS = os.path.join(BUILD, "test", "postproc", "plan_transfers")
 # writes asynchronous).
 CB = 172032
 ARGS = (2, 32, CB, 1)  # 2 steps of 32 KiB a rank, cb_buffer_size 168 KiB, read back
+SMALL = (2, 16, CB, 1)  # 16 KiB a rank: two cycles a call at 8 ranks
 # Left out of the traces: Open MPI's component loading in MPI_Init (its libraries and configuration files, in an
 # order that changes with the rank count) and its session directory, made by whichever rank comes first.
 EXCLUDE = "/usr,/etc,/root,/tmp"
@@ -30,7 +36,13 @@ def transfers(plan):
     return sorted((int(r), op, int(off), int(n)) for r, op, off, n in (line.split() for line in out.splitlines()))
 
 
-def trace(runs, n, mca=(), name=None):
+def calls(plan):
+    """(rank, offset, bytes, call) of the plan's nested POSIX transfers on collective.dat, in each rank's order."""
+    out = run([TRANSFERS, plan, "collective.dat", "--calls"]).stdout
+    return [(int(r), int(off), int(n), call) for r, _, off, n, call in (line.split() for line in out.splitlines())]
+
+
+def trace(runs, n, mca=(), name=None, args=ARGS):
     """mpiio_scaling at n ranks under Open MPI, traced into ROOT/<name> and posted; mca: (name, value) pairs."""
     traces = runs.path(name or f"t{n}")
     cmd = ["mpirun.openmpi", "-n", str(n), "--oversubscribe", "--mca", "btl", "self,vader", "--mca",
@@ -43,15 +55,19 @@ def trace(runs, n, mca=(), name=None):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     runs.clean(runs.work)
-    run(cmd + [APP] + [str(a) for a in ARGS], cwd=runs.work, env=env)
+    run(cmd + [APP] + [str(a) for a in args], cwd=runs.work, env=env)
     run([POST, traces])
     return traces
 
 
-def vulcan():
+def need_openmpi():
     if not shutil.which("mpirun.openmpi") or not os.path.exists(LIB) or not os.path.exists(APP):
         print("SKIP: Open MPI, libmpior-openmpi.so or the Open MPI build of mpiio_scaling is missing")
         raise SystemExit(SKIP)
+
+
+def vulcan():
+    need_openmpi()
     runs = Runs()
     try:
         dirs = [trace(runs, n) for n in (3, 4, 5)]
@@ -71,5 +87,24 @@ def vulcan():
         runs.cleanup()
 
 
+def automatic():
+    need_openmpi()
+    runs = Runs()
+    try:
+        dirs = [trace(runs, n, args=SMALL) for n in (2, 3, 4, 5)]
+        check_eq({t[0] for t in transfers(os.path.join(dirs[0], "plan"))}, {0, 1}, "each rank its own at 2 ranks")
+        check_eq({t[0] for t in transfers(os.path.join(dirs[1], "plan"))}, {0}, "one aggregator at 3 ranks")
+        plan = runs.path("p8")
+        out = run([POST, "--extrapolate", "8", "--cb-buffer-size", str(CB), "-o", plan] + dirs)
+        check("OMPIO" in out.stderr and "dealt again" in out.stderr, f"the warning says why: {out.stderr}")
+        real = os.path.join(trace(runs, 8, name="real8", args=SMALL), "plan")
+        got, want = calls(plan), calls(real)
+        check_eq(got, want, "the extrapolated plan's transfers against a real 8-rank run's, call by call")
+        check_eq({c[3] for c in got}, {"pwrite", "pread"}, "one contiguous entry a cycle")
+        check_eq(sorted(t for t in transfers(plan)), transfers(real), "the same transfers, whatever the order")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
-    main({"vulcan": vulcan})
+    main({"vulcan": vulcan, "automatic": automatic})

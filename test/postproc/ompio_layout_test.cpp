@@ -13,6 +13,7 @@ constexpr int64_t kMiB = 1 << 20;
 
 PosixTransfer wrote(int64_t begin, int64_t end) { return {begin, end, false, end - begin}; }
 PosixTransfer read_of(int64_t begin, int64_t end, int64_t ret) { return {begin, end, true, ret}; }
+PosixTransfer entry(int64_t begin, int64_t end) { return {begin, end, false, end - begin, true}; }
 
 }  // namespace
 
@@ -91,7 +92,10 @@ TEST_CASE("OMPIO vulcan reads: each group's first rank reads the group's bytes",
 TEST_CASE("OMPIO fbtl posix: one transfer an entry unless sieved", "[postproc][ompio]") {
   // Starts 5,000 bytes apart on average: above 4 KiB, no sieving.
   std::vector<ByteRange> far = {{0, 10}, {10000, 10010}};
-  CHECK(postproc::ompio_fbtl(far, false, true, 0) == std::vector<PosixTransfer>{wrote(0, 10), wrote(10000, 10010)});
+  // One pwritev an entry.
+  CHECK(postproc::ompio_fbtl(far, false, true, 0) == std::vector<PosixTransfer>{entry(0, 10), entry(10000, 10010)});
+  // One entry: a pwrite.
+  CHECK(postproc::ompio_fbtl({{0, 10}}, false, true, 0) == std::vector<PosixTransfer>{wrote(0, 10)});
   // Blocks of 2 MiB on average: above 1 MiB, no sieving.
   std::vector<ByteRange> big = {{0, 2 * kMiB}, {2 * kMiB + 1, 4 * kMiB + 1}};
   CHECK(postproc::ompio_fbtl(big, true, true, 0).size() == 2);

@@ -1,8 +1,9 @@
 // Test helper: prints "RANK R|W OFFSET BYTES", one line per POSIX read or
 // write made inside another call (ROMIO's, under MPI-IO) in a plan, on
 // files whose path contains PATTERN, so a test can compare the transfers of
-// two plans rank by rank whatever loops and rank lists fold them.
-// usage: plan_transfers PLAN_DIR_OR_FILE [PATTERN]
+// two plans rank by rank whatever loops and rank lists fold them. With
+// --calls, each line ends with the call's name (pwrite, pwritev...).
+// usage: plan_transfers PLAN_DIR_OR_FILE [PATTERN] [--calls]
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -21,7 +22,7 @@ bool nested_transfer(const trace::Event& ev) {
          (ev.op() == trace::OpClass::read || ev.op() == trace::OpClass::write);
 }
 
-void print(const trace::Plan& plan, const std::string& want) {
+void print(const trace::Plan& plan, const std::string& want, bool calls) {
   for (const trace::Stream& s : plan.streams)
     for (int64_t r : s.rank_list()) {
       const auto& files = plan.ranks[size_t(r)].files;
@@ -32,8 +33,10 @@ void print(const trace::Plan& plan, const std::string& want) {
         auto a = io_args(ev);
         if (a.file() < 0 || size_t(a.file()) >= files.size()) continue;
         if (plan.files[size_t(files[size_t(a.file())])].path.find(want) == std::string::npos) continue;
-        std::printf("%lld %c %lld %lld\n", (long long)r, ev.op() == trace::OpClass::read ? 'R' : 'W',
+        std::printf("%lld %c %lld %lld", (long long)r, ev.op() == trace::OpClass::read ? 'R' : 'W',
                     (long long)a.offset(), (long long)ev.ret);
+        if (calls) std::printf(" %.*s", int(trace::info(ev.kind).name.size()), trace::info(ev.kind).name.data());
+        std::printf("\n");
       }
     }
 }
@@ -41,14 +44,16 @@ void print(const trace::Plan& plan, const std::string& want) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool calls = argc > 1 && std::string(argv[argc - 1]) == "--calls";
+  if (calls) --argc;
   if (argc < 2 || argc > 3) {
-    std::fprintf(stderr, "usage: plan_transfers PLAN [PATTERN]\n");
+    std::fprintf(stderr, "usage: plan_transfers PLAN [PATTERN] [--calls]\n");
     return 2;
   }
   std::string path = argv[1];
   if (std::filesystem::is_directory(path)) path = (std::filesystem::path(path) / trace::kPlanFileName).string();
   try {
-    print(trace::read_plan(path), argc > 2 ? argv[2] : "");
+    print(trace::read_plan(path), argc > 2 ? argv[2] : "", calls);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "plan_transfers: %s\n", e.what());
     return 1;
