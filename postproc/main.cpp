@@ -137,6 +137,29 @@ void place_hosts(mpior::trace::Plan& plan, const std::vector<std::vector<std::st
                                "placement"});
 }
 
+// When the inputs are refused but do without the one of fewest ranks, says
+// so: a program often runs otherwise at its smallest count (at 2 ranks a
+// ring's two neighbours are one rank), and the user decides whether that
+// count is outside the behaviour to extrapolate. Empty otherwise.
+std::string without_smallest(const Options& o, const std::vector<int64_t>& counts) {
+  using namespace mpior;
+  if (counts.size() < 4) return "";
+  size_t smallest = size_t(std::min_element(counts.begin(), counts.end()) - counts.begin());
+  std::vector<extrap::Input> rest;
+  for (size_t i = 0; i < o.dirs.size(); ++i)
+    if (i != smallest) rest.push_back({o.dirs[i], postproc::plan_of_dir(o.dirs[i]), counts[i]});
+  try {
+    std::vector<std::string> ignored;
+    extrap::extrapolate(std::move(rest), o.extrapolate, {o.cb_buffer_size, o.strict}, &ignored);
+  } catch (const ToolError&) {
+    return "";
+  }
+  return fmt::format(
+      "\n  Without {} ({} ranks) the other inputs extrapolate: the program behaves otherwise at {} ranks. Leave it "
+      "out if that count is not the behaviour to extrapolate.",
+      o.dirs[smallest], counts[smallest], counts[smallest]);
+}
+
 int extrapolate(const Options& o) {
   using namespace mpior;
   if (o.cb_nodes > 0) {  // before the work: a hint refused is refused at once
@@ -147,12 +170,14 @@ int extrapolate(const Options& o) {
   if (sieve_given(o)) postproc::check_sieve_hints(sieve_of(o));
   std::vector<extrap::Input> inputs;
   std::vector<std::vector<std::string>> hosts;  // per input, rank by rank
+  std::vector<int64_t> counts;                  // per input, its ranks
   for (const std::string& d : o.dirs) {
     trace::Plan p = postproc::plan_of_dir(d);
     int64_t n = int64_t(p.ranks.size());
     hosts.emplace_back();
     for (const trace::PlanRank& r : p.ranks) hosts.back().push_back(r.host);
     inputs.push_back({d, std::move(p), n});
+    counts.push_back(n);
   }
   // Left to the exit to free: tearing down 8,192 ranks' tables would take a
   // good part of the command.
@@ -163,7 +188,7 @@ int extrapolate(const Options& o) {
     extrapolated = new trace::Plan(
         extrap::extrapolate(std::move(inputs), o.extrapolate, {o.cb_buffer_size, o.strict}, &warnings, &dropped));
   } catch (const ToolError& e) {
-    throw ToolError(std::string("cannot extrapolate: ") + e.what());
+    throw ToolError(std::string("cannot extrapolate: ") + e.what() + without_smallest(o, counts));
   }
   place_hosts(*extrapolated, hosts);
   if (o.cb_nodes > 0 || sieve_given(o) || dropped.dropped) redeal(*extrapolated, o, dropped);

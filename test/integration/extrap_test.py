@@ -162,13 +162,19 @@ def refusals():
         refused([POST, "--extrapolate", "8", "-o", out, dirs[0], dirs[1], other], "not the same program",
                 "scaling 4", out_dir=out)
         refused([POST, "--extrapolate", "9", "-o", out] + dirs, "not an integer", "pwrite", out_dir=out)
+        # An input of fewest ranks that behaves otherwise: the refusal says the others extrapolate without it.
+        odd, _ = runs.trace(2, args=(4,), name="t2-other-args")
+        refused([POST, "--extrapolate", "8", "-o", out, odd] + dirs, "not the same program",
+                "Without " + odd + " (2 ranks) the other inputs extrapolate", out_dir=out)
         # At 2 to 5 ranks one rank (2) writes nton_0002.dat among the ranks of its kind: at 8, three ranks run
         # it, and whether they share that name or follow the rank is not known.
         small = [runs.trace(n)[0] for n in (2, 3)] + dirs[:2]
         refused([POST, "--extrapolate", "8", "-o", out] + small, "nton_0002.dat", "rank 2 at n=4, rank 2 at n=5",
                 "whether they share the name", out_dir=out)
         irregular = [runs.trace(n, args=(3, 1), name=f"irr{n}")[0] for n in INPUTS]
-        refused([POST, "--extrapolate", "8", "-o", out] + irregular, "no model fits", "write", "off", "n=7 rank 5", out_dir=out)
+        err = refused([POST, "--extrapolate", "8", "-o", out] + irregular, "no model fits", "write", "off", "n=7 rank 5",
+                      out_dir=out)
+        check("Without" not in err, f"no input to leave out when none would do: {err}")
         diff = run([POST, "--compare", dirs[0] + "/plan", dirs[1] + "/plan"], expect_rc=1).stdout
         check("differ" in diff and "ranks" in diff, f"--compare of 4 and 5 ranks: {diff}")
         refused([POST, "--compare", dirs[0] + "/plan", runs.path("nowhere")], "nowhere", rc=2)
