@@ -257,11 +257,14 @@ bool two_phase(const Call& call, const CollectiveHints& h) {
   CbMode mode = call.read ? h.cb_read : h.cb_write;
   if (!call.asked_known || mode == CbMode::enable) return true;
   if (mode == CbMode::disable) return false;
-  // Lustre's romio_lustre_coll_threshold, 0 by default, takes every write.
-  if (!call.read && h.striping_factor > 0) return true;
   std::vector<Request> extents;
   for (const auto& [rank, a] : call.asked) extents.push_back(a.extent);
-  return interleaved(extents);
+  if (interleaved(extents)) return true;
+  if (call.read || h.striping_factor == 0) return false;
+  int64_t bytes = 0, pieces = 0;  // Lustre's romio_lustre_coll_threshold over the ranks' pieces
+  for (const auto& [rank, a] : call.asked)
+    for (auto [begin, end] : a.pieces()) bytes += end - begin, ++pieces;
+  return lustre_docollect(bytes, pieces, h.lustre_coll_threshold);
 }
 
 // The call's range for the file domains: the ranks' requests, first to last
@@ -336,7 +339,7 @@ bool deal(const trace::Plan& plan, Call& call, const MpiioHints& hints, int64_t 
     requested = union_of(std::move(requested));
   }
   if (!call.read && h.striping_factor > 0) {
-    LustreHints lh{h.striping_unit, h.striping_factor};
+    LustreHints lh{h.striping_unit, h.striping_factor, h.lustre_co_ratio, h.lustre_ds_in_coll};
     auto writes =
         lustre_writes(call.asked_known ? requested : runs, lustre_aggregator_count(int(aggs.size()), lh), lh, file_end);
     for (size_t j = 0; j < writes.size(); ++j)
@@ -526,6 +529,13 @@ void deal_strided(const SieveHints& h, Collected& got, Redealt& out) {
   }
 }
 
+// The Lustre driver's hints, for the note of a Lustre file.
+std::string lustre_hints_text(const CollectiveHints& h) {
+  if (h.striping_factor == 0) return "";
+  return fmt::format(" (romio_lustre_co_ratio {}, romio_lustre_coll_threshold {}, romio_lustre_ds_in_coll {})",
+                     h.lustre_co_ratio, h.lustre_coll_threshold, h.lustre_ds_in_coll ? "enable" : "disable");
+}
+
 void add_notes(trace::Plan& plan, const MpiioHints& hints, const Redealt& out) {
   // The streams are numbered anew: the notes before these name the streams
   // and positions as extrapolated.
@@ -542,11 +552,12 @@ void add_notes(trace::Plan& plan, const MpiioHints& hints, const Redealt& out) {
         {-1, -1, -1, "aggregators",
          fmt::format(
              "the POSIX transfers of {} collective calls dealt to {} aggregators (cb_config_list {}, "
-             "striping_unit {}, striping_factor {}, romio_min_fdomain_size {}, romio_cb_read {}, romio_cb_write {}) in "
-             "requests of at most {} bytes, {} of them moved by each rank alone, {} transfers (notes above: "
+             "striping_unit {}, striping_factor {}{}, romio_min_fdomain_size {}, romio_cb_read {}, romio_cb_write {}) "
+             "in requests of at most {} bytes, {} of them moved by each rank alone, {} transfers (notes above: "
              "streams before)",
-             out.calls, h->cb_nodes, h->cb_config_list, h->striping_unit, h->striping_factor, h->min_fdomain_size,
-             cb_mode_name(h->cb_read), cb_mode_name(h->cb_write), h->cb_buffer_size, out.independent, out.transfers),
+             out.calls, h->cb_nodes, h->cb_config_list, h->striping_unit, h->striping_factor, lustre_hints_text(*h),
+             h->min_fdomain_size, cb_mode_name(h->cb_read), cb_mode_name(h->cb_write), h->cb_buffer_size,
+             out.independent, out.transfers),
          "cb_nodes"});
   if (const SieveHints* h = hints.sieve ? &*hints.sieve : nullptr; h && out.strided > 0)
     plan.extrap.notes.push_back(

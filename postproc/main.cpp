@@ -43,7 +43,9 @@ struct Options {
   int cb_nodes = 0;
   std::string cb_config_list;  // empty: *:1 when the ranks span nodes, else *:*
   int64_t striping_unit = 0;
-  int striping_factor = 0;  // 0: not Lustre
+  int striping_factor = 0;                  // 0: not Lustre
+  mpior::postproc::CollectiveHints lustre;  // its romio_lustre_* hints alone
+  std::string lustre_ds_in_coll = "enable";
   int64_t min_fdomain_size = 0;
   std::string cb_read = "automatic", cb_write = "automatic";
   // ROMIO's sieving hints; empty or 0: not given (independent calls as traced).
@@ -75,7 +77,10 @@ mpior::postproc::CollectiveHints hints_of(const Options& o) {
           o.min_fdomain_size,
           parse_cb_mode(o.cb_read, "romio_cb_read"),
           parse_cb_mode(o.cb_write, "romio_cb_write"),
-          o.striping_factor};
+          o.striping_factor,
+          o.lustre.lustre_co_ratio,
+          o.lustre.lustre_coll_threshold,
+          o.lustre_ds_in_coll == "enable"};
 }
 
 bool sieve_given(const Options& o) {
@@ -359,6 +364,28 @@ void add_sieve_options(CLI::App& app, Options& o, CLI::Option* extrap_opt) {
         ->needs(extrap_opt);
 }
 
+// ROMIO's Lustre driver's own hints (postproc/romio_lustre.hpp).
+void add_lustre_options(CLI::App& app, Options& o) {
+  app.add_option("--romio-lustre-co-ratio", o.lustre.lustre_co_ratio,
+                 "with --striping-factor: ROMIO's romio_lustre_co_ratio hint: at most this many aggregators a target")
+      ->check(CLI::Range(1, INT32_MAX))
+      ->needs("--striping-factor")
+      ->capture_default_str();
+  app.add_option("--romio-lustre-coll-threshold", o.lustre.lustre_coll_threshold,
+                 "with --striping-factor: ROMIO's romio_lustre_coll_threshold hint: a write whose ranks' requests do "
+                 "not interleave moves on each rank alone when their contiguous pieces average more bytes (0: never)")
+      ->check(CLI::Range(int64_t(0), int64_t(INT32_MAX)))
+      ->needs("--striping-factor")
+      ->capture_default_str();
+  app.add_option("--romio-lustre-ds-in-coll", o.lustre_ds_in_coll,
+                 "with --striping-factor: ROMIO's romio_lustre_ds_in_coll hint: 'enable' (an aggregator's stripe with "
+                 "a hole is read, then written whole) or 'disable' (each contiguous run written alone; so is "
+                 "'automatic', which ROMIO's driver takes as not 'enable')")
+      ->check(CLI::IsMember({"enable", "disable", "automatic"}))
+      ->needs("--striping-factor")
+      ->capture_default_str();
+}
+
 CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOptions& p) {
   auto* extrap_opt =
       app.add_option("--extrapolate", o.extrapolate,
@@ -408,6 +435,7 @@ CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOption
                  "over the aggregators)")
       ->check(CLI::Range(1, INT32_MAX))
       ->needs("--striping-unit");
+  add_lustre_options(app, o);
   add_sieve_options(app, o, extrap_opt);
   app.add_flag("--strict", o.strict,
                "with --extrapolate: refuse, as for structure, when no model fits an incidental quantity exactly "

@@ -146,6 +146,8 @@ void check_hints(const CollectiveHints& h) {
   if (h.striping_factor > 0 && h.striping_unit < 1)
     throw ToolError("a striping factor needs a striping unit: ROMIO's Lustre driver stripes by both");
   if (h.min_fdomain_size < 0) throw ToolError("romio_min_fdomain_size must not be negative");
+  if (h.lustre_co_ratio < 1) throw ToolError("romio_lustre_co_ratio must be at least 1: no stripe would be written");
+  if (h.lustre_coll_threshold < 0) throw ToolError("romio_lustre_coll_threshold must not be negative");
   if (h.cb_config_list.empty()) throw ToolError("cb_config_list is empty: ROMIO would find no aggregator");
   parse(h.cb_config_list, {}, h.cb_nodes, true);
 }

@@ -55,6 +55,11 @@ struct CollectiveHints {
   // targets; collective writes go through ROMIO's Lustre driver
   // (postproc/romio_lustre.hpp). 0: ROMIO's generic driver.
   int striping_factor = 0;
+  // The Lustre driver's own hints (romio_lustre_co_ratio,
+  // romio_lustre_coll_threshold, romio_lustre_ds_in_coll), ROMIO's defaults.
+  int lustre_co_ratio = 1;
+  int64_t lustre_coll_threshold = 0;
+  bool lustre_ds_in_coll = true;
 };
 
 // Throws ToolError naming what is wrong (a list ROMIO cannot parse, a count

@@ -56,6 +56,11 @@ int lustre_aggregator_count(int cb_nodes, const LustreHints& h) {
   return count;
 }
 
+bool lustre_docollect(int64_t bytes, int64_t pieces, int64_t coll_threshold) {
+  int64_t average = pieces > 0 ? bytes / pieces : 0;
+  return coll_threshold <= 0 || average <= coll_threshold;
+}
+
 int lustre_aggregator_of(int64_t offset, int64_t striping_unit, int count) {
   return int((offset / striping_unit) % count);
 }

@@ -11,9 +11,11 @@
 // (ADIOI_LUSTRE_Calc_aggregator).
 //
 // Two-phase or not (ADIOI_LUSTRE_WriteStridedColl): with romio_cb_write
-// automatic, when the requests interleave, else when their average
-// contiguous piece is not above romio_lustre_coll_threshold; its default,
-// 0, makes every call two-phase (the one value modelled).
+// automatic, when the requests interleave, else unless
+// romio_lustre_coll_threshold is above 0 and the ranks' contiguous pieces
+// average more bytes than it (ADIOI_LUSTRE_Docollect: all bytes over all
+// pieces, an integer division); its default, 0, makes every call
+// two-phase. A call not two-phase is written by each rank alone.
 //
 // Writes (ADIOI_LUSTRE_Exch_and_write): each aggregator moves one stripe a
 // step, from the first byte it is sent in the stripe up to the stripe's end
@@ -41,6 +43,10 @@ struct LustreHints {
 
 // How many of the cb_nodes aggregators write (ROMIO's avail_cb_nodes).
 int lustre_aggregator_count(int cb_nodes, const LustreHints& h);
+
+// Whether ROMIO's Lustre driver writes a call whose requests do not
+// interleave two-phase: `bytes` over `pieces` contiguous pieces, all ranks.
+bool lustre_docollect(int64_t bytes, int64_t pieces, int64_t coll_threshold);
 
 // The aggregator (0 .. count - 1) that writes the byte at `offset`.
 int lustre_aggregator_of(int64_t offset, int64_t striping_unit, int count);

@@ -79,6 +79,19 @@ std::map<int32_t, Moved> moved_by(const trace::Plan& plan, trace::OpClass op = t
   return out;
 }
 
+// The (offset, count, bytes read) of the plan's preads, streams in order.
+Moved preads(const trace::Plan& plan) {
+  Moved out;
+  for (const trace::Stream& s : plan.streams)
+    for (int64_t r : s.rank_list()) {
+      trace::EventCursor c(s, int32_t(r));
+      trace::Event ev;
+      while (c.next(ev))
+        if (ev.kind == Kind::pread) out.emplace_back(io_args(ev).offset(), io_args(ev).count(), ev.ret);
+    }
+  return out;
+}
+
 // romio_cb_read/write enable: the fixture's ranks ask for 4 KiB each, one
 // after the other, which ROMIO's automatic would move independently.
 postproc::CollectiveHints hints(int nodes, int64_t cb, std::string list = "*:*", int64_t stripe = 0,
@@ -269,6 +282,74 @@ TEST_CASE("striping_factor: collective writes dealt by stripe as ROMIO's Lustre 
   // Its collective reads are the generic ones: these move independently.
   trace::Plan reads = one_aggregator(true);
   CHECK(postproc::redeal_collective_io(reads, lustre).independent == 2);
+}
+
+// The fixture's ranks write 4 KiB each, one after the other, one piece a
+// rank: ADIOI_LUSTRE_Docollect's average is 4096 bytes.
+TEST_CASE("romio_lustre_coll_threshold: writes that do not interleave move alone above it",
+          "[postproc][aggregators][lustre]") {
+  postproc::CollectiveHints lustre = hints(2, 1 << 20, "*:*", 4096, postproc::CbMode::automatic);
+  lustre.striping_factor = 2, lustre.lustre_coll_threshold = 4096;
+  trace::Plan at = one_aggregator();
+  CHECK(postproc::redeal_collective_io(at, lustre).independent == 0);
+  lustre.lustre_coll_threshold = 4095;
+  trace::Plan above = one_aggregator();
+  CHECK(postproc::redeal_collective_io(above, lustre).independent == 2);
+  auto got = moved_by(above);
+  REQUIRE(got.size() == 4);
+  CHECK(got[3] == Moved{{13, 12288, 4096}, {13, 28672, 4096}});
+  // enable still makes them two-phase.
+  lustre.cb_write = postproc::CbMode::enable;
+  trace::Plan enabled = one_aggregator();
+  CHECK(postproc::redeal_collective_io(enabled, lustre).independent == 0);
+}
+
+// co_ratio 2 over 2 targets with 4 cb_nodes: 4 aggregators, stripe k by
+// the (k mod 4)-th; each rank writes its own stripe.
+TEST_CASE("romio_lustre_co_ratio: more aggregators a target", "[postproc][aggregators][lustre]") {
+  postproc::CollectiveHints lustre = hints(4, 1 << 20, "*:*", 4096, postproc::CbMode::automatic);
+  lustre.striping_factor = 2, lustre.lustre_co_ratio = 2;
+  trace::Plan plan = one_aggregator();
+  postproc::Redealt d = postproc::redeal_collective_io(plan, lustre);
+  CHECK(d.aggregators == 4);
+  auto got = moved_by(plan);
+  REQUIRE(got.size() == 4);
+  CHECK(got[1] == Moved{{11, 4096, 4096}, {11, 20480, 4096}});
+}
+
+// Rank r writes 4 KiB at 8 KiB x r: one aggregator (one target), stripes of
+// 8 KiB, each but the last with a hole after its 4 KiB.
+TEST_CASE("romio_lustre_ds_in_coll: a stripe's hole read and written, or each run alone",
+          "[postproc][aggregators][lustre]") {
+  postproc::CollectiveHints lustre = hints(1, 1 << 20, "*:*", 8192, postproc::CbMode::automatic);
+  lustre.striping_factor = 1;
+  trace::Plan sieved = one_aggregator(false, {"n0", "n0", "n0", "n0"}, 8192);
+  postproc::redeal_collective_io(sieved, lustre);
+  Moved written = moved_by(sieved)[0];
+  CHECK(written == Moved{{10, 0, 8192},
+                         {10, 8192, 8192},
+                         {10, 16384, 8192},
+                         {10, 24576, 4096},
+                         {10, 16384, 8192},
+                         {10, 24576, 8192},
+                         {10, 32768, 8192},
+                         {10, 40960, 4096}});
+  // The stripes with a hole read first (step 1's second one partly past
+  // what step 0 wrote: the rest read again, finding nothing); none after.
+  CHECK(preads(sieved) == Moved{{0, 8192, 0},
+                                {8192, 8192, 0},
+                                {16384, 8192, 0},
+                                {16384, 8192, 8192},
+                                {24576, 8192, 4096},
+                                {28672, 4096, 0},
+                                {32768, 8192, 0}});
+  lustre.lustre_ds_in_coll = false;
+  trace::Plan runs = one_aggregator(false, {"n0", "n0", "n0", "n0"}, 8192);
+  postproc::redeal_collective_io(runs, lustre);
+  Moved alone;  // the same starts, 4 KiB each
+  for (auto [fd, at, bytes] : written) alone.emplace_back(fd, at, 4096);
+  CHECK(moved_by(runs)[0] == alone);
+  CHECK(preads(runs).empty());
 }
 
 TEST_CASE("ROMIO's file domains, with and without stripe alignment", "[postproc][aggregators]") {

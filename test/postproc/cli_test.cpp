@@ -160,7 +160,9 @@ TEST_CASE("mpior-post usage errors exit 2", "[postproc][cli]") {
 TEST_CASE("mpior-post refuses bad striping hints", "[postproc][cli][lustre]") {
   std::string with = "--extrapolate 8 --cb-nodes 2 ";
   for (const char* bad : {"--striping-unit 0", "--striping-unit 1M", "--striping-unit 4096 --striping-factor 0",
-                          "--striping-unit 4096 --striping-factor x"}) {
+                          "--striping-unit 4096 --striping-factor x",
+                          "--striping-unit 4096 --striping-factor 2 --romio-lustre-co-ratio 0",
+                          "--striping-unit 4096 --striping-factor 2 --romio-lustre-coll-threshold -1"}) {
     CAPTURE(bad);
     Run got = run_post(with + bad + " dir");
     CHECK(got.status == 2);
@@ -169,6 +171,13 @@ TEST_CASE("mpior-post refuses bad striping hints", "[postproc][cli][lustre]") {
   Run alone = run_post(with + "--striping-factor 2 dir");
   CHECK(alone.status == 2);
   CHECK_THAT(alone.output, Contains("--striping-factor requires --striping-unit"));
+  std::string lustre = with + "--striping-unit 4096 --striping-factor 2 ";
+  Run mode = run_post(lustre + "--romio-lustre-ds-in-coll maybe dir");
+  CHECK(mode.status == 2);
+  CHECK_THAT(mode.output, Contains("maybe not in {enable,disable,automatic}"));
+  Run unstriped = run_post(with + "--romio-lustre-co-ratio 2 dir");
+  CHECK(unstriped.status == 2);
+  CHECK_THAT(unstriped.output, Contains("--romio-lustre-co-ratio requires --striping-factor"));
 }
 
 TEST_CASE("an unwritable plan directory exits 1 naming it", "[postproc][cli]") {

@@ -92,3 +92,24 @@ TEST_CASE("Lustre hints: a factor needs a unit, both at least 1", "[postproc][lu
   h.striping_factor = 4, h.striping_unit = 0;
   CHECK_THROWS_WITH(postproc::check_hints(h), Catch::Contains("a striping factor needs a striping unit"));
 }
+
+TEST_CASE("Lustre hints: romio_lustre_co_ratio at least 1, coll_threshold not negative", "[postproc][lustre]") {
+  postproc::CollectiveHints h;
+  h.striping_unit = 4096, h.striping_factor = 4, h.lustre_co_ratio = 0;
+  CHECK_THROWS_WITH(postproc::check_hints(h), Catch::Contains("romio_lustre_co_ratio must be at least 1"));
+  h.lustre_co_ratio = 2, h.lustre_coll_threshold = -1;
+  CHECK_THROWS_WITH(postproc::check_hints(h), Catch::Contains("romio_lustre_coll_threshold must not be negative"));
+}
+
+// ADIOI_LUSTRE_Docollect by hand: the average is all the bytes over all the
+// contiguous pieces, divided as integers; only one strictly above a
+// threshold above 0 turns two-phase off.
+TEST_CASE("Lustre writes: romio_lustre_coll_threshold against the average piece", "[postproc][lustre]") {
+  using postproc::lustre_docollect;
+  CHECK(lustre_docollect(1 << 30, 1, 0));  // the default takes every call
+  CHECK(lustre_docollect(4096, 1, 4096));  // equal: still two-phase
+  CHECK_FALSE(lustre_docollect(4097, 1, 4096));
+  CHECK(lustre_docollect(8193, 2, 4096));  // 4096.5 rounds down
+  CHECK_FALSE(lustre_docollect(8194, 2, 4096));
+  CHECK(lustre_docollect(0, 0, 1));  // no piece: ROMIO's average 0
+}
