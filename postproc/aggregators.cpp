@@ -294,7 +294,7 @@ bool deal_ompio(Call& call, const std::vector<ByteRange>& runs, const Collective
   if (!call.asked_known) pieces[0] = runs;
   if (n <= 2) {
     for (size_t i = 0; i < pieces.size(); ++i)
-      call.pieces[call.ranks[i]] = ompio_fbtl(pieces[i], call.read, call.read, file_end);
+      call.pieces[call.ranks[i]] = ompio_individual(pieces[i], call.read, file_end);
     return false;
   }
   int count = ompio_aggregator_count(int(n), chunk, size, {h.cb_nodes, h.cb_buffer_size});

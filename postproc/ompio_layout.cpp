@@ -12,6 +12,8 @@ constexpr int64_t kSieveMaxBlock = 1 << 20, kSieveMaxGap = 4096, kSieveMaxSpan =
 // io_ompio_max_aggregators_ratio, io_ompio_aggregators_cutoff_threshold.
 constexpr int kMaxAggregatorsRatio = 8;
 constexpr double kCutoffThreshold = 3 / 100.0;
+// io_ompio_cycle_buffer_size: an independent call's bytes a cycle.
+constexpr int64_t kCycleBufferSize = 512 << 20;
 
 // OMPIO's cost of the exchange with P_a aggregators (cost_calc: LogGP
 // parameters of DDR InfiniBand, Jha and Gabriel 2017), as its code computes
@@ -129,6 +131,17 @@ std::vector<PosixTransfer> ompio_fbtl(const std::vector<ByteRange>& entries, boo
   // Several entries of a synchronous call: one preadv or pwritev each (an
   // asynchronous call's are aio requests).
   for (PosixTransfer& t : out) t.vectored = n > 1 && sieve;
+  return out;
+}
+
+std::vector<PosixTransfer> ompio_individual(const std::vector<ByteRange>& pieces, bool read, int64_t file_end) {
+  std::vector<Owned> mine;
+  for (auto [begin, end] : pieces) mine.push_back({begin, end, 0});
+  std::vector<PosixTransfer> out;
+  for (const std::vector<ByteRange>& cycle : cycles_of(std::move(mine), kCycleBufferSize)) {
+    std::vector<PosixTransfer> made = ompio_fbtl(cycle, read, read, file_end);
+    out.insert(out.end(), made.begin(), made.end());
+  }
   return out;
 }
 

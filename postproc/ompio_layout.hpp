@@ -13,8 +13,15 @@
 // the first ranks % count groups one rank larger; each group's first rank
 // aggregates (mapping by slot, Open MPI's default).
 //
-// Collective component (fcoll): on two ranks or fewer, individual (each
-// rank moves its own request); otherwise vulcan (priority 50 off Lustre).
+// Collective component (fcoll, the highest priority of those a file's
+// query admits, fcoll_base_file_select.c): on two ranks or fewer,
+// individual (priority 100); otherwise vulcan (50 off Lustre).
+//
+// Individual (fcoll_individual_file_{write,read}_all.c): each rank moves its
+// own request as an independent call does (common_ompio_file_{write,read}):
+// its pieces in view order, io_ompio_cycle_buffer_size (512 MiB) a cycle,
+// a cycle's pieces one fbtl call. Its writes are never sieved (fbtl posix
+// sieves writes only under a collective component's flag), its reads are.
 //
 // Vulcan writes (fcoll_vulcan_file_write_all.c): the range from the ranks'
 // lowest first byte to their highest last byte (a rank with nothing to
@@ -68,6 +75,10 @@ std::vector<std::vector<PosixTransfer>> ompio_writes(const std::vector<std::vect
 // The same for a vulcan read, the file `file_end` bytes long.
 std::vector<std::vector<PosixTransfer>> ompio_reads(const std::vector<std::vector<ByteRange>>& pieces, int count,
                                                     int64_t bytes_per_agg, int64_t file_end);
+
+// The transfers of one rank's request under fcoll individual: `pieces` in
+// view order, adjacent ones joined, on a file of `file_end` bytes.
+std::vector<PosixTransfer> ompio_individual(const std::vector<ByteRange>& pieces, bool read, int64_t file_end);
 
 // One fbtl posix call's transfers for `entries` (sorted, disjoint, not
 // adjacent); `sieve`: sieving allowed (synchronous calls).

@@ -6,6 +6,7 @@ rank, offset by offset, are the ones OMPIO made in a real 7-rank run given io_om
 writes in domains of ceil(range / 3) bytes counted from offset 0 (a call that does not start on a multiple of
 them starts with a sliver on the last aggregator), its reads by each group of consecutive ranks' first rank, the
 group's pieces one preadv each (too far apart for fbtl posix's data sieving). ROMIO's rules place them otherwise.
+Extrapolated down to 2 ranks, OMPIO's individual component.
 
 `automatic`: OMPIO's collective calls change shape with the rank count (each rank its own pwrite at 2 ranks, the
 individual component; one aggregator's pwritev calls from 3), so no model of the traced counts fits them. Traced
@@ -106,5 +107,26 @@ def automatic():
         runs.cleanup()
 
 
+def individual():
+    """At 2 ranks OMPIO picks fcoll individual: each rank writes its own 32 pieces, one pwritev each (fbtl posix
+    sieves no write outside a collective component), and reads them back in one sieved pread a call (1 KiB pieces
+    2 KiB apart: close and small enough). Extrapolated down to 2 ranks with --cb-nodes 1, the plan has the same."""
+    need_openmpi()
+    runs = Runs()
+    try:
+        dirs = [trace(runs, n) for n in (3, 4, 5)]
+        plan = runs.path("p2")
+        run([POST, "--extrapolate", "2", "--cb-buffer-size", str(CB), "--cb-nodes", "1", "-o", plan] + dirs)
+        real = trace(runs, 2, name="real2")
+        got, want = transfers(plan), transfers(os.path.join(real, "plan"))
+        check_eq(got, want, "transfers of the plan dealt at 2 ranks against OMPIO's individual component's")
+        check_eq({t[0] for t in got}, {0, 1}, "each rank moves its own request")
+        check_eq({t[3] for t in got if t[1] == "W"}, {1024}, "writes one piece each, never sieved")
+        check_eq(sorted(t for t in got if t[1] == "R" and t[0] == 1),
+                 [(1, "R", 1024, 64512), (1, "R", 66560, 64512)], "reads one sieved span a call")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
-    main({"vulcan": vulcan, "automatic": automatic})
+    main({"vulcan": vulcan, "automatic": automatic, "individual": individual})

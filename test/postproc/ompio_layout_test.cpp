@@ -104,3 +104,25 @@ TEST_CASE("OMPIO fbtl posix: one transfer an entry unless sieved", "[postproc][o
   CHECK(postproc::ompio_fbtl(close, false, true, 0) == std::vector<PosixTransfer>{read_of(0, 30, 0), wrote(0, 30)});
   CHECK(postproc::ompio_fbtl(close, true, true, 25) == std::vector<PosixTransfer>{read_of(0, 30, 25)});
 }
+
+// fcoll individual (common_ompio_file_{write,read}): 512 MiB a cycle, a
+// cycle's pieces one fbtl call; writes outside a collective component's
+// flag never sieved.
+TEST_CASE("OMPIO individual: each rank's own pieces, reads alone sieved", "[postproc][ompio]") {
+  using postproc::ompio_individual;
+  std::vector<ByteRange> strided = {{0, 1024}, {2048, 3072}, {4096, 5120}};
+  CHECK(ompio_individual(strided, false, 0) ==
+        std::vector<PosixTransfer>{wrote(0, 1024), wrote(2048, 3072), wrote(4096, 5120)});
+  CHECK(ompio_individual(strided, true, 8192) == std::vector<PosixTransfer>{read_of(0, 5120, 5120)});
+  // One piece past the cycle: two calls, cut at 512 MiB.
+  std::vector<ByteRange> large = {{kMiB, 601 * kMiB}};
+  CHECK(ompio_individual(large, false, 0) ==
+        std::vector<PosixTransfer>{wrote(kMiB, 513 * kMiB), wrote(513 * kMiB, 601 * kMiB)});
+  // A piece split across the cut: its tail and the next piece, close and
+  // small, are the second cycle's call, sieved.
+  int64_t cut = 512 * kMiB;
+  std::vector<ByteRange> across = {{0, cut - 10}, {cut, cut + 20}, {cut + 30, cut + 40}};
+  CHECK(ompio_individual(across, true, cut + 40) == std::vector<PosixTransfer>{read_of(0, cut - 10, cut - 10),
+                                                                               read_of(cut, cut + 10, 10),
+                                                                               read_of(cut + 10, cut + 40, 30)});
+}
