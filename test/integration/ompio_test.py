@@ -6,7 +6,7 @@ rank, offset by offset, are the ones OMPIO made in a real 7-rank run given io_om
 writes in domains of ceil(range / 3) bytes counted from offset 0 (a call that does not start on a multiple of
 them starts with a sliver on the last aggregator), its reads by each group of consecutive ranks' first rank, the
 group's pieces one preadv each (too far apart for fbtl posix's data sieving). ROMIO's rules place them otherwise.
-Extrapolated down to 2 ranks, OMPIO's individual component.
+Extrapolated down to 2 ranks, OMPIO's individual component; with a small buffer, vulcan's asynchronous writes.
 
 `automatic`: OMPIO's collective calls change shape with the rank count (each rank its own pwrite at 2 ranks, the
 individual component; one aggregator's pwritev calls from 3), so no model of the traced counts fits them. Traced
@@ -128,5 +128,27 @@ def individual():
         runs.cleanup()
 
 
+def asynchronous():
+    """With cb_buffer_size 32 KiB vulcan writes 16 KiB a cycle: 5 cycles a call at 7 ranks over 3 aggregators, past
+    two, so its writes are asynchronous (fbtl posix's aio_write, one request a cycle's entry). Traced with the large
+    buffer at 3-5 ranks, extrapolated to 7 with --cb-nodes 3 --cb-buffer-size 32768, the plan's pwrites are the real
+    run's AIO requests, offset by offset (its cycles cut pieces: rank 5's second call starts with a 1-byte request)."""
+    need_openmpi()
+    runs = Runs()
+    small = 32768
+    try:
+        dirs = [trace(runs, n) for n in (3, 4, 5)]
+        plan = runs.path("p7")
+        run([POST, "--extrapolate", "7", "--cb-buffer-size", str(small), "--cb-nodes", "3", "-o", plan] + dirs)
+        real = trace(runs, 7, mca=[("io_ompio_num_aggregators", 3)], name="real7", args=(2, 32, small, 1))
+        got, want = transfers(plan), transfers(os.path.join(real, "plan"))
+        check_eq(len([t for t in want if t[1] == "W"]), 31, "the real run's asynchronous writes: 5 cycles a call on "
+                 "each of 3 aggregators, one of them cut in two")
+        check_eq(got, want, "transfers of the plan with --cb-buffer-size 32768 against OMPIO's asynchronous writes")
+        check((5, "W", 229376, 1) in got and (5, "W", 382295, 16383) in got, f"a cycle cuts a piece: {got}")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
-    main({"vulcan": vulcan, "automatic": automatic, "individual": individual})
+    main({"vulcan": vulcan, "automatic": automatic, "individual": individual, "asynchronous": asynchronous})

@@ -1,8 +1,10 @@
 // Test helper: prints "RANK R|W OFFSET BYTES", one line per POSIX read or
 // write made inside another call (ROMIO's, under MPI-IO) in a plan, on
 // files whose path contains PATTERN, so a test can compare the transfers of
-// two plans rank by rank whatever loops and rank lists fold them. With
-// --calls, each line ends with the call's name (pwrite, pwritev...).
+// two plans rank by rank whatever loops and rank lists fold them. An AIO
+// request submitted inside another call (OMPIO's asynchronous writes)
+// counts once, at its completion, with the bytes it moved. With --calls,
+// each line ends with the call's name (pwrite, pwritev, aio_write...).
 // usage: plan_transfers PLAN_DIR_OR_FILE [PATTERN] [--calls]
 #include <cstdio>
 #include <filesystem>
@@ -12,12 +14,14 @@
 #include "trace/cursor.hpp"
 #include "trace/format.hpp"
 #include "trace/tool_error.hpp"
+#include "trace/transfer.hpp"
 
 using namespace mpior;
 
 namespace {
 
 bool nested_transfer(const trace::Event& ev) {
+  if (ev.op() == trace::OpClass::adone) return ev.args[trace::arg::submit_depth] > 0;
   return ev.depth > 0 && trace::info(ev.kind).family == trace::Family::posix &&
          (ev.op() == trace::OpClass::read || ev.op() == trace::OpClass::write);
 }
@@ -29,12 +33,13 @@ void print(const trace::Plan& plan, const std::string& want, bool calls) {
       trace::EventCursor c(s, int32_t(r));
       trace::Event ev;
       while (c.next(ev)) {
-        if (!nested_transfer(ev)) continue;
-        auto a = io_args(ev);
-        if (a.file() < 0 || size_t(a.file()) >= files.size()) continue;
-        if (plan.files[size_t(files[size_t(a.file())])].path.find(want) == std::string::npos) continue;
-        std::printf("%lld %c %lld %lld", (long long)r, ev.op() == trace::OpClass::read ? 'R' : 'W',
-                    (long long)a.offset(), (long long)ev.ret);
+        trace::Transfer t[2];
+        if (!nested_transfer(ev) || trace::transfers(ev, t) != 1) continue;
+        int64_t file = ev.args[t[0].file_slot];
+        if (file < 0 || size_t(file) >= files.size()) continue;
+        if (plan.files[size_t(files[size_t(file)])].path.find(want) == std::string::npos) continue;
+        std::printf("%lld %c %lld %lld", (long long)r, t[0].write ? 'W' : 'R', (long long)t[0].offset,
+                    (long long)t[0].bytes);
         if (calls) std::printf(" %.*s", int(trace::info(ev.kind).name.size()), trace::info(ev.kind).name.data());
         std::printf("\n");
       }
