@@ -280,8 +280,9 @@ ByteRange call_range(const Call& call, const std::vector<ByteRange>& runs) {
 // OMPIO's dealing of a call (postproc/ompio_layout.hpp), its ranks in
 // communicator order; without their offsets, the bytes moved when traced
 // taken as the first rank's. False when each rank moves its own request
-// (individual, on two ranks or fewer).
-bool deal_ompio(Call& call, const std::vector<ByteRange>& runs, const CollectiveHints& h, int64_t file_end) {
+// (individual).
+bool deal_ompio(Call& call, const std::vector<ByteRange>& runs, const CollectiveHints& h, OmpioFcoll asked,
+                int64_t file_end) {
   std::vector<std::vector<ByteRange>> pieces;
   int64_t chunk = 0, size = 0, n = int64_t(call.ranks.size());
   for (int32_t r : call.ranks) {
@@ -292,17 +293,26 @@ bool deal_ompio(Call& call, const std::vector<ByteRange>& runs, const Collective
   }
   chunk /= n, size /= n;  // OMPIO's averages over the ranks
   if (!call.asked_known) pieces[0] = runs;
-  if (n <= 2) {
+  OmpioFcoll fcoll = ompio_fcoll_of(int(n), asked);
+  if (fcoll == OmpioFcoll::individual) {
     for (size_t i = 0; i < pieces.size(); ++i)
       call.pieces[call.ranks[i]] = ompio_individual(pieces[i], call.read, file_end);
     return false;
   }
-  int count = ompio_aggregator_count(int(n), chunk, size, {h.cb_nodes, h.cb_buffer_size});
-  auto dealt = call.read ? ompio_reads(pieces, count, h.cb_buffer_size, file_end)
-                         : ompio_writes(pieces, count, h.cb_buffer_size, file_end);
-  std::vector<std::vector<int32_t>> groups = ompio_groups(int(n), count);
+  int count = ompio_aggregator_count(int(n), chunk, size, {h.cb_nodes, h.cb_buffer_size, fcoll});
+  std::vector<int32_t> movers = ompio_gen2_aggregators(int(n), count);
+  std::vector<std::vector<PosixTransfer>> dealt;
+  if (call.read || fcoll != OmpioFcoll::dynamic_gen2) {
+    dealt = call.read ? ompio_reads(pieces, count, h.cb_buffer_size, file_end)
+                      : ompio_writes(pieces, count, h.cb_buffer_size, file_end);
+    for (size_t j = 0; auto& group : ompio_groups(int(n), count)) movers[j++] = group.front();
+  } else {  // on Lustre (striping hints given) the file's stripes and their count
+    if (h.striping_factor > 1) movers = ompio_gen2_aggregators(int(n), count = std::min(h.striping_factor, int(n)));
+    int64_t stripe = h.striping_unit > 0 ? h.striping_unit : kOmpioGen2StripeSize;
+    dealt = ompio_gen2_writes(pieces, count, h.cb_buffer_size, stripe, file_end);
+  }
   for (size_t j = 0; j < dealt.size(); ++j)
-    if (!dealt[j].empty()) call.pieces[call.ranks[size_t(groups[j].front())]] = std::move(dealt[j]);
+    if (!dealt[j].empty()) call.pieces[call.ranks[size_t(movers[j])]] = std::move(dealt[j]);
   return true;
 }
 
@@ -314,7 +324,7 @@ bool deal(const trace::Plan& plan, Call& call, const MpiioHints& hints, int64_t 
   if (runs.empty() && !hints.requests_only) return true;
   if (hints.ompio) {
     std::sort(call.ranks.begin(), call.ranks.end());
-    return deal_ompio(call, runs, h, file_end);
+    return deal_ompio(call, runs, h, hints.ompio_fcoll, file_end);
   }
   if (!two_phase(call, h)) {
     for (auto& [rank, a] : call.asked)
@@ -542,10 +552,11 @@ void add_notes(trace::Plan& plan, const MpiioHints& hints, const Redealt& out) {
   if (const CollectiveHints* h = hints.collective ? &*hints.collective : nullptr; h && out.calls > 0 && hints.ompio)
     plan.extrap.notes.push_back(
         {-1, -1, -1, "aggregators",
-         fmt::format("the POSIX transfers of {} collective calls dealt as Open MPI's OMPIO deals them (vulcan, fbtl "
-                     "posix) to {} aggregators (cb_nodes {}, cb_buffer_size {}), {} of them moved by each rank alone, "
-                     "{} transfers (notes above: streams before)",
-                     out.calls, out.aggregators, h->cb_nodes, h->cb_buffer_size, out.independent, out.transfers),
+         fmt::format("the POSIX transfers of {} collective calls dealt as Open MPI's OMPIO deals them (fcoll {}, "
+                     "fbtl posix) to {} aggregators (cb_nodes {}, cb_buffer_size {}), {} of them moved by each rank "
+                     "alone, {} transfers (notes above: streams before)",
+                     out.calls, ompio_fcoll_name(hints.ompio_fcoll), out.aggregators, h->cb_nodes, h->cb_buffer_size,
+                     out.independent, out.transfers),
          "cb_nodes"});
   else if (h && out.calls > 0)
     plan.extrap.notes.push_back(
@@ -578,6 +589,8 @@ Redealt redeal_mpiio(trace::Plan& plan, const MpiioHints& hints) {
   } else if (hints.collective) {
     check_hints(*hints.collective);
   }
+  if (hints.ompio_fcoll != OmpioFcoll::automatic && !hints.ompio)
+    throw ToolError("an OMPIO collective component (fcoll) was asked for a job not traced under Open MPI's OMPIO");
   if (hints.sieve) check_sieve_hints(*hints.sieve);
   Collected got = collect(plan, hints);
   Redealt out;

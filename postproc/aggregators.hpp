@@ -43,8 +43,8 @@ namespace mpior::postproc {
 // independent strided ones with `sieve`.
 // With `ompio` (a job traced under Open MPI's OMPIO), collective calls
 // are dealt by OMPIO's rules (postproc/ompio_layout.hpp) instead:
-// cb_nodes and cb_buffer_size as OMPIO reads those hints, the other
-// collective hints unused.
+// cb_nodes and cb_buffer_size as OMPIO reads those hints (cb_nodes as
+// io_ompio_num_aggregators), the other collective hints unused.
 // With `requests_only` (an extrapolated OMPIO job whose nested transfers
 // were left out, extrap/collective_io.hpp), every collective call is dealt
 // from its ranks' requests, its transfers taking the given time a byte;
@@ -56,6 +56,7 @@ struct MpiioHints {
   std::optional<CollectiveHints> collective;
   std::optional<SieveHints> sieve;
   bool ompio = false;
+  OmpioFcoll ompio_fcoll = OmpioFcoll::automatic;  // with ompio: the collective component
   std::optional<RequestRate> requests_only;
 };
 
@@ -70,11 +71,12 @@ struct Redealt {
 // Rewrites the plan's streams (rank by rank, then merged again). The nested
 // POSIX reads and writes under collective calls are replaced (the data
 // sieving reads of a traced write's hole go too). The ranks' nodes are the
-// plan's host names. Throws ToolError for hints check_hints refuses and when
+// plan's host names. Throws ToolError for hints check_hints refuses, for a
+// component asked of a job not traced under OMPIO, and when
 // an aggregator never opened the file at the POSIX level (no descriptor).
 Redealt redeal_mpiio(trace::Plan& plan, const MpiioHints& hints);
 inline Redealt redeal_collective_io(trace::Plan& plan, const CollectiveHints& hints) {
-  return redeal_mpiio(plan, {hints, std::nullopt, false, std::nullopt});
+  return redeal_mpiio(plan, {hints, std::nullopt, false, OmpioFcoll::automatic, std::nullopt});
 }
 
 }  // namespace mpior::postproc

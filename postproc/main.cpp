@@ -46,6 +46,7 @@ struct Options {
   int striping_factor = 0;                  // 0: not Lustre
   mpior::postproc::CollectiveHints lustre;  // its romio_lustre_* hints alone
   std::string lustre_ds_in_coll = "enable";
+  std::string ompio_fcoll = "automatic";  // a job traced under OMPIO: its collective component
   int64_t min_fdomain_size = 0;
   std::string cb_read = "automatic", cb_write = "automatic";
   // ROMIO's sieving hints; empty or 0: not given (independent calls as traced).
@@ -117,6 +118,7 @@ void redeal(mpior::trace::Plan& plan, const Options& o, const mpior::extrap::Col
     // A job traced under Open MPI's OMPIO: its rules, its buffer by default.
     hints.ompio = plan.job.mpi_io == "ompio";
     if (hints.ompio && !o.cb_buffer_size_given) hints.collective->cb_buffer_size = postproc::OmpioHints{}.bytes_per_agg;
+    hints.ompio_fcoll = postproc::parse_ompio_fcoll(o.ompio_fcoll);
   }
   if (dropped.dropped) hints.requests_only = postproc::RequestRate{dropped.write_ns_per_byte, dropped.read_ns_per_byte};
   postproc::Redealt got = postproc::redeal_mpiio(plan, hints);
@@ -386,6 +388,17 @@ void add_lustre_options(CLI::App& app, Options& o) {
       ->capture_default_str();
 }
 
+// For a job traced under Open MPI's OMPIO (postproc/ompio_layout.hpp).
+void add_ompio_options(CLI::App& app, Options& o) {
+  app.add_option("--ompio-fcoll", o.ompio_fcoll,
+                 "with --cb-nodes, for a job traced under Open MPI's OMPIO: its collective component, as "
+                 "`--mca fcoll NAME` picks it: 'individual', 'vulcan', 'dynamic_gen2' (Lustre's default), or "
+                 "'automatic' (OMPIO's choice off Lustre: individual on two ranks or fewer, else vulcan)")
+      ->check(CLI::IsMember({"automatic", "individual", "vulcan", "dynamic_gen2"}))
+      ->needs("--cb-nodes")
+      ->capture_default_str();
+}
+
 CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOptions& p) {
   auto* extrap_opt =
       app.add_option("--extrapolate", o.extrapolate,
@@ -436,6 +449,7 @@ CLI::Option* add_extrapolate_options(CLI::App& app, Options& o, const PostOption
       ->check(CLI::Range(1, INT32_MAX))
       ->needs("--striping-unit");
   add_lustre_options(app, o);
+  add_ompio_options(app, o);
   add_sieve_options(app, o, extrap_opt);
   app.add_flag("--strict", o.strict,
                "with --extrapolate: refuse, as for structure, when no model fits an incidental quantity exactly "

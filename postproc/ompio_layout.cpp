@@ -1,7 +1,12 @@
 #include "postproc/ompio_layout.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <utility>
+
+#include "trace/tool_error.hpp"
 
 namespace mpior::postproc {
 
@@ -47,6 +52,11 @@ double exchange_cost(int P, int P_a, int64_t d_p, int64_t b_c, bool one_dim) {
   return t_send + t_recv;
 }
 
+constexpr std::pair<OmpioFcoll, const char*> kFcollNames[] = {{OmpioFcoll::automatic, "automatic"},
+                                                              {OmpioFcoll::individual, "individual"},
+                                                              {OmpioFcoll::vulcan, "vulcan"},
+                                                              {OmpioFcoll::dynamic_gen2, "dynamic_gen2"}};
+
 // A file piece with the rank that asks for it.
 struct Owned {
   int64_t begin, end;
@@ -73,11 +83,74 @@ std::vector<std::vector<ByteRange>> cycles_of(std::vector<Owned> pieces, int64_t
   return out;
 }
 
+// A cycle's entries in one fbtl call a stripe, an entry cut where its
+// stripe ends (dynamic_gen2's split_iov_array).
+std::vector<std::vector<ByteRange>> by_stripe(const std::vector<ByteRange>& entries, int64_t stripe_size) {
+  std::vector<std::vector<ByteRange>> out;
+  int64_t stripe = -1;
+  for (auto [at, end] : entries)
+    while (at < end) {
+      int64_t cut = std::min(end, (at / stripe_size + 1) * stripe_size);
+      if (at / stripe_size != stripe) out.emplace_back(), stripe = at / stripe_size;
+      out.back().emplace_back(at, cut);
+      at = cut;
+    }
+  return out;
+}
+
 void posix_read(std::vector<PosixTransfer>& out, int64_t begin, int64_t end, int64_t file_end) {
   out.push_back({begin, end, true, std::clamp<int64_t>(file_end - begin, 0, end - begin)});
 }
 
 }  // namespace
+
+OmpioFcoll parse_ompio_fcoll(std::string_view name) {
+  for (auto [f, text] : kFcollNames)
+    if (name == text) return f;
+  throw ToolError(fmt::format("fcoll '{}': the components modelled are individual, vulcan and dynamic_gen2", name));
+}
+
+const char* ompio_fcoll_name(OmpioFcoll f) {
+  for (auto [g, text] : kFcollNames)
+    if (f == g) return text;
+  return "automatic";
+}
+
+OmpioFcoll ompio_fcoll_of(int ranks, OmpioFcoll asked) {
+  if (asked != OmpioFcoll::automatic) return asked;
+  return ranks <= 2 ? OmpioFcoll::individual : OmpioFcoll::vulcan;
+}
+
+std::vector<int32_t> ompio_gen2_aggregators(int ranks, int count) {
+  count = std::clamp(count, 1, std::max(ranks, 1));
+  std::vector<int32_t> out;
+  for (int i = 0; i < count; ++i) out.push_back(int32_t(int64_t(i) * ranks / count));
+  return out;
+}
+
+std::vector<std::vector<PosixTransfer>> ompio_gen2_writes(const std::vector<std::vector<ByteRange>>& pieces, int count,
+                                                          int64_t bytes_per_agg, int64_t stripe_size,
+                                                          int64_t file_end) {
+  count = std::clamp(count, 1, std::max(int(pieces.size()), 1));
+  stripe_size = std::max<int64_t>(stripe_size, 1);
+  std::vector<std::vector<Owned>> dealt(static_cast<size_t>(count));
+  for (size_t r = 0; r < pieces.size(); ++r)  // mca_fcoll_dynamic_gen2_break_file_view
+    for (auto [at, end] : pieces[r])
+      while (at < end) {
+        int64_t cut = std::min(end, (at / stripe_size + 1) * stripe_size);
+        dealt[size_t(at / stripe_size % count)].push_back({at, cut, int32_t(r)});
+        at = cut;
+      }
+  std::vector<std::vector<PosixTransfer>> out(static_cast<size_t>(count));
+  for (size_t j = 0; j < dealt.size(); ++j)
+    for (const std::vector<ByteRange>& cycle : cycles_of(std::move(dealt[j]), std::max<int64_t>(bytes_per_agg / 2, 1)))
+      for (const std::vector<ByteRange>& call : by_stripe(cycle, stripe_size))
+        for (const PosixTransfer& t : ompio_fbtl(call, false, true, file_end)) {
+          if (!t.read) file_end = std::max(file_end, t.end);
+          out[j].push_back(t);
+        }
+  return out;
+}
 
 int ompio_default_aggregator_count(int ranks, int64_t chunk, int64_t view_size, int64_t bytes_per_agg) {
   if (ranks < 1 || chunk <= 0 || bytes_per_agg <= 0) return 1;

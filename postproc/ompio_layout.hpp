@@ -15,7 +15,8 @@
 //
 // Collective component (fcoll, the highest priority of those a file's
 // query admits, fcoll_base_file_select.c): on two ranks or fewer,
-// individual (priority 100); otherwise vulcan (50 off Lustre).
+// individual (priority 100); otherwise vulcan (50 off Lustre). A run given
+// `--mca fcoll NAME` uses that one.
 //
 // Individual (fcoll_individual_file_{write,read}_all.c): each rank moves its
 // own request as an independent call does (common_ompio_file_{write,read}):
@@ -33,6 +34,15 @@
 // each group's aggregator reads its own group's bytes in offset order,
 // cb_buffer_size bytes a cycle.
 //
+// Dynamic_gen2 writes (fcoll_dynamic_gen2_file_write_all.c; its reads are
+// vulcan's): io_ompio_num_aggregators aggregators (else the file's stripe
+// count, 1 off Lustre; a cb_nodes hint alone does not set it), at most the
+// ranks, the i-th rank i * ranks / count. Each rank's pieces are cut at
+// stripes (the file's striping unit, 64 KiB off Lustre), stripe k going to
+// aggregator k mod count; each aggregator takes its bytes in offset order,
+// cb_buffer_size / 2 bytes a cycle as vulcan does, and writes a cycle one
+// stripe at a time: each stripe's entries one synchronous fbtl call.
+//
 // fbtl posix: a call of one entry is one pread or pwrite; of several, data
 // sieving when their average length is at most 1 MiB and the average
 // distance between their starts ((last start - first start) / entries) is
@@ -43,6 +53,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "postproc/romio_layout.hpp"
@@ -50,10 +61,33 @@
 
 namespace mpior::postproc {
 
+// The collective components modelled; automatic: OMPIO's choice.
+enum class OmpioFcoll { automatic, individual, vulcan, dynamic_gen2 };
+// "automatic", "individual", "vulcan" or "dynamic_gen2"; throws ToolError
+// otherwise.
+OmpioFcoll parse_ompio_fcoll(std::string_view name);
+const char* ompio_fcoll_name(OmpioFcoll f);
+
 struct OmpioHints {
   int num_aggregators = -1;          // cb_nodes or io_ompio_num_aggregators; -1: OMPIO's choice
   int64_t bytes_per_agg = 32 << 20;  // cb_buffer_size or io_ompio_bytes_per_agg
+  OmpioFcoll fcoll = OmpioFcoll::automatic;
 };
+
+// The component that moves a collective call of `ranks` ranks.
+OmpioFcoll ompio_fcoll_of(int ranks, OmpioFcoll asked);
+
+// The striping unit dynamic_gen2 cuts by off Lustre.
+constexpr int64_t kOmpioGen2StripeSize = 64 << 10;
+
+// The ranks (positions in the communicator) of dynamic_gen2's `count`
+// write aggregators among `ranks`.
+std::vector<int32_t> ompio_gen2_aggregators(int ranks, int count);
+
+// The transfers of each of them (out[i], the i-th) for a dynamic_gen2
+// write of `pieces[r]` on a file of `file_end` bytes before the call.
+std::vector<std::vector<PosixTransfer>> ompio_gen2_writes(const std::vector<std::vector<ByteRange>>& pieces, int count,
+                                                          int64_t bytes_per_agg, int64_t stripe_size, int64_t file_end);
 
 // OMPIO's default count for `ranks` ranks whose views' contiguous chunks
 // average `chunk` bytes (1-D model when that is the average view size,

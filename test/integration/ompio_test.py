@@ -6,7 +6,8 @@ rank, offset by offset, are the ones OMPIO made in a real 7-rank run given io_om
 writes in domains of ceil(range / 3) bytes counted from offset 0 (a call that does not start on a multiple of
 them starts with a sliver on the last aggregator), its reads by each group of consecutive ranks' first rank, the
 group's pieces one preadv each (too far apart for fbtl posix's data sieving). ROMIO's rules place them otherwise.
-Extrapolated down to 2 ranks, OMPIO's individual component; with a small buffer, vulcan's asynchronous writes.
+Extrapolated down to 2 ranks, OMPIO's individual component; with a small buffer, vulcan's asynchronous writes;
+with --ompio-fcoll dynamic_gen2, that component's writes.
 
 `automatic`: OMPIO's collective calls change shape with the rank count (each rank its own pwrite at 2 ranks, the
 individual component; one aggregator's pwritev calls from 3), so no model of the traced counts fits them. Traced
@@ -150,5 +151,30 @@ def asynchronous():
         runs.cleanup()
 
 
+def dynamic_gen2():
+    """Given --mca fcoll dynamic_gen2 (Lustre's default, forced here on a local file system) and
+    io_ompio_num_aggregators 3, a 7-rank run writes through ranks 0, 2 and 4 (i * 7 / 3), stripe k of 64 KiB by the
+    (k mod 3)-th, a cycle's bytes one pwrite a stripe, and reads as vulcan does. Traced under vulcan at 3-5 ranks,
+    extrapolated to 7 with --cb-nodes 3 --ompio-fcoll dynamic_gen2, the plan has the same."""
+    need_openmpi()
+    runs = Runs()
+    try:
+        dirs = [trace(runs, n) for n in (3, 4, 5)]
+        plan = runs.path("p7")
+        run([POST, "--extrapolate", "7", "--cb-buffer-size", str(CB), "--cb-nodes", "3", "--ompio-fcoll",
+             "dynamic_gen2", "-o", plan] + dirs)
+        real = trace(runs, 7, mca=[("fcoll", "dynamic_gen2"), ("io_ompio_num_aggregators", 3)], name="real7")
+        got, want = transfers(plan), transfers(os.path.join(real, "plan"))
+        check_eq(got, want, "transfers of the plan dealt as dynamic_gen2 against a run given --mca fcoll dynamic_gen2")
+        check_eq({t[0] for t in got if t[1] == "W"}, {0, 2, 4}, "dynamic_gen2's write aggregators")
+        check((0, "W", 196608, 20480) in got and (0, "W", 217088, 12288) in got,
+              f"a cycle ends inside stripe 3, so it is written in two calls: {got}")
+        notes = run([POST, "--dump", plan]).stdout
+        check("fcoll dynamic_gen2" in notes, "the plan's notes name the component")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
-    main({"vulcan": vulcan, "automatic": automatic, "individual": individual, "asynchronous": asynchronous})
+    main({"vulcan": vulcan, "automatic": automatic, "individual": individual, "asynchronous": asynchronous,
+          "dynamic_gen2": dynamic_gen2})

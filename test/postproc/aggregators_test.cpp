@@ -352,6 +352,31 @@ TEST_CASE("romio_lustre_ds_in_coll: a stripe's hole read and written, or each ru
   CHECK(preads(runs).empty());
 }
 
+TEST_CASE("an OMPIO component asked of a job not traced under OMPIO is refused", "[postproc][aggregators][ompio]") {
+  trace::Plan plan = one_aggregator();
+  postproc::MpiioHints h{hints(2, 1 << 20), std::nullopt, false, postproc::OmpioFcoll::dynamic_gen2, std::nullopt};
+  CHECK_THROWS_WITH(postproc::redeal_mpiio(plan, h), Catch::Contains("not traced under Open MPI's OMPIO"));
+  h.ompio_fcoll = postproc::OmpioFcoll::automatic;
+  CHECK_NOTHROW(postproc::redeal_mpiio(plan, h));
+}
+
+// dynamic_gen2 on Lustre: as many aggregators as stripes (ranks 0 and 2
+// of 4), stripe k written by the (k mod 2)-th, one pwrite a stripe; off
+// Lustre, cb_nodes of them over 64 KiB stripes.
+TEST_CASE("OMPIO dynamic_gen2: the striping hints give its stripes and aggregators", "[postproc][aggregators][ompio]") {
+  postproc::CollectiveHints lustre = hints(1, 1 << 20, "*:*", 4096);
+  lustre.striping_factor = 2;
+  trace::Plan plan = one_aggregator();
+  postproc::redeal_mpiio(plan, {lustre, std::nullopt, true, postproc::OmpioFcoll::dynamic_gen2, std::nullopt});
+  auto got = moved_by(plan);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0] == Moved{{10, 0, 4096}, {10, 8192, 4096}, {10, 16384, 4096}, {10, 24576, 4096}});
+  CHECK(got[2] == Moved{{12, 4096, 4096}, {12, 12288, 4096}, {12, 20480, 4096}, {12, 28672, 4096}});
+  trace::Plan local = one_aggregator();
+  postproc::redeal_mpiio(local, {hints(1, 1 << 20), std::nullopt, true, postproc::OmpioFcoll::dynamic_gen2, std::nullopt});
+  CHECK(moved_by(local) == std::map<int32_t, Moved>{{0, {{10, 0, 16384}, {10, 16384, 16384}}}});
+}
+
 TEST_CASE("ROMIO's file domains, with and without stripe alignment", "[postproc][aggregators]") {
   using D = std::vector<postproc::ByteRange>;
   CHECK(postproc::file_domains(0, 10000, 3, 0) == D{{0, 3334}, {3334, 6668}, {6668, 10000}});

@@ -126,3 +126,35 @@ TEST_CASE("OMPIO individual: each rank's own pieces, reads alone sieved", "[post
                                                                                read_of(cut, cut + 10, 10),
                                                                                read_of(cut + 10, cut + 40, 30)});
 }
+
+// fcoll_base_file_select: individual's 100 at two ranks or fewer beats
+// vulcan's 50 (off Lustre); --mca fcoll NAME leaves NAME alone.
+TEST_CASE("OMPIO: the collective component, chosen or forced", "[postproc][ompio]") {
+  using postproc::OmpioFcoll;
+  CHECK(postproc::ompio_fcoll_of(2, OmpioFcoll::automatic) == OmpioFcoll::individual);
+  CHECK(postproc::ompio_fcoll_of(3, OmpioFcoll::automatic) == OmpioFcoll::vulcan);
+  CHECK(postproc::ompio_fcoll_of(2, OmpioFcoll::dynamic_gen2) == OmpioFcoll::dynamic_gen2);
+  CHECK(postproc::ompio_fcoll_of(8, OmpioFcoll::individual) == OmpioFcoll::individual);
+  CHECK(postproc::parse_ompio_fcoll("dynamic_gen2") == OmpioFcoll::dynamic_gen2);
+  CHECK_THROWS_WITH(postproc::parse_ompio_fcoll("two_phase"), Catch::Contains("individual, vulcan and dynamic_gen2"));
+}
+
+// fcoll_dynamic_gen2_file_write_all.c by hand.
+TEST_CASE("OMPIO dynamic_gen2 writes: stripes round-robin, one call a stripe", "[postproc][ompio]") {
+  // mca_fcoll_dynamic_gen2_get_configuration: the i-th of K is rank i * n / K.
+  CHECK(postproc::ompio_gen2_aggregators(7, 3) == std::vector<int32_t>{0, 2, 4});
+  CHECK(postproc::ompio_gen2_aggregators(5, 2) == std::vector<int32_t>{0, 2});
+  CHECK(postproc::ompio_gen2_aggregators(2, 5) == std::vector<int32_t>{0, 1});
+  // Stripes of 100 over 2 aggregators: stripe 0 and 2 to the first, 1 to the second.
+  std::vector<std::vector<ByteRange>> pieces = {{{0, 50}, {250, 300}}, {{50, 150}}, {{150, 250}}};
+  auto got = postproc::ompio_gen2_writes(pieces, 2, 1000, 100, 0);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0] == std::vector<PosixTransfer>{wrote(0, 100), wrote(200, 300)});
+  CHECK(got[1] == std::vector<PosixTransfer>{wrote(100, 200)});
+  // One aggregator, 60 bytes a cycle: [0, 10) [20, 30) [40, 50) [90, 120)
+  // then [120, 130). The first cycle's stripe 0 has four entries 10 bytes
+  // long, 22 apart on average: sieved; its [100, 120) is stripe 1's call.
+  pieces = {{{0, 10}, {20, 30}, {40, 50}}, {{90, 130}}};
+  CHECK(postproc::ompio_gen2_writes(pieces, 1, 120, 100, 0)[0] ==
+        std::vector<PosixTransfer>{read_of(0, 100, 0), wrote(0, 100), wrote(100, 120), wrote(120, 130)});
+}
