@@ -151,6 +151,10 @@ std::vector<std::string> post_hint_args(const Setting& s) {
     argv.insert(argv.end(), {"--cb-nodes", std::to_string(s.cb_nodes), "--cb-config-list", s.config_list()});
   if (s.striping_unit > 0) argv.insert(argv.end(), {"--striping-unit", std::to_string(s.striping_unit)});
   if (s.striping_factor > 0) argv.insert(argv.end(), {"--striping-factor", std::to_string(s.striping_factor)});
+  if (s.lustre_co_ratio > 0) argv.insert(argv.end(), {"--romio-lustre-co-ratio", std::to_string(s.lustre_co_ratio)});
+  if (s.lustre_coll_threshold >= 0)
+    argv.insert(argv.end(), {"--romio-lustre-coll-threshold", std::to_string(s.lustre_coll_threshold)});
+  if (!s.lustre_ds_in_coll.empty()) argv.insert(argv.end(), {"--romio-lustre-ds-in-coll", s.lustre_ds_in_coll});
   if (s.min_fdomain_size > 0) argv.insert(argv.end(), {"--romio-min-fdomain-size", std::to_string(s.min_fdomain_size)});
   if (!s.cb_read.empty()) argv.insert(argv.end(), {"--romio-cb-read", s.cb_read});
   if (!s.cb_write.empty()) argv.insert(argv.end(), {"--romio-cb-write", s.cb_write});

@@ -110,6 +110,16 @@ void apply_hint(Setting& s, const std::string& key, const std::string& value, co
     s.striping_unit = size_of(1);
   } else if (key == "striping_factor") {
     s.striping_factor = count_of("targets");
+  } else if (key == "romio_lustre_co_ratio") {
+    s.lustre_co_ratio = count_of("aggregators a target");
+  } else if (key == "romio_lustre_coll_threshold") {
+    s.lustre_coll_threshold = size_of(0);
+    if (s.lustre_coll_threshold > INT32_MAX)
+      throw ToolError(fmt::format("--set '{}': {} is an int hint, at most {}", text, key, INT32_MAX));
+  } else if (key == "romio_lustre_ds_in_coll") {
+    if (value != "automatic" && value != "enable" && value != "disable")
+      throw ToolError(fmt::format("--set '{}': {} takes automatic, enable or disable", text, key));
+    s.lustre_ds_in_coll = value;
   } else if (key == "romio_min_fdomain_size") {
     s.min_fdomain_size = size_of(0);
   } else if (key == "cb_config_list") {
@@ -128,7 +138,7 @@ void apply_hint(Setting& s, const std::string& key, const std::string& value, co
   } else {
     throw ToolError(
         fmt::format("--set '{}': {} hint '{}' (known: cb_buffer_size, cb_nodes, striping_unit, striping_factor, "
-                    "cb_config_list, "
+                    "romio_lustre_co_ratio, romio_lustre_coll_threshold, romio_lustre_ds_in_coll, cb_config_list, "
                     "romio_cb_read, romio_cb_write, romio_min_fdomain_size, romio_ds_read, romio_ds_write, "
                     "ind_rd_buffer_size, ind_wr_buffer_size)",
                     text, key.starts_with("romio_") ? "unsupported" : "unknown", key));
@@ -146,6 +156,8 @@ Setting parse_setting(const std::string& text, int index) {
                      !s.cb_write.empty();
   if (s.striping_factor > 0 && s.striping_unit == 0)
     throw ToolError(fmt::format("--set '{}': striping_factor needs striping_unit in the same setting", text));
+  if ((s.lustre_co_ratio > 0 || s.lustre_coll_threshold >= 0 || !s.lustre_ds_in_coll.empty()) && s.striping_factor == 0)
+    throw ToolError(fmt::format("--set '{}': romio_lustre_* need striping_factor in the same setting", text));
   if (needs_nodes && s.cb_nodes == 0)
     throw ToolError(
         fmt::format("--set '{}': striping_unit, cb_config_list, romio_min_fdomain_size and romio_cb_* need "
@@ -182,6 +194,10 @@ std::vector<std::string> Setting::hint_args() const {
                            fmt::format("cb_config_list={}", config_list())});
   if (striping_unit > 0) out.insert(out.end(), {"--hint", fmt::format("striping_unit={}", striping_unit)});
   if (striping_factor > 0) out.insert(out.end(), {"--hint", fmt::format("striping_factor={}", striping_factor)});
+  if (lustre_co_ratio > 0) out.insert(out.end(), {"--hint", fmt::format("romio_lustre_co_ratio={}", lustre_co_ratio)});
+  if (lustre_coll_threshold >= 0)
+    out.insert(out.end(), {"--hint", fmt::format("romio_lustre_coll_threshold={}", lustre_coll_threshold)});
+  if (!lustre_ds_in_coll.empty()) out.insert(out.end(), {"--hint", "romio_lustre_ds_in_coll=" + lustre_ds_in_coll});
   if (min_fdomain_size > 0)
     out.insert(out.end(), {"--hint", fmt::format("romio_min_fdomain_size={}", min_fdomain_size)});
   if (!cb_read.empty()) out.insert(out.end(), {"--hint", "romio_cb_read=" + cb_read});

@@ -33,6 +33,13 @@ struct Setting {
   // With striping_unit: ROMIO's striping_factor hint, the file declared
   // Lustre (mpior-post --striping-factor); 0: not given.
   int striping_factor = 0;
+  // With striping_factor: ROMIO's Lustre driver's hints
+  // romio_lustre_co_ratio, romio_lustre_coll_threshold (-1: not given),
+  // romio_lustre_ds_in_coll (mpior-post --romio-lustre-*); 0 or empty: not
+  // given.
+  int lustre_co_ratio = 0;
+  int64_t lustre_coll_threshold = -1;
+  std::string lustre_ds_in_coll;
   // With cb_nodes, ROMIO's hints of these names (mpior-post
   // --romio-min-fdomain-size, --cb-config-list, --romio-cb-read,
   // --romio-cb-write); 0 or empty: not given (ROMIO's defaults, and

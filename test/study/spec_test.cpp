@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "study/runner.hpp"
+
 using namespace mpior::study;
 
 TEST_CASE("rank lists parse sorted and unique; bad ones are refused") {
@@ -68,6 +70,26 @@ TEST_CASE("targets, settings and results parse; bad ones are refused") {
                                                        "striping_unit=1048576", "--hint", "striping_factor=2"});
   CHECK_THROWS_WITH(parse_setting("cb_nodes=2,striping_factor=2", 1),
                     Catch::Contains("striping_factor needs striping_unit"));
+  Setting lustre_hints = parse_setting(
+      "cb_nodes=4,striping_unit=1M,striping_factor=2,romio_lustre_co_ratio=2,romio_lustre_coll_threshold=64K,"
+      "romio_lustre_ds_in_coll=disable",
+      6);
+  CHECK(lustre_hints.hint_args() == std::vector<std::string>{"--hint", "cb_nodes=4", "--hint", "cb_config_list=*:*",
+                                                             "--hint", "striping_unit=1048576", "--hint",
+                                                             "striping_factor=2", "--hint", "romio_lustre_co_ratio=2",
+                                                             "--hint", "romio_lustre_coll_threshold=65536", "--hint",
+                                                             "romio_lustre_ds_in_coll=disable"});
+  // The plan's mpior-post line carries them too.
+  std::vector<std::string> post = post_hint_args(lustre_hints);
+  CHECK(std::vector<std::string>(post.end() - 6, post.end()) ==
+        std::vector<std::string>{"--romio-lustre-co-ratio", "2", "--romio-lustre-coll-threshold", "65536",
+                                 "--romio-lustre-ds-in-coll", "disable"});
+  CHECK_THROWS_WITH(parse_setting("cb_nodes=2,striping_unit=1M,romio_lustre_co_ratio=2", 1),
+                    Catch::Contains("romio_lustre_* need striping_factor"));
+  CHECK_THROWS_WITH(parse_setting("cb_nodes=2,striping_unit=1M,striping_factor=2,romio_lustre_ds_in_coll=on", 1),
+                    Catch::Contains("romio_lustre_ds_in_coll takes automatic"));
+  CHECK_THROWS_WITH(parse_setting("cb_nodes=2,striping_unit=1M,striping_factor=2,romio_lustre_coll_threshold=4G", 1),
+                    Catch::Contains("an int hint"));
   for (const char* bad :
        {"cb_nodes=2,striping_unit=1M,striping_factor=0", "cb_nodes=2,striping_unit=1M,striping_factor=x",
         "cb_nodes=2,striping_unit=1M,striping_factor=1K"})
