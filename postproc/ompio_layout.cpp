@@ -201,9 +201,7 @@ std::vector<PosixTransfer> ompio_fbtl(const std::vector<ByteRange>& entries, boo
       posix_read(out, e.first, e.second, file_end);
     else
       out.push_back({e.first, e.second, false, e.second - e.first});
-  // Several entries of a synchronous call: one preadv or pwritev each (an
-  // asynchronous call's are aio requests).
-  for (PosixTransfer& t : out) t.vectored = n > 1 && sieve;
+  for (PosixTransfer& t : out) t.vectored = n > 1;  // several entries: one preadv or pwritev each
   return out;
 }
 
@@ -244,8 +242,10 @@ std::vector<std::vector<PosixTransfer>> ompio_writes(const std::vector<std::vect
   for (size_t j = 0; j < cycles.size(); ++j)
     for (const std::vector<ByteRange>& cycle : cycles[j]) {
       std::vector<PosixTransfer> made = ompio_fbtl(cycle, false, !async, file_end);
-      for (const PosixTransfer& t : made)
+      for (PosixTransfer& t : made) {
         if (!t.read) file_end = std::max(file_end, t.end);
+        if (async) t.vectored = false;  // aio requests, made as pwrites
+      }
       out[j].insert(out[j].end(), made.begin(), made.end());
     }
   return out;

@@ -373,7 +373,8 @@ TEST_CASE("OMPIO dynamic_gen2: the striping hints give its stripes and aggregato
   CHECK(got[0] == Moved{{10, 0, 4096}, {10, 8192, 4096}, {10, 16384, 4096}, {10, 24576, 4096}});
   CHECK(got[2] == Moved{{12, 4096, 4096}, {12, 12288, 4096}, {12, 20480, 4096}, {12, 28672, 4096}});
   trace::Plan local = one_aggregator();
-  postproc::redeal_mpiio(local, {hints(1, 1 << 20), std::nullopt, true, postproc::OmpioFcoll::dynamic_gen2, std::nullopt});
+  postproc::redeal_mpiio(local,
+                         {hints(1, 1 << 20), std::nullopt, true, postproc::OmpioFcoll::dynamic_gen2, std::nullopt});
   CHECK(moved_by(local) == std::map<int32_t, Moved>{{0, {{10, 0, 16384}, {10, 16384, 16384}}}});
 }
 

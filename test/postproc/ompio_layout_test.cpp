@@ -14,6 +14,7 @@ constexpr int64_t kMiB = 1 << 20;
 PosixTransfer wrote(int64_t begin, int64_t end) { return {begin, end, false, end - begin}; }
 PosixTransfer read_of(int64_t begin, int64_t end, int64_t ret) { return {begin, end, true, ret}; }
 PosixTransfer entry(int64_t begin, int64_t end) { return {begin, end, false, end - begin, true}; }
+PosixTransfer read_entry(int64_t begin, int64_t end) { return {begin, end, true, end - begin, true}; }
 
 }  // namespace
 
@@ -112,7 +113,7 @@ TEST_CASE("OMPIO individual: each rank's own pieces, reads alone sieved", "[post
   using postproc::ompio_individual;
   std::vector<ByteRange> strided = {{0, 1024}, {2048, 3072}, {4096, 5120}};
   CHECK(ompio_individual(strided, false, 0) ==
-        std::vector<PosixTransfer>{wrote(0, 1024), wrote(2048, 3072), wrote(4096, 5120)});
+        std::vector<PosixTransfer>{entry(0, 1024), entry(2048, 3072), entry(4096, 5120)});
   CHECK(ompio_individual(strided, true, 8192) == std::vector<PosixTransfer>{read_of(0, 5120, 5120)});
   // One piece past the cycle: two calls, cut at 512 MiB.
   std::vector<ByteRange> large = {{kMiB, 601 * kMiB}};
@@ -122,8 +123,8 @@ TEST_CASE("OMPIO individual: each rank's own pieces, reads alone sieved", "[post
   // small, are the second cycle's call, sieved.
   int64_t cut = 512 * kMiB;
   std::vector<ByteRange> across = {{0, cut - 10}, {cut, cut + 20}, {cut + 30, cut + 40}};
-  CHECK(ompio_individual(across, true, cut + 40) == std::vector<PosixTransfer>{read_of(0, cut - 10, cut - 10),
-                                                                               read_of(cut, cut + 10, 10),
+  CHECK(ompio_individual(across, true, cut + 40) == std::vector<PosixTransfer>{read_entry(0, cut - 10),
+                                                                               read_entry(cut, cut + 10),
                                                                                read_of(cut + 10, cut + 40, 30)});
 }
 
