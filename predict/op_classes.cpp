@@ -116,6 +116,31 @@ void overlap(IoClass& c, const std::vector<Span>& spans) {
   c.at_once = sum > 0 ? squares / sum : 0.0;
 }
 
+// A metadata call is short beside the loop around it (an mdtest rank's
+// create, its write and close, the next create): two ranks in their create
+// loops at the same time, contending for one directory, overlap in only part
+// of their calls' spans. A rank's calls of a metadata class with gaps of at
+// most kPhaseGap times the longer call between them are one phase, and
+// ranks overlap by their phases; data calls are long beside their gaps and
+// keep their own spans (ranks taking turns at a write stay one at a time).
+constexpr int64_t kPhaseGap = 4;
+
+// One rank's calls of a class, in its order: their phases.
+void add_phases(std::vector<Span>& phases, const std::vector<Span>& calls) {
+  size_t first = phases.size();  // the phases before are other ranks'
+  for (const Span& call : calls) {
+    if (phases.size() > first) {
+      Span& last = phases.back();
+      int64_t longer = std::max(call.second - call.first, last.second - last.first);
+      if (call.first >= last.second && call.first - last.second <= kPhaseGap * longer) {
+        last.second = std::max(last.second, call.second);
+        continue;
+      }
+    }
+    phases.push_back(call);
+  }
+}
+
 class Walker {
  public:
   explicit Walker(const trace::Plan& plan) : plan_(plan) {}
@@ -349,7 +374,7 @@ Classes derive_classes(const trace::Plan& plan) {
   Classes out;
   out.extrapolated = plan.extrap.target != 0;
   std::map<ClassKey, IoClass> found;
-  std::map<ClassKey, std::vector<Span>> spans;
+  std::map<ClassKey, std::map<int32_t, std::vector<Span>>> spans;  // by rank, in each rank's order
   coll.restart();
   walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested) {
     int64_t waited = coll.waited(coll.next(rank, ev), rank, std::max<int64_t>(0, nested));
@@ -364,8 +389,8 @@ Classes derive_classes(const trace::Plan& plan) {
     int64_t own = nested >= 0 ? std::max<int64_t>(0, ev.dur_ns - nested) : 0;
     c.time_ns += ev.dur_ns - own;
     out.io_ns += ev.dur_ns;
-    spans[cycle_key(k)].push_back(span_of(plan, rank, ev));
-    if (own > 0) spans[add_own(found, k, ev, rank, own, waited).key].push_back(span_of(plan, rank, ev));
+    spans[cycle_key(k)][rank].push_back(span_of(plan, rank, ev));
+    if (own > 0) spans[add_own(found, k, ev, rank, own, waited).key][rank].push_back(span_of(plan, rank, ev));
     if (op == Op::read || op == Op::write) {
       c.bytes += bytes_of(ev);
       if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);
@@ -374,7 +399,13 @@ Classes derive_classes(const trace::Plan& plan) {
     c.kinds.insert(std::string(trace::name(ev.kind)));
   });
   for (auto& [k, c] : found) {
-    overlap(c, spans[cycle_key(k)]);
+    std::vector<Span> all;
+    for (const auto& [rank, calls] : spans[cycle_key(k)])
+      if (is_metadata(k.op))
+        add_phases(all, calls);
+      else
+        all.insert(all.end(), calls.begin(), calls.end());
+    overlap(c, all);
     out.classes.push_back(std::move(c));
   }
   by_time(out.classes);

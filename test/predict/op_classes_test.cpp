@@ -532,3 +532,43 @@ TEST_CASE("fio jobs: synced writes of more ranks than jobs: each job syncs the d
   w.fitted_at_once = 3;
   CHECK(has(plan_jobs(cs, opt).jobs[0].text, "fsync=341"));
 }
+
+namespace {
+// mdtest's shape: each rank creates its files in one directory, writing 4 KiB to each and closing it; rank 1
+// starts `offset` ns after rank 0, and its close takes rank1_gap ns (the gap between two of its creates).
+Classes create_loops(int64_t offset, int64_t rank1_gap) {
+  PlanMaker pm(2);
+  for (int r = 0; r < 2; ++r) {
+    pm.call(r, Kind::MPI_Barrier, {{arg::comm, 0}}, r == 0 ? 1000 : offset);
+    for (int i = 0; i < 50; ++i) {
+      int32_t f = pm.file("/work/md/file." + std::to_string(r) + "." + std::to_string(i));
+      pm.call(r, Kind::open, {{arg::handle, 5}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 20000, 0, 5);
+      pm.call(r, Kind::write, {{arg::handle, 5}, {arg::file, f}, {arg::count, 4096}}, 20000, 0, 4096);
+      pm.call(r, Kind::close, {{arg::handle, 5}, {arg::file, f}}, r == 1 ? rank1_gap : 10000);
+    }
+  }
+  return derive_classes(pm.done());
+}
+}  // namespace
+
+TEST_CASE("concurrency of metadata: ranks in their create loops at once, whether or not their calls overlap",
+          "[predict]") {
+  // Rank 1's creates fall between rank 0's: no two calls overlap, yet both ranks create at once in the
+  // directory (and contend for it): two workers.
+  Classes interleaved = create_loops(25000, 10000);
+  const IoClass& create = find(interleaved, "create per-process");
+  REQUIRE(create.peak == 2);  // the phases'
+  REQUIRE(create.at_once == Approx(2).epsilon(0.05));
+  REQUIRE(create.concurrency() == 2);
+  JobPlan jp = plan_jobs(interleaved, {});
+  for (size_t i = 0; i < interleaved.classes.size(); ++i)
+    if (&interleaved.classes[i] == &create) REQUIRE(jp.jobs[size_t(jp.job_of[i])].meta_args[1] == "2");
+  // Data calls keep their own spans: the writes, interleaved so, are one at a time.
+  REQUIRE(find(interleaved, "write 4KiB sequential per-process").concurrency() == 1);
+  // Rank 1 creating after rank 0 has finished: one worker.
+  Classes apart = create_loops(5'000'000, 10000);
+  REQUIRE(find(apart, "create per-process").concurrency() == 1);
+  // Calls far apart (a gap of 40 times a call between rank 1's creates) are not one phase.
+  Classes sparse = create_loops(25000, 800000);
+  REQUIRE(find(sparse, "create per-process").at_once < 1.2);
+}
