@@ -54,6 +54,25 @@ double traced_part(const IoClass& c, double ref_part) {
   return std::max(ref_part, sd * sd) / double(runs.size());
 }
 
+// How much one application run's time varies run to run (the class's
+// traced runs, 0 for one run): a short I/O phase varies far more than a
+// second-long fio job of the same calls, so one run on the target is taken to
+// vary at least as the application's runs did on the reference.
+double application_rel_sd(const IoClass& c) {
+  return rel_sd(std::vector<double>(c.traced_runs_ns.begin(), c.traced_runs_ns.end()));
+}
+
+// The spread of the repetitions' own ratios (each repetition's reference and
+// target runs, in the order they ran; the target's time per op on a per-op
+// basis): a burst of load that slows one side of a repetition shows here even
+// when each side's runs alone look steady.
+double ratio_rel_sd(const ClassResult& r) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < runs_of(r); ++i)
+    if (r.runs.reference[i] > 0) ratios.push_back(r.runs.target[i] / (r.per_op_basis ? 1.0 : r.runs.reference[i]));
+  return rel_sd(ratios);
+}
+
 // The spread of the median of a class's traced runs (0 for one run).
 double median_rel_sd(const IoClass& c) {
   std::vector<double> runs(c.traced_runs_ns.begin(), c.traced_runs_ns.end());
@@ -66,10 +85,11 @@ double median_rel_sd(const IoClass& c) {
 // they differ from the typical times (fio's median latencies steady within 2%
 // while the application's traced time varied 15% run to run: the means carry
 // the bursts as the traced run did). rel_sd: of one application run's predicted time: the means' uncertainty
-// (each side's run-to-run spread over sqrt(runs)), the target's own
-// run-to-run spread (the jobs of synced writes do the traced work, so one
-// run varies as the application's I/O there does) and, when the prediction
-// scales the traced time, the reference's: the traced time is one run there.
+// (each side's run-to-run spread, or the repetitions' ratios' where that is
+// wider, over sqrt(runs)), one run's own spread on the target (the fio
+// runs', or the application's traced runs' where that is wider) and, when
+// the prediction scales the traced time, the reference's: the traced time is
+// one run there.
 // An extrapolated plan's times were never measured at its rank count (a fit
 // to a few small counts knows nothing of many ranks contending for one
 // journal or device): its classes take the target's time per operation,
@@ -81,9 +101,13 @@ void measured_class(ClassResult& r, const IoClass& c, bool extrapolated) {
   r.target_rel_sd = std::max(rel_sd(r.runs.target), rel_sd(r.runs.target_mean));
   r.per_op_basis = c.count > 0 && (extrapolated || (ref < kRatioFloorS && tgt > kAmplified * ref));
   r.extrapolated = extrapolated && r.per_op_basis;
+  r.ratio_rel_sd = ratio_rel_sd(r);
+  r.application_rel_sd = application_rel_sd(c);
   double ref_part = r.per_op_basis ? 0.0 : r.reference_rel_sd * r.reference_rel_sd;
   double tgt_part = r.target_rel_sd * r.target_rel_sd;
-  r.rel_sd = std::sqrt((ref_part + tgt_part) / k + tgt_part + traced_part(c, ref_part));
+  double mean_part = std::max(ref_part + tgt_part, r.ratio_rel_sd * r.ratio_rel_sd) / k;
+  double one_run = std::max(tgt_part, r.application_rel_sd * r.application_rel_sd);
+  r.rel_sd = std::sqrt(mean_part + one_run + traced_part(c, ref_part));
   r.predicted_s = r.per_op_basis ? double(c.count) * tgt : tgt / ref * traced_s;
   r.ratio = traced_s > 0 ? r.predicted_s / traced_s : tgt / ref;
   bounds(r, r.ratio, r.ratio, traced_s, spread_factor(runs_of(r)));
@@ -391,6 +415,8 @@ nlohmann::json class_json(size_t i, const IoClass& c, const JobPlan& jp, const C
                       {"rel_sd", r.rel_sd},
                       {"reference_rel_sd", r.reference_rel_sd},
                       {"target_rel_sd", r.target_rel_sd},
+                      {"ratio_rel_sd", r.ratio_rel_sd},
+                      {"application_rel_sd", r.application_rel_sd},
                       {"predicted_s", r.predicted_s},
                       {"interval", {r.low_s, r.high_s}}};
   if (!c.traced_runs_ns.empty()) j["traced_runs_s"] = seconds(c.traced_runs_ns);

@@ -30,6 +30,8 @@ struct ClassResult {
   Runs runs;
   double ratio = 1, rel_sd = 0;  // ratio: predicted / traced; rel_sd: of one run's predicted time (predict.cpp)
   double reference_rel_sd = 0, target_rel_sd = 0;  // each side's run-to-run spread
+  double ratio_rel_sd = 0;                         // the spread of the repetitions' own ratios
+  double application_rel_sd = 0;                   // the application's run-to-run spread (its traced runs; 0 for one)
   double predicted_s = 0, low_s = 0, high_s = 0;
 };
 

@@ -104,11 +104,14 @@ def expect_complete(report, jobs_dir):
         if c["measured"]:
             check_eq((len(c["reference_s_per_op"]), len(c["target_s_per_op"])), (2, 2), "runs per side")
             # One run's spread: the means' (both sides', or the target's alone for a class predicted from the
-            # target's time per op) over sqrt(runs), the target's own run to run and, scaling the traced
-            # time (one run on the reference), the reference's.
-            k, t = 2, c["target_rel_sd"]
+            # target's time per op; the repetitions' ratios' where wider) over sqrt(runs), one run's on the
+            # target (the fio runs', the application's traced runs' where wider: one traced run here) and,
+            # scaling the traced time (one run on the reference), the reference's.
+            k, t, r, a = 2, c["target_rel_sd"], c["ratio_rel_sd"], c["application_rel_sd"]
             ref = 0 if c["basis"] == "target time per op" else c["reference_rel_sd"]
-            check(abs(math.sqrt((ref * ref + t * t) / k + t * t + ref * ref) - c["rel_sd"]) < 1e-9,
+            check_eq(a, 0, f"class {c['id']}: one traced run, no application spread")
+            want = math.sqrt(max(ref * ref + t * t, r * r) / k + max(t * t, a * a) + ref * ref)
+            check(abs(want - c["rel_sd"]) < 1e-9,
                   f"class {c['id']}: the spreads make the prediction's")
             # At least each repetition's own prediction (its reference and target runs) inside the interval.
             # A synced write and its fsync: by each repetition's ratio of a write's cycle (the write and its syncs).

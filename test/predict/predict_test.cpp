@@ -93,7 +93,10 @@ TEST_CASE("prediction: ratio x traced time, an interval from the spreads, a fall
   runs[0] = Runs{{0.8, 1.0, 1.2}, {0.5, 0.5, 0.5}};
   Prediction ref = predict_io(cs, runs);
   REQUIRE(ref.classes[0].reference_rel_sd == Approx(0.2));
-  REQUIRE(ref.classes[0].rel_sd == Approx(sd));
+  // The repetitions' ratios (0.5 / 0.8 ...) spread a little more than the reference's times: theirs counts.
+  double ratio_sd = rel_sd({0.5 / 0.8, 0.5 / 1.0, 0.5 / 1.2});
+  REQUIRE(ref.classes[0].ratio_rel_sd == Approx(ratio_sd));
+  REQUIRE(ref.classes[0].rel_sd == Approx(std::sqrt(ratio_sd * ratio_sd / 3 + 0.04)));
   // Steady typical times (fio's medians) whose runs' means vary: the means' spread is the run-to-run spread.
   runs[0] = Runs{{1.0, 1.0, 1.0}, {0.5, 0.5, 0.5}, {1.6, 2.0, 2.4}, {0.6, 0.6, 0.6}};
   Prediction means = predict_io(cs, runs);
@@ -242,13 +245,16 @@ TEST_CASE("several traced runs: the traced time's uncertainty is their spread ov
   std::vector<std::optional<Runs>> runs(1);
   runs[0] = Runs{{0.9, 1.0, 1.1}, {0.5, 0.5, 0.5}};  // the reference's fio spread: 0.1
   double one = predict_io(cs, runs).classes[0].rel_sd;
-  REQUIRE(one == Approx(std::sqrt(0.01 / 3 + 0.01)));  // one traced run: one draw of the reference's spread
+  double ratios = std::pow(rel_sd({0.5 / 0.9, 0.5 / 1.0, 0.5 / 1.1}), 2);  // the repetitions' ratios' spread
+  REQUIRE(one == Approx(std::sqrt(ratios / 3 + 0.01)));  // one traced run: one draw of the reference's spread
   cs.classes[0].traced_runs_ns = {800'000'000, 1'000'000'000, 1'200'000'000, 1'000'000'000};
   double four = predict_io(cs, runs).classes[0].rel_sd;
   double traced_sd = std::sqrt((0.04 + 0 + 0.04 + 0) / 3);  // their sample spread, 0.163
-  REQUIRE(four == Approx(std::sqrt(0.01 / 3 + traced_sd * traced_sd / 4)));
+  // The median's uncertainty, and one run on the target varying as the application's runs did (fio's target
+  // runs were steady).
+  REQUIRE(four == Approx(std::sqrt(ratios / 3 + traced_sd * traced_sd + traced_sd * traced_sd / 4)));
   cs.classes[0].traced_runs_ns = {1'000'000'000, 1'000'000'000};  // steady runs: still the fio spread, halved
-  REQUIRE(predict_io(cs, runs).classes[0].rel_sd == Approx(std::sqrt(0.01 / 3 + 0.01 / 2)));
+  REQUIRE(predict_io(cs, runs).classes[0].rel_sd == Approx(std::sqrt(ratios / 3 + 0.01 / 2)));
 }
 
 TEST_CASE("an extrapolated plan: the target's time per op at its concurrency, not a ratio", "[predict]") {
@@ -404,4 +410,28 @@ TEST_CASE("an extrapolated plan's ranks at once: fitted to the traced runs' agai
   Classes one_run = with(8, 8, synced);  // one traced count fits no line
   fit_at_once(one_run, 8, {{2, with(2, 2, synced)}});
   CHECK(one_run.classes[0].fitted_at_once == 0);
+}
+
+TEST_CASE("the interval carries the application's run-to-run spread and the repetitions' ratios'", "[predict]") {
+  Classes cs = one_class_of_a_second();
+  std::vector<std::optional<Runs>> runs(1);
+  // Steady fio runs (1%) of an application whose traced runs varied 20%: one run on the target varies as much.
+  runs[0] = Runs{{1.0, 1.01, 0.99}, {0.5, 0.505, 0.495}};
+  cs.classes[0].traced_runs_ns = {800'000'000, 1'000'000'000, 1'200'000'000};
+  Prediction p = predict_io(cs, runs);
+  REQUIRE(p.classes[0].application_rel_sd == Approx(0.2));
+  REQUIRE(p.classes[0].rel_sd > 0.2);
+  // 4.30 x 0.2 either side at least: the runs' 0.4-0.6 s on the target are inside.
+  REQUIRE(p.low_s < 0.5 / 1.86);
+  REQUIRE(p.high_s > 0.5 * 1.86);
+  REQUIRE(p.spread == std::vector<size_t>{0});  // flagged: over 20%
+  // Each side's runs spread 9%, but a slow reference run met a fast target run: the ratios spread 18%.
+  cs.classes[0].traced_runs_ns.clear();
+  runs[0] = Runs{{1.0, 1.2, 1.0, 1.2}, {0.6, 0.5, 0.6, 0.5}};
+  Prediction paired = predict_io(cs, runs);
+  double ratio_sd = rel_sd({0.6, 0.5 / 1.2, 0.6, 0.5 / 1.2});
+  REQUIRE(paired.classes[0].ratio_rel_sd == Approx(ratio_sd));
+  double side = rel_sd({1.0, 1.2, 1.0, 1.2});
+  REQUIRE(paired.classes[0].rel_sd ==
+          Approx(std::sqrt(ratio_sd * ratio_sd / 4 + side * side + side * side)));  // theirs, not the sides'
 }
