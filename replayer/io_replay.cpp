@@ -25,6 +25,7 @@ bool fatal_for_target(int err) { return err == ENOSPC || err == EDQUOT || err ==
 IoReplay::IoReplay(const Target& target, const trace::Plan& plan, int32_t rank, ErrorLog& errors, Progress& progress,
                    std::string who)
     : target_(target),
+      buffer_(target.buffer_of(rank)),
       plan_(plan),
       rank_(plan.ranks[size_t(rank)]),
       errors_(errors),

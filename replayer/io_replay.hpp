@@ -41,6 +41,7 @@ class IoReplay {
   static bool times_itself(const trace::Event& ev);
   IoReplay(const IoReplay&) = delete;
   IoReplay& operator=(const IoReplay&) = delete;
+  const IoBuffer& buffer() const { return buffer_; }  // the rank's (Target::buffer_of)
 
   IoOutcome replay(const trace::Event& ev);
   // A nested record that matters to the replay: AIO submits listed by a
@@ -161,6 +162,7 @@ class IoReplay {
   std::string traced_path(int64_t local) const;
 
   const Target& target_;
+  const IoBuffer& buffer_;  // target_.buffer_of(the rank)
   const trace::Plan& plan_;
   const trace::PlanRank& rank_;
   ErrorLog& errors_;

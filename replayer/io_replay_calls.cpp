@@ -33,9 +33,9 @@ IoOutcome IoReplay::aio_submit(const Event& ev) {
     return {};
   }
   int64_t op = a.lio_op();
-  int64_t count = std::min<int64_t>(std::max<int64_t>(a.count(), 0), int64_t(target_.buffer->size()));
+  int64_t count = std::min<int64_t>(std::max<int64_t>(a.count(), 0), int64_t(buffer_.size()));
   bool kernel = a.submit_kind() == int64_t(trace::Kind::io_submit);  // libaio's: the kernel's AIO
-  int err = aio_.submit(a.aio_req(), fd, op, a.offset(), count, target_.buffer->data(), kernel);
+  int err = aio_.submit(a.aio_req(), fd, op, a.offset(), count, buffer_.data(), kernel);
   if (err) {
     fail(ev, err, "submit");
     return {};
@@ -60,7 +60,7 @@ IoOutcome IoReplay::copy(const Event& ev) {
   loff_t off_in = a.offset(), off_out = a.offset2();
   loff_t* pin = flags & trace::kCopyInPositional ? &off_in : nullptr;
   loff_t* pout = flags & trace::kCopyOutPositional ? &off_out : nullptr;
-  const IoBuffer& buf = *target_.buffer;
+  const IoBuffer& buf = buffer_;
   int64_t done = 0;
   while (done < want) {
     size_t n = size_t(want - done);

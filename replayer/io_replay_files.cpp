@@ -104,7 +104,7 @@ IoOutcome IoReplay::transfer(const Event& ev, int fd, FILE* fp) {
   int64_t want = write || fp ? ev.ret : (a.count() >= 0 ? a.count() : ev.ret);
   if (want < 0) want = a.count();
   if (want <= 0) return {true, 0};
-  const IoBuffer& buf = *target_.buffer;
+  const IoBuffer& buf = buffer_;
   bool positional = trace::has_fact(ev.kind, trace::fact::positional) && !fp;
   int64_t offset = a.offset();
   int64_t done = 0;

@@ -165,7 +165,7 @@ int64_t MpiioReplay::transfer(const Event& ev, Handle& h, int64_t at, int64_t by
 }
 
 int64_t MpiioReplay::piece(const Event& ev, int fd, bool write, int64_t at, int64_t n) {
-  const IoBuffer& buf = *target_.buffer;
+  const IoBuffer& buf = io_.buffer();
   if (buf.size() == 0) return 0;
   int64_t done = 0;
   while (done < n) {

@@ -255,6 +255,9 @@ std::unique_ptr<Target> prepare_target(const trace::Plan& plan, const SetupOptio
   for (size_t g = 0; g < plan.files.size(); ++g)
     t->relative[g] = !plan.files[g].path.starts_with('/') && !is_pseudo(plan.files[g].path);
   t->buffer = std::make_unique<IoBuffer>(size_t(largest_io_count(plan)));
+  if (plan.ranks.size() > 1 && plan.ranks.size() * t->buffer->size() <= kOwnBuffersBytes)
+    for (size_t r = 0; r < plan.ranks.size(); ++r)
+      t->rank_buffers.push_back(std::make_unique<IoBuffer>(t->buffer->size()));
   std::set<std::string> app_dirs = app_made_dirs(plan, placed);
   remove_stale(box, plan, placed, t->warnings);
   make_inputs(box, plan, placed, app_dirs, *t->buffer);

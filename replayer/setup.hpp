@@ -1,6 +1,6 @@
 // The untimed phase before replay: the target directory, every plan path
 // mapped and checked to stay inside it, stale outputs removed, inputs
-// created at their traced size, stdio sinks, the shared I/O buffer.
+// created at their traced size, stdio sinks, the I/O buffers.
 #pragma once
 
 #include <array>
@@ -15,9 +15,8 @@
 
 namespace mpior::replay {
 
-// The one buffer every replay thread reads into and writes from (thesis
-// §2.3: the replay uses one buffer where the application had many). Reserved
-// with MAP_NORESERVE: only pages a read touches become resident.
+// A buffer replay threads read into and write from. Reserved with
+// MAP_NORESERVE: only pages a read touches become resident.
 class IoBuffer {
  public:
   explicit IoBuffer(size_t bytes);
@@ -31,6 +30,13 @@ class IoBuffer {
   char* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// Each rank copies its writes from memory of its own, as the application's
+// processes do: ranks sharing one buffer copy from the cache of a core they
+// share, cheaper than the copies of distinct memory the program's ranks make
+// (on a tmpfs a write is that copy). Up to this many bytes of buffers in all
+// (each filled, so resident); a plan needing more shares one buffer.
+inline constexpr size_t kOwnBuffersBytes = size_t(256) << 20;
 
 // Largest byte count any read or write of the plan asks for.
 int64_t largest_io_count(const trace::Plan& plan);
@@ -46,8 +52,13 @@ struct Target {
   std::vector<std::string> mapped;           // global file id -> path below the root
   std::vector<bool> relative;                // the traced path is relative: each rank maps it below its own cwd
   std::array<int, 3> stdio_fds{-1, -1, -1};  // what fds 0, 1, 2 are replayed on; shared by all threads
-  std::unique_ptr<IoBuffer> buffer;
-  std::vector<std::string> warnings;  // setup problems that do not stop the replay
+  std::unique_ptr<IoBuffer> buffer;          // setup's, and every rank's past kOwnBuffersBytes
+  std::vector<std::unique_ptr<IoBuffer>> rank_buffers;  // one per rank, where they fit in kOwnBuffersBytes
+  std::vector<std::string> warnings;
+  // The buffer a rank's calls move their data through: its own where there is one.
+  const IoBuffer& buffer_of(int32_t rank) const {
+    return size_t(rank) < rank_buffers.size() ? *rank_buffers[size_t(rank)] : *buffer;
+  }  // setup problems that do not stop the replay
   ~Target();
 };
 

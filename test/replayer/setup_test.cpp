@@ -160,3 +160,27 @@ TEST_CASE("the I/O buffer is sized to the plan's largest count, loops included",
     REQUIRE(largest_io_count(pm.plan) == 100 + (1 << 20));
   }
 }
+
+TEST_CASE("each rank copies through a buffer of its own, while they fit; past that, one shared", "[setup]") {
+  TempDir tmp;
+  PlanMaker pm(2);
+  pm.file("/out/ckpt.dat", true, 0);
+  StreamMaker sm(false);
+  sm.call(Kind::pwrite, io_args(3, 3, 0, 4 << 20), 4 << 20);
+  pm.add(sm.stream(0));
+  auto target = prepare_target(pm.plan, {tmp / "fs"});
+  const IoBuffer &zero = target->buffer_of(0), &one = target->buffer_of(1);
+  REQUIRE(&zero != &one);  // the application's ranks wrote from memory of their own
+  REQUIRE(zero.data() != one.data());
+  REQUIRE(zero.size() >= size_t(4) << 20);
+  REQUIRE(one.size() == zero.size());
+  REQUIRE(one.data()[4096] != '\0');  // touched: resident as the program's arrays were
+  SECTION("ranks x count past kOwnBuffersBytes: every rank shares setup's buffer") {
+    PlanMaker many(int32_t(kOwnBuffersBytes / (size_t(4) << 20)) + 1);
+    many.file("/out/ckpt.dat", true, 0);
+    many.add(sm.stream(0));
+    auto shared = prepare_target(many.plan, {tmp / "fs2"});
+    REQUIRE(&shared->buffer_of(0) == shared->buffer.get());
+    REQUIRE(&shared->buffer_of(1) == shared->buffer.get());
+  }
+}
