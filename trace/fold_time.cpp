@@ -29,9 +29,9 @@ void TimeAccum::hist_add(uint8_t bin, uint64_t n) {
   hist_[bin - hist_base_] += n;
 }
 
-// The bin of the value before is kept as a range: a run's values mostly
-// fall in the one bin (a quarter of an octave wide), so most pay a compare
-// instead of time_bin.
+// Each value's bin is computed (a bit scan and a shift): a cache of the
+// last value's bin range missed on most values of real calls, whose
+// durations and gaps spread over several bins.
 void TimeAccum::add_many(const int64_t* v, size_t n) {
   if (n == 0) return;
   if (count_ == 0) {
@@ -41,9 +41,8 @@ void TimeAccum::add_many(const int64_t* v, size_t n) {
   int64_t sum = sum_, lo = min_, hi = max_;
   const int64_t origin = origin_;
   double s2 = s2_;
-  uint64_t* bin = nullptr;  // the last value's count, for values in [bin_lo, bin_lo + bin_width)
-  int64_t bin_lo = 0;
-  uint64_t bin_width = 0;
+  uint64_t* hist = hist_.data();
+  uint32_t base = hist_base_, bins = uint32_t(hist_.size());
   for (size_t i = 0; i < n; ++i) {
     const int64_t x = v[i];
     sum += x;
@@ -51,27 +50,15 @@ void TimeAccum::add_many(const int64_t* v, size_t n) {
     hi = x > hi ? x : hi;
     const double d = double(x - origin);
     s2 += d * d;
-    if (uint64_t(x) - uint64_t(bin_lo) < bin_width) {
-      ++*bin;
+    const uint32_t slot = uint32_t(time_bin(x)) - base;
+    if (__builtin_expect(slot < bins, 1)) {
+      ++hist[slot];
       continue;
     }
-    const uint8_t b = time_bin(x);
-    const uint32_t slot = uint32_t(b) - hist_base_;
-    if (slot >= hist_.size()) {
-      hist_add_slow(x);
-      bin_width = 0;  // the counts may have moved
-      continue;
-    }
-    bin = &hist_[slot];
-    ++*bin;
-    if (b < 4) {  // one value each (negative values all in bin 0: not cached)
-      bin_lo = b;
-      bin_width = x < 0 ? 0 : 1;
-    } else {
-      const int shift = (b - 4) / 4;
-      bin_lo = int64_t(4 + (b - 4) % 4) << shift;
-      bin_width = uint64_t(1) << shift;
-    }
+    hist_add_slow(x);  // the counts may have moved
+    hist = hist_.data();
+    base = hist_base_;
+    bins = uint32_t(hist_.size());
   }
   count_ += n;
   sum_ = sum;
