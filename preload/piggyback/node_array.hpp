@@ -14,13 +14,21 @@
 
 namespace mpior::piggyback {
 
+// The process's I/O epoch: the tracer's hot path counts every recorded
+// I/O call here with one relaxed store, whether or not the pruner exists yet
+// (before it does, no peer was synchronised with, so the count is moot).
+constinit inline std::atomic<uint64_t> g_io_epoch{1};
+
 class NodeArray {
  public:
+  NodeArray() = default;
+  // Reads its epoch from `epoch` (the pruner's: g_io_epoch) instead of its own.
+  explicit NodeArray(std::atomic<uint64_t>* epoch) : epoch_(epoch) {}
   void resize(int world_size) { synced_.assign(size_t(world_size), 0); }
   int size() const { return int(synced_.size()); }
 
   // An I/O call: nobody is synchronised with since.
-  void on_io() { epoch_.store(epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void on_io() { epoch_->store(epoch_->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
   // True when this process had I/O since it last synchronised with `rank`
   // (or never did): a communication with it must be logged.
@@ -54,10 +62,11 @@ class NodeArray {
   }
 
  private:
-  uint64_t epoch() const { return epoch_.load(std::memory_order_relaxed); }
+  uint64_t epoch() const { return epoch_->load(std::memory_order_relaxed); }
   // Starts at 1 and entries at 0: before any synchronisation, every peer is
   // pending, so the first synchronisation with each is logged (thesis §2.1.6).
-  std::atomic<uint64_t> epoch_{1};
+  std::atomic<uint64_t> own_epoch_{1};
+  std::atomic<uint64_t>* epoch_ = &own_epoch_;
   std::vector<uint64_t> synced_;
 };
 

@@ -218,7 +218,7 @@ class Pruner {
   int32_t me_ = 0;
   uint32_t streak_ = 0;
   uint64_t exchanged_ = 0, skipped_ = 0;
-  NodeArray nodes_;
+  NodeArray nodes_{&g_io_epoch};
   std::unordered_map<int32_t, Channel> comms_;  // node-based: pointers stay valid until erased
   int32_t last_id_ = -1;                        // the last channel looked up (most calls repeat it)
   const Channel* last_ = nullptr;
@@ -244,7 +244,7 @@ __attribute__((always_inline)) inline Pruner& pruner() {
 MPI_Comm make_private_comm(MPI_Comm app);
 
 // The hot-path hook: an application I/O call happened (called for every
-// recorded depth-0 file call; one relaxed store).
-inline void note_io() { pruner().nodes().on_io(); }
+// recorded depth-0 file call; one relaxed store, without making the pruner).
+inline void note_io() { g_io_epoch.store(g_io_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
 }  // namespace mpior::piggyback
