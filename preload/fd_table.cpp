@@ -220,7 +220,7 @@ int32_t FdTable::file_of(int fd) {
 // ---- streams ----------------------------------------------------------------
 
 StreamTable::Entry* StreamTable::find(FILE* f) {
-  size_t h = (reinterpret_cast<uintptr_t>(f) >> 4) % kSlots;
+  size_t h = home(f);
   for (size_t i = 0; i < kSlots; ++i) {
     Entry& e = slots_[(h + i) % kSlots];
     FILE* k = e.key.load(std::memory_order_acquire);
@@ -230,7 +230,7 @@ StreamTable::Entry* StreamTable::find(FILE* f) {
   return nullptr;
 }
 
-StreamTable::Entry* StreamTable::traced(FILE* f) {
+StreamTable::Entry* StreamTable::traced_probe(FILE* f) {
   if (!f) return nullptr;
   Entry* e = find(f);
   if (__builtin_expect(e != nullptr, 1)) return e->file >= 0 ? e : nullptr;
@@ -254,7 +254,7 @@ StreamTable::Entry* StreamTable::add(FILE* f, int32_t file, int fd, int64_t pos)
 
 StreamTable::Entry* StreamTable::add_with_id(FILE* f, int32_t id, int32_t file, int fd) {
   std::lock_guard<std::mutex> lk(mutex_);
-  size_t h = (reinterpret_cast<uintptr_t>(f) >> 4) % kSlots;
+  size_t h = home(f);
   const FILE* tomb = reinterpret_cast<FILE*>(uintptr_t(1));
   for (size_t i = 0; i < kSlots; ++i) {
     Entry& e = slots_[(h + i) % kSlots];

@@ -83,8 +83,14 @@ class StreamTable {
     std::atomic<int64_t> pos{0};
   };
   // The stream's entry, registering a stream first seen here when its fd is a
-  // traced file; nullptr when not traced.
-  Entry* traced(FILE* f);
+  // traced file; nullptr when not traced. Inline for a stream in its home
+  // slot (most are): every stdio call of the program asks.
+  Entry* traced(FILE* f) {
+    Entry& e = slots_[home(f)];
+    if (__builtin_expect(f != nullptr && e.key.load(std::memory_order_acquire) == f, 1))
+      return e.file >= 0 ? &e : nullptr;
+    return traced_probe(f);
+  }
   Entry* add(FILE* f, int32_t file, int fd, int64_t pos);
   Entry* add_with_id(FILE* f, int32_t id, int32_t file, int fd);
   void remove(FILE* f);
@@ -92,6 +98,8 @@ class StreamTable {
 
  private:
   static constexpr size_t kSlots = 4096;
+  static size_t home(const FILE* f) { return (reinterpret_cast<uintptr_t>(f) >> 4) % kSlots; }
+  Entry* traced_probe(FILE* f);  // traced() past the home slot
   Entry* find(FILE* f);
   std::mutex mutex_;
   std::atomic<int32_t> next_id_{3};
