@@ -16,11 +16,7 @@ constexpr trace::SeqItem kZero{0, 0, 0};
 // read (a time, a checksum, a line of a configuration file).
 bool formatted(trace::Kind k) { return trace::has_fact(k, trace::fact::text); }
 
-bool names_file(trace::Kind k) {
-  trace::Family f = trace::info(k).family;
-  return f == trace::Family::posix || f == trace::Family::stdio || f == trace::Family::aio ||
-         f == trace::Family::mmap || f == trace::Family::mpiio;
-}
+bool names_file(trace::Kind k) { return trace::has_fact(k, trace::fact::names_file); }
 
 // Calls that may change a file's contents or size (asynchronous and mapped
 // I/O counted as writes: a file they touch stays structure).
@@ -60,7 +56,9 @@ bool moves_data(OpClass op) {
   }
 }
 
-bool file_slot(int slot) { return slot == trace::arg::offset || slot == trace::arg::count || slot < 0; }
+// The values of a file call that follow the file's data: where the call
+// starts, how many bytes it asks for, and its return value (slot -1).
+bool data_slot(int slot) { return slot == trace::arg::offset || slot == trace::arg::count || slot < 0; }
 
 }  // namespace
 
@@ -118,7 +116,7 @@ const char* FileUses::incidental(const StreamClass& cls, size_t leaf, int slot) 
   trace::Kind kind = cls.shape->leaves[leaf].kind;
   OpClass op = trace::info(kind).op;
   if (slot < 0 && !moves_data(op)) return "a return value of a call that moves no data";
-  if (!names_file(kind) || !file_slot(slot)) return nullptr;
+  if (!names_file(kind) || !data_slot(slot)) return nullptr;
   if (formatted(kind)) return "bytes of formatted stdio";
   std::vector<std::pair<size_t, int32_t>> files = files_of(cls, leaf);
   if (files.empty()) return nullptr;

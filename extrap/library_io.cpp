@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "merge/merge.hpp"
+#include "trace/arg_views.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
 
@@ -35,17 +36,6 @@ std::set<Signature> signatures(const Input& in, size_t& most) {
   return out;
 }
 
-// The argument slots of a call that name a rank-local file id.
-std::vector<int> file_slots(trace::Kind k) {
-  trace::Family f = trace::info(k).family;
-  OpClass op = trace::info(k).op;
-  if (f != trace::Family::posix && f != trace::Family::stdio && f != trace::Family::aio && f != trace::Family::mmap &&
-      !trace::is_mpiio(k))  // a view's blocks (mpior_block) name the file too
-    return {};
-  if (op == OpClass::rename || op == OpClass::link) return {trace::arg::file, trace::arg::file2};
-  return {trace::arg::file};
-}
-
 }  // namespace
 
 void drop_nested(Input& in, NestStart starts) {
@@ -60,7 +50,7 @@ void drop_nested(Input& in, NestStart starts) {
       files.resize(in.plan.ranks[size_t(r)].files.size(), false);
       walk_nested(s, r, starts, [&](const trace::Event& ev, bool nested) {
         if (nested) return;
-        for (int slot : file_slots(ev.kind)) {
+        for (int slot : trace::file_slots(ev.kind)) {
           int64_t id = ev.args[size_t(slot)];
           if (id >= 0 && size_t(id) < files.size()) files[size_t(id)] = true;
         }
@@ -82,7 +72,7 @@ void drop_nested(Input& in, NestStart starts) {
       const trace::Stream& source = *sources[r][k];
       trace::StreamBuilder b(trace::BuilderOptions{.lossless = source.lossless});
       for (trace::RawEvent& raw : streams[k]) {
-        for (int slot : file_slots(raw.kind)) {
+        for (int slot : trace::file_slots(raw.kind)) {
           int64_t& id = raw.args[size_t(slot)];
           if (id >= 0 && size_t(id) < renumber.size()) id = renumber[size_t(id)];
         }

@@ -19,22 +19,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool names_second_file(trace::OpClass op) {
-  return op == trace::OpClass::rename || op == trace::OpClass::link || op == trace::OpClass::copy;
-}
-
 void append_renumbered(Restream& out, const trace::Stream& s, int32_t rank, int64_t file_base) {
   out.begin(s, rank);
   trace::EventCursor c(s, rank, Restream::cursor_options());
   trace::Event ev;
   while (c.next(ev)) {
     trace::RawEvent r = ev.raw();
-    // The slots that index the file table: file calls' (MPI's hold
-    // communicators and peers), not the view blocks under set_view.
-    if (auto a = trace::try_io_args(r); a && ev.op() != trace::OpClass::mpiio_block) {
-      if (a->file() >= 0) a->file() += file_base;
-      if (names_second_file(ev.op()) && file_args(r).file2() >= 0) file_args(r).file2() += file_base;
-    }
+    for (int slot : trace::file_slots(r.kind))
+      if (r.args[size_t(slot)] >= 0) r.args[size_t(slot)] += file_base;
     out.copy(r);
   }
 }

@@ -27,7 +27,7 @@ struct Registration {
   trace::Family family;
   std::optional<trace::OpClass> op;  // none: the family's kinds that no op class claims
   H handler;
-  uint16_t facts = 0;  // with an op class: only its kinds with all these facts
+  uint32_t facts = 0;  // with an op class: only its kinds with all these facts
 };
 
 // The handlers by kind, and which kinds a registration covered: whether an
@@ -49,7 +49,7 @@ constexpr KindTable<H> kind_table(const Registration<H> (&regs)[N]) {
   KindTable<H> table;
   for (size_t k = 0; k < trace::kNumKinds; ++k) {
     const trace::KindInfo& kind = trace::kKindInfos[k];
-    const uint16_t facts = trace::kKindFacts[k];
+    const uint32_t facts = trace::kKindFacts[k];
     for (const Registration<H>& r : regs)
       if (r.family == kind.family && !r.op) table.handlers[k] = r.handler, table.set[k] = true;
     for (const Registration<H>& r : regs)

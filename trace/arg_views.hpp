@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <type_traits>
 
@@ -22,5 +23,15 @@ namespace mpior::trace {
 [[noreturn]] void view_misuse(std::string_view view, Kind k);
 
 #include "trace/arg_views.inc"
+
+// The slots of a kind's records that hold an index in the rank's file table:
+// file for the file families' kinds, file2 too for those naming two files
+// (kind facts names_file and two_files). A view's blocks (mpior_block, an
+// internal record) belong to MPI-IO and name its file too.
+inline std::span<const int> file_slots(Kind k) {
+  static constexpr int kSlots[] = {arg::file, arg::file2};
+  if (!has_fact(k, fact::names_file) && !is_mpiio(k)) return {};
+  return {kSlots, has_fact(k, fact::two_files) ? 2u : 1u};
+}
 
 }  // namespace mpior::trace

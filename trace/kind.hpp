@@ -63,32 +63,35 @@ inline const KindInfo& info(Kind k) { return kKindInfos[size_t(k)]; }
 // fact options of its line in trace/api/*.list (see posix.list), never
 // derived from its name.
 namespace fact {
-inline constexpr uint16_t positional = 1;        // explicit offset: the fd's position stays (pread, pwrite)
-inline constexpr uint16_t by_fd = 2;             // names its file by an fd (fstat, fdopen, fdopendir)
-inline constexpr uint16_t by_path = 4;           // names its file by a path (truncate)
-inline constexpr uint16_t nofollow = 8;          // does not follow a symbolic link (lstat)
-inline constexpr uint16_t datasync = 16;         // syncs data, not metadata (fdatasync)
-inline constexpr uint16_t prefix = 32;           // meets only the lower ranks (MPI_Scan, MPI_Exscan)
-inline constexpr uint16_t neighbor = 64;         // meets only topology neighbours (MPI_Neighbor_*)
-inline constexpr uint16_t text = 128;            // its byte count follows the text printed or read (fprintf, fgets)
-inline constexpr uint16_t whole_fs = 256;        // syncs the whole file system its fd is on (syncfs)
-inline constexpr uint16_t ranged = 512;          // works on the byte range in its offset and count (sync_file_range)
-inline constexpr uint16_t two_files = 1024;      // names a second file, file2 (rename, link, copy_file_range)
-inline constexpr uint16_t readahead = 2048;      // reads its range into the page cache (readahead among the advices)
-inline constexpr uint16_t returns_errno = 4096;  // returns the errno itself (posix_fadvise, posix_fallocate)
-inline constexpr uint16_t symbolic = 8192;       // makes a symbolic link (symlink among the links)
+inline constexpr uint32_t positional = 1;        // explicit offset: the fd's position stays (pread, pwrite)
+inline constexpr uint32_t by_fd = 2;             // names its file by an fd (fstat, fdopen, fdopendir)
+inline constexpr uint32_t by_path = 4;           // names its file by a path (truncate)
+inline constexpr uint32_t nofollow = 8;          // does not follow a symbolic link (lstat)
+inline constexpr uint32_t datasync = 16;         // syncs data, not metadata (fdatasync)
+inline constexpr uint32_t prefix = 32;           // meets only the lower ranks (MPI_Scan, MPI_Exscan)
+inline constexpr uint32_t neighbor = 64;         // meets only topology neighbours (MPI_Neighbor_*)
+inline constexpr uint32_t text = 128;            // its byte count follows the text printed or read (fprintf, fgets)
+inline constexpr uint32_t whole_fs = 256;        // syncs the whole file system its fd is on (syncfs)
+inline constexpr uint32_t ranged = 512;          // works on the byte range in its offset and count (sync_file_range)
+inline constexpr uint32_t two_files = 1024;      // names a second file, file2 (rename, link, copy_file_range)
+inline constexpr uint32_t readahead = 2048;      // reads its range into the page cache (readahead among the advices)
+inline constexpr uint32_t returns_errno = 4096;  // returns the errno itself (posix_fadvise, posix_fallocate)
+inline constexpr uint32_t symbolic = 8192;       // makes a symbolic link (symlink among the links)
 // A collective ROMIO completes on every rank together: it synchronises
 // inside through PMPI (MPI_File_set_size, set_view, sync, close, set_atomicity).
-inline constexpr uint16_t synchronises = 16384;
-inline constexpr uint16_t grows_only =
-    32768;  // makes the file at least that size, never smaller (MPI_File_preallocate)
+inline constexpr uint32_t synchronises = 16384;
+// Makes the file at least that size, never smaller (MPI_File_preallocate).
+inline constexpr uint32_t grows_only = 32768;
+// Its file slot indexes the rank's file table, file2 too with two_files
+// (every kind of the file families: trace::file_slots).
+inline constexpr uint32_t names_file = 65536;
 }  // namespace fact
 
-inline constexpr uint16_t kKindFacts[kNumKinds] = {
+inline constexpr uint32_t kKindFacts[kNumKinds] = {
 #include "trace/kind_facts.inc"
 };
 
-inline constexpr bool has_fact(Kind k, uint16_t f) { return (kKindFacts[size_t(k)] & f) != 0; }
+inline constexpr bool has_fact(Kind k, uint32_t f) { return (kKindFacts[size_t(k)] & f) != 0; }
 std::optional<Kind> kind_from_name(std::string_view name);
 inline std::string_view name(Kind k) { return kKindInfos[size_t(k)].name; }
 std::string_view name(OpClass op);

@@ -113,10 +113,13 @@ def parse_options(text):
 
 def parse_file(path):
     family = os.path.splitext(os.path.basename(path))[0]
-    funcs = []
+    funcs, list_facts = [], []
     with open(path) as f:
         for lineno, raw in enumerate(f, 1):
             line = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+            if line.startswith("@facts"):
+                list_facts += list_facts_of(line, f"{path}:{lineno}")
+                continue
             if not line or line.startswith("@"):  # schema lines: parse_schema
                 continue
             fields = [x.strip() for x in line.split(" | ", 2)]
@@ -132,6 +135,9 @@ def parse_file(path):
                 raise SystemExit(f"{path}:{lineno}: {e}")
             funcs.append(Function(family, fields[0], name, ret, params, variadic,
                                   handler, hargs, opts, lineno))
+    for fn in funcs:
+        for fact in list_facts:
+            fn.options.setdefault(fact, True)
     return funcs
 
 
@@ -148,7 +154,18 @@ def parse_all(paths):
 
 # Facts a list line's options may state about its kind (trace/kind.hpp fact::).
 FACTS = ["positional", "by_fd", "by_path", "nofollow", "datasync", "prefix", "neighbor", "text", "whole_fs", "ranged",
-         "two_files", "readahead", "returns_errno", "symbolic", "synchronises", "grows_only"]
+         "two_files", "readahead", "returns_errno", "symbolic", "synchronises", "grows_only", "names_file"]
+
+
+def list_facts_of(line, where):
+    """The facts of an '@facts F ...' line: every kind of its list has them."""
+    words = line.split()[1:]
+    if line.split()[0] != "@facts" or not words:
+        raise SystemExit(f"{where}: expected '@facts fact ...'")
+    for w in words:
+        if w not in FACTS:
+            raise SystemExit(f"{where}: unknown fact '{w}' (trace/api/fnlist.py FACTS)")
+    return words
 
 
 def facts_of(fn):
@@ -193,6 +210,8 @@ def parse_schema(paths):
                     if not words:
                         raise SystemExit(f"{where}: expected '@uses Name [opclass ...]'")
                     uses.append((words[0], family, words[1:], where))
+                elif line.startswith("@facts"):
+                    continue  # per kind: parse_file
                 elif line.startswith("@"):
                     raise SystemExit(f"{where}: unknown schema line '{line.split()[0]}'")
     for v in views.values():
