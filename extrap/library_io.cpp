@@ -7,7 +7,7 @@
 #include <set>
 #include <tuple>
 
-#include "merge/merge.hpp"
+#include "merge/rebuild.hpp"
 #include "trace/arg_views.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
@@ -36,17 +36,12 @@ std::set<Signature> signatures(const Input& in, size_t& most) {
   return out;
 }
 
-}  // namespace
-
-void drop_nested(Input& in, NestStart starts) {
-  std::map<int64_t, std::vector<std::vector<trace::RawEvent>>> kept;  // rank -> per stream of the rank
-  std::map<int64_t, std::vector<const trace::Stream*>> sources;
+// Each rank's file ids that its events `starts` does not nest name.
+std::map<int64_t, std::vector<bool>> files_named(const Input& in, NestStart starts) {
   std::map<int64_t, std::vector<bool>> used;  // rank -> per local file id
   for (const trace::Stream& s : in.plan.streams)
     for (int64_t r : s.rank_list()) {
-      auto& events = kept[r].emplace_back();
-      sources[r].push_back(&s);
-      auto& files = used[r];
+      std::vector<bool>& files = used[r];
       files.resize(in.plan.ranks[size_t(r)].files.size(), false);
       walk_nested(s, r, starts, [&](const trace::Event& ev, bool nested) {
         if (nested) return;
@@ -54,37 +49,42 @@ void drop_nested(Input& in, NestStart starts) {
           int64_t id = ev.args[size_t(slot)];
           if (id >= 0 && size_t(id) < files.size()) files[size_t(id)] = true;
         }
-        events.push_back(ev.raw());
       });
     }
-  std::vector<trace::Stream> rebuilt;
-  for (auto& [r, streams] : kept) {
+  return used;
+}
+
+}  // namespace
+
+void drop_nested(Input& in, NestStart starts) {
+  std::map<int64_t, std::vector<int64_t>> renumber;  // rank -> new id per local file id, -1 none
+  for (const auto& [r, used] : files_named(in, starts)) {
     std::vector<int32_t>& table = in.plan.ranks[size_t(r)].files;
-    std::vector<int64_t> renumber(table.size(), -1);
+    std::vector<int64_t>& to = renumber[r];
+    to.assign(table.size(), -1);
     std::vector<int32_t> compact;
     for (size_t id = 0; id < table.size(); ++id)
-      if (used[r][id]) {
-        renumber[id] = int64_t(compact.size());
+      if (used[id]) {
+        to[id] = int64_t(compact.size());
         compact.push_back(table[id]);
       }
     table = std::move(compact);
-    for (size_t k = 0; k < streams.size(); ++k) {
-      const trace::Stream& source = *sources[r][k];
-      trace::StreamBuilder b(trace::BuilderOptions{.lossless = source.lossless});
-      for (trace::RawEvent& raw : streams[k]) {
+  }
+  std::vector<trace::Stream> rebuilt;
+  for (const trace::Stream& s : in.plan.streams)
+    for (int64_t r : s.rank_list()) {
+      const std::vector<int64_t>& to = renumber[r];
+      Nesting nesting(starts);
+      rebuilt.push_back(merge::rebuilt(s, int32_t(r), [&](const trace::Event& ev, trace::RawEvent& raw) {
+        if (nesting.nested(ev)) return false;
         for (int slot : trace::file_slots(raw.kind)) {
           int64_t& id = raw.args[size_t(slot)];
-          if (id >= 0 && size_t(id) < renumber.size()) id = renumber[size_t(id)];
+          if (id >= 0 && size_t(id) < to.size()) id = to[size_t(id)];
         }
-        b.append(raw);
-      }
-      rebuilt.push_back(b.snapshot(int32_t(r), source.thread));
+        return true;
+      }));
     }
-  }
-  std::stable_sort(rebuilt.begin(), rebuilt.end(), [](const trace::Stream& a, const trace::Stream& b) {
-    return std::pair(a.thread, a.rank_list().front()) < std::pair(b.thread, b.rank_list().front());
-  });
-  in.plan.streams = merge::merge_streams(std::move(rebuilt));
+  in.plan.streams = merge::merge_rebuilt(std::move(rebuilt));
 }
 
 std::vector<std::string> align_library_io(std::vector<Input>& inputs) {

@@ -21,18 +21,31 @@ namespace mpior::extrap {
 // Whether an event opens a call whose nested calls are the library's.
 using NestStart = bool (*)(const trace::Event&);
 
+// Tells, event by event along one rank's stream, whether a call `starts`
+// accepts nests it.
+class Nesting {
+ public:
+  explicit Nesting(NestStart starts) : starts_(starts) {}
+  bool nested(const trace::Event& ev) {
+    if (inside_below_ >= 0 && ev.depth <= inside_below_) inside_below_ = -1;
+    bool inside = inside_below_ >= 0;
+    if (!inside && starts_(ev)) inside_below_ = ev.depth;
+    return inside;
+  }
+
+ private:
+  NestStart starts_;
+  int inside_below_ = -1;  // depth of the call whose nested events follow
+};
+
 // Walks one rank's stream, telling each event whether a call `starts`
 // accepts nests it.
 template <typename Visit>
 void walk_nested(const trace::Stream& s, int64_t rank, NestStart starts, Visit visit) {
-  trace::EventCursor c(s, rank);
+  trace::EventCursor c(s, int32_t(rank));
   trace::Event ev;
-  int inside_below = -1;  // depth of the call whose nested events follow
-  while (c.next(ev)) {
-    if (inside_below >= 0 && ev.depth <= inside_below) inside_below = -1;
-    visit(ev, inside_below >= 0);
-    if (inside_below < 0 && starts(ev)) inside_below = ev.depth;
-  }
+  Nesting nesting(starts);
+  while (c.next(ev)) visit(ev, nesting.nested(ev));
 }
 
 // Each rank's streams again without the events nested in the calls `starts`

@@ -6,9 +6,7 @@
 #include <set>
 #include <tuple>
 
-#include "merge/merge.hpp"
-#include "trace/builder.hpp"
-#include "trace/cursor.hpp"
+#include "merge/rebuild.hpp"
 
 namespace mpior::extrap {
 
@@ -41,24 +39,19 @@ std::set<Site> divergent(const std::vector<Input>& inputs, const std::vector<std
   return out;
 }
 
-// One rank's stream again without the calls at `drop` (and what they nest).
+// One rank's stream again without the calls at `drop` (and what they nest),
+// counted as pruned.
 trace::Stream without(const trace::Stream& s, int32_t rank, const std::vector<bool>& drop, trace::Plan& plan) {
-  trace::StreamBuilder b(trace::BuilderOptions{.lossless = s.lossless});
-  trace::EventCursor c(s, rank);
-  trace::Event ev;
   int skip_below = -1;  // depth of a dropped call whose nested events follow
-  while (c.next(ev)) {
-    if (skip_below >= 0 && ev.depth > skip_below) continue;
+  return merge::rebuilt(s, rank, [&](const trace::Event& ev, trace::RawEvent&) {
+    if (skip_below >= 0 && ev.depth > skip_below) return false;
     skip_below = -1;
-    if (drop[ev.leaf]) {
-      skip_below = ev.depth;
-      ++plan.pruned[size_t(ev.kind)].calls;
-      plan.pruned[size_t(ev.kind)].time_ns += std::max<int64_t>(0, ev.dur_ns);
-      continue;
-    }
-    b.append(ev.raw());
-  }
-  return b.snapshot(rank, s.thread);
+    if (!drop[ev.leaf]) return true;
+    skip_below = ev.depth;
+    ++plan.pruned[size_t(ev.kind)].calls;
+    plan.pruned[size_t(ev.kind)].time_ns += std::max<int64_t>(0, ev.dur_ns);
+    return false;
+  });
 }
 
 size_t prune_sites(Input& in, const std::set<Site>& sites) {
@@ -79,10 +72,7 @@ size_t prune_sites(Input& in, const std::set<Site>& sites) {
     }
     for (int64_t r : s.rank_list()) rebuilt.push_back(without(s, int32_t(r), drop, in.plan));
   }
-  std::stable_sort(rebuilt.begin(), rebuilt.end(), [](const trace::Stream& a, const trace::Stream& b) {
-    return std::pair(a.thread, a.rank_list().front()) < std::pair(b.thread, b.rank_list().front());
-  });
-  for (trace::Stream& s : merge::merge_streams(std::move(rebuilt))) out.push_back(std::move(s));
+  for (trace::Stream& s : merge::merge_rebuilt(std::move(rebuilt))) out.push_back(std::move(s));
   in.plan.streams = std::move(out);
   for (const auto& t : in.plan.pruned) after += t.calls;
   return after - before;
