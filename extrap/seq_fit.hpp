@@ -1,6 +1,6 @@
 // Sequences of a position's values across the inputs and their field by
 // field fits: the samples (rank r of input n), the texts refusals show, and
-// the fits of each item of a sequence (streams.cpp).
+// the fits of each item of a sequence (made by field_fit.cpp).
 #pragma once
 
 #include <cstdint>

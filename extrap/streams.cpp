@@ -7,12 +7,12 @@
 #include <functional>
 
 #include "extrap/ambiguity.hpp"
+#include "extrap/field_fit.hpp"
 #include "extrap/incidental.hpp"
 #include "extrap/models.hpp"
 #include "extrap/permuted.hpp"
 #include "extrap/random_deal.hpp"
 #include "extrap/seq_fit.hpp"
-#include "extrap/site_fit.hpp"
 #include "extrap/stream_timing.hpp"
 #include "merge/merge_params.hpp"
 #include "trace/text.hpp"
@@ -36,6 +36,7 @@ class StreamExtrapolator {
         n_(n),
         index_(index),
         notes_(ctx.notes),
+        target_{ctx.inputs, cls, ranks, n, ranks_at, ctx.strict},
         params_(out_) {}
 
   trace::Stream run() {
@@ -72,14 +73,6 @@ class StreamExtrapolator {
   using Getter = std::function<trace::Param(const trace::Stream&)>;
 
   const char* incidental(size_t leaf, int slot) const { return ctx_.uses.incidental(cls_, leaf, slot); }
-
-  // Why no model fits, and what would resolve it.
-  std::string hint(const char* why) const {
-    if (why)
-      return fmt::format(
-          "\n  This quantity is incidental ({}): without --strict it takes the best fit, with a warning.", why);
-    return kStructureHint;
-  }
 
   // Position by position; when a quantity fits no model and the position's
   // values are one table dealt over the ranks (dealt.hpp), from that table.
@@ -141,7 +134,7 @@ class StreamExtrapolator {
                        const char* why) {
     SeqFit fits;
     try {
-      fits = fit_fields(samples, leaf, node, what, why);
+      fits = fit_fields(target_, samples, leaf, node, what, why, site_field_);
     } catch (const ToolError& e) {
       if (!permute_ || dynamic_cast<const Ambiguous*>(&e)) throw;
       return sorted_fit(samples, leaf, node, what);
@@ -164,7 +157,7 @@ class StreamExtrapolator {
     for (const SeqSample& s : samples) sorted.push_back(sorted_seq(s.items, s.offset));
     std::vector<SeqSample> by_value;
     for (size_t k = 0; k < samples.size(); ++k) by_value.push_back({samples[k].r, samples[k].n, sorted[k], 0});
-    SeqFit fits = fit_fields(by_value, leaf, node, what, nullptr);
+    SeqFit fits = fit_fields(target_, by_value, leaf, node, what, nullptr, site_field_);
     fits.permuted = true;
     return fits;
   }
@@ -238,8 +231,8 @@ class StreamExtrapolator {
     const char* what = f == kRetField   ? "ret"
                        : f == kErrField ? "errno"
                                         : trace::arg_name(cls_.shape->leaves[leaf].kind, f);
-    SeqFit fits = fit_fields(samples, int32_t(leaf), -1, what, nullptr);
-    for (size_t k = 0; k < ranks_.size(); ++k) evaluate(fits, ranks_[k], int32_t(leaf), -1, what, out[k]);
+    SeqFit fits = fit_fields(target_, samples, int32_t(leaf), -1, what, nullptr, site_field_);
+    for (size_t k = 0; k < ranks_.size(); ++k) evaluate(target_, fits, ranks_[k], int32_t(leaf), -1, what, out[k]);
     return out;
   }
 
@@ -290,7 +283,7 @@ class StreamExtrapolator {
     }
     SeqFit fits;
     try {
-      fits = fit_fields(all, int32_t(leaf), -1, what, nullptr);
+      fits = fit_fields(target_, all, int32_t(leaf), -1, what, nullptr, site_field_);
     } catch (const ToolError&) {
       throw ToolError(fmt::format("{}{}: their union over the ranks fits no model either:{}",
                                   where(int32_t(leaf), -1, what), kNotRandomDeal, samples_text(all)));
@@ -298,7 +291,7 @@ class StreamExtrapolator {
     std::optional<Fit> count = fit_exact(counts);
     std::optional<int64_t> per = count ? count->eval_int(0, n_) : std::nullopt;
     std::vector<SeqItem> target;
-    evaluate(fits, 0, int32_t(leaf), -1, what, target);
+    evaluate(target_, fits, 0, int32_t(leaf), -1, what, target);
     std::vector<int64_t> order = random_deal_order(target, n_);
     if (!per || *per < 1 || int64_t(order.size()) != *per * n_)
       throw ToolError(fmt::format("{}{}: the union's {} values at {} ranks are not the same number per rank",
@@ -408,89 +401,7 @@ class StreamExtrapolator {
   }
 
   std::string where(int32_t leaf, int32_t node, const char* what) const {
-    std::string pos = leaf >= 0 ? fmt::format("position {} ({} at call site {:#x})", leaf,
-                                              trace::name(cls_.shape->leaves[size_t(leaf)].kind),
-                                              cls_.shape->leaves[size_t(leaf)].callsite)
-                                : fmt::format("loop node {}", node);
-    return fmt::format("{}, {}, {}", cls_.name(), pos, what);
-  }
-
-  // Every field fitted exactly; an incidental one (`why` set) that no model
-  // fits takes the best fit, and one whose loop shapes differ one mean value.
-  SeqFit fit_fields(const std::vector<SeqSample>& given, int32_t leaf, int32_t node, const char* what,
-                    const char* why) {
-    std::vector<std::vector<SeqItem>> store;
-    std::vector<SeqSample> loops = one_shape(given) ? std::vector<SeqSample>{} : as_loops(given, store);
-    const std::vector<SeqSample>& samples = loops.empty() ? given : loops;
-    std::span<const SeqItem> shape = samples.front().items;
-    for (const SeqSample& s : samples)
-      if (!same_shape(shape, s.items)) {
-        if (why && !ctx_.strict) return mean_fit(samples);
-        throw ToolError(
-            fmt::format("{}: the values do not have one loop shape at every rank and rank count, "
-                        "so no model can extrapolate them:{}{}{}",
-                        where(leaf, node, what), samples_text(samples), dealt_lengths_hint(samples), hint(why)));
-      }
-    SeqFit out{{}, std::vector<SeqItem>(shape.begin(), shape.end())};
-    std::vector<Sample> pts(samples.size());
-    std::vector<std::vector<SeqSample>> site;  // the position at every rank, when a fit is ambiguous (site_fit.hpp)
-    size_t counts = rank_counts(samples);
-    for (size_t item = 0; item < shape.size(); ++item) {
-      auto fit_one = [&](auto field, auto value) {
-        for (size_t k = 0; k < samples.size(); ++k) pts[k] = {samples[k].r, samples[k].n, value(samples[k])};
-        if (std::optional<Fit> f = fit_exact(pts)) {
-          if (site_field_ >= 0 && site.empty() && ambiguous(*f, counts))
-            site = site_samples(inputs_, *cls_.shape, size_t(leaf), site_field_);
-          SiteEvidence ev{pts, {}};
-          bool check = site_field_ >= 0 && ambiguous(*f, counts);
-          Fit fit = check ? site_consistent(std::move(*f), pts, site, shape, value, ev) : std::move(*f);
-          // Structure that another model fits as exactly and as simply, and
-          // that it predicts otherwise at the target, is refused.
-          if (std::optional<Parting> p = why ? std::nullopt : parting_rival(fit, ev, ranks_, n_, ranks_at_))
-            throw Ambiguous(parting_refusal(where(leaf, node, what), fit, *p, n_, samples_text(samples)));
-          out.fields.push_back({item, field, std::move(fit)});
-        } else if (why && !ctx_.strict) {
-          int64_t lo = field == FieldFit::count ? 1 : floor_of(pts);
-          out.fields.push_back({item, field, fit_best(pts), true, lo});
-        } else {
-          throw ToolError(fmt::format("{}: no model fits the values exactly (item {} of the value sequence):{}{}{}",
-                                      where(leaf, node, what), item, samples_text(samples), dealt_hint(pts, "They are"),
-                                      hint(why)));
-        }
-      };
-      if (!shape[item].is_loop()) {
-        fit_one(FieldFit::scalar, [item](const SeqSample& s) { return s.items[item].v + s.offset; });
-      } else {
-        fit_one(FieldFit::shift, [item](const SeqSample& s) { return s.items[item].v; });
-        fit_one(FieldFit::count, [item](const SeqSample& s) { return int64_t(s.items[item].count); });
-      }
-    }
-    return out;
-  }
-
-  void evaluate(const SeqFit& fits, int64_t r, int32_t leaf, int32_t node, const char* what,
-                std::vector<SeqItem>& out) {
-    size_t base = out.size();
-    out.insert(out.end(), fits.shape.begin(), fits.shape.end());
-    for (const FieldFit& f : fits.fields) {
-      std::optional<int64_t> v = f.approximate ? approximate(f.fit, r, n_, f.floor) : f.fit.eval_int(r, n_);
-      if (!v && !f.fit.per_rank.empty())
-        throw ToolError(fmt::format("{}: at {} ranks rank {} needs a value of its own, and only ranks {} were seen",
-                                    where(leaf, node, what), n_, r, f.fit.formula()));
-      if (!v)
-        throw ToolError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a value that is not an integer",
-                                    where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r));
-      SeqItem& it = out[base + f.item];
-      if (f.field == FieldFit::count) {
-        if (*v < 1 || *v > int64_t(UINT32_MAX))
-          throw ToolError(fmt::format("{}: at {} ranks the model {} = {} gives rank {} a loop of {} iterations",
-                                      where(leaf, node, what), n_, f.fit.name, f.fit.formula(), r, *v));
-        it.count = uint32_t(*v);
-      } else {
-        it.v = *v;
-      }
-    }
-    if (fits.permuted) shuffle_tail(out, base, r, n_);
+    return quantity_where(cls_, leaf, node, what);
   }
 
   void note(const SeqFit& fits, int32_t leaf, int32_t node, const char* what) {
@@ -539,7 +450,7 @@ class StreamExtrapolator {
     std::vector<size_t> starts;
     for (int64_t r : ranks_) {
       starts.push_back(values_.size());
-      evaluate(fits, r, leaf, node, what, values_);
+      evaluate(target_, fits, r, leaf, node, what, values_);
       if (rank_free) break;
     }
     starts.push_back(values_.size());
@@ -578,6 +489,7 @@ class StreamExtrapolator {
   int64_t n_;
   int32_t index_;
   std::vector<trace::ExtrapNote>& notes_;
+  FitTarget target_;
   trace::Stream out_;
   merge::ParamMerger params_;
   std::vector<SeqItem> values_;
