@@ -3,10 +3,9 @@
 // members that had I/O since they last met it: information flows up, so a
 // member with none is pruned and its call's time passes as computation. But
 // a member's call waits for the root where the transfer is a rendezvous
-// (MPICH above its eager limit: serial_gather's 32 KiB a rank), and the root
-// is late by its I/O: that I/O's traced pace, replayed as the member's
-// computation on any target, set the predicted time (rank 1 of serial_gather
-// computed 0.77 s where rank 0 wrote for 0.2 s, +10 to +16% on ext4). The
+// (MPICH above its eager limit), and the root is late by its I/O: that I/O's
+// traced pace, replayed as the member's computation on any target, would set
+// the predicted time, whatever the target's file system. The
 // replay never makes a member wait for its root; the root's own record
 // reproduces its pace. So only a pruned member call's cost stays in the
 // computation: its call site's shortest call (the transfer when the root was

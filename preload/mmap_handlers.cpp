@@ -275,13 +275,13 @@ int64_t cached_dirty(const Mapping& m, int64_t offset, int64_t len) noexcept {
 // The kernel's dirty bytes of the mapping holding addr (msync: of the range
 // [addr, addr + len) of the file, where cachestat can tell), read before the
 // real call (the call's time starts again after); -1 when not asked or
-// unknown. msync asks always: it writes back exactly what is dirty (fio's
-// mmap engine synced its whole 8 MiB mapping after every 16 writes of 4 KiB:
-// counting the span made the replay write 128 times the bytes, +800%);
+// unknown. msync asks always: it writes back exactly what is dirty (a program
+// that syncs a whole large mapping after a few small writes would otherwise
+// be replayed writing the whole span each time);
 // munmap only after an msync, before which the span is the bound (the
 // flusher may have cleaned pages the program wrote, which the kernel then no
 // longer shows). /proc/self/smaps walks the page tables of the whole process
-// (about 100 us for a small one, more with a large heap): the fallback.
+// (far slower than cachestat, more so with a large heap): the fallback.
 int64_t dirty_before_call(Call& c, uintptr_t addr, size_t len, bool always) noexcept {
   if (g_count.load(std::memory_order_relaxed) == 0) return -1;
   int64_t dirty = -1;
@@ -309,7 +309,7 @@ thread_local int64_t t_sync_dirty = -1;  // map_before_sync -> map_sync
 
 }  // namespace
 
-// MS_ASYNC needs no look (cachestat takes about 40 ns a cached page): it
+// MS_ASYNC needs no look (cachestat's cost grows with the cached pages): it
 // counts nothing (map_sync).
 void map_before_sync(Call& c, void* addr, size_t len, int flags) noexcept {
   t_sync_dirty = flags & MS_SYNC ? dirty_before_call(c, reinterpret_cast<uintptr_t>(addr), len, true) : -1;

@@ -1,5 +1,6 @@
-// The tracer's clock: the TSC where it is invariant (11 ns a read here),
-// CLOCK_MONOTONIC otherwise (28 ns). Ticks become nanoseconds off the hot path.
+// The tracer's clock: the TSC where it is invariant (a read costs a fraction
+// of a vDSO clock_gettime, and every call takes two), CLOCK_MONOTONIC
+// otherwise. Ticks become nanoseconds off the hot path.
 #pragma once
 
 #include <x86intrin.h>

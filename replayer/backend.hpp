@@ -45,8 +45,8 @@ class MpiOps {
   // A compute gap, until `deadline`; returns when it woke. MPI mode first
   // drives the sends the program had completed: MPI moves a rendezvous only
   // inside MPI calls, which the program's blocking Gather was and a sleeping
-  // replay thread is not (serial_gather's root waited a member's whole gap
-  // for each 32 KiB contribution: +59% against the traced time).
+  // replay thread is not (a root would wait a member's whole gap for each
+  // rendezvous-sized contribution).
   virtual int64_t idle_until(int64_t deadline, const std::atomic<bool>& abort) { return sleep_until(deadline, abort); }
   // MPI mode: a Barrier's agreement is in flight (mpi_lateness.hpp).
   virtual bool agreement_pending() const { return false; }

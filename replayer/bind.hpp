@@ -1,8 +1,7 @@
 // Which CPUs each replay thread may run on (--bind). Unbound ranks that
-// share cores lose time to the scheduler's placement: on two vCPUs
-// checkpoint_sim's unbound runs were 12-15% slower than bound ones and
-// spread 15-20% from run to run, as its fsync's wake-ups put both ranks on
-// one core and MPI's busy poll then waited for the other a scheduler tick.
+// share cores lose time to the scheduler's placement, and how much varies
+// from run to run: an fsync's wake-up can put two ranks on one core, where
+// MPI's busy poll then waits a scheduler tick for the other.
 // A replay that runs bound where the program ran bound (and free where it
 // ran free) meets the same placement, not another.
 #pragma once

@@ -14,21 +14,21 @@
 // Collectives: the members leave together, so the last arriver's duration is
 // all cost and the others' hold waiting that the replay reproduces itself;
 // their class is charged its shortest 1/comm_size durations (every
-// member's, from the positions' histograms), not all of them (that counted
-// the waiting twice: nton_barrier replayed 2.4x too slow);
+// member's, from the positions' histograms), not all of them (that would
+// count the waiting twice);
 // Every class's durations are taken robustly (lower_robust): a call whose
-// partner the scheduler held off a core when traced lasted that long (a
-// loaded machine: 10-20 ms against a Barrier's 30 us), and the replay, on
+// partner the scheduler held off a core when traced lasted that long (on a
+// loaded machine, hundreds of times the call's own cost), and the replay, on
 // the same kind of machine, meets that again in its own waiting; their
-// plain mean charged it twice.
+// plain mean would charge it twice.
 // a Gather's or Reduce's whose members' calls were pruned, the roots' share
 // of its calls (the root's whole duration: the replay never makes it wait
 // for a pruned member).
 // Receives and Waits alike: the shortest half (in an exchange one partner
 // came second). A receive that waited is released when its message was
 // posted: the replay's own hand-off between threads after that is taken off
-// the cost, which holds MPICH's (an unpruned ping-pong: 0.21-0.23 s -> 0.17
-// s a 100,000 round trips, traced 0.094; the rest is the known limit below).
+// the cost, which holds MPICH's (what stays above the traced time is the
+// known limit below).
 // Known limit: where one side always waited when traced (members of a gather
 // for a root doing I/O), that waiting is counted in the cost too.
 // Collective MPI-IO reads and writes: the threads' replay meets at the call

@@ -21,7 +21,7 @@ using trace::OpClass;
 
 // A read or write by the system call itself. The application's calls were a
 // single-threaded process's, for which glibc skips the cancellation-point
-// bookkeeping; the replay's threads would pay it (~30 ns) on every call, and
+// bookkeeping; the replay's threads would pay it on every call, and
 // no replay thread is ever cancelled.
 ssize_t raw_transfer(bool write, bool positional, int fd, char* buf, size_t n, int64_t at) {
   if (positional) return ::syscall(write ? SYS_pwrite64 : SYS_pread64, fd, buf, n, off_t(at));

@@ -26,7 +26,7 @@ void MpiThreadOps::agreed_barrier(const Comm& c, bool own) {
 
 // The program's Barrier itself first, its members arriving as the plan has
 // them, so it costs what the program's did (the agreement alone costs an
-// Allreduce's: nton_barrier's replay ran 10-12% short); then the agreement,
+// Allreduce's, less than a Barrier's); then the agreement,
 // its own cost added to the lateness. Where the communicator's last two
 // Barriers held a gap of kSettleGapNs or more in a member's plan (agreed,
 // the same on every process, so all take one form: a blocking collective

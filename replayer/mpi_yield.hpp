@@ -1,9 +1,9 @@
 // A replay thread's receives and final waits as nonblocking calls tested in
 // a loop: a receive the plan never matches leaves its thread polling, and
 // each test takes and gives back MPICH's global lock, so the watchdog's
-// MPI_Test gets it between them. Collectives stay blocking: MPI_Ibarrier
-// tested with a yield after every test made nton_barrier's --mpi replay +24%
-// (MPICH's MPI_Barrier is a shared-memory release/gather).
+// MPI_Test gets it between them. Collectives stay blocking: MPICH's
+// MPI_Barrier is a shared-memory release/gather, which an MPI_Ibarrier
+// tested with a yield after every test is much slower than.
 #pragma once
 
 #include <mpi.h>

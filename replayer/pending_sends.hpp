@@ -76,10 +76,10 @@ class PendingSends {
     return rc;
   }
   // A send should test the list (keeping it short): it doubled since the last
-  // test. Testing whenever it held 64 cost each send a Testsome over all of
-  // them: a rank whose sends went unmatched for long (to a rank in the same
-  // process, which MPICH completes only when received) made each send slower
-  // the further ahead it ran (20,000 tokens down a pipeline: 0.8-1.2 s for 0.07).
+  // test. Testing at a fixed length would cost each send a Testsome over all
+  // of them: a rank whose sends go unmatched for long (to a rank in the same
+  // process, which MPICH completes only when received) would make each send
+  // slower the further ahead it ran.
   bool due() const { return reqs_.size() >= next_test_; }
 
   // A gap should keep testing: some send is young (by gaps or by time).

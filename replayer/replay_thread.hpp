@@ -192,7 +192,7 @@ class alignas(64) ReplayThread {
   void run_guarded() {
     tighten_timer_slack();
     // A rank's descriptors are its own, as in the traced process; unshared,
-    // the kernel looks them up without reference counting (40 ns a call).
+    // the kernel looks them up without reference counting, on every call.
     // Not in MPI mode (the MPI library's threads share descriptors) nor with
     // POSIX AIO (glibc's helper threads serve every thread's requests).
     if (sh_.private_fds) (void)unshare(CLONE_FILES);

@@ -51,7 +51,7 @@ void ReplayThread::pay_owed(MpiOps& mpi, bool after_sync) {
 // the cost owes the difference as pacer debt. In MPI mode real MPI costs
 // what it costs, but for two kinds of call: the root of a Reduce or Gather
 // whose members' calls pruning dropped receives nothing from them, and takes
-// at least the call's cost (serial_gather's root: -22%); and calls that stay
+// at least the call's cost, else it would run short; and calls that stay
 // within the process (MpiOps::local: messages between two of its ranks,
 // collectives of its ranks alone) synchronise as the threads' do and are
 // charged as theirs are.

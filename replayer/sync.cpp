@@ -263,8 +263,8 @@ void clear_last_release() { t_released_ns = 0, t_slept = false; }
 
 int64_t poll_ns(uint32_t threads) {
   // Once: glibc counts the CPUs by reading /sys/devices/system/cpu/online,
-  // an open and a read that cost several microseconds, on every receive
-  // before (an unpruned ping-pong replayed 6-8x slower than it ran).
+  // an open and a read that cost several microseconds, far more than a
+  // receive's own replay.
   static const unsigned cores = std::thread::hardware_concurrency();
   return cores > 0 && threads <= cores ? 100'000'000 : 0;
 }
