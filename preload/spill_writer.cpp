@@ -1,4 +1,4 @@
-// Spill segments: see spill_writer.hpp and DEVELOPERS.md (Bounded memory).
+// Spill segments: see spill_writer.hpp and docs/tracer-internals.md (Bounded memory).
 #include "preload/spill_writer.hpp"
 
 #include <fcntl.h>
