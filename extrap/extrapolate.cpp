@@ -178,7 +178,8 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
   std::vector<trace::ExtrapNote> notes;
   FileUses uses(inputs);
   DealtTables dealt(inputs);
-  StreamContext ctx{inputs, uses, opt.strict, notes, warned, dealt};
+  int64_t terminal_approximated = 0;
+  StreamContext ctx{inputs, uses, opt.strict, notes, warned, terminal_approximated, dealt};
   std::vector<std::pair<size_t, std::string>> rules;  // class -> its rank rule
   std::vector<ThreadAssignment> threads = assign(inputs, classes, target, notes, rules);
   // The target's streams: one per class some target rank runs, by first rank.
@@ -213,6 +214,11 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
     }
   }
   extrapolate_tables(ctx, rank_kinds(inputs, classes, threads), out);
+  if (terminal_approximated > 0)
+    warned.push_back(
+        fmt::format("{} position{} writing to <stdout> or <stderr> approximated (printed text, whose "
+                    "bytes follow the values printed; the plan's notes give each)",
+                    terminal_approximated, terminal_approximated == 1 ? "" : "s"));
   out.job = target_job(inputs, target);
   out.pruned = extrapolate_pruned(inputs, target);
   out.extrap.target = int32_t(target);

@@ -139,4 +139,13 @@ std::string FileUses::path(const StreamClass& cls, size_t leaf) const {
   return inputs_[last->first].plan.files[size_t(last->second)].path;
 }
 
+bool FileUses::terminal_only(const StreamClass& cls, size_t leaf) const {
+  if (!names_file(cls.shape->leaves[leaf].kind)) return false;
+  std::vector<std::pair<size_t, int32_t>> files = files_of(cls, leaf);
+  return !files.empty() && std::all_of(files.begin(), files.end(), [&](auto& f) {
+    const std::string& p = inputs_[f.first].plan.files[size_t(f.second)].path;
+    return p == "<stdin>" || p == "<stdout>" || p == "<stderr>";
+  });
+}
+
 }  // namespace mpior::extrap

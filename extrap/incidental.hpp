@@ -42,6 +42,10 @@ class FileUses {
   // The path of the file the position names (its first, in the largest
   // input), or "" when it names none.
   std::string path(const StreamClass& cls, size_t leaf) const;
+  // True when every file the position names is <stdin>, <stdout> or
+  // <stderr>: a program's printed report, whose bytes follow the values
+  // printed, not its I/O.
+  bool terminal_only(const StreamClass& cls, size_t leaf) const;
   // True when no rank of input `in` created or wrote global file `file`.
   bool foreign(size_t in, int32_t file) const { return !uses_[in][size_t(file)].made; }
 

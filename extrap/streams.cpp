@@ -361,6 +361,11 @@ class StreamExtrapolator {
   // approximated quantity with its model and the values seen.
   void warn(size_t leaf) {
     if (approximated_.empty()) return;
+    if (ctx_.uses.terminal_only(cls_, leaf)) {
+      ++ctx_.terminal_approximated;
+      approximated_.clear();
+      return;
+    }
     const trace::Leaf& l = cls_.shape->leaves[leaf];
     std::string file = ctx_.uses.path(cls_, leaf);
     std::string text = fmt::format("{}, position {} ({} at call site {:#x}{}): approximated ({})", cls_.name(), leaf,

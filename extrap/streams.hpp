@@ -25,6 +25,7 @@ struct StreamContext {
   bool strict;                            // no approximation: incidentals need an exact fit too
   std::vector<trace::ExtrapNote>& notes;  // every quantity that is not one constant
   std::vector<std::string>& warnings;     // one per approximated position
+  int64_t& terminal_approximated;         // ... but positions on a terminal stream: counted, one warning for all
   DealtTables& dealt;                     // positions whose values a library dealt over the ranks
 };
 

@@ -167,6 +167,13 @@ std::string without_smallest(const Options& o, const std::vector<int64_t>& count
       o.dirs[smallest], counts[smallest], counts[smallest]);
 }
 
+// ", N quantities approximated" when some took a best fit, else "".
+std::string approximated_text(const mpior::trace::Plan& plan) {
+  auto n = std::count_if(plan.extrap.notes.begin(), plan.extrap.notes.end(),
+                         [](const mpior::trace::ExtrapNote& e) { return e.name == mpior::trace::kApproximateModel; });
+  return n == 0 ? "" : fmt::format(", {} quantities approximated", n);
+}
+
 int extrapolate(const Options& o) {
   using namespace mpior;
   if (o.cb_nodes > 0) {  // before the work: a hint refused is refused at once
@@ -206,7 +213,7 @@ int extrapolate(const Options& o) {
   std::cout << "mpior-post: wrote " << o.plan << ": " << plan.ranks.size() << " ranks extrapolated from "
             << o.dirs.size() << " runs, " << plan.streams.size() << " streams, " << plan.files.size() << " files, "
             << plan.comms.size() << " communicators, " << plan.extrap.notes.size() << " modelled quantities"
-            << (warnings.empty() ? "" : fmt::format(", {} positions or files approximated", warnings.size())) << "\n";
+            << approximated_text(plan) << "\n";
   return 0;
 }
 
