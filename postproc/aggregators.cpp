@@ -15,6 +15,7 @@
 #include "postproc/mpiio_request.hpp"
 #include "postproc/restream.hpp"
 #include "postproc/romio_lustre.hpp"
+#include "postproc/transfer_events.hpp"
 #include "trace/arg_views.hpp"
 #include "trace/cursor.hpp"
 #include "trace/tool_error.hpp"
@@ -108,6 +109,7 @@ struct Collected {
   std::map<int32_t, int64_t> written_end;  // global file -> the end of the furthest write in the plan
   std::map<FdKey, int64_t> fds;
   uint64_t callsite = 0;  // of a traced nested transfer, for the ones made
+  int64_t aio_base = 1;   // past every AIO request id of the plan: the first of the requests made
   // Ranks (and threads) whose streams change: a nested transfer goes, or a
   // request is dealt to them.
   std::set<std::pair<int32_t, uint32_t>> changed;
@@ -175,6 +177,8 @@ Collected collect(const trace::Plan& plan, const MpiioHints& h) {
       bool in_open = false;
       while (c.next(ev)) {
         if (trace::is_mpiio(ev.kind)) w.track(ev);
+        if (trace::info(ev.kind).family == trace::Family::aio)
+          out.aio_base = std::max(out.aio_base, aio_args(ev).aio_req() + 1);
         note_written(ev, w, out);
         if (ev.depth > 0) {
           collect_nested(ev, int32_t(r), w, in, in_open, out);
@@ -370,37 +374,17 @@ bool deal(const trace::Plan& plan, Call& call, const MpiioHints& hints, int64_t 
 // The requests dealt to a rank for one call, spread over its end: they take
 // the traced transfers' time per byte (the data exchange is the rest of the
 // call's time).
-void insert_pieces(Restream& b, const Event& ev, const Call& call, const std::vector<Piece>& mine, int64_t fd,
-                   uint64_t callsite, uint64_t& made) {
+uint64_t insert_pieces(Restream& b, const Event& ev, const Call& call, const std::vector<Piece>& mine,
+                       const TransferSite& site) {
   std::vector<int64_t> dur;
-  int64_t total = 0;
   for (const Piece& p : mine) {
     // A write's read of a hole: at the traced reads' rate, if any.
     bool rmw = p.read != call.read && call.rmw_bytes > 0;
     int64_t ns = rmw ? call.rmw_ns : call.ns, bytes = rmw ? call.rmw_bytes : call.bytes;
     double share = bytes > 0 ? double(p.end - p.begin) / double(bytes) : 0;
-    total += dur.emplace_back(int64_t(double(ns) * share));
+    dur.push_back(int64_t(double(ns) * share));
   }
-  int64_t at = std::max(ev.start_ns, ev.end_ns - total);
-  for (size_t i = 0; i < dur.size(); ++i) {
-    trace::RawEvent piece;
-    if (mine[i].vectored)
-      piece.kind = mine[i].read ? trace::Kind::preadv : trace::Kind::pwritev;
-    else
-      piece.kind = mine[i].read ? trace::Kind::pread : trace::Kind::pwrite;  // what ROMIO calls
-    piece.depth = 1;
-    piece.callsite = callsite;
-    piece.start = at;
-    piece.end = at = std::min(ev.end_ns, at + dur[i]);
-    auto a = io_args(piece);
-    a.handle() = fd;
-    a.file() = mpiio_args(ev).file();
-    a.offset() = mine[i].begin;
-    a.count() = mine[i].end - mine[i].begin;
-    piece.ret = mine[i].ret;
-    b.insert(piece);
-    ++made;
-  }
+  return insert_transfers(b, ev, mine, dur, site);
 }
 
 // The call a top-level event starts, when its transfers were dealt again
@@ -427,6 +411,7 @@ trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t r
   trace::EventCursor c(s, rank, Restream::cursor_options());
   Event ev;
   bool in = false;
+  int64_t next_aio_id = got.aio_base;
   while (c.next(ev)) {
     if (in && ev.depth > 0 && is_nested_transfer(ev)) continue;
     b.copy(ev.raw());
@@ -441,7 +426,7 @@ trace::Stream rebuild(const trace::Plan& plan, const trace::Stream& s, int32_t r
     if (fd == got.fds.end())
       throw ToolError(fmt::format("rank {} cannot move data for the others: it never opened {} at the POSIX level",
                                   rank, plan.files[size_t(file)].path));
-    insert_pieces(b, ev, *call, mine->second, fd->second, got.callsite, made);
+    made += insert_pieces(b, ev, *call, mine->second, {fd->second, mpiio_args(ev).file(), got.callsite, &next_aio_id});
   }
   return b.finish(rank, s.thread);
 }

@@ -19,6 +19,9 @@ constexpr int kMaxAggregatorsRatio = 8;
 constexpr double kCutoffThreshold = 3 / 100.0;
 // io_ompio_cycle_buffer_size: an independent call's bytes a cycle.
 constexpr int64_t kCycleBufferSize = 512 << 20;
+// fbtl_posix_max_aio_active_reqs: the requests of an asynchronous call in
+// flight at once (sysconf(_SC_AIO_MAX) where it says, not on Linux).
+constexpr size_t kAioActiveRequests = 2048;
 
 // OMPIO's cost of the exchange with P_a aggregators (cost_calc: LogGP
 // parameters of DDR InfiniBand, Jha and Gabriel 2017), as its code computes
@@ -205,6 +208,16 @@ std::vector<PosixTransfer> ompio_fbtl(const std::vector<ByteRange>& entries, boo
   return out;
 }
 
+std::vector<PosixTransfer> ompio_aio(const std::vector<ByteRange>& entries, bool read) {
+  std::vector<PosixTransfer> out;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    auto [begin, end] = entries[i];
+    bool batch_ends = (i + 1) % kAioActiveRequests == 0 || i + 1 == entries.size();
+    out.push_back({begin, end, read, end - begin, false, true, batch_ends});
+  }
+  return out;
+}
+
 std::vector<PosixTransfer> ompio_individual(const std::vector<ByteRange>& pieces, bool read, int64_t file_end) {
   std::vector<Owned> mine;
   for (auto [begin, end] : pieces) mine.push_back({begin, end, 0});
@@ -241,11 +254,9 @@ std::vector<std::vector<PosixTransfer>> ompio_writes(const std::vector<std::vect
   std::vector<std::vector<PosixTransfer>> out(static_cast<size_t>(count));
   for (size_t j = 0; j < cycles.size(); ++j)
     for (const std::vector<ByteRange>& cycle : cycles[j]) {
-      std::vector<PosixTransfer> made = ompio_fbtl(cycle, false, !async, file_end);
-      for (PosixTransfer& t : made) {
+      std::vector<PosixTransfer> made = async ? ompio_aio(cycle, false) : ompio_fbtl(cycle, false, true, file_end);
+      for (const PosixTransfer& t : made)
         if (!t.read) file_end = std::max(file_end, t.end);
-        if (async) t.vectored = false;  // aio requests, made as pwrites
-      }
       out[j].insert(out[j].end(), made.begin(), made.end());
     }
   return out;

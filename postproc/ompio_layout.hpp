@@ -48,8 +48,11 @@
 // distance between their starts ((last start - first start) / entries) is
 // above 0 and at most 4 KiB: the span read (a write then written back
 // whole) in pieces of at most 64 MiB; otherwise one preadv or pwritev an
-// entry. A write of more than two cycles goes through asynchronous I/O, one
-// request an entry, never sieved.
+// entry. A vulcan write of more than two cycles goes through asynchronous
+// I/O (fbtl posix ipwritev): each cycle's entries are aio_write requests,
+// never sieved, at most 2,048 in flight (a batch is waited for, aio_error
+// then aio_return per request in order, before the next is submitted), and a
+// cycle's requests are waited for before the next cycle's are submitted.
 #pragma once
 
 #include <cstdint>
@@ -117,5 +120,9 @@ std::vector<PosixTransfer> ompio_individual(const std::vector<ByteRange>& pieces
 // One fbtl posix call's transfers for `entries` (sorted, disjoint, not
 // adjacent); `sieve`: sieving allowed (synchronous calls).
 std::vector<PosixTransfer> ompio_fbtl(const std::vector<ByteRange>& entries, bool read, bool sieve, int64_t file_end);
+
+// One asynchronous fbtl posix call's AIO requests for `entries`, one an
+// entry, each batch's last marked waited.
+std::vector<PosixTransfer> ompio_aio(const std::vector<ByteRange>& entries, bool read);
 
 }  // namespace mpior::postproc

@@ -43,6 +43,8 @@ struct PosixTransfer {
   bool read = false;
   int64_t ret = 0;
   bool vectored = false;  // one entry of a preadv/pwritev call (OMPIO's fbtl posix)
+  bool async = false;     // a POSIX AIO request (OMPIO's fbtl posix ipwritev: aio_write)
+  bool waited = false;    // async: the last request of its batch, whose requests are waited for after it
   bool operator==(const PosixTransfer&) const = default;
 };
 

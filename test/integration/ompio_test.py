@@ -16,7 +16,7 @@ made in a real 8-rank run: dealt again at the target as OMPIO deals them by itse
 import os
 import shutil
 
-from extrap_test import Runs
+from extrap_test import Runs, io_log
 from harness import APPS, BUILD, POST, SKIP, check, check_eq, main, run
 
 LIB = os.path.join(BUILD, "preload", "libmpior-openmpi.so")
@@ -42,6 +42,13 @@ def calls(plan):
     """(rank, offset, bytes, call) of the plan's nested POSIX transfers on collective.dat, in each rank's order."""
     out = run([TRANSFERS, plan, "collective.dat", "--calls"]).stdout
     return [(int(r), int(off), int(n), call) for r, _, off, n, call in (line.split() for line in out.splitlines())]
+
+
+def aio(plan):
+    """(rank, 'S' or 'D', offset, bytes) of the plan's AIO submits and completions under calls on collective.dat, in
+    each rank's order."""
+    out = run([TRANSFERS, plan, "collective.dat", "--aio"]).stdout
+    return [(int(r), op, int(off), int(n)) for r, op, off, n in (line.split() for line in out.splitlines())]
 
 
 def trace(runs, n, mca=(), name=None, args=ARGS):
@@ -132,8 +139,9 @@ def individual():
 def asynchronous():
     """With cb_buffer_size 32 KiB vulcan writes 16 KiB a cycle: 5 cycles a call at 7 ranks over 3 aggregators, past
     two, so its writes are asynchronous (fbtl posix's aio_write, one request a cycle's entry). Traced with the large
-    buffer at 3-5 ranks, extrapolated to 7 with --cb-nodes 3 --cb-buffer-size 32768, the plan's pwrites are the real
-    run's AIO requests, offset by offset (its cycles cut pieces: rank 5's second call starts with a 1-byte request)."""
+    buffer at 3-5 ranks, extrapolated to 7 with --cb-nodes 3 --cb-buffer-size 32768, the plan's AIO requests are the
+    real run's, offset by offset (its cycles cut pieces: rank 5's second call starts with a 1-byte request), each
+    submitted and learned done where the real run's were; the replay issues them."""
     need_openmpi()
     runs = Runs()
     small = 32768
@@ -147,6 +155,12 @@ def asynchronous():
                  "each of 3 aggregators, one of them cut in two")
         check_eq(got, want, "transfers of the plan with --cb-buffer-size 32768 against OMPIO's asynchronous writes")
         check((5, "W", 229376, 1) in got and (5, "W", 382295, 16383) in got, f"a cycle cuts a piece: {got}")
+        got_aio, want_aio = aio(plan), aio(os.path.join(real, "plan"))
+        check_eq(len([a for a in want_aio if a[1] == "S"]), 31, "the real run's submits")
+        check_eq(got_aio, want_aio, "the plan's AIO submits and completions, in order, against the real run's")
+        log, _, _ = io_log(runs, plan, "replay7")
+        submits = [l for l in log.splitlines() if l.startswith("aio_write ") and "collective.dat" in l]
+        check_eq(len(submits), 31, f"the replay submits the requests: {log}")
     finally:
         runs.cleanup()
 

@@ -389,3 +389,38 @@ TEST_CASE("ROMIO's file domains, with and without stripe alignment", "[postproc]
   // romio_min_fdomain_size widens the domains; the last ones run empty.
   CHECK(postproc::file_domains(0, 10000, 3, 0, 6000) == D{{0, 6000}, {6000, 10000}, {10000, 10000}});
 }
+
+// Vulcan past two cycles (a 4 KiB buffer: 2 KiB a cycle, eight a call, one
+// entry each): each cycle an aio_write, learned done (aio_error, its
+// completion record, aio_return) before the next cycle's is submitted.
+TEST_CASE("OMPIO vulcan's asynchronous writes are AIO requests in the plan", "[postproc][aggregators][ompio]") {
+  trace::Plan plan = one_aggregator();
+  postproc::redeal_mpiio(plan, {hints(1, 4096), std::nullopt, true, postproc::OmpioFcoll::vulcan, std::nullopt});
+  CHECK(moved_by(plan).empty());  // no pwrite left
+  std::vector<Kind> kinds;
+  std::vector<int64_t> ids, offsets;
+  for (const trace::Stream& s : plan.streams)
+    for (int64_t r : s.rank_list()) {
+      trace::EventCursor c(s, int32_t(r));
+      trace::Event ev;
+      while (c.next(ev)) {
+        if (ev.depth == 0 || trace::info(ev.kind).family != trace::Family::aio) continue;
+        CHECK(r == 0);
+        kinds.push_back(ev.kind);
+        if (ev.kind != Kind::mpior_aio_done) continue;
+        auto a = aio_args(ev);
+        CHECK((ev.depth == 2 && ev.ret == 2048 && a.submit_depth() == 1));
+        CHECK((a.handle() == 10 && a.lio_op() == trace::kAioWrite && a.submit_kind() == int64_t(Kind::aio_write)));
+        ids.push_back(a.aio_req());
+        offsets.push_back(a.offset());
+      }
+    }
+  REQUIRE(kinds.size() == 2 * 8 * 4);
+  for (size_t i = 0; i < kinds.size(); i += 4)
+    CHECK(std::vector<Kind>(kinds.begin() + long(i), kinds.begin() + long(i) + 4) ==
+          std::vector<Kind>{Kind::aio_write, Kind::aio_error, Kind::mpior_aio_done, Kind::aio_return});
+  std::vector<int64_t> want_offsets, want_ids;
+  for (int64_t k = 0; k < 16; ++k) want_offsets.push_back(2048 * k), want_ids.push_back(1 + k);
+  CHECK(offsets == want_offsets);
+  CHECK(ids == want_ids);
+}

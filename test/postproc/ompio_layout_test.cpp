@@ -1,5 +1,6 @@
 #include "postproc/ompio_layout.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <vector>
 
@@ -15,6 +16,10 @@ PosixTransfer wrote(int64_t begin, int64_t end) { return {begin, end, false, end
 PosixTransfer read_of(int64_t begin, int64_t end, int64_t ret) { return {begin, end, true, ret}; }
 PosixTransfer entry(int64_t begin, int64_t end) { return {begin, end, false, end - begin, true}; }
 PosixTransfer read_entry(int64_t begin, int64_t end) { return {begin, end, true, end - begin, true}; }
+// An AIO request; `waited`: its batch is waited for after it.
+PosixTransfer request(int64_t begin, int64_t end, bool waited) {
+  return {begin, end, false, end - begin, false, true, waited};
+}
 
 }  // namespace
 
@@ -72,10 +77,12 @@ TEST_CASE("OMPIO vulcan writes: half the buffer a cycle, asynchronous past two",
   // bytes in three entries each, written asynchronously: never sieved.
   ranks = {{}, {}, {}};
   for (int64_t k = 0; k < 15; ++k) ranks[size_t(k % 3)].push_back({k * 20, k * 20 + 10});
+  // Each cycle's three requests are waited for after its last.
   auto got = postproc::ompio_writes(ranks, 1, 60, 0);
   REQUIRE(got.size() == 1);
   CHECK(got[0].size() == 15);
-  CHECK(got[0][3] == wrote(60, 70));
+  CHECK(got[0][3] == request(60, 70, false));
+  CHECK(got[0][5] == request(100, 110, true));
   // With a buffer of 200 the 150 bytes are one cycle: sieved.
   CHECK(postproc::ompio_writes(ranks, 1, 400, 120) == V{{read_of(0, 290, 120), wrote(0, 290)}});
 }
@@ -104,6 +111,20 @@ TEST_CASE("OMPIO fbtl posix: one transfer an entry unless sieved", "[postproc][o
   std::vector<ByteRange> close = {{0, 10}, {20, 30}};
   CHECK(postproc::ompio_fbtl(close, false, true, 0) == std::vector<PosixTransfer>{read_of(0, 30, 0), wrote(0, 30)});
   CHECK(postproc::ompio_fbtl(close, true, true, 25) == std::vector<PosixTransfer>{read_of(0, 30, 25)});
+}
+
+// fbtl_posix_ipwritev: a request an entry, at most
+// fbtl_posix_max_aio_active_reqs (2,048) in flight.
+TEST_CASE("OMPIO fbtl posix AIO: batches of 2,048 requests", "[postproc][ompio]") {
+  std::vector<ByteRange> entries;
+  for (int64_t k = 0; k < 2050; ++k) entries.push_back({k * 20, k * 20 + 10});
+  auto got = postproc::ompio_aio(entries, false);
+  REQUIRE(got.size() == 2050);
+  CHECK(got[0] == request(0, 10, false));
+  CHECK(got[2047] == request(2047 * 20, 2047 * 20 + 10, true));
+  CHECK(got[2048] == request(2048 * 20, 2048 * 20 + 10, false));
+  CHECK(got[2049].waited);
+  CHECK(std::count_if(got.begin(), got.end(), [](const PosixTransfer& t) { return t.waited; }) == 2);
 }
 
 // fcoll individual (common_ompio_file_{write,read}): 512 MiB a cycle, a
