@@ -226,30 +226,6 @@ void deal_moved(const std::vector<ByteRange>& runs, ByteRange dom, int64_t cb, b
   }
 }
 
-// One aggregator's requests over its domain as ROMIO makes them from the
-// ranks' requests (ADIOI_Exch_and_write, ADIOI_Read_and_exch): cb windows
-// from the first byte requested in the domain to its last, each one a
-// request in which any byte is requested, moved whole; a write's window
-// with a hole is read first (read-modify-write), finding what the file
-// held up to `file_end`.
-void deal_requested(const std::vector<ByteRange>& req, ByteRange dom, int64_t cb, bool read, int64_t file_end,
-                    std::vector<Piece>& out) {
-  auto it = std::lower_bound(req.begin(), req.end(), dom,
-                             [](const ByteRange& e, const ByteRange& d) { return e.second <= d.first; });
-  if (it == req.end() || it->first >= dom.second) return;
-  int64_t end = dom.first;  // one past the last byte requested in the domain
-  for (auto e = it; e != req.end() && e->first < dom.second; ++e) end = std::min(e->second, dom.second);
-  for (int64_t off = std::max(it->first, dom.first); off < end; off += cb) {
-    int64_t wend = std::min(off + cb, end), covered = 0;
-    while (it != req.end() && it->second <= off) ++it;
-    for (auto e = it; e != req.end() && e->first < wend; ++e)
-      covered += std::min(e->second, wend) - std::max(e->first, off);
-    if (covered == 0) continue;
-    if (!read && covered < wend - off) add_read(out, off, wend, file_end);
-    out.push_back({off, wend, read, wend - off});
-  }
-}
-
 // The aggregators of calls made by the same ranks, found once.
 using AggregatorCache = std::map<std::vector<int32_t>, std::vector<int32_t>>;
 
@@ -304,19 +280,10 @@ bool deal_ompio(Call& call, const std::vector<ByteRange>& runs, const Collective
     return false;
   }
   int count = ompio_aggregator_count(int(n), chunk, size, {h.cb_nodes, h.cb_buffer_size, fcoll});
-  std::vector<int32_t> movers = ompio_gen2_aggregators(int(n), count);
-  std::vector<std::vector<PosixTransfer>> dealt;
-  if (call.read || fcoll != OmpioFcoll::dynamic_gen2) {
-    dealt = call.read ? ompio_reads(pieces, count, h.cb_buffer_size, file_end)
-                      : ompio_writes(pieces, count, h.cb_buffer_size, file_end);
-    for (size_t j = 0; auto& group : ompio_groups(int(n), count)) movers[j++] = group.front();
-  } else {  // on Lustre (striping hints given) the file's stripes and their count
-    if (h.striping_factor > 1) movers = ompio_gen2_aggregators(int(n), count = std::min(h.striping_factor, int(n)));
-    int64_t stripe = h.striping_unit > 0 ? h.striping_unit : kOmpioGen2StripeSize;
-    dealt = ompio_gen2_writes(pieces, count, h.cb_buffer_size, stripe, file_end);
-  }
-  for (size_t j = 0; j < dealt.size(); ++j)
-    if (!dealt[j].empty()) call.pieces[call.ranks[size_t(movers[j])]] = std::move(dealt[j]);
+  OmpioDealt dealt =
+      ompio_collective(pieces, call.read, fcoll, count, h.cb_buffer_size, h.striping_unit, h.striping_factor, file_end);
+  for (size_t j = 0; j < dealt.transfers.size(); ++j)
+    if (!dealt.transfers[j].empty()) call.pieces[call.ranks[size_t(dealt.movers[j])]] = std::move(dealt.transfers[j]);
   return true;
 }
 
@@ -363,7 +330,7 @@ bool deal(const trace::Plan& plan, Call& call, const MpiioHints& hints, int64_t 
   for (size_t j = 0; j < doms.size(); ++j) {
     std::vector<Piece> mine;
     if (call.asked_known)
-      deal_requested(requested, doms[j], h.cb_buffer_size, call.read, file_end, mine);
+      window_transfers(requested, doms[j], h.cb_buffer_size, call.read, file_end, true, mine);
     else
       deal_moved(runs, doms[j], h.cb_buffer_size, call.read, mine);
     if (!mine.empty()) call.pieces[aggs[j]] = std::move(mine);

@@ -399,9 +399,10 @@ void add_lustre_options(CLI::App& app, Options& o) {
 void add_ompio_options(CLI::App& app, Options& o) {
   app.add_option("--ompio-fcoll", o.ompio_fcoll,
                  "with --cb-nodes, for a job traced under Open MPI's OMPIO: its collective component, as "
-                 "`--mca fcoll NAME` picks it: 'individual', 'vulcan', 'dynamic_gen2' (Lustre's default), or "
-                 "'automatic' (OMPIO's choice off Lustre: individual on two ranks or fewer, else vulcan)")
-      ->check(CLI::IsMember({"automatic", "individual", "vulcan", "dynamic_gen2"}))
+                 "`--mca fcoll NAME` picks it: 'individual', 'vulcan', 'dynamic', 'dynamic_gen2' (Lustre's "
+                 "default), 'two_phase', or 'automatic' (OMPIO's choice off Lustre: individual on two ranks or "
+                 "fewer, else vulcan)")
+      ->check(CLI::IsMember({"automatic", "individual", "vulcan", "dynamic", "dynamic_gen2", "two_phase"}))
       ->needs("--cb-nodes")
       ->capture_default_str();
 }

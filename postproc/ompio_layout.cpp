@@ -58,7 +58,9 @@ double exchange_cost(int P, int P_a, int64_t d_p, int64_t b_c, bool one_dim) {
 constexpr std::pair<OmpioFcoll, const char*> kFcollNames[] = {{OmpioFcoll::automatic, "automatic"},
                                                               {OmpioFcoll::individual, "individual"},
                                                               {OmpioFcoll::vulcan, "vulcan"},
-                                                              {OmpioFcoll::dynamic_gen2, "dynamic_gen2"}};
+                                                              {OmpioFcoll::dynamic, "dynamic"},
+                                                              {OmpioFcoll::dynamic_gen2, "dynamic_gen2"},
+                                                              {OmpioFcoll::two_phase, "two_phase"}};
 
 // A file piece with the rank that asks for it.
 struct Owned {
@@ -105,12 +107,32 @@ void posix_read(std::vector<PosixTransfer>& out, int64_t begin, int64_t end, int
   out.push_back({begin, end, true, std::clamp<int64_t>(file_end - begin, 0, end - begin)});
 }
 
+// Each group's aggregator moves its group's bytes in offset order,
+// `per_cycle` a cycle, a cycle one fbtl call (sieved when reading).
+std::vector<std::vector<PosixTransfer>> by_groups(const std::vector<std::vector<ByteRange>>& pieces, int count,
+                                                  int64_t per_cycle, bool read, int64_t file_end) {
+  std::vector<std::vector<int32_t>> groups = ompio_groups(int(pieces.size()), count);
+  std::vector<std::vector<PosixTransfer>> out(groups.size());
+  for (size_t j = 0; j < groups.size(); ++j) {
+    std::vector<Owned> mine;
+    for (int32_t r : groups[j])
+      for (auto [begin, end] : pieces[size_t(r)]) mine.push_back({begin, end, r});
+    for (const std::vector<ByteRange>& cycle : cycles_of(std::move(mine), std::max<int64_t>(per_cycle, 1)))
+      for (const PosixTransfer& t : ompio_fbtl(cycle, read, read, file_end)) {
+        if (!t.read) file_end = std::max(file_end, t.end);
+        out[j].push_back(t);
+      }
+  }
+  return out;
+}
+
 }  // namespace
 
 OmpioFcoll parse_ompio_fcoll(std::string_view name) {
   for (auto [f, text] : kFcollNames)
     if (name == text) return f;
-  throw ToolError(fmt::format("fcoll '{}': the components modelled are individual, vulcan and dynamic_gen2", name));
+  throw ToolError(fmt::format(
+      "fcoll '{}': the components modelled are individual, vulcan, dynamic, dynamic_gen2 and two_phase", name));
 }
 
 const char* ompio_fcoll_name(OmpioFcoll f) {
@@ -124,7 +146,7 @@ OmpioFcoll ompio_fcoll_of(int ranks, OmpioFcoll asked) {
   return ranks <= 2 ? OmpioFcoll::individual : OmpioFcoll::vulcan;
 }
 
-std::vector<int32_t> ompio_gen2_aggregators(int ranks, int count) {
+std::vector<int32_t> ompio_spread_aggregators(int ranks, int count) {
   count = std::clamp(count, 1, std::max(ranks, 1));
   std::vector<int32_t> out;
   for (int i = 0; i < count; ++i) out.push_back(int32_t(int64_t(i) * ranks / count));
@@ -264,16 +286,54 @@ std::vector<std::vector<PosixTransfer>> ompio_writes(const std::vector<std::vect
 
 std::vector<std::vector<PosixTransfer>> ompio_reads(const std::vector<std::vector<ByteRange>>& pieces, int count,
                                                     int64_t bytes_per_agg, int64_t file_end) {
-  std::vector<std::vector<int32_t>> groups = ompio_groups(int(pieces.size()), count);
-  std::vector<std::vector<PosixTransfer>> out(groups.size());
-  for (size_t j = 0; j < groups.size(); ++j) {
-    std::vector<Owned> mine;
-    for (int32_t r : groups[j])
-      for (auto [begin, end] : pieces[size_t(r)]) mine.push_back({begin, end, r});
-    for (const std::vector<ByteRange>& cycle : cycles_of(std::move(mine), std::max<int64_t>(bytes_per_agg, 1))) {
-      std::vector<PosixTransfer> made = ompio_fbtl(cycle, true, true, file_end);
-      out[j].insert(out[j].end(), made.begin(), made.end());
-    }
+  return by_groups(pieces, count, bytes_per_agg, true, file_end);
+}
+
+std::vector<std::vector<PosixTransfer>> ompio_dynamic_writes(const std::vector<std::vector<ByteRange>>& pieces,
+                                                             int count, int64_t bytes_per_agg, int64_t file_end) {
+  return by_groups(pieces, count, bytes_per_agg, false, file_end);
+}
+
+std::vector<std::vector<PosixTransfer>> ompio_two_phase(const std::vector<std::vector<ByteRange>>& pieces, int count,
+                                                        int64_t bytes_per_agg, bool read, int64_t file_end) {
+  std::vector<ByteRange> requested;  // every rank's pieces, sorted, adjacent ones joined
+  for (const std::vector<ByteRange>& mine : pieces) requested.insert(requested.end(), mine.begin(), mine.end());
+  std::sort(requested.begin(), requested.end());
+  size_t kept = 0;
+  for (const ByteRange& p : requested)
+    if (kept > 0 && p.first <= requested[kept - 1].second)
+      requested[kept - 1].second = std::max(requested[kept - 1].second, p.second);
+    else
+      requested[kept++] = p;
+  requested.resize(kept);
+  std::vector<std::vector<PosixTransfer>> out(static_cast<size_t>(std::max(count, 1)));
+  if (requested.empty()) return out;
+  std::vector<ByteRange> domains = file_domains(requested.front().first, requested.back().second, int(out.size()), 0);
+  for (size_t j = 0; j < out.size(); ++j)
+    window_transfers(requested, domains[j], std::max<int64_t>(bytes_per_agg, 1), read, file_end, false, out[j]);
+  return out;
+}
+
+OmpioDealt ompio_collective(const std::vector<std::vector<ByteRange>>& pieces, bool read, OmpioFcoll fcoll, int count,
+                            int64_t bytes_per_agg, int64_t striping_unit, int striping_factor, int64_t file_end) {
+  int n = int(pieces.size());
+  OmpioDealt out;
+  if (fcoll == OmpioFcoll::two_phase) {
+    out.movers = ompio_spread_aggregators(n, count);
+    out.transfers = ompio_two_phase(pieces, count, bytes_per_agg, read, file_end);
+  } else if (fcoll == OmpioFcoll::dynamic_gen2 && !read) {  // on Lustre the file's stripes and their count
+    if (striping_factor > 1) count = std::min(striping_factor, n);
+    out.movers = ompio_spread_aggregators(n, count);
+    int64_t stripe = striping_unit > 0 ? striping_unit : kOmpioGen2StripeSize;
+    out.transfers = ompio_gen2_writes(pieces, count, bytes_per_agg, stripe, file_end);
+  } else {
+    for (const std::vector<int32_t>& group : ompio_groups(n, count)) out.movers.push_back(group.front());
+    if (read)
+      out.transfers = ompio_reads(pieces, count, bytes_per_agg, file_end);
+    else if (fcoll == OmpioFcoll::dynamic)
+      out.transfers = ompio_dynamic_writes(pieces, count, bytes_per_agg, file_end);
+    else
+      out.transfers = ompio_writes(pieces, count, bytes_per_agg, file_end);
   }
   return out;
 }

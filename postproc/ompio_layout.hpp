@@ -16,7 +16,8 @@
 // Collective component (fcoll, the highest priority of those a file's
 // query admits, fcoll_base_file_select.c): on two ranks or fewer,
 // individual (priority 100); otherwise vulcan (50 off Lustre). A run given
-// `--mca fcoll NAME` uses that one.
+// `--mca fcoll NAME` uses that one (dynamic and two_phase, priority 10,
+// only so).
 //
 // Individual (fcoll_individual_file_{write,read}_all.c): each rank moves its
 // own request as an independent call does (common_ompio_file_{write,read}):
@@ -43,6 +44,22 @@
 // cb_buffer_size / 2 bytes a cycle as vulcan does, and writes a cycle one
 // stripe at a time: each stripe's entries one synchronous fbtl call.
 //
+// Dynamic writes (fcoll_dynamic_file_write_all.c; its reads are vulcan's,
+// the same code): each group's aggregator takes its group's bytes in offset
+// order, cb_buffer_size bytes a cycle, a cycle's bytes (adjacent ones
+// joined) one synchronous fbtl call, never sieved (the component does not
+// raise fbtl posix's collective flag).
+//
+// Two_phase (fcoll_two_phase_file_{write,read}_all.c, ROMIO's two-phase
+// I/O ported): as many aggregators as io_ompio_num_aggregators (else the
+// grouping's count), the i-th rank i * ranks / count; the range from the
+// ranks' lowest first byte to their highest last byte in domains of
+// ceil(range / count) bytes, the i-th to the i-th aggregator; each moves
+// its domain's requested bytes in cb_buffer_size windows from the first
+// byte requested in it to the last, a window holding any requested byte
+// one pread or pwrite of the whole window; a written window with a hole is
+// read first (one pread).
+//
 // fbtl posix: a call of one entry is one pread or pwrite; of several, data
 // sieving when their average length is at most 1 MiB and the average
 // distance between their starts ((last start - first start) / entries) is
@@ -65,9 +82,8 @@
 namespace mpior::postproc {
 
 // The collective components modelled; automatic: OMPIO's choice.
-enum class OmpioFcoll { automatic, individual, vulcan, dynamic_gen2 };
-// "automatic", "individual", "vulcan" or "dynamic_gen2"; throws ToolError
-// otherwise.
+enum class OmpioFcoll { automatic, individual, vulcan, dynamic, dynamic_gen2, two_phase };
+// "automatic" or a component's name; throws ToolError otherwise.
 OmpioFcoll parse_ompio_fcoll(std::string_view name);
 const char* ompio_fcoll_name(OmpioFcoll f);
 
@@ -83,9 +99,9 @@ OmpioFcoll ompio_fcoll_of(int ranks, OmpioFcoll asked);
 // The striping unit dynamic_gen2 cuts by off Lustre.
 constexpr int64_t kOmpioGen2StripeSize = 64 << 10;
 
-// The ranks (positions in the communicator) of dynamic_gen2's `count`
-// write aggregators among `ranks`.
-std::vector<int32_t> ompio_gen2_aggregators(int ranks, int count);
+// The ranks (positions in the communicator) of dynamic_gen2's or
+// two_phase's `count` aggregators among `ranks`.
+std::vector<int32_t> ompio_spread_aggregators(int ranks, int count);
 
 // The transfers of each of them (out[i], the i-th) for a dynamic_gen2
 // write of `pieces[r]` on a file of `file_end` bytes before the call.
@@ -109,9 +125,30 @@ std::vector<std::vector<int32_t>> ompio_groups(int ranks, int count);
 std::vector<std::vector<PosixTransfer>> ompio_writes(const std::vector<std::vector<ByteRange>>& pieces, int count,
                                                      int64_t bytes_per_agg, int64_t file_end);
 
-// The same for a vulcan read, the file `file_end` bytes long.
+// The same for a vulcan (or dynamic) read, the file `file_end` bytes long.
 std::vector<std::vector<PosixTransfer>> ompio_reads(const std::vector<std::vector<ByteRange>>& pieces, int count,
                                                     int64_t bytes_per_agg, int64_t file_end);
+
+// The same for a dynamic write.
+std::vector<std::vector<PosixTransfer>> ompio_dynamic_writes(const std::vector<std::vector<ByteRange>>& pieces,
+                                                             int count, int64_t bytes_per_agg, int64_t file_end);
+
+// The transfers of each two_phase aggregator (out[i], the i-th of
+// ompio_spread_aggregators) for a read or write of `pieces[r]`.
+std::vector<std::vector<PosixTransfer>> ompio_two_phase(const std::vector<std::vector<ByteRange>>& pieces, int count,
+                                                        int64_t bytes_per_agg, bool read, int64_t file_end);
+
+// A collective call dealt by a component other than individual: the
+// aggregators (positions among the call's ranks) and each one's transfers.
+struct OmpioDealt {
+  std::vector<int32_t> movers;
+  std::vector<std::vector<PosixTransfer>> transfers;
+};
+// `count` aggregators (striping_factor above 1 replaces it for a
+// dynamic_gen2 write: a Lustre file's stripe count); `striping_unit`:
+// dynamic_gen2's stripe, OMPIO's 64 KiB when 0.
+OmpioDealt ompio_collective(const std::vector<std::vector<ByteRange>>& pieces, bool read, OmpioFcoll fcoll, int count,
+                            int64_t bytes_per_agg, int64_t striping_unit, int striping_factor, int64_t file_end);
 
 // The transfers of one rank's request under fcoll individual: `pieces` in
 // view order, adjacent ones joined, on a file of `file_end` bytes.

@@ -83,4 +83,26 @@ std::vector<PosixTransfer> strided_transfers(const std::vector<ByteRange>& piece
   return out;
 }
 
+void window_transfers(const std::vector<ByteRange>& req, ByteRange dom, int64_t cb, bool read, int64_t file_end,
+                      bool reread_short, std::vector<PosixTransfer>& out) {
+  auto it = std::lower_bound(req.begin(), req.end(), dom,
+                             [](const ByteRange& e, const ByteRange& d) { return e.second <= d.first; });
+  if (it == req.end() || it->first >= dom.second) return;
+  int64_t end = dom.first;  // one past the last byte requested in the domain
+  for (auto e = it; e != req.end() && e->first < dom.second; ++e) end = std::min(e->second, dom.second);
+  for (int64_t off = std::max(it->first, dom.first); off < end; off += cb) {
+    int64_t wend = std::min(off + cb, end), covered = 0;
+    while (it != req.end() && it->second <= off) ++it;
+    for (auto e = it; e != req.end() && e->first < wend; ++e)
+      covered += std::min(e->second, wend) - std::max(e->first, off);
+    if (covered == 0) continue;
+    bool hole = !read && covered < wend - off;
+    if (hole && reread_short)
+      add_read(out, off, wend, file_end);
+    else if (hole)
+      out.push_back({off, wend, true, std::clamp<int64_t>(file_end - off, 0, wend - off)});
+    out.push_back({off, wend, read, wend - off});
+  }
+}
+
 }  // namespace mpior::postproc

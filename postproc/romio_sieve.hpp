@@ -58,4 +58,16 @@ void add_read(std::vector<PosixTransfer>& out, int64_t begin, int64_t end, int64
 std::vector<PosixTransfer> strided_transfers(const std::vector<ByteRange>& pieces, bool read, const SieveHints& h,
                                              int64_t file_end);
 
+// One aggregator's transfers over its domain `dom` from the ranks' requests
+// (`req`: sorted, adjacent ones joined) as ROMIO's two-phase I/O makes them
+// (ADIOI_Exch_and_write, ADIOI_Read_and_exch; OMPIO's two_phase is a port):
+// `cb` windows from the first byte requested in the domain to its last,
+// each one a transfer in which any byte is requested, moved whole; a
+// write's window with a hole is read first (read-modify-write), finding
+// what the file held up to `file_end`. `reread_short`: a short read of a
+// hole is followed by a second one returning 0 (ADIOI_GEN_ReadContig;
+// OMPIO's fbtl reads once). Appends to `out`.
+void window_transfers(const std::vector<ByteRange>& req, ByteRange dom, int64_t cb, bool read, int64_t file_end,
+                      bool reread_short, std::vector<PosixTransfer>& out);
+
 }  // namespace mpior::postproc

@@ -7,7 +7,7 @@ writes in domains of ceil(range / 3) bytes counted from offset 0 (a call that do
 them starts with a sliver on the last aggregator), its reads by each group of consecutive ranks' first rank, the
 group's pieces one preadv each (too far apart for fbtl posix's data sieving). ROMIO's rules place them otherwise.
 Extrapolated down to 2 ranks, OMPIO's individual component; with a small buffer, vulcan's asynchronous writes;
-with --ompio-fcoll dynamic_gen2, that component's writes.
+with --ompio-fcoll dynamic_gen2, dynamic or two_phase, those components' transfers.
 
 `automatic`: OMPIO's collective calls change shape with the rank count (each rank its own pwrite at 2 ranks, the
 individual component; one aggregator's pwritev calls from 3), so no model of the traced counts fits them. Traced
@@ -67,6 +67,16 @@ def trace(runs, n, mca=(), name=None, args=ARGS):
     run(cmd + [APP] + [str(a) for a in args], cwd=runs.work, env=env)
     run([POST, traces])
     return traces
+
+
+def against_real(runs, post_args, mca, args=ARGS):
+    """mpiio_scaling traced at 3-5 ranks and extrapolated to 7 with post_args, and a real 7-rank run given mca (and
+    the program's args): the plan and the real run's plan."""
+    dirs = [trace(runs, n) for n in (3, 4, 5)]
+    plan = runs.path("p7")
+    run([POST, "--extrapolate", "7"] + post_args + ["-o", plan] + dirs)
+    real = trace(runs, 7, mca=mca, name="real7", args=args)
+    return plan, os.path.join(real, "plan")
 
 
 def need_openmpi():
@@ -146,16 +156,14 @@ def asynchronous():
     runs = Runs()
     small = 32768
     try:
-        dirs = [trace(runs, n) for n in (3, 4, 5)]
-        plan = runs.path("p7")
-        run([POST, "--extrapolate", "7", "--cb-buffer-size", str(small), "--cb-nodes", "3", "-o", plan] + dirs)
-        real = trace(runs, 7, mca=[("io_ompio_num_aggregators", 3)], name="real7", args=(2, 32, small, 1))
-        got, want = transfers(plan), transfers(os.path.join(real, "plan"))
+        plan, real = against_real(runs, ["--cb-buffer-size", str(small), "--cb-nodes", "3"],
+                                  [("io_ompio_num_aggregators", 3)], args=(2, 32, small, 1))
+        got, want = transfers(plan), transfers(real)
         check_eq(len([t for t in want if t[1] == "W"]), 31, "the real run's asynchronous writes: 5 cycles a call on "
                  "each of 3 aggregators, one of them cut in two")
         check_eq(got, want, "transfers of the plan with --cb-buffer-size 32768 against OMPIO's asynchronous writes")
         check((5, "W", 229376, 1) in got and (5, "W", 382295, 16383) in got, f"a cycle cuts a piece: {got}")
-        got_aio, want_aio = aio(plan), aio(os.path.join(real, "plan"))
+        got_aio, want_aio = aio(plan), aio(real)
         check_eq(len([a for a in want_aio if a[1] == "S"]), 31, "the real run's submits")
         check_eq(got_aio, want_aio, "the plan's AIO submits and completions, in order, against the real run's")
         log, _, _ = io_log(runs, plan, "replay7")
@@ -189,6 +197,51 @@ def dynamic_gen2():
         runs.cleanup()
 
 
+def dynamic():
+    """Given --mca fcoll dynamic and io_ompio_num_aggregators 3, a 7-rank run writes through each group's first rank
+    (0, 3 and 5, as vulcan reads), the group's bytes in offset order, the whole buffer a cycle, one synchronous
+    pwritev an entry, and reads as vulcan does. Traced under vulcan at 3-5 ranks, extrapolated to 7 with --cb-nodes 3
+    --ompio-fcoll dynamic, the plan makes the same calls, rank by rank, in order."""
+    need_openmpi()
+    runs = Runs()
+    try:
+        plan, real = against_real(runs, ["--cb-buffer-size", str(CB), "--cb-nodes", "3", "--ompio-fcoll", "dynamic"],
+                                  [("fcoll", "dynamic"), ("io_ompio_num_aggregators", 3)])
+        got, want = calls(plan), calls(real)
+        check_eq(got, want, "the plan's calls dealt as dynamic against a run given --mca fcoll dynamic")
+        check_eq({c[0] for c in got}, {0, 3, 5}, "each group's first rank")
+        check_eq({c[3] for c in got if c[0] == 0}, {"pwritev", "preadv"}, "one vectored call an entry")
+        check((0, 7168, 3072, "pwritev") in got, f"group 0's second run of three pieces: {got}")
+        check("fcoll dynamic" in run([POST, "--dump", plan]).stdout, "the plan's notes name the component")
+    finally:
+        runs.cleanup()
+
+
+def two_phase():
+    """Given --mca fcoll two_phase, io_ompio_num_aggregators 3 and cb_buffer_size 32 KiB, a 7-rank run moves each
+    call's 224 KiB through ranks 0, 2 and 4 (i * 7 / 3), in domains of ceil(224 KiB / 3) bytes from the call's first
+    byte, each in 32 KiB windows from the domain's start, one pwrite (pread) a window. Traced under vulcan at 3-5
+    ranks, extrapolated to 7 with --cb-nodes 3 --cb-buffer-size 32768 --ompio-fcoll two_phase, the plan makes the
+    same calls, rank by rank, in order."""
+    need_openmpi()
+    runs = Runs()
+    small = 32768
+    try:
+        plan, real = against_real(
+            runs, ["--cb-buffer-size", str(small), "--cb-nodes", "3", "--ompio-fcoll", "two_phase"],
+            [("fcoll", "two_phase"), ("io_ompio_num_aggregators", 3)], args=(2, 32, small, 1))
+        got, want = calls(plan), calls(real)
+        check_eq(got, want, "the plan's calls dealt as two_phase against a run given --mca fcoll two_phase")
+        check_eq({c[0] for c in got}, {0, 2, 4}, "two_phase's aggregators")
+        domain = (7 * 32768 + 2) // 3
+        check((2, domain, small, "pwrite") in got and (2, domain + 2 * small, domain - 2 * small, "pwrite") in got,
+              f"rank 2's domain from byte {domain}, in 32 KiB windows: {got}")
+        check_eq(len([c for c in got if c[3] == "pread"]), len([c for c in got if c[3] == "pwrite"]),
+                 "the reads are the writes' windows")
+    finally:
+        runs.cleanup()
+
+
 if __name__ == "__main__":
     main({"vulcan": vulcan, "automatic": automatic, "individual": individual, "asynchronous": asynchronous,
-          "dynamic_gen2": dynamic_gen2})
+          "dynamic_gen2": dynamic_gen2, "dynamic": dynamic, "two_phase": two_phase})

@@ -158,15 +158,17 @@ TEST_CASE("OMPIO: the collective component, chosen or forced", "[postproc][ompio
   CHECK(postproc::ompio_fcoll_of(2, OmpioFcoll::dynamic_gen2) == OmpioFcoll::dynamic_gen2);
   CHECK(postproc::ompio_fcoll_of(8, OmpioFcoll::individual) == OmpioFcoll::individual);
   CHECK(postproc::parse_ompio_fcoll("dynamic_gen2") == OmpioFcoll::dynamic_gen2);
-  CHECK_THROWS_WITH(postproc::parse_ompio_fcoll("two_phase"), Catch::Contains("individual, vulcan and dynamic_gen2"));
+  CHECK(postproc::parse_ompio_fcoll("two_phase") == OmpioFcoll::two_phase);
+  CHECK(postproc::parse_ompio_fcoll("dynamic") == OmpioFcoll::dynamic);
+  CHECK_THROWS_WITH(postproc::parse_ompio_fcoll("lustre"), Catch::Contains("dynamic_gen2 and two_phase"));
 }
 
 // fcoll_dynamic_gen2_file_write_all.c by hand.
 TEST_CASE("OMPIO dynamic_gen2 writes: stripes round-robin, one call a stripe", "[postproc][ompio]") {
   // mca_fcoll_dynamic_gen2_get_configuration: the i-th of K is rank i * n / K.
-  CHECK(postproc::ompio_gen2_aggregators(7, 3) == std::vector<int32_t>{0, 2, 4});
-  CHECK(postproc::ompio_gen2_aggregators(5, 2) == std::vector<int32_t>{0, 2});
-  CHECK(postproc::ompio_gen2_aggregators(2, 5) == std::vector<int32_t>{0, 1});
+  CHECK(postproc::ompio_spread_aggregators(7, 3) == std::vector<int32_t>{0, 2, 4});
+  CHECK(postproc::ompio_spread_aggregators(5, 2) == std::vector<int32_t>{0, 2});
+  CHECK(postproc::ompio_spread_aggregators(2, 5) == std::vector<int32_t>{0, 1});
   // Stripes of 100 over 2 aggregators: stripe 0 and 2 to the first, 1 to the second.
   std::vector<std::vector<ByteRange>> pieces = {{{0, 50}, {250, 300}}, {{50, 150}}, {{150, 250}}};
   auto got = postproc::ompio_gen2_writes(pieces, 2, 1000, 100, 0);
@@ -179,4 +181,48 @@ TEST_CASE("OMPIO dynamic_gen2 writes: stripes round-robin, one call a stripe", "
   pieces = {{{0, 10}, {20, 30}, {40, 50}}, {{90, 130}}};
   CHECK(postproc::ompio_gen2_writes(pieces, 1, 120, 100, 0)[0] ==
         std::vector<PosixTransfer>{read_of(0, 100, 0), wrote(0, 100), wrote(100, 120), wrote(120, 130)});
+}
+
+// fcoll_dynamic_file_write_all.c by hand: vulcan's groups, the whole
+// buffer a cycle, no sieving (no collective flag for fbtl posix).
+TEST_CASE("OMPIO dynamic writes: each group's bytes, the buffer a cycle, never sieved", "[postproc][ompio]") {
+  using V = std::vector<std::vector<PosixTransfer>>;
+  // Ranks 0-2 in group 0, 3-4 in group 1; 10-byte pieces 20 apart: the
+  // group's entries interleave, close and small, yet written one an entry.
+  std::vector<std::vector<ByteRange>> ranks(5);
+  for (int64_t k = 0; k < 10; ++k) ranks[size_t(k % 5)].push_back({k * 20, k * 20 + 10});
+  CHECK(postproc::ompio_dynamic_writes(ranks, 2, 1000, 0) ==
+        V{{entry(0, 10), entry(20, 30), entry(40, 50), entry(100, 110), entry(120, 130), entry(140, 150)},
+          {entry(60, 70), entry(80, 90), entry(160, 170), entry(180, 190)}});
+  // A buffer of 25 bytes: cycles of 25, a piece cut across two.
+  CHECK(postproc::ompio_dynamic_writes(ranks, 1, 25, 0)[0][0] == entry(0, 10));
+  CHECK(postproc::ompio_dynamic_writes(ranks, 1, 25, 0)[0][2] == entry(40, 45));
+  CHECK(postproc::ompio_dynamic_writes(ranks, 1, 25, 0)[0][3] == entry(45, 50));
+  // Its reads are vulcan's.
+  CHECK(postproc::ompio_collective(ranks, true, postproc::OmpioFcoll::dynamic, 2, 1000, 0, 0, 200).transfers ==
+        postproc::ompio_reads(ranks, 2, 1000, 200));
+}
+
+// fcoll_two_phase_{file_write_all,support_fns}.c by hand.
+TEST_CASE("OMPIO two_phase: ROMIO's domains and windows on spread aggregators", "[postproc][ompio]") {
+  using V = std::vector<std::vector<PosixTransfer>>;
+  // [100, 400) over 2 aggregators (ranks 0 and 1 of 3): domains of 150.
+  std::vector<std::vector<ByteRange>> ranks = {{{100, 200}}, {{200, 300}}, {{300, 400}}};
+  auto dealt = postproc::ompio_collective(ranks, false, postproc::OmpioFcoll::two_phase, 2, 1000, 0, 0, 0);
+  CHECK(dealt.movers == std::vector<int32_t>{0, 1});
+  CHECK(dealt.transfers == V{{wrote(100, 250)}, {wrote(250, 400)}});
+  // Windows of 100 from each domain's first byte: the last one shorter.
+  CHECK(postproc::ompio_two_phase(ranks, 2, 100, true, 400) ==
+        V{{read_of(100, 200, 100), read_of(200, 250, 50)}, {read_of(250, 350, 100), read_of(350, 400, 50)}});
+  // A hole in a written window: the window read once (short at the
+  // file's end, no second read), then written whole; a window with no
+  // requested byte is skipped.
+  ranks = {{{0, 10}, {30, 40}}, {{250, 260}}};
+  CHECK(postproc::ompio_two_phase(ranks, 1, 100, false, 20) ==
+        V{{read_of(0, 100, 20), wrote(0, 100), read_of(200, 260, 0), wrote(200, 260)}});
+  // 7 ranks, 3 aggregators: ranks 0, 2 and 4.
+  ranks.assign(7, {});
+  for (int64_t r = 0; r < 7; ++r) ranks[size_t(r)] = {{r * 10, r * 10 + 10}};
+  CHECK(postproc::ompio_collective(ranks, true, postproc::OmpioFcoll::two_phase, 3, 1000, 0, 0, 70).movers ==
+        std::vector<int32_t>{0, 2, 4});
 }
