@@ -116,37 +116,52 @@ void overlap(IoClass& c, const std::vector<Span>& spans) {
   c.at_once = sum > 0 ? squares / sum : 0.0;
 }
 
-// A metadata call is short beside the loop around it (an mdtest rank's
-// create, its write and close, the next create): two ranks in their create
-// loops at the same time, contending for one directory, overlap in only part
-// of their calls' spans. A rank's calls of a metadata class with gaps of at
-// most kPhaseGap times the longer call between them are one phase, and
-// ranks overlap by their phases; data calls are long beside their gaps and
-// keep their own spans (ranks taking turns at a write stay one at a time).
-constexpr int64_t kPhaseGap = 4;
+// Metadata concurrency by synchronisation epoch: a rank's calls between two
+// of its collectives (barriers, allreduces; the tracer numbers each rank's
+// collectives per communicator) are in the epoch the earlier one opened, and
+// ranks that make a class's calls in one epoch are in it at once. A metadata
+// call is short beside the loop around it (an mdtest rank's create, its
+// write and close, the next create), and a rebuilt timeline's clocks can
+// place two ranks' loops between one pair of barriers far apart: their spans
+// say little of whether the ranks contended for the directory, the
+// synchronisations they passed together do. Data calls are long beside their
+// gaps and keep their own spans (ranks taking turns at a write stay one at a
+// time). Epoch {-1, -1}: before the rank's first collective.
+using Epoch = std::pair<int64_t, int64_t>;  // global communicator, the collective's number on it
 
-// One rank's calls of a class, in its order: their phases.
-void add_phases(std::vector<Span>& phases, const std::vector<Span>& calls) {
-  size_t first = phases.size();  // the phases before are other ranks'
-  for (const Span& call : calls) {
-    if (phases.size() > first) {
-      Span& last = phases.back();
-      int64_t longer = std::max(call.second - call.first, last.second - last.first);
-      if (call.first >= last.second && call.first - last.second <= kPhaseGap * longer) {
-        last.second = std::max(last.second, call.second);
-        continue;
-      }
-    }
-    phases.push_back(call);
+struct EpochUse {
+  std::set<int32_t> ranks;
+  int64_t ns = 0;
+};
+
+// The ranks at once of a metadata class from its epochs: the most in one, and
+// the mean over the class's time of how many made its calls in the epoch a
+// call was in.
+void by_epoch(IoClass& c, const std::map<Epoch, EpochUse>& epochs) {
+  double sum = 0, weighted = 0;
+  for (const auto& [e, use] : epochs) {
+    double n = double(use.ranks.size()), t = double(std::max<int64_t>(use.ns, 1));
+    sum += t;
+    weighted += n * t;
+    c.peak = std::max(c.peak, int32_t(use.ranks.size()));
   }
+  c.at_once = sum > 0 ? weighted / sum : 0.0;
+}
+
+// Collectives that every member of their communicator passes together; a
+// scan or a neighbourhood collective meets only some.
+bool opens_epoch(const trace::Event& ev) {
+  return ev.depth == 0 && trace::is_mpi(ev.kind) && trace::is_collective(ev.op()) &&
+         !trace::has_fact(ev.kind, trace::fact::prefix) && !trace::has_fact(ev.kind, trace::fact::neighbor);
 }
 
 class Walker {
  public:
   explicit Walker(const trace::Plan& plan) : plan_(plan) {}
 
-  // f(rank, event, global file, nested): nested is the time of the file-system
-  // calls an MPI-IO call made under it, -1 for other calls or none made.
+  // f(rank, event, global file, nested, epoch): nested is the time of the
+  // file-system calls an MPI-IO call made under it, -1 for other calls or none
+  // made; epoch the rank's synchronisation epoch at the call.
   template <typename F>
   void each(F&& f) const {
     for (const trace::Stream& s : plan_.streams)
@@ -155,26 +170,34 @@ class Walker {
         trace::Event ev, parent;
         int64_t nested = -1;
         bool pending = false;
+        Epoch epoch{-1, -1}, parent_epoch = epoch;
         auto flush = [&] {
-          if (pending) f(int32_t(r), parent, global_file(int32_t(r), parent), nested);
+          if (pending) f(int32_t(r), parent, global_file(int32_t(r), parent), nested, parent_epoch);
           pending = false;
         };
         while (cursor.next(ev)) {
           if (ev.depth == 0) flush();
+          if (opens_epoch(ev)) epoch = {global_comm(int32_t(r), mpi_args(ev).comm()), mpi_args(ev).coll_seq()};
           if (pending && ev.depth > 0 && trace::is_io(ev.kind) && !trace::is_mpi(ev.kind) && !trace::is_mpiio(ev.kind))
             nested = std::max<int64_t>(nested, 0) + ev.dur_ns;
           if (!counts_as_io(ev)) continue;
           if (trace::is_mpiio(ev.kind)) {
-            parent = ev, nested = -1, pending = true;  // its nested calls follow it
+            parent = ev, nested = -1, pending = true, parent_epoch = epoch;  // its nested calls follow it
             continue;
           }
-          f(int32_t(r), ev, global_file(int32_t(r), ev), int64_t(-1));
+          f(int32_t(r), ev, global_file(int32_t(r), ev), int64_t(-1), epoch);
         }
         flush();
       }
   }
 
  private:
+  // A rank's communicator as the plan's (its local id where the plan does not map it).
+  int64_t global_comm(int32_t rank, int64_t local) const {
+    if (rank < 0 || size_t(rank) >= plan_.ranks.size()) return local;
+    const std::vector<int32_t>& comms = plan_.ranks[size_t(rank)].comms;
+    return local >= 0 && size_t(local) < comms.size() ? comms[size_t(local)] : local;
+  }
   int32_t global_file(int32_t rank, const trace::Event& ev) const {
     if (rank < 0 || size_t(rank) >= plan_.ranks.size()) return -1;
     const std::vector<int32_t>& files = plan_.ranks[size_t(rank)].files;
@@ -365,7 +388,7 @@ Classes derive_classes(const trace::Plan& plan) {
   Collectives coll(plan);
   std::map<UseKey, FileUse> uses;
   std::map<int32_t, std::set<int32_t>> users;  // file -> ranks
-  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested) {
+  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested, Epoch) {
     coll.record(coll.next(rank, ev), rank, std::max<int64_t>(0, nested));
     if (file < 0) return;
     users[file].insert(rank);
@@ -374,9 +397,10 @@ Classes derive_classes(const trace::Plan& plan) {
   Classes out;
   out.extrapolated = plan.extrap.target != 0;
   std::map<ClassKey, IoClass> found;
-  std::map<ClassKey, std::map<int32_t, std::vector<Span>>> spans;  // by rank, in each rank's order
+  std::map<ClassKey, std::vector<Span>> spans;           // data classes' calls
+  std::map<ClassKey, std::map<Epoch, EpochUse>> epochs;  // metadata classes'
   coll.restart();
-  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested) {
+  walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested, Epoch epoch) {
     int64_t waited = coll.waited(coll.next(rank, ev), rank, std::max<int64_t>(0, nested));
     Op op = op_of(ev);
     auto u = file >= 0 ? uses.find({rank, file}) : uses.end();
@@ -389,8 +413,14 @@ Classes derive_classes(const trace::Plan& plan) {
     int64_t own = nested >= 0 ? std::max<int64_t>(0, ev.dur_ns - nested) : 0;
     c.time_ns += ev.dur_ns - own;
     out.io_ns += ev.dur_ns;
-    spans[cycle_key(k)][rank].push_back(span_of(plan, rank, ev));
-    if (own > 0) spans[add_own(found, k, ev, rank, own, waited).key][rank].push_back(span_of(plan, rank, ev));
+    if (is_metadata(op)) {
+      EpochUse& use = epochs[k][epoch];
+      use.ranks.insert(rank);
+      use.ns += ev.dur_ns - own;
+    } else {
+      spans[cycle_key(k)].push_back(span_of(plan, rank, ev));
+    }
+    if (own > 0) spans[add_own(found, k, ev, rank, own, waited).key].push_back(span_of(plan, rank, ev));
     if (op == Op::read || op == Op::write) {
       c.bytes += bytes_of(ev);
       if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);
@@ -399,13 +429,10 @@ Classes derive_classes(const trace::Plan& plan) {
     c.kinds.insert(std::string(trace::name(ev.kind)));
   });
   for (auto& [k, c] : found) {
-    std::vector<Span> all;
-    for (const auto& [rank, calls] : spans[cycle_key(k)])
-      if (is_metadata(k.op))
-        add_phases(all, calls);
-      else
-        all.insert(all.end(), calls.begin(), calls.end());
-    overlap(c, all);
+    if (is_metadata(k.op))
+      by_epoch(c, epochs[k]);
+    else
+      overlap(c, spans[cycle_key(k)]);
     out.classes.push_back(std::move(c));
   }
   by_time(out.classes);
