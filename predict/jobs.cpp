@@ -57,7 +57,7 @@ std::string work_note(const Body& b, int64_t bs) {
 // one more write closes the pass: its last fsync is made and counted). Random
 // writes, reads, and synced writes of a shared file cover the traced region
 // (overwriting where the program overwrote: an fsync's cost depends on what
-// is dirty) for the traced volume.
+// is dirty) for the traced volume; a pass of writes is made on a new file.
 // Sequential synced writes to a file per rank sync every `ranks_per_job` x
 // the traced cadence: a fio job stands for that many ranks (the class's
 // ranks over its concurrency), and at an fsync the page cache holds what all
@@ -72,19 +72,31 @@ Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double per_op_n
   Body b;
   size_work(b, per_rank_ops, opt.max_volume > 0 ? std::max<int64_t>(1, opt.max_volume / bs) : 0, per_op_ns,
             opt.seconds);
+  // Several fio jobs on one file cannot each unlink it after a pass (the second unlink fails the run), so
+  // their passes share one file: sequential writes extending it are made once, the program's volume (a
+  // pass over the last one's file would rewrite its cached pages); rewrites of a region repeat over it.
+  bool own_file = !k.shared || ranks <= 1;
+  if (fresh && !own_file) b.passes = 1;
   int64_t cap = opt.max_volume > 0 ? round_up(opt.max_volume, bs) : round_up(kMaxRegion, bs);
-  int64_t size = fresh ? b.ops * bs + (synced ? bs : 0) : std::clamp(round_up(std::max(region, bs), bs), bs, cap);
+  // A job of a shared file's rewrites stands for ranks_per_job ranks, each rewriting its own part of the file.
+  double parts = write && !fresh && k.shared ? std::max(1.0, std::round(ranks_per_job)) : 1.0;
+  int64_t size = fresh ? b.ops * bs + (synced ? bs : 0)
+                       : std::clamp(round_up(int64_t(double(std::max(region, bs)) * parts), bs), bs, cap);
   b.section = k.op == Op::sync ? "sync" : write ? "write" : "read";
   b.text = head() + "[io]\nioengine=psync\n" + work_note(b, bs);
   b.text += fmt::format("rw={}{}\nbs={}\nsize={}\nnumjobs={}\n", k.random ? "rand" : "", write ? "write" : "read", bs,
                         size, ranks);
   if (write) b.text += "fallocate=none\n";
-  if (fresh) b.text += fmt::format("loops={}\n{}", b.passes, k.shared ? "" : "unlink_each_loop=1\n");
+  // Each pass of a write job is the program's work again on a new file, unlinked after it: its first writes
+  // allocate (a tmpfs page, an ext4 block), and a pass over the last pass's file would rewrite cached pages
+  // the program wrote fresh (on ext4 near tmpfs's cost; a checkpoint rewritten 20 times allocated its block
+  // once, not once per 7 passes).
+  if (write) b.text += fmt::format("loops={}\n{}", b.passes, own_file ? "unlink_each_loop=1\n" : "");
   // Repetitions of a short pass end at twice `seconds` (fio's runtime without time_based: a limit, never
   // more work): each pass's files cost more than the traced calls say (846 passes of 40 4 KiB writes ran
   // 2.3 s for 0.2 s), and synced writes can take far longer than the traced pace says.
   if (b.passes > 1) b.text += fmt::format("runtime={}ms\n", std::max<int64_t>(1, std::llround(opt.seconds * 2000)));
-  if (!fresh) b.text += fmt::format("io_size={}\n", b.ops * b.passes * bs);
+  if (!fresh) b.text += fmt::format("io_size={}\n", b.ops * (write ? 1 : b.passes) * bs);
   // Random synced writes: offsets drawn without fio's map of the region's blocks, whose every pass over the
   // region ends with one more fsync (38 for 20 writes of a 1-block region with fsync=1); without it fio
   // syncs once per write, as the program did, and its own count is the syncs made.
@@ -326,7 +338,7 @@ std::string paced_text(const Job& job, double cycle_s, double seconds, std::stri
   int64_t rate = std::max<int64_t>(1, std::llround(std::floor(1 / period)));
   int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * double(rate) / double(job.pace_ops))), 1, 1000);
   std::string t = job.text;
-  if (!replace_line(t, "io_size", fmt::format("{}", reps * job.pace_ops * job.pace_bs))) return t;
+  if (!replace_line(t, "loops", fmt::format("{}", reps))) return t;
   // The runtime limit must let the paced writes through with their fsyncs (fio makes a job's fsync before
   // its next write): at 27 writes a second, 1 s let a job make 27 of the 100 traced, and at one a second
   // none, and the run measured no fsync at all.

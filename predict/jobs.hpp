@@ -126,7 +126,7 @@ double sync_share(const nlohmann::json& fio_output);
 // dirty (fio's fsyncs 0.5-0.8x the program's on ext4). rate_iops at `margin`
 // x the cycle (`cycle_s`: a write and its syncs in the directory `where`
 // names: each runs at its own pace, as the program would) makes every job
-// write at the same instants, and io_size whole repetitions of the traced
+// write at the same instants, and loops whole repetitions of the traced
 // work to about `seconds`. Unpaced jobs unchanged.
 std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where,
                        double margin = kPaceMargin);

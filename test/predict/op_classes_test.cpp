@@ -181,8 +181,10 @@ TEST_CASE("fio jobs: a sync class shares its writes' job; close and small classe
   for (const char* want : {"rw=randwrite", "bs=524288", "size=524288", "numjobs=4", "filename=shared.dat",
                            "offset_increment=524288", "fsync=1", "directory=${MPIOR_FIO_DIR}", "runtime=1000ms"})
     CHECK(t.find(want) != std::string::npos);
-  // The traced work (4 writes of 512 KiB per rank, an fsync after each, 400 us a write) to about 0.5 s: 313 times.
-  for (const char* want : {"io_size=656408576"}) CHECK(t.find(want) != std::string::npos);
+  // The traced work (4 writes of 512 KiB per rank, an fsync after each, 400 us a write) to about 0.5 s: 313
+  // passes over the region (4 jobs on one file cannot each unlink it).
+  for (const char* want : {"io_size=2097152\n", "loops=313\n"}) CHECK(t.find(want) != std::string::npos);
+  CHECK(t.find("unlink_each_loop") == std::string::npos);
   CHECK(t.find("time_based") == std::string::npos);
   REQUIRE(jp.jobs[0].per_rank_ops == 4);
   REQUIRE(jp.jobs[0].passes == 313);
@@ -232,15 +234,16 @@ TEST_CASE("fio jobs: the ranks' synced writes to one shared file are paced to st
   // A cycle of 2 ms: every 2.5 ms (400 writes a second), 0.5 s of it: 200 writes, 50 repetitions of the 4.
   std::string t = paced_text(j, 2e-3, 0.5, "target");
   CHECK(t.find("rate_iops=400\n") != std::string::npos);
-  CHECK(t.find("io_size=" + std::to_string(50 * 4 * 524288) + "\n") != std::string::npos);
-  CHECK(t.find("io_size=656408576") == std::string::npos);
+  CHECK(t.find("loops=50\n") != std::string::npos);
+  CHECK(t.find("io_size=" + std::to_string(4 * 524288) + "\n") != std::string::npos);
+  CHECK(t.find("loops=313") == std::string::npos);
   CHECK(t.find("# paced for the target:") < t.find("[global]"));
   CHECK(paced_text(j, 0, 0.5, "target") == j.text);        // nothing measured: unpaced
   CHECK(t.find("runtime=1000ms\n") != std::string::npos);  // room for the 200 paced writes (0.75 s)
   // A cycle of 0.5 s: a write a second; the runtime lets the traced 4 writes and their fsyncs through.
   std::string slow = paced_text(j, 0.5, 0.5, "target");
   CHECK(slow.find("rate_iops=1\n") != std::string::npos);
-  CHECK(slow.find("io_size=" + std::to_string(4 * 524288) + "\n") != std::string::npos);
+  CHECK(slow.find("loops=1\n") != std::string::npos);
   CHECK(slow.find("runtime=7500ms\n") != std::string::npos);
   // The run measuring the cycle in step: 4 x the unpaced cycle (every 8 ms: 125 writes a second).
   std::string calibration = paced_text(j, 2e-3, 0.5, "reference", kCalibrationMargin);
@@ -250,6 +253,7 @@ TEST_CASE("fio jobs: the ranks' synced writes to one shared file are paced to st
   // repetitions over the job's passes (a fraction of a pass ends before its fsync).
   std::string once = one_pass_text(j, t);
   CHECK(once.find("io_size=" + std::to_string(4 * 524288) + "\n") != std::string::npos);
+  CHECK(once.find("loops=1\n") != std::string::npos);
   CHECK(once.find("runtime=") == std::string::npos);
   // A file per rank: each rank's own fsyncs, nothing to keep in step.
   PlanMaker pm(2);
