@@ -139,9 +139,13 @@ Body meta_body(const IoClass& c, const JobOptions& opt) {
   b.section = std::string(op_name(c.key.op));
   b.meta_args = {b.section, std::to_string(c.concurrency()), std::to_string(b.ops), std::to_string(b.passes),
                  fmt::format("{:g}", opt.seconds)};
+  // An unlink frees what its file holds (pages, and on a disk the blocks a sync allocated): its files get
+  // the traced files' mean size, synced where the program's were.
+  int64_t file_bytes = c.key.op == Op::unlink && c.count ? c.removed_bytes / int64_t(c.count) : 0;
+  if (file_bytes > 0) b.meta_args.insert(b.meta_args.end(), {std::to_string(file_bytes), c.removed_synced ? "1" : "0"});
   b.text = "# run alone in an empty directory: the calls timed and their mean seconds per call\n" + work_note(b, 0) +
            fmt::format("{} {}\n", kMetaProgram, fmt::join(b.meta_args, " "));
-  b.space = int64_t(c.concurrency()) * b.ops * 4096;
+  b.space = int64_t(c.concurrency()) * b.ops * std::max<int64_t>(4096, round_up(file_bytes, 4096));
   return b;
 }
 

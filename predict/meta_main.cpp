@@ -1,4 +1,4 @@
-// mpior-predict-meta OP WORKERS OPS [PASSES [SECONDS]]: the metadata benchmark
+// mpior-predict-meta OP WORKERS OPS [PASSES [SECONDS [FILE_BYTES [SYNCED]]]]: the metadata benchmark
 // mpior-predict runs for a create, open, close, stat, unlink, mkdir, rmdir or
 // rename class (fio 3.33 has engines for create, stat and delete only, and
 // its filecreate mixes the opens' latencies with its no-op writes'). WORKERS
@@ -7,8 +7,9 @@
 // starting together; what a call needs (the file to stat, the directory to
 // remove) is made before and removed after, untimed; PASSES times over, or
 // fewer once a worker has run SECONDS (the untimed part can cost more than
-// the calls). Prints one JSON object: the calls timed and the mean seconds per
-// call over all workers.
+// the calls); the files made hold FILE_BYTES (0), fsynced when SYNCED is 1.
+// Prints one JSON object: the calls timed and the mean seconds per call over
+// all workers.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -42,18 +43,32 @@ int64_t now_ns() {
   _exit(1);
 }
 
-void make_file(const std::string& p) {
+// What the files the calls act on hold: an unlink frees their pages, and on a disk the blocks a sync made
+// the file system allocate.
+struct FileContent {
+  int64_t bytes = 0;
+  bool synced = false;
+};
+
+void make_file(const std::string& p, const FileContent& content) {
   int fd = ::open(p.c_str(), O_CREAT | O_WRONLY, 0644);
   if (fd < 0) fail("cannot create " + p);
+  static const std::vector<char> chunk(size_t(1) << 20, 'x');
+  for (int64_t left = content.bytes; left > 0;) {
+    ssize_t n = ::write(fd, chunk.data(), size_t(std::min<int64_t>(left, int64_t(chunk.size()))));
+    if (n <= 0) fail("cannot write " + p);
+    left -= n;
+  }
+  if (content.synced && content.bytes > 0 && ::fsync(fd) != 0) fail("cannot sync " + p);
   ::close(fd);
 }
 
 // Before the timed calls: what they act on.
-void prepare(Meta m, const std::string& p) {
+void prepare(Meta m, const std::string& p, const FileContent& content) {
   if (m == Meta::rmdir) {
     if (::mkdir(p.c_str(), 0755) != 0) fail("cannot make " + p);
   } else if (m != Meta::create && m != Meta::mkdir) {
-    make_file(p);
+    make_file(p, content);
   }
 }
 
@@ -107,13 +122,14 @@ struct Result {
 };
 
 // One worker: per pass, prepare, wait for the start (first pass), time, tidy. Writes its Result to `out`.
-void worker(Meta m, int id, int64_t ops, int64_t passes, double seconds, int start, int ready, int out) {
+void worker(Meta m, int id, int64_t ops, int64_t passes, double seconds, const FileContent& content, int start,
+            int ready, int out) {
   Result r;
   int64_t began = 0;
   for (int64_t pass = 0; pass < passes && (pass == 0 || double(now_ns() - began) < seconds * 1e9); ++pass) {
     std::vector<std::string> names;
     for (int64_t i = 0; i < ops; ++i) names.push_back(fmt::format("w{}.{}", id, i));
-    for (const std::string& n : names) prepare(m, n);
+    for (const std::string& n : names) prepare(m, n, content);
     if (pass == 0) {
       char c = 1, d;
       if (write(ready, &c, 1) != 1) fail("start");
@@ -132,21 +148,23 @@ void worker(Meta m, int id, int64_t ops, int64_t passes, double seconds, int sta
 int usage() {
   std::fprintf(stderr,
                "usage: mpior-predict-meta create|open|close|stat|unlink|mkdir|rmdir|rename WORKERS OPS [PASSES "
-               "[SECONDS]]\n");
+               "[SECONDS [FILE_BYTES [SYNCED]]]]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4 || argc > 6) return usage();
+  if (argc < 4 || argc > 8) return usage();
   int op = -1;
   for (size_t i = 0; i < std::size(kNames); ++i)
     if (kNames[i] == argv[1]) op = int(i);
   long workers = std::strtol(argv[2], nullptr, 10), ops = std::strtol(argv[3], nullptr, 10);
   long passes = argc > 4 ? std::strtol(argv[4], nullptr, 10) : 1;
   double seconds = argc > 5 ? std::strtod(argv[5], nullptr) : 1e9;
-  if (op < 0 || workers < 1 || workers > 4096 || ops < 1 || passes < 1 || !(seconds > 0)) return usage();
+  FileContent content{argc > 6 ? std::strtoll(argv[6], nullptr, 10) : 0, argc > 7 && std::string_view(argv[7]) == "1"};
+  if (op < 0 || workers < 1 || workers > 4096 || ops < 1 || passes < 1 || !(seconds > 0) || content.bytes < 0)
+    return usage();
   int start[2], ready[2], out[2];
   if (pipe(start) != 0 || pipe(ready) != 0 || pipe(out) != 0) fail("pipe");
   for (long w = 0; w < workers; ++w) {
@@ -154,7 +172,7 @@ int main(int argc, char** argv) {
     if (pid < 0) fail("fork");
     if (pid == 0) {
       close(start[1]);
-      worker(Meta(op), int(w), ops, passes, seconds, start[0], ready[1], out[1]);
+      worker(Meta(op), int(w), ops, passes, seconds, content, start[0], ready[1], out[1]);
     }
   }
   close(start[0]);

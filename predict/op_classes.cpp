@@ -322,6 +322,22 @@ ClassKey key_of(Op op, const trace::Event& ev, const FileUse* u, bool shared) {
   return k;
 }
 
+// What an unlink of a file removes: the extent any rank wrote to it, and whether any synced it.
+struct Removed {
+  int64_t bytes = 0;
+  bool synced = false;
+};
+
+std::map<int32_t, Removed> written_files(const std::map<UseKey, FileUse>& uses) {
+  std::map<int32_t, Removed> out;
+  for (const auto& [use, u] : uses) {
+    Removed& r = out[use.second];
+    if (u.n[1] && u.hi > 0) r.bytes = std::max(r.bytes, u.hi);
+    r.synced = r.synced || u.syncs > 0;
+  }
+  return out;
+}
+
 }  // namespace
 
 int32_t IoClass::concurrency() const {
@@ -394,6 +410,7 @@ Classes derive_classes(const trace::Plan& plan) {
     users[file].insert(rank);
     observe_use(uses[{rank, file}], op_of(ev), ev);
   });
+  std::map<int32_t, Removed> written = written_files(uses);
   Classes out;
   out.extrapolated = plan.extrap.target != 0;
   std::map<ClassKey, IoClass> found;
@@ -421,6 +438,10 @@ Classes derive_classes(const trace::Plan& plan) {
       spans[cycle_key(k)].push_back(span_of(plan, rank, ev));
     }
     if (own > 0) spans[add_own(found, k, ev, rank, own, waited).key].push_back(span_of(plan, rank, ev));
+    if (op == Op::unlink && file >= 0 && written.count(file)) {
+      c.removed_bytes += written[file].bytes;
+      c.removed_synced = c.removed_synced || written[file].synced;
+    }
     if (op == Op::read || op == Op::write) {
       c.bytes += bytes_of(ev);
       if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);
@@ -469,6 +490,7 @@ Classes combine_runs(const std::vector<Classes>& runs, size_t* median_run) {
   for (auto& [k, c] : merged) {
     int64_t count = median_of(counts[k]);
     if (c.count > 0) c.bytes = int64_t(double(c.bytes) / double(c.count) * double(count));
+    if (c.count > 0) c.removed_bytes = int64_t(double(c.removed_bytes) / double(c.count) * double(count));
     c.count = uint64_t(count);
     c.time_ns = median_of(c.traced_runs_ns);
     out.classes.push_back(std::move(c));

@@ -72,6 +72,10 @@ struct IoClass {
   double at_once = 0;
   // An extrapolated plan's: at_once fitted to the traced runs' (fit_at_once); 0 when not fitted.
   double fitted_at_once = 0;
+  // unlink: the bytes its calls removed (each file's extent the trace wrote, all ranks'), and whether any
+  // of those files was synced before (an fsync on a disk leaves blocks for the unlink to free).
+  int64_t removed_bytes = 0;
+  bool removed_synced = false;
   // The fio job's numjobs: the ranks a call of it typically ran beside
   // (at_once, rounded), not every rank that ever did it (a class the ranks
   // did one after the other contends as one).

@@ -1,4 +1,6 @@
 // mpior-predict's fio jobs: what one pass of a class's job moves, and how passes repeat it.
+#include <fcntl.h>
+
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -55,4 +57,39 @@ TEST_CASE("fio jobs: each pass of writes on a new file, shared or not, the progr
   const Job r = plan_jobs(reads, {0.1, 0.01, 12}).jobs[0];
   CHECK(r.text.find("loops") == std::string::npos);
   CHECK(has(r.text, "io_size=" + std::to_string(8 * (1 << 20) * r.passes)));
+}
+
+TEST_CASE("fio jobs: an unlink removes files of the traced size, synced where the program's were", "[predict]") {
+  // Each of 2 ranks writes its own file (8 MiB, fsynced or not) and removes it.
+  auto written_then_removed = [](bool sync) {
+    PlanMaker pm(2);
+    for (int r = 0; r < 2; ++r) {
+      int32_t f = pm.file("/work/ior.dat." + std::to_string(r));
+      pm.call(r, Kind::open, {{arg::handle, 5}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 20000, 0, 5);
+      for (int i = 0; i < 8; ++i)
+        pm.call(r, Kind::pwrite64, {{arg::handle, 5}, {arg::file, f}, {arg::offset, i << 20}, {arg::count, 1 << 20}},
+                500000, 0, 1 << 20);
+      if (sync) pm.call(r, Kind::fsync, {{arg::handle, 5}, {arg::file, f}}, 9000000);
+      pm.call(r, Kind::close, {{arg::handle, 5}, {arg::file, f}}, 10000);
+      pm.call(r, Kind::unlink, {{arg::file, f}}, 30000000);
+    }
+    return derive_classes(pm.done());
+  };
+  Classes synced = written_then_removed(true);
+  const IoClass& unlink = find(synced, "unlink per-process");
+  CHECK(unlink.removed_bytes == 2 * (8 << 20));
+  CHECK(unlink.removed_synced);
+  JobPlan jp = plan_jobs(synced, {0.1, 0.01, 12});
+  const Job* meta = nullptr;
+  for (const Job& j : jp.jobs)
+    if (!j.meta_args.empty() && j.meta_args[0] == "unlink") meta = &j;
+  REQUIRE(meta);
+  REQUIRE(meta->meta_args.size() == 7);
+  CHECK(meta->meta_args[5] == std::to_string(8 << 20));
+  CHECK(meta->meta_args[6] == "1");
+  CHECK(jp.space >= 2 * (8 << 20));
+  // Not synced: the files hold their pages only.
+  Classes buffered = written_then_removed(false);
+  for (const Job& j : plan_jobs(buffered, {0.1, 0.01, 12}).jobs)
+    if (!j.meta_args.empty() && j.meta_args[0] == "unlink") CHECK(j.meta_args[6] == "0");
 }
