@@ -126,7 +126,8 @@ void overlap(IoClass& c, const std::vector<Span>& spans) {
 // say little of whether the ranks contended for the directory, the
 // synchronisations they passed together do. Data calls are long beside their
 // gaps and keep their own spans (ranks taking turns at a write stay one at a
-// time). Epoch {-1, -1}: before the rank's first collective.
+// time), but for writes synced to a shared file (counted_by_epoch). Epoch
+// {-1, -1}: before the rank's first collective.
 using Epoch = std::pair<int64_t, int64_t>;  // global communicator, the collective's number on it
 
 struct EpochUse {
@@ -391,6 +392,14 @@ std::string class_label(const ClassKey& k) {
 }
 
 namespace {
+// Classes whose ranks are at once when they make its calls in one epoch:
+// metadata, and writes synced to one shared file, whose fsyncs wait on the
+// other ranks' dirty pages of it however the clocks place the calls (on a
+// tmpfs trace the ranks' short writes drift apart and never overlap).
+bool counted_by_epoch(const ClassKey& k) {
+  return is_metadata(k.op) || (k.shared && k.sync_every > 0 && (k.op == Op::write || k.op == Op::sync));
+}
+
 int64_t median_of(const std::vector<int64_t>& v) { return std::llround(median({v.begin(), v.end()})); }
 
 void by_time(std::vector<IoClass>& classes) {
@@ -430,8 +439,8 @@ Classes derive_classes(const trace::Plan& plan) {
     int64_t own = nested >= 0 ? std::max<int64_t>(0, ev.dur_ns - nested) : 0;
     c.time_ns += ev.dur_ns - own;
     out.io_ns += ev.dur_ns;
-    if (is_metadata(op)) {
-      EpochUse& use = epochs[k][epoch];
+    if (counted_by_epoch(k)) {
+      EpochUse& use = epochs[cycle_key(k)][epoch];
       use.ranks.insert(rank);
       use.ns += ev.dur_ns - own;
     } else {
@@ -450,8 +459,8 @@ Classes derive_classes(const trace::Plan& plan) {
     c.kinds.insert(std::string(trace::name(ev.kind)));
   });
   for (auto& [k, c] : found) {
-    if (is_metadata(k.op))
-      by_epoch(c, epochs[k]);
+    if (counted_by_epoch(k))
+      by_epoch(c, epochs[cycle_key(k)]);
     else
       overlap(c, spans[cycle_key(k)]);
     out.classes.push_back(std::move(c));

@@ -93,3 +93,44 @@ TEST_CASE("fio jobs: an unlink removes files of the traced size, synced where th
   for (const Job& j : plan_jobs(buffered, {0.1, 0.01, 12}).jobs)
     if (!j.meta_args.empty() && j.meta_args[0] == "unlink") CHECK(j.meta_args[6] == "0");
 }
+
+TEST_CASE("fio jobs: writes synced to a shared file are at once when the ranks share an epoch", "[predict]") {
+  // checkpoint_sim traced on tmpfs: each rank writes its 512 KiB block of one file and fsyncs it, a barrier
+  // between checkpoints. Rank 1's clock puts its writes 250 ms after rank 0's: no two calls overlap.
+  auto checkpoints = [](int64_t offset, bool barrier_between) {
+    PlanMaker pm(2);
+    int32_t f = pm.file("/dev/shm/checkpoint.dat");
+    pm.now[1] += offset;
+    for (int r = 0; r < 2; ++r)
+      pm.call(r, Kind::open, {{arg::handle, 6}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 2000, 0, 6);
+    for (int s = 0; s < 4; ++s)
+      for (int r = 0; r < 2; ++r) {
+        pm.call(r, Kind::MPI_Barrier, {{arg::comm, 0}, {arg::coll_seq, 2 * s}}, 1000);
+        if (barrier_between && r == 1)
+          pm.call(0, Kind::MPI_Barrier, {{arg::comm, 0}, {arg::coll_seq, 2 * s + 1}}, 1000);
+        if (barrier_between && r == 1)
+          pm.call(1, Kind::MPI_Barrier, {{arg::comm, 0}, {arg::coll_seq, 2 * s + 1}}, 1000);
+        pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, f}, {arg::offset, r * 524288}, {arg::count, 524288}},
+                200000, 0, 524288);
+        pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f}}, 10000);
+      }
+    return derive_classes(pm.done());
+  };
+  Classes together = checkpoints(250'000'000, false);
+  for (const char* label : {"write 512KiB random shared fsync/1", "fsync 512KiB random shared fsync/1"}) {
+    INFO(label);
+    CHECK(find(together, label).at_once == Approx(2));
+    CHECK(find(together, label).concurrency() == 2);
+  }
+  // A barrier between the ranks' checkpoints: one at a time, whatever the clocks.
+  Classes turns = checkpoints(0, true);
+  CHECK(find(turns, "write 512KiB random shared fsync/1").concurrency() == 1);
+  // Unsynced writes keep their spans: 250 ms apart, one at a time.
+  PlanMaker pm(2);
+  int32_t g = pm.file("/dev/shm/out.dat");
+  pm.now[1] += 250'000'000;
+  for (int r = 0; r < 2; ++r)
+    pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, g}, {arg::offset, r * 524288}, {arg::count, 524288}},
+            200000, 0, 524288);
+  CHECK(find(derive_classes(pm.done()), "write 512KiB sequential shared").concurrency() == 1);
+}
