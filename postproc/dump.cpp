@@ -46,6 +46,15 @@ void dump_job(const trace::JobInfo& j, std::ostream& out) {
                      E(j.host), j.start_real_ns);
   if (!j.mpi_library.empty() || !j.mpi_io.empty())
     out << fmt::format("  mpi: {} (MPI-IO: {})\n", E(j.mpi_library), j.mpi_io.empty() ? "not known" : E(j.mpi_io));
+  if (!j.ompio_fcoll.empty()) out << fmt::format("  ompio fcoll: {}\n", E(j.ompio_fcoll));
+  for (const trace::MpiioHintSet& s : j.mpiio_hints) {
+    out << "  hints of " << E(s.path) << ":";
+    for (const trace::MpiioHint& h : s.hints)
+      out << fmt::format(" {}={}{}", E(h.key), E(h.value), h.given ? " (given)" : "");
+    out << "\n";
+  }
+  if (j.mpiio_hint_sets_dropped)
+    out << fmt::format("  hint sets not recorded (past {}): {}\n", j.mpiio_hints.size(), j.mpiio_hint_sets_dropped);
   out << "  ranks written: " << list_text(j.ranks_written) << "\n";
   for (const trace::TraceFileRanks& f : j.trace_files)
     out << "  " << f.name << ": ranks " << list_text(f.ranks) << "\n";

@@ -23,6 +23,7 @@
 #include "postproc/post_html.hpp"
 #include "postproc/post_progress.hpp"
 #include "postproc/post_timeline.hpp"
+#include "postproc/traced_hints.hpp"
 #include "report/progress.hpp"
 #include "report/timeline_writer.hpp"
 #include "trace/format.hpp"
@@ -58,6 +59,9 @@ struct Options {
   std::string timeline, html;
   uint64_t max_events = mpior::report::TimelineWriter::kDefaultMaxEvents;
   bool quiet = false;
+  // The parser whose options write into this object: the traced MPI-IO
+  // hints are given to the options the user did not give.
+  CLI::App* cli = nullptr;
 };
 
 std::string plan_file_of(const std::string& p) {
@@ -115,11 +119,12 @@ void redeal(mpior::trace::Plan& plan, const Options& o, const mpior::extrap::Col
       h.cb_config_list = one_host ? "*:*" : "*:1";
     }
     hints.collective = h;
-    // A job traced under Open MPI's OMPIO: its rules, its buffer by default.
-    hints.ompio = plan.job.mpi_io == "ompio";
-    if (hints.ompio && !o.cb_buffer_size_given) hints.collective->cb_buffer_size = postproc::OmpioHints{}.bytes_per_agg;
-    hints.ompio_fcoll = postproc::parse_ompio_fcoll(o.ompio_fcoll);
   }
+  // A job traced under Open MPI's OMPIO: its rules, its buffer by default.
+  hints.ompio = plan.job.mpi_io == "ompio";
+  if (hints.ompio && hints.collective && !o.cb_buffer_size_given)
+    hints.collective->cb_buffer_size = postproc::OmpioHints{}.bytes_per_agg;
+  hints.ompio_fcoll = postproc::parse_ompio_fcoll(o.ompio_fcoll);
   if (dropped.dropped) hints.requests_only = postproc::RequestRate{dropped.write_ns_per_byte, dropped.read_ns_per_byte};
   postproc::Redealt got = postproc::redeal_mpiio(plan, hints);
   if (o.cb_nodes > 0 && got.calls == 0)
@@ -174,14 +179,67 @@ std::string approximated_text(const mpior::trace::Plan& plan) {
   return n == 0 ? "" : fmt::format(", {} quantities approximated", n);
 }
 
-int extrapolate(const Options& o) {
-  using namespace mpior;
-  if (o.cb_nodes > 0) {  // before the work: a hint refused is refused at once
-    postproc::CollectiveHints h = hints_of(o);
-    if (h.cb_config_list.empty()) h.cb_config_list = "*:*";
-    postproc::check_hints(h);
+// The traced value of an option the user did not give, run through the
+// option's own checks; a value they refuse is left out with a warning.
+bool give_option(CLI::Option* opt, const std::string& key, const std::string& value) {
+  opt->add_result(value);
+  try {
+    opt->run_callback();
+    return true;
+  } catch (const CLI::Error& e) {
+    opt->clear();
+    std::cerr << "mpior-post: warning: traced MPI-IO hint " << key << "=" << value << " not taken: " << e.what()
+              << "\n";
+    return false;
   }
-  if (sieve_given(o)) postproc::check_sieve_hints(sieve_of(o));
+}
+
+// The hints the inputs were traced with become the defaults of the options
+// the user did not give (postproc/traced_hints.hpp); returns what was taken
+// and what the user's options overrode, as notes for the plan.
+std::vector<mpior::trace::ExtrapNote> take_traced_hints(Options& o, const std::vector<mpior::extrap::Input>& inputs) {
+  using namespace mpior;
+  std::vector<const trace::JobInfo*> jobs;
+  for (const extrap::Input& in : inputs) jobs.push_back(&in.plan.job);
+  postproc::TracedHints t = postproc::traced_hints(jobs);
+  std::vector<trace::ExtrapNote> notes;
+  for (const postproc::TracedHint& h : t.taken) {
+    CLI::Option* opt = o.cli ? o.cli->get_option_no_throw(postproc::hint_option(h.key)) : nullptr;
+    if (!opt) continue;
+    if (opt->count() > 0) {
+      notes.push_back(postproc::hint_note(h.key, opt->results().front(),
+                                          fmt::format("{} given, traced {}", opt->get_name(), h.value)));
+    } else if (give_option(opt, h.key, h.value)) {
+      if (h.key == "cb_buffer_size") o.cb_buffer_size_given = true;
+      notes.push_back(postproc::hint_note(h.key, h.value, "traced"));
+    }
+  }
+  for (const std::string& key : t.differing)
+    std::cerr << "mpior-post: warning: MPI-IO hint " << key << " was given other values for other files or runs: "
+              << "the library's default is modelled unless " << postproc::hint_option(key) << " is given\n";
+  if (!t.fcoll.empty()) {
+    if (o.ompio_fcoll != "automatic") {
+      notes.push_back(postproc::hint_note("fcoll", o.ompio_fcoll, "--ompio-fcoll given, traced " + t.fcoll));
+    } else if (CLI::IsMember({"individual", "vulcan", "dynamic", "dynamic_gen2", "two_phase"})(t.fcoll).empty()) {
+      o.ompio_fcoll = t.fcoll;
+      notes.push_back(postproc::hint_note("fcoll", t.fcoll, "traced"));
+    } else {
+      std::cerr << "mpior-post: warning: the job ran OMPIO's fcoll component " << t.fcoll
+                << ", which is not modelled: OMPIO's automatic choice is\n";
+    }
+  }
+  return notes;
+}
+
+std::string notes_text(const std::vector<mpior::trace::ExtrapNote>& notes) {
+  std::string out;
+  for (const mpior::trace::ExtrapNote& n : notes)
+    out += fmt::format("{}{}={} ({})", out.empty() ? "" : ", ", n.what.substr(5), n.model, n.name);
+  return out;
+}
+
+int extrapolate(Options& o) {
+  using namespace mpior;
   std::vector<extrap::Input> inputs;
   std::vector<std::vector<std::string>> hosts;  // per input, rank by rank
   std::vector<int64_t> counts;                  // per input, its ranks
@@ -193,6 +251,13 @@ int extrapolate(const Options& o) {
     inputs.push_back({d, std::move(p), n});
     counts.push_back(n);
   }
+  std::vector<trace::ExtrapNote> hint_notes = take_traced_hints(o, inputs);
+  if (o.cb_nodes > 0) {  // before the extrapolation: a hint refused is refused at once
+    postproc::CollectiveHints h = hints_of(o);
+    if (h.cb_config_list.empty()) h.cb_config_list = "*:*";
+    postproc::check_hints(h);
+  }
+  if (sieve_given(o)) postproc::check_sieve_hints(sieve_of(o));
   // Left to the exit to free: tearing down 8,192 ranks' tables would take a
   // good part of the command.
   std::vector<std::string> warnings;
@@ -205,15 +270,18 @@ int extrapolate(const Options& o) {
     throw ToolError(std::string("cannot extrapolate: ") + e.what() + without_smallest(o, counts));
   }
   place_hosts(*extrapolated, hosts);
-  if (o.cb_nodes > 0 || sieve_given(o) || dropped.dropped) redeal(*extrapolated, o, dropped);
+  if (o.cb_nodes > 0 || sieve_given(o) || dropped.dropped || o.ompio_fcoll != "automatic")
+    redeal(*extrapolated, o, dropped);
+  extrapolated->extrap.notes.insert(extrapolated->extrap.notes.end(), hint_notes.begin(), hint_notes.end());
+  if (!hint_notes.empty()) std::cout << "mpior-post: MPI-IO hints: " << notes_text(hint_notes) << "\n";
   const trace::Plan& plan = *extrapolated;
   for (const std::string& w : warnings) std::cerr << "mpior-post: warning: " << w << "\n";
   const postproc::PlanSummary& summary = *new postproc::PlanSummary(postproc::summarize_plan(plan, o.plan));
   postproc::write_plan_dir_atomic(o.plan, plan, summary.text, summary.json);
   std::cout << "mpior-post: wrote " << o.plan << ": " << plan.ranks.size() << " ranks extrapolated from "
             << o.dirs.size() << " runs, " << plan.streams.size() << " streams, " << plan.files.size() << " files, "
-            << plan.comms.size() << " communicators, " << plan.extrap.notes.size() << " modelled quantities"
-            << approximated_text(plan) << "\n";
+            << plan.comms.size() << " communicators, " << plan.extrap.notes.size() - hint_notes.size()
+            << " modelled quantities" << approximated_text(plan) << "\n";
   return 0;
 }
 
@@ -280,7 +348,7 @@ void post(const Options& o) {
   say_reports_written(o);
 }
 
-int run(const Options& o) {
+int run(Options& o) {
   using namespace mpior;
   try {
     int rc = 0;
@@ -398,12 +466,12 @@ void add_lustre_options(CLI::App& app, Options& o) {
 // For a job traced under Open MPI's OMPIO (postproc/ompio_layout.hpp).
 void add_ompio_options(CLI::App& app, Options& o) {
   app.add_option("--ompio-fcoll", o.ompio_fcoll,
-                 "with --cb-nodes, for a job traced under Open MPI's OMPIO: its collective component, as "
+                 "with --extrapolate, for a job traced under Open MPI's OMPIO: its collective component, as "
                  "`--mca fcoll NAME` picks it: 'individual', 'vulcan', 'dynamic', 'dynamic_gen2' (Lustre's "
-                 "default), 'two_phase', or 'automatic' (OMPIO's choice off Lustre: individual on two ranks or "
-                 "fewer, else vulcan)")
+                 "default), 'two_phase', or 'automatic' (the component the job was traced with when one was "
+                 "forced, else OMPIO's choice off Lustre: individual on two ranks or fewer, else vulcan)")
       ->check(CLI::IsMember({"automatic", "individual", "vulcan", "dynamic", "dynamic_gen2", "two_phase"}))
-      ->needs("--cb-nodes")
+      ->needs("--extrapolate")
       ->capture_default_str();
 }
 
@@ -506,6 +574,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     o.cb_buffer_size_given = app.count("--cb-buffer-size") > 0;
+    o.cli = &app;
     check_usage(o);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kUsageError;

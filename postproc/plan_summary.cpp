@@ -11,6 +11,7 @@
 #include "postproc/summary_classes.hpp"
 #include "postproc/summary_files.hpp"
 #include "postproc/summary_writer.hpp"
+#include "postproc/traced_hints.hpp"
 #include "trace/cursor.hpp"
 
 namespace mpior::postproc {
@@ -116,23 +117,30 @@ nlohmann::json extrap_json(const trace::ExtrapInfo& x) {
   for (size_t i = 0; i < x.inputs.size(); ++i) inputs.push_back({{"dir", x.inputs[i]}, {"ranks", x.input_ranks[i]}});
   nlohmann::json models = nlohmann::json::object();
   nlohmann::json approximate = nlohmann::json::array();
+  nlohmann::json hints = nlohmann::json::array();
+  size_t modelled = 0;
   for (const trace::ExtrapNote& n : x.notes) {
+    if (is_hint_note(n)) {
+      hints.push_back({{"hint", n.what.substr(5)}, {"value", n.model}, {"source", n.name}});
+      continue;
+    }
+    ++modelled;
     models[n.name] = models.value(n.name, 0) + 1;
     if (n.name == trace::kApproximateModel)
       approximate.push_back({{"stream", n.stream}, {"position", n.leaf}, {"what", n.what}, {"model", n.model}});
   }
-  return {{"target", x.target},
-          {"inputs", inputs},
-          {"quantities_modelled", x.notes.size()},
-          {"models", models},
-          {"approximate", approximate}};
+  return {{"target", x.target}, {"inputs", inputs},           {"quantities_modelled", modelled},
+          {"models", models},   {"approximate", approximate}, {"mpiio_hints", hints}};
 }
 
 std::string extrap_text(const trace::ExtrapInfo& x) {
   std::string out = fmt::format("\nextrapolated to {} ranks from:\n", x.target);
   for (size_t i = 0; i < x.inputs.size(); ++i) out += fmt::format("  {} ({} ranks)\n", x.inputs[i], x.input_ranks[i]);
-  out += fmt::format("  {} quantities follow a model other than a constant (mpior-post --dump shows each)\n",
-                     x.notes.size());
+  out += fmt::format(
+      "  {} quantities follow a model other than a constant (mpior-post --dump shows each)\n",
+      std::count_if(x.notes.begin(), x.notes.end(), [](const trace::ExtrapNote& n) { return !is_hint_note(n); }));
+  for (const trace::ExtrapNote& n : x.notes)
+    if (is_hint_note(n)) out += fmt::format("  MPI-IO hint {}={} ({})\n", n.what.substr(5), n.model, n.name);
   size_t approximate = size_t(std::count_if(
       x.notes.begin(), x.notes.end(), [](const trace::ExtrapNote& n) { return n.name == trace::kApproximateModel; }));
   if (approximate)

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "preload/fd_table.hpp"
+#include "preload/mpiio_hints.hpp"
 #include "preload/real_table.hpp"
 #include "preload/shfp_capture.hpp"
 #include "trace/arg_setters.hpp"
@@ -160,6 +161,13 @@ void file_closed(Call& c, int rc, MPI_File fh) noexcept {
     if (rc == MPI_SUCCESS) handles().remove(fh);
   } catch (...) {
   }
+  if (rc == MPI_SUCCESS) forget_hints(fh);
+}
+
+void hints_changed(Call& c, MPI_File fh, MPI_Info given) noexcept {
+  if (c.dropped()) return;
+  FileHandle h = file_handle(fh);
+  if (!h.excluded && h.file >= 0) note_hints(fh, h.file, given);
 }
 
 void file_deleted(Call& c, int rc, const char* name) noexcept {

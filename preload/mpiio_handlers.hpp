@@ -50,14 +50,18 @@ void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 // Before a read or write: the byte offset it starts at (-1 unknown).
 int64_t io_offset(MPI_File fh, int64_t flags, int64_t offset) noexcept;
 void io_done(Call& c, int rc, MPI_File fh, int64_t flags, int64_t at, int64_t bytes, MPI_Request* request) noexcept;
+// After a call that may change fh's hints (preload/mpiio_hints.hpp); not for
+// a dropped call (an excluded file).
+void hints_changed(Call& c, MPI_File fh, MPI_Info given) noexcept;
 // Fills the handle slots; false (and the call dropped) on an excluded file.
 bool fill_file(Call& c, int64_t rc, MPI_File fh, int64_t flags) noexcept;
 
 template <typename Invoke>
-int file_open(Call& c, Invoke&& invoke, MPI_Comm comm, const char* filename, int amode, MPI_File* fh) {
+int file_open(Call& c, Invoke&& invoke, MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
   int rc = invoke();
   c.stop();
   file_opened(c, rc, comm, filename, amode, rc == MPI_SUCCESS ? *fh : MPI_FILE_NULL);
+  if (rc == MPI_SUCCESS) hints_changed(c, *fh, info);
   return rc;
 }
 
@@ -79,10 +83,12 @@ int file_delete(Call& c, Invoke&& invoke, const char* filename) {
 }
 
 template <typename Invoke>
-int file_view(Call& c, Invoke&& invoke, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype) {
+int file_view(Call& c, Invoke&& invoke, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+              MPI_Info info) {
   int rc = invoke();
   c.stop();
   view_set(c, rc, fh, disp, etype, filetype);
+  if (rc == MPI_SUCCESS && info != MPI_INFO_NULL) hints_changed(c, fh, info);
   return rc;
 }
 
@@ -122,6 +128,13 @@ auto file_other(Call& c, Invoke&& invoke, MPI_File fh, int64_t flags) {
   c.stop();
   fill_file(c, 0, fh, flags);
   if constexpr (std::is_same_v<decltype(rc), int>) c.ev().ret = rc;
+  return rc;
+}
+
+template <typename Invoke>
+int file_set_info(Call& c, Invoke&& invoke, MPI_File fh, MPI_Info info) {
+  int rc = file_other(c, invoke, fh, expr::kColl);
+  if (rc == MPI_SUCCESS && info != MPI_INFO_NULL) hints_changed(c, fh, info);
   return rc;
 }
 

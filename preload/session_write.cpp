@@ -15,6 +15,7 @@
 #include "preload/log.hpp"
 #include "preload/mpi_handlers.hpp"
 #include "preload/mpi_library.hpp"
+#include "preload/mpiio_hints.hpp"
 #include "preload/recorder.hpp"
 #include "preload/session.hpp"
 #include "preload/session_state.hpp"
@@ -45,6 +46,10 @@ trace::JobInfo job_info(trace::JobState state, std::vector<int32_t> written,
   if (s.mpi) {
     j.mpi_library = mpi::library_version();
     j.mpi_io = mpi::io_layer();
+    if (j.mpi_io == "ompio") j.ompio_fcoll = mpi::forced_fcoll();
+    mpi::HintSets hints = mpi::hint_sets();
+    j.mpiio_hints = std::move(hints.sets);
+    j.mpiio_hint_sets_dropped = hints.dropped;
   }
   j.ranks_written = std::move(written);
   j.trace_files = std::move(layout);

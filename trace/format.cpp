@@ -28,18 +28,21 @@ constexpr int kLevel = 3;
 constexpr int kFastLevel = 1;  // Effort::fast
 constexpr size_t kStrongUpTo = size_t(64) << 10;
 
+// `oldest`: the first version its reader still reads (the descriptions'
+// io.since decide the fields).
 struct TypeInfo {
   const char* magic;
   const char* noun;
   uint32_t version;
+  uint32_t oldest;
   int small_level = kLevel;  // zstd's level for a body up to kStrongUpTo
 };
-constexpr TypeInfo kRankTrace{"MPIORTRC", "rank trace", kFormatVersion};
-constexpr TypeInfo kJob{"MPIORJOB", "job file", kFormatVersion};
-constexpr TypeInfo kPlan{"MPIORPLN", "plan", kPlanFormatVersion};
-constexpr TypeInfo kSpill{"MPIORSPL", "spill segment", kFormatVersion};
-constexpr TypeInfo kAggregate{kAggregateMagic, "aggregate trace", kFormatVersion};
-constexpr TypeInfo kMerged{"MPIORMRG", "merged job trace", kMergedFormatVersion, 19};
+constexpr TypeInfo kRankTrace{"MPIORTRC", "rank trace", kFormatVersion, kOldestFormatVersion};
+constexpr TypeInfo kJob{"MPIORJOB", "job file", kFormatVersion, kOldestFormatVersion};
+constexpr TypeInfo kPlan{"MPIORPLN", "plan", kPlanFormatVersion, kOldestPlanFormatVersion};
+constexpr TypeInfo kSpill{"MPIORSPL", "spill segment", kFormatVersion, kOldestFormatVersion};
+constexpr TypeInfo kAggregate{kAggregateMagic, "aggregate trace", kFormatVersion, kOldestFormatVersion};
+constexpr TypeInfo kMerged{"MPIORMRG", "merged job trace", kMergedFormatVersion, kMergedFormatVersion, 19};
 
 // The thread's compression context, kept between frames: made anew for
 // every frame, its tables are most of a small trace's compression time.
@@ -106,8 +109,10 @@ const char* noun_of_magic(const std::string& m) {
   return nullptr;
 }
 
-// Checks the container and returns the decompressed body.
-std::vector<uint8_t> unwrap(const TypeInfo& type, std::span<const uint8_t> bytes, const std::string& name) {
+// Checks the container and returns the decompressed body; *version: the
+// version it was written at.
+std::vector<uint8_t> unwrap(const TypeInfo& type, std::span<const uint8_t> bytes, const std::string& name,
+                            uint32_t* version) {
   std::string magic = magic_of(bytes);
   if (magic != type.magic) {
     const char* other = noun_of_magic(magic);
@@ -116,8 +121,9 @@ std::vector<uint8_t> unwrap(const TypeInfo& type, std::span<const uint8_t> bytes
   }
   if (bytes.size() < kHeaderLen) throw FormatError(name + ": truncated (file ends inside the header)");
   Decoder h(bytes.subspan(kMagicLen), name);
-  uint32_t version = h.fixed32();
-  if (version != type.version) throw FormatError(name + ": " + version_mismatch(version, type.version));
+  *version = h.fixed32();
+  if (*version < type.oldest || *version > type.version)
+    throw FormatError(name + ": " + version_mismatch(*version, type.version));
   uint8_t compression = h.u8();
   uint64_t raw_len = h.fixed64(), stored_len = h.fixed64();
   if (bytes.size() < kHeaderLen + kTrailerLen || stored_len > bytes.size() - kHeaderLen - kTrailerLen)
@@ -146,13 +152,14 @@ std::vector<uint8_t> unwrap(const TypeInfo& type, std::span<const uint8_t> bytes
 
 template <typename T, typename DecodeFn>
 T decode_whole(const TypeInfo& type, std::span<const uint8_t> bytes, const std::string& name, DecodeFn fn) {
-  std::vector<uint8_t> body = unwrap(type, bytes, name);
+  uint32_t version = 0;
+  std::vector<uint8_t> body = unwrap(type, bytes, name, &version);
   Decoder d(body, name);
   if (d.fixed32() != kinds_fingerprint())
     d.fail(
         "written by an mpior that intercepts another list of functions (its event kinds are numbered "
         "differently); read it with the mpior that wrote it");
-  T out = fn(d);
+  T out = fn(d, version);
   if (!d.done()) d.fail("unexpected bytes after the " + std::string(type.noun));
   return out;
 }
@@ -308,7 +315,7 @@ std::vector<SpillSegment> decode_spill(std::span<const uint8_t> bytes, const std
     }
     try {
       SpillSegment s = decode_whole<SpillSegment>(kSpill, rest.first(kHeaderLen + stored + kTrailerLen), where,
-                                                  [](Decoder& d) { return body::get_spill_segment(d); });
+                                                  [](Decoder& d, uint32_t) { return body::get_spill_segment(d); });
       if (s.seq != out.size()) throw FormatError(where + ": numbered " + std::to_string(s.seq));
       out.push_back(std::move(s));
     } catch (const FormatError& e) {
@@ -321,16 +328,16 @@ std::vector<SpillSegment> decode_spill(std::span<const uint8_t> bytes, const std
 }
 
 RankTrace decode_rank_trace(std::span<const uint8_t> bytes, const std::string& name) {
-  return decode_whole<RankTrace>(kRankTrace, bytes, name, [](Decoder& d) { return body::get_rank_trace(d); });
+  return decode_whole<RankTrace>(kRankTrace, bytes, name, [](Decoder& d, uint32_t) { return body::get_rank_trace(d); });
 }
 JobInfo decode_job(std::span<const uint8_t> bytes, const std::string& name) {
-  return decode_whole<JobInfo>(kJob, bytes, name, [](Decoder& d) { return body::get_job_file(d); });
+  return decode_whole<JobInfo>(kJob, bytes, name, [](Decoder& d, uint32_t v) { return body::get_job_file(d, v); });
 }
 MergedJob decode_merged_job(std::span<const uint8_t> bytes, const std::string& name) {
-  return decode_whole<MergedJob>(kMerged, bytes, name, [](Decoder& d) { return body::get_merged_job(d); });
+  return decode_whole<MergedJob>(kMerged, bytes, name, [](Decoder& d, uint32_t) { return body::get_merged_job(d); });
 }
 Plan decode_plan(std::span<const uint8_t> bytes, const std::string& name) {
-  return decode_whole<Plan>(kPlan, bytes, name, [](Decoder& d) { return body::get_plan(d); });
+  return decode_whole<Plan>(kPlan, bytes, name, [](Decoder& d, uint32_t v) { return body::get_plan(d, v); });
 }
 
 std::string file_type(std::span<const uint8_t> bytes) {

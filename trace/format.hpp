@@ -31,7 +31,11 @@ namespace mpior::trace {
 // 7: signal handlers' calls counted but not recorded (RankTrace::unrecorded).
 // 8: the events of each thread a rank trace holds (RankTrace::journaled).
 // 9: the job's MPI library and MPI-IO layer (JobInfo).
-inline constexpr uint32_t kFormatVersion = 9;
+// 10: the MPI-IO hints files ran with, OMPIO's forced fcoll (JobInfo).
+inline constexpr uint32_t kFormatVersion = 10;
+// Older versions still read: from 9 on, every change is a field under
+// io.since in its description (trace/format_fields.hpp).
+inline constexpr uint32_t kOldestFormatVersion = 9;
 // Merged job traces (MPIORMRG; 4: the first, written with the others' number):
 // 5: ranks' records column by column, compact timing statistics (histograms
 //    from min's bin to max's), MPI_COMM_SELF runs, numbered paths renumbered.
@@ -45,7 +49,9 @@ inline constexpr uint32_t kMergedFormatVersion = 8;
 // 7: each rank's CPU placement (PlanRank).
 // 8: the ranks a partial plan lacks (Plan::missing).
 // 9: the job's MPI library and MPI-IO layer (JobInfo).
-inline constexpr uint32_t kPlanFormatVersion = 9;
+// 10: the MPI-IO hints files ran with, OMPIO's forced fcoll (JobInfo).
+inline constexpr uint32_t kPlanFormatVersion = 10;
+inline constexpr uint32_t kOldestPlanFormatVersion = 9;
 // Why a file of version `found` is refused by a reader of version `reads`
 // ("format version 3 (written by an older mpior), ...").
 std::string version_mismatch(uint32_t found, uint32_t reads);

@@ -103,7 +103,7 @@ AggregateIndex decode_aggregate_index(std::span<const uint8_t> bytes, const std:
   if (bytes.size() < kFixedHead + 4 + kMagicLen) fail(name, "truncated (file ends inside the header)");
   Decoder h(bytes.subspan(kMagicLen, 12), name);
   uint32_t version = h.fixed32();
-  if (version != kFormatVersion) fail(name, version_mismatch(version, kFormatVersion));
+  if (version < kOldestFormatVersion || version > kFormatVersion) fail(name, version_mismatch(version, kFormatVersion));
   uint64_t index_len = h.fixed64();
   if (index_len > bytes.size() - kFixedHead - 4 - kMagicLen)
     fail(name, "truncated (the index is longer than the file)");

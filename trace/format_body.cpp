@@ -134,8 +134,8 @@ void put_job_file(Encoder& e, const JobInfo& j) {
   Put io(e, kFormatVersion);
   job_file(io, const_cast<JobInfo&>(j));
 }
-JobInfo get_job_file(Decoder& d) {
-  Get io(d, kFormatVersion);
+JobInfo get_job_file(Decoder& d, uint32_t version) {
+  Get io(d, version);
   JobInfo j;
   job_file(io, j);
   return j;

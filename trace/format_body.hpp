@@ -21,8 +21,9 @@ void put(Encoder& e, const SpillSegment& s);
 void put(Encoder& e, const MergedJob& m);  // format_merged.cpp
 
 RankTrace get_rank_trace(Decoder& d);
-JobInfo get_job_file(Decoder& d);
-Plan get_plan(Decoder& d);
+// Written at `version` (an older one's records lack the later fields).
+JobInfo get_job_file(Decoder& d, uint32_t version);
+Plan get_plan(Decoder& d, uint32_t version);
 SpillSegment get_spill_segment(Decoder& d);
 MergedJob get_merged_job(Decoder& d);
 

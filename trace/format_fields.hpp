@@ -310,6 +310,19 @@ void fields(Io& io, JobInfo& j) {
     io.str(j.mpi_library);
     io.str(j.mpi_io);
   }
+  // 10 likewise: the traced MPI-IO hints and OMPIO's forced component.
+  if (io.since(10)) {
+    io.str(j.ompio_fcoll);
+    io.list(j.mpiio_hints, 2, [&](MpiioHintSet& s) {
+      io.str(s.path);
+      io.list(s.hints, 3, [&](MpiioHint& h) {
+        io.str(h.key);
+        io.str(h.value);
+        io.bits(h.given);
+      });
+    });
+    io.uv(j.mpiio_hint_sets_dropped);
+  }
   io.check([&](Decoder& d) {
     if (j.size < 1) d.fail("job of " + std::to_string(j.size) + " ranks");
   });

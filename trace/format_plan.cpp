@@ -90,6 +90,11 @@ void fields(Io& io, Plan& p) {
 }
 
 void put(Encoder& e, const Plan& p) { put_fields<kPlanFormatVersion>(e, p); }
-Plan get_plan(Decoder& d) { return get_fields<Plan, kPlanFormatVersion>(d); }
+Plan get_plan(Decoder& d, uint32_t version) {
+  Get io(d, version);
+  Plan p{};
+  fields(io, p);
+  return p;
+}
 
 }  // namespace mpior::trace::body

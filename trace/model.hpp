@@ -215,6 +215,25 @@ struct TraceFileRanks {
   bool operator==(const TraceFileRanks&) const = default;
 };
 
+// One MPI-IO hint of a file as MPI_File_get_info reported it after the call
+// that could change it (open, set_view, set_info): `given` when the
+// program passed it in that call's MPI_Info (or an earlier one on the
+// handle), else the library's own value.
+struct MpiioHint {
+  std::string key, value;
+  bool given = false;
+  bool operator==(const MpiioHint&) const = default;
+};
+// The hints (trace/mpiio_hints.hpp's keys, in that order) a file ran with on
+// the rank that wrote the job record: one entry per handle opened, and one
+// more when set_view or set_info changed them; a set equal to the one
+// recorded last for that path is not repeated.
+struct MpiioHintSet {
+  std::string path;
+  std::vector<MpiioHint> hints;
+  bool operator==(const MpiioHintSet&) const = default;
+};
+
 struct JobInfo {
   uint64_t job_id = 0;
   int32_t size = 1;
@@ -226,6 +245,12 @@ struct JobInfo {
   // "ompio" (Open MPI's own component), "" when not known (Open MPI's
   // romio321 component, or no file opened through MPI-IO on rank 0).
   std::string mpi_library, mpi_io;
+  // Under OMPIO: the collective component forced for the job (the MCA
+  // parameter fcoll, as OMPI_MCA_fcoll hands it to the ranks); "" when
+  // OMPIO chose for itself or the job did not run under OMPIO.
+  std::string ompio_fcoll;
+  std::vector<MpiioHintSet> mpiio_hints;
+  uint64_t mpiio_hint_sets_dropped = 0;     // sets past kMaxHintSets, not recorded
   std::vector<int32_t> ranks_written;       // ranks that reported a successful write at finalize
   std::vector<TraceFileRanks> trace_files;  // job record only (never in a plan); empty: rank files
   bool operator==(const JobInfo&) const = default;

@@ -10,7 +10,10 @@
  * instead (ROMIO's data sieving of a non-contiguous view), on a file first
  * sized to its end, so a sieving read finds the same bytes whatever order
  * the ranks run in.
- * usage: mpiio_scaling [steps=2] [pieces=64] [cb_buffer_size hint, 0: none] [read=0] [independent=0] */
+ * With cb_nodes > 0 the info also holds cb_nodes and cb_config_list *:* (so
+ * ROMIO takes that many aggregators on one host).
+ * usage: mpiio_scaling [steps=2] [pieces=64] [cb_buffer_size hint, 0: none] [read=0] [independent=0]
+ *        [cb_nodes hint, 0: none] */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,16 +29,22 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   long steps = arg_or(argc, argv, 1, 2), pieces = arg_or(argc, argv, 2, 64), cb = arg_or(argc, argv, 3, 0);
   long read_back = arg_or(argc, argv, 4, 0), independent = arg_or(argc, argv, 5, 0);
+  long cb_nodes = arg_or(argc, argv, 6, 0);
   size_t bytes = (size_t)(pieces * PIECE);
   char* buf = malloc(bytes);
   CHECK(buf != NULL);
   memset(buf, 'A' + rank % 26, bytes);
   MPI_Info info = MPI_INFO_NULL;
+  if (cb > 0 || cb_nodes > 0) MPI_Info_create(&info);
+  char value[32];
   if (cb > 0) {
-    char value[32];
     snprintf(value, sizeof value, "%ld", cb);
-    MPI_Info_create(&info);
     MPI_Info_set(info, "cb_buffer_size", value);
+  }
+  if (cb_nodes > 0) {
+    snprintf(value, sizeof value, "%ld", cb_nodes);
+    MPI_Info_set(info, "cb_nodes", value);
+    MPI_Info_set(info, "cb_config_list", "*:*");
   }
   MPI_File fh;
   CHECK(MPI_File_open(MPI_COMM_WORLD, "collective.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh) == MPI_SUCCESS);

@@ -104,11 +104,12 @@ ONE_PIECE = (2, 1, CB, 1)  # 1 KiB a rank per step: rank r asks for [1024 r, 102
 
 def automatic():
     """romio_cb_write/read automatic (ROMIO's default) on requests that do not interleave: traced with enable and one
-    aggregator (rank 0 moves everything), the plan dealt to 2 aggregators under automatic has every rank move its own
-    KiB, as ROMIO itself does in a real 5-rank run."""
+    aggregator (rank 0 moves everything), the plan dealt to 2 aggregators under automatic (given: the traced enable is
+    the default otherwise) has every rank move its own KiB, as ROMIO itself does in a real 5-rank run."""
     traced = [("cb_nodes", 1), ("romio_cb_write", "enable"), ("romio_cb_read", "enable")]
-    got = against_real([("cb_nodes", 2), ("cb_config_list", "*:*")], ["--cb-nodes", "2", "--cb-config-list", "*:*"],
-                       args=ONE_PIECE, traced_hints=traced)
+    got = against_real([("cb_nodes", 2), ("cb_config_list", "*:*")],
+                       ["--cb-nodes", "2", "--cb-config-list", "*:*", "--romio-cb-write", "automatic",
+                        "--romio-cb-read", "automatic"], args=ONE_PIECE, traced_hints=traced)
     check_eq({(r, op, off, n) for r, op, off, n in got if off < 5120},
              {(r, op, 1024 * r, 1024) for r in range(5) for op in "RW"}, "each rank's own first step")
 
@@ -135,7 +136,8 @@ def sieve():
     whole buffers, a piece past a buffer's end read on from there, as ROMIO does in a real run given those hints."""
     disable = [("romio_ds_read", "disable"), ("romio_ds_write", "disable")]
     sizes = [("ind_wr_buffer_size", WR_BUF), ("ind_rd_buffer_size", RD_BUF)]
-    got = against_real(sizes, ["--ind-wr-buffer-size", str(WR_BUF), "--ind-rd-buffer-size", str(RD_BUF)],
+    got = against_real(sizes, ["--ind-wr-buffer-size", str(WR_BUF), "--ind-rd-buffer-size", str(RD_BUF),
+                               "--romio-ds-read", "automatic", "--romio-ds-write", "automatic"],
                        args=INDEPENDENT, traced_hints=disable, traced_movers={0, 1, 2, 3}, max_bytes=RD_BUF,
                        undealt_differs=True, replays=True)
     check_eq({t[0] for t in got}, set(range(5)), "every rank moves its own")
@@ -182,7 +184,8 @@ def ior():
         dirs = [runs.trace(n, args=IOR_ARGS, app=IOR, env={"ROMIO_HINTS": hints["traced"]})[0] for n in (2, 3, 4)]
         check_eq({t[0] for t in transfers(os.path.join(dirs[-1], "plan"))}, {0}, "the aggregator when traced")
         plan = runs.path("p5")
-        run([POST, "--extrapolate", "5", "--cb-nodes", "2", "--cb-config-list", "*:*", "-o", plan] + dirs)
+        run([POST, "--extrapolate", "5", "--cb-nodes", "2", "--cb-config-list", "*:*", "--romio-cb-write", "automatic",
+             "--romio-cb-read", "automatic", "-o", plan] + dirs)
         real, _ = runs.trace(5, args=IOR_ARGS, app=IOR, env={"ROMIO_HINTS": hints["real"]}, name="real5")
         got = transfers(plan)
         check_eq(got, transfers(os.path.join(real, "plan")), "IOR's transfers in the plan against ROMIO's")

@@ -270,7 +270,7 @@ TEST_CASE("a merged job trace of an older or newer format is refused as such", "
   // rank traces keep their own version
   std::vector<uint8_t> rank = trace::encode(rank_trace(0, 2, false));
   REQUIRE(trace::decode_rank_trace(as_version(rank, trace::kFormatVersion), "r").process.rank == 0);
-  REQUIRE_THROWS_WITH(trace::decode_rank_trace(as_version(rank, trace::kFormatVersion - 1), "r"),
+  REQUIRE_THROWS_WITH(trace::decode_rank_trace(as_version(rank, trace::kOldestFormatVersion - 1), "r"),
                       Catch::Contains("written by an older mpior"));
 }
 

@@ -6,6 +6,7 @@
 #include "trace/arg_views.hpp"
 #include "trace/builder.hpp"
 #include "trace/cursor.hpp"
+#include "trace/format_fields.hpp"
 
 using namespace mpior::trace;
 
@@ -100,6 +101,9 @@ TEST_CASE("jobs and plans round-trip", "[format]") {
   j.ranks_written = {0, 1, 2};
   j.mpi_library = "Open MPI v4.1.4, package: Debian OpenMPI";
   j.mpi_io = "ompio";
+  j.ompio_fcoll = "dynamic_gen2";
+  j.mpiio_hints = {{"/data/out", {{"cb_buffer_size", "1048576", true}, {"cb_nodes", "2", false}}}, {"/data/in", {}}};
+  j.mpiio_hint_sets_dropped = 3;
   REQUIRE(decode_job(encode(j), "job") == j);
   Plan p;
   p.job = j;
@@ -112,6 +116,51 @@ TEST_CASE("jobs and plans round-trip", "[format]") {
   p.comms = {{{0, 1, 2}, CommOrigin::world}, {{1, 2}, CommOrigin::split}, {{2}, CommOrigin::self}};
   p.streams = sample_trace().streams;
   REQUIRE(decode_plan(encode(p), "plan") == p);
+}
+
+// A container as format.hpp describes it, uncompressed, around `body`.
+std::vector<uint8_t> container_of(const char* magic, uint32_t version, Encoder& body) {
+  Encoder e;
+  e.raw({reinterpret_cast<const uint8_t*>(magic), 8});
+  e.fixed32(version);
+  e.u8(0);
+  e.fixed64(body.bytes().size());
+  e.fixed64(body.bytes().size());
+  e.raw(body.bytes());
+  e.fixed32(crc32c(e.bytes()));
+  e.raw({reinterpret_cast<const uint8_t*>("MPIOREND"), 8});
+  return std::move(e.bytes());
+}
+
+// Format 9 wrote no MPI-IO hints: its job files read with none.
+TEST_CASE("job files of format 9 still read", "[format]") {
+  JobInfo j;
+  j.job_id = 9;
+  j.size = 2;
+  j.mpi_library = "MPICH Version: 4.0.2";
+  j.mpi_io = "romio";
+  j.trace_files = {{"ranks.mpior", {0, 1}}};
+  Encoder job;
+  job.fixed32(kinds_fingerprint());
+  body::Put io(job, 9);
+  body::job_file(io, j);
+  REQUIRE(decode_job(container_of("MPIORJOB", 9, job), "job.mpior") == j);
+  j.ompio_fcoll = "vulcan";  // a field of 10: not in a file of 9
+  Encoder later;
+  later.fixed32(kinds_fingerprint());
+  body::Put io10(later, 10);
+  body::job_file(io10, j);
+  REQUIRE(job.bytes() != later.bytes());
+  REQUIRE_THAT(
+      [&] {
+        try {
+          decode_job(container_of("MPIORJOB", 8, job), "job.mpior");
+        } catch (const FormatError& e) {
+          return std::string(e.what());
+        }
+        return std::string("accepted");
+      }(),
+      Catch::Contains("format version 8 (written by an older mpior)"));
 }
 
 TEST_CASE("the reader rejects damaged files with a message naming them", "[format]") {
@@ -148,7 +197,7 @@ TEST_CASE("the reader rejects damaged files with a message naming them", "[forma
   }
   SECTION("a future version") {
     auto b = bytes;
-    b[8] = 10;
+    b[8] = uint8_t(kFormatVersion + 1);
     REQUIRE_THAT(message(b), Catch::Contains("newer mpior"));
   }
 }
