@@ -38,8 +38,18 @@ void Folder::add_batch(const RawEvent* ev, const int64_t* gap, const int64_t* du
       hot.loop->open += end - i;
       *done = i = end;
     };
+    size_t run = i;
+    while (run < n && sig[run] == hot.sig) ++run;
     try {
-      for (; end < n && sig[end] == hot.sig; ++end) hot.leaf->add_row(ev[end]);
+      while (end < run) {
+        const RowBox& row = hot.leaf->row;
+        if (row && row->direct == 0 && row->room != 0) {
+          end += row->take_run(ev + end, run - end);
+          if (end == run) break;
+        }
+        hot.leaf->add_row(ev[end]);
+        ++end;
+      }
     } catch (...) {
       times();
       throw;

@@ -4,6 +4,7 @@
 // steady program allocates nothing once its structure is known.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -105,6 +106,33 @@ struct FastRow {
     ++extra;
     --room;
     return true;
+  }
+  // take() of each of the n records in turn while it holds, when every
+  // column is compared (direct == 0): how many it took. The row stays in
+  // registers across the run and every pair advances by its step (0 for
+  // the constant ones), which costs less than picking the moving pairs out
+  // per record.
+  size_t take_run(const RawEvent* ev, size_t n) {
+    const size_t most = std::min<size_t>(n, room);
+    Pair e[kRowSize / 2], s[kRowSize / 2];
+    for (size_t p = 0; p < kRowSize / 2; ++p) {
+      e[p] = load(&expect[2 * p]);
+      s[p] = load(&step[2 * p]);
+    }
+    size_t i = 0;
+    for (; i < most; ++i) {
+      const Pair last = {ev[i].ret, int64_t(ev[i].err)};
+      Pair diff = last ^ e[kNumArgs / 2];
+#pragma GCC unroll 8
+      for (size_t p = 0; p < kNumArgs / 2; ++p) diff |= load(&ev[i].args[2 * p]) ^ e[p];
+      if ((diff[0] | diff[1]) != 0) break;
+#pragma GCC unroll 8
+      for (size_t p = 0; p < kRowSize / 2; ++p) e[p] += s[p];
+    }
+    for (size_t p = 0; p < kRowSize / 2; ++p) __builtin_memcpy(&expect[2 * p], &e[p], sizeof e[p]);
+    extra += uint32_t(i);
+    room -= uint32_t(i);
+    return i;
   }
   // Occurrences column i's folder has not been told about.
   uint32_t extra_of(int i) const { return (direct >> i) & 1 ? 0 : extra; }

@@ -322,3 +322,38 @@ TEST_CASE("random offsets in a loop keep every value and the rest folds", "[buil
   REQUIRE(s.leaves.size() == 2);
   for (const Leaf& l : s.leaves) REQUIRE(s.values.view(io_args(l).handle().seq).size() == 1);  // a constant
 }
+
+// The tracer folds a chunk at a time (append_all), where a run of one
+// repeated call takes its rows as a batch: the stream, times included, is
+// the one appending the events one by one gives. Runs of one call site
+// whose offset keeps its stride, changes it, jumps, or whose return value
+// or errno changes now and then, across batch boundaries.
+TEST_CASE("append_all folds runs of one call as append does, event by event", "[builder]") {
+  std::mt19937_64 rng(11);
+  std::vector<RawEvent> events;
+  int64_t t = 0, off = 0, stride = 1;
+  for (int i = 0; i < 20000; ++i) {
+    const bool other = rng() % 97 == 0;  // another call site breaks the run now and then
+    RawEvent ev =
+        call(other ? Kind::fsync : Kind::pwrite, other ? 7 : 6, t += int64_t(rng() % 300), 5 + int64_t(rng() % 90));
+    t = ev.end;
+    const uint64_t r = rng() % 400;
+    if (r == 0) stride = int64_t(rng() % 3);  // a new stride (0: the same offset again)
+    off = r == 1 ? int64_t(rng() % 100000) : off + stride;
+    io_args_mut(ev).handle() = 3;
+    io_args_mut(ev).file() = 3;
+    io_args_mut(ev).offset() = off;
+    io_args_mut(ev).count() = 1;
+    ev.ret = r == 2 ? -1 : 1;
+    ev.err = r == 2 ? 28 : 0;
+    events.push_back(ev);
+  }
+  for (bool lossless : {false, true}) {
+    StreamBuilder one(BuilderOptions{lossless}), all(BuilderOptions{lossless});
+    for (const RawEvent& ev : events) one.append(ev);
+    for (size_t at = 0; at < events.size(); at += 256)
+      all.append_all({events.data() + at, std::min<size_t>(256, events.size() - at)});
+    REQUIRE(all.events() == events.size());
+    REQUIRE(all.snapshot(0, 0) == one.snapshot(0, 0));
+  }
+}
