@@ -90,7 +90,7 @@ class Call {
     int64_t end = clock::now() - t.nested_ticks;
     if (ev_.depth == 0 && t.nested_ticks == 0) end = std::max(ev_.start, end - g_call_inside_ticks);
     ev_.end = end;
-    errno_ = errno;
+    errno_ = thread_errno();
     t.in_tracer = 1;
   }
 
@@ -146,7 +146,7 @@ class Call {
     if (t.depth) --t.depth;
     if (__builtin_expect(t.stashed, 0) && !t.signal_stash) drain_signal_records(t.depth);
     t.in_tracer = prev_tracer_;
-    errno = errno_;
+    thread_errno() = errno_;
     if (__builtin_expect(crash::g_pending_signal.load(std::memory_order_relaxed) != 0, 0)) crash::raise_pending();
   }
 

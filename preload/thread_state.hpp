@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 
 namespace mpior::preload {
@@ -27,10 +28,20 @@ struct ThreadState {
   int64_t last_end;      // when the last depth-0 call returned (0: none yet): the computation since is the program's
   int64_t nested_ticks;  // the tracer's time inside the open depth-0 call (recording the calls nested in it)
   int64_t after_ticks;   // a fast call's time after its end (Call::after_end), learnt from readings; 0: none yet
+  int* errno_at;         // this thread's errno (thread_errno), null until its first call
 };
 
 constinit inline thread_local ThreadState t_state
-    __attribute__((tls_model("initial-exec"))) = {0, 0, 0, 0, 0, 0, 0, nullptr, 0, 0, 0, 0};
+    __attribute__((tls_model("initial-exec"))) = {0, 0, 0, 0, 0, 0, 0, nullptr, 0, 0, 0, 0, nullptr};
+
+// This thread's errno, its address asked of libc once: every traced call
+// reads and restores it, and libc's __errno_location is a call through the
+// PLT each time.
+inline int& thread_errno() noexcept {
+  int* p = t_state.errno_at;
+  if (__builtin_expect(p == nullptr, 0)) t_state.errno_at = p = &errno;
+  return *p;
+}
 
 // The calling thread took a slow way (ThreadState::slow_path).
 inline void took_slow_path() noexcept { t_state.slow_path = 1; }
