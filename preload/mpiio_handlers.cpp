@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "preload/fd_table.hpp"
-#include "preload/mpiio_hints.hpp"
+#include "preload/mpiio_hint_capture.hpp"
 #include "preload/real_table.hpp"
 #include "preload/shfp_capture.hpp"
 #include "trace/arg_setters.hpp"

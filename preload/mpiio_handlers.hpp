@@ -50,7 +50,7 @@ void view_set(Call& c, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 // Before a read or write: the byte offset it starts at (-1 unknown).
 int64_t io_offset(MPI_File fh, int64_t flags, int64_t offset) noexcept;
 void io_done(Call& c, int rc, MPI_File fh, int64_t flags, int64_t at, int64_t bytes, MPI_Request* request) noexcept;
-// After a call that may change fh's hints (preload/mpiio_hints.hpp); not for
+// After a call that may change fh's hints (preload/mpiio_hint_capture.hpp); not for
 // a dropped call (an excluded file).
 void hints_changed(Call& c, MPI_File fh, MPI_Info given) noexcept;
 // Fills the handle slots; false (and the call dropped) on an excluded file.

@@ -15,7 +15,7 @@
 #include "preload/log.hpp"
 #include "preload/mpi_handlers.hpp"
 #include "preload/mpi_library.hpp"
-#include "preload/mpiio_hints.hpp"
+#include "preload/mpiio_hint_capture.hpp"
 #include "preload/recorder.hpp"
 #include "preload/session.hpp"
 #include "preload/session_state.hpp"

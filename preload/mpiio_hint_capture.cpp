@@ -1,4 +1,4 @@
-#include "preload/mpiio_hints.hpp"
+#include "preload/mpiio_hint_capture.hpp"
 
 #include <cstdlib>
 #include <cstring>
