@@ -179,6 +179,16 @@ std::string approximated_text(const mpior::trace::Plan& plan) {
   return n == 0 ? "" : fmt::format(", {} quantities approximated", n);
 }
 
+// OMPIO's fcoll components modelled (postproc/ompio_layout.hpp), as `--mca
+// fcoll NAME` spells them.
+const std::vector<std::string> kOmpioComponents = {"individual", "vulcan", "dynamic", "dynamic_gen2", "two_phase"};
+
+std::vector<std::string> ompio_fcoll_choices() {
+  std::vector<std::string> out{"automatic"};
+  out.insert(out.end(), kOmpioComponents.begin(), kOmpioComponents.end());
+  return out;
+}
+
 // The traced value of an option the user did not give, run through the
 // option's own checks; a value they refuse is left out with a warning.
 bool give_option(CLI::Option* opt, const std::string& key, const std::string& value) {
@@ -220,7 +230,7 @@ std::vector<mpior::trace::ExtrapNote> take_traced_hints(Options& o, const std::v
   if (!t.fcoll.empty()) {
     if (o.ompio_fcoll != "automatic") {
       notes.push_back(postproc::hint_note("fcoll", o.ompio_fcoll, "--ompio-fcoll given, traced " + t.fcoll));
-    } else if (CLI::IsMember({"individual", "vulcan", "dynamic", "dynamic_gen2", "two_phase"})(t.fcoll).empty()) {
+    } else if (std::find(kOmpioComponents.begin(), kOmpioComponents.end(), t.fcoll) != kOmpioComponents.end()) {
       o.ompio_fcoll = t.fcoll;
       notes.push_back(postproc::hint_note("fcoll", t.fcoll, "traced"));
     } else {
@@ -470,7 +480,7 @@ void add_ompio_options(CLI::App& app, Options& o) {
                  "`--mca fcoll NAME` picks it: 'individual', 'vulcan', 'dynamic', 'dynamic_gen2' (Lustre's "
                  "default), 'two_phase', or 'automatic' (the component the job was traced with when one was "
                  "forced, else OMPIO's choice off Lustre: individual on two ranks or fewer, else vulcan)")
-      ->check(CLI::IsMember({"automatic", "individual", "vulcan", "dynamic", "dynamic_gen2", "two_phase"}))
+      ->check(CLI::IsMember(ompio_fcoll_choices()))
       ->needs("--extrapolate")
       ->capture_default_str();
 }
