@@ -2,7 +2,8 @@
 """`meson install --destdir` into a temporary root gives the programs, the
 launcher, libmpior.so, a pkg-config file and man pages; then the launcher of
 that root alone (no build tree on any path) traces a bundled program under
-mpirun, and the root's mpior-post and mpior-replay use the trace."""
+mpirun, and the root's mpior-post and mpior-replay use the trace; the build
+tree's launcher traces before any install."""
 import glob
 import os
 import shutil
@@ -73,6 +74,15 @@ def install():
         check(os.path.exists(os.path.join(work, "t2", "job.mpior")), "job.mpior of the Open MPI run written")
     else:
         print("skip the Open MPI launch: Open MPI is not installed")
+    # The build tree's launcher, before any install, finds the tracer there.
+    os.makedirs(os.path.join(work, "outdir"))
+    with open(os.path.join(work, "input.dat"), "wb") as f:
+        f.write(b"x" * 8192)
+    built = subprocess.run([os.path.join(BUILD, "tools", "mpior-trace"), "-o", "t3", "--",
+                            os.path.join(APPS, "nonmpi")], cwd=work, env=env, capture_output=True, text=True,
+                           timeout=300)
+    check_eq(built.returncode, 0, f"the build tree's mpior-trace (stderr {built.stderr[-800:]})")
+    check(os.path.exists(os.path.join(work, "t3", "rank-000000.mpior")), "the build tree's tracer wrote a trace")
     bad = subprocess.run(["mpior-trace", "-o"], cwd=work, env=env, capture_output=True, text=True)
     check_eq(bad.returncode, 2, "mpior-trace -o without a directory")
     check("needs a directory" in bad.stderr, f"usage message: {bad.stderr!r}")
