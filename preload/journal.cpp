@@ -31,7 +31,17 @@ constinit config::Option<int64_t> opt_journal{
     "MPIOR_MEMORY); 0: no journal"};
 MPIOR_REGISTER_OPTION(opt_journal);
 
-std::string g_dir, g_name;  // the trace directory, the trace file's name there
+// The trace directory and the trace file's name there. Never destroyed: the
+// exit handler, registered before this file's statics may be made, runs
+// after their destructors.
+struct Where {
+  std::string dir, name;
+};
+Where& where() {
+  static Where* w = new Where;
+  return *w;
+}
+std::mutex g_dir_mutex;  // the directory moves when a job the process launched moves its trace aside
 int32_t g_rank = 0;
 int g_meta_fd = -1;
 std::mutex g_meta_mutex;
@@ -134,9 +144,14 @@ uint64_t shared_records(uint64_t bytes) noexcept {
 
 namespace {
 
+std::string path_of(const std::string& name) {
+  std::lock_guard<std::mutex> lk(g_dir_mutex);
+  return where().dir + "/" + name;
+}
+
 // A file of `bytes` under the trace directory, mapped shared; nullptr (said) if not.
 void* map_file(const std::string& name, size_t bytes) noexcept {
-  const std::string path = g_dir + "/" + name;
+  const std::string path = path_of(name);
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   void* map = MAP_FAILED;
   if (fd >= 0 && ftruncate(fd, off_t(bytes)) == 0)
@@ -162,7 +177,7 @@ trace::JournalHeader* new_header(void* map, uint32_t thread, uint64_t capacity) 
 Ring* open_ring(uint32_t thread, bool* none_left) noexcept {
   const uint64_t cap = reserve();
   if ((*none_left = cap == 0)) return nullptr;
-  void* map = map_file(trace::journal_file_name(g_name, thread), ring_bytes(cap));
+  void* map = map_file(trace::journal_file_name(where().name, thread), ring_bytes(cap));
   Ring* r = map ? new (std::nothrow) Ring : nullptr;
   if (!r) return nullptr;
   trace::JournalHeader* h = new_header(map, thread, cap);
@@ -176,8 +191,8 @@ Ring* open_ring(uint32_t thread, bool* none_left) noexcept {
 Shared* map_shared() noexcept {
   if (g_shared_records == 0) return nullptr;
   const uint64_t cap = g_shared_records;
-  void* map =
-      map_file(trace::journal_shared_name(g_name), trace::kJournalSharedRecords + cap * sizeof(trace::JournalRecord));
+  void* map = map_file(trace::journal_shared_name(where().name),
+                       trace::kJournalSharedRecords + cap * sizeof(trace::JournalRecord));
   Shared* s = map ? new (std::nothrow) Shared : nullptr;
   if (!s) return nullptr;
   s->header = new_header(map, trace::kJournalShared, cap);
@@ -280,8 +295,8 @@ bool take_flush_wanted() noexcept { return g_flush_wanted.exchange(false, std::m
 void start(const std::string& dir, const std::string& trace_name, int32_t rank) noexcept {
   if (!enabled() || g_started.load()) return;
   TracerGuard guard;
-  g_dir = dir;
-  g_name = trace_name;
+  set_dir(dir);
+  where().name = trace_name;
   g_rank = rank;
   // The rings' pages are the process's memory once touched, so they take
   // their part of MPIOR_MEMORY, an eighth, shared by the threads.
@@ -339,12 +354,20 @@ void finish() noexcept {
   if (!g_started.exchange(false)) return;
   TracerGuard guard;
   for (uint32_t i = 0; i < kMaxThreads; ++i)
-    if (g_rings[i].load(std::memory_order_acquire)) unlink((g_dir + "/" + trace::journal_file_name(g_name, i)).c_str());
-  if (g_shared.load(std::memory_order_acquire)) unlink((g_dir + "/" + trace::journal_shared_name(g_name)).c_str());
+    if (g_rings[i].load(std::memory_order_acquire)) unlink(path_of(trace::journal_file_name(where().name, i)).c_str());
+  if (g_shared.load(std::memory_order_acquire)) unlink(path_of(trace::journal_shared_name(where().name)).c_str());
   std::lock_guard<std::mutex> lk(g_meta_mutex);
-  unlink((g_dir + "/" + trace::journal_meta_name(g_name)).c_str());
+  unlink(path_of(trace::journal_meta_name(where().name)).c_str());
   if (g_meta_fd >= 0) close(g_meta_fd);
   g_meta_fd = -1;
+}
+
+void set_dir(const std::string& dir) noexcept {
+  try {
+    std::lock_guard<std::mutex> lk(g_dir_mutex);
+    where().dir = dir;
+  } catch (...) {
+  }
 }
 
 void reset_after_fork() noexcept {
@@ -361,6 +384,7 @@ void reset_after_fork() noexcept {
   new (&g_shared_mutex) std::mutex();
   g_shared_failed = false;
   new (&g_meta_mutex) std::mutex();
+  new (&g_dir_mutex) std::mutex();
   if (g_meta_fd >= 0) close(g_meta_fd);
   g_meta_fd = -1;
 }

@@ -95,6 +95,9 @@ uint64_t cover(uint32_t thread, uint64_t events) noexcept;
 void flushed() noexcept;
 // The flusher: a ring is half full of unflushed records (clears it).
 bool take_flush_wanted() noexcept;
+// The journal's files were moved to dir (a job this process launched moved
+// its trace aside): rings made from now on go there too.
+void set_dir(const std::string& dir) noexcept;
 // The process finished normally: its journal files go.
 void finish() noexcept;
 // In a forked child: the parent's rings are not this process's.

@@ -16,6 +16,10 @@ struct Parent {
   uint64_t job_id = 0;
   int32_t rank = 0, size = 1;
   int64_t mono_ns = 0, real_ns = 0;  // the parent's trace start
+  // An MPI rank, not a standalone program: a process an MPI launcher starts
+  // below a standalone program (`timeout 1h mpirun ...`, a batch script) is
+  // a rank of a job of its own; below a rank it is that rank's child.
+  bool mpi_rank = false;
 };
 
 // The identity MPIOR_PARENT carries, when a traced process started this one.

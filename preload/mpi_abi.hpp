@@ -23,11 +23,13 @@ inline constexpr const char* kMpiName = "Open MPI";
 inline constexpr const char* kLibName = "libmpior-openmpi.so";
 inline constexpr const char* kOtherMpiName = "MPICH";
 inline constexpr const char* kOtherLibName = "libmpior.so";
+inline constexpr const char* kOtherMpiKey = "mpich";  // MPIOR_MPI's value for the other MPI
 #elif defined(MPICH)
 inline constexpr const char* kMpiName = "MPICH";
 inline constexpr const char* kLibName = "libmpior.so";
 inline constexpr const char* kOtherMpiName = "Open MPI";
 inline constexpr const char* kOtherLibName = "libmpior-openmpi.so";
+inline constexpr const char* kOtherMpiKey = "openmpi";
 #else
 #error "mpior is built for MPICH or Open MPI"
 #endif

@@ -69,8 +69,8 @@ void run_untraced(char** argv, char** envp) noexcept {
   if (first_rank())
     std::fprintf(stderr,
                  "mpior: %s is the tracer for %s, but this program uses %s: it runs untraced. "
-                 "Preload %s instead (mpior-trace picks the right one).\n",
-                 self.c_str(), kMpiName, kOtherMpiName, kOtherLibName);
+                 "Preload %s instead (mpior-trace picks the right one; MPIOR_MPI=%s tells it).\n",
+                 self.c_str(), kMpiName, kOtherMpiName, kOtherLibName, kOtherMpiKey);
   std::vector<std::string> env;
   for (char** e = envp; e && *e; ++e) {
     if (std::strncmp(*e, "LD_PRELOAD=", 11) == 0) {

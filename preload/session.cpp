@@ -268,6 +268,16 @@ void become_root(Session& s) {
   if (opt_children.get()) lineage::announce({s.dir, s.job_id, 0, 1, s.info.clock_mono_ns, s.info.clock_real_ns});
 }
 
+// The traced process this one is a child of, if any. Started by a launcher
+// that a traced standalone program started, a process is a rank of a job of
+// its own (or a wrapper between launcher and rank), not that program's child.
+std::optional<lineage::Parent> parent_of(Session& s) {
+  std::optional<lineage::Parent> parent = lineage::inherited();
+  if (!parent || !s.under_mpi || parent->mpi_rank) return parent;
+  s.launcher_job = parent->job_id;
+  return std::nullopt;
+}
+
 }  // namespace
 
 namespace session {
@@ -281,7 +291,7 @@ void on_load() {
   std::string exe = exe_path();
   if (opt_disable.get() || name_matches(basename_of(exe), opt_exclude_exe.get())) return;
   s.under_mpi = launched_by_mpi();
-  std::optional<lineage::Parent> parent = lineage::inherited();
+  std::optional<lineage::Parent> parent = parent_of(s);
   if (parent)
     clock::start_at(parent->mono_ns, parent->real_ns, opt_clock.get() == "tsc");
   else

@@ -85,6 +85,7 @@ void start_job(Session& s, bool prune) {
     agreed[0] = new_job_id();
     s.job_id = agreed[0];
     std::string top = s.dir;
+    if (s.writable && s.launcher_job) move_launcher_trace(s.dir, s.launcher_job);
     std::string err = s.writable ? prepare_dir(s.dir, s.job_id) : "tracing disabled";
     agreed[2] = s.dir != top;
     if (err.empty() && write_job(trace::JobState::running, {}))
@@ -114,7 +115,7 @@ void start_job(Session& s, bool prune) {
     session::write_rank(false);
   }
   if (children_option())
-    lineage::announce({s.dir, s.job_id, s.rank, s.size, s.info.clock_mono_ns, s.info.clock_real_ns});
+    lineage::announce({s.dir, s.job_id, s.rank, s.size, s.info.clock_mono_ns, s.info.clock_real_ns, true});
 }
 
 }  // namespace

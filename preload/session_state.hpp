@@ -20,6 +20,9 @@ struct Session {
   bool dir_ready = false;  // a standalone program's directory is prepared (at its first write)
   uint64_t serial = 0;     // a child's: tells its trace from other images of the same pid
   bool under_mpi = false;  // started by an MPI launcher: only a process that calls MPI_Init writes
+  // Under MPI, the job of the traced standalone program that started the
+  // launcher (a batch script, `timeout`): its trace moves aside for ours.
+  uint64_t launcher_job = 0;
   bool mpi = false;
   bool finalized = false;
   bool pruning = false;
@@ -52,6 +55,13 @@ std::string job_subdir(const std::string& dir, uint64_t job_id);
 // ready; dir is where the job writes.
 std::string prepare_dir(std::string& dir, uint64_t job_id);
 uint64_t new_job_id();
+// The trace of the standalone program that started this job's launcher
+// moves from dir, which it holds, to dir/job-<its id>/, so that the job
+// writes where the user asked (the program follows: follow_moved_trace).
+void move_launcher_trace(const std::string& dir, uint64_t launcher_job);
+// A standalone program or child whose trace was moved aside by a job it
+// launched writes there from now on.
+void follow_moved_trace();
 // mkdir -p; true when dir is a directory.
 bool make_dirs(const std::string& dir);
 // A standalone program's directory was taken over by a job started after it.

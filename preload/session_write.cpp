@@ -1,6 +1,8 @@
 // The rank's trace written: the write flag that keeps one writer at a
 // time (the flush thread, spills, a crash child, exit), the encoding of
 // every thread's stream with the process's tables, and the job record.
+#include <dirent.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <atomic>
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "preload/fd_table.hpp"
@@ -70,7 +73,61 @@ bool session_state::write_job(trace::JobState state, std::vector<int32_t> writte
   }
 }
 
+namespace {
+// A child trace of the given job (a process the launching program started
+// before any trace of its own was written: its pre-exec image).
+bool child_trace_of(const std::string& path, uint64_t job) {
+  int32_t rank = 0;
+  int64_t pid = 0;
+  if (!trace::child_from_file_name(path.substr(path.rfind('/') + 1), &rank, &pid)) return false;
+  try {
+    return trace::read_rank_trace(path).process.job_id == job;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+}  // namespace
+
+void session_state::move_launcher_trace(const std::string& dir, uint64_t launcher_job) {
+  bool holds = false;  // the launching program's job record is the directory's
+  try {
+    if (trace::read_job(dir + "/" + trace::kJobFileName).job_id != launcher_job) return;  // prepare_dir decides
+    holds = true;
+  } catch (const std::exception&) {
+  }
+  const std::string aside = job_subdir(dir, launcher_job);
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  bool made = false;
+  while (const dirent* e = readdir(d)) {
+    const std::string from = dir + "/" + e->d_name;
+    if (!std::string_view(e->d_name).starts_with("rank-") || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) ||
+        !(holds || child_trace_of(from, launcher_job)))
+      continue;
+    if (!made && !(made = make_dirs(aside))) break;
+    rename(from.c_str(), (aside + "/" + e->d_name).c_str());
+  }
+  closedir(d);
+  // The job record last: the program follows once it is there.
+  if (holds && made &&
+      rename((dir + "/" + trace::kJobFileName).c_str(), (aside + "/" + trace::kJobFileName).c_str()) == 0)
+    log_warn("{} held the trace of the program that started this job's launcher; it moved to {}", dir, aside);
+  else if (holds)
+    log_warn("cannot move the launching program's trace to {}: {}", aside, std::strerror(errno));
+}
+
+void session_state::follow_moved_trace() {
+  Session& s = S();
+  if (s.mpi) return;
+  const std::string aside = job_subdir(s.dir, s.job_id);
+  struct stat st;
+  if (stat((aside + "/" + trace::kJobFileName).c_str(), &st) != 0) return;
+  s.dir = aside;
+  journal::set_dir(aside);
+}
+
 bool session_state::newer_job_in_dir() {
+  follow_moved_trace();
   try {
     trace::JobInfo j = trace::read_job(S().dir + "/" + trace::kJobFileName);
     return j.start_real_ns > S().info.clock_real_ns;
@@ -141,8 +198,9 @@ std::string trace_file_name() {
 bool start_journal() {
   Session& s = S();
   if (!journal::enabled() || s.mpi || (s.under_mpi && !s.child) || !s.writable) return false;
-  if (!s.child && newer_job_in_dir()) return false;
   lock_writes();
+  follow_moved_trace();
+  if (!s.child && newer_job_in_dir()) return release_writes(), false;
   // The journal first: the records after the trace file's snapshot go to it.
   if (s.child ? make_dirs(s.dir) : standalone_dir_ready()) journal::start(s.dir, trace_file_name(), s.rank);
   const bool ok =
@@ -154,9 +212,8 @@ bool start_journal() {
 bool write_periodic() {
   Session& s = S();
   if (s.mpi || s.child) return write_rank(false);
-  if (newer_job_in_dir()) return false;
   lock_writes();
-  bool ok = write_standalone_running_now();
+  bool ok = !newer_job_in_dir() && write_standalone_running_now();
   release_writes();
   return ok;
 }
@@ -224,6 +281,7 @@ bool write_rank_now(bool finished) {
   if (!s.writable) return false;
   TracerGuard guard;
   try {
+    follow_moved_trace();
     uint64_t before = s.events_written;
     std::vector<uint8_t> bytes = encode_now(finished);
     if (s.child && !make_dirs(s.dir)) throw std::runtime_error(s.dir + ": " + std::strerror(errno));

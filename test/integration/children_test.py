@@ -11,8 +11,12 @@ import collections
 import json
 import os
 import re
+import shlex
+import shutil
+import subprocess
+import tempfile
 
-from harness import POST, Scenario, check, check_eq, file_entry, main
+from harness import LIB, POST, TIMEOUT, Scenario, app_path, check, check_eq, file_entry, main, mpirun
 from harness import run as run_cmd
 
 WRITES = 20
@@ -162,6 +166,46 @@ def handoff():
         s.cleanup()
 
 
+def launched(root, prefix):
+    """Runs PREFIX (a traced program starting the launcher) with the preload set; the directories of the trace."""
+    traces = os.path.join(root, "traces")
+    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces)
+    p = subprocess.run(prefix, cwd=root, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    check_eq(p.returncode, 0, f"{prefix[0]} starting mpirun (stderr {p.stderr[-600:]})")
+    return traces, [os.path.join(traces, d) for d in sorted(os.listdir(traces)) if d.startswith("job-")]
+
+
+def posted(directory, ranks):
+    """mpior-post of directory: its summary; it must hold `ranks` ranks and warn of nothing."""
+    p = run_cmd([POST, directory])
+    check(f": {ranks} ranks" in p.stdout, f"mpior-post {directory}: {ranks} ranks ({p.stdout.strip()})")
+    check("warning" not in p.stderr, f"mpior-post {directory} warns of nothing: {p.stderr[-600:]!r}")
+    with open(os.path.join(directory, "plan", "summary.json")) as f:
+        return json.load(f)
+
+
+def launcher():
+    """A traced program starts the launcher: a batch script (`sh -c "mpirun ...; cat a > b"`) or `timeout 100
+    mpirun ...`. The job's trace is the directory's, with no process of the program's in it; the script's own
+    trace (its redirect, the cat it starts) moves aside to job-<its id>/ and posts on its own."""
+    root = tempfile.mkdtemp(prefix="mpior-launcher-")
+    try:
+        job = mpirun(2) + [app_path("nton_barrier"), "3", "512"]
+        with open(os.path.join(root, "input.dat"), "wb") as f:
+            f.write(b"x" * 12345)
+        traces, aside = launched(root, ["sh", "-c", shlex.join(job) + " && cat input.dat > copy.dat"])
+        posted(traces, 2)
+        check_eq(len(aside), 1, f"the script's trace moved to one job-<id> ({os.listdir(traces)})")
+        script = posted(aside[0], 1)
+        check_eq(file_entry(script, os.path.join(root, "copy.dat"))["bytes_written"], 12345,
+                 "bytes the script's cat wrote, in the script's trace")
+        shutil.rmtree(traces)
+        traces, _ = launched(root, ["timeout", "100"] + job)
+        posted(traces, 2)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 if __name__ == "__main__":
     main({"mpi": mpi, "serial": serial, "timeline": timeline, "wrapper": wrapper, "shell_exec": shell_exec,
-          "handoff": handoff, "fork_during_flush": fork_during_flush})
+          "handoff": handoff, "fork_during_flush": fork_during_flush, "launcher": launcher})

@@ -6,6 +6,7 @@ mpirun, and the root's mpior-post and mpior-replay use the trace; the build
 tree's launcher traces before any install."""
 import glob
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -72,6 +73,11 @@ def install():
         check_eq(p.returncode, 0, f"mpior-trace of an Open MPI program (stderr {p.stderr[-800:]})")
         check("untraced" not in p.stderr, f"the launcher picked the Open MPI tracer: {p.stderr[-300:]!r}")
         check(os.path.exists(os.path.join(work, "t2", "job.mpior")), "job.mpior of the Open MPI run written")
+        # The launcher named inside a shell's command string picks the tracer too.
+        p = subprocess.run(["mpior-trace", "-o", "t4", "--", "sh", "-c", shlex.join(launcher + [app, "3", "512"])],
+                           cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        check_eq(p.returncode, 0, f"mpior-trace of sh -c 'mpirun.openmpi ...' (stderr {p.stderr[-800:]})")
+        check("untraced" not in p.stderr, f"the launcher inside sh -c picked the Open MPI tracer: {p.stderr[-300:]!r}")
     else:
         print("skip the Open MPI launch: Open MPI is not installed")
     # The build tree's launcher, before any install, finds the tracer there.
