@@ -119,6 +119,12 @@ std::string bar_chart(const std::vector<Bar>& bars, std::string_view label, std:
   return svg.str();
 }
 
+namespace {
+// A value as an axis or a tooltip shows it: counts whole, seconds and other
+// small values to three significant digits (0.3 s is not "0").
+std::string value_text(double v) { return std::abs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
+}  // namespace
+
 std::string grouped_bars(const std::vector<std::string>& bins, const std::vector<Series>& series,
                          std::string_view label) {
   const double left = 50, bottom = 60, top = 24, height = 180;
@@ -129,7 +135,7 @@ std::string grouped_bars(const std::vector<std::string>& bins, const std::vector
   for (const Series& s : series)
     for (double v : s.values) max = std::max(max, v);
   svg.line(left, top + height, left + group * double(bins.size()), top + height);
-  svg.text(left - 4, top + 4, fmt::format("{:.0f}", max), Svg::Anchor::end);
+  svg.text(left - 4, top + 4, value_text(max), Svg::Anchor::end);
   svg.text(left - 4, top + height, "0", Svg::Anchor::end);
   double bar = (group - 8) / double(std::max<size_t>(1, series.size()));
   for (size_t i = 0; i < bins.size(); ++i) {
@@ -138,10 +144,11 @@ std::string grouped_bars(const std::vector<std::string>& bins, const std::vector
       double v = i < series[s].values.size() ? series[s].values[i] : 0;
       double h = max > 0 ? height * v / max : 0;
       svg.rect(x0 + bar * double(s), top + height - h, bar - 1, h, series[s].color,
-               fmt::format("{} {}: {:.0f}", series[s].name, bins[i], v));
+               fmt::format("{} {}: {}", series[s].name, bins[i], value_text(v)));
     }
     svg.text(x0 + group / 2, top + height + 14 + 11 * double(i % 3), bins[i], Svg::Anchor::middle, 9);
   }
+  svg.text(left, top + height + bottom - 6, label, Svg::Anchor::start, 10);  // what the bars measure, in what unit
   for (size_t s = 0; s < series.size(); ++s) {
     svg.rect(left + 110 * double(s), 4, 10, 10, series[s].color);
     svg.text(left + 110 * double(s) + 14, 13, series[s].name);

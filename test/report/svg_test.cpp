@@ -38,6 +38,15 @@ TEST_CASE("plots scale to their largest value") {
   CHECK(hm.find("fill=\"#ffffff\"") != std::string::npos);  // empty cells are white
 }
 
+TEST_CASE("grouped bars say their unit and keep small values") {
+  std::string g = grouped_bars({"disk", "tmpfs"}, {{"data", "#000", {0.31, 0.02}}, {"compute", "#111", {1.98, 1.5}}},
+                               "time per rank at 32 ranks (s)");
+  CHECK(g.find(">1.98</text>") != std::string::npos);  // the axis top, not rounded to 2
+  CHECK(g.find("data disk: 0.31") != std::string::npos);
+  CHECK(g.find(">time per rank at 32 ranks (s)</text>") != std::string::npos);  // the label is drawn
+  CHECK(grouped_bars({"a"}, {{"calls", "#000", {123456}}}, "calls").find(">123456</text>") != std::string::npos);
+}
+
 TEST_CASE("access-size bins are powers of two") {
   CHECK(size_bin(0) == 0);
   CHECK(size_bin(1) == 1);
