@@ -1,13 +1,12 @@
 #include "preload/callsite.hpp"
 
-#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
-#include <libunwind.h>
 
 #include <cstring>
 
 #include "preload/config.hpp"
 #include "preload/thread_state.hpp"
+#include "preload/unwinder.hpp"
 
 namespace mpior::preload {
 namespace {
@@ -71,7 +70,7 @@ uint64_t CallsiteCache::signature_slow(uint64_t ret_addr, int depth) noexcept {
   uint64_t h = lookup(ret_addr).hash;
   if (depth <= 1) return h;
   void* frames[kMaxDepth + kMaxSkip];
-  int n = unw_backtrace(frames, depth + kMaxSkip);
+  int n = unwinder::backtrace(frames, depth + kMaxSkip);
   int taken = 1;
   bool past_caller = false;
   for (int i = 0; i < n && taken < depth; ++i) {

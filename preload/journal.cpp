@@ -11,6 +11,7 @@
 
 #include "preload/config.hpp"
 #include "preload/crash.hpp"
+#include "preload/high_fd.hpp"
 #include "preload/log.hpp"
 #include "preload/spill_writer.hpp"
 #include "preload/thread_state.hpp"
@@ -308,7 +309,7 @@ void start(const std::string& dir, const std::string& trace_name, int32_t rank) 
       g_shared_records ? trace::kJournalSharedRecords + g_shared_records * sizeof(trace::JournalRecord) : 0;
   g_budget.store(bytes - std::min(bytes, shared), std::memory_order_relaxed);
   std::string meta = dir + "/" + trace::journal_meta_name(trace_name);
-  g_meta_fd = open(meta.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  g_meta_fd = hold_high_fd(open(meta.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
   if (g_meta_fd < 0) return log_error("crash journal: cannot open {}: {}", meta, std::strerror(errno));
   g_started.store(true, std::memory_order_release);
 }

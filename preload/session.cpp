@@ -30,6 +30,7 @@
 #include "preload/cpu_placement.hpp"
 #include "preload/crash.hpp"
 #include "preload/fd_table.hpp"
+#include "preload/high_fd.hpp"
 #include "preload/journal.hpp"
 #include "preload/lineage.hpp"
 #include "preload/log.hpp"
@@ -44,6 +45,7 @@
 #include "preload/stolen_time.hpp"
 #include "preload/trace_clock.hpp"
 #include "preload/ucm_bridge.hpp"
+#include "preload/unwinder.hpp"
 #include "trace/format.hpp"
 
 namespace mpior::preload {
@@ -222,18 +224,6 @@ uint64_t session_state::new_job_id() {
 
 namespace {
 
-// Moves an fd the tracer keeps open far from the low numbers, so the
-// application gets the same fd numbers as it would untraced.
-int hold_high_fd(int fd) {
-  if (fd < 0) return fd;
-  rlimit lim{};
-  long floor = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY ? long(lim.rlim_cur) / 2 : 512;
-  int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
-  if (high < 0) return fd;
-  close(fd);
-  return high;
-}
-
 void on_exit_handler() { session::on_exit(); }
 // A forked child records for itself from here, as a child of its rank.
 // The crash handler's own copies use _Fork and never come here.
@@ -290,6 +280,7 @@ void on_load() {
   Session& s = S();
   std::string exe = exe_path();
   if (opt_disable.get() || name_matches(basename_of(exe), opt_exclude_exe.get())) return;
+  unwinder::load();
   s.under_mpi = launched_by_mpi();
   std::optional<lineage::Parent> parent = parent_of(s);
   if (parent)

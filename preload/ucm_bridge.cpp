@@ -19,7 +19,6 @@
 #include "preload/ucm_bridge.hpp"
 
 #include <dlfcn.h>
-#include <libunwind.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 
@@ -30,6 +29,7 @@
 #include "preload/fd_table.hpp"
 #include "preload/log.hpp"
 #include "preload/signals.hpp"
+#include "preload/unwinder.hpp"
 #include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
@@ -168,7 +168,7 @@ void defer(Call& c, int type, const UcmEvent& e) noexcept {
 // tracer (ucm's handlers run a few frames below the program's call).
 uint64_t program_call_site() noexcept {
   void* frames[16];
-  int n = unw_backtrace(frames, 16);
+  int n = unwinder::backtrace(frames, 16);
   Dl_info own{};
   dladdr(reinterpret_cast<void*>(&program_call_site), &own);
   for (int i = 1; i < n; ++i) {

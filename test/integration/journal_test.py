@@ -302,6 +302,31 @@ def standalone_many():
     standalone(150000, MPIOR_FLUSH_INTERVAL="0")
 
 
+def low_fds():
+    """The crash journal's meta file stays off the low fds: a program whose first traced call is close(0) gets 0
+    back from its dup (test/apps/low_fds), and `tar czf` (whose child puts the pipe to gzip on fd 0 so) writes
+    its archive, which lists every file."""
+    root = tempfile.mkdtemp(prefix="mpior-journal-")
+    try:
+        env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=os.path.join(root, "traces"))
+        p = subprocess.run([app_path("low_fds")], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+        check_eq(p.returncode, 0, f"low_fds under the tracer: {p.stderr[-1000:]}")
+        if not shutil.which("tar") or not shutil.which("gzip"):
+            return print("skip the tar run: no tar or gzip")
+        os.makedirs(os.path.join(root, "src"))
+        for i in range(5):
+            with open(os.path.join(root, "src", f"f{i}"), "wb") as f:
+                f.write(os.urandom(5000 * (i + 1)))
+        env["MPIOR_TRACE_DIR"] = os.path.join(root, "tar-traces")
+        p = subprocess.run(["tar", "czf", "src.tgz", "src"], cwd=root, env=env, capture_output=True, text=True,
+                           timeout=120)
+        check_eq(p.returncode, 0, f"tar czf under the tracer: {p.stderr[-1000:]}")
+        listed = subprocess.run(["tar", "tzf", "src.tgz"], cwd=root, capture_output=True, text=True).stdout.split()
+        check_eq(len(listed), 6, f"files in the archive: {listed}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def forked_child():
     """Rank 0's forked child makes 20,000 writes, then the whole job dies by
     SIGKILL: rank 0 kills the child and itself, the launcher rank 1. No
@@ -353,4 +378,5 @@ if __name__ == "__main__":
     cases["standalone"] = lambda: standalone(WRITES)
     cases["standalone_many"] = standalone_many
     cases["forked_child"] = forked_child
+    cases["low_fds"] = low_fds
     main(cases)
