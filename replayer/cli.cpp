@@ -36,6 +36,10 @@ void add_options(CLI::App& app, CliOptions& cli) {
   app.add_option("--io-log", cli.io_log,
                  "also write every replayed file call, per rank and thread in order, to FILE "
                  "(for comparing replays; grows with the number of calls)");
+  app.add_flag("--io-log-times", cli.io_log_times,
+               "with --io-log: each line also gives the call's start (ns after the replay's start), its replayed "
+               "duration and its traced duration (ns)")
+      ->needs("--io-log");
   app.add_option("--io-level", cli.io_level,
                  "posix (default without --mpi): the POSIX calls the file system saw under each MPI-IO call "
                  "(ROMIO's collective buffering included); mpiio: each MPI-IO call as independent positioned I/O on "
@@ -118,6 +122,7 @@ ReplayOptions to_replay_options(const CliOptions& cli, const std::string& plan_f
   opt.io_only = cli.io_only;
   opt.stall_timeout_s = cli.stall_timeout_s;
   opt.io_log = cli.io_log;
+  opt.io_log_times = cli.io_log_times;
   opt.mpiio_level = cli.io_level == "mpiio";
   opt.progress = report::progress_wanted(cli.quiet);
   parse_bind_mode(cli.bind, opt.bind);  // checked by the option's IsMember

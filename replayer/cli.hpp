@@ -27,6 +27,7 @@ struct CliOptions {
   std::string stdio = "file";
   double stall_timeout_s = 60.0;
   std::string io_log;
+  bool io_log_times = false;        // --io-log-times: each line also gives when and how long
   std::string io_level;             // "posix" or "mpiio"; empty: posix for threads, mpiio (MPI_File_*) with --mpi
   bool mpi = false;                 // --mpi: under mpirun, real MPI processes (mpi_mode.hpp)
   std::string timeline, html;       // report/: what a person looks at

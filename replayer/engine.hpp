@@ -24,6 +24,7 @@ struct ReplayOptions {
   size_t stack_bytes = 64 * 1024;       // per replay thread
   std::string plan_name;                // for the report
   std::string io_log;                   // file listing every replayed file call, when set
+  bool io_log_times = false;            // io_log's lines also give each call's start and durations
   bool mpiio_level = false;             // --io-level mpiio: MPI-IO calls as positioned I/O on their views
   bool progress = false;                // a progress bar on stderr (report/progress.hpp)
   uint64_t record_calls = 0;            // > 0: keep up to this many calls (shared by the threads) in Report::calls

@@ -36,10 +36,11 @@ bool ReplayThread::nested_io(const trace::Event& ev, IoReplay& io, MpiOps& mpi) 
       going = release_open(mpi);
   }
   int64_t t = mono_now_ns();
-  if (!sh_.opt.io_log.empty()) log_io(ev);
   io.set_racing_unlinks(trace::info(cur_.kind).op == trace::OpClass::mpiio_close);
   IoOutcome r = io.replay(ev);
-  if (r.replayed) ops.add(ev.kind, mono_now_ns() - t, r.bytes);
+  int64_t end = mono_now_ns();
+  if (r.replayed) ops.add(ev.kind, end - t, r.bytes);
+  if (!sh_.opt.io_log.empty()) log_io(ev, t, end);
   if (fscope_.open_pending && fscope_.creating && same && op == trace::OpClass::close)
     going = release_open(mpi) && going;
   last_end_ = mono_now_ns();
@@ -81,10 +82,10 @@ bool ReplayThread::syncs_world(const trace::Event& ev) const {
 
 // POSIX, stdio, AIO and mapping calls.
 bool ReplayThread::top_io(const trace::Event& ev, uint64_t, Tools& t, int64_t start) {
-  if (!sh_.opt.io_log.empty()) log_io(ev);
   IoOutcome r = replay_io(ev, t.io);
   cur_.bytes = r.bytes;
   if (r.call_ns > 0) {
+    if (!sh_.opt.io_log.empty()) log_io(ev, r.end_ns - r.call_ns, r.end_ns);
     pay_dispatch(start, r);
     return true;
   }
@@ -94,9 +95,11 @@ bool ReplayThread::top_io(const trace::Event& ev, uint64_t, Tools& t, int64_t st
     ++skipped;
     cur_.active = false;
     last_end_ = sh_.opt.io_only ? mono_now_ns() : sleep_until(start + ev.dur_ns, sh_.progress.aborted());
+    if (!sh_.opt.io_log.empty()) log_io(ev, start, last_end_);
     return true;
   }
   last_end_ = mono_now_ns();
+  if (!sh_.opt.io_log.empty()) log_io(ev, start, last_end_);
   return true;
 }
 
@@ -104,12 +107,12 @@ bool ReplayThread::top_io(const trace::Event& ev, uint64_t, Tools& t, int64_t st
 // collectives); otherwise the collective forms meet here, and the file
 // system sees ROMIO's POSIX calls nested under them (or, with
 // --mpiio-level, the calls MpiioReplay makes).
-bool ReplayThread::top_mpiio(const trace::Event& ev, uint64_t event_no, Tools& t, int64_t) {
+bool ReplayThread::top_mpiio(const trace::Event& ev, uint64_t event_no, Tools& t, int64_t start) {
   bool going = true;
   if (t.mpi.native_mpiio()) {
-    if (!sh_.opt.io_log.empty()) log_io(ev);
     cur_.bytes = t.mpi.mpiio(ev);
     last_end_ = mono_now_ns();
+    if (!sh_.opt.io_log.empty()) log_io(ev, start, last_end_);
     return going;
   }
   int64_t flags = mpiio_args(ev).flags();
@@ -123,8 +126,9 @@ bool ReplayThread::top_mpiio(const trace::Event& ev, uint64_t event_no, Tools& t
   }
   bool moves = ev.op() == trace::OpClass::mpiio_read || ev.op() == trace::OpClass::mpiio_write;
   if (sh_.opt.mpiio_level) {
-    if (!sh_.opt.io_log.empty()) log_io(ev);
+    int64_t t0 = sh_.opt.io_log.empty() ? 0 : mono_now_ns();
     cur_.bytes = t.mio.replay(ev);
+    if (!sh_.opt.io_log.empty()) log_io(ev, t0, mono_now_ns());
   } else if (moves && ev.ret == 0 && !(flags & trace::fio::kEnd)) {
     cur_.bytes = io_args(ev).count();
   }

@@ -105,7 +105,7 @@ class alignas(64) ReplayThread {
   EventCount* done = nullptr;  // depth-0 events replayed, for the progress bar
   ThreadCalls calls;           // --timeline / --html
   uint64_t budget = 0;         // calls to keep
-  std::string io_lines;        // --io-log: "kind path offset count", one per replayed file call
+  std::string io_lines;        // --io-log: "kind path offset count [start dur traced_dur]", one per file call
   uint64_t skipped = 0;
   int64_t end_ns = 0;
   int order_slot = -1;  // in sh.order: -1 when the rank has no other thread
@@ -217,13 +217,16 @@ class alignas(64) ReplayThread {
     else
       calls.capped = true;
   }
-  void log_io(const trace::Event& ev) {
+  // --io-log's line of a file call that ran from start to end (--io-log-times adds them).
+  void log_io(const trace::Event& ev, int64_t start, int64_t end) {
     const trace::PlanRank& r = sh_.plan.ranks[size_t(summary.rank)];
     int64_t local = io_args(ev).file();
     std::string path = local >= 0 && size_t(local) < r.files.size()
                            ? sh_.plan.files[size_t(r.files[size_t(local)])].path
                            : std::string("-");
-    io_lines += fmt::format("{} {} {} {}\n", trace::name(ev.kind), path, io_args(ev).offset(), io_args(ev).count());
+    io_lines += fmt::format("{} {} {} {}", trace::name(ev.kind), path, io_args(ev).offset(), io_args(ev).count());
+    if (sh_.opt.io_log_times) io_lines += fmt::format(" {} {} {}", start - t0_, end - start, ev.dur_ns);
+    io_lines += '\n';
   }
   // Before a call naming a file: the other threads' changes of the name
   // that came first in the trace (file_order.hpp); the wait is waiting.

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <sstream>
 
 #include "replayer/cli.hpp"
 #include "replayer/file_order.hpp"
@@ -199,6 +201,54 @@ TEST_CASE("a file made in a directory another thread of the rank made waits for 
   shell.call(Kind::write, io_args(3, inside, 0, 20), 20, 0, 1000);
   replay_two_threads(pm, shell, mkdir_p, tmp / "fs");
   REQUIRE(file_size(tmp / "fs/out/src/f1.c") == 20);
+}
+
+namespace {
+
+// --io-log's lines of rank 0 thread 0, each split into its fields.
+std::vector<std::vector<std::string>> io_log_fields(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("== ", 0) == 0) continue;
+    std::istringstream words(line);
+    out.emplace_back(std::istream_iterator<std::string>(words), std::istream_iterator<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("--io-log-times gives each file call's start, replayed and traced duration", "[engine]") {
+  TempDir tmp;
+  PlanMaker pm(1);
+  int64_t f = pm.file("/times.out", true);
+  StreamMaker sm;
+  sm.call(Kind::open, io_args(7, f, -1, -1, O_WRONLY | O_CREAT | O_TRUNC, 0644), 7, 1000, 2000);
+  sm.call(Kind::write, io_args(7, f, 0, 4096), 4096, 2'000'000, 3000);
+  sm.call(Kind::unlink, io_args(-1, f), 0, 1000, 4000);
+  sm.call(Kind::close, io_args(7, f), 0, 1000, 5000);
+  pm.add(sm.stream(0));
+  ReplayOptions opt = options(tmp / "fs");
+  opt.io_log = tmp / "io.log";
+  REQUIRE(replay_plan(pm.plan, opt).errors == 0);
+  for (const auto& words : io_log_fields(opt.io_log)) REQUIRE(words.size() == 4);  // kind path offset count
+  opt.io_log_times = true;
+  REQUIRE(replay_plan(pm.plan, opt).errors == 0);
+  auto lines = io_log_fields(opt.io_log);
+  REQUIRE(lines.size() == 4);
+  int64_t last_end = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    REQUIRE(lines[i].size() == 7);
+    int64_t start = std::stoll(lines[i][4]), dur = std::stoll(lines[i][5]);
+    REQUIRE(std::stoll(lines[i][6]) == int64_t(2000 + 1000 * i));  // as traced
+    REQUIRE(dur > 0);
+    REQUIRE(start >= last_end);
+    last_end = start + dur;
+  }
+  REQUIRE(lines[1][0] == "write");
+  REQUIRE(std::stoll(lines[1][4]) >= 2'000'000);  // after the gap slept
 }
 
 TEST_CASE("a thread with nothing to replay ends at the common start", "[engine]") {
