@@ -108,6 +108,7 @@ int wait_child(pid_t pid) {
 [[noreturn]] void child_write() {
   t_state.in_tracer = 1;
   if (!recorders_idle()) _exit(kBusy);
+  recorders_keep_chunks_private();
   _exit(session::write_crash_copy() ? 0 : 1);
 }
 

@@ -1,5 +1,6 @@
 // Crash journal (trace/journal_format.hpp): every raw record a thread
-// pushes is also copied into a ring in a file under the trace directory,
+// pushes is stored in a ring in a file under the trace directory (a ring
+// of the thread's own is also where its recorder folds it from),
 // mapped shared, so that a process (an MPI rank, a standalone program, a
 // process one of them started) killed by SIGKILL before its next periodic flush leaves its records since
 // the last rank-file write behind for mpior-post to fold. The ring holds the
@@ -57,14 +58,26 @@ __attribute__((always_inline)) inline void store_record(trace::JournalRecord& ou
   __atomic_store_n(&out.commit, seq + 1, __ATOMIC_RELEASE);
 }
 
-// The recorder's hot path: record number seq of recorder `thread`.
+// Record number seq of a thread into its own ring r.
+__attribute__((always_inline)) inline void append_to(const Ring& r, const trace::RawEvent& ev, uint64_t seq) noexcept {
+  store_record(r.records[seq & r.mask], ev, seq);
+  if (__builtin_expect((seq & 1023) == 0, 0) && seq - __atomic_load_n(&r.header->flushed, __ATOMIC_RELAXED) > r.half)
+    ring_behind(r, seq);
+}
+
+// Record number seq of recorder `thread`, wherever its journal is.
 __attribute__((always_inline)) inline void append(uint32_t thread, const trace::RawEvent& ev, uint64_t seq) noexcept {
   if (__builtin_expect(thread >= kMaxThreads, 0)) return;
   Ring* r = g_rings[thread].load(std::memory_order_acquire);
   if (__builtin_expect(r == nullptr, 0)) return append_cold(thread, ev, seq);
-  store_record(r->records[seq & r->mask], ev, seq);
-  if (__builtin_expect((seq & 1023) == 0, 0) && seq - __atomic_load_n(&r->header->flushed, __ATOMIC_RELAXED) > r->half)
-    ring_behind(*r, seq);
+  append_to(*r, ev, seq);
+}
+
+// The ring of the thread's own, once mapped (nullptr before and for a
+// thread without one): records appended to it stay there until the
+// recorder folds them (recorder.cpp).
+inline const Ring* own_ring(uint32_t thread) noexcept {
+  return thread < kMaxThreads ? g_rings[thread].load(std::memory_order_acquire) : nullptr;
 }
 
 // MPIOR_JOURNAL: records per thread ring (0: no journal).

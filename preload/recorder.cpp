@@ -136,8 +136,12 @@ __attribute__((always_inline)) inline void ThreadRecorder::push(const trace::Raw
   pushing_.store(1, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const uint64_t n = recorded_.load(std::memory_order_relaxed);
-  chunk_[n - chunk_first_] = ev;
-  journal::append(index_, ev, n);
+  if (const journal::Ring* r = ring_) {
+    journal::append_to(*r, ev, n);
+  } else {
+    chunk_[n - chunk_first_] = ev;
+    journal::append(index_, ev, n);
+  }
   recorded_.store(n + 1, std::memory_order_release);
   if (n + 1 - chunk_first_ == kChunk) [[unlikely]]
     chunk_full();
@@ -200,46 +204,60 @@ __attribute__((noinline, cold)) void ThreadRecorder::chunk_full() noexcept {
   unlock();
 }
 
-// Ticks to ns, then into the builder; the caller owns the builder.
-void ThreadRecorder::fold(trace::RawEvent* ev, size_t n) noexcept {
+template <size_t Stride>
+void ThreadRecorder::fold(trace::EventRun<Stride> ev, size_t n) noexcept {
   TracerGuard guard;
-  const clock::Scale scale = clock::scale();
-  for (size_t i = 0; i < n; ++i) {
-    ev[i].start = scale.to_ns(ev[i].start);
-    ev[i].end = scale.to_ns(ev[i].end);
-    ev[i].tracer = scale.duration_ns(ev[i].tracer);
-  }
   try {
-    builder_.append_all({ev, n});
+    builder_.append_ticks(ev, n, clock::scale());
   } catch (...) {
     log_once_error("out of memory while compressing the trace; events were lost");
   }
 }
 
+template <typename F>
+void ThreadRecorder::with_chunk(size_t from, F&& f) noexcept {
+  static_assert(journal::kMinRing % kChunk == 0, "a chunk's slots in a ring do not wrap");
+  if (ring_)
+    return f(trace::EventRun<sizeof(trace::JournalRecord)>{&ring_->records[(chunk_first_ + from) & ring_->mask].ev});
+  f(trace::EventArray{chunk_ + from});
+}
+
+namespace {
+template <size_t Stride>
+void append_records(std::vector<trace::RawEvent>& to, trace::EventRun<Stride> ev, size_t n) {
+  for (size_t i = 0; i < n; ++i) to.push_back(ev[i]);
+}
+}  // namespace
+
+// Folds the full chunk (or parks it for the thread that has the builder or
+// folds behind), then starts the next one, in the thread's ring if it now
+// has one.
 void ThreadRecorder::flush_locked() noexcept {
   const size_t used = size_t(recorded_.load(std::memory_order_relaxed) - chunk_first_);
-  trace::RawEvent* const from = chunk_ + taken_;
-  const size_t n = used - taken_;
-  chunk_first_ += used;
-  taken_ = 0;
+  const size_t from = taken_, n = used - taken_;
   const bool behind =
       !frozen_ && g_fold_behind.load(std::memory_order_relaxed) && backlog_.size() < kMaxParkedChunks * kChunk;
   if (frozen_ || behind) {  // another thread has the builder, or folds behind: keep the chunk for it
-    try {
-      backlog_.insert(backlog_.end(), from, from + n);
-    } catch (...) {
-      log_once_error("out of memory while keeping events during a trace flush; events were lost");
-    }
+    with_chunk(from, [&](auto ev) {
+      try {
+        append_records(backlog_, ev, n);
+      } catch (...) {
+        log_once_error("out of memory while keeping events during a trace flush; events were lost");
+      }
+    });
     if (behind && backlog_.size() >= kWakeChunks * kChunk && !fold_wanted_.exchange(true, std::memory_order_acq_rel))
       spill::request();
-    return;
+  } else {
+    if (!backlog_.empty()) {  // left over by the last thaw: older than the chunk
+      fold(trace::EventArray{backlog_.data()}, backlog_.size());
+      backlog_.clear();
+    }
+    with_chunk(from, [&](auto ev) { fold(ev, n); });
+    if (builder_.events() >= next_check_ && spill::cap_bytes() != 0) check_memory();
   }
-  if (!backlog_.empty()) {  // left over by the last thaw: older than the chunk
-    fold(backlog_.data(), backlog_.size());
-    backlog_.clear();
-  }
-  fold(from, n);
-  if (builder_.events() >= next_check_ && spill::cap_bytes() != 0) check_memory();
+  chunk_first_ += used;
+  taken_ = 0;
+  ring_ = journal::own_ring(index_);
 }
 
 // Takes the events not folded yet (what the last thaw left to the recording
@@ -251,7 +269,9 @@ void ThreadRecorder::freeze(std::vector<trace::RawEvent>& older, std::vector<tra
   older.swap(backlog_);
   const uint64_t recorded = recorded_.load(std::memory_order_acquire);  // the records up to it are whole
   const size_t used = size_t(recorded - chunk_first_);
-  newer.assign(chunk_ + taken_, chunk_ + used);  // reserved for a chunk: no allocation under the lock
+  newer.clear();
+  with_chunk(taken_,
+             [&](auto ev) { append_records(newer, ev, used - taken_); });  // reserved for a chunk: no allocation
   taken_ = used;
   frozen_ = true;
   frozen_events_ = recorded;
@@ -283,7 +303,7 @@ void ThreadRecorder::thaw(std::vector<trace::RawEvent>& batch) noexcept {
     }
     batch.swap(backlog_);  // the recording thread goes on with this batch's (cleared) capacity
     unlock();
-    fold(batch.data(), batch.size());
+    fold(trace::EventArray{batch.data()}, batch.size());
   }
 }
 
@@ -319,8 +339,8 @@ auto ThreadRecorder::with_builder(F&& f, bool recycle) {
   if (older.capacity() < 4 * kChunk) older.reserve(4 * kChunk);
   if (newer.capacity() < kChunk) newer.reserve(kChunk);
   freeze(older, newer);
-  fold(older.data(), older.size());
-  fold(newer.data(), newer.size());
+  fold(trace::EventArray{older.data()}, older.size());
+  fold(trace::EventArray{newer.data()}, newer.size());
   struct Done {  // also when f throws
     ThreadRecorder* r;
     std::vector<trace::RawEvent>& older;
@@ -454,6 +474,21 @@ bool recorders_idle() noexcept {
     for (ThreadRecorder* r : *g_registry) idle = idle && !r->busy();
   g_registry_mutex.unlock();
   return idle;
+}
+
+void ThreadRecorder::keep_chunk_private() noexcept {
+  if (!ring_) return;
+  const size_t used = size_t(recorded_.load(std::memory_order_relaxed) - chunk_first_);
+  with_chunk(0, [&](auto ev) {
+    for (size_t i = 0; i < used; ++i) chunk_[i] = ev[i];
+  });
+  ring_ = nullptr;
+}
+
+void recorders_keep_chunks_private() noexcept {
+  std::lock_guard<std::mutex> lk(g_registry_mutex);
+  if (g_registry)
+    for (ThreadRecorder* r : *g_registry) r->keep_chunk_private();
 }
 
 void set_builder_options(trace::BuilderOptions opt) { g_builder_options = opt; }

@@ -30,6 +30,9 @@
 #include "trace/event.hpp"
 
 namespace mpior::preload {
+namespace journal {
+struct Ring;
+}
 
 class ThreadRecorder {
  public:
@@ -81,6 +84,9 @@ class ThreadRecorder {
   bool fold_wanted() const noexcept { return fold_wanted_.load(std::memory_order_acquire); }
   bool primed() const noexcept { return primed_.load(std::memory_order_relaxed); }
   void fold_parked() noexcept;
+  // In a crash child: the chunk's records copied out of the ring, which the
+  // parent's other threads may go on writing while this copy writes the trace.
+  void keep_chunk_private() noexcept;
 
  private:
   static constexpr size_t kChunk = 256;
@@ -89,7 +95,12 @@ class ThreadRecorder {
   void record_nested(trace::RawEvent& ev) noexcept;  // record's path for a nested call or its parent
   void flush_locked() noexcept;
   void chunk_full() noexcept;  // push's chunk is full: fold or park it, under the lock
-  void fold(trace::RawEvent* ev, size_t n) noexcept;
+  // Ticks to ns, then into the builder; the caller owns the builder.
+  template <size_t Stride>
+  void fold(trace::EventRun<Stride> ev, size_t n) noexcept;
+  // Calls f with the chunk's records from slot `from` on, where they lie.
+  template <typename F>
+  void with_chunk(size_t from, F&& f) noexcept;
   // Runs f with the builder to itself (the recording thread keeps a backlog
   // meanwhile), then folds the backlog and hands the builder back.
   // recycle: fold behind's round, with the spare buffers (spare_).
@@ -134,6 +145,13 @@ class ThreadRecorder {
   bool frozen_ = false;                   // under the lock: full chunks go to backlog_
   uint64_t frozen_events_ = 0;            // recorded_ when the builder was last frozen
   std::vector<trace::RawEvent> backlog_;  // under the lock: chunks recorded while frozen (ticks)
+  // A chunk's records lie in the thread's own crash journal ring once it
+  // has one (ring_, set at a chunk's start under the lock by the recording
+  // thread): each record is then stored once and folded where it lies. A
+  // chunk starts at a multiple of kChunk, so its slots in the ring (a power
+  // of two of at least journal::kMinRing records) are contiguous. Without
+  // a ring of its own (no journal yet, none left), the chunk is chunk_.
+  const journal::Ring* ring_ = nullptr;
   trace::RawEvent chunk_[kChunk];
   std::vector<trace::RawEvent> held_;  // records waiting for their parent (deeper calls)
   // Fold behind's buffers, held by the owner_ between its rounds: what the
@@ -176,6 +194,8 @@ std::vector<ThreadRecorder*> all_recorders();
 // In a crash child (crash.cpp): no thread was caught holding the registry or a
 // recorder, so a snapshot sees consistent state.
 bool recorders_idle() noexcept;
+// Then: every recorder's chunk is the child's own (keep_chunk_private).
+void recorders_keep_chunks_private() noexcept;
 // Options for recorders created from now on.
 void set_builder_options(trace::BuilderOptions opt);
 // The flush thread started (true: recording threads park full chunks for it

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <ctime>
 
+#include "trace/tsc.hpp"
+
 namespace mpior::preload::clock {
 
 inline bool g_use_tsc = false;
@@ -46,16 +48,7 @@ int64_t to_ns(int64_t ticks) noexcept;
 int64_t duration_ns(int64_t ticks) noexcept;
 // to_ns and duration_ns as one value, read once for a batch of records
 // (the recorder converts a chunk at a time).
-struct Scale {
-  bool tsc;
-  int64_t start_ticks;
-  int64_t offset_ns;
-  double ns_per_tick;
-  int64_t to_ns(int64_t ticks) const noexcept {
-    return tsc ? offset_ns + int64_t(double(ticks - start_ticks) * ns_per_tick) : ticks - start_ticks + offset_ns;
-  }
-  int64_t duration_ns(int64_t ticks) const noexcept { return tsc ? int64_t(double(ticks) * ns_per_tick) : ticks; }
-};
+using Scale = trace::TickScale;
 // The first call may wait as to_ns's.
 Scale scale() noexcept;
 // Nanoseconds since trace start, now.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "trace/fold.hpp"
+#include "trace/journal_format.hpp"
 
 namespace mpior::trace {
 
@@ -15,11 +16,13 @@ struct StreamBuilder::Impl {
   std::array<int64_t, 257> ref{};  // per depth (and one past the deepest): gap reference
   std::unique_ptr<fold::Folder> folder;
 
-  int64_t gap_of(const RawEvent& ev) {
-    size_t d = ev.depth;
-    int64_t gap = ev.start - ref[d];
-    if (d == 0 && ev.tracer > 0) gap = std::max<int64_t>(0, gap - ev.tracer);  // the program's time only
-    follow(ev);
+  // The gap before an event starting at `start` (ns), measured from the
+  // last event at its depth; it becomes the reference of the next.
+  int64_t gap_of(size_t depth, int64_t start, int64_t end, int64_t tracer) {
+    int64_t gap = start - ref[depth];
+    if (depth == 0 && tracer > 0) gap = std::max<int64_t>(0, gap - tracer);  // the program's time only
+    ref[depth] = end;
+    ref[depth + 1] = start;
     return gap;
   }
   void follow(const RawEvent& ev) {
@@ -40,18 +43,24 @@ struct StreamBuilder::Impl {
     return last_sig;
   }
 
-  void append(const RawEvent& ev) { folder->add(ev, gap_of(ev), ev.end - ev.start, signature(ev)); }
+  void append(const RawEvent& ev) {
+    folder->add(ev, gap_of(ev.depth, ev.start, ev.end, ev.tracer), ev.end - ev.start, signature(ev));
+  }
 
-  // append() of up to kBatch events: their gaps, durations and signatures
-  // first (the builder's own state only), then the folder takes them at once.
+  // append() of up to kBatch events: their times in ns, gaps, durations
+  // and signatures first (the builder's own state only), then the folder
+  // takes them at once.
   static constexpr size_t kBatch = 64;
-  void append_batch(const RawEvent* ev, size_t n, size_t* done) {
+  template <size_t Stride>
+  void append_batch(EventRun<Stride> ev, size_t n, const TickScale& scale, size_t* done) {
     int64_t gap[kBatch], dur[kBatch];
     uint64_t sig[kBatch];
     for (size_t i = 0; i < n; ++i) {
-      gap[i] = gap_of(ev[i]);
-      dur[i] = ev[i].end - ev[i].start;
-      sig[i] = signature(ev[i]);
+      const RawEvent& e = ev[i];
+      const int64_t start = scale.to_ns(e.start), end = scale.to_ns(e.end);
+      gap[i] = gap_of(e.depth, start, end, scale.duration_ns(e.tracer));
+      dur[i] = end - start;
+      sig[i] = signature(e);
     }
     folder->add_batch(ev, gap, dur, sig, n, done);
   }
@@ -68,11 +77,12 @@ void StreamBuilder::append(const RawEvent& ev) {
   ++folded_;
 }
 
-void StreamBuilder::append_all(std::span<const RawEvent> evs) {
+template <size_t Stride>
+void StreamBuilder::append_ticks(EventRun<Stride> evs, size_t n, const TickScale& scale) {
   size_t done = 0, part = 0;
   try {
-    for (; done < evs.size(); done += part, part = 0)
-      impl_->append_batch(evs.data() + done, std::min(Impl::kBatch, evs.size() - done), &part);
+    for (; done < n; done += part, part = 0)
+      impl_->append_batch(evs + done, std::min(Impl::kBatch, n - done), scale, &part);
   } catch (...) {  // out of memory: the events folded so far count
     events_ += done + part;
     folded_ += done + part;
@@ -80,6 +90,13 @@ void StreamBuilder::append_all(std::span<const RawEvent> evs) {
   }
   events_ += done;
   folded_ += done;
+}
+template void StreamBuilder::append_ticks(EventArray, size_t, const TickScale&);
+template void StreamBuilder::append_ticks(EventRun<sizeof(JournalRecord)>, size_t, const TickScale&);
+
+// Times already in ns: a scale that keeps them.
+void StreamBuilder::append_all(std::span<const RawEvent> evs) {
+  append_ticks(EventArray{evs.data()}, evs.size(), TickScale{});
 }
 
 void StreamBuilder::continue_after(const RawEvent& ev) { impl_->follow(ev); }

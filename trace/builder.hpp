@@ -2,17 +2,32 @@
 // call order (a parent before the calls made inside it).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 
 #include "trace/event.hpp"
 #include "trace/model.hpp"
+#include "trace/tsc.hpp"
 
 namespace mpior::trace {
 namespace fold {
 class Folder;
 }
+
+// Records Stride bytes apart from `first`: a RawEvent array, or the events
+// inside the crash journal's ring records, which the tracer folds where
+// they lie instead of copying each call's record a second time.
+template <size_t Stride>
+struct EventRun {
+  const RawEvent* first = nullptr;
+  const RawEvent& operator[](size_t i) const {
+    return *reinterpret_cast<const RawEvent*>(reinterpret_cast<const char*>(first) + i * Stride);
+  }
+  EventRun operator+(size_t i) const { return {&(*this)[i]}; }
+};
+using EventArray = EventRun<sizeof(RawEvent)>;
 
 struct BuilderOptions {
   bool lossless = false;  // keep every gap and duration, not only statistics
@@ -54,9 +69,14 @@ class StreamBuilder {
 
   // ev.start and ev.end in ns since the process's trace start.
   void append(const RawEvent& ev);
-  // The same for each event in order, without a call per event (the
-  // tracer folds a chunk at a time).
+  // The same for each event in order, without a call per event.
   void append_all(std::span<const RawEvent> evs);
+  // append_all of records whose times are the tracer's clock readings,
+  // converted by `scale` as they are folded (the tracer folds a chunk at a
+  // time, where its records lie: Stride is sizeof(RawEvent) or
+  // sizeof(JournalRecord)).
+  template <size_t Stride>
+  void append_ticks(EventRun<Stride> evs, size_t n, const TickScale& scale);
   // Gaps of the events appended next are measured as if ev (times in ns)
   // had been appended before them, without recording it: a stream that
   // continues events folded elsewhere (crash recovery appends a journal's

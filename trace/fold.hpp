@@ -43,7 +43,8 @@ class Folder {
   // add() of each of n events in order (the builder's append_all); *done
   // counts those folded. A run of them on the hot loop's leaf folds its rows
   // one at a time and its times as one batch.
-  void add_batch(const RawEvent* ev, const int64_t* gap, const int64_t* dur, const uint64_t* sig, size_t n,
+  template <size_t Stride>
+  void add_batch(EventRun<Stride> ev, const int64_t* gap, const int64_t* dur, const uint64_t* sig, size_t n,
                  size_t* done);
   // The units, then the events of an iteration still being matched.
   void snapshot(Stream& out) const;

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "trace/fold.hpp"
+#include "trace/journal_format.hpp"
 
 namespace mpior::trace::fold {
 
@@ -17,7 +18,8 @@ void Folder::add_slow(const Sample& s) {
   if (!work_.empty()) drain();
 }
 
-void Folder::add_batch(const RawEvent* ev, const int64_t* gap, const int64_t* dur, const uint64_t* sig, size_t n,
+template <size_t Stride>
+void Folder::add_batch(EventRun<Stride> ev, const int64_t* gap, const int64_t* dur, const uint64_t* sig, size_t n,
                        size_t* done) {
   for (size_t i = 0; i < n;) {
     if (!hot_.leaf || sig[i] != hot_.sig) {
@@ -57,6 +59,10 @@ void Folder::add_batch(const RawEvent* ev, const int64_t* gap, const int64_t* du
     times();
   }
 }
+
+template void Folder::add_batch(EventArray, const int64_t*, const int64_t*, const uint64_t*, size_t, size_t*);
+template void Folder::add_batch(EventRun<sizeof(JournalRecord)>, const int64_t*, const int64_t*, const uint64_t*,
+                                size_t, size_t*);
 
 void Folder::drain() {
   while (!work_.empty()) {

@@ -112,7 +112,8 @@ struct FastRow {
   // registers across the run and every pair advances by its step (0 for
   // the constant ones), which costs less than picking the moving pairs out
   // per record.
-  size_t take_run(const RawEvent* ev, size_t n) {
+  template <class Run>
+  size_t take_run(Run ev, size_t n) {
     const size_t most = std::min<size_t>(n, room);
     Pair e[kRowSize / 2], s[kRowSize / 2];
     for (size_t p = 0; p < kRowSize / 2; ++p) {

@@ -23,4 +23,19 @@ struct MonotonicTsc {
 };
 MonotonicTsc monotonic_with_tsc(int tries = 8) noexcept;
 
+// The tracer's clock readings as nanoseconds since its trace start: ticks
+// of the TSC at ns_per_tick, or CLOCK_MONOTONIC nanoseconds (tsc false).
+// Read once for a batch of records: the builder converts a record's times
+// as it folds it (StreamBuilder::append_ticks).
+struct TickScale {
+  bool tsc = false;
+  int64_t start_ticks = 0;
+  int64_t offset_ns = 0;
+  double ns_per_tick = 1.0;
+  int64_t to_ns(int64_t ticks) const noexcept {
+    return tsc ? offset_ns + int64_t(double(ticks - start_ticks) * ns_per_tick) : ticks - start_ticks + offset_ns;
+  }
+  int64_t duration_ns(int64_t ticks) const noexcept { return tsc ? int64_t(double(ticks) * ns_per_tick) : ticks; }
+};
+
 }  // namespace mpior::trace

@@ -4,12 +4,18 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
+#include "preload/recorder.hpp"
+#include "preload/trace_clock.hpp"
+#include "trace/cursor.hpp"
 #include "trace/format.hpp"
 
 using namespace mpior;
@@ -227,4 +233,66 @@ TEST_CASE("recovery starts at the trace file's own mark when the journal's lags"
     REQUIRE(trace::read_thread_journal(path, &warnings, older).events.size() == 16);  // 4 to 19
     REQUIRE(trace::read_thread_journal(path, &warnings).events.size() == 16);
   }
+}
+
+TEST_CASE("a thread with a journal ring folds its records from there, the same stream as without",
+          "[preload][journal]") {
+  TempDir dir;
+  clock::start(false);
+  journal::start(dir.path, trace::rank_file_name(4), 4);
+  struct Stop {  // the rings are forgotten for the tests after this one, whatever fails
+    ~Stop() {
+      journal::finish();
+      journal::reset_after_fork();
+    }
+  } stop;
+  // Thread 6 maps its ring at its first record and folds its later chunks
+  // from it; thread kMaxThreads has no journal and folds from its array.
+  // Another thread snapshots the first meanwhile: it takes records from the
+  // ring, and the recording thread parks the ring's chunks for it.
+  ThreadRecorder ringed(6, {.lossless = true}), plain(journal::kMaxThreads, {.lossless = true});
+  const int64_t t = clock::now();
+  uint64_t x = 88172645463325252ull;
+  const int calls = 3000;
+  std::atomic<bool> done{false};
+  std::atomic<int> taken{0};
+  std::thread snapshots([&] {
+    for (; !done.load(); ++taken) (void)ringed.snapshot(4);
+  });
+  for (int i = 0; i < calls; ++i) {
+    if (i == calls / 2)  // a snapshot that starts now, its chunk in the ring
+      for (const int before = taken.load(); taken.load() < before + 2;) std::this_thread::yield();
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    trace::RawEvent ev = event_number(uint64_t(i));
+    ev.start = t + 40 * i + int64_t(x % 7);
+    ev.end = ev.start + 3 + int64_t(x % 11);
+    ev.tracer = int64_t(x % 5);
+    ev.callsite = 0;
+    ev.args[trace::arg::offset] = int64_t(x % 100000) * 64;
+    trace::RawEvent copy = ev;
+    ringed.record(ev);
+    plain.record(copy);
+  }
+  done.store(true);
+  snapshots.join();
+  REQUIRE(journal::own_ring(6) != nullptr);
+  REQUIRE(journal::own_ring(journal::kMaxThreads) == nullptr);
+  const trace::Stream from_ring = ringed.snapshot(4), from_array = plain.snapshot(4);
+  trace::EventCursor a(from_ring, 0), b(from_array, 0);
+  trace::Event ea, eb;
+  int n = 0;
+  for (; a.next(ea); ++n) {
+    REQUIRE(b.next(eb));
+    REQUIRE(std::tie(ea.kind, ea.start_ns, ea.end_ns, ea.gap_ns, ea.dur_ns, ea.ret, ea.args) ==
+            std::tie(eb.kind, eb.start_ns, eb.end_ns, eb.gap_ns, eb.dur_ns, eb.ret, eb.args));
+  }
+  REQUIRE(!b.next(eb));
+  REQUIRE(n == calls);
+  // The ring still journals every record: the last ones are there, whole.
+  std::vector<std::string> warnings;
+  const std::string path = dir.path + "/" + trace::journal_file_name(trace::rank_file_name(4), 6);
+  const std::vector<trace::RawEvent> kept = trace::read_thread_journal(path, &warnings).events;
+  REQUIRE(warnings.empty());
+  REQUIRE(kept.size() == size_t(calls));
+  REQUIRE(kept.back().args[trace::arg::offset] == ea.args[trace::arg::offset]);
 }
