@@ -16,11 +16,20 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
+}  // namespace
+
+int64_t paced_passes(int64_t file_bytes) {
+  return std::clamp<int64_t>(kPacedVolume / std::max<int64_t>(1, file_bytes), 1, kMaxPacedPasses);
+}
+
+namespace {
+
 struct Body {
   std::string text, section;
   int64_t space = 0;
   int64_t pace_ops = 0, pace_bs = 0;  // a paced job's traced writes per rank and their size
   int32_t pace_jobs = 0;
+  int64_t pace_file_bytes = 0;  // a paced job's file: what every repetition of its work allocates again
   double sync_ranks = 1;
   int64_t ops = 0, traced_ops = 0, passes = 1;
   std::vector<std::string> meta_args;
@@ -105,6 +114,7 @@ Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double per_op_n
     b.pace_ops = b.ops;
     b.pace_bs = bs;
     b.pace_jobs = ranks;
+    b.pace_file_bytes = size * ranks;
   }
   if (k.shared) b.text += fmt::format("filename=shared.dat\noffset_increment={}\n", size);
   // A capped pass keeps a sync at its end where the program synced less often (IOR's one fsync a file).
@@ -116,7 +126,7 @@ Body data_body(const ClassKey& k, int64_t region, int32_t ranks, double per_op_n
         "# each job writes for {:.3g} ranks between its fsyncs (their dirty volume); a rank's fsync: {:.3g} of one\n",
         ranks_per_job, rank_sync_share(ranks_per_job));
   if (synced) b.text += fmt::format("{}={}\n", k.datasync ? "fdatasync" : "fsync", std::min(every, b.ops));
-  b.space = size * ranks;
+  b.space = size * ranks * (b.pace_ops ? paced_passes(size * ranks) : 1);
   return b;
 }
 
@@ -218,6 +228,7 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
                         b.passes,
                         b.meta_args,
                         b.sync_ranks});
+      p.jobs.back().pace_file_bytes = b.pace_file_bytes;
       at = bodies.end() - 1;
     }
     size_t j = size_t(at - bodies.begin());
@@ -340,32 +351,43 @@ std::string paced_text(const Job& job, double cycle_s, double seconds, std::stri
   if (!job.pace_ops || !(cycle_s > 0)) return job.text;
   double period = margin * cycle_s;
   int64_t rate = std::max<int64_t>(1, std::llround(std::floor(1 / period)));
-  int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * double(rate) / double(job.pace_ops))), 1, 1000);
+  int64_t reps = std::clamp<int64_t>(std::llround(std::ceil(seconds * double(rate) / double(job.pace_ops))), 1,
+                                     paced_passes(job.pace_file_bytes));
   std::string t = job.text;
-  if (!replace_line(t, "loops", fmt::format("{}", reps))) return t;
-  // The runtime limit must let the paced writes through with their fsyncs (fio makes a job's fsync before
-  // its next write): at 27 writes a second, 1 s let a job make 27 of the 100 traced, and at one a second
-  // none, and the run measured no fsync at all.
-  double need_ms = 1.5e3 * double(reps * job.pace_ops + 1) / double(rate);
+  if (!replace_line(t, "loops", "1")) return t;
+  // The runtime limit must let a pass's paced writes through with their fsyncs (fio makes a job's fsync
+  // before its next write): at one write a second, 1 s let a job make none, and the run measured no fsync.
+  double need_ms = 1.5e3 * double(job.pace_ops + 1) / double(rate);
   size_t at = t.find("\nruntime=");
   if (at != std::string::npos && std::strtod(t.c_str() + at + 9, nullptr) < need_ms)
     replace_line(t, "runtime", fmt::format("{}ms", std::llround(std::ceil(need_ms))));
   t += fmt::format("rate_iops={}\n", rate);
+  // Each repetition of the traced work is a group of its own on a new file, after the last one ended (as
+  // a run of the program starts on a file it creates): its first writes allocate as the program's first
+  // checkpoint did (a tmpfs page, an ext4 block), where loops over one file rewrite cached pages (a
+  // checkpoint's first write is most of its I/O time on tmpfs). The jobs share each file, so none can
+  // unlink it: the files stay until the run's directory is removed (at most kPacedVolume).
+  size_t body = t.find("\n[io]\n");
+  std::string pass = body == std::string::npos ? "" : t.substr(body + 6);
+  for (int64_t k = 2; k <= reps && !pass.empty(); ++k) {
+    std::string next = pass;
+    replace_line(next.insert(0, "\n"), "filename", fmt::format("shared-{}.dat", k));
+    t += fmt::format("[pass-{}]\nstonewall{}", k, next);
+  }
   std::string note = fmt::format(
       "# paced for the {}: the ranks wrote and synced together (after a barrier); each job here writes every\n"
-      "# {:.3g} ms, {:g} x the {:.3g} ms a write and its syncs took there: the jobs stay in step\n",
-      where, 1e3 / double(rate), margin, cycle_s * 1e3);
+      "# {:.3g} ms, {:g} x the {:.3g} ms a write and its syncs took there: the jobs stay in step; {} passes\n",
+      where, 1e3 / double(rate), margin, cycle_s * 1e3, reps);
   return t.insert(t.find("[global]"), note);
 }
 
 std::string one_pass_text(const Job& job, const std::string& text) {
-  std::string t = text;
+  std::string t = text.substr(0, text.find("[pass-2]\n"));
   size_t at = t.find("\nruntime=");
   if (at != std::string::npos) t.erase(at + 1, t.find('\n', at + 1) - at);
   replace_line(t, "loops", "1");
-  // One pass is the rank's traced calls, whatever repetitions the text asked for: a paced text's io_size
-  // counts its own repetitions, not job.passes, and a fraction of a pass can end before the traced cadence's
-  // fsync (IOR's one fsync after 256 writes), so the retry measured none again.
+  // One pass is the rank's traced calls, whatever repetitions the text asked for: a fraction of a pass can
+  // end before the traced cadence's fsync (IOR's one fsync after 256 writes), so the retry measured none again.
   size_t io = t.find("\nio_size="), bs = t.find("\nbs=");
   if (io != std::string::npos && bs != std::string::npos) {
     int64_t block = std::strtoll(t.c_str() + bs + 4, nullptr, 10);

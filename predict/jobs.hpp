@@ -41,6 +41,7 @@ struct Job {
   // there (-1 not probed).
   int32_t bounded[2] = {0, 0};
   double sleeps_per_call[2] = {-1, -1};
+  int64_t pace_file_bytes = 0;  // a paced job's shared file: each repetition of the work writes a new one
   std::string file() const { return name + (meta_args.empty() ? ".fio" : ".meta"); }
 };
 
@@ -60,6 +61,12 @@ inline constexpr double kPaceMargin = 1.25;
 // ext4), so a period from the unpaced cycle with a small margin leaves the
 // step again.
 inline constexpr double kCalibrationMargin = 4;
+
+// A paced job repeats the traced work in at most this many passes, each on a new file the jobs share
+// (paced_text), and keeps their files until its run ends: at most kPacedVolume of them, at least one pass.
+inline constexpr int64_t kMaxPacedPasses = 50;
+inline constexpr int64_t kPacedVolume = int64_t(1) << 30;
+int64_t paced_passes(int64_t file_bytes);
 
 // Largest footprint a random or read job's file gets when the traced region is larger.
 inline constexpr int64_t kMaxRegion = int64_t(4) << 30;
@@ -126,8 +133,10 @@ double sync_share(const nlohmann::json& fio_output);
 // dirty (fio's fsyncs 0.5-0.8x the program's on ext4). rate_iops at `margin`
 // x the cycle (`cycle_s`: a write and its syncs in the directory `where`
 // names: each runs at its own pace, as the program would) makes every job
-// write at the same instants, and loops whole repetitions of the traced
-// work to about `seconds`. Unpaced jobs unchanged.
+// write at the same instants; whole repetitions of the traced work to about
+// `seconds` (at most paced_passes), each a group of jobs on a new file after
+// the last one ended (`[pass-K]`, `stonewall`), as a run of the program
+// starts on a new file. Unpaced jobs unchanged.
 std::string paced_text(const Job& job, double cycle_s, double seconds, std::string_view where,
                        double margin = kPaceMargin);
 
