@@ -451,6 +451,7 @@ Classes derive_classes(const trace::Plan& plan) {
       c.removed_bytes += written[file].bytes;
       c.removed_synced = c.removed_synced || written[file].synced;
     }
+    if (op == Op::read && use && use->n[1] > 0) c.reads_written = true;
     if (op == Op::read || op == Op::write) {
       c.bytes += bytes_of(ev);
       if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);
@@ -485,6 +486,7 @@ Classes combine_runs(const std::vector<Classes>& runs, size_t* median_run) {
       m.ranks.insert(c.ranks.begin(), c.ranks.end());
       m.kinds.insert(c.kinds.begin(), c.kinds.end());
       m.region = std::max(m.region, c.region);
+      m.reads_written = m.reads_written || c.reads_written;
       if (!first) {  // the first run to have it was copied whole
         for (auto& [k, t] : c.within) m.within[k] += t;
         for (auto& [k, t] : c.waiting) m.waiting[k] += t;

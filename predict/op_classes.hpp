@@ -76,6 +76,9 @@ struct IoClass {
   // of those files was synced before (an fsync on a disk leaves blocks for the unlink to free).
   int64_t removed_bytes = 0;
   bool removed_synced = false;
+  // read: some of its reads were of files the rank wrote too (mdtest's files, a checkpoint read back): the
+  // program read them from the page cache.
+  bool reads_written = false;
   // The fio job's numjobs: the ranks a call of it typically ran beside
   // (at_once, rounded), not every rank that ever did it (a class the ranks
   // did one after the other contends as one).

@@ -1,5 +1,6 @@
 // mpior-predict's fio jobs: what one pass of a class's job moves, and how passes repeat it.
 #include <fcntl.h>
+#include <fmt/format.h>
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -133,4 +134,32 @@ TEST_CASE("fio jobs: writes synced to a shared file are at once when the ranks s
     pm.call(r, Kind::pwrite64, {{arg::handle, 6}, {arg::file, g}, {arg::offset, r * 524288}, {arg::count, 524288}},
             200000, 0, 524288);
   CHECK(find(derive_classes(pm.done()), "write 512KiB sequential shared").concurrency() == 1);
+}
+
+TEST_CASE("fio jobs: reads of files the rank wrote keep the pages fio's layout left", "[predict]") {
+  // mdtest's 4 KiB files: each rank writes its file, then reads it back (from the page cache); another
+  // rank reads an input it never wrote.
+  PlanMaker pm(2);
+  int32_t mine = pm.file("/work/md/file.0"), input = pm.file("/work/input.dat");
+  for (int i = 0; i < 8; ++i)
+    pm.call(0, Kind::pwrite64, {{arg::handle, 5}, {arg::file, mine}, {arg::offset, i << 12}, {arg::count, 4096}}, 20000,
+            0, 4096);
+  for (int i = 0; i < 8; ++i)
+    pm.call(0, Kind::pread64, {{arg::handle, 5}, {arg::file, mine}, {arg::offset, i << 12}, {arg::count, 4096}}, 7000,
+            0, 4096);
+  for (int i = 0; i < 8; ++i)
+    pm.call(1, Kind::pread64, {{arg::handle, 6}, {arg::file, input}, {arg::offset, i << 22}, {arg::count, 1 << 22}},
+            9000000, 0, 1 << 22);
+  Classes cs = derive_classes(pm.done());
+  JobPlan jp = plan_jobs(cs, {0.1, 0.0, 12});
+  auto job_of = [&](const char* label) -> const std::string& {
+    const IoClass& c = find(cs, label);
+    size_t i = size_t(&c - cs.classes.data());
+    REQUIRE(jp.job_of[i] >= 0);
+    return jp.jobs[size_t(jp.job_of[i])].text;
+  };
+  CHECK(find(cs, "read 4KiB sequential per-process").reads_written);
+  CHECK(has(job_of("read 4KiB sequential per-process"), "invalidate=0"));
+  CHECK(!find(cs, "read 4MiB sequential per-process").reads_written);
+  CHECK(job_of("read 4MiB sequential per-process").find("invalidate") == std::string::npos);
 }
