@@ -187,7 +187,12 @@ Body data_job(const Classes& cs, const IoClass& c, const JobOptions& opt) {
   return b;
 }
 
-std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, size_t measured) {
+// Why a class below min_share of the traced time is not measured (may_matter recognizes it).
+std::string below_share(const JobOptions& opt) {
+  return fmt::format("below {:g}% of the traced I/O time", opt.min_share * 100);
+}
+
+std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, size_t measured, bool forced) {
   if (c.key.op == Op::other) return "no benchmark for it (fio, mpior-predict-meta)";
   if (c.key.op == Op::mpiio_own)
     return "the ranks meeting inside MPI-IO: its waits for other ranks' file-system calls scaled";
@@ -198,8 +203,8 @@ std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, 
   // machine a checkpoint's fsyncs took 99% of the traced I/O, its writes
   // below 1%, and went unmeasured).
   bool synced = (c.key.op == Op::sync || c.key.op == Op::write) && c.key.sync_every > 0;
-  if (c.key.op != Op::sync && !synced && double(c.time_ns) < opt.min_share * double(cs.io_ns))
-    return fmt::format("below {:g}% of the traced I/O time", opt.min_share * 100);
+  if (c.key.op != Op::sync && !synced && !forced && double(c.time_ns) < opt.min_share * double(cs.io_ns))
+    return below_share(opt);
   if (measured >= opt.max_classes) return fmt::format("past the {} largest classes", opt.max_classes);
   return "";
 }
@@ -213,9 +218,14 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
   p.section.resize(n);
   p.unmeasured.resize(n);
   std::vector<std::string> bodies;
-  for (size_t i = 0; i < n; ++i) {
+  // The classes forced last: the others' jobs keep the names and texts a plan without `force` gave them.
+  std::vector<size_t> order;
+  for (int forced = 0; forced < 2; ++forced)
+    for (size_t i = 0; i < n; ++i)
+      if ((i < opt.force.size() && opt.force[i]) == bool(forced)) order.push_back(i);
+  for (size_t i : order) {
     const IoClass& c = cs.classes[i];
-    p.unmeasured[i] = why_not(c, cs, opt, measured);
+    p.unmeasured[i] = why_not(c, cs, opt, measured, i < opt.force.size() && opt.force[i]);
     if (!p.unmeasured[i].empty()) continue;
     ++measured;
     Body b = is_metadata(c.key.op) ? meta_body(c, opt) : data_job(cs, c, opt);
@@ -254,6 +264,18 @@ JobPlan plan_jobs(const Classes& cs, const JobOptions& opt) {
     p.jobs[j].text = top + bodies[j];
   }
   return p;
+}
+
+std::vector<bool> may_matter(const Classes& cs, const JobPlan& jp, const JobOptions& opt, double predicted_s,
+                             double high_ratio) {
+  std::vector<bool> force(cs.classes.size(), false);
+  bool any = false;
+  for (size_t i = 0; i < cs.classes.size() && i < jp.unmeasured.size(); ++i) {
+    double most = double(cs.classes[i].time_ns) / 1e9 * std::max(1.0, high_ratio);
+    force[i] = jp.unmeasured[i] == below_share(opt) && most >= opt.min_share * predicted_s;
+    any = any || force[i];
+  }
+  return any ? force : std::vector<bool>{};
 }
 
 namespace {

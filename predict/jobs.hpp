@@ -19,6 +19,9 @@ struct JobOptions {
   size_t max_classes = 12;   // measure at most this many classes (the largest)
   int64_t max_volume = 0;    // bytes a rank moves in one pass of a data job (0: the class's traced volume)
   int64_t max_meta_ops = 0;  // calls a rank makes in one pass of a metadata job (0: the class's traced count)
+  // Per class: measured however small its share of the traced time (may_matter: it may carry min_share of the
+  // prediction); their jobs come after the others', whose names and texts stay as without it.
+  std::vector<bool> force = {};
 };
 
 struct Job {
@@ -78,6 +81,14 @@ inline constexpr const char* kMetaProgram = "mpior-predict-meta";
 inline constexpr const char* kDirVariable = "MPIOR_FIO_DIR";
 
 JobPlan plan_jobs(const Classes& classes, const JobOptions& opt);
+
+// Classes left out for their small share of the traced time that may carry `min_share` of the predicted
+// time (`predicted_s`) all the same: at the largest of 1 and the measured ratios (`high_ratio`, the bound
+// an unmeasured class's interval takes). A class far slower on the reference than the others (rmdir on
+// ext4, 96% of mdtest's time there) makes the others' share small; on the target they are most of it,
+// and the measured class's ratio does not say theirs. Empty when none.
+std::vector<bool> may_matter(const Classes& classes, const JobPlan& jp, const JobOptions& opt, double predicted_s,
+                             double high_ratio);
 
 // A call that sleeps less often than this (voluntary context switches per
 // call, the run's own included) runs on a CPU from start to end: buffered

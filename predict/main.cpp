@@ -201,9 +201,12 @@ std::map<std::string, double> fio_per_op(const Cli& cli, const JobPlan& jp, cons
   return per_op_of(file, run_fio(file, dir));
 }
 
-std::vector<std::optional<Runs>> measure(const Cli& cli, JobPlan& jp, const Classes& cs) {
+// Runs the jobs `from` on (and those of `again`) and returns their classes' runs.
+std::vector<std::optional<Runs>> measure(const Cli& cli, JobPlan& jp, const Classes& cs, size_t from = 0,
+                                         const std::vector<bool>& again = {}) {
   std::vector<std::optional<Runs>> runs(cs.classes.size());
   for (size_t j = 0; j < jp.jobs.size(); ++j) {
+    if (j < from && !(j < again.size() && again[j])) continue;
     Job& job = jp.jobs[j];
     std::string file = (fs::path(cli.jobs_dir) / job.file()).string(), files[2] = {file, file};
     if (job.pace_ops) pace(cli, job, files);
@@ -316,6 +319,32 @@ Classes read_classes(const Cli& cli, std::string& chosen) {
   return cs;
 }
 
+// Measures the plan's jobs and predicts; then, where classes left out for their small traced share may carry
+// min_share of that prediction (may_matter), measures them too (their jobs after the others', and again any
+// job that gained a class) and predicts again.
+Prediction measure_and_predict(const Cli& cli, JobPlan& jp, const Classes& cs) {
+  std::vector<std::optional<Runs>> runs = measure(cli, jp, cs);
+  Prediction p = predict_io(cs, runs);
+  JobOptions more = cli.jobs;
+  more.force = may_matter(cs, jp, cli.jobs, p.predicted_io_s, p.high_ratio);
+  if (more.force.empty()) return p;
+  JobPlan wider = plan_jobs(cs, more);
+  std::vector<bool> again(jp.jobs.size(), false);
+  for (size_t j = 0; j < jp.jobs.size(); ++j) {
+    again[j] = wider.jobs[j].used != jp.jobs[j].used;
+    Job kept = jp.jobs[j];  // as measured: paced and bounded there
+    kept.used = wider.jobs[j].used;
+    kept.text = wider.jobs[j].text;
+    wider.jobs[j] = kept;
+  }
+  write_jobs(cli, wider);
+  std::vector<std::optional<Runs>> added = measure(cli, wider, cs, jp.jobs.size(), again);
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (added[i]) runs[i] = added[i];
+  jp = std::move(wider);
+  return predict_io(cs, runs);
+}
+
 int predict_plan(Cli& cli) {
   std::string chosen;
   Classes cs = read_classes(cli, chosen);
@@ -333,7 +362,7 @@ int predict_plan(Cli& cli) {
   write_jobs(cli, jp);
   catch_interrupts();
   ReportInput in{chosen, cli.reference, cli.target, cli.jobs_dir, cli.plans, cli.repeat, cli.jobs.seconds, {}, {}, {}};
-  Prediction p = predict_io(cs, measure(cli, jp, cs));
+  Prediction p = measure_and_predict(cli, jp, cs);
   if (cli.check) replay_check(cli, plan_file, in, p);
   if (!cli.json.empty()) {
     std::ofstream f(cli.json);

@@ -294,6 +294,7 @@ Prediction predict_io(const Classes& cs, const std::vector<std::optional<Runs>>&
     if (p.classes[i].measured) measured_s += double(cs.classes[i].time_ns) / 1e9;
   p.fio_target_rel_sd = measured_s > 0 ? p.fio_target_rel_sd / measured_s : 0.0;
   if (weight <= 0) lo_ratio = hi_ratio = 1.0;
+  p.high_ratio = hi_ratio;
   for (size_t i = 0; i < cs.classes.size(); ++i) {
     ClassResult& r = p.classes[i];
     double t = double(cs.classes[i].time_ns) / 1e9;

@@ -43,6 +43,7 @@ struct Prediction {
   std::vector<size_t> dominant;  // classes carrying 80% of the predicted time, largest first
   double unmeasured_s = 0;       // traced time of the classes not measured (each widens the interval)
   std::vector<size_t> spread;    // measured classes whose ratio spread (rel_sd) is over kSpreadFlag
+  double high_ratio = 1;         // the largest measured ratio (not per-op classes'), 1 when none
   double width() const { return predicted_io_s > 0 ? (high_s - low_s) / predicted_io_s : 0.0; }
 };
 

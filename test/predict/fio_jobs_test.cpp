@@ -163,3 +163,37 @@ TEST_CASE("fio jobs: reads of files the rank wrote keep the pages fio's layout l
   CHECK(!find(cs, "read 4MiB sequential per-process").reads_written);
   CHECK(job_of("read 4MiB sequential per-process").find("invalidate") == std::string::npos);
 }
+
+TEST_CASE("fio jobs: a class small on the reference that may matter in the prediction is measured after", "[predict]") {
+  // mdtest on ext4 (mounted with discard): rmdirs of 5 ms are 96% of the traced time; the mkdirs and stats
+  // beside them, under 1%, are most of the time on tmpfs, where the rmdirs cost 3% of theirs.
+  PlanMaker pm(2);
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 100; ++i) {
+      int32_t d = pm.file(fmt::format("/work/md/dir.{}.{}", r, i));
+      pm.call(r, Kind::mkdir, {{arg::file, d}}, 40000);
+      pm.call(r, Kind::stat, {{arg::file, d}}, 8000);
+      pm.call(r, Kind::rmdir, {{arg::file, d}}, 5000000);
+    }
+  Classes cs = derive_classes(pm.done());
+  JobOptions opt{0.5, 0.01, 12};
+  JobPlan first = plan_jobs(cs, opt);
+  REQUIRE(first.jobs.size() == 1);
+  CHECK(first.jobs[0].meta_args[0] == "rmdir");
+  // Predicted 0.03 s (the rmdirs at ratio 0.03): the mkdirs (8 ms traced) and stats (1.6 ms) may be 1% of it.
+  opt.force = may_matter(cs, first, opt, 0.03, 0.03);
+  REQUIRE(opt.force.size() == cs.classes.size());
+  JobPlan wider = plan_jobs(cs, opt);
+  REQUIRE(wider.jobs.size() == 3);
+  CHECK(wider.jobs[0].text == first.jobs[0].text);  // the jobs already run keep their names and texts
+  CHECK(wider.jobs[1].meta_args[0] == "mkdir");
+  CHECK(wider.jobs[2].meta_args[0] == "stat");
+  for (const std::string& why : wider.unmeasured) CHECK(why.empty());
+  // Predicted at the traced time (every ratio 1): both stay under 1% of it, no second round.
+  CHECK(may_matter(cs, first, opt, double(cs.io_ns) / 1e9, 1.0).empty());
+  // Predicted 5 s with a ratio of 10 measured: the mkdirs at that ratio may be 1% of it, the stats not.
+  std::vector<bool> slower = may_matter(cs, first, opt, 5.0, 10.0);
+  REQUIRE(slower.size() == cs.classes.size());
+  CHECK(slower[size_t(&find(cs, "mkdir per-process") - cs.classes.data())]);
+  CHECK(!slower[size_t(&find(cs, "stat per-process") - cs.classes.data())]);
+}
