@@ -84,6 +84,7 @@ def replay_io(b, cmd, plan, root):
     """The I/O time a replay predicts (summed over the ranks), replayed below root."""
     fs, report = os.path.join(root, "fs"), os.path.join(root, "replay.json")
     shutil.rmtree(fs, ignore_errors=True)
+    predict_bench.settle(b, root, False)  # as before a traced run: no earlier removal's write-back meanwhile
     b.run(cmd + ["-q", "--fs", fs, "--json", report, plan])
     shutil.rmtree(fs, ignore_errors=True)
     with open(report) as f:
