@@ -178,8 +178,8 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
   std::vector<trace::ExtrapNote> notes;
   FileUses uses(inputs);
   DealtTables dealt(inputs);
-  int64_t terminal_approximated = 0;
-  StreamContext ctx{inputs, uses, opt.strict, notes, warned, terminal_approximated, dealt};
+  int64_t terminal_approximated = 0, messages_approximated = 0;
+  StreamContext ctx{inputs, uses, opt.strict, notes, warned, terminal_approximated, messages_approximated, dealt};
   std::vector<std::pair<size_t, std::string>> rules;  // class -> its rank rule
   std::vector<ThreadAssignment> threads = assign(inputs, classes, target, notes, rules);
   // The target's streams: one per class some target rank runs, by first rank.
@@ -219,6 +219,11 @@ trace::Plan extrapolate(std::vector<Input> inputs, int64_t target, const Options
         fmt::format("{} position{} writing to <stdout> or <stderr> approximated (printed text, whose "
                     "bytes follow the values printed; the plan's notes give each)",
                     terminal_approximated, terminal_approximated == 1 ? "" : "s"));
+  if (messages_approximated > 0)
+    warned.push_back(fmt::format(
+        "{} position{} sending or receiving messages whose sizes follow the data approximated (the replay moves the "
+        "sender's bytes, so a size sets only the message's cost; the plan's notes give each)",
+        messages_approximated, messages_approximated == 1 ? "" : "s"));
   out.job = target_job(inputs, target);
   out.pruned = extrapolate_pruned(inputs, target);
   out.extrap.target = int32_t(target);

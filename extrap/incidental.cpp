@@ -38,6 +38,15 @@ bool writes(OpClass op) {
   }
 }
 
+// Calls that bring a file's bytes back into the job.
+bool reads(OpClass op) { return op == OpClass::read || op == OpClass::mpiio_read || op == OpClass::map; }
+
+// A stdio stream's write: the replay writes its bytes where the stream
+// stands, so its recorded offset decides nothing.
+bool stream_write(trace::Kind k) {
+  return trace::info(k).family == trace::Family::stdio && trace::info(k).op == OpClass::write;
+}
+
 // Calls whose result is data the replay moves or a position it moves to.
 bool moves_data(OpClass op) {
   switch (op) {
@@ -53,6 +62,29 @@ bool moves_data(OpClass op) {
       return true;
     default:
       return writes(op);
+  }
+}
+
+// Point-to-point calls and the tracer's records of them (a send logged on
+// a sender's behalf, a receive's completion): the replay sends the sender's
+// bytes and receives whatever arrives, so a message's size sets only its
+// cost, never what the replay does. A halo's size follows the data (atoms
+// that crossed a boundary) and no model of the rank count fits it exactly.
+bool point_to_point(trace::Kind k) {
+  if (!trace::is_mpi(k)) return false;
+  switch (trace::info(k).op) {
+    case OpClass::send:
+    case OpClass::isend:
+    case OpClass::recv:
+    case OpClass::irecv:
+    case OpClass::sendrecv:
+    case OpClass::pinit:
+    case OpClass::wait:
+    case OpClass::test:
+    case OpClass::complete:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -77,8 +109,9 @@ FileUses::FileUses(const std::vector<Input>& inputs) : inputs_(inputs) {
     for (size_t f = 0; f < uses.size(); ++f) uses[f].made = in.plan.files[f].created;
     for (const trace::Stream& s : in.plan.streams)
       for (const trace::Leaf& l : s.leaves) {
-        bool w = writes(trace::info(l.kind).op), text = w && formatted(l.kind);
-        if (!w || !names_file(l.kind)) continue;
+        OpClass op = trace::info(l.kind).op;
+        bool w = writes(op), text = w && formatted(l.kind), rd = reads(op);
+        if (!(w || rd) || !names_file(l.kind)) continue;
         for (int64_t r : s.rank_list()) {
           auto [items, shift] = rank_view(s, io_args(l).file(), r);
           const std::vector<int32_t>& local = in.plan.ranks[size_t(r)].files;
@@ -86,8 +119,9 @@ FileUses::FileUses(const std::vector<Input>& inputs) : inputs_(inputs) {
             id += shift;
             if (id < 0 || size_t(id) >= local.size() || local[size_t(id)] < 0) continue;
             Use& u = uses[size_t(local[size_t(id)])];
-            u.made = true;
+            u.made = u.made || w;
             u.text = u.text || text;
+            u.read = u.read || rd;
           }
         }
       }
@@ -116,6 +150,7 @@ const char* FileUses::incidental(const StreamClass& cls, size_t leaf, int slot) 
   trace::Kind kind = cls.shape->leaves[leaf].kind;
   OpClass op = trace::info(kind).op;
   if (slot < 0 && !moves_data(op)) return "a return value of a call that moves no data";
+  if (slot == trace::arg::bytes && point_to_point(kind)) return "the size of a point-to-point message";
   if (!names_file(kind) || !data_slot(slot)) return nullptr;
   if (formatted(kind)) return "bytes of formatted stdio";
   std::vector<std::pair<size_t, int32_t>> files = files_of(cls, leaf);
@@ -128,6 +163,12 @@ const char* FileUses::incidental(const StreamClass& cls, size_t leaf, int slot) 
   if (slot < 0 && op == OpClass::read) return "bytes a read found in a file the job writes meanwhile";
   bool text = std::any_of(files.begin(), files.end(), [&](auto& f) { return uses_[f.first][size_t(f.second)].text; });
   if (text && slot == trace::arg::offset) return "a stream offset that formatted stdio moves";
+  // A dump of atoms or particles gathered to one rank: each chunk's size
+  // follows the data (how many atoms a rank held), and nothing the job does
+  // later depends on it.
+  if (stream_write(kind) &&
+      std::none_of(files.begin(), files.end(), [&](auto& f) { return uses_[f.first][size_t(f.second)].read; }))
+    return "bytes a stdio stream writes to a file the job never reads";
   return nullptr;
 }
 

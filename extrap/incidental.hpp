@@ -6,6 +6,8 @@
 // decides what a replay at the target does, and a wrong value there is a
 // wrong replay: it keeps the exact fit. Incidentals are bytes that depend on
 // data or the machine and that nothing later in the plan depends on:
+//   - the bytes a stdio stream writes to a file the job never reads back
+//     (a dump gathered to one rank: a chunk's size follows the data);
 //   - the bytes of formatted stdio (printf, fputs, fgets...: the length of a
 //     printed time or checksum) and the stream offsets they move (every call
 //     on a file that formatted stdio writes: stdout, stderr, logs);
@@ -53,6 +55,7 @@ class FileUses {
   struct Use {
     bool made = false;  // created, or written by some call
     bool text = false;  // written by formatted stdio
+    bool read = false;  // read back by some call
   };
   // The global files a position names, over every rank of every input.
   std::vector<std::pair<size_t, int32_t>> files_of(const StreamClass& cls, size_t leaf) const;

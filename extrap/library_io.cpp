@@ -22,8 +22,9 @@ using Signature = std::pair<uint32_t, std::vector<Call>>;  // thread, the calls 
 
 bool starts_library_io(const trace::Event& ev) { return ev.op() == OpClass::init || ev.op() == OpClass::finalize; }
 
-std::set<Signature> signatures(const Input& in, size_t& most) {
-  std::set<Signature> out;
+// Each rank's signature, by rank.
+std::vector<Signature> signatures(const Input& in, size_t& most) {
+  std::vector<Signature> out(size_t(in.n));
   for (const trace::Stream& s : in.plan.streams)
     for (int64_t r : s.rank_list()) {
       Signature sig{s.thread, {}};
@@ -31,9 +32,25 @@ std::set<Signature> signatures(const Input& in, size_t& most) {
         if (nested) sig.second.emplace_back(ev.kind, ev.callsite, ev.depth);
       });
       most = std::max(most, sig.second.size());
-      out.insert(std::move(sig));
+      if (r >= 0 && r < in.n) out[size_t(r)] = std::move(sig);
     }
   return out;
+}
+
+// Whether the inputs' ranks made the same nested calls: the same set of
+// signatures, and the same signature at each rank every input has and at
+// the last rank. Which rank makes a call can be a race (Open MPI's ranks
+// each try to create the session directory; the first one's mkdir
+// succeeds), and a set alone would not see it move.
+bool alike(const std::vector<std::vector<Signature>>& sigs) {
+  size_t fewest = sigs.front().size();
+  for (const auto& s : sigs) fewest = std::min(fewest, s.size());
+  std::set<Signature> first(sigs.front().begin(), sigs.front().end());
+  for (const auto& s : sigs) {
+    if (std::set<Signature>(s.begin(), s.end()) != first || s.back() != sigs.front().back()) return false;
+    if (!std::equal(s.begin(), s.begin() + ptrdiff_t(fewest), sigs.front().begin())) return false;
+  }
+  return true;
 }
 
 // Each rank's file ids that its events `starts` does not nest name.
@@ -88,10 +105,10 @@ void drop_nested(Input& in, NestStart starts) {
 }
 
 std::vector<std::string> align_library_io(std::vector<Input>& inputs) {
-  std::vector<std::set<Signature>> sigs;
+  std::vector<std::vector<Signature>> sigs;
   std::vector<size_t> most(inputs.size(), 0);
   for (size_t i = 0; i < inputs.size(); ++i) sigs.push_back(signatures(inputs[i], most[i]));
-  if (std::all_of(sigs.begin(), sigs.end(), [&](const auto& s) { return s == sigs.front(); })) return {};
+  if (inputs.empty() || alike(sigs)) return {};
   std::vector<std::string> seen;
   for (size_t i = 0; i < inputs.size(); ++i) {
     seen.push_back(fmt::format("up to {} calls a rank at {} ranks", most[i], inputs[i].n));

@@ -95,8 +95,14 @@ std::vector<RankPredicate> candidates(int64_t min_n, int64_t max_n) {
 }
 
 // Whether pred picks exactly set[i] out of the remaining ranks at every input.
+// Every k-th rank needs two of them seen at some input: a class that is one
+// rank at every input (rank 1 of a ring whose rank 0 writes) is that fixed
+// rank, and "r mod 4 = 1", true of it below 5 ranks, would add rank 5 at 8.
 bool matches(const RankPredicate& pred, const std::vector<int64_t>& ns, const std::vector<std::vector<bool>>& remaining,
              const std::vector<std::vector<int64_t>>& set) {
+  if (pred.a == Atom::mod && pred.b == Atom::all &&
+      std::none_of(set.begin(), set.end(), [](const std::vector<int64_t>& s) { return s.size() >= 2; }))
+    return false;
   for (size_t i = 0; i < ns.size(); ++i) {
     size_t at = 0;
     for (int64_t r = 0; r < ns[i]; ++r) {

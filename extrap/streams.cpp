@@ -366,6 +366,11 @@ class StreamExtrapolator {
       approximated_.clear();
       return;
     }
+    if (trace::is_mpi(cls_.shape->leaves[leaf].kind)) {
+      ++ctx_.messages_approximated;
+      approximated_.clear();
+      return;
+    }
     const trace::Leaf& l = cls_.shape->leaves[leaf];
     std::string file = ctx_.uses.path(cls_, leaf);
     std::string text = fmt::format("{}, position {} ({} at call site {:#x}{}): approximated ({})", cls_.name(), leaf,

@@ -26,6 +26,7 @@ struct StreamContext {
   std::vector<trace::ExtrapNote>& notes;  // every quantity that is not one constant
   std::vector<std::string>& warnings;     // one per approximated position
   int64_t& terminal_approximated;         // ... but positions on a terminal stream: counted, one warning for all
+  int64_t& messages_approximated;         // ... and point-to-point message sizes: counted, one warning for all
   DealtTables& dealt;                     // positions whose values a library dealt over the ranks
 };
 

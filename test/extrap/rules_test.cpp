@@ -44,6 +44,20 @@ TEST_CASE("rank 0, the last rank, group leaders and the others at a rank count n
 // entry each), every rank at the smallest count traced.
 int first_five_class(int64_t r, int64_t) { return r == 0 ? 0 : r < 6 ? 1 : 2; }
 
+// A ring whose rank 0 writes: its neighbours 1 and n-1 keep their exchanges
+// with it, the ranks between prune theirs.
+int ring_class(int64_t r, int64_t n) { return r == 0 ? 0 : r == 1 ? 1 : r == n - 1 ? 2 : 3; }
+
+TEST_CASE("a class that is one rank at every input is that rank, not every k-th") {
+  std::vector<int64_t> ns = {4, 5, 6};
+  auto sets = sets_of(ns, 4, ring_class);
+  std::vector<RankRule> rules = rank_rules(ns, sets, {"zero", "one", "last", "middle"});
+  for (int64_t n : {8, 9, 64, 8192}) {
+    std::vector<int32_t> got = assign_ranks(rules, n);
+    for (int64_t r = 0; r < n; ++r) REQUIRE(got[size_t(r)] == ring_class(r, n));
+  }
+}
+
 TEST_CASE("a fixed set of first ranks that was every rank at the smallest count traced") {
   std::vector<int64_t> ns = {6, 7, 8, 9};
   auto sets = sets_of(ns, 3, first_five_class);

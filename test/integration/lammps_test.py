@@ -8,6 +8,10 @@ sizes; prints the replay's predicted time next to the real one.
 
   lammps_test.py melt    Lennard-Jones melt: atom dump, restart files, log
   lammps_test.py crack   2-d crack: one custom dump file per snapshot (sorted), data file, log
+  lammps_test.py melt_extrapolated
+                         the melt in slabs (processors * 1 1) traced at 4, 5 and 6 ranks and
+                         extrapolated to 8: the plan's files, calls and sizes against a real
+                         8-rank run, and its replay
 """
 import difflib
 import json
@@ -142,8 +146,90 @@ def one_run(name, ranks, root):
           f"({rep['error_pct']:+.1f}%), {len(written)} files, {summary['mpi']['events']} MPI events kept")
 
 
+# The melt cut in slabs along x, each wide enough for one exchange a side at
+# 8 ranks: the ranks form a ring (rank 0's two neighbours keep their
+# exchanges, the others' are pruned), the halo and dump sizes follow the atoms.
+SLABS = {
+    "lattice": "processors\t* 1 1\nlattice\t\tfcc 0.8442",
+    "region box": "region\t\tbox block 0 40 0 8 0 8",
+    "dump id": "dump\t\tid all atom 25 dump.melt",
+    "thermo": "thermo\t\t25",
+    "run": "restart\t\t50 melt.restart\nrun\t\t100",
+}
+EXTRAPOLATED_FROM, TARGET = (4, 5, 6), 8
+
+
+def traced_slabs(ranks, root):
+    """The slab melt traced at `ranks` in a directory of its own: (trace dir, run dir)."""
+    with open(os.path.join(EXAMPLES[0], "melt/in.melt")) as f:
+        script = edit(f.read(), SLABS)
+    run_dir, traces = os.path.join(root, f"run{ranks}"), os.path.join(root, f"t{ranks}")
+    os.makedirs(run_dir)
+    with open(os.path.join(run_dir, "in.melt"), "w") as f:
+        f.write(script)
+    # The gap rule of online pruning (MPIOR_PRUNE_GAP_US) keeps a site after
+    # computations that ranks sharing two CPUs do not always show.
+    env = dict(os.environ, LD_PRELOAD=LIB, MPIOR_TRACE_DIR=traces, OMP_NUM_THREADS="1", MPIOR_PRUNE_GAP_US="0")
+    run(mpirun(ranks) + ["lmp", "-in", "in.melt", "-log", "log.melt", "-screen", "none"], cwd=run_dir, env=env)
+    return traces, run_dir
+
+
+def written_files(summary, run_dir):
+    """{file name: (calls, bytes written)} of the files the job wrote in run_dir."""
+    out = {}
+    for f in summary["files"]:
+        if os.path.dirname(f["path"]) == run_dir and f["bytes_written"] > 0:
+            out[os.path.basename(f["path"])] = (f["ops"], f["bytes_written"])
+    return out
+
+
+def extrapolated(root):
+    inputs = [traced_slabs(n, root)[0] for n in EXTRAPOLATED_FROM]
+    real, real_dir = traced_slabs(TARGET, root)
+    run([POST, "-q", real])
+    plan = os.path.join(root, "p8")
+    out = run([POST, "--extrapolate", str(TARGET), "-o", plan] + inputs)
+    check("sending or receiving messages whose sizes follow the data approximated" in out.stderr,
+          f"the halo's sizes are approximated:\n{out.stderr[-2000:]}")
+    with open(os.path.join(plan, "summary.json")) as f:
+        got = json.load(f)
+    with open(os.path.join(real, "plan", "summary.json")) as f:
+        want = json.load(f)
+    check_eq(got["ranks"], TARGET, "ranks of the extrapolated plan")
+    # The inputs ran in run4, run5 and run6: the plan's files are in run8.
+    got_files = written_files(got, real_dir)
+    want_files = written_files(want, real_dir)
+    check_eq(sorted(got_files), sorted(want_files), "files the extrapolated plan writes")
+    for name, (calls, size) in want_files.items():
+        check_eq(got_files[name][0], calls, f"calls on {name} at {TARGET} ranks")
+        check(abs(got_files[name][1] - size) <= 0.1 * size,
+              f"bytes of {name}: {got_files[name][1]} extrapolated, {size} in a real run (within 10%)")
+    fs, report = os.path.join(root, "fs"), os.path.join(root, "report.json")
+    out = run([REPLAY, "--threads", str(TARGET), "--fs", fs, "--json", report, plan])
+    with open(report) as f:
+        rep = json.load(f)
+    check_eq(rep["errors"]["count"], 0, "failed calls in the extrapolated plan's replay")
+    print(f"melt in slabs, {EXTRAPOLATED_FROM} -> {TARGET} ranks: files " +
+          ", ".join(f"{n} {got_files[n][1]} B (real {want_files[n][1]})" for n in sorted(want_files)) +
+          f"; replay predicted {rep['replay_s']:.2f} s against the plan's {rep['traced_s']:.2f} s")
+
+
 def main():
     name = sys.argv[1]
+    if name == "melt_extrapolated":
+        missing = lammps_missing()
+        if missing:
+            print(f"skip lammps {name}: {missing}")
+            sys.exit(SKIP)
+        root = tempfile.mkdtemp(prefix="mpior-lammps-")
+        try:
+            extrapolated(root)
+        except Failure as e:
+            print(f"FAIL lammps {name}: {e} (files kept in {root})")
+            sys.exit(1)
+        shutil.rmtree(root, ignore_errors=True)
+        print(f"ok lammps {name}")
+        return
     if name not in INPUTS:
         raise SystemExit(f"unknown scenario {name}")
     missing = lammps_missing()
