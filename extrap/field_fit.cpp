@@ -35,11 +35,12 @@ std::string quantity_where(const StreamClass& cls, int32_t leaf, int32_t node, c
   return fmt::format("{}, {}, {}", cls.name(), pos, what);
 }
 
-SeqFit fit_fields(const FitTarget& t, const std::vector<SeqSample>& given, int32_t leaf, int32_t node, const char* what,
-                  const char* why, int site_field) {
-  std::vector<std::vector<SeqItem>> store;
-  std::vector<SeqSample> loops = one_shape(given) ? std::vector<SeqSample>{} : as_loops(given, store);
-  const std::vector<SeqSample>& samples = loops.empty() ? given : loops;
+namespace {
+
+// The fits of every field of the samples' one shape (scalars; a loop's
+// stride and count).
+SeqFit fit_shape(const FitTarget& t, const std::vector<SeqSample>& samples, int32_t leaf, int32_t node,
+                 const char* what, const char* why, int site_field) {
   std::span<const SeqItem> shape = samples.front().items;
   for (const SeqSample& s : samples)
     if (!same_shape(shape, s.items)) {
@@ -86,6 +87,36 @@ SeqFit fit_fields(const FitTarget& t, const std::vector<SeqSample>& given, int32
     }
   }
   return out;
+}
+
+}  // namespace
+
+SeqFit fit_fields(const FitTarget& t, const std::vector<SeqSample>& given, int32_t leaf, int32_t node, const char* what,
+                  const char* why, int site_field) {
+  std::vector<std::vector<SeqItem>> store;
+  std::vector<SeqSample> loops = one_shape(given) ? std::vector<SeqSample>{} : as_loops(given, store);
+  const std::vector<SeqSample>& samples = loops.empty() ? given : loops;
+  try {
+    return fit_shape(t, samples, leaf, node, what, why, site_field);
+  } catch (const Ambiguous&) {
+    throw;
+  } catch (const ToolError&) {
+    // The values one by one: each run's values were compressed on their own
+    // (rank 0's neighbours 1, 2, 3 at 12 ranks are one loop, 1, 3, 4 at 16
+    // are not), or a loop's stride lies between two values that each follow
+    // a model (a grid's x and y neighbours) and follows none itself. When
+    // that fails too, the refusal is the first one's.
+    std::vector<std::vector<SeqItem>> flat_store;
+    std::vector<SeqSample> flat = as_flat(samples, flat_store);
+    if (flat.empty() || flat.front().items.size() == samples.front().items.size()) throw;
+    try {
+      return fit_shape(t, flat, leaf, node, what, why, site_field);
+    } catch (const Ambiguous&) {
+      throw;
+    } catch (const ToolError&) {
+    }
+    throw;
+  }
 }
 
 void evaluate(const FitTarget& t, const SeqFit& fits, int64_t r, int32_t leaf, int32_t node, const char* what,

@@ -10,6 +10,8 @@
 #include <tuple>
 #include <utility>
 
+#include "extrap/grid_shift.hpp"
+
 namespace mpior::extrap {
 
 namespace {
@@ -44,12 +46,15 @@ long double value_of(const Term& t, int64_t r, int64_t n) {
       return t.k > 0 ? ((r % t.k) + t.k) % t.k : 0;
     case Basis::share:
       return static_cast<long double>(share_of(t.k, r, n));
+    case Basis::grid:
+      // Where the grid does not divide n, a value no sample has.
+      return n > 0 ? static_cast<long double>(grid_neighbour(t.k, r, n)) : 0;
   }
   return 0;
 }
 
 bool parametrised(Basis b) {
-  return b == Basis::mod_shift || b == Basis::div_k || b == Basis::mod_k || b == Basis::share;
+  return b == Basis::mod_shift || b == Basis::div_k || b == Basis::mod_k || b == Basis::share || b == Basis::grid;
 }
 
 // The range of k searched for a parametrised term.
@@ -57,6 +62,7 @@ std::pair<int64_t, int64_t> param_range(Basis b, int64_t max_n) {
   if (b == Basis::mod_shift) return {-max_n, max_n};
   // A total dealt over the ranks: up to kMaxGroup things per rank at the largest count.
   if (b == Basis::share) return {1, kMaxGroup * max_n};
+  if (b == Basis::grid) return {0, grid_shift_count() - 1};
   return {2, kMaxGroup};
 }
 
@@ -274,6 +280,8 @@ std::string term_text(const Term& t) {
       return fmt::format("(r mod {})", t.k);
     case Basis::share:
       return fmt::format("share({},r,n)", t.k);
+    case Basis::grid:
+      return grid_shift_text(t.k);
   }
   return "?";
 }
@@ -323,6 +331,7 @@ const std::vector<ModelSpec>& exact_models() {
       {"rank-modulo + constant", {B::one, B::mod_shift}},
       {"group of k", {B::one, B::div_k}},
       {"member of k", {B::one, B::mod_k}},
+      {"grid neighbour", {B::grid}},
       {"rank-linear + n", {B::one, B::r, B::n}},
       {"quadratic", {B::one, B::n, B::n2}},
       {"rank-linear times n", {B::one, B::r, B::r_times_n}},
@@ -395,6 +404,8 @@ std::vector<int64_t> Fit::breaks(int64_t n) const {
     if ((t.basis == Basis::div_k || t.basis == Basis::mod_k) && t.k > 0)
       for (int64_t r = t.k; r < n; r += t.k) out.push_back(r);
     if (t.basis == Basis::share && t.k >= 0) out.push_back(t.k % n);
+    if (t.basis == Basis::grid)
+      for (int64_t r : grid_breaks(t.k, n)) out.push_back(r);
   }
   std::erase_if(out, [n](int64_t r) { return r <= 0 || r >= n; });
   std::sort(out.begin(), out.end());

@@ -6,7 +6,8 @@
 // linear in its coefficients over a few basis functions of (r, n) (constant,
 // linear in n, inverse a/n, inverse plus constant, quadratic, rank-linear,
 // strong-scaling r/n, the paper's model 5 ((r + a) mod n)·b, groups r / k and
-// r mod k, the share of a fixed total k dealt over n ranks), solved by least squares and kept only when it reproduces
+// r mod k, the share of a fixed total k dealt over n ranks, a neighbour on a
+// Cartesian grid), solved by least squares and kept only when it reproduces
 // every sample exactly. Timing takes the best fit over n by residual (ScalaExtrap).
 //
 // The registry is the one list `exact_models()`: a new model is one entry
@@ -34,6 +35,7 @@ enum class Basis : uint8_t {
   div_k,      // floor(r / k)
   mod_k,      // r mod k
   share,      // rank r's share of k things dealt over n ranks: floor(k/n) + (r < k mod n)
+  grid,       // r's neighbour along a dimension of a Cartesian grid, shift k (grid_shift.hpp)
 };
 
 // Rank r's share of k things dealt over n ranks, round robin or in

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "extrap/models.hpp"
 #include "trace/tool_error.hpp"
@@ -16,6 +17,9 @@ using Atom = RankPredicate::Atom;
 constexpr int64_t kMaxModulus = 64;
 // Largest share tried by share_ge: a rank writing one entry, a loop of two or three.
 constexpr int64_t kMaxShare = 3;
+// Fractions of the rank count tried by frac: a processor grid with one
+// dimension growing (2 x 2 x n/4) puts a neighbour of rank 0 at n/4 or n/2.
+constexpr int64_t kMaxDenominator = 8, kMaxFracOffset = 2;
 
 bool atom_test(Atom a, int64_t x, int64_t k, int64_t r, int64_t n) {
   switch (a) {
@@ -33,6 +37,8 @@ bool atom_test(Atom a, int64_t x, int64_t k, int64_t r, int64_t n) {
       return r >= n - x;
     case Atom::share_ge:
       return share_of(x, r, n) >= k;
+    case Atom::frac:
+      return (n * (k % 64)) % (k / 64) == 0 && r == n * (k % 64) / (k / 64) + x;
   }
   return false;
 }
@@ -53,6 +59,9 @@ std::string atom_text(Atom a, int64_t x, int64_t k) {
       return fmt::format("r >= n-{}", x);
     case Atom::share_ge:
       return fmt::format("share({},r,n) >= {}", x, k);
+    case Atom::frac:
+      return fmt::format("r = {}n/{}{}", k % 64 == 1 ? "" : std::to_string(k % 64), k / 64,
+                         x ? fmt::format("{:+}", x) : "");
   }
   return "?";
 }
@@ -66,7 +75,9 @@ std::string atom_text(Atom a, int64_t x, int64_t k) {
 // (every rank) and at 7, 8, 9 (ranks 6 on left out) is a fixed set, as
 // HDF5's collective metadata writers are (its first ranks, one entry each).
 // Ranks writing two entries or more of such a fixed total are the first
-// E mod n while E / n is 1, every rank while it is larger: share_ge.
+// E mod n while E / n is 1, every rank while it is larger: share_ge. A rank
+// at a fixed fraction of the rank count (frac: r = pn/q + c, where q
+// divides pn) comes after the fixed ranks, so a rank that stays put is one.
 std::vector<RankPredicate> candidates(int64_t min_n, int64_t max_n) {
   std::vector<RankPredicate> out;
   out.push_back({});
@@ -81,6 +92,10 @@ std::vector<RankPredicate> candidates(int64_t min_n, int64_t max_n) {
     out.push_back({Atom::eq, a, 0});
     out.push_back({Atom::eq_last, a, 0});
   }
+  for (int64_t q = 2; q <= kMaxDenominator; ++q)
+    for (int64_t p = 1; p < q; ++p)
+      if (std::gcd(p, q) == 1)
+        for (int64_t c = -kMaxFracOffset; c <= kMaxFracOffset; ++c) out.push_back({Atom::frac, c, q * 64 + p});
   for (int64_t a = 1; a < max_n; ++a) {
     out.push_back({Atom::lt, a, 0});
     if (a < min_n) out.push_back({Atom::ge_last, a, 0});

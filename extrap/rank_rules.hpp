@@ -13,10 +13,11 @@
 namespace mpior::extrap {
 
 struct RankPredicate {
-  enum class Atom : uint8_t { all, eq, eq_last, mod, lt, ge_last, share_ge };
+  enum class Atom : uint8_t { all, eq, eq_last, mod, lt, ge_last, share_ge, frac };
   Atom a = Atom::all;
   // eq: r == x; eq_last: r == n-1-x; mod: r mod k == x; lt: r < x; ge_last: r >= n-x;
   // share_ge: rank r's share of x things dealt over n ranks is at least k (models.hpp share_of)
+  // frac: r == n*p/q + x where q divides n*p, k = q*64 + p
   int64_t x = 0, k = 0;
   Atom b = Atom::all;  // second conjunct (all: none)
   int64_t bx = 0, bk = 0;

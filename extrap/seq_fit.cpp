@@ -48,6 +48,19 @@ std::vector<SeqSample> as_loops(const std::vector<SeqSample>& samples, std::vect
   return one_shape(out) ? out : std::vector<SeqSample>{};
 }
 
+std::vector<SeqSample> as_flat(const std::vector<SeqSample>& samples, std::vector<std::vector<SeqItem>>& store) {
+  std::vector<SeqSample> out = samples;
+  for (SeqSample& s : out) {
+    std::vector<int64_t> v = trace::seq_expand(s.items);
+    if (v.empty() || v.size() > kMaxFlatValues || (&s != &out.front() && v.size() != out.front().items.size()))
+      return {};
+    std::vector<SeqItem>& flat = store.emplace_back();
+    for (int64_t x : v) flat.push_back(SeqItem{x, 0, 0});
+    s.items = flat;
+  }
+  return out;
+}
+
 std::string samples_text(const std::vector<SeqSample>& samples) {
   std::string out;
   for (size_t i = 0; i < samples.size() && i < kShownSamples; ++i)

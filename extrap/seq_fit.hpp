@@ -27,6 +27,13 @@ bool one_shape(const std::vector<SeqSample>& samples);
 // a loop of n iterations has another shape at 2 ranks), when that gives
 // every sample one shape; empty otherwise. `store` holds the new items.
 std::vector<SeqSample> as_loops(const std::vector<SeqSample>& samples, std::vector<std::vector<trace::SeqItem>>& store);
+// The samples as plain lists of values, when every sample has as many
+// (at most kMaxFlatValues): the trace compresses each run's values on its
+// own, and a run of equally spaced values at one count (1, 2, 3: rank 0's
+// neighbours at 12 ranks) is no run at another (1, 3, 4 at 16). Empty
+// otherwise.
+inline constexpr size_t kMaxFlatValues = 1 << 14;
+std::vector<SeqSample> as_flat(const std::vector<SeqSample>& samples, std::vector<std::vector<trace::SeqItem>>& store);
 // One sample per line, for refusals; on one line, for warnings.
 std::string samples_text(const std::vector<SeqSample>& samples);
 std::string samples_line(const std::vector<SeqSample>& samples);

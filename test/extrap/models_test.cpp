@@ -240,3 +240,30 @@ TEST_CASE("a model is linear in r between its breaks") {
   CHECK(share.breaks(6) == std::vector<int64_t>{2});
   CHECK(must_fit(samples({3, 4, 5}, [](int64_t r, int64_t n) { return r + n; })).breaks(64).empty());
 }
+
+// Rank r's neighbour along one dimension of a periodic row-major grid whose
+// dimension has stride b and size d.
+int64_t cart_neighbour(int64_t r, int64_t b, int64_t d, int64_t step) {
+  int64_t coord = r / b % d;
+  return r + (((coord + step) % d + d) % d - coord) * b;
+}
+
+TEST_CASE("a neighbour on a 2 x 2 x n/4 grid, along each dimension, at a count never traced") {
+  struct Case {
+    const char* dim;
+    std::function<int64_t(int64_t, int64_t)> f;
+  };
+  std::vector<Case> cases = {
+      {"z up", [](int64_t r, int64_t n) { return cart_neighbour(r, 1, n / 4, 1); }},
+      {"z down", [](int64_t r, int64_t n) { return cart_neighbour(r, 1, n / 4, -1); }},
+      {"y", [](int64_t r, int64_t n) { return cart_neighbour(r, n / 4, 2, 1); }},
+      {"x", [](int64_t r, int64_t n) { return cart_neighbour(r, n / 2, 2, 1); }},
+  };
+  for (const Case& c : cases) {
+    INFO(c.dim);
+    Fit f = must_fit(samples({12, 16, 20}, c.f));
+    for (int64_t n : {32, 8192})
+      for (int64_t r : {int64_t(0), int64_t(1), n / 4 - 1, n / 4, n / 2 + 3, n - 1})
+        CHECK(f.eval_int(r, n) == c.f(r, n));
+  }
+}

@@ -58,6 +58,25 @@ TEST_CASE("a class that is one rank at every input is that rank, not every k-th"
   }
 }
 
+// A 2 x 2 x n/4 grid whose rank 0 writes: its neighbours 1, n/4-1, n/4 and
+// n/2 keep their exchanges with it.
+int grid_class(int64_t r, int64_t n) {
+  if (r == 0 || r == 1) return int(r);
+  if (r == n / 4 - 1) return 2;
+  if (r == n / 4) return 3;
+  return r == n / 2 ? 4 : 5;
+}
+
+TEST_CASE("ranks at a fixed fraction of the rank count: a grid's neighbours of rank 0") {
+  std::vector<int64_t> ns = {12, 16, 20};
+  auto sets = sets_of(ns, 6, grid_class);
+  std::vector<RankRule> rules = rank_rules(ns, sets, {"zero", "one", "z down", "y", "x", "others"});
+  for (int64_t n : {32, 64, 8192}) {
+    std::vector<int32_t> got = assign_ranks(rules, n);
+    for (int64_t r = 0; r < n; ++r) REQUIRE(got[size_t(r)] == grid_class(r, n));
+  }
+}
+
 TEST_CASE("a fixed set of first ranks that was every rank at the smallest count traced") {
   std::vector<int64_t> ns = {6, 7, 8, 9};
   auto sets = sets_of(ns, 3, first_five_class);
