@@ -250,7 +250,7 @@ def replay_event_cost(b, table, elapsed):
             events = max(1, rank["events"])
             added.append((rep["replay_s"] - got["untraced"]) / n * 1e9)
             own.append(rank["predicted"]["own_s"] / events * 1e9)
-            calls.append((rank["predicted"]["io_s"] - rank["predicted"]["own_s"]) / events * 1e9)
+            calls.append(rank["predicted"]["io_s"] / events * 1e9)
             untraced_call.append(got["untraced"] / n * 1e9)
         table(f"replay cost per event: {n} 1-byte pwrites on tmpfs replayed with --io-only, minus the same loop "
               f"untraced ({rounds} rounds, paired, taking turns going first); the replay's own measure of its time "

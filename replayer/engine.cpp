@@ -139,7 +139,7 @@ bool ReplayThread::step(const trace::Event& ev, uint64_t event_no, Tools& t, int
   }
   cur_ = {true, ev.op() == Op::wait || ev.op() == Op::test, ev.kind, start, 0};
   bool file_call = trace::is_io(ev.kind) || trace::is_mpiio(ev.kind);
-  acct_ = {true, file_call, start, 0, 0, trace::is_mpiio(ev.kind)};
+  acct_ = {.open = true, .io = file_call, .start = start, .waits_are_io = trace::is_mpiio(ev.kind)};
   (file_call                ? summary.traced_io_ns
    : trace::is_mpi(ev.kind) ? summary.traced_mpi_ns
                             : summary.traced_compute_ns) += ev.dur_ns;

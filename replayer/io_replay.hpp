@@ -27,7 +27,7 @@ namespace mpior::replay {
 struct IoOutcome {
   bool replayed = true;  // false: the call had failed when traced and was not reissued
   int64_t bytes = 0;     // bytes read or written by the replayed call
-  int64_t call_ns = 0;   // reads and writes: the time inside the real calls alone (0: not measured)
+  int64_t call_ns = 0;   // the time inside the real calls alone (0: not measured)
   int64_t end_ns = 0;    // with call_ns: the clock when they returned (the replay reads it once)
 };
 
@@ -37,7 +37,8 @@ class IoReplay {
   IoReplay(const Target& target, const trace::Plan& plan, int32_t rank, ErrorLog& errors, Progress& progress,
            std::string who);
   ~IoReplay();
-  // Whether replay(ev) is a read or write that times itself (IoOutcome::call_ns, end_ns).
+  // Whether replay(ev) is a read or write that times its real calls alone
+  // (IoOutcome::call_ns, end_ns); replay() times every other call around it.
   static bool times_itself(const trace::Event& ev);
   IoReplay(const IoReplay&) = delete;
   IoReplay& operator=(const IoReplay&) = delete;

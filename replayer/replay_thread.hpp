@@ -131,6 +131,7 @@ class alignas(64) ReplayThread {
     bool open = false;
     bool io = false;
     int64_t start = 0, waited = 0, charged = 0;
+    int64_t own = 0;  // the replay's own time around the file call (pay_dispatch)
     // An MPI-IO call's waits for the other ranks are its own time, as the
     // traced call's duration (time.io_s) held them: ROMIO synchronises inside.
     bool waits_are_io = false;
@@ -138,7 +139,8 @@ class alignas(64) ReplayThread {
   void close_account(int64_t end) {
     if (!acct_.open) return;
     acct_.open = false;
-    int64_t rest = std::max<int64_t>(0, end - acct_.start - acct_.waited - acct_.charged);
+    int64_t rest = std::max<int64_t>(0, end - acct_.start - acct_.waited - acct_.charged - acct_.own);
+    summary.compute_ns += acct_.own;
     (acct_.waits_are_io ? summary.io_ns : summary.wait_ns) += acct_.waited;
     // An MPI-IO call's charged cost is ROMIO's own time, I/O as traced.
     (acct_.waits_are_io ? summary.io_ns : summary.comm_ns) += acct_.charged;
@@ -177,15 +179,20 @@ class alignas(64) ReplayThread {
     return going;
   }
   bool mpi_call(const trace::Event& ev, uint64_t event_no, MpiOps& mpi, int64_t start);
-  // A read or write began at `start`, ended at r.end_ns (the one reading after
-  // it), r.call_ns of it in the real calls: the rest is the replay's own, debt
-  // the next gaps pay (for a small fwrite, about as long as the call).
-  // With --io-only there are no gaps to pay it from: it is only reported,
-  // what the replay adds to an event beyond its calls.
+  // A file call began at `start`, ended at r.end_ns (the one reading after
+  // it), r.call_ns of it in the real calls and acct_.waited waiting for
+  // another thread's change of a name: the rest is the replay's own (taking
+  // the event, its bookkeeping, mapping the path), debt the next gaps pay
+  // (for a small fwrite or a stat on tmpfs, about as long as the call). It is
+  // not I/O: the traced I/O time holds the calls alone, the tracer's own time
+  // left out; it stands in for part of the traced gap it is paid from, so it
+  // counts as compute. With --io-only there are no gaps to pay it from: it is
+  // only reported, what the replay adds to an event beyond its calls.
   void pay_dispatch(int64_t start, const IoOutcome& r) {
     last_end_ = r.end_ns;
-    int64_t own = std::max<int64_t>(0, r.end_ns - start - r.call_ns);
+    int64_t own = std::max<int64_t>(0, r.end_ns - start - r.call_ns - acct_.waited);
     summary.own_ns += own;
+    acct_.own += own;
     if (!sh_.opt.io_only) pacer_.add_debt(own);
   }
 
