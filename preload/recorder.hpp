@@ -34,7 +34,7 @@ namespace journal {
 struct Ring;
 }
 
-class ThreadRecorder {
+class alignas(64) ThreadRecorder {
  public:
   ThreadRecorder(uint32_t index, trace::BuilderOptions opt);
 
@@ -90,7 +90,6 @@ class ThreadRecorder {
 
  private:
   static constexpr size_t kChunk = 256;
-  enum : uint8_t { kIdle, kWanted, kRequested, kMustSpill };
   void push(const trace::RawEvent& ev) noexcept;
   void record_nested(trace::RawEvent& ev) noexcept;  // record's path for a nested call or its parent
   void flush_locked() noexcept;
@@ -122,11 +121,22 @@ class ThreadRecorder {
   }
   void unlock() noexcept { lock_.clear(std::memory_order_release); }
 
+  // What every recorded call reads or writes (record_inline, push) comes
+  // first, within the object's first cache line (the class is aligned to
+  // one): after a system call the hot path finds its data in as few pages
+  // and lines as can be, and a page missed in the TLB (which every system
+  // call empties where the kernel isolates its page tables without PCID)
+  // costs a page walk.
   uint32_t index_;
   int depth_;  // call-site stack depth
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
   std::atomic_flag owner_ = ATOMIC_FLAG_INIT;  // a thread other than the recording one uses the builder
   std::atomic<bool> fold_wanted_{false};       // fold behind: parked chunks wait for the flush thread
+  std::atomic<uint8_t> pushing_{0};            // the recording thread is inside push (signal handlers ask)
+  enum : uint8_t { kIdle, kWanted, kRequested, kMustSpill };
+  // Memory accounting (check_memory): the folded size is measured (O(units))
+  // when the events reach next_check_, set from the growth per event seen so far.
+  std::atomic<uint8_t> spill_state_{kIdle};
   // The chunk without the lock: only the recording thread writes it, at
   // slot recorded_ - chunk_first_, then publishes the record by a release
   // store of recorded_; another thread (freeze) takes the slots below that
@@ -135,8 +145,15 @@ class ThreadRecorder {
   // was the hot path's dearest.
   std::atomic<uint64_t> recorded_{0};  // events pushed (written by the recording thread only)
   uint64_t chunk_first_ = 0;           // recorded_ at chunk_[0] (written under the lock)
+  // A chunk's records lie in the thread's own crash journal ring once it
+  // has one (ring_, set at a chunk's start under the lock by the recording
+  // thread): each record is then stored once and folded where it lies. A
+  // chunk starts at a multiple of kChunk, so its slots in the ring (a power
+  // of two of at least journal::kMinRing records) are contiguous. Without
+  // a ring of its own (no journal yet, none left), the chunk is chunk_.
+  const journal::Ring* ring_ = nullptr;
+  std::vector<trace::RawEvent> held_;  // records waiting for their parent (deeper calls)
   size_t taken_ = 0;                   // under the lock: chunk_'s first slots a freeze took
-  std::atomic<uint8_t> pushing_{0};    // the recording thread is inside push (signal handlers ask)
   struct PrunedTally {
     std::atomic<uint64_t> calls{0};
     std::atomic<int64_t> ticks{0};
@@ -145,15 +162,7 @@ class ThreadRecorder {
   bool frozen_ = false;                   // under the lock: full chunks go to backlog_
   uint64_t frozen_events_ = 0;            // recorded_ when the builder was last frozen
   std::vector<trace::RawEvent> backlog_;  // under the lock: chunks recorded while frozen (ticks)
-  // A chunk's records lie in the thread's own crash journal ring once it
-  // has one (ring_, set at a chunk's start under the lock by the recording
-  // thread): each record is then stored once and folded where it lies. A
-  // chunk starts at a multiple of kChunk, so its slots in the ring (a power
-  // of two of at least journal::kMinRing records) are contiguous. Without
-  // a ring of its own (no journal yet, none left), the chunk is chunk_.
-  const journal::Ring* ring_ = nullptr;
   trace::RawEvent chunk_[kChunk];
-  std::vector<trace::RawEvent> held_;  // records waiting for their parent (deeper calls)
   // Fold behind's buffers, held by the owner_ between its rounds: what the
   // recording thread parks into next and the folding thread's batch. They
   // go round (the recording thread gets one, the folder takes its backlog)
@@ -167,9 +176,6 @@ class ThreadRecorder {
   std::atomic<bool> primed_{false};  // set by the flush thread, read by any owner_ of the builder
   CallsiteCache callsites_;
   trace::StreamBuilder builder_;
-  // Memory accounting: the folded size is measured (O(units)) when the
-  // events reach next_check_, set from the growth per event seen so far.
-  std::atomic<uint8_t> spill_state_{kIdle};
   uint64_t next_check_ = 0;
   uint64_t last_events_ = 0;
   size_t last_bytes_ = 0;
