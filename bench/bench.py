@@ -8,6 +8,7 @@ Every ratio is traced against untraced on the same machine in the same
 session, interleaved, medians of repetitions: the machine's noise shows in
 the spread column where there is one."""
 import argparse
+import atexit
 import json
 import os
 import re
@@ -32,6 +33,13 @@ class Bench:
         self.post = os.path.join(self.build, "postproc", "mpior-post")
         self.replay = os.path.join(self.build, "replayer", "mpior-replay")
         self.work = tempfile.mkdtemp(prefix="mpior-bench-")
+
+    def scratch(self, parent, name):
+        """A new directory below parent for this run alone (two benches at once must not share one), removed
+        when the bench exits."""
+        d = tempfile.mkdtemp(prefix=f"mpior-{name}-", dir=parent)
+        atexit.register(shutil.rmtree, d, ignore_errors=True)
+        return d
 
     def exe(self, rel):
         return os.path.join(self.build, rel)
@@ -309,7 +317,8 @@ def mpiio(b):
     parallel HDF5 time-step loop (loops must fold through the MPI-IO and POSIX levels)."""
     calls = 20000 if b.quick else 100000
     # /dev is excluded by default: trace the tmpfs file's POSIX calls too.
-    out = b.run(["mpirun.mpich", "-n", 1, b.exe("bench/mpiio_overhead"), calls, 5, "/dev/shm/mpior-bench-mpiio.dat"],
+    shm = b.scratch("/dev/shm", "bench-mpiio")
+    out = b.run(["mpirun.mpich", "-n", 1, b.exe("bench/mpiio_overhead"), calls, 5, os.path.join(shm, "mpiio.dat")],
                 env=b.traced(MPIOR_EXCLUDE="/proc,/sys"))
     print(f"\n== MPI-IO tracer overhead ({calls} calls x 5, traced vs untraced (PMPI) in one run, medians)")
     print("  " + out.strip().splitlines()[-1])

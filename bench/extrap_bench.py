@@ -62,7 +62,7 @@ def replay_8192(b, d, title, table, reps=1):
     setup_cpu_s (the replayer's CPU time, every thread's, from its start until every thread waits at the start
     gate), setup_s (the same in wall time), replay_s, wall and CPU time of the whole command; the largest peak RSS;
     the tasks runnable on the machine before each run (median and range)."""
-    fs = "/dev/shm/mpior-bench-fs"
+    fs = os.path.join(b.scratch("/dev/shm", "bench-replay"), "fs")
     report = os.path.join(d, "r.json")
     runs = []
     for _ in range(reps):

@@ -53,11 +53,8 @@ TRACED_REPS = 3  # traced runs on the reference, predicted together (mpior-predi
 
 
 def root_on(b, fs):
-    base = FILESYSTEMS[fs] or b.build
-    d = os.path.join(base, f"mpior-predict-bench-{fs}")
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
+    """A new directory on fs for this run alone (Bench.scratch)."""
+    return b.scratch(FILESYSTEMS[fs] or b.build, f"predict-bench-{fs}")
 
 
 def settle(b, root, warm):
