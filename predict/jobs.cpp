@@ -154,9 +154,13 @@ Body meta_body(const IoClass& c, const JobOptions& opt) {
   b.meta_args = {b.section, std::to_string(c.concurrency()), std::to_string(b.ops), std::to_string(b.passes),
                  fmt::format("{:g}", opt.seconds)};
   // An unlink frees what its file holds (pages, and on a disk the blocks a sync allocated): its files get
-  // the traced files' mean size, synced where the program's were.
+  // the traced files' mean size, synced where the program's were. A close of a file written since its open
+  // (after a truncation to zero where the program's was) may flush those writes: each closes a descriptor
+  // that wrote the traced closes' mean bytes.
   int64_t file_bytes = c.key.op == Op::unlink && c.count ? c.removed_bytes / int64_t(c.count) : 0;
+  if (c.key.op == Op::close && c.key.size > 0 && c.count) file_bytes = std::max<int64_t>(1, c.bytes / int64_t(c.count));
   if (file_bytes > 0) b.meta_args.insert(b.meta_args.end(), {std::to_string(file_bytes), c.removed_synced ? "1" : "0"});
+  if (file_bytes > 0 && c.key.truncated) b.meta_args.push_back("1");
   b.text = "# run alone in an empty directory: the calls timed and their mean seconds per call\n" + work_note(b, 0) +
            fmt::format("{} {}\n", kMetaProgram, fmt::join(b.meta_args, " "));
   b.space = int64_t(c.concurrency()) * b.ops * std::max<int64_t>(4096, round_up(file_bytes, 4096));
@@ -202,8 +206,11 @@ std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, 
   // do the writes it syncs, predicted with it by their cycle (on a busy
   // machine a checkpoint's fsyncs took 99% of the traced I/O, its writes
   // below 1%, and went unmeasured).
+  // So does a close of a file written since its open, which may flush the writes (ext4 after a truncation
+  // to zero: 0.1 s a close where tmpfs took 10 us).
   bool synced = (c.key.op == Op::sync || c.key.op == Op::write) && c.key.sync_every > 0;
-  if (c.key.op != Op::sync && !synced && !forced && double(c.time_ns) < opt.min_share * double(cs.io_ns))
+  bool flushes = c.key.op == Op::close && c.key.size > 0;
+  if (c.key.op != Op::sync && !synced && !flushes && !forced && double(c.time_ns) < opt.min_share * double(cs.io_ns))
     return below_share(opt);
   if (measured >= opt.max_classes) return fmt::format("past the {} largest classes", opt.max_classes);
   return "";

@@ -1,4 +1,5 @@
-// mpior-predict-meta OP WORKERS OPS [PASSES [SECONDS [FILE_BYTES [SYNCED]]]]: the metadata benchmark
+// mpior-predict-meta OP WORKERS OPS [PASSES [SECONDS [FILE_BYTES [SYNCED [TRUNCATED]]]]]: the metadata
+// benchmark
 // mpior-predict runs for a create, open, close, stat, unlink, mkdir, rmdir or
 // rename class (fio 3.33 has engines for create, stat and delete only, and
 // its filecreate mixes the opens' latencies with its no-op writes'). WORKERS
@@ -7,7 +8,9 @@
 // starting together; what a call needs (the file to stat, the directory to
 // remove) is made before and removed after, untimed; PASSES times over, or
 // fewer once a worker has run SECONDS (the untimed part can cost more than
-// the calls); the files made hold FILE_BYTES (0), fsynced when SYNCED is 1.
+// the calls); the files made hold FILE_BYTES (0), fsynced when SYNCED is 1; a
+// close's descriptor is the one that wrote them, after truncating the file to
+// zero when TRUNCATED is 1 (what a close flushes depends on both).
 // Prints one JSON object: the calls timed and the mean seconds per call over
 // all workers.
 #include <fcntl.h>
@@ -47,12 +50,14 @@ int64_t now_ns() {
 // the file system allocate.
 struct FileContent {
   int64_t bytes = 0;
-  bool synced = false;
+  bool synced = false, truncated = false;
 };
 
-void make_file(const std::string& p, const FileContent& content) {
+// The file opened for writing, holding content's bytes (untimed); the descriptor stays open.
+int write_file(const std::string& p, const FileContent& content) {
   int fd = ::open(p.c_str(), O_CREAT | O_WRONLY, 0644);
   if (fd < 0) fail("cannot create " + p);
+  if (content.truncated && ::ftruncate(fd, 0) != 0) fail("cannot truncate " + p);
   static const std::vector<char> chunk(size_t(1) << 20, 'x');
   for (int64_t left = content.bytes; left > 0;) {
     ssize_t n = ::write(fd, chunk.data(), size_t(std::min<int64_t>(left, int64_t(chunk.size()))));
@@ -60,22 +65,23 @@ void make_file(const std::string& p, const FileContent& content) {
     left -= n;
   }
   if (content.synced && content.bytes > 0 && ::fsync(fd) != 0) fail("cannot sync " + p);
-  ::close(fd);
+  return fd;
 }
+
+void make_file(const std::string& p, const FileContent& content) { ::close(write_file(p, content)); }
 
 // Before the timed calls: what they act on.
 void prepare(Meta m, const std::string& p, const FileContent& content) {
   if (m == Meta::rmdir) {
     if (::mkdir(p.c_str(), 0755) != 0) fail("cannot make " + p);
-  } else if (m != Meta::create && m != Meta::mkdir) {
+  } else if (m != Meta::create && m != Meta::mkdir && m != Meta::close) {
     make_file(p, content);
   }
 }
 
-// One timed call (close: of a descriptor opened untimed); what it leaves is removed by tidy.
-int64_t timed(Meta m, const std::string& p) {
-  int fd = m == Meta::close ? ::open(p.c_str(), O_RDONLY) : -1;
-  if (m == Meta::close && fd < 0) fail("cannot open " + p);
+// One timed call (close: of a descriptor opened and written untimed); what it leaves is removed by tidy.
+int64_t timed(Meta m, const std::string& p, const FileContent& content) {
+  int fd = m == Meta::close ? write_file(p, content) : -1;
   struct stat st {};
   int64_t t0 = now_ns();
   int rc = 0;
@@ -137,7 +143,7 @@ void worker(Meta m, int id, int64_t ops, int64_t passes, double seconds, const F
       if (read(start, &d, 1) < 0) fail("start");
       began = now_ns();
     }
-    for (const std::string& n : names) r.ns += timed(m, n);
+    for (const std::string& n : names) r.ns += timed(m, n, content);
     r.calls += ops;
     for (const std::string& n : names) tidy(m, n);
   }
@@ -148,21 +154,22 @@ void worker(Meta m, int id, int64_t ops, int64_t passes, double seconds, const F
 int usage() {
   std::fprintf(stderr,
                "usage: mpior-predict-meta create|open|close|stat|unlink|mkdir|rmdir|rename WORKERS OPS [PASSES "
-               "[SECONDS [FILE_BYTES [SYNCED]]]]\n");
+               "[SECONDS [FILE_BYTES [SYNCED [TRUNCATED]]]]]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4 || argc > 8) return usage();
+  if (argc < 4 || argc > 9) return usage();
   int op = -1;
   for (size_t i = 0; i < std::size(kNames); ++i)
     if (kNames[i] == argv[1]) op = int(i);
   long workers = std::strtol(argv[2], nullptr, 10), ops = std::strtol(argv[3], nullptr, 10);
   long passes = argc > 4 ? std::strtol(argv[4], nullptr, 10) : 1;
   double seconds = argc > 5 ? std::strtod(argv[5], nullptr) : 1e9;
-  FileContent content{argc > 6 ? std::strtoll(argv[6], nullptr, 10) : 0, argc > 7 && std::string_view(argv[7]) == "1"};
+  FileContent content{argc > 6 ? std::strtoll(argv[6], nullptr, 10) : 0, argc > 7 && std::string_view(argv[7]) == "1",
+                      argc > 8 && std::string_view(argv[8]) == "1"};
   if (op < 0 || workers < 1 || workers > 4096 || ops < 1 || passes < 1 || !(seconds > 0) || content.bytes < 0)
     return usage();
   int start[2], ready[2], out[2];

@@ -88,10 +88,39 @@ int64_t bytes_of(const trace::Event& ev) {
   return c >= 0 ? c : std::max<int64_t>(0, ev.ret);
 }
 
+// ftruncate, truncate or MPI_File_set_size to zero length (not a preallocation, which only grows a file).
+bool truncates_to_zero(const trace::Event& ev) {
+  bool sets_size = ev.op() == OpClass::mpiio_size && !trace::has_fact(ev.kind, trace::fact::grows_only);
+  return (ev.op() == OpClass::truncate || sets_size) && io_args(ev).offset() == 0;
+}
+
 int64_t bucket(int64_t bytes) { return bytes <= 1 ? 1 : int64_t(std::bit_ceil(uint64_t(bytes))); }
 
 using UseKey = std::pair<int32_t, int32_t>;  // rank, global file
-using Span = std::pair<int64_t, int64_t>;    // a call's start and end on the ranks' aligned clocks
+
+// What a rank's open of a file has done so far: what its close finds (ClassKey::size, truncated): the
+// bytes written since the open or its last sync, and whether a truncation to zero came before them.
+struct OpenState {
+  int64_t written = 0;
+  bool truncated = false;
+};
+
+// Follows a rank's calls on a file in order. A close (which ends the open) of written bytes: its key takes
+// them; returns them (0 for other calls).
+int64_t follow_open(OpenState& st, Op op, const trace::Event& ev, ClassKey& k) {
+  if (op == Op::create || op == Op::open) st = {};
+  bool posix_open = (op == Op::create || op == Op::open) && !trace::is_mpiio(ev.kind);
+  if (posix_open && (file_args(ev).flags() & O_TRUNC)) st.truncated = true;
+  if (truncates_to_zero(ev)) st = {0, true};  // its dirty pages are dropped
+  if (op == Op::write) st.written += bytes_of(ev);
+  if (op == Op::sync) st.written = 0;  // nothing left for the close to flush
+  if (op != Op::close) return 0;
+  OpenState found = std::exchange(st, {});
+  if (found.written > 0) k.size = bucket(found.written), k.truncated = found.truncated;
+  return found.written;
+}
+
+using Span = std::pair<int64_t, int64_t>;  // a call's start and end on the ranks' aligned clocks
 
 // The ranks in a class at once from its calls' spans (one rank's never
 // overlap): the most at any instant, and the mean over the class's time of
@@ -274,7 +303,7 @@ Span span_of(const trace::Plan& plan, int32_t rank, const trace::Event& ev) {
 // mpiio_own class, by the class of the call it was spent in.
 IoClass& add_own(std::map<ClassKey, IoClass>& found, const ClassKey& in, const trace::Event& ev, int32_t rank,
                  int64_t own, int64_t waited) {
-  ClassKey key{Op::mpiio_own, 0, false, in.shared, 0, false};
+  ClassKey key{Op::mpiio_own, 0, false, in.shared, 0, false, false};
   IoClass& m = found[key];
   m.key = key;
   ++m.count;
@@ -385,7 +414,8 @@ std::string class_label(const ClassKey& k) {
   std::string s(op_name(k.op));
   if (k.op == Op::sync && k.datasync) s = "fdatasync";
   if (k.op == Op::sync && !k.datasync) s = "fsync";
-  if (k.size) s += " " + size_text(k.size) + (k.random ? " random" : " sequential");
+  if (k.op == Op::close && k.size) s += " of " + size_text(k.size) + " written" + (k.truncated ? " truncated" : "");
+  if (k.op != Op::close && k.size) s += " " + size_text(k.size) + (k.random ? " random" : " sequential");
   s += k.shared ? " shared" : " per-process";
   if (k.sync_every) s += fmt::format(" {}/{}", k.datasync ? "fdatasync" : "fsync", k.sync_every);
   return s;
@@ -408,6 +438,21 @@ void by_time(std::vector<IoClass>& classes) {
 }
 }  // namespace
 
+namespace {
+// The classes found, each with its ranks at once (by epoch or by its calls' spans), by traced time.
+void at_once(Classes& out, std::map<ClassKey, IoClass>& found, std::map<ClassKey, std::vector<Span>>& spans,
+             std::map<ClassKey, std::map<Epoch, EpochUse>>& epochs) {
+  for (auto& [k, c] : found) {
+    if (counted_by_epoch(k))
+      by_epoch(c, epochs[cycle_key(k)]);
+    else
+      overlap(c, spans[cycle_key(k)]);
+    out.classes.push_back(std::move(c));
+  }
+  by_time(out.classes);
+}
+}  // namespace
+
 Classes derive_classes(const trace::Plan& plan) {
   Walker walk(plan);
   Collectives coll(plan);
@@ -425,6 +470,7 @@ Classes derive_classes(const trace::Plan& plan) {
   std::map<ClassKey, IoClass> found;
   std::map<ClassKey, std::vector<Span>> spans;           // data classes' calls
   std::map<ClassKey, std::map<Epoch, EpochUse>> epochs;  // metadata classes'
+  std::map<UseKey, OpenState> opens;
   coll.restart();
   walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested, Epoch epoch) {
     int64_t waited = coll.waited(coll.next(rank, ev), rank, std::max<int64_t>(0, nested));
@@ -433,6 +479,7 @@ Classes derive_classes(const trace::Plan& plan) {
     const FileUse* use = u == uses.end() ? nullptr : &u->second;
     bool shared = file >= 0 && users[file].size() > 1;
     ClassKey k = key_of(op, ev, use, shared);
+    int64_t flushed = file >= 0 ? follow_open(opens[{rank, file}], op, ev, k) : 0;
     IoClass& c = found[k];
     c.key = k;
     ++c.count;
@@ -452,6 +499,7 @@ Classes derive_classes(const trace::Plan& plan) {
       c.removed_synced = c.removed_synced || written[file].synced;
     }
     if (op == Op::read && use && use->n[1] > 0) c.reads_written = true;
+    c.bytes += flushed;
     if (op == Op::read || op == Op::write) {
       c.bytes += bytes_of(ev);
       if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);
@@ -459,14 +507,7 @@ Classes derive_classes(const trace::Plan& plan) {
     c.ranks.insert(rank);
     c.kinds.insert(std::string(trace::name(ev.kind)));
   });
-  for (auto& [k, c] : found) {
-    if (counted_by_epoch(k))
-      by_epoch(c, epochs[cycle_key(k)]);
-    else
-      overlap(c, spans[cycle_key(k)]);
-    out.classes.push_back(std::move(c));
-  }
-  by_time(out.classes);
+  at_once(out, found, spans, epochs);
   return out;
 }
 

@@ -183,10 +183,12 @@ size_t index_of(const Classes& cs, const ClassKey& k) {
   return SIZE_MAX;
 }
 
-// The ratio of a measured class, 1 (as traced) for one not measured.
+// The ratio of a measured class, 1 (as traced) for one not measured or predicted from the target's time per
+// op alone: its ratio to a reference near 0 (a tmpfs fsync or close, 6,000 for ext4's) says nothing of the
+// ranks' time meeting around those calls.
 double ratio_of(const Classes& cs, const Prediction& p, const ClassKey& k, double* rel_sd = nullptr) {
   size_t j = index_of(cs, k);
-  bool measured = j != SIZE_MAX && p.classes[j].measured;
+  bool measured = j != SIZE_MAX && p.classes[j].measured && (!p.classes[j].per_op_basis || p.classes[j].extrapolated);
   if (rel_sd) *rel_sd = measured ? p.classes[j].rel_sd : 0.0;
   return measured ? p.classes[j].ratio : 1.0;
 }

@@ -197,3 +197,39 @@ TEST_CASE("fio jobs: a class small on the reference that may matter in the predi
   CHECK(slower[size_t(&find(cs, "mkdir per-process") - cs.classes.data())]);
   CHECK(!slower[size_t(&find(cs, "stat per-process") - cs.classes.data())]);
 }
+
+TEST_CASE("a close of writes made since a truncation to zero: a class of its own, measured with those writes",
+          "[predict]") {
+  // IOR's shared file through MPI-IO: set_size(0), then the writes, then the close (ext4 flushes such a file
+  // at its close). Rank 1 syncs before its close: its close flushes nothing.
+  PlanMaker pm(2);
+  int32_t f = pm.file("/work/ior.dat");
+  for (int r = 0; r < 2; ++r) {
+    pm.call(r, Kind::open, {{arg::handle, 6}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT}}, 2000, 0, 6);
+    if (r == 0) pm.call(r, Kind::ftruncate, {{arg::handle, 6}, {arg::file, f}, {arg::offset, 0}}, 2000);
+    for (int i = 0; i < 4; ++i)
+      pm.call(r, Kind::pwrite64,
+              {{arg::handle, 6}, {arg::file, f}, {arg::offset, (r * 4 + i) << 20}, {arg::count, 1 << 20}}, 400000, 0,
+              1 << 20);
+    if (r == 1) pm.call(r, Kind::fsync, {{arg::handle, 6}, {arg::file, f}}, 900000);
+    pm.call(r, Kind::close, {{arg::handle, 6}, {arg::file, f}}, 1000);
+  }
+  Classes cs = derive_classes(pm.done());
+  const IoClass& flushing = find(cs, "close of 4MiB written truncated shared");
+  REQUIRE(flushing.count == 1);
+  REQUIRE(flushing.bytes == 4 << 20);
+  REQUIRE(find(cs, "close shared").count == 1);  // rank 1's, after its fsync
+  JobPlan jp = plan_jobs(cs, {0.5, 0.01, 12});
+  for (size_t i = 0; i < cs.classes.size(); ++i) {
+    if (cs.classes[i].key.op != Op::close) continue;
+    bool flushes = cs.classes[i].key.size > 0;
+    // 1 us of 4.5 ms traced: below 1%, measured all the same where the close may flush the writes.
+    REQUIRE((jp.job_of[i] >= 0) == flushes);
+    if (!flushes) continue;
+    const Job& job = jp.jobs[size_t(jp.job_of[i])];
+    REQUIRE(job.meta_args.size() == 8);
+    CHECK(job.meta_args[0] == "close");
+    CHECK(job.meta_args[5] == "4194304");  // the bytes its descriptor writes before the timed close
+    CHECK(job.meta_args[7] == "1");        // after truncating its file to zero
+  }
+}

@@ -124,6 +124,13 @@ TEST_CASE("collective writes: a rank's waits for the other's pwrites scale as th
   REQUIRE(p.classes[own].rel_sd == Approx(0.8 * p.classes[1 - own].rel_sd));  // over the 32 of 40 ms it scales
   REQUIRE(p.classes[own].low_s < 0.010 * 0.99);
   REQUIRE(p.classes[own].high_s > 0.040 * 1.01);
+  // Writes predicted as count x the target's time per op (2 us a call on the reference): their ratio to that
+  // reference says nothing of the waits around them, kept as traced.
+  runs[1 - own] = Runs{{2e-6, 2e-6, 2e-6}, {1e-3, 1e-3, 1e-3}};
+  p = predict_io(cs, runs);
+  REQUIRE(p.classes[1 - own].per_op_basis);
+  REQUIRE(p.classes[own].ratio == 1.0);
+  REQUIRE(p.classes[own].high_s == Approx(0.040));
   // Unmeasured (below --min-share, say): as traced.
   p = predict_io(cs, std::vector<std::optional<Runs>>(2));
   REQUIRE(p.classes[own].ratio == 1.0);
