@@ -65,11 +65,10 @@ bool moves_data(OpClass op) {
   }
 }
 
-// Point-to-point calls and the tracer's records of them (a send logged on
-// a sender's behalf, a receive's completion): the replay sends the sender's
-// bytes and receives whatever arrives, so a message's size sets only its
-// cost, never what the replay does. A halo's size follows the data (atoms
-// that crossed a boundary) and no model of the rank count fits it exactly.
+// Point-to-point calls: the replay sends the sender's bytes and receives
+// whatever arrives, so a message's size sets only its cost, never what the
+// replay does. A halo's size follows the data (atoms that crossed a
+// boundary) and no model of the rank count fits it exactly.
 bool point_to_point(trace::Kind k) {
   if (!trace::is_mpi(k)) return false;
   switch (trace::info(k).op) {
@@ -81,7 +80,6 @@ bool point_to_point(trace::Kind k) {
     case OpClass::pinit:
     case OpClass::wait:
     case OpClass::test:
-    case OpClass::complete:
       return true;
     default:
       return false;
