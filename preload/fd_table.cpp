@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "preload/cwd_cache.hpp"
 #include "preload/journal.hpp"
 #include "preload/real_table.hpp"
 #include "preload/thread_state.hpp"
@@ -260,6 +261,7 @@ StreamTable::Entry* StreamTable::add_with_id(FILE* f, int32_t id, int32_t file, 
     Entry& e = slots_[(h + i) % kSlots];
     FILE* k = e.key.load(std::memory_order_relaxed);
     if (k == nullptr || k == tomb || k == f) {
+      if (k == nullptr) note_used((h + i) % kSlots);
       e.id = id;
       e.file = file;
       e.fd = fd;
@@ -271,10 +273,16 @@ StreamTable::Entry* StreamTable::add_with_id(FILE* f, int32_t id, int32_t file, 
   return nullptr;  // more than kSlots streams open at once: the rest go untraced
 }
 
+void StreamTable::note_used(size_t slot) { used_[used_count_++] = uint16_t(slot); }
+
 void StreamTable::rename_file(int32_t from, int32_t to) {
   std::lock_guard<std::mutex> lk(mutex_);
-  for (Entry& e : slots_)
-    if (e.key.load(std::memory_order_relaxed) != nullptr && e.file == from) e.file = to;
+  const FILE* tomb = reinterpret_cast<FILE*>(uintptr_t(1));
+  for (size_t i = 0; i < used_count_; ++i) {
+    Entry& e = slots_[used_[i]];
+    const FILE* k = e.key.load(std::memory_order_relaxed);
+    if (k != nullptr && k != tomb && e.file == from) e.file = to;
+  }
 }
 
 void StreamTable::remove(FILE* f) {
@@ -330,14 +338,16 @@ std::string lexically_normal(std::string_view path) {
 std::string absolute_path(int dirfd, const char* path) {
   if (!path) return {};
   if (path[0] == '/') return lexically_normal(path);
-  std::string base;
+  std::string joined;
   if (dirfd == AT_FDCWD) {
-    char buf[PATH_MAX];
-    if (getcwd(buf, sizeof buf)) base = buf;
+    joined.reserve(256);
+    cwd::append_to(joined);
   } else {
-    base = fd_path(dirfd);
+    joined = fd_path(dirfd);
   }
-  return lexically_normal(base + "/" + path);
+  joined += '/';
+  joined += path;
+  return is_normal(joined) ? joined : lexically_normal(joined);
 }
 
 namespace {

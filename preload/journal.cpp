@@ -11,8 +11,8 @@
 
 #include "preload/config.hpp"
 #include "preload/crash.hpp"
-#include "preload/high_fd.hpp"
 #include "preload/log.hpp"
+#include "preload/meta_journal.hpp"
 #include "preload/spill_writer.hpp"
 #include "preload/thread_state.hpp"
 #include "preload/trace_clock.hpp"
@@ -44,8 +44,6 @@ Where& where() {
 }
 std::mutex g_dir_mutex;  // the directory moves when a job the process launched moves its trace aside
 int32_t g_rank = 0;
-int g_meta_fd = -1;
-std::mutex g_meta_mutex;
 std::atomic<uint8_t> g_failed[kMaxThreads];
 std::atomic<bool> g_flush_wanted{false};
 std::atomic<bool> g_flushes_here{false};
@@ -115,17 +113,6 @@ void set_clock(trace::JournalHeader& h) noexcept {
   constexpr int64_t kSpan = int64_t(1) << 30;
   h.ns_per_tick = double(clock::duration_ns(kSpan)) / double(kSpan);
   h.zero_ns = clock::to_ns(0);
-}
-
-void write_frame(const std::vector<uint8_t>& payload) noexcept {
-  std::vector<uint8_t> frame(8 + payload.size());
-  uint32_t len = uint32_t(payload.size()), crc = trace::crc32c(payload);
-  std::memcpy(frame.data(), &len, 4);
-  std::memcpy(frame.data() + 4, &crc, 4);
-  std::memcpy(frame.data() + 8, payload.data(), payload.size());
-  std::lock_guard<std::mutex> lk(g_meta_mutex);
-  if (g_meta_fd >= 0 && write(g_meta_fd, frame.data(), frame.size()) != ssize_t(frame.size()))
-    log_once_error("crash journal: cannot append to the meta journal");
 }
 
 }  // namespace
@@ -309,8 +296,7 @@ void start(const std::string& dir, const std::string& trace_name, int32_t rank) 
       g_shared_records ? trace::kJournalSharedRecords + g_shared_records * sizeof(trace::JournalRecord) : 0;
   g_budget.store(bytes - std::min(bytes, shared), std::memory_order_relaxed);
   std::string meta = dir + "/" + trace::journal_meta_name(trace_name);
-  g_meta_fd = hold_high_fd(open(meta.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
-  if (g_meta_fd < 0) return log_error("crash journal: cannot open {}: {}", meta, std::strerror(errno));
+  if (!meta_journal::open(meta)) return log_error("crash journal: cannot open {}: {}", meta, std::strerror(errno));
   g_started.store(true, std::memory_order_release);
 }
 
@@ -318,7 +304,7 @@ void note_file(int32_t id, const trace::FileEntry& f) noexcept {
   if (!g_started.load(std::memory_order_acquire)) return;
   TracerGuard guard;
   try {
-    write_frame(trace::journal_file_frame(id, f));
+    meta_journal::append(trace::journal_file_frame(id, f));
   } catch (...) {
   }
 }
@@ -327,7 +313,7 @@ void note_comm(const trace::CommEntry& c) noexcept {
   if (!g_started.load(std::memory_order_acquire)) return;
   TracerGuard guard;
   try {
-    write_frame(trace::journal_comm_frame(c));
+    meta_journal::append(trace::journal_comm_frame(c));
   } catch (...) {
   }
 }
@@ -357,10 +343,7 @@ void finish() noexcept {
   for (uint32_t i = 0; i < kMaxThreads; ++i)
     if (g_rings[i].load(std::memory_order_acquire)) unlink(path_of(trace::journal_file_name(where().name, i)).c_str());
   if (g_shared.load(std::memory_order_acquire)) unlink(path_of(trace::journal_shared_name(where().name)).c_str());
-  std::lock_guard<std::mutex> lk(g_meta_mutex);
-  unlink(path_of(trace::journal_meta_name(where().name)).c_str());
-  if (g_meta_fd >= 0) close(g_meta_fd);
-  g_meta_fd = -1;
+  meta_journal::remove(path_of(trace::journal_meta_name(where().name)));
 }
 
 void set_dir(const std::string& dir) noexcept {
@@ -384,10 +367,8 @@ void reset_after_fork() noexcept {
   g_shared.store(nullptr, std::memory_order_relaxed);  // the parent's file: the child maps its own
   new (&g_shared_mutex) std::mutex();
   g_shared_failed = false;
-  new (&g_meta_mutex) std::mutex();
   new (&g_dir_mutex) std::mutex();
-  if (g_meta_fd >= 0) close(g_meta_fd);
-  g_meta_fd = -1;
+  meta_journal::reset_after_fork();
 }
 
 }  // namespace mpior::preload::journal

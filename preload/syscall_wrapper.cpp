@@ -1,13 +1,15 @@
 // syscall(SYS_write, ...) and its read/write siblings: a program (or a
 // library) that calls the kernel through glibc's syscall() skips every
 // wrapper. The I/O numbers are recorded as the functions of the same name;
-// every other number goes straight through after one comparison. Code that
+// a change of directory drops the kept one (cwd_cache.hpp); every other
+// number goes straight through after two comparisons. Code that
 // issues the instruction itself (static runtimes, io_uring) stays unseen.
 #include <stdarg.h>
 #include <sys/syscall.h>
 
 #include <atomic>
 
+#include "preload/cwd_cache.hpp"
 #include "preload/wrapper_support.hpp"
 
 namespace mpior::preload {
@@ -53,7 +55,11 @@ long mpior_syscall(long n, ...) {
   va_end(ap);
   SyscallFn real = resolved_once(g_real_syscall, "syscall");
   mpior::trace::Kind kind;
-  if (!io_kind(n, kind)) return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+  if (!io_kind(n, kind)) {
+    const long r = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if ((n == SYS_chdir || n == SYS_fchdir) && r == 0) cwd::changed();
+    return r;
+  }
   Call call(kind, true);
   if (!call.active()) return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
   long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);

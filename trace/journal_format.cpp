@@ -231,6 +231,7 @@ JournalMeta read_meta_journal(const std::string& path, std::vector<std::string>*
     uint32_t len, crc;
     std::memcpy(&len, bytes.data() + pos, 4);
     std::memcpy(&crc, bytes.data() + pos + 4, 4);
+    if (len == 0) break;  // the mapped file's unused tail, or a frame whose length was never written
     std::span<const uint8_t> payload(bytes.data() + pos + 8, std::min<size_t>(len, bytes.size() - pos - 8));
     if (payload.size() != len || crc32c(payload) != crc) break;
     try {
@@ -241,7 +242,7 @@ JournalMeta read_meta_journal(const std::string& path, std::vector<std::string>*
     }
     pos += 8 + len;
   }
-  if (pos != bytes.size())
+  if (std::any_of(bytes.begin() + std::ptrdiff_t(pos), bytes.end(), [](uint8_t b) { return b != 0; }))
     warnings->push_back(path + ": a torn entry at byte " + std::to_string(pos) +
                         " dropped (the process died writing it)");
   return out;

@@ -23,6 +23,7 @@
 // u32 length, u32 crc32c of the payload, then the payload: u8 type, then
 // for 1 (a file entry) its id (zigzag varint) and the entry as a rank trace
 // encodes it, for 2 (a communicator entry) the entry as a rank trace does.
+// The writer maps the file and grows it ahead: a zero length ends it.
 #pragma once
 
 #include <cstdint>

@@ -159,6 +159,18 @@ def files_more():
     s.cleanup()
 
 
+def chdir_paths():
+    """Relative paths resolve against the directory the program is in at each call: chdir, fchdir and
+    syscall(SYS_chdir) each seen (the tracer keeps the working directory between them)."""
+    s = Scenario("chdir_paths").run_both()
+    summary = s.post()
+    for name, size in (("f.dat", 100), ("a/f.dat", 200), ("b/f.dat", 300), ("g.dat", 400)):
+        expect_bytes(summary, s.abs(name), size, 0)
+    check_eq(file_entry(summary, s.abs("a/f.dat"))["ops"], 4, "calls on a/f.dat (open, write, close, stat)")
+    s.replay_and_check()
+    s.cleanup()
+
+
 def restart_input(d):
     with open(os.path.join(d, "restart.dat"), "wb") as f:
         f.write(b"r" * 2 * 65536)
@@ -532,7 +544,7 @@ def mmap_fixed_mpi():
 
 
 if __name__ == "__main__":
-    main({"aio": aio, "aio64": aio64, "libaio": libaio, "restart": restart, "mpiio_aio": mpiio_aio, "files_more": files_more, "stdio": stdio, "stdio_chk": stdio_chk,
+    main({"aio": aio, "aio64": aio64, "libaio": libaio, "restart": restart, "mpiio_aio": mpiio_aio, "files_more": files_more, "chdir_paths": chdir_paths, "stdio": stdio, "stdio_chk": stdio_chk,
           "mmap": mmap, "aio_orphan": aio_orphan, "tempfiles": tempfiles, "mmap_mpi": mmap_mpi, "mmap64_mpi": mmap64_mpi, "mmap_mpi_patcher": mmap_mpi_patcher,
           "signal_writes": signal_writes, "signal_writes_mpi": signal_writes_mpi,
           "signal_files": signal_files, "signal_maps_mpi": signal_maps_mpi, "signal_unrecorded": signal_unrecorded,
