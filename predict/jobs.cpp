@@ -209,8 +209,8 @@ std::string why_not(const IoClass& c, const Classes& cs, const JobOptions& opt, 
   // So does a close of a file written since its open, which may flush the writes (ext4 after a truncation
   // to zero: 0.1 s a close where tmpfs took 10 us).
   bool synced = (c.key.op == Op::sync || c.key.op == Op::write) && c.key.sync_every > 0;
-  bool flushes = c.key.op == Op::close && c.key.size > 0;
-  if (c.key.op != Op::sync && !synced && !flushes && !forced && double(c.time_ns) < opt.min_share * double(cs.io_ns))
+  if (c.key.op != Op::sync && !synced && !may_flush(c.key) && !forced &&
+      double(c.time_ns) < opt.min_share * double(cs.io_ns))
     return below_share(opt);
   if (measured >= opt.max_classes) return fmt::format("past the {} largest classes", opt.max_classes);
   return "";

@@ -410,6 +410,8 @@ std::string size_text(int64_t b) {
   return fmt::format("{}B", b);
 }
 
+bool may_flush(const ClassKey& k) { return k.op == Op::close && k.size > 0; }
+
 std::string class_label(const ClassKey& k) {
   std::string s(op_name(k.op));
   if (k.op == Op::sync && k.datasync) s = "fdatasync";

@@ -124,4 +124,8 @@ void fit_at_once(Classes& plan, int32_t ranks, const std::vector<std::pair<int32
 std::string class_label(const ClassKey& k);
 std::string size_text(int64_t bytes);
 
+// A close of bytes the rank wrote since its open or its last sync: it may flush them (ext4 after a
+// truncation to zero), so it is measured whatever its share.
+bool may_flush(const ClassKey& k);
+
 }  // namespace mpior::predict

@@ -22,6 +22,12 @@ namespace {
 constexpr double kRatioFloorS = 10e-6;
 constexpr double kAmplified = 10;
 
+// Whether a ratio over kAmplified to the reference's time per operation `ref` would multiply what is not
+// the class's work there: a time under kRatioFloorS, or a close that may flush on the target where the
+// reference only closed (the system call's own cost, which load stretches past the floor): such a ratio
+// says nothing of other classes' scale, nor of the ranks meeting around those closes.
+bool amplifies(const ClassKey& k, double ref) { return ref < kRatioFloorS || may_flush(k); }
+
 // Multiplicative bounds: never 0 or negative, however wide the spread.
 void bounds(ClassResult& r, double lo_ratio, double hi_ratio, double traced_s, double factor) {
   r.low_s = lo_ratio * traced_s / (1 + factor * r.rel_sd);
@@ -99,7 +105,7 @@ void measured_class(ClassResult& r, const IoClass& c, bool extrapolated) {
   double k = double(std::max<size_t>(1, runs_of(r)));
   r.reference_rel_sd = std::max(rel_sd(r.runs.reference), rel_sd(r.runs.reference_mean));
   r.target_rel_sd = std::max(rel_sd(r.runs.target), rel_sd(r.runs.target_mean));
-  r.per_op_basis = c.count > 0 && (extrapolated || (ref < kRatioFloorS && tgt > kAmplified * ref));
+  r.per_op_basis = c.count > 0 && (extrapolated || (amplifies(c.key, ref) && tgt > kAmplified * ref));
   r.extrapolated = extrapolated && r.per_op_basis;
   r.ratio_rel_sd = ratio_rel_sd(r);
   r.application_rel_sd = application_rel_sd(c);

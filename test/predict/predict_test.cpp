@@ -435,3 +435,30 @@ TEST_CASE("the interval carries the application's run-to-run spread and the repe
   REQUIRE(paired.classes[0].rel_sd ==
           Approx(std::sqrt(ratio_sd * ratio_sd / 4 + side * side + side * side)));  // theirs, not the sides'
 }
+
+TEST_CASE("a close that flushes on the target only: count x the target's time per op, however slow the reference's",
+          "[predict]") {
+  // IOR's shared file traced on tmpfs: its closes took 6 us, their job's 12 us under load (over the 10 us
+  // floor), ext4's 90 ms: a ratio of 7,500 was no bound for the classes not measured.
+  Classes cs;
+  cs.classes.resize(3);
+  cs.classes[0].key = {Op::close, 256 << 20, false, true, 0, false, true};
+  cs.classes[0].count = 2;
+  cs.classes[0].time_ns = 12'000;
+  cs.classes[1].key.op = Op::write;
+  cs.classes[1].count = 512;
+  cs.classes[1].time_ns = 200'000'000;
+  cs.classes[2].count = 10;  // not measured
+  cs.classes[2].time_ns = 1'000'000;
+  cs.io_ns = 201'012'000;
+  std::vector<std::optional<Runs>> runs(3);
+  runs[0] = Runs{{11e-6, 12e-6, 13e-6}, {0.08, 0.09, 0.10}};
+  runs[1] = Runs{{1e-3, 1e-3, 1e-3}, {0.5e-3, 0.5e-3, 0.5e-3}};
+  Prediction p = predict_io(cs, runs);
+  REQUIRE(p.classes[0].per_op_basis);
+  REQUIRE(p.classes[0].predicted_s == Approx(2 * 0.09));
+  REQUIRE(p.high_ratio == Approx(0.5));     // the writes', not the close's 7,500
+  REQUIRE(p.classes[2].high_s < 2 * 1e-3);  // its traced time, widened by the spread: not x 7,500
+  cs.classes[0].key = {Op::close, 0, false, true, 0, false, false};  // a close of nothing written: a ratio
+  REQUIRE(!predict_io(cs, runs).classes[0].per_op_basis);
+}
