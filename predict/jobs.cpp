@@ -154,13 +154,18 @@ Body meta_body(const IoClass& c, const JobOptions& opt) {
   b.meta_args = {b.section, std::to_string(c.concurrency()), std::to_string(b.ops), std::to_string(b.passes),
                  fmt::format("{:g}", opt.seconds)};
   // An unlink frees what its file holds (pages, and on a disk the blocks a sync allocated): its files get
-  // the traced files' mean size, synced where the program's were. A close of a file written since its open
-  // (after a truncation to zero where the program's was) may flush those writes: each closes a descriptor
-  // that wrote the traced closes' mean bytes.
+  // the traced files' mean size, synced where the program's were, and closed after a truncation to zero
+  // where the program's were (ext4 starts writing such a file back at its close, and the unlink waits for
+  // that). A close of a file written since its open (after a truncation to zero where the program's was)
+  // may flush those writes: each closes a descriptor that wrote the traced closes' mean bytes, to one file
+  // for the workers where the ranks shared theirs (a close flushes all of the file's pages).
   int64_t file_bytes = c.key.op == Op::unlink && c.count ? c.removed_bytes / int64_t(c.count) : 0;
-  if (c.key.op == Op::close && c.key.size > 0 && c.count) file_bytes = std::max<int64_t>(1, c.bytes / int64_t(c.count));
+  if (may_flush(c.key) && c.count) file_bytes = std::max<int64_t>(1, c.bytes / int64_t(c.count));
+  bool truncated = c.key.truncated || c.removed_flushed,
+       shared = may_flush(c.key) && c.key.shared && c.concurrency() > 1;
   if (file_bytes > 0) b.meta_args.insert(b.meta_args.end(), {std::to_string(file_bytes), c.removed_synced ? "1" : "0"});
-  if (file_bytes > 0 && c.key.truncated) b.meta_args.push_back("1");
+  if (file_bytes > 0 && (truncated || shared)) b.meta_args.push_back(truncated ? "1" : "0");
+  if (file_bytes > 0 && shared) b.meta_args.push_back("1");
   b.text = "# run alone in an empty directory: the calls timed and their mean seconds per call\n" + work_note(b, 0) +
            fmt::format("{} {}\n", kMetaProgram, fmt::join(b.meta_args, " "));
   b.space = int64_t(c.concurrency()) * b.ops * std::max<int64_t>(4096, round_up(file_bytes, 4096));

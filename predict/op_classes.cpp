@@ -473,6 +473,7 @@ Classes derive_classes(const trace::Plan& plan) {
   std::map<ClassKey, std::vector<Span>> spans;           // data classes' calls
   std::map<ClassKey, std::map<Epoch, EpochUse>> epochs;  // metadata classes'
   std::map<UseKey, OpenState> opens;
+  std::set<int32_t> flushed;  // files closed after writes that followed a truncation to zero
   coll.restart();
   walk.each([&](int32_t rank, const trace::Event& ev, int32_t file, int64_t nested, Epoch epoch) {
     int64_t waited = coll.waited(coll.next(rank, ev), rank, std::max<int64_t>(0, nested));
@@ -481,7 +482,8 @@ Classes derive_classes(const trace::Plan& plan) {
     const FileUse* use = u == uses.end() ? nullptr : &u->second;
     bool shared = file >= 0 && users[file].size() > 1;
     ClassKey k = key_of(op, ev, use, shared);
-    int64_t flushed = file >= 0 ? follow_open(opens[{rank, file}], op, ev, k) : 0;
+    int64_t closed_bytes = file >= 0 ? follow_open(opens[{rank, file}], op, ev, k) : 0;
+    if (closed_bytes > 0 && k.truncated) flushed.insert(file);
     IoClass& c = found[k];
     c.key = k;
     ++c.count;
@@ -499,9 +501,10 @@ Classes derive_classes(const trace::Plan& plan) {
     if (op == Op::unlink && file >= 0 && written.count(file)) {
       c.removed_bytes += written[file].bytes;
       c.removed_synced = c.removed_synced || written[file].synced;
+      c.removed_flushed = c.removed_flushed || flushed.count(file);
     }
     if (op == Op::read && use && use->n[1] > 0) c.reads_written = true;
-    c.bytes += flushed;
+    c.bytes += closed_bytes;
     if (op == Op::read || op == Op::write) {
       c.bytes += bytes_of(ev);
       if (use && use->hi > use->lo) c.region = std::max(c.region, use->hi - use->lo);
@@ -530,6 +533,7 @@ Classes combine_runs(const std::vector<Classes>& runs, size_t* median_run) {
       m.kinds.insert(c.kinds.begin(), c.kinds.end());
       m.region = std::max(m.region, c.region);
       m.reads_written = m.reads_written || c.reads_written;
+      m.removed_flushed = m.removed_flushed || c.removed_flushed;
       if (!first) {  // the first run to have it was copied whole
         for (auto& [k, t] : c.within) m.within[k] += t;
         for (auto& [k, t] : c.waiting) m.waiting[k] += t;

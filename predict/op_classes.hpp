@@ -81,6 +81,9 @@ struct IoClass {
   // of those files was synced before (an fsync on a disk leaves blocks for the unlink to free).
   int64_t removed_bytes = 0;
   bool removed_synced = false;
+  // unlink: one of those files was closed after writes that followed a truncation to zero (ClassKey::
+  // truncated): its close may have started writing it back (ext4), and an unlink then waits for that.
+  bool removed_flushed = false;
   // read: some of its reads were of files the rank wrote too (mdtest's files, a checkpoint read back): the
   // program read them from the page cache.
   bool reads_written = false;

@@ -357,6 +357,13 @@ def metadata():
         check_eq(os.listdir(d), [], "mpior-predict-meta leaves nothing")
         bad = run([meta, "chmod", "2", "5"], cwd=d, expect_rc=2)
         check("usage" in bad.stderr, "an unknown operation refused with its usage")
+        # Closes of one shared file (SHARED 1): 3 workers, 2 files a pass, 2 passes, each worker's 8 KiB part
+        # after a truncation; all close, worker 0 removes the files.
+        p = run([meta, "close", "3", "2", "2", "60", "8192", "0", "1", "1"], cwd=d)
+        check_eq(json.loads(p.stdout)["calls"], 12, "closes of shared files: every worker's")
+        check_eq(os.listdir(d), [], "shared files removed")
+        bad = run([meta, "stat", "2", "5", "1", "1", "0", "0", "0", "1"], cwd=d, expect_rc=2)
+        check("SHARED: close only" in bad.stderr, "a shared stat refused")
     finally:
         s.cleanup()
 

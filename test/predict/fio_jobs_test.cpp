@@ -233,3 +233,40 @@ TEST_CASE("a close of writes made since a truncation to zero: a class of its own
     CHECK(job.meta_args[7] == "1");        // after truncating its file to zero
   }
 }
+
+TEST_CASE("closes of one truncated shared file: its workers share a file; its unlink waits for their flush",
+          "[predict]") {
+  // As IOR -a MPIIO -c: the file truncated to zero (each rank's open, O_TRUNC), each rank's writes, the
+  // ranks' closes together (one epoch), then rank 0 deletes the file. ext4 flushes the file at each close
+  // and the unlink waits for that write-back.
+  PlanMaker pm(2);
+  int32_t f = pm.file("/work/ior.dat");
+  for (int r = 0; r < 2; ++r) {
+    pm.call(r, Kind::open, {{arg::handle, 6}, {arg::file, f}, {arg::flags, O_WRONLY | O_CREAT | O_TRUNC}}, 2000, 0, 6);
+    pm.call(r, Kind::MPI_Barrier, {{arg::comm, 0}}, 5000);
+    for (int i = 0; i < 4; ++i)
+      pm.call(r, Kind::pwrite64,
+              {{arg::handle, 6}, {arg::file, f}, {arg::offset, (r * 4 + i) << 20}, {arg::count, 1 << 20}}, 400000, 0,
+              1 << 20);
+    pm.call(r, Kind::close, {{arg::handle, 6}, {arg::file, f}}, 80'000'000);
+  }
+  pm.call(0, Kind::unlink, {{arg::file, f}}, 90'000'000);
+  Classes cs = derive_classes(pm.done());
+  const IoClass& closes = find(cs, "close of 4MiB written truncated shared");
+  REQUIRE(closes.count == 2);
+  REQUIRE(closes.concurrency() == 2);
+  const IoClass& unlink = find(cs, "unlink shared");
+  CHECK(unlink.removed_bytes == 8 << 20);
+  CHECK(unlink.removed_flushed);
+  JobPlan jp = plan_jobs(cs, {0.5, 0.01, 12});
+  const Job& close_job = jp.jobs[size_t(jp.job_of[size_t(&closes - cs.classes.data())])];
+  REQUIRE(close_job.meta_args.size() == 9);
+  CHECK(close_job.meta_args[1] == "2");  // two workers
+  CHECK(close_job.meta_args[5] == "4194304");
+  CHECK(close_job.meta_args[7] == "1");  // truncated
+  CHECK(close_job.meta_args[8] == "1");  // one file for both
+  const Job& unlink_job = jp.jobs[size_t(jp.job_of[size_t(&unlink - cs.classes.data())])];
+  REQUIRE(unlink_job.meta_args.size() == 8);
+  CHECK(unlink_job.meta_args[5] == "8388608");
+  CHECK(unlink_job.meta_args[7] == "1");  // closed after a truncation: a flush started before the unlink
+}
