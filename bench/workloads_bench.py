@@ -8,7 +8,8 @@ file through collective MPI-IO, and mdtest. Each row: REF traced runs on the ref
 (its ratio prediction, and one full replay on the target). Errors are the medians' against the real runs'
 median; the interval is the median prediction's. A second table replays each workload on the file system it
 was traced on (ext4), unbound: each round's plan by threads and by MPI mode (mpirun -n 2 mpior-replay --mpi),
-their I/O time against the traced run's own (the paired error the 5% goal is for)."""
+their I/O time against the traced run's own (the paired error the 5% goal is for). A row measured at a
+1-minute load over BUSY_LOAD is flagged BUSY in its load column and named under its table."""
 import json
 import os
 import shutil
@@ -46,6 +47,24 @@ def workloads():
     return [SOLVER] + rows, ""
 
 
+# A row measured while the machine's 1-minute load was above this (other work beside it on 2 cores) is
+# flagged in its table: its errors say as much about that work as about the prediction.
+BUSY_LOAD = 2.0
+
+
+def load_cell(loads):
+    """The load range a row was measured at, flagged when over BUSY_LOAD."""
+    cell = f"{min(loads):.1f}-{max(loads):.1f}"
+    return cell + " BUSY" if max(loads) > BUSY_LOAD else cell
+
+
+def busy_note(rows):
+    busy = [" ".join(r[:2]) if "->" in r[1] else r[0] for r in rows if r[-1].endswith(" BUSY")]
+    if busy:
+        print(f"BUSY: measured at a load over {BUSY_LOAD:g} (other work on the machine): {', '.join(busy)}; "
+              f"measure again on a quieter machine before reading their errors")
+
+
 def pct(x, real):
     return (x - real) / real * 100 if real else float("nan")
 
@@ -77,7 +96,7 @@ def one_row(b, label, app, args, ref_fs, tgt_fs):
             f"{min(real):.3f}-{max(real):.3f}", f"{replay_m:.3f}", f"{pct(replay_m, real_m):+.1f}%",
             f"{mid['predicted_io_s']:.3f}", f"{pct(mid['predicted_io_s'], real_m):+.1f}%",
             f"[{low:.3f}, {high:.3f}]", "yes" if low <= real_m <= high else "no",
-            ",".join(map(str, mid["spread_over_20"])) or "-", f"{min(loads):.1f}-{max(loads):.1f}"]
+            ",".join(map(str, mid["spread_over_20"])) or "-", load_cell(loads)]
 
 
 def replay_io(b, cmd, plan, root):
@@ -107,7 +126,7 @@ def same_fs_row(b, label, app, args):
     cells = [label, str(len(traced)), f"{statistics.median(traced):.3f}", f"{min(traced):.3f}-{max(traced):.3f}"]
     for m in modes:
         cells += [f"{statistics.median(errs[m]):+.1f}%", f"{min(errs[m]):+.1f} to {max(errs[m]):+.1f}%"]
-    return cells + [f"{min(loads):.1f}-{max(loads):.1f}"]
+    return cells + [load_cell(loads)]
 
 
 def run(b, table):
@@ -125,6 +144,7 @@ def run(b, table):
           f"ratio within 10% with its interval holding the real time; " + "; ".join(f"{p[0]}: {p[3]}" for p in progs),
           ["workload", "direction", "traced on ref", "real on target", "real range", "replay", "replay error",
            "ratio-predicted", "ratio error", "interval", "holds real", "rsd>20% (classes)", "load (1 min)"], rows)
+    busy_note(rows)
     same = []
     for label, app, args, _ in selected(progs):
         same.append(same_fs_row(b, label, app, args))
@@ -134,3 +154,4 @@ def run(b, table):
           f"traced run's own; medians of {predictions(b)} rounds and the range; goal: within 5%",
           ["workload", "rounds", "traced I/O s", "traced range", "threads error", "threads range", "--mpi error",
            "--mpi range", "load (1 min)"], same)
+    busy_note(same)
