@@ -480,6 +480,15 @@ def workloads(b):
 SECTIONS["workloads"] = workloads
 
 
+def metadata(b):
+    """mdtest traced against untraced on a tmpfs: the tracer's cost per path call (bench/metadata_bench.py)."""
+    import metadata_bench
+    metadata_bench.run(b, table)
+
+
+SECTIONS["metadata"] = metadata
+
+
 def memory(b):
     """Tracer memory and per-call cost against calls, cap on and off (bench/memory_bench.py)."""
     import memory_bench
