@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "preload/hot_data.hpp"
+
 namespace mpior::preload::crash {
 
 // Starts the flush thread and installs the signal handlers (once the rank
@@ -32,7 +34,7 @@ void stop();
 // kDueNow: at the next call; kDueNever: none.
 inline constexpr int64_t kDueNow = std::numeric_limits<int64_t>::min();
 inline constexpr int64_t kDueNever = std::numeric_limits<int64_t>::max();
-inline std::atomic<int64_t> g_due{kDueNever};
+MPIOR_HOT_EXTERN std::atomic<int64_t> g_due;  // hot_data.cpp: kDueNever
 void due() noexcept;
 // The crash journal wants the trace written (a ring half full): the flush
 // thread is woken, or the next call flushes.
@@ -40,7 +42,7 @@ void want_flush() noexcept;
 
 // A signal that arrived while this thread held its recorder's lock, raised
 // again when the record is done (call.hpp).
-inline std::atomic<int> g_pending_signal{0};
+MPIOR_HOT_EXTERN std::atomic<int> g_pending_signal;
 void raise_pending() noexcept;
 
 }  // namespace mpior::preload::crash

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "preload/hot_data.hpp"
 #include "trace/model.hpp"
 
 namespace mpior::preload {
@@ -145,8 +146,8 @@ FileTable& files();
 // for one, so the made table is one load away, without a call or a guard.
 FdTable& make_fds();
 StreamTable& make_streams();
-inline std::atomic<FdTable*> g_fds{nullptr};
-inline std::atomic<StreamTable*> g_streams{nullptr};
+MPIOR_HOT_EXTERN std::atomic<FdTable*> g_fds;
+MPIOR_HOT_EXTERN std::atomic<StreamTable*> g_streams;
 inline FdTable& fds() {
   FdTable* t = g_fds.load(std::memory_order_acquire);
   return __builtin_expect(t != nullptr, 1) ? *t : make_fds();

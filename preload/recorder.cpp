@@ -150,14 +150,14 @@ __attribute__((always_inline)) inline void ThreadRecorder::push(const trace::Raw
   if (__builtin_expect(spill_state_.load(std::memory_order_relaxed) != kIdle, 0)) after_record_spill();
 }
 
-void record_now(trace::RawEvent& ev) noexcept {
+__attribute__((hot)) void record_now(trace::RawEvent& ev) noexcept {
   ThreadRecorder* r = this_thread_recorder();
   if (__builtin_expect(r == nullptr, 0)) return;
   if (ev.depth == 0 && trace::is_io(ev.kind)) piggyback::note_io();
   r->record_inline(ev);
 }
 
-void record_event(trace::RawEvent& ev) noexcept {
+__attribute__((hot)) void record_event(trace::RawEvent& ev) noexcept {
   ThreadState& t = t_state;
   if (__builtin_expect(t.signal_stash | t.stashed, 0)) return record_beside_stash(ev);
   record_now(ev);

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "preload/hot_data.hpp"
+
 namespace mpior::preload {
 
 class ThreadRecorder;
@@ -51,7 +53,7 @@ inline constexpr uint8_t kInTracerSignal = 2;
 
 // True between a successful load and the final write; false in excluded
 // processes (launchers), in forked children and after the final write.
-inline std::atomic<bool> g_recording{false};
+MPIOR_HOT_EXTERN std::atomic<bool> g_recording;
 
 // The computation before a call that counts as long for pruning
 // (MPIOR_PRUNE_GAP_US, prune_gap.cpp); never, until pruning starts.
@@ -59,18 +61,18 @@ inline int64_t g_long_gap_ticks = INT64_MAX;
 
 // A computation or call after which the run-queue wait is read
 // (MPIOR_STOLEN_CHECK_US, stolen_time.cpp); never, until MPI_Init.
-inline int64_t g_stolen_check_ticks = INT64_MAX;
+MPIOR_HOT_EXTERN int64_t g_stolen_check_ticks;
 
 // The smaller of the two: one compare on the hot path (set with either).
-inline int64_t g_gap_check_ticks = INT64_MAX;
+MPIOR_HOT_EXTERN int64_t g_gap_check_ticks;
 
 // The tracer's time per depth-0 call outside its clock readings
 // (call_residual.cpp), left out of the gap before each call; 0 until measured.
-inline int64_t g_call_residual_ticks = 0;
+MPIOR_HOT_EXTERN int64_t g_call_residual_ticks;
 // The ticks between a call's two clock readings that are the readings' own
 // (call_residual.cpp): a depth-0 call's duration leaves them out (Call::stop),
 // as the tracer's time. 0 until measured.
-inline int64_t g_call_inside_ticks = 0;
+MPIOR_HOT_EXTERN int64_t g_call_inside_ticks;
 
 // Marks the tracer's own work on this thread: while one exists, intercepted
 // calls made by the tracer (its file writes, logging, unwinding, PMPI calls)

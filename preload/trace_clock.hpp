@@ -8,11 +8,12 @@
 #include <cstdint>
 #include <ctime>
 
+#include "preload/hot_data.hpp"
 #include "trace/tsc.hpp"
 
 namespace mpior::preload::clock {
 
-inline bool g_use_tsc = false;
+MPIOR_HOT_EXTERN bool g_use_tsc;
 
 inline int64_t monotonic_ns() noexcept {
   timespec ts;

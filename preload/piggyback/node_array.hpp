@@ -12,12 +12,14 @@
 #include <span>
 #include <vector>
 
+#include "preload/hot_data.hpp"
+
 namespace mpior::piggyback {
 
 // The process's I/O epoch: the tracer's hot path counts every recorded
 // I/O call here with one relaxed store, whether or not the pruner exists yet
 // (before it does, no peer was synchronised with, so the count is moot).
-constinit inline std::atomic<uint64_t> g_io_epoch{1};
+MPIOR_HOT_EXTERN std::atomic<uint64_t> g_io_epoch;  // hot_data.cpp: from 1
 
 class NodeArray {
  public:

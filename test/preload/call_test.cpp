@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <iterator>
 
 #include "preload/call_residual.hpp"
+#include "preload/fd_table.hpp"
+#include "preload/piggyback/node_array.hpp"
 #include "preload/trace_clock.hpp"
 
 using namespace mpior;
@@ -217,4 +221,23 @@ TEST_CASE("a fast call's time after its end is read once in 64 calls and estimat
   CHECK(call(false, 0) < kAfter);        // not a fast call: read
   CHECK(t_state.after_ticks == learnt);  // neither one a sample
   CHECK(call(true, 0) == learnt);
+}
+
+// preload/hot_data.cpp: the globals every recorded call reads lie in one
+// page, whatever order the compiler lays them out in.
+TEST_CASE("hot globals share a page", "[preload][call]") {
+  const uintptr_t addrs[] = {uintptr_t(&g_recording),
+                             uintptr_t(&g_stolen_check_ticks),
+                             uintptr_t(&g_gap_check_ticks),
+                             uintptr_t(&g_call_residual_ticks),
+                             uintptr_t(&g_call_inside_ticks),
+                             uintptr_t(&g_fds),
+                             uintptr_t(&g_streams),
+                             uintptr_t(&clock::g_use_tsc),
+                             uintptr_t(&crash::g_due),
+                             uintptr_t(&crash::g_pending_signal),
+                             uintptr_t(&piggyback::g_io_epoch)};
+  const auto [lo, hi] = std::minmax_element(std::begin(addrs), std::end(addrs));
+  CHECK(*lo / 4096 == (*hi + 7) / 4096);
+  CHECK(*hi - *lo < 128);
 }
