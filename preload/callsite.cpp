@@ -49,19 +49,25 @@ int stack_depth() noexcept {
   return d < 1 ? 1 : d > kMaxDepth ? kMaxDepth : int(d);
 }
 
-const CallsiteCache::Entry& CallsiteCache::lookup(uint64_t raw) noexcept {
-  Entry& e = slots_[slot(raw)];
-  if (e.raw == raw && raw != 0) return e;
-  Dl_info info{};
-  e.raw = raw;
-  if (raw && dladdr(reinterpret_cast<void*>(raw), &info) && info.dli_fbase) {
-    uint64_t offset = raw - reinterpret_cast<uint64_t>(info.dli_fbase);
-    e.hash = mix(name_hash(info.dli_fname), offset);
-    e.ours = info.dli_fbase == own_base();
-  } else {
-    e.hash = mix(0, raw);
-    e.ours = false;
+const CallsiteCache::Entry& CallsiteCache::lookup(uint64_t raw, bool* ours) noexcept {
+  const unsigned i = slot(raw);
+  Entry& e = slots_[i];
+  uint64_t& bits = ours_[i / 64];
+  const uint64_t bit = uint64_t(1) << (i % 64);
+  if (e.raw != raw || raw == 0) {
+    Dl_info info{};
+    e.raw = raw;
+    bool own = false;
+    if (raw && dladdr(reinterpret_cast<void*>(raw), &info) && info.dli_fbase) {
+      uint64_t offset = raw - reinterpret_cast<uint64_t>(info.dli_fbase);
+      e.hash = mix(name_hash(info.dli_fname), offset);
+      own = info.dli_fbase == own_base();
+    } else {
+      e.hash = mix(0, raw);
+    }
+    bits = own ? bits | bit : bits & ~bit;
   }
+  if (ours) *ours = (bits & bit) != 0;
   return e;
 }
 
@@ -79,8 +85,9 @@ uint64_t CallsiteCache::signature_slow(uint64_t ret_addr, int depth) noexcept {
       past_caller = raw == ret_addr;
       continue;
     }
-    const Entry& e = lookup(raw);
-    if (e.ours) continue;
+    bool ours = false;
+    const Entry& e = lookup(raw, &ours);
+    if (ours) continue;
     h = mix(h, e.hash);
     ++taken;
   }

@@ -22,16 +22,20 @@ class CallsiteCache {
   }
 
  private:
+  // 16 bytes: an entry never straddles two cache lines. Whether an
+  // address lies in libmpior (frames the unwinder skips, asked off the
+  // common case only) is kept apart, a bit per slot.
   struct Entry {
     uint64_t raw = 0;
     uint64_t hash = 0;
-    bool ours = false;
   };
   static constexpr unsigned kSlots = 512;
   static unsigned slot(uint64_t raw) noexcept { return unsigned((raw ^ (raw >> 9)) % kSlots); }
-  const Entry& lookup(uint64_t raw) noexcept;
+  // The entry of `raw`, made if need be; *ours: the address lies in libmpior.
+  const Entry& lookup(uint64_t raw, bool* ours = nullptr) noexcept;
   uint64_t signature_slow(uint64_t ret_addr, int depth) noexcept;
   Entry slots_[kSlots];
+  uint64_t ours_[kSlots / 64] = {};
 };
 
 // Frames hashed per signature (MPIOR_STACK_DEPTH), read once at load.
