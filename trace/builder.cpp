@@ -55,14 +55,21 @@ struct StreamBuilder::Impl {
   void append_batch(EventRun<Stride> ev, size_t n, const TickScale& scale, size_t* done) {
     int64_t gap[kBatch], dur[kBatch];
     uint64_t sig[kBatch];
+    if (scale.tsc)  // the clock's kind is the batch's: decided once, not per time converted
+      batch_times<true>(ev, n, scale, gap, dur, sig);
+    else
+      batch_times<false>(ev, n, scale, gap, dur, sig);
+    folder->add_batch(ev, gap, dur, sig, n, done);
+  }
+  template <bool Tsc, size_t Stride>
+  void batch_times(EventRun<Stride> ev, size_t n, const TickScale& scale, int64_t* gap, int64_t* dur, uint64_t* sig) {
     for (size_t i = 0; i < n; ++i) {
       const RawEvent& e = ev[i];
-      const int64_t start = scale.to_ns(e.start), end = scale.to_ns(e.end);
-      gap[i] = gap_of(e.depth, start, end, scale.duration_ns(e.tracer));
+      const int64_t start = scale.to_ns_as<Tsc>(e.start), end = scale.to_ns_as<Tsc>(e.end);
+      gap[i] = gap_of(e.depth, start, end, scale.duration_ns_as<Tsc>(e.tracer));
       dur[i] = end - start;
       sig[i] = signature(e);
     }
-    folder->add_batch(ev, gap, dur, sig, n, done);
   }
 };
 

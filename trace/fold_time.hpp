@@ -15,12 +15,13 @@
 
 namespace mpior::trace {
 
-// TimeStats::bin_of, inline for the hot path (a test checks they agree).
+// TimeStats::bin_of, inline for the hot path (a test checks they agree):
+// from 4 on, v's top three bits (4 to 7) plus four bins per bit below them
+// (4 + 4 * shift + the bits' low two is the same sum, in fewer steps).
 inline uint8_t time_bin(int64_t v) {
   if (v < 4) return uint8_t(v < 0 ? 0 : v);
-  int msb = 63 - std::countl_zero(uint64_t(v));
-  int sub = int((uint64_t(v) >> (msb - 2)) & 3);
-  return uint8_t(4 + (msb - 2) * 4 + sub);
+  const int shift = 61 - std::countl_zero(uint64_t(v));
+  return uint8_t(4 * shift + int(uint64_t(v) >> shift));
 }
 
 class TimeAccum {

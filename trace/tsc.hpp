@@ -32,10 +32,21 @@ struct TickScale {
   int64_t start_ticks = 0;
   int64_t offset_ns = 0;
   double ns_per_tick = 1.0;
-  int64_t to_ns(int64_t ticks) const noexcept {
-    return tsc ? offset_ns + int64_t(double(ticks - start_ticks) * ns_per_tick) : ticks - start_ticks + offset_ns;
+  int64_t to_ns(int64_t ticks) const noexcept { return tsc ? to_ns_as<true>(ticks) : to_ns_as<false>(ticks); }
+  int64_t duration_ns(int64_t ticks) const noexcept {
+    return tsc ? duration_ns_as<true>(ticks) : duration_ns_as<false>(ticks);
   }
-  int64_t duration_ns(int64_t ticks) const noexcept { return tsc ? int64_t(double(ticks) * ns_per_tick) : ticks; }
+  // The same where the caller knows tsc (a loop over a batch).
+  template <bool Tsc>
+  int64_t to_ns_as(int64_t ticks) const noexcept {
+    if constexpr (Tsc) return offset_ns + int64_t(double(ticks - start_ticks) * ns_per_tick);
+    return ticks - start_ticks + offset_ns;
+  }
+  template <bool Tsc>
+  int64_t duration_ns_as(int64_t ticks) const noexcept {
+    if constexpr (Tsc) return int64_t(double(ticks) * ns_per_tick);
+    return ticks;
+  }
 };
 
 }  // namespace mpior::trace
