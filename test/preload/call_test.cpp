@@ -224,8 +224,14 @@ TEST_CASE("a fast call's time after its end is read once in 64 calls and estimat
 }
 
 // preload/hot_data.cpp: the globals every recorded call reads lie in one
-// page, whatever order the compiler lays them out in.
+// page and one 128-byte span, as the shipped build lays them out. A
+// sanitizer build instruments and lays its globals out otherwise (TSan put
+// padding before the aligned one), so the claim is the plain build's.
 TEST_CASE("hot globals share a page", "[preload][call]") {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  WARN("hot globals' layout not checked: a sanitizer build lays globals out otherwise");
+  return;
+#endif
   const uintptr_t addrs[] = {uintptr_t(&g_recording),
                              uintptr_t(&g_stolen_check_ticks),
                              uintptr_t(&g_gap_check_ticks),
