@@ -1,6 +1,5 @@
 #include "preload/cwd_cache.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>

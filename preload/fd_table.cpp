@@ -261,7 +261,7 @@ StreamTable::Entry* StreamTable::add_with_id(FILE* f, int32_t id, int32_t file, 
     Entry& e = slots_[(h + i) % kSlots];
     FILE* k = e.key.load(std::memory_order_relaxed);
     if (k == nullptr || k == tomb || k == f) {
-      if (k == nullptr) note_used((h + i) % kSlots);
+      if (k == nullptr) used_[used_count_++] = uint16_t((h + i) % kSlots);
       e.id = id;
       e.file = file;
       e.fd = fd;
@@ -272,8 +272,6 @@ StreamTable::Entry* StreamTable::add_with_id(FILE* f, int32_t id, int32_t file, 
   }
   return nullptr;  // more than kSlots streams open at once: the rest go untraced
 }
-
-void StreamTable::note_used(size_t slot) { used_[used_count_++] = uint16_t(slot); }
 
 void StreamTable::rename_file(int32_t from, int32_t to) {
   std::lock_guard<std::mutex> lk(mutex_);
@@ -347,7 +345,8 @@ std::string absolute_path(int dirfd, const char* path) {
   }
   joined += '/';
   joined += path;
-  return is_normal(joined) ? joined : lexically_normal(joined);
+  if (is_normal(joined)) return joined;  // moved out, not copied as a conditional expression would
+  return lexically_normal(joined);
 }
 
 namespace {

@@ -102,13 +102,12 @@ class StreamTable {
   static size_t home(const FILE* f) { return (reinterpret_cast<uintptr_t>(f) >> 4) % kSlots; }
   Entry* traced_probe(FILE* f);  // traced() past the home slot
   Entry* find(FILE* f);
-  void note_used(size_t slot);  // under mutex_
   std::mutex mutex_;
   std::atomic<int32_t> next_id_{3};
   Entry slots_[kSlots];
   // The slots ever given a stream, so a rename visits those, not the table
   // (a program renaming thousands of files, mdtest, made each rename scan it).
-  uint16_t used_[kSlots];
+  uint16_t used_[kSlots];  // under mutex_
   size_t used_count_ = 0;
 };
 
